@@ -1,0 +1,23 @@
+"""The simulation kernel: time, clocks, components, ports, channels, registers, statistics.
+
+It imports nothing else from archmodel; models, tracers, the language and the CLI build on it.
+"""
+
+from .channel import Channel, connect
+from .component import Component, catalogue, model, register_model
+from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, PortError,
+                     SimulationError, Span)
+from .params import Param, at_least, in_range, one_of
+from .ports import In, InPort, Out, OutPort
+from .register import Register
+from .simulator import RunResult, Simulator
+from .stats import Counter, Distribution, Formula, Level, Stat, stats_dict, stats_table
+from .time import ClockDomain, format_time, parse_time, period_from_frequency
+
+__all__ = [
+    "ArchError", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
+    "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
+    "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "at_least",
+    "catalogue", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
+    "period_from_frequency", "register_model", "stats_dict", "stats_table",
+]

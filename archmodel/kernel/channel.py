@@ -1,0 +1,128 @@
+"""Channels: registered, credit-flow-controlled links between an output and an input port.
+
+A channel has a latency (>= 1 cycle, counted in the receiver's clock), a capacity in
+credits, and optionally a width in bits per sender cycle. The stream rules hold: a transfer
+happens iff the sender is valid and the channel ready; valid and payload are held until the
+transfer; valid never depends on ready; ready may depend on valid.
+
+Timing, for a message sent at sender edge ``t``:
+
+* without a width it arrives at the receiver's ``latency``-th edge strictly after ``t``
+  (same clock: ``t + latency * period``);
+* with a width, a message of ``S`` bits occupies the link for ``ceil(S / width)`` sender
+  cycles and its tail arrives ``latency`` receiver edges after the last beat leaves;
+* the credit freed by ``recv()`` at edge ``t`` is usable by the sender from its first edge
+  after ``t``. With the default capacity of ``latency + 1`` a channel sustains one message
+  per cycle.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .errors import ParameterError, PortError
+from .ports import InPort, OutPort
+
+
+class Channel:
+    """A point-to-point link; created by :func:`connect`, bound by the Simulator."""
+
+    __slots__ = (
+        "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",
+        "busy_until", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
+        "src_period", "same_domain", "delay", "tail_delay",
+        "traced", "offered", "fired", "took", "payload", "marked",
+    )
+
+    def __init__(self, src: OutPort, dst: InPort, latency: int, capacity: int, width_bits: int | None):
+        self.src = src
+        self.dst = dst
+        self.latency = latency
+        self.capacity = capacity
+        self.width_bits = width_bits
+        self.credits = capacity
+        self.flight: deque = deque()  # (arrival_ps, message), in arrival order
+        self.returning = 0  # credits freed this edge, handed back at commit
+        self.busy_until = 0
+        self.sent = 0
+        self.received = 0
+        self.beats = 0
+        self.src_owner = src.owner
+        self.dst_owner = dst.owner
+        self.sim = None
+        self.dst_domain = None
+        self.src_period = 0
+        self.same_domain = False
+        self.delay = 0
+        self.tail_delay = 0
+        self.traced = False
+        self.offered = self.fired = self.took = False
+        self.payload = None
+        self.marked = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.src.path} -> {self.dst.path}"
+
+    @property
+    def occupancy(self) -> int:
+        """Credits in use: messages in flight or waiting, plus credits not yet returned."""
+        return self.capacity - self.credits
+
+    def bind(self, sim) -> None:
+        """Fix the timing constants once both ends have clock domains."""
+        self.sim = sim
+        src_domain = self.src_owner.domain
+        self.dst_domain = self.dst_owner.domain
+        self.src_period = src_domain.period_ps
+        self.same_domain = src_domain is self.dst_domain
+        self.delay = self.latency * self.dst_domain.period_ps
+        self.tail_delay = (self.latency - 1) * self.dst_domain.period_ps
+
+    def __repr__(self) -> str:
+        return f"<Channel {self.name} latency={self.latency} capacity={self.capacity}>"
+
+
+def _port_kind(port) -> str:
+    return "output" if isinstance(port, OutPort) else "input"
+
+
+def connect(src: OutPort, dst: InPort, *, latency: int = 1, capacity: int | None = None,
+            width_bits: int | None = None) -> Channel:
+    """Connect an output port to an input port with a new channel and return it.
+
+    ``capacity`` defaults to ``latency + 1`` credits (enough for one message per cycle).
+    Errors name both ports and the reason.
+    """
+    for port in (src, dst):
+        if not isinstance(port, (InPort, OutPort)):
+            raise PortError(f"cannot connect {port!r}: not a port (is it a port array? index it)")
+    if not isinstance(src, OutPort) or not isinstance(dst, InPort):
+        raise PortError(
+            f"cannot connect {_port_kind(src)} {src.path} to {_port_kind(dst)} {dst.path}: "
+            "a channel goes from an output to an input",
+            hint=f"swap the ends: {dst.path} -> {src.path}" if isinstance(dst, OutPort) and isinstance(src, InPort) else None)
+    if src.channel is not None:
+        raise PortError(f"output {src.path} already drives {src.channel.dst.path}; cannot also drive {dst.path}",
+                        hint="channels are point to point; put a crossbar or fan-out model between them")
+    if dst.channel is not None:
+        raise PortError(f"input {dst.path} is already driven by {dst.channel.src.path}; cannot also connect {src.path}",
+                        hint="merge the streams with an arbiter")
+    if src.width is not None and dst.width is not None and src.width != dst.width:
+        raise PortError(f"cannot connect {src.path} with width {src.width} to {dst.path} with width {dst.width}")
+    where = f"channel {src.path} -> {dst.path}"
+    if not isinstance(latency, int) or isinstance(latency, bool):
+        raise ParameterError(f"{where}: latency must be an integer number of cycles, got {latency!r}")
+    if latency < 1:
+        raise ParameterError(f"{where}: latency must be at least 1 cycle, got {latency}",
+                             hint="every connection is registered, so results never depend on tick order")
+    if capacity is None:
+        capacity = latency + 1
+    if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
+        raise ParameterError(f"{where}: capacity must be a positive integer number of credits, got {capacity!r}")
+    if width_bits is not None and (not isinstance(width_bits, int) or isinstance(width_bits, bool) or width_bits < 1):
+        raise ParameterError(f"{where}: width must be a positive integer number of bits, got {width_bits!r}")
+    channel = Channel(src, dst, latency, capacity, width_bits)
+    src.channel = channel
+    dst.channel = channel
+    return channel

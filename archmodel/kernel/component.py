@@ -1,0 +1,266 @@
+"""Components: the things that tick.
+
+A model is a subclass of :class:`Component` decorated with :func:`model`. Its class body
+reads like a datasheet: ``Param`` declarations (validated by attrs), ``In``/``Out`` ports
+and statistics; the docstring says what it models, what it leaves out and where its
+numbers come from. ``setup()`` builds registers and children; ``tick()`` runs at every
+edge of the component's clock while it is awake.
+
+Idle skipping: a component is awake at the start. It calls ``sleep()`` when it has nothing
+to do; it wakes when a message arrives on one of its inputs, a credit returns on one of its
+outputs (or a busy link frees), or at a time it asked for with ``wake_in``/``sleep_for``.
+Messages already waiting when it falls asleep do not wake it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from typing import Any, Iterator
+
+import numpy as np
+
+from .errors import ArchError, ModelAssertion, ParameterError
+from .params import Param, make_params_class
+from .ports import In, InPort, Out, OutPort, PortDecl
+from .register import Register
+from .stats import Stat
+
+_CATALOGUE: dict[str, type] = {}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def model(cls=None, *, name: str | None = None, catalogue: bool = True):
+    """Class decorator: collect a model's parameters, ports and statistics, build its attrs
+    ``Params`` class, and (unless ``catalogue=False``) list it in the model catalogue."""
+
+    def wrap(klass):
+        params, ports, stats = {}, {}, {}
+        for base in reversed(klass.__mro__):
+            for key, value in vars(base).items():
+                if isinstance(value, Param):
+                    params[key] = value
+                elif isinstance(value, PortDecl):
+                    ports[key] = value
+                elif isinstance(value, Stat):
+                    stats[key] = value
+        klass._param_decls = params
+        klass._port_decls = ports
+        klass._stat_decls = stats
+        klass.Params = make_params_class(klass.__name__, list(params.values()))
+        klass.model_name = name or klass.__name__
+        if catalogue:
+            register_model(klass)
+        return klass
+
+    return wrap(cls) if cls is not None else wrap
+
+
+def register_model(klass) -> None:
+    """Make a model visible by name (to ``archmodel list`` and, later, the language)."""
+    existing = _CATALOGUE.get(klass.model_name)
+    if existing is not None and existing is not klass and existing.__qualname__ != klass.__qualname__:
+        raise ArchError(f"two models are named '{klass.model_name}': {existing.__module__} and {klass.__module__}")
+    _CATALOGUE[klass.model_name] = klass
+
+
+def catalogue() -> dict[str, type]:
+    """All registered models by name, sorted."""
+    return dict(sorted(_CATALOGUE.items()))
+
+
+def _rng_key(path: str) -> tuple[int, ...]:
+    digest = hashlib.sha256(path.encode()).digest()
+    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+
+
+class Component:
+    """Base class of every model and structural module.
+
+    ``Component(name, parent=None, clock=None, **params)``: ``clock`` is a ClockDomain;
+    without one a component takes its parent's. A component that does not override
+    ``tick`` is structural and is never scheduled.
+    """
+
+    _param_decls: dict = {}
+    _port_decls: dict = {}
+    _stat_decls: dict = {}
+    Params = make_params_class("Component", [])
+    model_name = "Component"
+
+    def __init__(self, name: str, parent: "Component | None" = None, *, clock=None, **params: Any):
+        if not isinstance(name, str) or not _NAME.match(name.split("[")[0]):
+            raise ArchError(f"{name!r} is not a valid component name", hint="use letters, digits and _")
+        self.name = name
+        self.parent = parent
+        self.path = f"{parent.path}.{name}" if parent is not None else name
+        self.children: list[Component] = []
+        self._children_by_name: dict[str, Component] = {}
+        if parent is not None:
+            parent._adopt(self)
+        self.clock = clock
+        self.domain = None
+        self.sim = None
+        self.registers: list[Register] = []
+        self._awake = False
+        self._rng = None
+        self._set_params(params)
+        self.ports: list = []
+        for pname, decl in self._port_decls.items():
+            setattr(self, pname, self._make_ports(pname, decl))
+        self.stats: list[Stat] = []
+        for sname, decl in self._stat_decls.items():
+            stat = decl.instantiate(self)
+            self.stats.append(stat)
+            setattr(self, sname, stat)
+        self.setup()
+
+    # -- construction -------------------------------------------------------------------
+    def _set_params(self, given: dict) -> None:
+        decls = self._param_decls
+        for key in given:
+            if key not in decls:
+                close = difflib.get_close_matches(key, list(decls), n=1)
+                raise ParameterError(f"{self.path}: '{self.model_name}' has no parameter '{key}'",
+                                     hint=f"did you mean '{close[0]}'?" if close else
+                                     (f"parameters are: {', '.join(decls)}" if decls else "it takes no parameters"))
+        missing = [k for k, p in decls.items() if p.required and k not in given]
+        if missing:
+            raise ParameterError(f"{self.path}: '{self.model_name}' is missing required parameter '{missing[0]}'",
+                                 hint=decls[missing[0]].describe())
+        try:
+            self.params = self.Params(**given)
+        except ParameterError as err:
+            raise ParameterError(f"{self.path}: {err.message}", hint=err.hint) from None
+        for key in decls:
+            setattr(self, key, getattr(self.params, key))
+
+    def _make_ports(self, name: str, decl: PortDecl):
+        kind = InPort if isinstance(decl, In) else OutPort
+        if decl.count is None:
+            port = kind(self, name, decl)
+            self.ports.append(port)
+            return port
+        count = decl.count if isinstance(decl.count, int) else getattr(self, decl.count)
+        ports = [kind(self, f"{name}[{i}]", decl) for i in range(count)]
+        self.ports.extend(ports)
+        return ports
+
+    def _adopt(self, child: "Component") -> None:
+        if child.name in self._children_by_name:
+            raise ArchError(f"{self.path} already has a part named '{child.name}'")
+        self.children.append(child)
+        self._children_by_name[child.name] = child
+
+    def setup(self) -> None:
+        """Build registers, internal state and child components (called by ``__init__``)."""
+
+    def start(self) -> None:
+        """Called once the simulator is bound, before the first edge."""
+
+    def register(self, name: str, init: Any = 0, width: int | None = None) -> Register:
+        """Create a register of this component (see :class:`Register`)."""
+        reg = Register(self, name, init, width)
+        self.registers.append(reg)
+        return reg
+
+    def child(self, name: str) -> "Component":
+        """The direct child called ``name``."""
+        try:
+            return self._children_by_name[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(self._children_by_name), n=1)
+            raise ArchError(f"{self.path} has no part named '{name}'",
+                            hint=f"did you mean '{close[0]}'?" if close else None) from None
+
+    def walk(self) -> Iterator["Component"]:
+        """This component and all its descendants, depth first, in creation order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    # -- behaviour ----------------------------------------------------------------------
+    def tick(self) -> None:
+        """One clock edge of behaviour. Override in a model."""
+
+    def sleep(self) -> None:
+        """Stop ticking until a message arrives, a credit returns or a requested time comes."""
+        if self._awake:
+            self._awake = False
+            self.domain.slept = True
+            self.sim._fell_asleep(self)
+
+    def wake_at(self, time_ps: int) -> None:
+        """Make sure this component ticks at its first edge at or after ``time_ps``."""
+        self.sim.wake_at(self, time_ps)
+
+    def wake_in(self, cycles: int) -> None:
+        """Make sure this component ticks ``cycles`` edges from now (``cycles`` >= 1)."""
+        if cycles < 1:
+            raise ModelAssertion(f"{self.path}: wake_in({cycles}) must look at least one cycle ahead")
+        self.sim.wake_at(self, self.sim.now + cycles * self.domain.period_ps)
+
+    def sleep_for(self, cycles: int) -> None:
+        """Sleep now and wake ``cycles`` edges later (or earlier, on a message or credit)."""
+        self.sleep()
+        self.wake_in(cycles)
+
+    def progress(self) -> None:
+        """Tell the deadlock watchdog this component did useful work without a transfer."""
+        self.sim.transfers += 1
+
+    def fail(self, message: str) -> None:
+        """Stop the simulation: this model found an impossible state."""
+        raise ModelAssertion(f"{self.path} at {self.sim.now} ps: {message}")
+
+    @property
+    def now(self) -> int:
+        """The current simulated time in ps."""
+        return self.sim.now
+
+    @property
+    def cycle(self) -> int:
+        """The index of the current edge of this component's clock."""
+        return self.domain.cycle_of(self.sim.now)
+
+    @property
+    def elapsed_cycles(self) -> int:
+        """Edges of this component's clock from time 0 up to and including now."""
+        return self.domain.cycle_of(self.sim.now) + 1
+
+    @property
+    def elapsed_ps(self) -> int:
+        """Simulated time covered so far in this component's clock, in ps."""
+        return self.elapsed_cycles * self.domain.period_ps
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """This component's own random stream, seeded from the global seed and its path."""
+        if self._rng is None:
+            seq = np.random.SeedSequence(entropy=self.sim.seed, spawn_key=_rng_key(self.path))
+            self._rng = np.random.default_rng(seq)
+        return self._rng
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The catalogue entry: docstring, parameters, ports and statistics."""
+        doc = (cls.__doc__ or "").strip()
+        lines = [f"{cls.model_name}  ({cls.__module__})", ""]
+        lines += ["  " + line.strip() if line.strip() else "" for line in doc.splitlines()]
+        for title, decls in (("parameters", cls._param_decls), ("ports", cls._port_decls),
+                             ("statistics", cls._stat_decls)):
+            lines += ["", f"{title}:"]
+            lines += [f"  {d.describe()}" for d in decls.values()] or ["  (none)"]
+        return "\n".join(lines)
+
+    @classmethod
+    def summary_line(cls) -> str:
+        """The first sentence of the docstring."""
+        doc = (cls.__doc__ or "").strip()
+        return doc.split("\n\n")[0].replace("\n", " ").strip()
+
+    def __repr__(self) -> str:
+        return f"<{self.model_name} {self.path}>"

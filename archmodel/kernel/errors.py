@@ -1,0 +1,77 @@
+"""The one family of errors archmodel raises for bad input and failed simulations.
+
+Every error is a sentence for the user. ``ArchError`` may carry a source span (the
+language front end fills it); the CLI prints it without a traceback and exits 2.
+``SimulationError`` (deadlock, a model's assertion) makes the CLI exit 1.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    """A region of a source file: 1-based line and column, end exclusive."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int | None = None
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class ArchError(Exception):
+    """Bad input: a configuration, parameter, connection or source file that cannot be used.
+
+    ``message`` is one sentence; ``hint`` an optional suggestion; ``span`` where it happened.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None, span: Span | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.span = span
+
+    def render(self, source_line: str | None = None) -> str:
+        """The full diagnostic: ``file:line:col: error: message``, the line, a caret, a hint."""
+        head = f"{self.span}: error: {self.message}" if self.span else f"error: {self.message}"
+        lines = [head]
+        if self.span is not None and source_line is not None:
+            lines.append(source_line.rstrip("\n"))
+            end = self.span.end_col if self.span.end_line in (None, self.span.line) else None
+            width = max(1, (end or self.span.col + 1) - self.span.col)
+            lines.append(" " * (self.span.col - 1) + "^" * width)
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class ParameterError(ArchError):
+    """A component parameter has the wrong type or an out-of-range value."""
+
+
+class PortError(ArchError):
+    """Two ports cannot be connected, or a required port is left unconnected."""
+
+
+class SimulationError(Exception):
+    """A simulation that started but could not finish correctly (exit code 1)."""
+
+    exit_code = 1
+
+
+class DeadlockError(SimulationError):
+    """Work is pending but nothing moves; the message names the stuck channels."""
+
+
+class ModelAssertion(SimulationError):
+    """A model detected an impossible state (raised with ``Component.fail``)."""

@@ -1,0 +1,182 @@
+"""Ports: the typed ends of channels, declared on a model like pins on a datasheet.
+
+``In`` and ``Out`` are declarations (class attributes); each component instance gets
+``InPort``/``OutPort`` objects in their place, or a list of them for a port array
+(``In("requests", count="ports")`` sizes the array from a parameter).
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from .errors import ModelAssertion
+
+
+class PortDecl:
+    """The declaration of a port or port array."""
+
+    direction = ""
+
+    def __init__(self, doc: str = "", *, width: int | None = None, required: bool = True,
+                 count: str | int | None = None):
+        self.doc = doc
+        self.width = width
+        self.required = required
+        self.count = count
+        self.name = ""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def describe(self) -> str:
+        """One catalogue line: ``inp: in [count=ports] width 64 -- requests``."""
+        bits = [self.name + ":", self.direction]
+        if self.count is not None:
+            bits.append(f"[{self.count}]")
+        if self.width is not None:
+            bits.append(f"width {self.width}")
+        if not self.required:
+            bits.append("(optional)")
+        return " ".join(bits) + f" -- {self.doc}"
+
+
+class In(PortDecl):
+    """An input port: receives messages from one channel."""
+
+    direction = "in"
+
+
+class Out(PortDecl):
+    """An output port: sends messages into one channel."""
+
+    direction = "out"
+
+
+class Port:
+    """A port of one component instance; ``channel`` is set by ``connect``."""
+
+    __slots__ = ("owner", "name", "decl", "channel")
+
+    def __init__(self, owner, name: str, decl: PortDecl):
+        self.owner = owner
+        self.name = name
+        self.decl = decl
+        self.channel = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.owner.path}.{self.name}"
+
+    @property
+    def width(self) -> int | None:
+        return self.decl.width
+
+    @property
+    def connected(self) -> bool:
+        return self.channel is not None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.path}>"
+
+
+class InPort(Port):
+    """Receiving end. ``valid`` says a message has arrived; ``recv()`` takes it and returns
+    its credit to the sender at the end of this edge (ready may depend on valid)."""
+
+    __slots__ = ()
+
+    @property
+    def valid(self) -> bool:
+        """A message has arrived and waits at the head of the channel."""
+        flight = self.channel.flight
+        return bool(flight) and flight[0][0] <= self.channel.sim.now
+
+    def peek(self):
+        """The message at the head of the channel if it has arrived, else ``None``."""
+        ch = self.channel
+        flight = ch.flight
+        if flight and flight[0][0] <= ch.sim.now:
+            return flight[0][1]
+        return None
+
+    def recv(self):
+        """Take the head message; its credit returns to the sender at commit."""
+        ch = self.channel
+        flight = ch.flight
+        sim = ch.sim
+        if not flight or flight[0][0] > sim.now:
+            raise ModelAssertion(f"{self.path}: recv() with no message waiting (check valid first)")
+        msg = flight.popleft()[1]
+        ch.received += 1
+        sim.transfers += 1
+        if not ch.returning:
+            sim._credit_returns.append(ch)
+        ch.returning += 1
+        if ch.traced:
+            ch.took = True
+            sim._mark(ch)
+        return msg
+
+    def __len__(self) -> int:
+        """Messages that have arrived and wait to be taken."""
+        now = self.channel.sim.now
+        return sum(1 for arrival, _ in self.channel.flight if arrival <= now)
+
+
+class OutPort(Port):
+    """Sending end. ``ready`` says a credit is held and the link is free; ``send(msg)``
+    transfers (the message arrives ``latency`` receiver cycles later)."""
+
+    __slots__ = ()
+
+    @property
+    def ready(self) -> bool:
+        ch = self.channel
+        return ch.credits > 0 and ch.busy_until <= ch.sim.now
+
+    def send(self, msg, bits: int | None = None) -> None:
+        """Transfer ``msg``; an error if not ``ready`` (valid/payload are held until transfer,
+        so a model that may be blocked should use ``try_send``). ``bits`` (or the message's
+        ``size_bits``) sets the serialisation time on a channel with a width."""
+        ch = self.channel
+        sim = ch.sim
+        now = sim.now
+        if ch.credits <= 0 or ch.busy_until > now:
+            raise ModelAssertion(
+                f"{self.path}: send() while not ready ({ch.credits} credits, link busy until "
+                f"{ch.busy_until} ps at {now} ps); check ready or use try_send()")
+        ch.credits -= 1
+        if ch.width_bits:
+            size = bits if bits is not None else getattr(msg, "size_bits", ch.width_bits)
+            beats = max(1, ceil(size / ch.width_bits))
+            ch.busy_until = now + beats * ch.src_period
+            ch.beats += beats
+            tail = now + (beats - 1) * ch.src_period
+            arrival = ch.dst_domain.edge_after(tail) + ch.tail_delay
+        elif ch.same_domain:
+            arrival = now + ch.delay
+        else:
+            arrival = ch.dst_domain.edge_after(now) + ch.tail_delay
+        ch.flight.append((arrival, msg))
+        ch.sent += 1
+        sim.transfers += 1
+        receiver = ch.dst_owner
+        if not receiver._awake:
+            sim.wake_at(receiver, arrival)
+        if ch.traced:
+            ch.offered = True
+            ch.fired = True
+            ch.payload = msg
+            sim._mark(ch)
+
+    def try_send(self, msg, bits: int | None = None) -> bool:
+        """Send if ready and return True; otherwise record valid-without-ready and return False."""
+        ch = self.channel
+        if ch.credits > 0 and ch.busy_until <= ch.sim.now:
+            self.send(msg, bits)
+            return True
+        if ch.traced:
+            ch.offered = True
+            ch.payload = msg
+            ch.sim._mark(ch)
+        return False

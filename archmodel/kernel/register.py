@@ -1,0 +1,51 @@
+"""Registers: state that changes only at the commit phase of a clock edge.
+
+During ``tick()`` a component reads ``reg.value`` (the value latched at the previous edge)
+and calls ``reg.set(v)`` to give the value it takes after this edge. Because every reader
+sees the old value until the kernel commits, results do not depend on tick order. Another
+component may read a register directly (a registered wire) for the same reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Register:
+    """One named register of a component; ``width`` (bits) is used by waveforms.
+
+    ``value`` is an int, float, bool or str; strings show as component state in GTKWave.
+    """
+
+    __slots__ = ("name", "owner", "value", "width", "var", "_next", "_queued", "_commit")
+
+    def __init__(self, owner, name: str, init: Any = 0, width: int | None = None):
+        self.owner = owner
+        self.name = name
+        self.value = init
+        if width is None:
+            width = 1 if isinstance(init, bool) else (32 if isinstance(init, int) else 0)
+        self.width = width
+        self.var = None  # waveform handle, set by a tracer that selected this register
+        self._next = init
+        self._queued = False
+        self._commit: list = []  # the simulator's commit list, bound at elaboration
+
+    @property
+    def path(self) -> str:
+        return f"{self.owner.path}.{self.name}"
+
+    def set(self, value: Any) -> None:
+        """Give the value this register takes at the end of the current edge."""
+        self._next = value
+        if not self._queued:
+            self._queued = True
+            self._commit.append(self)
+
+    @property
+    def next(self) -> Any:
+        """The value scheduled for the end of this edge (the current value if none)."""
+        return self._next
+
+    def __repr__(self) -> str:
+        return f"<Register {self.path}={self.value!r}>"

@@ -1,0 +1,299 @@
+"""The scheduler: elaboration, two-phase edges, idle skipping, commit and the watchdog.
+
+Each processed time point runs in two phases. First every awake component of every clock
+domain with an edge at that time runs ``tick()``; then the kernel commits: registers take
+their next values and freed credits return to senders. Every connection is registered
+(channel latency >= 1 receiver cycle), so no tick can observe another tick of the same
+time point and results do not depend on tick order (``shuffle=True`` proves it in tests).
+
+When no component is awake the kernel jumps straight to the next requested wake-up, kept
+in a heap ordered by (time, sequence) as SimPy does, so idle time costs nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import attrs
+import networkx as nx
+
+from .component import Component
+from .errors import DeadlockError, PortError
+from .time import ClockDomain, format_time
+
+DEFAULT_CLOCK = ClockDomain("clk", 1000)
+
+
+@attrs.frozen
+class RunResult:
+    """Why and when a call to :meth:`Simulator.run` returned."""
+
+    reason: str  # "quiescent" (nothing left to do), "limit" (time/cycles reached), "stopped"
+    time_ps: int
+    ticks: int
+
+
+class Simulator:
+    """Elaborates a component tree and runs it.
+
+    ``seed`` feeds every component's RNG stream; ``watchdog_cycles`` is how many edges of the
+    fastest clock may pass with messages pending and no transfer before a deadlock is
+    reported; ``shuffle`` randomises tick order each edge (a test of order independence).
+    """
+
+    def __init__(self, top: Component, *, seed: int = 0, watchdog_cycles: int = 100_000,
+                 shuffle: bool = False):
+        self.top = top
+        self.seed = seed
+        self.now = 0
+        self.ticks = 0
+        self.transfers = 0
+        self.stopped: str | None = None
+        self.shuffle = random.Random(seed) if shuffle else None
+        self._wakes: list = []
+        self._seq = itertools.count()
+        self._dirty: list = []
+        self._credit_returns: list = []
+        self._touched: list = []
+        self.observers: list = []
+        self.components: list[Component] = []
+        self.domains: list[ClockDomain] = []
+        self.channels: list = []
+        self.registers: list = []
+        self._elaborate()
+        fastest = min(d.period_ps for d in self.domains) if self.domains else 1
+        self.watchdog_ps = watchdog_cycles * fastest
+        self._last_progress = (0, 0)
+        self._started = False
+
+    # -- elaboration --------------------------------------------------------------------
+    def _elaborate(self) -> None:
+        top = self.top
+        if top.clock is None:
+            top.clock = DEFAULT_CLOCK
+        seen_domains: dict[int, ClockDomain] = {}
+        for comp in top.walk():
+            if comp.clock is None:
+                comp.clock = comp.parent.clock
+            comp.domain = comp.clock
+            comp.sim = self
+            if id(comp.domain) not in seen_domains:
+                comp.domain.index = len(self.domains)
+                comp.domain.awake = []
+                comp.domain.next_edge = None
+                comp.domain.slept = False
+                seen_domains[id(comp.domain)] = comp.domain
+                self.domains.append(comp.domain)
+            self.components.append(comp)
+            for reg in comp.registers:
+                reg._commit = self._dirty
+                self.registers.append(reg)
+            for port in comp.ports:
+                if port.channel is None:
+                    if port.decl.required:
+                        kind = "input" if port.decl.direction == "in" else "output"
+                        raise PortError(f"{comp.path}: required {kind} port '{port.name}' is not connected",
+                                        hint=f"connect it, or declare it {type(port.decl).__name__}(..., required=False)")
+                elif port.decl.direction == "out":
+                    self.channels.append(port.channel)
+        in_tree = {id(c) for c in self.components}
+        for ch in self.channels:
+            if id(ch.dst_owner) not in in_tree:
+                raise PortError(f"channel {ch.name}: {ch.dst_owner.path} is not part of {top.path}")
+        for ch in self.channels:
+            ch.bind(self)
+        for comp in self.components:
+            comp._in_channels = [p.channel for p in comp.ports if p.decl.direction == "in" and p.channel]
+            comp._out_channels = [p.channel for p in comp.ports if p.decl.direction == "out" and p.channel]
+
+    def _begin(self) -> None:
+        self._started = True
+        for comp in self.components:
+            if type(comp).tick is not Component.tick:
+                comp._awake = True
+                comp.domain.awake.append(comp)
+        for domain in self.domains:
+            if domain.awake:
+                domain.next_edge = domain.phase_ps
+        for comp in self.components:
+            comp.start()
+        for obs in self.observers:
+            obs.begin(self)
+
+    # -- wake-ups -------------------------------------------------------------------------
+    def wake_at(self, comp: Component, time_ps: int) -> None:
+        """Schedule ``comp`` to tick at its first edge at or after ``time_ps`` (> now)."""
+        edge = comp.domain.edge_at_or_after(time_ps)
+        if edge <= self.now and self._started:
+            edge = comp.domain.edge_after(self.now)
+        heapq.heappush(self._wakes, (edge, next(self._seq), comp))
+
+    def _fell_asleep(self, comp: Component) -> None:
+        # Messages already waiting were seen; only future arrivals and link frees wake it.
+        now = self.now
+        soonest = None
+        for ch in comp._in_channels:
+            for arrival, _ in ch.flight:
+                if arrival > now:
+                    if soonest is None or arrival < soonest:
+                        soonest = arrival
+                    break
+        for ch in comp._out_channels:
+            if ch.busy_until > now and (soonest is None or ch.busy_until < soonest):
+                soonest = ch.busy_until
+        if soonest is not None:
+            self.wake_at(comp, soonest)
+
+    def _mark(self, channel) -> None:
+        if not channel.marked:
+            channel.marked = True
+            self._touched.append(channel)
+
+    def stop(self, reason: str = "stopped") -> None:
+        """End the run after the current time point (a model calls this when its work is done)."""
+        self.stopped = reason
+
+    # -- running --------------------------------------------------------------------------
+    def run(self, until_ps: int | None = None, cycles: int | None = None,
+            clock: ClockDomain | None = None) -> RunResult:
+        """Run until nothing is left to do, ``until_ps`` (inclusive), ``cycles`` edges of
+        ``clock`` (default: the top's clock) from time 0, or a model calls ``stop()``.
+
+        May be called repeatedly to run in slices. Raises DeadlockError when work is pending
+        and nothing can move.
+        """
+        if not self._started:
+            self._begin()
+        limit = until_ps
+        if cycles is not None:
+            clk = clock or self.top.domain
+            edge = clk.phase_ps + (cycles - 1) * clk.period_ps
+            limit = edge if limit is None else min(limit, edge)
+        self.stopped = None
+        try:
+            reason = self._loop(limit)
+        finally:
+            for obs in self.observers:
+                obs.flush(self)
+        return RunResult(reason, self.now, self.ticks)
+
+    def _loop(self, limit: int | None) -> str:
+        wakes = self._wakes
+        domains = self.domains
+        heappop = heapq.heappop
+        dirty = self._dirty
+        credit_returns = self._credit_returns
+        observers = self.observers
+        shuffle = self.shuffle
+        single = domains[0] if len(domains) == 1 else None
+        while True:
+            # The next time point: the earliest edge of a domain with awake components, or wake-up.
+            if single is not None:
+                t = single.next_edge
+            else:
+                t = None
+                for d in domains:
+                    e = d.next_edge
+                    if e is not None and (t is None or e < t):
+                        t = e
+            if wakes and (t is None or wakes[0][0] < t):
+                t = wakes[0][0]
+            if t is None:
+                return self._quiescent()
+            if limit is not None and t > limit:
+                return "limit"
+            self.now = t
+            while wakes and wakes[0][0] == t:
+                comp = heappop(wakes)[2]
+                if not comp._awake:
+                    comp._awake = True
+                    d = comp.domain
+                    d.awake.append(comp)
+                    d.next_edge = t
+            for d in domains:
+                if d.next_edge != t:
+                    continue
+                awake = d.awake
+                if shuffle is not None:
+                    shuffle.shuffle(awake)
+                for comp in awake:
+                    comp.tick()
+                self.ticks += len(awake)
+                if d.slept:
+                    d.slept = False
+                    d.awake = awake = [c for c in awake if c._awake]
+                d.next_edge = t + d.period_ps if awake else None
+            # Commit phase.
+            if dirty:
+                if observers:
+                    for obs in observers:
+                        obs.registers(t, dirty)
+                for reg in dirty:
+                    reg.value = reg._next
+                    reg._queued = False
+                dirty.clear()
+            if credit_returns:
+                for ch in credit_returns:
+                    ch.credits += ch.returning
+                    ch.returning = 0
+                    sender = ch.src_owner
+                    if not sender._awake:
+                        heapq.heappush(wakes, (sender.domain.edge_after(t), next(self._seq), sender))
+                credit_returns.clear()
+            if self._touched:
+                for obs in observers:
+                    obs.channels(t, self._touched)
+                for ch in self._touched:
+                    ch.marked = ch.offered = ch.fired = ch.took = False
+                self._touched.clear()
+            # Watchdog: has anything moved recently?
+            if self.transfers != self._last_progress[1]:
+                self._last_progress = (t, self.transfers)
+            elif t - self._last_progress[0] > self.watchdog_ps and self._pending_messages():
+                raise DeadlockError(self.deadlock_report(
+                    f"no transfer for {format_time(t - self._last_progress[0])} while messages are pending"))
+            if self.stopped is not None:
+                return "stopped"
+
+    def _pending_messages(self) -> bool:
+        return any(ch.flight for ch in self.channels)
+
+    def _quiescent(self) -> str:
+        if self._pending_messages():
+            raise DeadlockError(self.deadlock_report("every component is asleep while messages are pending"))
+        return "quiescent"
+
+    def deadlock_report(self, why: str) -> str:
+        """Which channels are full or hold messages, who waits on whom, and any wait cycle."""
+        lines = [f"deadlock at {format_time(self.now)}: {why}"]
+        waits = nx.DiGraph()
+        for ch in self.channels:
+            if not ch.flight and ch.credits:
+                continue
+            state = "full" if ch.credits == 0 else "not full"
+            lines.append(f"  channel {ch.name}: {len(ch.flight)} message(s) waiting, "
+                         f"{ch.occupancy}/{ch.capacity} credits in use ({state})")
+            if ch.credits == 0:
+                waits.add_edge(ch.src_owner.path, ch.dst_owner.path, channel=ch.name)
+        for sender, receiver, data in waits.edges(data=True):
+            lines.append(f"  {sender} waits on {receiver} (channel {data['channel']} is full)")
+        try:
+            cycle = nx.find_cycle(waits)
+            names = [edge[0] for edge in cycle] + [cycle[0][0]]
+            lines.append("  wait cycle: " + " -> ".join(names))
+        except nx.NetworkXNoCycle:
+            pass
+        return "\n".join(lines)
+
+    # -- results ----------------------------------------------------------------------------
+    def all_stats(self) -> list:
+        """Every component's statistics in hierarchy order."""
+        return [stat for comp in self.components for stat in comp.stats]
+
+    def add_observer(self, observer) -> None:
+        """Attach an observer (a tracer): it sees register and channel changes at commit."""
+        self.observers.append(observer)
+        if self._started:
+            observer.begin(self)
+

@@ -1,0 +1,189 @@
+"""Statistics with units: counters, distributions, time-weighted levels and formulas.
+
+A model declares its statistics as class attributes (like its ports); each instance gets
+its own copy. Names are hierarchical (``top.fifo.enqueued``); every statistic has a unit
+and a description, and ``summary()`` gives the derived figures people want (mean, p50, p99).
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Callable
+
+import numpy as np
+
+
+class Stat:
+    """Base of all statistics: a name, a unit and a description."""
+
+    kind = "stat"
+
+    def __init__(self, unit: str, doc: str = ""):
+        self.unit = unit
+        self.doc = doc
+        self.name = ""
+        self.owner = None
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def instantiate(self, owner) -> "Stat":
+        """A fresh copy of this declaration belonging to ``owner``."""
+        copy = type(self).__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.owner = owner
+        copy.reset()
+        return copy
+
+    def reset(self) -> None:
+        """Forget everything recorded."""
+
+    @property
+    def path(self) -> str:
+        return f"{self.owner.path}.{self.name}" if self.owner is not None else self.name
+
+    def summary(self) -> dict:
+        """The figures to report: ``{"value": ...}`` and, for distributions, more."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One catalogue line: ``enqueued: counter [messages] -- messages accepted``."""
+        return f"{self.name}: {self.kind} [{self.unit}] -- {self.doc}"
+
+
+class Counter(Stat):
+    """A count of events or a sum of quantities (bytes, flits, cycles busy)."""
+
+    kind = "counter"
+
+    def reset(self) -> None:
+        self.value = 0
+
+    def add(self, amount: int | float = 1) -> None:
+        self.value += amount
+
+    def summary(self) -> dict:
+        return {"value": self.value}
+
+
+class Distribution(Stat):
+    """Samples of a quantity (latency, size); reports count, mean, min, p50, p99, max.
+
+    Samples are kept (8 bytes each) so percentiles are exact.
+    """
+
+    kind = "distribution"
+
+    def reset(self) -> None:
+        self.samples = array("d")
+
+    def sample(self, value: float) -> None:
+        self.samples.append(value)
+
+    @property
+    def count(self) -> int:
+        return len(self.samples)
+
+    @property
+    def mean(self) -> float | None:
+        return float(np.mean(self.samples)) if self.samples else None
+
+    def percentile(self, q: float) -> float | None:
+        """The q-th percentile (0-100), by the nearest-rank method, or None without samples."""
+        if not self.samples:
+            return None
+        return float(np.percentile(np.frombuffer(self.samples, dtype=np.float64), q, method="inverted_cdf"))
+
+    def histogram(self, bins: int = 10) -> tuple[list[int], list[float]]:
+        """Counts per bin and the bin edges (numpy.histogram)."""
+        counts, edges = np.histogram(np.frombuffer(self.samples, dtype=np.float64), bins=bins)
+        return counts.tolist(), edges.tolist()
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {"value": None, "count": 0}
+        data = np.frombuffer(self.samples, dtype=np.float64)
+        return {
+            "value": float(data.mean()),
+            "count": int(data.size),
+            "min": float(data.min()),
+            "p50": self.percentile(50),
+            "p99": self.percentile(99),
+            "max": float(data.max()),
+        }
+
+
+class Level(Stat):
+    """A quantity that holds between changes (queue occupancy, banks open); reports its
+    time-weighted mean and maximum. ``set(value)`` at the current simulated time."""
+
+    kind = "level"
+
+    def reset(self) -> None:
+        self.value = 0
+        self.maximum = 0
+        self._area = 0
+        self._since = 0
+
+    def set(self, value: int | float) -> None:
+        now = self.owner.sim.now
+        self._area += self.value * (now - self._since)
+        self._since = now
+        self.value = value
+        if value > self.maximum:
+            self.maximum = value
+
+    def mean(self) -> float:
+        end = self.owner.elapsed_ps
+        area = self._area + self.value * (end - self._since)
+        return area / end if end else float(self.value)
+
+    def summary(self) -> dict:
+        return {"value": self.mean(), "max": self.maximum}
+
+
+class Formula(Stat):
+    """A figure derived from other statistics of the same component at report time, e.g.
+    ``Formula("GB/s", "delivered bandwidth", lambda c: c.bytes.value / c.elapsed_ps * 1e3)``.
+    Division by zero reports None."""
+
+    kind = "formula"
+
+    def __init__(self, unit: str, doc: str, compute: Callable):
+        super().__init__(unit, doc)
+        self.compute = compute
+
+    def summary(self) -> dict:
+        try:
+            return {"value": self.compute(self.owner)}
+        except ZeroDivisionError:
+            return {"value": None}
+
+
+def format_value(value) -> str:
+    """A number as a table cell: integers exactly, floats to 4 significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def stats_table(stats: list[Stat]) -> str:
+    """The statistics as an aligned terminal table: name, value, unit, extras, description."""
+    rows = [("statistic", "value", "unit", "detail", "description")]
+    for stat in stats:
+        summary = stat.summary()
+        detail = " ".join(f"{k}={format_value(v)}" for k, v in summary.items() if k != "value")
+        rows.append((stat.path, format_value(summary["value"]), stat.unit, detail, stat.doc))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = []
+    for row in rows:
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+    lines.insert(1, "-" * (sum(widths) + 8 + max(len(r[4]) for r in rows)))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def stats_dict(stats: list[Stat]) -> dict:
+    """The statistics as a JSON-ready mapping from hierarchical name to figures."""
+    return {s.path: {"unit": s.unit, "description": s.doc, **s.summary()} for s in stats}
