@@ -93,12 +93,11 @@ class Component:
         if not isinstance(name, str) or not _NAME.match(name.split("[")[0]):
             raise ArchError(f"{name!r} is not a valid component name", hint="use letters, digits and _")
         self.name = name
-        self.parent = parent
-        self.path = f"{parent.path}.{name}" if parent is not None else name
+        self.parent = None
         self.children: list[Component] = []
         self._children_by_name: dict[str, Component] = {}
         if parent is not None:
-            parent._adopt(self)
+            parent.add(self)
         self.clock = clock
         self.domain = None
         self.sim = None
@@ -147,11 +146,23 @@ class Component:
         self.ports.extend(ports)
         return ports
 
-    def _adopt(self, child: "Component") -> None:
+    def add(self, child: "Component") -> "Component":
+        """Make ``child`` (built without a parent) a part of this component; returns it."""
+        if child.parent is not None:
+            raise ArchError(f"{child.path} is already a part of {child.parent.path}")
         if child.name in self._children_by_name:
             raise ArchError(f"{self.path} already has a part named '{child.name}'")
+        child.parent = self
         self.children.append(child)
         self._children_by_name[child.name] = child
+        return child
+
+    @property
+    def path(self) -> str:
+        """The hierarchical name, e.g. ``top.cluster0.core3``."""
+        if self.parent is None:
+            return self.name
+        return f"{self.parent.path}.{self.name}"
 
     def setup(self) -> None:
         """Build registers, internal state and child components (called by ``__init__``)."""

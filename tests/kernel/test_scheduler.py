@@ -1,0 +1,175 @@
+"""Scheduler semantics: two-phase edges, order independence, idle skipping, seeds, deadlock."""
+
+import pytest
+
+from archmodel.kernel import (ClockDomain, Component, Counter, DeadlockError, In, Out, Param,
+                              Simulator, connect, model)
+
+from .components import Consumer, Napper, Producer
+
+
+@model(catalogue=False)
+class Stage(Component):
+    """r <= upstream + 1: a pipeline stage reading another component's register."""
+
+    def setup(self):
+        self.r = self.register("r", 0, width=16)
+        self.upstream = None
+
+    def tick(self):
+        self.r.set((self.upstream.value if self.upstream else self.r.value) + 1)
+
+
+def chain(n, shuffle=False, seed=0):
+    top = Component("top")
+    stages = [Stage(f"s{i}", top) for i in range(n)]
+    for before, after in zip(stages, stages[1:]):
+        after.upstream = before.r
+    sim = Simulator(top, shuffle=shuffle, seed=seed)
+    return sim, stages
+
+
+def test_registers_commit_after_every_tick_so_a_chain_shifts_one_stage_per_cycle():
+    sim, stages = chain(4)
+    sim.run(cycles=1)
+    assert [s.r.value for s in stages] == [1, 1, 1, 1]
+    sim.run(cycles=3)
+    # stage i holds the counter value delayed by i, plus i.
+    assert [s.r.value for s in stages] == [3, 3, 3, 3]
+    sim.run(cycles=10)
+    assert [s.r.value for s in stages] == [10, 10, 10, 10]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_shuffled_tick_order_gives_identical_results(seed):
+    def history(shuffle):
+        sim, stages = chain(8, shuffle=shuffle, seed=seed)
+        out = []
+        for cycle in range(1, 20):
+            sim.run(cycles=cycle)
+            out.append(tuple(s.r.value for s in stages))
+        return out
+
+    assert history(False) == history(True)
+
+
+def test_idle_skipping_a_billion_cycles_costs_a_handful_of_ticks():
+    top = Component("top")
+    napper = Napper("n", top, cycles=1_000_000_000)
+    sim = Simulator(top)
+    result = sim.run()
+    assert napper.woke_at == [0, 1_000_000_000 * 1000]
+    assert result.reason == "quiescent"
+    assert sim.ticks == 2
+
+
+def test_structural_components_never_tick():
+    top = Component("top")
+    Component("group", top)
+    sim = Simulator(top)
+    assert sim.run().ticks == 0
+
+
+def test_sleeping_receiver_wakes_exactly_at_arrival():
+    top = Component("top")
+    producer = Producer("p", top, count=1)
+    consumer = Consumer("c", top)
+    connect(producer.out, consumer.inp, latency=1000)
+    sim = Simulator(top)
+    sim.run()
+    assert consumer.log == [(1_000_000, 0)]
+    # p ticks at 0 and 1000 (then sleeps) and once more when its credit returns (1_001_000);
+    # c ticks at 0 (then sleeps), at the arrival 1_000_000 and at 1_001_000 (then sleeps).
+    assert sim.ticks == 6
+
+
+@model(catalogue=False)
+class Noisy(Component):
+    """Draws a number from its own random stream every cycle for ``n`` cycles."""
+
+    n = Param(int, 5, "draws")
+    draws = Counter("draws", "numbers drawn")
+
+    def setup(self):
+        self.values = []
+
+    def tick(self):
+        self.values.append(int(self.rng.integers(0, 1 << 30)))
+        self.draws.add()
+        if len(self.values) == self.n:
+            self.sleep()
+
+
+def noisy_values(seed, names=("a", "b")):
+    top = Component("top")
+    parts = [Noisy(name, top) for name in names]
+    Simulator(top, seed=seed).run()
+    return [p.values for p in parts]
+
+
+def test_same_seed_same_numbers_different_seed_or_name_different_numbers():
+    first = noisy_values(7)
+    assert first == noisy_values(7)
+    assert first != noisy_values(8)
+    assert first[0] != first[1]  # each component has its own stream
+    # A component's stream depends only on the seed and its name, not on who else exists.
+    assert noisy_values(7, names=("b",))[0] == first[1]
+
+
+@model(catalogue=False)
+class Hoarder(Component):
+    """Sends until blocked and never takes anything from its input."""
+
+    inp = In("in")
+    out = Out("out")
+
+    def tick(self):
+        if not self.out.try_send("x"):
+            self.sleep()
+
+
+def test_deadlock_names_full_channels_who_waits_on_whom_and_the_cycle():
+    top = Component("top")
+    a, b = Hoarder("a", top), Hoarder("b", top)
+    connect(a.out, b.inp, capacity=2)
+    connect(b.out, a.inp, capacity=2)
+    with pytest.raises(DeadlockError) as err:
+        Simulator(top).run()
+    text = str(err.value)
+    assert text.startswith("deadlock at 2 ns: every component is asleep while messages are pending")
+    assert "channel top.a.out -> top.b.inp: 2 message(s) waiting, 2/2 credits in use (full)" in text
+    assert "top.a waits on top.b (channel top.a.out -> top.b.inp is full)" in text
+    assert "wait cycle: top.a -> top.b -> top.a" in text
+
+
+@model(catalogue=False)
+class Spinner(Component):
+    """Stays awake forever but never takes its input: a livelock the watchdog must catch."""
+
+    inp = In("in")
+
+    def tick(self):
+        pass
+
+
+def test_watchdog_stops_a_run_where_components_spin_but_nothing_moves():
+    top = Component("top")
+    producer = Producer("p", top, count=1)
+    spinner = Spinner("s", top)
+    connect(producer.out, spinner.inp)
+    with pytest.raises(DeadlockError, match="no transfer for 1.001 us while messages are pending"):
+        Simulator(top, watchdog_cycles=1000).run()
+
+
+def test_run_in_slices_equals_one_run():
+    def log(slices):
+        top = Component("top", clock=ClockDomain("clk", 1000))
+        producer = Producer("p", top, count=20)
+        consumer = Consumer("c", top)
+        connect(producer.out, consumer.inp, latency=2, capacity=2)
+        sim = Simulator(top)
+        for until in slices:
+            sim.run(until_ps=until)
+        return consumer.log
+
+    assert log([None]) == log([3000, 3500, 10_000, None])
