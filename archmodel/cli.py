@@ -1,0 +1,300 @@
+"""The ``archmodel`` command line: ``run``, ``list`` and ``show``.
+
+Exit codes: 0 success, 1 the simulation failed (deadlock, a model's assertion, a bug in model
+code), 2 bad input (the message says what and where), 130 interrupted by Ctrl-C. Errors are
+one clear message on stderr, never a Python traceback, except for a bug inside model code,
+whose traceback is what its author needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import attrs
+
+from . import __version__
+from .kernel import (ArchError, Component, SimulationError, Simulator, catalogue, format_time,
+                     parse_time, stats_dict, stats_table)
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _load_models() -> None:
+    importlib.import_module("archmodel.models")
+
+
+def _parse_value(text: str):
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    if text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+def _parse_params(pairs: list[str]) -> dict:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p packets=1000")
+        params[key] = _parse_value(value)
+    return params
+
+
+def load_builder(target: str):
+    """Resolve ``package.module:function`` or ``path/to/file.py:function`` to a callable
+    and the file it came from."""
+    module_name, sep, func_name = target.partition(":")
+    if not sep or not func_name:
+        raise ArchError(f"'{target}' is not a builder",
+                        hint="give MODULE:FUNCTION, e.g. archmodel.examples.banked_memory:build")
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_file():
+            raise ArchError(f"no such file: {module_name}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            raise ArchError(f"cannot import module '{module_name}': {err}",
+                            hint="is the package installed, or did you mean a path ending in .py?") from None
+    builder = getattr(module, func_name, None)
+    if not callable(builder):
+        names = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
+        close = difflib.get_close_matches(func_name, names, n=1)
+        raise ArchError(f"module '{module_name}' has no function '{func_name}'",
+                        hint=f"did you mean '{close[0]}'?" if close else None)
+    return builder, getattr(module, "__file__", None)
+
+
+def build_top(target: str, params: dict) -> tuple[Component, str | None]:
+    """Call the builder with ``params`` and check it returns a component tree."""
+    builder, source = load_builder(target)
+    signature = inspect.signature(builder)
+    try:
+        signature.bind(**params)
+    except TypeError as err:
+        accepted = ", ".join(signature.parameters) or "none"
+        raise ArchError(f"{target}: {err}", hint=f"the builder's parameters are: {accepted}") from None
+    top = builder(**params)
+    if not isinstance(top, Component):
+        raise ArchError(f"{target} returned {type(top).__name__}, not a Component")
+    return top, source
+
+
+def _file_hash(path: str | None) -> str | None:
+    if path is None or not Path(path).is_file():
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _resolved_params(sim: Simulator) -> dict:
+    return {c.path: attrs.asdict(c.params) for c in sim.components if attrs.asdict(c.params)}
+
+
+def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outcome: str) -> dict:
+    return {
+        "archmodel_version": __version__,
+        "target": args.target,
+        "input_file": source,
+        "input_sha256": _file_hash(source),
+        "build_parameters": build_params,
+        "seed": args.seed,
+        "outcome": outcome,
+        "simulated_ps": sim.now,
+        "ticks": sim.ticks,
+        "clocks": {d.name: {"period_ps": d.period_ps, "phase_ps": d.phase_ps} for d in sim.domains},
+        "parameters": _resolved_params(sim),
+    }
+
+
+def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool):
+    """Run to ``limit_ps`` (or until done) in slices so a progress bar can follow simulated time."""
+    if not show:
+        return sim.run(until_ps=limit_ps)
+    from tqdm import tqdm
+
+    period = sim.top.domain.period_ps
+    slice_ps = 10_000 * period
+    bar = tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
+               desc="simulated", leave=False)
+    try:
+        while True:
+            end = sim.now + slice_ps if limit_ps is None else min(sim.now + slice_ps, limit_ps)
+            result = sim.run(until_ps=end)
+            bar.update(sim.now - bar.n)
+            bar.set_postfix_str(format_time(sim.now))
+            if result.reason != "limit" or end == limit_ps:
+                return result
+    finally:
+        bar.close()
+
+
+def cmd_run(args) -> int:
+    _load_models()
+    build_params = _parse_params(args.param)
+    top, source = build_top(args.target, build_params)
+    sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog)
+    limit = None
+    if args.until is not None:
+        limit = parse_time(args.until)
+    if args.cycles is not None:
+        if args.cycles < 1:
+            raise ArchError(f"--cycles must be at least 1, got {args.cycles}")
+        clock = sim.top.domain
+        edge = clock.phase_ps + (args.cycles - 1) * clock.period_ps
+        limit = edge if limit is None else min(limit, edge)
+    tracer = None
+    vcd_path = args.vcd
+    if vcd_path is None and args.trace:
+        vcd_path = "auto"
+    if vcd_path is not None:
+        from .trace import VcdTracer
+
+        if vcd_path == "auto":
+            vcd_path = str(Path("waves") / f"{top.name}.vcd")
+        Path(vcd_path).parent.mkdir(parents=True, exist_ok=True)
+        tracer = VcdTracer(vcd_path, select=tuple(args.trace or ["*"]),
+                           start_ps=parse_time(args.trace_from) if args.trace_from else None,
+                           end_ps=parse_time(args.trace_to) if args.trace_to else None)
+        sim.add_observer(tracer)
+    show_progress = args.progress if args.progress is not None else sys.stderr.isatty()
+    outcome, code, failure = "finished", EXIT_OK, None
+    started = time.perf_counter()
+    try:
+        result = _run_with_progress(sim, limit, show_progress)
+        outcome = result.reason
+    except KeyboardInterrupt:
+        outcome, code = "interrupted", EXIT_INTERRUPTED
+    except SimulationError as err:
+        outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
+    except Exception:  # a bug in model code: its author needs the traceback
+        outcome, code, failure = "failed", EXIT_FAILED, "error: model code raised an exception:\n" + traceback.format_exc()
+    finally:
+        if tracer is not None:
+            tracer.close()
+    wall = time.perf_counter() - started
+    stats = sim.all_stats()
+    if not args.quiet:
+        print(stats_table(stats) if stats else "(no statistics)")
+    if args.stats:
+        path = Path(args.stats)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        document = {"manifest": _manifest(args, sim, source, build_params, outcome), "statistics": stats_dict(stats)}
+        path.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    rate = sim.ticks / wall if wall > 0 else 0.0
+    print(f"{outcome} at {format_time(sim.now)} after {sim.ticks} component ticks "
+          f"({wall:.2f} s wall, {rate:,.0f} ticks/s)", file=sys.stderr)
+    if tracer is not None:
+        print(f"waveform: {vcd_path} (open with: gtkwave {Path(vcd_path).with_suffix('.gtkw')})", file=sys.stderr)
+    if failure:
+        print(failure, file=sys.stderr)
+    if code == EXIT_INTERRUPTED:
+        print("interrupted: waveform closed and statistics so far written", file=sys.stderr)
+    return code
+
+
+def cmd_list(args) -> int:
+    _load_models()
+    models = catalogue()
+    if args.model:
+        if args.model not in models:
+            close = difflib.get_close_matches(args.model, list(models), n=1)
+            raise ArchError(f"no model named '{args.model}'",
+                            hint=f"did you mean '{close[0]}'?" if close else "run 'archmodel list' for the catalogue")
+        print(models[args.model].documentation())
+        return EXIT_OK
+    width = max((len(name) for name in models), default=0)
+    for name, klass in models.items():
+        print(f"{name.ljust(width)}  {klass.summary_line()}")
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    _load_models()
+    top, _ = build_top(args.target, _parse_params(args.param))
+    sim = Simulator(top, seed=0)
+    counts: dict[str, int] = {}
+    for comp in sim.components:
+        counts[comp.model_name] = counts.get(comp.model_name, 0) + 1
+        depth = comp.path.count(".")
+        params = ", ".join(f"{k}={v!r}" for k, v in attrs.asdict(comp.params).items())
+        print(f"{'  ' * depth}{comp.name} : {comp.model_name}({params}) @ {comp.domain.name}")
+    print()
+    print("clocks: " + ", ".join(f"{d.name} {d.period_ps} ps" for d in sim.domains))
+    print("instances: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
+    print(f"channels: {len(sim.channels)}")
+    return EXIT_OK
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="archmodel", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"archmodel {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="simulate a system and print its statistics")
+    run.add_argument("target", help="MODULE:FUNCTION or FILE.py:FUNCTION returning the top component")
+    run.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="keyword argument for the builder (repeatable)")
+    run.add_argument("--cycles", type=int, help="stop after this many cycles of the top clock")
+    run.add_argument("--until", metavar="TIME", help="stop at this simulated time, e.g. 10us")
+    run.add_argument("--seed", type=int, default=0, help="global random seed (default 0)")
+    run.add_argument("--vcd", nargs="?", const="auto", metavar="FILE",
+                     help="write a VCD (and a .gtkw beside it); default waves/<top>.vcd")
+    run.add_argument("--trace", action="append", metavar="GLOB",
+                     help="signals to trace, e.g. 'top.cpu.*' (repeatable; implies --vcd)")
+    run.add_argument("--trace-from", metavar="TIME", help="start of the traced time window")
+    run.add_argument("--trace-to", metavar="TIME", help="end of the traced time window")
+    run.add_argument("--stats", metavar="FILE", help="write statistics and the run manifest as JSON")
+    run.add_argument("--watchdog", type=int, default=100_000, metavar="CYCLES",
+                     help="report a deadlock after this many cycles without a transfer (default 100000)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show a progress bar (default: when stderr is a terminal)")
+    run.add_argument("-q", "--quiet", action="store_true", help="do not print the statistics table")
+    run.set_defaults(handler=cmd_run)
+
+    lst = sub.add_parser("list", help="list the model catalogue, or document one model")
+    lst.add_argument("model", nargs="?", help="a model name, e.g. Fifo")
+    lst.set_defaults(handler=cmd_list)
+
+    show = sub.add_parser("show", help="print the elaborated hierarchy of a system")
+    show.add_argument("target", help="MODULE:FUNCTION or FILE.py:FUNCTION")
+    show.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    show.set_defaults(handler=cmd_show)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``archmodel`` console script."""
+    args = make_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except ArchError as err:
+        print(err.render(), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SimulationError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

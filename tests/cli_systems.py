@@ -1,0 +1,43 @@
+"""Builders used by the CLI tests (``archmodel run tests.cli_systems:NAME``)."""
+
+from archmodel.kernel import ClockDomain, Component, connect
+
+from tests.kernel.components import Consumer, Producer
+from tests.kernel.test_scheduler import Hoarder, Noisy
+
+
+def pair(count: int = 10, latency: int = 2):
+    """A producer sending ``count`` integers to a consumer over one channel."""
+    top = Component("pair", clock=ClockDomain("clk", 1000))
+    producer = Producer("p", top, count=count)
+    consumer = Consumer("c", top)
+    connect(producer.out, consumer.inp, latency=latency)
+    return top
+
+
+def deadlock():
+    """Two components that fill each other's input and never take anything."""
+    top = Component("stuck")
+    a, b = Hoarder("a", top), Hoarder("b", top)
+    connect(a.out, b.inp, capacity=2)
+    connect(b.out, a.inp, capacity=2)
+    return top
+
+
+def random_pair():
+    """Two components drawing random numbers, for seed tests."""
+    top = Component("dice")
+    Noisy("a", top, n=3)
+    Noisy("b", top, n=3)
+    return top
+
+
+def broken(depth: int = 0):
+    """A builder whose component rejects its parameter."""
+    top = Component("broken")
+    Producer("p", top, count=-depth - 1)
+    return top
+
+
+def not_a_component():
+    return 42
