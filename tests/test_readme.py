@@ -1,0 +1,25 @@
+"""The README's worked example is code: run its component and its test as written."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_the_worked_example_defines_a_component_and_its_test_passes():
+    blocks = python_blocks()
+    assert len(blocks) == 2
+    namespace: dict = {}
+    exec(compile(blocks[0] + blocks[1], str(README), "exec"), namespace)
+    namespace["test_running_sum_with_stalls"]()
+    assert "Outputs the running sum" in namespace["RunningSum"].documentation()
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    command = re.search(r"```sh\n(scripts/install-test-tools.*?)\n```", README.read_text()).group(1)
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert command in ci.splitlines()
