@@ -101,6 +101,7 @@ class Component:
         self.clock = clock
         self.domain = None
         self.sim = None
+        self._sched = None  # the simulator's schedule of this component's clock domain
         self.registers: list[Register] = []
         self._awake = False
         self._rng = None
@@ -201,7 +202,7 @@ class Component:
         """Stop ticking until a message arrives, a credit returns or a requested time comes."""
         if self._awake:
             self._awake = False
-            self.domain.slept = True
+            self._sched.slept = True
             self.sim._fell_asleep(self)
 
     def wake_at(self, time_ps: int) -> None:

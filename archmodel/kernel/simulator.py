@@ -25,6 +25,20 @@ from .time import ClockDomain, format_time
 DEFAULT_CLOCK = ClockDomain("clk", 1000)
 
 
+class _Schedule:
+    """One simulator's scheduling state for one clock domain (domains themselves are plain
+    values that several simulators may share)."""
+
+    __slots__ = ("domain", "period_ps", "awake", "slept", "next_edge")
+
+    def __init__(self, domain: ClockDomain):
+        self.domain = domain
+        self.period_ps = domain.period_ps
+        self.awake: list[Component] = []  # components that tick at the next edge
+        self.slept = False  # some component fell asleep during this edge
+        self.next_edge: int | None = None  # None while every component of the domain sleeps
+
+
 @attrs.frozen
 class RunResult:
     """Why and when a call to :meth:`Simulator.run` returned."""
@@ -59,6 +73,7 @@ class Simulator:
         self.observers: list = []
         self.components: list[Component] = []
         self.domains: list[ClockDomain] = []
+        self._schedules: list[_Schedule] = []
         self.channels: list = []
         self.registers: list = []
         self._elaborate()
@@ -72,19 +87,18 @@ class Simulator:
         top = self.top
         if top.clock is None:
             top.clock = DEFAULT_CLOCK
-        seen_domains: dict[int, ClockDomain] = {}
+        schedules: dict[int, _Schedule] = {}
         for comp in top.walk():
             if comp.clock is None:
                 comp.clock = comp.parent.clock
             comp.domain = comp.clock
             comp.sim = self
-            if id(comp.domain) not in seen_domains:
-                comp.domain.index = len(self.domains)
-                comp.domain.awake = []
-                comp.domain.next_edge = None
-                comp.domain.slept = False
-                seen_domains[id(comp.domain)] = comp.domain
+            sched = schedules.get(id(comp.domain))
+            if sched is None:
+                sched = schedules[id(comp.domain)] = _Schedule(comp.domain)
                 self.domains.append(comp.domain)
+                self._schedules.append(sched)
+            comp._sched = sched
             self.components.append(comp)
             for reg in comp.registers:
                 reg._commit = self._dirty
@@ -112,10 +126,10 @@ class Simulator:
         for comp in self.components:
             if type(comp).tick is not Component.tick:
                 comp._awake = True
-                comp.domain.awake.append(comp)
-        for domain in self.domains:
-            if domain.awake:
-                domain.next_edge = domain.phase_ps
+                comp._sched.awake.append(comp)
+        for sched in self._schedules:
+            if sched.awake:
+                sched.next_edge = sched.domain.phase_ps
         for comp in self.components:
             comp.start()
         for obs in self.observers:
@@ -180,7 +194,7 @@ class Simulator:
 
     def _loop(self, limit: int | None) -> str:
         wakes = self._wakes
-        domains = self.domains
+        domains = self._schedules
         heappop = heapq.heappop
         dirty = self._dirty
         credit_returns = self._credit_returns
@@ -208,7 +222,7 @@ class Simulator:
                 comp = heappop(wakes)[2]
                 if not comp._awake:
                     comp._awake = True
-                    d = comp.domain
+                    d = comp._sched
                     d.awake.append(comp)
                     d.next_edge = t
             for d in domains:

@@ -59,7 +59,7 @@ class ClockDomain:
     domains happens only through channels, whose latency counts receiver cycles.
     """
 
-    __slots__ = ("name", "period_ps", "phase_ps", "index", "awake", "slept", "next_edge", "edges")
+    __slots__ = ("name", "period_ps", "phase_ps")
 
     def __init__(self, name: str, period_ps: int, phase_ps: int = 0):
         if not isinstance(period_ps, int) or isinstance(period_ps, bool) or period_ps < 1:
@@ -69,12 +69,6 @@ class ClockDomain:
         self.name = name
         self.period_ps = period_ps
         self.phase_ps = phase_ps
-        self.index = -1
-        # Scheduler state, owned by the Simulator.
-        self.awake: list = []
-        self.slept = False
-        self.next_edge: int | None = None
-        self.edges = 0
 
     @classmethod
     def from_frequency(cls, name: str, hz, phase_ps: int = 0) -> "ClockDomain":
