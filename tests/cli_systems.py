@@ -41,3 +41,8 @@ def broken(depth: int = 0):
 
 def not_a_component():
     return 42
+
+
+def endless():
+    """A producer that never runs out, for interrupt tests."""
+    return pair(count=10**12, latency=1)

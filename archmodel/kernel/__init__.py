@@ -11,13 +11,14 @@ from .params import Param, at_least, in_range, one_of
 from .ports import In, InPort, Out, OutPort
 from .register import Register
 from .simulator import RunResult, Simulator
-from .stats import Counter, Distribution, Formula, Level, Stat, stats_dict, stats_table
+from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_dict,
+                    stats_table)
 from .time import ClockDomain, format_time, parse_time, period_from_frequency
 
 __all__ = [
-    "ArchError", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
+    "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
-    "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "at_least",
+    "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
     "catalogue", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
     "period_from_frequency", "register_model", "stats_dict", "stats_table",
 ]

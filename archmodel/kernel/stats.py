@@ -187,3 +187,19 @@ def stats_table(stats: list[Stat]) -> str:
 def stats_dict(stats: list[Stat]) -> dict:
     """The statistics as a JSON-ready mapping from hierarchical name to figures."""
     return {s.path: {"unit": s.unit, "description": s.doc, **s.summary()} for s in stats}
+
+
+class Bandwidth(Formula):
+    """Bytes counted by another statistic of the same component, per simulated time, in GB/s
+    (10^9 bytes per second) over the component's elapsed time."""
+
+    def __init__(self, bytes_counter: str, doc: str):
+        super().__init__("GB/s", doc, lambda c: getattr(c, bytes_counter).value * 1000 / c.elapsed_ps)
+
+
+class Utilisation(Formula):
+    """Busy cycles counted by another statistic of the same component, as a percentage of the
+    component's elapsed cycles."""
+
+    def __init__(self, busy_counter: str, doc: str):
+        super().__init__("%", doc, lambda c: 100.0 * getattr(c, busy_counter).value / c.elapsed_cycles)
