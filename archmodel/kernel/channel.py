@@ -11,9 +11,15 @@ Timing, for a message sent at sender edge ``t``:
   (same clock: ``t + latency * period``);
 * with a width, a message of ``S`` bits occupies the link for ``ceil(S / width)`` sender
   cycles and its tail arrives ``latency`` receiver edges after the last beat leaves;
+* each side moves at most one message per edge: the sender one send, the receiver one
+  ``recv()``;
 * the credit freed by ``recv()`` at edge ``t`` is usable by the sender from its first edge
   after ``t``. With the default capacity of ``latency + 1`` a channel sustains one message
   per cycle.
+
+``credits`` and ``occupancy`` are the sender's view and change as it sends; other components
+must not read them during the tick phase (their value would depend on tick order). Tracers
+read them after the commit.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ class Channel:
 
     __slots__ = (
         "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",
-        "busy_until", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
+        "busy_until", "taken_at", "blocked_at", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
         "src_period", "same_domain", "delay", "tail_delay",
         "traced", "offered", "fired", "took", "payload", "marked",
     )
@@ -43,7 +49,9 @@ class Channel:
         self.credits = capacity
         self.flight: deque = deque()  # (arrival_ps, message), in arrival order
         self.returning = 0  # credits freed this edge, handed back at commit
-        self.busy_until = 0
+        self.busy_until = 0  # the sender's first edge at which the link is free again
+        self.taken_at = -1  # the receiver's edge at which it last took a message
+        self.blocked_at = -1  # the sender's edge at which try_send last found the link not ready
         self.sent = 0
         self.received = 0
         self.beats = 0

@@ -87,15 +87,19 @@ class InPort(Port):
 
     @property
     def valid(self) -> bool:
-        """A message has arrived and waits at the head of the channel."""
-        flight = self.channel.flight
-        return bool(flight) and flight[0][0] <= self.channel.sim.now
-
-    def peek(self):
-        """The message at the head of the channel if it has arrived, else ``None``."""
+        """A message has arrived, waits at the head of the channel, and none was taken yet
+        at this edge (a receiver takes at most one message per edge)."""
         ch = self.channel
         flight = ch.flight
-        if flight and flight[0][0] <= ch.sim.now:
+        now = ch.sim.now
+        return bool(flight) and flight[0][0] <= now and ch.taken_at != now
+
+    def peek(self):
+        """The message ``recv()`` would return now, or ``None`` when not ``valid``."""
+        ch = self.channel
+        flight = ch.flight
+        now = ch.sim.now
+        if flight and flight[0][0] <= now and ch.taken_at != now:
             return flight[0][1]
         return None
 
@@ -104,8 +108,11 @@ class InPort(Port):
         ch = self.channel
         flight = ch.flight
         sim = ch.sim
-        if not flight or flight[0][0] > sim.now:
-            raise ModelAssertion(f"{self.path}: recv() with no message waiting (check valid first)")
+        now = sim.now
+        if not flight or flight[0][0] > now or ch.taken_at == now:
+            raise ModelAssertion(f"{self.path}: recv() while not valid (nothing arrived, or a message "
+                                 "was already taken at this edge); check valid first")
+        ch.taken_at = now
         msg = flight.popleft()[1]
         ch.received += 1
         sim.transfers += 1
@@ -118,14 +125,16 @@ class InPort(Port):
         return msg
 
     def __len__(self) -> int:
-        """Messages that have arrived and wait to be taken."""
+        """Messages that have arrived and wait to be taken (whether or not one may still be
+        taken at this edge)."""
         now = self.channel.sim.now
         return sum(1 for arrival, _ in self.channel.flight if arrival <= now)
 
 
 class OutPort(Port):
-    """Sending end. ``ready`` says a credit is held and the link is free; ``send(msg)``
-    transfers (the message arrives ``latency`` receiver cycles later)."""
+    """Sending end. ``ready`` says a credit is held and the link is free (a sender sends at
+    most one message per edge, and a message of several beats holds the link for all of
+    them); ``send(msg)`` transfers (the message arrives ``latency`` receiver cycles later)."""
 
     __slots__ = ()
 
@@ -153,16 +162,19 @@ class OutPort(Port):
             ch.beats += beats
             tail = now + (beats - 1) * ch.src_period
             arrival = ch.dst_domain.edge_after(tail) + ch.tail_delay
-        elif ch.same_domain:
-            arrival = now + ch.delay
         else:
-            arrival = ch.dst_domain.edge_after(now) + ch.tail_delay
+            ch.busy_until = now + ch.src_period
+            ch.beats += 1
+            if ch.same_domain:
+                arrival = now + ch.delay
+            else:
+                arrival = ch.dst_domain.edge_after(now) + ch.tail_delay
         ch.flight.append((arrival, msg))
         ch.sent += 1
         sim.transfers += 1
         receiver = ch.dst_owner
         if not receiver._awake:
-            sim.wake_at(receiver, arrival)
+            sim._wake_later(receiver, arrival)
         if ch.traced:
             ch.offered = True
             ch.fired = True
@@ -172,9 +184,11 @@ class OutPort(Port):
     def try_send(self, msg, bits: int | None = None) -> bool:
         """Send if ready and return True; otherwise record valid-without-ready and return False."""
         ch = self.channel
-        if ch.credits > 0 and ch.busy_until <= ch.sim.now:
+        now = ch.sim.now
+        if ch.credits > 0 and ch.busy_until <= now:
             self.send(msg, bits)
             return True
+        ch.blocked_at = now  # held valid: a busy link must wake this sender when it frees
         if ch.traced:
             ch.offered = True
             ch.payload = msg

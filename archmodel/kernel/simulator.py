@@ -120,6 +120,7 @@ class Simulator:
         for comp in self.components:
             comp._in_channels = [p.channel for p in comp.ports if p.decl.direction == "in" and p.channel]
             comp._out_channels = [p.channel for p in comp.ports if p.decl.direction == "out" and p.channel]
+            comp._wake_edge = None  # the edge of this component's latest wake-up entry
 
     def _begin(self) -> None:
         self._started = True
@@ -141,10 +142,24 @@ class Simulator:
         edge = comp.domain.edge_at_or_after(time_ps)
         if edge <= self.now and self._started:
             edge = comp.domain.edge_after(self.now)
-        heapq.heappush(self._wakes, (edge, next(self._seq), comp))
+        # A second entry for the same edge would be popped as a no-op: skip it.
+        if comp._wake_edge != edge:
+            comp._wake_edge = edge
+            heapq.heappush(self._wakes, (edge, next(self._seq), comp))
+
+    def _wake_later(self, comp: Component, time_ps: int) -> None:
+        # wake_at for a time after now, as send, sleep and credit returns ask: the time is
+        # almost always an edge already, so the rounding is skipped when it is.
+        domain = comp.domain
+        if (time_ps - domain.phase_ps) % domain.period_ps:
+            time_ps = domain.edge_at_or_after(time_ps)
+        if comp._wake_edge != time_ps:
+            comp._wake_edge = time_ps
+            heapq.heappush(self._wakes, (time_ps, next(self._seq), comp))
 
     def _fell_asleep(self, comp: Component) -> None:
-        # Messages already waiting were seen; only future arrivals and link frees wake it.
+        # Messages already waiting were seen; only future arrivals wake it, and a busy link
+        # only if it tried to send on it at this edge.
         now = self.now
         soonest = None
         for ch in comp._in_channels:
@@ -154,10 +169,10 @@ class Simulator:
                         soonest = arrival
                     break
         for ch in comp._out_channels:
-            if ch.busy_until > now and (soonest is None or ch.busy_until < soonest):
+            if ch.blocked_at == now and ch.busy_until > now and (soonest is None or ch.busy_until < soonest):
                 soonest = ch.busy_until
         if soonest is not None:
-            self.wake_at(comp, soonest)
+            self._wake_later(comp, soonest)
 
     def _mark(self, channel) -> None:
         if not channel.marked:
@@ -196,6 +211,8 @@ class Simulator:
         wakes = self._wakes
         domains = self._schedules
         heappop = heapq.heappop
+        heappush = heapq.heappush
+        seq = self._seq
         dirty = self._dirty
         credit_returns = self._credit_returns
         observers = self.observers
@@ -253,7 +270,11 @@ class Simulator:
                     ch.returning = 0
                     sender = ch.src_owner
                     if not sender._awake:
-                        heapq.heappush(wakes, (sender.domain.edge_after(t), next(self._seq), sender))
+                        # With one domain every time point is one of its edges.
+                        edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
+                        if sender._wake_edge != edge:
+                            sender._wake_edge = edge
+                            heappush(wakes, (edge, next(seq), sender))
                 credit_returns.clear()
             if self._touched:
                 for obs in observers:
@@ -264,9 +285,13 @@ class Simulator:
             # Watchdog: has anything moved recently?
             if self.transfers != self._last_progress[1]:
                 self._last_progress = (t, self.transfers)
-            elif t - self._last_progress[0] > self.watchdog_ps and self._pending_messages():
-                raise DeadlockError(self.deadlock_report(
-                    f"no transfer for {format_time(t - self._last_progress[0])} while messages are pending"))
+            elif t - self._last_progress[0] > self.watchdog_ps:
+                if self._pending_messages():
+                    raise DeadlockError(self.deadlock_report(
+                        f"no transfer for {format_time(t - self._last_progress[0])} while messages are pending"))
+                # Nothing is pending, and a message becomes pending only by a send, which is
+                # progress: restart the window instead of scanning every channel each edge.
+                self._last_progress = (t, self.transfers)
             if self.stopped is not None:
                 return "stopped"
 

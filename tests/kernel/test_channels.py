@@ -85,3 +85,45 @@ def test_send_without_credit_is_a_model_error_naming_the_port():
     sim.run(cycles=1)
     with pytest.raises(ModelAssertion, match=r"top\.p\.out: send\(\) while not ready"):
         producer.out.send(99)
+
+
+def test_each_side_moves_at_most_one_message_per_edge():
+    from archmodel.kernel import In, ModelAssertion, Out, model
+
+    @model(catalogue=False)
+    class Greedy(Component):
+        """Tries to send three messages at every edge."""
+
+        out = Out("numbers")
+
+        def setup(self):
+            self.sent = []
+
+        def tick(self):
+            for _ in range(3):
+                if self.out.try_send(len(self.sent)):
+                    self.sent.append(self.now)
+
+    @model(catalogue=False)
+    class Gulper(Component):
+        """Takes every message it is allowed to at each edge."""
+
+        inp = In("numbers")
+
+        def setup(self):
+            self.log = []
+
+        def tick(self):
+            while self.inp.valid:
+                self.log.append((self.now, self.inp.recv()))
+            if self.cycle == 5:
+                with pytest.raises(ModelAssertion, match="recv\\(\\) while not valid"):
+                    self.inp.recv()
+                self.sim.stop()
+
+    top = Component("top")
+    greedy, gulper = Greedy("g", top), Gulper("r", top)
+    connect(greedy.out, gulper.inp, latency=1, capacity=8)
+    Simulator(top).run()
+    assert greedy.sent == [0, 1000, 2000, 3000, 4000, 5000]
+    assert gulper.log == [(1000, 0), (2000, 1), (3000, 2), (4000, 3), (5000, 4)]
