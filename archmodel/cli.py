@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
 import time
 import traceback
@@ -294,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) has gone; stop quietly, as Unix tools do.
+        sys.stdout = open(os.devnull, "w")
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ class Channel:
 
     __slots__ = (
         "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",
-        "busy_until", "taken_at", "blocked_at", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
+        "busy_until", "taken_at", "blocked", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
         "src_period", "same_domain", "delay", "tail_delay",
         "traced", "offered", "fired", "took", "payload", "marked",
     )
@@ -51,7 +51,7 @@ class Channel:
         self.returning = 0  # credits freed this edge, handed back at commit
         self.busy_until = 0  # the sender's first edge at which the link is free again
         self.taken_at = -1  # the receiver's edge at which it last took a message
-        self.blocked_at = -1  # the sender's edge at which try_send last found the link not ready
+        self.blocked = False  # the sender found it not ready and has not sent since
         self.sent = 0
         self.received = 0
         self.beats = 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import inspect
 import re
 from typing import Any, Iterator
 
@@ -28,6 +29,12 @@ from .register import Register
 from .stats import Stat
 
 _CATALOGUE: dict[str, type] = {}
+# Attributes every component has; a parameter of the same name would shadow them.
+_RESERVED = frozenset({
+    "name", "parent", "path", "children", "clock", "domain", "sim", "registers", "ports", "stats",
+    "params", "now", "cycle", "rng", "elapsed_cycles", "elapsed_ps", "tick", "setup", "start",
+    "sleep", "wake_at", "wake_in", "sleep_for", "progress", "fail", "register", "child", "walk", "add",
+})
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -45,6 +52,10 @@ def model(cls=None, *, name: str | None = None, catalogue: bool = True):
                     ports[key] = value
                 elif isinstance(value, Stat):
                     stats[key] = value
+        clashes = sorted(set(params) & _RESERVED)
+        if clashes:
+            raise ArchError(f"model '{klass.__name__}': parameter name '{clashes[0]}' is taken by Component",
+                            hint="reserved names are: " + ", ".join(sorted(_RESERVED)))
         klass._param_decls = params
         klass._port_decls = ports
         klass._stat_decls = stats
@@ -259,9 +270,9 @@ class Component:
     @classmethod
     def documentation(cls) -> str:
         """The catalogue entry: docstring, parameters, ports and statistics."""
-        doc = (cls.__doc__ or "").strip()
+        doc = inspect.cleandoc(cls.__doc__ or "")
         lines = [f"{cls.model_name}  ({cls.__module__})", ""]
-        lines += ["  " + line.strip() if line.strip() else "" for line in doc.splitlines()]
+        lines += ["  " + line if line.strip() else "" for line in doc.splitlines()]
         for title, decls in (("parameters", cls._param_decls), ("ports", cls._port_decls),
                              ("statistics", cls._stat_decls)):
             lines += ["", f"{title}:"]
@@ -271,8 +282,8 @@ class Component:
     @classmethod
     def summary_line(cls) -> str:
         """The first sentence of the docstring."""
-        doc = (cls.__doc__ or "").strip()
-        return doc.split("\n\n")[0].replace("\n", " ").strip()
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        return " ".join(doc.split("\n\n")[0].split())
 
     def __repr__(self) -> str:
         return f"<{self.model_name} {self.path}>"

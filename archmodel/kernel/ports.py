@@ -140,8 +140,13 @@ class OutPort(Port):
 
     @property
     def ready(self) -> bool:
+        """A credit is held and the link is free. Finding it not ready marks the sender as
+        waiting: if it then sleeps, the returning credit (or the freed link) wakes it."""
         ch = self.channel
-        return ch.credits > 0 and ch.busy_until <= ch.sim.now
+        if ch.credits > 0 and ch.busy_until <= ch.sim.now:
+            return True
+        ch.blocked = True
+        return False
 
     def send(self, msg, bits: int | None = None) -> None:
         """Transfer ``msg``; an error if not ``ready`` (valid/payload are held until transfer,
@@ -155,6 +160,7 @@ class OutPort(Port):
                 f"{self.path}: send() while not ready ({ch.credits} credits, link busy until "
                 f"{ch.busy_until} ps at {now} ps); check ready or use try_send()")
         ch.credits -= 1
+        ch.blocked = False
         if ch.width_bits:
             size = bits if bits is not None else getattr(msg, "size_bits", ch.width_bits)
             beats = max(1, ceil(size / ch.width_bits))
@@ -188,7 +194,7 @@ class OutPort(Port):
         if ch.credits > 0 and ch.busy_until <= now:
             self.send(msg, bits)
             return True
-        ch.blocked_at = now  # held valid: a busy link must wake this sender when it frees
+        ch.blocked = True  # valid is held: the returning credit or freed link must wake it
         if ch.traced:
             ch.offered = True
             ch.payload = msg

@@ -25,6 +25,10 @@ from .time import ClockDomain, format_time
 DEFAULT_CLOCK = ClockDomain("clk", 1000)
 
 
+def _sequence(entry: tuple) -> int:
+    return entry[0]
+
+
 class _Schedule:
     """One simulator's scheduling state for one clock domain (domains themselves are plain
     values that several simulators may share)."""
@@ -53,20 +57,24 @@ class Simulator:
 
     ``seed`` feeds every component's RNG stream; ``watchdog_cycles`` is how many edges of the
     fastest clock may pass with messages pending and no transfer before a deadlock is
-    reported; ``shuffle`` randomises tick order each edge (a test of order independence).
+    reported; ``shuffle`` randomises tick order each edge (a test of order independence),
+    drawing from ``shuffle_seed`` (default: ``seed``) so the order can vary with the model fixed.
     """
 
     def __init__(self, top: Component, *, seed: int = 0, watchdog_cycles: int = 100_000,
-                 shuffle: bool = False):
+                 shuffle: bool = False, shuffle_seed: int | None = None):
         self.top = top
         self.seed = seed
         self.now = 0
         self.ticks = 0
         self.transfers = 0
         self.stopped: str | None = None
-        self.shuffle = random.Random(seed) if shuffle else None
+        self.shuffle = random.Random(seed if shuffle_seed is None else shuffle_seed) if shuffle else None
         self._wakes: list = []
         self._seq = itertools.count()
+        # Wake-ups for one time (nearly always the next edge) skip the heap: (sequence, component).
+        self._soon: list = []
+        self._soon_at: int | None = None
         self._dirty: list = []
         self._credit_returns: list = []
         self._touched: list = []
@@ -145,7 +153,7 @@ class Simulator:
         # A second entry for the same edge would be popped as a no-op: skip it.
         if comp._wake_edge != edge:
             comp._wake_edge = edge
-            heapq.heappush(self._wakes, (edge, next(self._seq), comp))
+            self._push_wake(comp, edge)
 
     def _wake_later(self, comp: Component, time_ps: int) -> None:
         # wake_at for a time after now, as send, sleep and credit returns ask: the time is
@@ -155,21 +163,40 @@ class Simulator:
             time_ps = domain.edge_at_or_after(time_ps)
         if comp._wake_edge != time_ps:
             comp._wake_edge = time_ps
-            heapq.heappush(self._wakes, (time_ps, next(self._seq), comp))
+            soon = self._soon
+            if time_ps == self._soon_at or not soon:
+                self._soon_at = time_ps
+                soon.append((next(self._seq), comp))
+            else:
+                heapq.heappush(self._wakes, (time_ps, next(self._seq), comp))
+
+    def _push_wake(self, comp: Component, edge: int) -> None:
+        # Wake-ups are taken in (time, sequence) order whether they wait in the heap or in
+        # the list of wake-ups for one time, which is filled while it is empty or for its time.
+        soon = self._soon
+        if edge == self._soon_at or not soon:
+            self._soon_at = edge
+            soon.append((next(self._seq), comp))
+        else:
+            heapq.heappush(self._wakes, (edge, next(self._seq), comp))
 
     def _fell_asleep(self, comp: Component) -> None:
-        # Messages already waiting were seen; only future arrivals wake it, and a busy link
-        # only if it tried to send on it at this edge.
+        # Messages already waiting were seen, so only future arrivals wake it, except after
+        # it took one at this edge: it could not see the next, so it looks at the next edge.
+        # A busy link wakes it when it frees only if it was waiting to send.
         now = self.now
         soonest = None
         for ch in comp._in_channels:
+            if ch.taken_at == now and ch.flight and ch.flight[0][0] <= now:
+                soonest = now + comp.domain.period_ps
+                continue
             for arrival, _ in ch.flight:
                 if arrival > now:
                     if soonest is None or arrival < soonest:
                         soonest = arrival
                     break
         for ch in comp._out_channels:
-            if ch.blocked_at == now and ch.busy_until > now and (soonest is None or ch.busy_until < soonest):
+            if ch.blocked and ch.busy_until > now and (soonest is None or ch.busy_until < soonest):
                 soonest = ch.busy_until
         if soonest is not None:
             self._wake_later(comp, soonest)
@@ -213,6 +240,7 @@ class Simulator:
         heappop = heapq.heappop
         heappush = heapq.heappush
         seq = self._seq
+        soon = self._soon
         dirty = self._dirty
         credit_returns = self._credit_returns
         observers = self.observers
@@ -230,11 +258,28 @@ class Simulator:
                         t = e
             if wakes and (t is None or wakes[0][0] < t):
                 t = wakes[0][0]
+            if soon and (t is None or self._soon_at < t):
+                t = self._soon_at
             if t is None:
                 return self._quiescent()
             if limit is not None and t > limit:
                 return "limit"
             self.now = t
+            if soon and self._soon_at == t:
+                due = soon
+                if wakes and wakes[0][0] == t:
+                    due = list(soon)
+                    while wakes and wakes[0][0] == t:
+                        _, number, comp = heappop(wakes)
+                        due.append((number, comp))
+                    due.sort(key=_sequence)
+                for _, comp in due:
+                    if not comp._awake:
+                        comp._awake = True
+                        d = comp._sched
+                        d.awake.append(comp)
+                        d.next_edge = t
+                soon.clear()
             while wakes and wakes[0][0] == t:
                 comp = heappop(wakes)[2]
                 if not comp._awake:
@@ -269,12 +314,16 @@ class Simulator:
                     ch.credits += ch.returning
                     ch.returning = 0
                     sender = ch.src_owner
-                    if not sender._awake:
+                    if ch.blocked and not sender._awake:
                         # With one domain every time point is one of its edges.
                         edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
                         if sender._wake_edge != edge:
                             sender._wake_edge = edge
-                            heappush(wakes, (edge, next(seq), sender))
+                            if edge == self._soon_at or not soon:
+                                self._soon_at = edge
+                                soon.append((next(seq), sender))
+                            else:
+                                heappush(wakes, (edge, next(seq), sender))
                 credit_returns.clear()
             if self._touched:
                 for obs in observers:

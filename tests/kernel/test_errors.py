@@ -115,3 +115,13 @@ def test_clock_and_time_errors():
                                "hint: write a number and a unit: ps, ns, us, ms or s, e.g. 10us")
     with pytest.raises(ArchError, match="not a whole number of picoseconds"):
         parse_time("0.5ps")
+
+
+def test_a_parameter_may_not_shadow_a_component_attribute():
+    with pytest.raises(ArchError) as err:
+        @model(catalogue=False)
+        class Clash(Component):
+            """Declares a parameter called ports."""
+
+            ports = Param(int, 2, "how many")
+    assert err.value.message == "model 'Clash': parameter name 'ports' is taken by Component"

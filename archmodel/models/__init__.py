@@ -1,0 +1,14 @@
+"""Behavioural component models, by family (basic, compute, memory, network, fronthaul), and
+the message types they share (:mod:`archmodel.models.messages`).
+
+Importing this package imports every family, so every model is in the catalogue that
+``archmodel list`` prints and the language resolves names against.
+"""
+
+import importlib
+import pkgutil
+
+# Each family is a subpackage; finding them here means a new family needs no edit to this file.
+for _family in pkgutil.iter_modules(__path__):
+    if _family.ispkg:
+        importlib.import_module(f"{__name__}.{_family.name}")
