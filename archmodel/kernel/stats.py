@@ -165,6 +165,8 @@ def format_value(value) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
         return f"{value:.4g}"
     return str(value)
 

@@ -1,0 +1,1 @@
+"""Runnable systems written as Python builders (``archmodel run archmodel.examples.NAME:build``)."""
