@@ -1,0 +1,479 @@
+"""VCD waveforms of a running simulation, with a GTKWave save file beside them.
+
+:class:`VcdTracer` is a simulator observer (``sim.add_observer(tracer)``); models never
+import it. What it records, in a scope tree that mirrors the component hierarchy:
+
+* every selected register of a component, as a variable of the component's scope
+  (``top.fifo.count``): ``bool`` as a 1-bit wire, ``int`` as ``reg.width`` bits (truncated
+  to that width, two's complement for negatives, as hardware would), ``float`` as a real,
+  ``str`` (a component state) and anything else as a GTKWave string;
+* for every selected channel, a scope named after the sending port (``top.src.out``)
+  holding the handshake as seen at the sender's clock edges: ``valid`` (the sender offered
+  a message at this edge, with ``send`` or a failed ``try_send``), ``ready`` (the channel
+  could accept one at this edge: a credit was held and the link was free), ``fire`` (a
+  transfer happened), ``occupancy`` (credits in use after the edge) and ``data`` (a short
+  summary of the last message offered).
+
+A value shown from time ``t`` is the value after the edge at ``t``, like a flip-flop's
+output; the handshake of edge ``t`` is shown from ``t`` until the sender's next edge, so
+``fire`` is exactly ``valid and ready`` on screen. Timescale is 1 ps.
+
+The file is deterministic: the same design and seed give the same bytes whatever the tick
+order (changes within a time point are written in a fixed order) and no wall-clock date is
+written. ``close()`` (or leaving the ``with`` block) always leaves a well-formed VCD ending
+with a final timestamp, even after an exception, a deadlock or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import reprlib
+from operator import attrgetter
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from vcd import VCDWriter
+from vcd.common import VarType
+
+from archmodel import __version__
+from archmodel.kernel import ArchError, ModelAssertion
+
+from .gtkw import Group, Trace, write_save_file
+from .selection import Selection
+
+CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
+DATA_CHARS = 40
+_FOREVER = 1 << 62
+_BY_HANDLE = attrgetter("var")
+_BY_ORDER = attrgetter("order")
+
+_short_repr = reprlib.Repr()
+_short_repr.maxstring = DATA_CHARS
+_short_repr.maxother = DATA_CHARS
+_short_repr.maxlist = _short_repr.maxtuple = _short_repr.maxdict = 4
+_short_repr.maxlevel = 2
+
+
+def summarize_payload(message: Any) -> str:
+    """A short text for a channel payload (at most 40 characters), for the ``data`` signal."""
+    if isinstance(message, str):
+        text = message
+    elif isinstance(message, (int, float)) or message is None:
+        text = str(message)
+    else:
+        text = _short_repr.repr(message)
+    if len(text) > DATA_CHARS:
+        text = text[:DATA_CHARS - 3] + "..."
+    return _ascii(text)
+
+
+def _ascii(text: str) -> str:
+    # VCD is an ASCII format (pyvcd's reader decodes it as such).
+    return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+class _ChannelTrace:
+    """What the tracer knows about one channel: its VCD variables (None if unselected),
+    the values last shown, and the credit state after the last edge that touched it."""
+
+    __slots__ = ("channel", "order", "domain", "period", "phase", "vars", "valid", "ready",
+                 "fire", "occupancy", "data", "payload", "credits", "busy", "next_eval")
+
+    def __init__(self, channel, order: int):
+        self.channel = channel
+        self.order = order
+        self.domain = channel.src_owner.domain
+        self.period = self.domain.period_ps
+        self.phase = self.domain.phase_ps
+        self.vars: dict[str, Any] = {}
+        self.valid = self.fire = False
+        self.credits = channel.credits
+        self.busy = channel.busy_until
+        self.ready = self.credits > 0
+        self.occupancy = channel.capacity - channel.credits
+        self.data = ""
+        self.payload = None
+        self.next_eval: int | None = None
+
+    def values(self) -> dict[str, Any]:
+        return {"valid": int(self.valid), "ready": int(self.ready), "fire": int(self.fire),
+                "occupancy": self.occupancy, "data": self.data}
+
+
+class VcdTracer:
+    """Write a VCD of the selected registers and channel handshakes, and a ``.gtkw`` beside it.
+
+    ``select`` is a sequence of glob patterns over signal names (``"top.cluster0.*"``,
+    ``"*.count"``); ``start_ps``/``end_ps`` bound the traced time window (inclusive): changes
+    outside it are not written, and the values at ``start_ps`` are the initial values, so the
+    waveform is exact inside the window. ``gtkw=False`` skips the save file;
+    ``summarize`` turns a channel payload into the short ``data`` text.
+
+    Use it as ``with VcdTracer("waves/run.vcd") as tracer: sim.add_observer(tracer); sim.run()``
+    or call :meth:`close` yourself (it is idempotent). One tracer observes one simulator.
+    """
+
+    def __init__(self, path: str | os.PathLike, select: Sequence[str] | str = ("*",),
+                 start_ps: int | None = None, end_ps: int | None = None, gtkw: bool = True,
+                 summarize: Callable[[Any], str] = summarize_payload):
+        for label, value in (("start_ps", start_ps), ("end_ps", end_ps)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ArchError(f"trace window {label} must be a non-negative integer number of ps, got {value!r}")
+        if start_ps is not None and end_ps is not None and end_ps < start_ps:
+            raise ArchError(f"trace window ends ({end_ps} ps) before it starts ({start_ps} ps)")
+        self.path = Path(path)
+        self.gtkw_path = self.path.with_suffix(".gtkw") if gtkw else None
+        self.selection = Selection(select)
+        self.start_ps = start_ps
+        self.end_ps = end_ps
+        self.summarize = summarize
+        self.signals: list[str] = []  # selected signal names, in VCD order
+        self.groups: list[Group] = []  # what the .gtkw shows
+        self.sim = None
+        self.closed = False
+        self._stream = open(self.path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
+        self._writer: VCDWriter | None = None
+        self._change = None
+        self._handles: list[tuple[Any, int | None]] = []
+        self._registers: list = []
+        self._traces: list[_ChannelTrace] = []
+        self._by_channel: dict = {}
+        self._events: list = []
+        self._sequence = itertools.count()
+        self._lo = start_ps or 0
+        self._hi = _FOREVER if end_ps is None else end_ps
+        self._live = False  # inside the window: values are being written
+        self._done = False  # past the window: nothing more to write
+        self._slow_from = 0  # observer calls at or after this time take the slow path
+
+    # -- observer protocol ------------------------------------------------------------------
+    def begin(self, sim) -> None:
+        """Register every selected signal (before anything is written, as VCD requires)."""
+        if self.closed:
+            raise ArchError(f"VCD tracer for {self.path} is closed; make a new one")
+        if self.sim is not None:
+            raise ArchError(f"VCD tracer for {self.path} already observes a simulator; make one tracer per simulator")
+        for other in sim.observers:
+            if isinstance(other, VcdTracer) and other is not self and other.sim is sim and not other.closed:
+                raise ArchError(f"{sim.top.path} already has a VCD tracer writing {other.path}",
+                                hint="select several scopes with one tracer: select=('a.*', 'b.*')")
+        self.sim = sim
+        # Attached to a simulator that has already run: the waveform starts now.
+        self._lo = max(self._lo, sim.now)
+        writer = VCDWriter(self._stream, timescale="1 ps", date="", check_values=False,
+                           version=f"archmodel {__version__}", comment=f"top {sim.top.path}, seed {sim.seed}",
+                           init_timestamp=self._lo)
+        self._writer = writer
+        self._change = writer.change
+        outputs = {comp: [p for p in comp.ports if p.decl.direction == "out" and p.channel is not None]
+                   for comp in sim.components}
+        self.selection.check_matches(
+            [reg.path for comp in sim.components for reg in comp.registers]
+            + [f"{port.path}.{signal}" for ports in outputs.values() for port in ports for signal in CHANNEL_SIGNALS])
+        for comp in sim.components:
+            group = Group(comp.path)
+            for reg in comp.registers:
+                if self.selection.selects(reg.path):
+                    group.traces.append(self._add_register(writer, comp, reg))
+            for port in outputs[comp]:
+                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{port.path}.{s}")]
+                if chosen:
+                    group.subgroups.append(self._add_channel(writer, port, chosen))
+            if group.traces or group.subgroups:
+                self.groups.append(group)
+        self._refresh_threshold()
+
+    def registers(self, t: int, dirty: list) -> None:
+        """Write the registers changing at ``t`` (called before commit: ``_next`` is new)."""
+        if t >= self._slow_from and not self._advance(t):
+            return
+        # Registers are often set to the value they already hold; only changes go to pyvcd.
+        selected = [reg for reg in dirty if reg.var is not None and reg._next != reg.value]
+        if not selected:
+            return
+        # Tick order fills ``dirty``; a fixed order keeps the file identical under shuffling.
+        if len(selected) > 1:
+            selected.sort(key=_BY_HANDLE)
+        handles = self._handles
+        change = self._change
+        try:
+            for reg in selected:
+                var, mask = handles[reg.var]
+                if mask:
+                    change(var, t, reg._next & mask)
+                elif mask is None:
+                    change(var, t, reg._next)
+                else:
+                    change(var, t, _ascii(str(reg._next)))
+        except TypeError:
+            self._explain_bad_value(selected)
+            raise
+
+    def channels(self, t: int, touched: list) -> None:
+        """Update the handshake of the channels used at ``t`` (called after commit)."""
+        if t >= self._slow_from:
+            if self._done:
+                return
+            self._advance(t)
+            if self._done:
+                return
+        live = self._live
+        by_channel = self._by_channel
+        traces = [by_channel[ch] for ch in touched]
+        if len(traces) > 1:
+            traces.sort(key=_BY_ORDER)
+        for trace in traces:
+            self._touch(trace, t, live)
+        self._refresh_threshold()
+
+    def flush(self, sim) -> None:
+        """Write everything known up to now to disk (the end of every ``run()`` call)."""
+        if self.closed or self.sim is None:
+            return
+        if not self._done:
+            self._advance(sim.now + 1)
+            self._refresh_threshold()
+        if self._live or self._done:
+            self._writer.flush()
+        self._stream.flush()
+
+    # -- closing --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Finish the VCD with a final timestamp (the end of the last cycle simulated, or the
+        window end), close it and write the ``.gtkw``. Safe to call more than once."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self._writer is None:
+                self._writer = VCDWriter(self._stream, timescale="1 ps", date="", check_values=False,
+                                         version=f"archmodel {__version__}")
+                self._writer.close()
+                final = 0
+            else:
+                final = min(self._natural_end(), self._hi)
+                if not self._done:
+                    self._advance(final)
+                    if not self._live and not self._done:
+                        self._enter()
+                final = max(final, self._lo)
+                self._writer.close(final)
+        finally:
+            self._release()
+            self._stream.close()
+        if self.gtkw_path is not None:
+            write_save_file(self.gtkw_path, self.path, self.groups, self._lo, final)
+
+    def __enter__(self) -> "VcdTracer":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    # -- signals ----------------------------------------------------------------------------
+    def _add_register(self, writer: VCDWriter, comp, reg) -> Trace:
+        value = reg.value
+        if isinstance(value, bool) or (isinstance(value, int) and reg.width == 1):
+            var = writer.register_var(comp.path, reg.name, VarType.reg, size=1, init=int(value) & 1)
+            mask, trace = 1, Trace(reg.path, "bin")
+        elif isinstance(value, int):
+            width = reg.width if reg.width and reg.width > 0 else 32
+            mask = (1 << width) - 1
+            var = writer.register_var(comp.path, reg.name, VarType.reg, size=width, init=value & mask)
+            trace = Trace(f"{reg.path}[{width - 1}:0]", "dec")
+        elif isinstance(value, float):
+            var = writer.register_var(comp.path, reg.name, VarType.real, init=value)
+            mask, trace = None, Trace(reg.path, "real")
+        else:
+            var = writer.register_var(comp.path, reg.name, VarType.string, init=_ascii(str(value)))
+            mask, trace = 0, Trace(reg.path, "ascii")
+        self._handles.append((var, mask))
+        self._registers.append(reg)
+        self.signals.append(reg.path)
+        return trace
+
+    def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
+        channel = port.channel
+        trace = _ChannelTrace(channel, len(self._traces))
+        group = Group(port.path)
+        occupancy_bits = max(1, channel.capacity.bit_length())
+        for signal in chosen:
+            init = trace.values()[signal]
+            if signal == "data":
+                var = writer.register_var(port.path, signal, VarType.string, init=init)
+                group.traces.append(Trace(f"{port.path}.data", "ascii"))
+            elif signal == "occupancy":
+                var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
+                name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
+                group.traces.append(Trace(name, "dec"))
+            else:
+                var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
+                group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
+            trace.vars[signal] = var
+            self.signals.append(f"{port.path}.{signal}")
+        channel.traced = True
+        self._traces.append(trace)
+        self._by_channel[channel] = trace
+        return group
+
+    def _explain_bad_value(self, selected: list) -> None:
+        for reg in selected:
+            var, mask = self._handles[reg.var]
+            expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
+            if mask and not isinstance(reg._next, int) or mask is None and not isinstance(reg._next, (int, float)):
+                raise ModelAssertion(f"{reg.path} at {self.sim.now} ps: register traced as {expected} "
+                                     f"(its initial value was {type(var.value).__name__}) was set to {reg._next!r}")
+
+    # -- time and the window -------------------------------------------------------------
+    def _natural_end(self) -> int:
+        """The end of the last cycle simulated: the next edge of the fastest clock."""
+        sim = self.sim
+        return min((d.edge_after(sim.now) for d in sim.domains), default=sim.now)
+
+    def _refresh_threshold(self) -> None:
+        if self._done:
+            self._slow_from = -1
+            return
+        threshold = self._hi + 1
+        if self._events and self._events[0][0] + 1 < threshold:
+            threshold = self._events[0][0] + 1
+        if not self._live and self._lo < threshold:
+            threshold = self._lo
+        self._slow_from = threshold
+
+    def _advance(self, t: int) -> bool:
+        """Catch up to time ``t``: show the handshake falls due before ``t``, enter or leave
+        the window. Returns whether changes at ``t`` are to be written."""
+        if self._done:
+            return False
+        events, lo, hi = self._events, self._lo, self._hi
+        while events and events[0][0] < t:
+            at = events[0][0]
+            if at > hi:
+                break
+            if not self._live and at >= lo:
+                self._enter()
+            trace = heapq.heappop(events)[3]
+            if trace.next_eval == at:
+                self._evaluate(trace, at, self._live)
+        if t > hi:
+            if not self._live:
+                self._enter()
+            self._leave()
+            return False
+        if not self._live:
+            if t < lo:
+                self._refresh_threshold()
+                return False
+            self._enter()
+        self._refresh_threshold()
+        return True
+
+    def _enter(self) -> None:
+        """Start writing: the values now held are the initial values at the window start."""
+        self._live = True
+        lo, change, handles = self._lo, self._change, self._handles
+        for index, reg in enumerate(self._registers):
+            var, mask = handles[index]
+            value = reg.value
+            change(var, lo, value & mask if mask else (value if mask is None else _ascii(str(value))))
+            reg.var = index
+        for trace in self._traces:
+            values = trace.values()
+            for signal, var in trace.vars.items():
+                change(var, lo, values[signal])
+
+    def _leave(self) -> None:
+        self._done = True
+        self._live = False
+        self._release()
+        self._refresh_threshold()
+
+    def _release(self) -> None:
+        """Stop the kernel doing work for this tracer."""
+        for reg in self._registers:
+            reg.var = None
+        for trace in self._traces:
+            trace.channel.traced = False
+
+    # -- channel handshake --------------------------------------------------------------
+    def _put(self, trace: _ChannelTrace, signal: str, t: int, value) -> None:
+        var = trace.vars.get(signal)
+        if var is not None:
+            self._change(var, t, value)
+
+    def _schedule(self, trace: _ChannelTrace, at: int | None) -> None:
+        if trace.next_eval != at:
+            trace.next_eval = at
+            if at is not None:
+                heapq.heappush(self._events, (at, trace.order, next(self._sequence), trace))
+
+    def _touch(self, trace: _ChannelTrace, t: int, live: bool) -> None:
+        channel = trace.channel
+        offered = channel.offered
+        period = trace.period
+        if offered or (t - trace.phase) % period == 0:
+            # An edge of the sender: show what happened at it. Ready is what the sender saw
+            # before acting, i.e. the credit state left by the previous edge.
+            fired = channel.fired
+            ready = fired if offered else (trace.credits > 0 and trace.busy <= t)
+            if trace.valid != offered:
+                trace.valid = offered
+                if live:
+                    self._put(trace, "valid", t, int(offered))
+            if trace.fire != fired:
+                trace.fire = fired
+                if live:
+                    self._put(trace, "fire", t, int(fired))
+            if trace.ready != ready:
+                trace.ready = ready
+                if live:
+                    self._put(trace, "ready", t, int(ready))
+            next_edge = t + period
+        else:
+            # A receiver edge in another clock domain: only the credit state moves.
+            next_edge = trace.domain.edge_after(t)
+        if offered:
+            payload = channel.payload
+            if payload is not trace.payload or not trace.data:
+                trace.payload = payload
+                data = _ascii(str(self.summarize(payload)))
+                if data != trace.data:
+                    trace.data = data
+                    if live:
+                        self._put(trace, "data", t, data)
+        credits = channel.credits
+        trace.credits = credits
+        trace.busy = busy = channel.busy_until
+        occupancy = channel.capacity - credits
+        if occupancy != trace.occupancy:
+            trace.occupancy = occupancy
+            if live:
+                self._put(trace, "occupancy", t, occupancy)
+        if trace.valid or trace.fire or trace.ready != (credits > 0 and busy <= next_edge):
+            self._schedule(trace, next_edge)
+        elif credits > 0 and busy > next_edge:
+            self._schedule(trace, trace.domain.edge_at_or_after(busy))
+        else:
+            self._schedule(trace, None)
+
+    def _evaluate(self, trace: _ChannelTrace, at: int, live: bool) -> None:
+        """A sender edge at which the channel was not used: pulses fall, ready follows credits."""
+        trace.next_eval = None
+        if trace.valid:
+            trace.valid = False
+            if live:
+                self._put(trace, "valid", at, 0)
+        if trace.fire:
+            trace.fire = False
+            if live:
+                self._put(trace, "fire", at, 0)
+        ready = trace.credits > 0 and trace.busy <= at
+        if ready != trace.ready:
+            trace.ready = ready
+            if live:
+                self._put(trace, "ready", at, int(ready))
+        if trace.credits > 0 and trace.busy > at:
+            self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
