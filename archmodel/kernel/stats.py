@@ -153,11 +153,16 @@ class Formula(Stat):
         super().__init__(unit, doc)
         self.compute = compute
 
-    def summary(self) -> dict:
+    @property
+    def value(self):
+        """The figure computed now (None where it would divide by zero)."""
         try:
-            return {"value": self.compute(self.owner)}
+            return self.compute(self.owner)
         except ZeroDivisionError:
-            return {"value": None}
+            return None
+
+    def summary(self) -> dict:
+        return {"value": self.value}
 
 
 def format_value(value) -> str:

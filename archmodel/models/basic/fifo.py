@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from archmodel.kernel import Component, Counter, In, Level, Out, Param, at_least, model
+from archmodel.kernel import Component, Formula, In, Level, Out, Param, at_least, model
 
 from .condition_cycles import ConditionCycles
 
@@ -31,8 +31,9 @@ class Fifo(Component):
     depth = Param(int, 2, "messages the queue holds", unit="messages", check=at_least(1))
     inp = In("messages to queue")
     out = Out("messages in arrival order")
-    enqueued = Counter("messages", "messages taken in")
-    dequeued = Counter("messages", "messages sent on")
+    # The channels already count every transfer; reading them keeps the tick loop lean.
+    enqueued = Formula("messages", "messages taken in", lambda fifo: fifo.inp.channel.received)
+    dequeued = Formula("messages", "messages sent on", lambda fifo: fifo.out.channel.sent)
     occupancy = Level("messages", "messages held (time-weighted mean, max)")
     full_cycles = ConditionCycles("edges after which the queue held depth messages")
 
@@ -45,18 +46,18 @@ class Fifo(Component):
         sent = bool(queue) and self.out.try_send(queue[0])
         if sent:
             queue.popleft()
-            self.dequeued.add()
         taken = len(queue) < self.depth and self.inp.valid
         if taken:
             queue.append(self.inp.recv())
-            self.enqueued.add()
         if sent != taken:
-            self.occupancy.set(len(queue))
-            self.count.set(len(queue))
-        if len(queue) == self.depth:
-            self.full_cycles.begin(self.cycle)
-        else:
-            self.full_cycles.end(self.cycle)
+            # The occupancy changed by one: it can only have become full, or stopped being so.
+            held = len(queue)
+            self.occupancy.set(held)
+            self.count.set(held)
+            if held == self.depth:
+                self.full_cycles.begin(self.cycle)
+            elif sent and held == self.depth - 1:
+                self.full_cycles.end(self.cycle)
         if not (sent or taken):
             # Idle or blocked: an arrival, a returning credit or a freed link wakes us.
             self.sleep()
