@@ -46,7 +46,8 @@ from .selection import Selection
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 DATA_CHARS = 40
 _FOREVER = 1 << 62
-_BY_HANDLE = attrgetter("var")
+# Values written as binary are remembered: registers in a design mostly hold recurring values.
+_BITS_CACHED = 1 << 16
 _BY_ORDER = attrgetter("order")
 
 _short_repr = reprlib.Repr()
@@ -135,8 +136,11 @@ class VcdTracer:
         self.closed = False
         self._stream = open(self.path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
         self._writer: VCDWriter | None = None
-        self._change = None
+        self._write = self._stream.write
+        self._last_ts: int | None = None  # the last timestamp written after the header
         self._handles: list[tuple[Any, int | None]] = []
+        self._lines: list = []  # per register handle: what its reg.var becomes while live
+        self._bits: dict[int, str] = {}
         self._registers: list = []
         self._traces: list[_ChannelTrace] = []
         self._by_channel: dict = {}
@@ -166,7 +170,6 @@ class VcdTracer:
                            version=f"archmodel {__version__}", comment=f"top {sim.top.path}, seed {sim.seed}",
                            init_timestamp=self._lo)
         self._writer = writer
-        self._change = writer.change
         outputs = {comp: [p for p in comp.ports if p.decl.direction == "out" and p.channel is not None]
                    for comp in sim.components}
         self.selection.check_matches(
@@ -189,27 +192,49 @@ class VcdTracer:
         """Write the registers changing at ``t`` (called before commit: ``_next`` is new)."""
         if t >= self._slow_from and not self._advance(t):
             return
-        # Registers are often set to the value they already hold; only changes go to pyvcd.
-        selected = [reg for reg in dirty if reg.var is not None and reg._next != reg.value]
-        if not selected:
-            return
-        # Tick order fills ``dirty``; a fixed order keeps the file identical under shuffling.
-        if len(selected) > 1:
-            selected.sort(key=_BY_HANDLE)
-        handles = self._handles
-        change = self._change
+        # pyvcd wrote the header; value changes are formatted here as pyvcd formats them,
+        # because one VCDWriter.change() call per change costs several times the simulation.
+        # Registers are often set to the value they already hold: only changes are written.
+        changes = []
+        bits_of = self._bits
+        known = bits_of.get
+        last = -1
+        in_order = True
         try:
-            for reg in selected:
-                var, mask = handles[reg.var]
+            for reg in dirty:
+                # reg.var is (handle, mask, prefix, suffix); mask is 0 for text, None for reals.
+                traced = reg.var
+                if traced is None or reg._next == reg.value:
+                    continue
+                handle, mask, prefix, suffix = traced
+                if handle < last:
+                    in_order = False
+                last = handle
                 if mask:
-                    change(var, t, reg._next & mask)
-                elif mask is None:
-                    change(var, t, reg._next)
+                    value = reg._next & mask
+                    bits = known(value)
+                    if bits is None:
+                        if len(bits_of) > _BITS_CACHED:
+                            bits_of.clear()
+                        bits = bits_of[value] = format(value, "b")
+                    changes.append((handle, prefix + bits + suffix))
                 else:
-                    change(var, t, _ascii(str(reg._next)))
-        except TypeError:
-            self._explain_bad_value(selected)
+                    var = self._handles[handle][0]
+                    value = reg._next if mask is None else _ascii(str(reg._next))
+                    changes.append((handle, var.format_value(value, True) + "\n"))
+        except (TypeError, ValueError):
+            self._explain_bad_value([reg for reg in dirty if reg.var is not None])
             raise
+        if not changes:
+            return
+        # Tick order fills ``dirty``; handle order keeps the file identical under shuffling.
+        if not in_order:
+            changes.sort()
+        out = [line for _, line in changes]
+        if t != self._last_ts:
+            self._last_ts = t
+            out.insert(0, f"#{t}\n")
+        self._write("".join(out))
 
     def channels(self, t: int, touched: list) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit)."""
@@ -235,8 +260,6 @@ class VcdTracer:
         if not self._done:
             self._advance(sim.now + 1)
             self._refresh_threshold()
-        if self._live or self._done:
-            self._writer.flush()
         self._stream.flush()
 
     # -- closing --------------------------------------------------------------------------
@@ -259,7 +282,12 @@ class VcdTracer:
                     if not self._live and not self._done:
                         self._enter()
                 final = max(final, self._lo)
-                self._writer.close(final)
+                if self._last_ts is None:
+                    self._writer.close(final)  # never entered the window: header only
+                else:
+                    if final > self._last_ts:
+                        self._write(f"#{final}\n")
+                    self._writer.close()
         finally:
             self._release()
             self._stream.close()
@@ -290,6 +318,12 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=_ascii(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
+        handle = len(self._lines)
+        if mask:
+            prefix, suffix = ("b", f" {var.ident}\n") if var.size != 1 else ("", f"{var.ident}\n")
+        else:
+            prefix = suffix = ""
+        self._lines.append((handle, mask, prefix, suffix))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
@@ -320,7 +354,7 @@ class VcdTracer:
 
     def _explain_bad_value(self, selected: list) -> None:
         for reg in selected:
-            var, mask = self._handles[reg.var]
+            var, mask = self._handles[reg.var[0]]
             expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
             if mask and not isinstance(reg._next, int) or mask is None and not isinstance(reg._next, (int, float)):
                 raise ModelAssertion(f"{reg.path} at {self.sim.now} ps: register traced as {expected} "
@@ -372,18 +406,21 @@ class VcdTracer:
         return True
 
     def _enter(self) -> None:
-        """Start writing: the values now held are the initial values at the window start."""
+        """Start writing: the values now held are the initial values at the window start,
+        dumped by pyvcd with the header; every later change is written by this tracer."""
         self._live = True
-        lo, change, handles = self._lo, self._change, self._handles
+        lo, change, handles = self._lo, self._writer.change, self._handles
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
             change(var, lo, value & mask if mask else (value if mask is None else _ascii(str(value))))
-            reg.var = index
+            reg.var = self._lines[index]
         for trace in self._traces:
             values = trace.values()
             for signal, var in trace.vars.items():
                 change(var, lo, values[signal])
+        self._writer.flush()
+        self._last_ts = lo
 
     def _leave(self) -> None:
         self._done = True
@@ -402,7 +439,11 @@ class VcdTracer:
     def _put(self, trace: _ChannelTrace, signal: str, t: int, value) -> None:
         var = trace.vars.get(signal)
         if var is not None:
-            self._change(var, t, value)
+            line = var.format_value(value, False) + "\n"
+            if t != self._last_ts:
+                self._last_ts = t
+                line = f"#{t}\n{line}"
+            self._write(line)
 
     def _schedule(self, trace: _ChannelTrace, at: int | None) -> None:
         if trace.next_eval != at:
