@@ -1,6 +1,6 @@
 """What a VCD costs: the same run untraced, fully traced and with one component selected.
 
-Run ``python -m tests.trace.overhead`` (prints a table; CPU seconds, best of several repetitions, because
+Run ``python benchmarks/vcd_overhead.py [components cycles repeats]`` (prints a table; CPU seconds, best of several repetitions, because
 machines are noisy). Two register-heavy designs: ``lfsr`` changes every register at every
 edge (the worst case for a tracer), ``counters`` is closer to real models (a few registers
 change per edge, most keep their value).
