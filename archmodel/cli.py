@@ -1,4 +1,7 @@
-"""The ``archmodel`` command line: ``run``, ``list`` and ``show``.
+"""The ``archmodel`` command line: ``run``, ``check``, ``list`` and ``show``.
+
+``run``, ``show`` and ``check`` take a ``.arch`` file (the language, :mod:`archmodel.lang`) or,
+for ``run`` and ``show``, a Python builder ``MODULE:FUNCTION`` returning the top component.
 
 Exit codes: 0 success, 1 the simulation failed (deadlock, a model's assertion, a bug in model
 code), 2 bad input (the message says what and where), 130 interrupted by Ctrl-C. Errors are
@@ -30,8 +33,58 @@ from .kernel import (ArchError, Component, SimulationError, Simulator, catalogue
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def _load_models() -> None:
+def _load_models(plugins: list[str] | None = None) -> None:
+    """Fill the model catalogue: the built-in families, installed plugins (entry point group
+    ``archmodel.models``) and plugin files given with ``--plugin``."""
     importlib.import_module("archmodel.models")
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="archmodel.models"):
+        try:
+            entry.load()
+        except Exception as err:  # a broken third-party plugin is bad input, not our crash
+            raise ArchError(f"plugin entry point '{entry.name}' ({entry.value}) failed to load: "
+                            f"{type(err).__name__}: {err}") from None
+    for plugin in plugins or []:
+        _load_plugin_file(plugin)
+
+
+def _load_plugin_file(plugin: str) -> None:
+    path = Path(plugin)
+    if path.suffix != ".py" or not path.is_file():
+        raise ArchError(f"--plugin {plugin}: no such Python file", hint="give a .py file defining @model classes")
+    module_name = f"archmodel_plugin_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    if module_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ArchError:
+        raise
+    except Exception as err:
+        del sys.modules[module_name]
+        raise ArchError(f"--plugin {plugin} failed to load: {type(err).__name__}: {err}") from None
+
+
+def _is_arch(target: str) -> bool:
+    return target.endswith(".arch")
+
+
+def load_arch(args):
+    """Parse and elaborate the ``.arch`` file of ``args.target`` (with ``--top``, ``-p``,
+    ``--max-instances``)."""
+    from .lang import Limits, load
+
+    params = {}
+    for pair in args.param:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p cores=8 or -p 'lat=2 ns'")
+        params[key] = value
+    limits = Limits(max_instances=args.max_instances)
+    return load(args.target, top=args.top, params=params, limits=limits), params
 
 
 def _parse_value(text: str):
@@ -149,9 +202,16 @@ def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool):
 
 
 def cmd_run(args) -> int:
-    _load_models()
-    build_params = _parse_params(args.param)
-    top, source = build_top(args.target, build_params)
+    _load_models(args.plugin)
+    traces = list(args.trace or [])
+    if _is_arch(args.target):
+        elaborated, build_params = load_arch(args)
+        top, source = elaborated.top, args.target
+        if not traces:
+            traces = elaborated.traces
+    else:
+        build_params = _parse_params(args.param)
+        top, source = build_top(args.target, build_params)
     sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog)
     limit = None
     if args.until is not None:
@@ -164,7 +224,7 @@ def cmd_run(args) -> int:
         limit = edge if limit is None else min(limit, edge)
     tracer = None
     vcd_path = args.vcd
-    if vcd_path is None and args.trace:
+    if vcd_path is None and traces:
         vcd_path = "auto"
     if vcd_path is not None:
         from .trace import VcdTracer
@@ -172,7 +232,7 @@ def cmd_run(args) -> int:
         if vcd_path == "auto":
             vcd_path = str(Path("waves") / f"{top.name}.vcd")
         Path(vcd_path).parent.mkdir(parents=True, exist_ok=True)
-        tracer = VcdTracer(vcd_path, select=tuple(args.trace or ["*"]),
+        tracer = VcdTracer(vcd_path, select=tuple(traces or ["*"]),
                            start_ps=parse_time(args.trace_from) if args.trace_from else None,
                            end_ps=parse_time(args.trace_to) if args.trace_to else None)
         sim.add_observer(tracer)
@@ -186,6 +246,8 @@ def cmd_run(args) -> int:
         outcome, code = "interrupted", EXIT_INTERRUPTED
     except SimulationError as err:
         outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
+    except ArchError as err:  # e.g. a trace selection that matches no signal
+        outcome, code, failure = "failed", EXIT_BAD_INPUT, err.render()
     except Exception:  # a bug in model code: its author needs the traceback
         outcome, code, failure = "failed", EXIT_FAILED, "error: model code raised an exception:\n" + traceback.format_exc()
     finally:
@@ -213,7 +275,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
-    _load_models()
+    _load_models(args.plugin)
     models = catalogue()
     if args.model:
         if args.model not in models:
@@ -228,8 +290,31 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
+def cmd_check(args) -> int:
+    _load_models(args.plugin)
+    if not _is_arch(args.target):
+        raise ArchError(f"'{args.target}' is not a .arch file", hint="check takes a .arch file, e.g. topologies/pipeline.arch")
+    elaborated, _ = load_arch(args)
+    sim = Simulator(elaborated.top, seed=0)
+    print(f"ok: {args.target}: system {elaborated.top.name}, {len(sim.components)} components "
+          f"({elaborated.instances} instances), {len(sim.channels)} channels, {len(sim.domains)} "
+          f"clock domain{'s' if len(sim.domains) != 1 else ''}")
+    return EXIT_OK
+
+
 def cmd_show(args) -> int:
-    _load_models()
+    _load_models(args.plugin)
+    if _is_arch(args.target):
+        from .lang import show_text, to_dot
+
+        elaborated, _ = load_arch(args)
+        sim = Simulator(elaborated.top, seed=0)
+        print(show_text(sim, f"{elaborated.top_module.kind} {elaborated.top_module.name} ({args.target})"))
+        if args.dot:
+            Path(args.dot).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.dot).write_text(to_dot(sim))
+            print(f"connection graph: {args.dot} (render with: dot -Tsvg {args.dot} -o graph.svg)", file=sys.stderr)
+        return EXIT_OK
     top, _ = build_top(args.target, _parse_params(args.param))
     sim = Simulator(top, seed=0)
     counts: dict[str, int] = {}
@@ -250,10 +335,20 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"archmodel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def arch_options(cmd, builder: bool = True):
+        cmd.add_argument("target", help="FILE.arch" + (", or MODULE:FUNCTION / FILE.py:FUNCTION returning the "
+                                                       "top component" if builder else ""))
+        cmd.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                         help="a parameter of the top (a .arch expression, e.g. -p 'lat=2 ns') or keyword "
+                              "argument of the builder (repeatable)")
+        cmd.add_argument("--top", metavar="NAME", help="the system or module of the .arch file to build")
+        cmd.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
+                         help="a Python file whose @model classes join the catalogue (repeatable)")
+        cmd.add_argument("--max-instances", type=int, default=10_000_000, metavar="N",
+                         help="refuse .arch systems of more than N instances (default 10000000)")
+
     run = sub.add_parser("run", help="simulate a system and print its statistics")
-    run.add_argument("target", help="MODULE:FUNCTION or FILE.py:FUNCTION returning the top component")
-    run.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                     help="keyword argument for the builder (repeatable)")
+    arch_options(run)
     run.add_argument("--cycles", type=int, help="stop after this many cycles of the top clock")
     run.add_argument("--until", metavar="TIME", help="stop at this simulated time, e.g. 10us")
     run.add_argument("--seed", type=int, default=0, help="global random seed (default 0)")
@@ -273,12 +368,18 @@ def make_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list the model catalogue, or document one model")
     lst.add_argument("model", nargs="?", help="a model name, e.g. Fifo")
+    lst.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
+                     help="a Python file whose @model classes join the catalogue (repeatable)")
     lst.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="print the elaborated hierarchy of a system")
-    show.add_argument("target", help="MODULE:FUNCTION or FILE.py:FUNCTION")
-    show.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    arch_options(show)
+    show.add_argument("--dot", metavar="FILE", help="also write the connection graph for Graphviz (.arch files)")
     show.set_defaults(handler=cmd_show)
+
+    check = sub.add_parser("check", help="parse and elaborate a .arch file, reporting every error found")
+    arch_options(check, builder=False)
+    check.set_defaults(handler=cmd_check)
     return parser
 
 

@@ -23,3 +23,16 @@ def test_the_readme_test_command_is_what_ci_runs():
     command = re.search(r"```sh\n(scripts/install-test-tools.*?)\n```", README.read_text()).group(1)
     ci = (README.parent / ".ci" / "run").read_text()
     assert command in ci.splitlines()
+
+
+def test_the_arch_example_checks_and_runs(tmp_path, capsys):
+    from archmodel.cli import main
+
+    text = README.read_text()
+    section = text[text.index("## Describing a system"):]
+    source = re.search(r"```\n(.*?)```", section, flags=re.S).group(1)
+    path = tmp_path / "readme.arch"
+    path.write_text(source)
+    assert main(["check", str(path)]) == 0
+    assert main(["run", str(path), "-q", "--vcd", str(tmp_path / "readme.vcd")]) == 0
+    assert "stopped at" in capsys.readouterr().err

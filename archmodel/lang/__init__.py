@@ -1,0 +1,18 @@
+"""The ``.arch`` front end: parser (Lark LALR over ``dsl/arch.lark``), syntax tree with source
+spans, elaboration into kernel components, diagnostics, units, and the registries of topology
+generators and workloads the language resolves names against.
+
+``load(path)`` is the entry point: it returns an :class:`Elaborated` whose ``top`` goes to a
+:class:`~archmodel.kernel.Simulator`, or raises :class:`LanguageErrors` holding every
+diagnostic of the file.
+"""
+
+from .elaborate import Elaborated, Limits, load, param_unit
+from .errors import LanguageErrors
+from .parser import parse, parse_expression
+from .show import show_text, to_dot
+from .topology import register_topology, topology_generators
+from .workloads import register_workload, workloads
+
+__all__ = ["Elaborated", "LanguageErrors", "Limits", "load", "param_unit", "parse", "parse_expression",
+           "register_topology", "register_workload", "show_text", "to_dot", "topology_generators", "workloads"]

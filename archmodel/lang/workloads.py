@@ -1,0 +1,26 @@
+"""The registry that ``run workload(args) on targets`` statements resolve against.
+
+A workload registers a binder ``fn(targets, *args, **kwargs)`` under its name; elaboration
+calls it with the list of target components once the system is built. The workload families
+(data-parallel kernels, graph analytics, convolutions) fill this registry; until they land it
+is empty and every ``run`` statement is an 'unknown workload' error listing the known ones.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+_WORKLOADS: dict[str, Callable] = {}
+
+
+def register_workload(name: str):
+    """Decorator: make a workload binder usable by name in ``run`` statements."""
+    def wrap(fn):
+        _WORKLOADS[name] = fn
+        return fn
+    return wrap
+
+
+def workloads() -> dict[str, Callable]:
+    """All registered workloads by name, sorted."""
+    return dict(sorted(_WORKLOADS.items()))

@@ -1,0 +1,46 @@
+"""The grammar, library and topologies travel with the package: build a wheel, install it
+(not editable) into a fresh virtual environment, and check and run bundled files there."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(cmd, cwd, timeout=120):
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def test_wheel_in_a_fresh_venv_checks_and_runs_library_and_topology_files(tmp_path):
+    dist = tmp_path / "dist"
+    run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-w", str(dist),
+         "-q"], cwd=tmp_path, timeout=180)
+    (wheel,) = dist.glob("archmodel-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "archmodel/_data/dsl/arch.lark" in names
+    assert "archmodel/_data/library/stages.arch" in names
+    assert "archmodel/_data/topologies/pipeline.arch" in names
+
+    venv = tmp_path / "venv"
+    # System site packages provide the dependencies (numpy, lark, ...) without a download.
+    run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=tmp_path)
+    python = venv / "bin" / "python"
+    run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q", str(wheel)], cwd=tmp_path)
+    where = run([python, "-c", "import archmodel.paths as p; print(p.data_path('dsl'))"], cwd=tmp_path).stdout
+    assert str(venv) in where and "_data" in where, where  # the installed copy, not the checkout
+
+    archmodel = venv / "bin" / "archmodel"
+    topology = Path(where.strip()).parent / "topologies" / "pipeline.arch"
+    out = run([archmodel, "check", str(topology)], cwd=tmp_path).stdout
+    assert out.startswith(f"ok: {topology}: system Pipeline")
+    result = run([archmodel, "run", str(topology), "-q", "--vcd", str(tmp_path / "p.vcd")], cwd=tmp_path)
+    assert "stopped at" in result.stderr
+    # A user's file importing the bundled library by name.
+    user = tmp_path / "mine.arch"
+    user.write_text('import "stages.arch"\nsystem Mine {\n  s : Source(count = 3)\n  st : Stage()\n'
+                    '  k : Sink()\n  s.out -> st.inp\n  st.out -> k.inp\n}\n')
+    assert run([archmodel, "check", "mine.arch"], cwd=tmp_path).stdout.startswith("ok: mine.arch")
