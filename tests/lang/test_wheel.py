@@ -1,6 +1,7 @@
 """The grammar, library and topologies travel with the package: build a wheel, install it
 (not editable) into a fresh virtual environment, and check and run bundled files there."""
 
+import site
 import subprocess
 import sys
 import zipfile
@@ -26,9 +27,14 @@ def test_wheel_in_a_fresh_venv_checks_and_runs_library_and_topology_files(tmp_pa
     assert "archmodel/_data/topologies/pipeline.arch" in names
 
     venv = tmp_path / "venv"
-    # System site packages provide the dependencies (numpy, lark, ...) without a download.
-    run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=tmp_path)
+    run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
+    # The dependencies (numpy, lark, ...) come from this interpreter's site-packages through a
+    # .pth file, without a download, whether or not this interpreter is itself a venv. Those
+    # directories come after the venv's own, so the wheel installed there is the archmodel found.
+    venv_site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                    cwd=tmp_path).stdout.strip()
+    (Path(venv_site) / "parent_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     run([python, "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q", str(wheel)], cwd=tmp_path)
     where = run([python, "-c", "import archmodel.paths as p; print(p.data_path('dsl'))"], cwd=tmp_path).stdout
     assert str(venv) in where and "_data" in where, where  # the installed copy, not the checkout
