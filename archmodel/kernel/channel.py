@@ -95,6 +95,24 @@ def _port_kind(port) -> str:
     return "output" if isinstance(port, OutPort) else "input"
 
 
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _link_problem(latency, capacity, width_bits) -> tuple[str, str | None] | None:
+    """What is wrong with a link's attributes, as (message, hint), or None."""
+    if not _is_count(latency):
+        return f"latency must be an integer number of cycles, got {latency!r}", None
+    if latency < 1:
+        return (f"latency must be at least 1 cycle, got {latency}",
+                "every connection is registered, so results never depend on tick order")
+    if not _is_count(capacity) or capacity < 1:
+        return f"capacity must be a positive integer number of credits, got {capacity!r}", None
+    if width_bits is not None and (not _is_count(width_bits) or width_bits < 1):
+        return f"width must be a positive integer number of bits, got {width_bits!r}", None
+    return None
+
+
 def connect(src: OutPort, dst: InPort, *, latency: int = 1, capacity: int | None = None,
             width_bits: int | None = None) -> Channel:
     """Connect an output port to an input port with a new channel and return it.
@@ -118,18 +136,12 @@ def connect(src: OutPort, dst: InPort, *, latency: int = 1, capacity: int | None
                         hint="merge the streams with an arbiter")
     if src.width is not None and dst.width is not None and src.width != dst.width:
         raise PortError(f"cannot connect {src.path} with width {src.width} to {dst.path} with width {dst.width}")
-    where = f"channel {src.path} -> {dst.path}"
-    if not isinstance(latency, int) or isinstance(latency, bool):
-        raise ParameterError(f"{where}: latency must be an integer number of cycles, got {latency!r}")
-    if latency < 1:
-        raise ParameterError(f"{where}: latency must be at least 1 cycle, got {latency}",
-                             hint="every connection is registered, so results never depend on tick order")
-    if capacity is None:
+    if capacity is None and isinstance(latency, int):
         capacity = latency + 1
-    if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
-        raise ParameterError(f"{where}: capacity must be a positive integer number of credits, got {capacity!r}")
-    if width_bits is not None and (not isinstance(width_bits, int) or isinstance(width_bits, bool) or width_bits < 1):
-        raise ParameterError(f"{where}: width must be a positive integer number of bits, got {width_bits!r}")
+    problem = _link_problem(latency, capacity, width_bits)
+    if problem is not None:
+        message, hint = problem
+        raise ParameterError(f"channel {src.path} -> {dst.path}: {message}", hint=hint)
     channel = Channel(src, dst, latency, capacity, width_bits)
     src.channel = channel
     dst.channel = channel

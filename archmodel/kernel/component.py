@@ -32,6 +32,7 @@ _CATALOGUE: dict[str, type] = {}
 # Attributes every component has; a parameter of the same name would shadow them.
 _RESERVED = frozenset({
     "name", "parent", "path", "children", "clock", "domain", "sim", "registers", "ports", "stats",
+    "add_stat",
     "params", "now", "cycle", "rng", "elapsed_cycles", "elapsed_ps", "tick", "setup", "start",
     "sleep", "wake_at", "wake_in", "sleep_for", "progress", "fail", "register", "child", "walk", "add",
 })
@@ -120,11 +121,7 @@ class Component:
         self.ports: list = []
         for pname, decl in self._port_decls.items():
             setattr(self, pname, self._make_ports(pname, decl))
-        self.stats: list[Stat] = []
-        for sname, decl in self._stat_decls.items():
-            stat = decl.instantiate(self)
-            self.stats.append(stat)
-            setattr(self, sname, stat)
+        self._added_stats: list[Stat] = []
         self.setup()
 
     # -- construction -------------------------------------------------------------------
@@ -187,6 +184,19 @@ class Component:
         reg = Register(self, name, init, width)
         self.registers.append(reg)
         return reg
+
+    @property
+    def stats(self) -> list[Stat]:
+        """This component's statistics: the declared ones, then any added by ``add_stat``."""
+        return [getattr(self, name) for name in self._stat_decls] + self._added_stats
+
+    def add_stat(self, name: str, declaration: Stat) -> Stat:
+        """Add a statistic not declared on the class (one per input of a port array, say) and
+        return this component's copy of it."""
+        declaration.name = name
+        stat = declaration.instantiate(self)
+        self._added_stats.append(stat)
+        return stat
 
     def child(self, name: str) -> "Component":
         """The direct child called ``name``."""

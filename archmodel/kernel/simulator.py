@@ -111,24 +111,28 @@ class Simulator:
             for reg in comp.registers:
                 reg._commit = self._dirty
                 self.registers.append(reg)
+            ins, outs = [], []
             for port in comp.ports:
-                if port.channel is None:
+                channel = port.channel
+                if channel is None:
                     if port.decl.required:
                         kind = "input" if port.decl.direction == "in" else "output"
                         raise PortError(f"{comp.path}: required {kind} port '{port.name}' is not connected",
                                         hint=f"connect it, or declare it {type(port.decl).__name__}(..., required=False)")
                 elif port.decl.direction == "out":
-                    self.channels.append(port.channel)
+                    outs.append(channel)
+                else:
+                    ins.append(channel)
+            comp._in_channels = ins
+            comp._out_channels = outs
+            comp._wake_edge = None  # the edge of this component's latest wake-up entry
+            self.channels.extend(outs)
         in_tree = {id(c) for c in self.components}
         for ch in self.channels:
             if id(ch.dst_owner) not in in_tree:
                 raise PortError(f"channel {ch.name}: {ch.dst_owner.path} is not part of {top.path}")
         for ch in self.channels:
             ch.bind(self)
-        for comp in self.components:
-            comp._in_channels = [p.channel for p in comp.ports if p.decl.direction == "in" and p.channel]
-            comp._out_channels = [p.channel for p in comp.ports if p.decl.direction == "out" and p.channel]
-            comp._wake_edge = None  # the edge of this component's latest wake-up entry
 
     def _begin(self) -> None:
         self._started = True

@@ -27,6 +27,16 @@ class Stat:
     def __set_name__(self, owner, name):
         self.name = name
 
+    def __get__(self, instance, owner=None):
+        # A declaration on a model class: each component gets its own copy on first use, kept
+        # in the instance so later reads are plain attribute reads. Building a component
+        # therefore costs nothing per statistic (100,000-component systems elaborate fast).
+        if instance is None:
+            return self
+        stat = self.instantiate(instance)
+        instance.__dict__[self.name] = stat
+        return stat
+
     def instantiate(self, owner) -> "Stat":
         """A fresh copy of this declaration belonging to ``owner``."""
         copy = type(self).__new__(type(self))

@@ -29,10 +29,7 @@ class RoundRobinArbiter(Component):
     def setup(self) -> None:
         self.grants_by_input = []
         for i in range(self.inputs):
-            declaration = Counter("grants", f"messages granted to inp[{i}]")
-            declaration.name = f"grants[{i}]"
-            stat = declaration.instantiate(self)
-            self.stats.append(stat)
+            stat = self.add_stat(f"grants[{i}]", Counter("grants", f"messages granted to inp[{i}]"))
             self.grants_by_input.append(stat)
         self.priority = self.register("priority", 0, width=max(1, (self.inputs - 1).bit_length()))
 
