@@ -28,7 +28,7 @@ import attrs
 
 from . import __version__
 from .kernel import (ArchError, Component, SimulationError, Simulator, catalogue, format_time,
-                     parse_time, stats_dict, stats_table)
+                     parse_time, stats_csv, stats_dict, stats_table)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -260,8 +260,12 @@ def cmd_run(args) -> int:
     if args.stats:
         path = Path(args.stats)
         path.parent.mkdir(parents=True, exist_ok=True)
-        document = {"manifest": _manifest(args, sim, source, build_params, outcome), "statistics": stats_dict(stats)}
-        path.write_text(json.dumps(document, indent=2, default=str) + "\n")
+        manifest = _manifest(args, sim, source, build_params, outcome)
+        if path.suffix == ".csv":
+            path.write_text(stats_csv(stats, manifest))
+        else:
+            document = {"manifest": manifest, "statistics": stats_dict(stats)}
+            path.write_text(json.dumps(document, indent=2, default=str) + "\n")
     rate = sim.ticks / wall if wall > 0 else 0.0
     print(f"{outcome} at {format_time(sim.now)} after {sim.ticks} component ticks "
           f"({wall:.2f} s wall, {rate:,.0f} ticks/s)", file=sys.stderr)
@@ -358,7 +362,7 @@ def make_parser() -> argparse.ArgumentParser:
                      help="signals to trace, e.g. 'top.cpu.*' (repeatable; implies --vcd)")
     run.add_argument("--trace-from", metavar="TIME", help="start of the traced time window")
     run.add_argument("--trace-to", metavar="TIME", help="end of the traced time window")
-    run.add_argument("--stats", metavar="FILE", help="write statistics and the run manifest as JSON")
+    run.add_argument("--stats", metavar="FILE", help="write statistics and the run manifest as JSON, or as CSV if FILE ends in .csv")
     run.add_argument("--watchdog", type=int, default=100_000, metavar="CYCLES",
                      help="report a deadlock after this many cycles without a transfer (default 100000)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

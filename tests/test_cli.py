@@ -82,3 +82,15 @@ def test_show_prints_the_hierarchy(capsys):
     assert out.splitlines()[:3] == ["pair : Component() @ clk", "  p : Producer(count=3) @ clk",
                                     "  c : Consumer() @ clk"]
     assert "channels: 1" in out
+
+
+def test_stats_as_csv_with_the_manifest_on_a_comment_line(tmp_path):
+    import csv
+
+    path = tmp_path / "stats.csv"
+    assert main(["run", "tests.cli_systems:pair", "-p", "count=4", "--stats", str(path), "-q"]) == 0
+    first, *rest = path.read_text().splitlines()
+    assert first.startswith("# manifest ") and json.loads(first[len("# manifest "):])["seed"] == 0
+    rows = list(csv.DictReader(rest))
+    assert rows[0]["statistic"] == "pair.c.received"
+    assert (rows[0]["value"], rows[0]["unit"]) == ("4", "messages")

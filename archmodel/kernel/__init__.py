@@ -11,8 +11,8 @@ from .params import Param, at_least, in_range, one_of
 from .ports import In, InPort, Out, OutPort
 from .register import Register
 from .simulator import RunResult, Simulator
-from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_dict,
-                    stats_table)
+from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_csv,
+                    stats_dict, stats_table)
 from .time import ClockDomain, format_time, parse_time, period_from_frequency
 
 __all__ = [
@@ -20,5 +20,5 @@ __all__ = [
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
     "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
     "catalogue", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
-    "period_from_frequency", "register_model", "stats_dict", "stats_table",
+    "period_from_frequency", "register_model", "stats_csv", "stats_dict", "stats_table",
 ]

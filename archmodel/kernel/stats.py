@@ -220,3 +220,22 @@ class Utilisation(Formula):
 
     def __init__(self, busy_counter: str, doc: str):
         super().__init__("%", doc, lambda c: 100.0 * getattr(c, busy_counter).value / c.elapsed_cycles)
+
+
+def stats_csv(stats: list[Stat], manifest: dict | None = None) -> str:
+    """The statistics as CSV (name, value, unit, count, min, p50, p99, max, description), after
+    one ``# manifest {json}`` comment line when a run manifest is given."""
+    import csv
+    import io
+    import json
+
+    out = io.StringIO()
+    if manifest is not None:
+        out.write("# manifest " + json.dumps(manifest, sort_keys=True, default=str) + "\n")
+    extras = ("count", "min", "p50", "p99", "max")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(("statistic", "value", "unit") + extras + ("description",))
+    for stat in stats:
+        summary = stat.summary()
+        writer.writerow([stat.path, summary["value"], stat.unit] + [summary.get(k, "") for k in extras] + [stat.doc])
+    return out.getvalue()
