@@ -152,13 +152,26 @@ class OutPort(Port):
         """Transfer ``msg``; an error if not ``ready`` (valid/payload are held until transfer,
         so a model that may be blocked should use ``try_send``). ``bits`` (or the message's
         ``size_bits``) sets the serialisation time on a channel with a width."""
+        if not self.try_send(msg, bits):
+            ch = self.channel
+            raise ModelAssertion(
+                f"{self.path}: send() while not ready ({ch.credits} credits, link busy until "
+                f"{ch.busy_until} ps at {ch.sim.now} ps); check ready or use try_send()")
+
+    def try_send(self, msg, bits: int | None = None) -> bool:
+        """Send if ready and return True; otherwise record valid-without-ready and return False
+        (the sender is then woken when the channel becomes ready, should it sleep)."""
         ch = self.channel
         sim = ch.sim
         now = sim.now
         if ch.credits <= 0 or ch.busy_until > now:
-            raise ModelAssertion(
-                f"{self.path}: send() while not ready ({ch.credits} credits, link busy until "
-                f"{ch.busy_until} ps at {now} ps); check ready or use try_send()")
+            ch.blocked = True  # valid is held: the returning credit or freed link must wake it
+            if ch.traced:
+                ch.offered = True
+                ch.payload = msg
+                sim._mark(ch)
+            return False
+        # The transfer itself lives here rather than in send(): try_send is the common call.
         ch.credits -= 1
         ch.blocked = False
         if ch.width_bits:
@@ -186,17 +199,4 @@ class OutPort(Port):
             ch.fired = True
             ch.payload = msg
             sim._mark(ch)
-
-    def try_send(self, msg, bits: int | None = None) -> bool:
-        """Send if ready and return True; otherwise record valid-without-ready and return False."""
-        ch = self.channel
-        now = ch.sim.now
-        if ch.credits > 0 and ch.busy_until <= now:
-            self.send(msg, bits)
-            return True
-        ch.blocked = True  # valid is held: the returning credit or freed link must wake it
-        if ch.traced:
-            ch.offered = True
-            ch.payload = msg
-            ch.sim._mark(ch)
-        return False
+        return True
