@@ -24,3 +24,14 @@ def register_workload(name: str):
 def workloads() -> dict[str, Callable]:
     """All registered workloads by name, sorted."""
     return dict(sorted(_WORKLOADS.items()))
+
+
+def _register_builtin() -> None:
+    # The workload families register here; lang may import workloads (not the reverse).
+    from archmodel.workloads.snitch import KERNELS
+
+    for name, binder in KERNELS.items():
+        _WORKLOADS.setdefault(name, binder)
+
+
+_register_builtin()

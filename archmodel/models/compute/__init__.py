@@ -1,0 +1,13 @@
+"""Compute models: the Snitch core and the Manticore cluster (cores, TCDM, DMA, barrier, I$),
+the assembler for the programs they run, and an ideal outside memory."""
+
+from .assembler import AssemblyError, Instruction, Program, assemble, assemble_file
+from .cluster import INSTRUCTION_BASE, SnitchCluster
+from .core import SnitchCore
+from .dma import SnitchDma
+from .icache import SnitchICache
+from .memory import FixedLatencyMemory
+from .tcdm import TCDM_BASE, SnitchTcdm
+
+__all__ = ["AssemblyError", "FixedLatencyMemory", "INSTRUCTION_BASE", "Instruction", "Program", "SnitchCluster",
+           "SnitchCore", "SnitchDma", "SnitchICache", "SnitchTcdm", "TCDM_BASE", "assemble", "assemble_file"]

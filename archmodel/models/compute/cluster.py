@@ -1,0 +1,231 @@
+"""The Snitch cluster: compute cores, a DMA core, TCDM, DMA engine, barrier and shared I$."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
+
+from .assembler import Instruction, Program
+from .core import NEVER, SnitchCore
+from .dma import SnitchDma
+from .icache import SnitchICache
+from .tcdm import TCDM_BASE, SnitchTcdm
+
+INSTRUCTION_BASE = 0x0000_1000
+"""Where the first program's instructions start in the instruction address space."""
+
+
+@model
+class SnitchCluster(Component):
+    """A Snitch cluster as in Manticore: ``cores`` compute cores and one DMA core sharing a TCDM.
+
+    Parts (Zaruba, Schuiki, Benini, "Manticore", IEEE Micro 41(2) 2021): 8 compute cores
+    (:class:`SnitchCore`) and a 9th core that drives the DMA engine (:class:`SnitchDma`,
+    512 bit/cycle), a 128 KiB TCDM in 32 banks of 64-bit words (:class:`SnitchTcdm`), an
+    8 KiB shared instruction cache (:class:`SnitchICache`) and a hardware barrier: reading
+    the ``barrier`` CSR waits until every core has read it or finished (a finished core never
+    holds the others up). Core ``i`` has ``mhartid`` i; the DMA core is ``mhartid = cores``.
+
+    The cluster is the one component that ticks: each cycle it steps the DMA engine and
+    every unfinished core, then arbitrates the TCDM for all their requests. This keeps the
+    per-cycle cost to plain Python calls (no channel per core and bank); bank conflicts,
+    round-robin fairness, the TCDM latency and every queue's bound are still modelled. The
+    outside memory port ``ext_req``/``ext_rsp`` carries
+    :class:`~archmodel.models.messages.MemRequest`/``MemResponse`` bursts of the DMA to any
+    memory model (its width and latency are the link's); it may stay unconnected when no
+    transfer leaves the TCDM. Workloads load programs with :meth:`load_programs`, data with
+    :meth:`tcdm_array`, and check results in an :meth:`on_finish` callback; when every core
+    has finished and the DMA is idle the cluster sleeps (the run ends when all is quiet).
+
+    Leaves out: the cluster peripherals (performance counters other than mcycle/minstret,
+    wake-up registers), interrupts, the shared multiply/divide unit (each core has one),
+    and the cluster's AXI crossbar beyond the DMA port.
+    """
+
+    cores = Param(int, 8, "compute cores (the DMA core comes in addition)", check=at_least(1))
+    tcdm_bytes = Param(int, 128 * 1024, "TCDM capacity", unit="bytes", check=at_least(64))
+    banks = Param(int, 32, "TCDM banks of 64-bit words", check=at_least(1))
+    tcdm_latency_cycles = Param(int, 1, "cycles from a TCDM grant to usable read data", unit="cycles",
+                                check=at_least(1))
+    fma_latency_cycles = Param(int, 3, "FP64 FMA-class latency", unit="cycles", check=at_least(1))
+    ssr_fifo_depth = Param(int, 4, "words each SSR FIFO holds", check=at_least(1))
+    offload_depth = Param(int, 8, "entries of each core's FP offload queue", check=at_least(1))
+    icache_bytes = Param(int, 8 * 1024, "shared instruction cache", unit="bytes", check=at_least(4))
+    icache_miss_cycles = Param(int, 20, "instruction cache miss penalty", unit="cycles", check=at_least(0))
+    dma_lanes = Param(int, 8, "64-bit DMA lanes into the TCDM (8 = 512 bit/cycle)", check=at_least(1))
+    hang_cycles = Param(int, 200_000, "cycles without progress before the run is stopped as hung",
+                        unit="cycles", check=at_least(1000))
+
+    ext_req = Out("DMA bursts to the outside memory (MemRequest)", required=False)
+    ext_rsp = In("responses from the outside memory (MemResponse)", required=False)
+
+    cycles = Formula("cycles", "cycles until every core finished (or so far)", lambda c: c.run_cycles())
+    fpu_utilisation = Formula("%", "FP computations per compute-core cycle",
+                              lambda c: 100.0 * sum(k.n_fpu for k in c.compute_cores) / (c.cores * c.run_cycles()))
+    flops = Formula("flop", "floating-point operations of all cores", lambda c: sum(k.n_flops for k in c.core_list))
+    gflops = Formula("GFLOP/s", "floating-point operations per second at the cluster clock",
+                     lambda c: sum(k.n_flops for k in c.core_list) * 1000 / (c.run_cycles() * c.domain.period_ps))
+
+    def setup(self) -> None:
+        self.tcdm = SnitchTcdm("tcdm", self, size_bytes=self.tcdm_bytes, banks=self.banks,
+                               latency_cycles=self.tcdm_latency_cycles)
+        self.icache = SnitchICache("icache", self, size_bytes=self.icache_bytes, miss_cycles=self.icache_miss_cycles)
+        self.dma = SnitchDma("dma", self, lanes=self.dma_lanes)
+        self.core_list = [SnitchCore(f"core{i}", self, ssr_fifo_depth=self.ssr_fifo_depth,
+                                     offload_depth=self.offload_depth, fma_latency_cycles=self.fma_latency_cycles)
+                          for i in range(self.cores + 1)]
+        self.compute_cores = self.core_list[:self.cores]
+        self.dma_core = self.core_list[self.cores]
+        rid = 0
+        for hartid, core in enumerate(self.core_list):
+            core.bind(self, hartid, rid)
+            rid += 4
+        self.dma.bind(self, rid)
+        self.tcdm.requesters = rid + self.dma_lanes
+        self.running: list = []
+        self.finish_callbacks: list = []
+        self.done_cycle = -1
+        self.waiting: list = []
+        self.n_halted = len(self.core_list)
+        self.first_tick = True
+        self.check_at = 0
+        self.signature = None
+
+    # -- what workloads use ---------------------------------------------------------------------
+    def load_programs(self, programs: list) -> None:
+        """Give core ``i`` ``programs[i]`` (None leaves it idle); the last entry, if there are
+        ``cores + 1``, is the DMA core's. The same Program object shares its I$ lines."""
+        if len(programs) > len(self.core_list):
+            raise ValueError(f"{self.path}: {len(programs)} programs for {len(self.core_list)} cores")
+        placed: dict[int, int] = {}
+        next_base = INSTRUCTION_BASE
+        for core, program in zip(self.core_list, list(programs) + [None] * (len(self.core_list) - len(programs))):
+            if program is not None and id(program) not in placed:
+                placed[id(program)] = next_base
+                next_base += (program.size_bytes + 255) // 256 * 256
+            core.load(program, placed.get(id(program), 0))
+        self.running = [c for c in self.core_list if not c.done]
+        self.n_halted = sum(1 for c in self.core_list if c.halted)
+        self.done_cycle = -1
+
+    def tcdm_array(self, address: int, shape, dtype=None):
+        """A numpy view of TCDM contents (writes to it change the modelled memory)."""
+        import numpy as np
+        return self.tcdm.array(address, shape, np.float64 if dtype is None else dtype)
+
+    def on_finish(self, callback: Callable) -> None:
+        """Call ``callback(cluster)`` once every core has finished and the DMA is idle."""
+        self.finish_callbacks.append(callback)
+
+    @property
+    def tcdm_base(self) -> int:
+        return self.tcdm.base_address
+
+    def outside_memory(self):
+        """The component at the other end of ``ext_req`` (None when unconnected)."""
+        channel = self.ext_req.channel
+        return channel.dst_owner if channel is not None else None
+
+    def run_cycles(self) -> int:
+        if self.done_cycle >= 0:
+            return self.done_cycle + 1
+        return self.elapsed_cycles if self.sim is not None else 0
+
+    # -- called by the cores -------------------------------------------------------------------------
+    def arrive(self, core: SnitchCore, cycle: int) -> None:
+        """``core`` waits at the barrier."""
+        core.stall_until = NEVER
+        core.barrier_since = cycle
+        self.waiting.append(core)
+        self._maybe_release(cycle)
+
+    def halted(self, core: SnitchCore) -> None:
+        self.n_halted += 1
+        self._maybe_release(self.cycle)
+
+    def finished(self, core: SnitchCore) -> None:
+        self.running = [c for c in self.running if c is not core]
+
+    def _maybe_release(self, cycle: int) -> None:
+        if self.waiting and len(self.waiting) + self.n_halted == len(self.core_list):
+            for core in self.waiting:
+                core.s_sync += cycle - core.barrier_since
+                core.release(cycle)
+            self.waiting = []
+
+    def dma_instruction(self, core: SnitchCore, ins: Instruction, cycle: int) -> bool:
+        """Execute a ``dm*`` instruction of ``core``; False when it must wait."""
+        if core is not self.dma_core:
+            core.fault(ins, f"illegal instruction '{ins.op}': only the DMA core (mhartid {self.cores}) drives the DMA")
+        dma = self.dma
+        x = core.x
+        op = ins.op
+        cfg = dma.cfg
+        if op == "dmsrc":
+            cfg["src"] = x[ins.rs1] & 0xFFFFFFFF
+        elif op == "dmdst":
+            cfg["dst"] = x[ins.rs1] & 0xFFFFFFFF
+        elif op == "dmstr":
+            cfg["sstr"], cfg["dstr"] = x[ins.rs1], x[ins.rs2]
+        elif op == "dmrep":
+            cfg["reps"] = x[ins.rs1]
+        elif op in ("dmcpyi", "dmcpy"):
+            if len(dma.queue) >= dma.queue_depth:
+                core.s_sync += 1
+                return False
+            config = ins.imm if op == "dmcpyi" else x[ins.rs2]
+            if (cfg["src"] >= self.tcdm_base + self.tcdm_bytes or cfg["dst"] >= self.tcdm_base + self.tcdm_bytes) \
+                    and self.ext_req.channel is None:
+                core.fault(ins, "the transfer leaves the cluster but ext_req is not connected to a memory")
+            ident = dma.submit(x[ins.rs1], bool(config & 2), ins.where())
+            if isinstance(ident, str):
+                core.fault(ins, ident)
+            if ins.rd:
+                x[ins.rd] = ident
+        else:
+            which = ins.imm if op == "dmstati" else x[ins.rs1]
+            value = {0: dma.completed, 1: dma.next_id, 2: int(dma.busy),
+                     3: int(len(dma.queue) >= dma.queue_depth)}.get(which & 3)
+            if ins.rd:
+                x[ins.rd] = value
+        return True
+
+    # -- the cycle ----------------------------------------------------------------------------------
+    def tick(self) -> None:
+        cycle = self.cycle
+        if self.first_tick:
+            self.first_tick = False
+            # Waveform registers are kept up to date only while an observer (a tracer) watches.
+            traced = bool(self.sim.observers)
+            for part in self.core_list + [self.tcdm, self.dma]:
+                part.traced = traced
+        requests: list = []
+        dma = self.dma
+        dma_active = False
+        if dma.current is not None or dma.queue:
+            dma_active = dma.step(cycle, requests, self.ext_req if self.ext_req.channel else None,
+                                  self.ext_rsp if self.ext_rsp.channel else None)
+        for core in self.running:
+            core.step(cycle, requests)
+        self.tcdm.arbitrate(cycle, requests)
+        if not self.running and not dma_active and not dma.busy:
+            if self.done_cycle < 0 and any(c.program is not None for c in self.core_list):
+                self.done_cycle = cycle
+                for callback in self.finish_callbacks:
+                    callback(self)
+            self.sleep()
+            return
+        if cycle >= self.check_at:
+            self._check_progress(cycle)
+
+    def _check_progress(self, cycle: int) -> None:
+        signature = (sum(c.n_instr + c.n_fpu for c in self.core_list), self.tcdm.n_grants,
+                     self.dma.n_in + self.dma.n_out + self.dma.n_done)
+        if signature != self.signature:
+            self.signature = signature
+            self.progress_at = cycle
+        elif cycle - self.progress_at >= self.hang_cycles:
+            states = "; ".join(c.describe_state() for c in self.core_list if c.program is not None)
+            self.fail(f"no core made progress for {cycle - self.progress_at} cycles: {states}")
+        self.check_at = cycle + 1024

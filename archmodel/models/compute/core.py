@@ -1,0 +1,653 @@
+"""The Snitch core: integer pipeline, FP subsystem, LSU, SSRs and the FREP sequencer."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from archmodel.kernel import Component, Formula, Param, at_least, model
+
+from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
+                        K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_NOP,
+                        K_STORE, Instruction, Program)
+from .ssr import SsrStreamer
+
+NEVER = 1 << 62
+_CSR_FIELDS = ("repeat", "bound", "stride", "rptr", "wptr")
+
+
+def _s32(v: int) -> int:
+    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+class _Lsu:
+    """The core's port into the TCDM: one request per cycle from an in-order queue.
+
+    Entries are ``(address, kind, register, value, size, signed)``; kind 0 integer load,
+    1 integer store, 2 FP load, 3 FP store."""
+
+    __slots__ = ("core", "rid", "queue", "addr", "granted")
+
+    def __init__(self, core, rid: int):
+        self.core = core
+        self.rid = rid
+        self.queue: deque = deque()
+        self.addr = 0
+        self.granted = 0
+
+    def grant(self, cycle: int) -> None:
+        core = self.core
+        addr, kind, reg, value, size, signed = self.queue.popleft()
+        self.granted += 1
+        offset = addr - core.tcdm_base
+        ready = cycle + core.tcdm_latency
+        if kind == 2:
+            if size == 8:
+                core.f[reg] = core.mem_d[offset >> 3]
+            else:
+                core.f[reg] = core.mem_f[offset >> 2]
+            core.f_ready[reg] = ready
+        elif kind == 3:
+            if size == 8:
+                core.mem_d[offset >> 3] = value
+            else:
+                core.mem_f[offset >> 2] = value
+        elif kind == 0:
+            raw = int.from_bytes(core.mem_b[offset:offset + size], "little", signed=signed)
+            if reg:
+                core.x[reg] = raw
+                core.x_ready[reg] = ready
+        else:
+            core.mem_b[offset:offset + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        if self.queue:
+            self.addr = self.queue[0][0]
+
+
+@model
+class SnitchCore(Component):
+    """One Snitch core of a cluster: RV32IM integer pipeline, FP64 subsystem, SSRs and FREP.
+
+    Models, each cycle (Zaruba et al., "Snitch", IEEE TC 2021; Schuiki et al., "Stream
+    Semantic Registers", IEEE TC 2020):
+
+    * a single-issue in-order integer pipeline: one instruction per cycle at best, with a
+      register scoreboard (a read of a register whose load, multiply or FP-to-integer result
+      is outstanding stalls issue); taken branches cost no extra cycle;
+    * an offload queue (``offload_depth`` entries, one cycle of latency) that carries FP
+      instructions, with their integer operands read at offload, to the FP subsystem, so the
+      two overlap; the FP subsystem issues in order, one instruction per cycle, with a
+      scoreboard over the FP registers and per-operation latencies (FP64 FMA-class 3 cycles,
+      FP32 2, comparisons/moves 1; see ``assembler.FP_LATENCY``);
+    * a load/store queue of ``lsu_depth`` requests, presented to the TCDM one per cycle in
+      order (integer and FP loads/stores share it);
+    * 3 SSR streamers (:class:`~archmodel.models.compute.ssr.SsrStreamer`) with
+      ``ssr_fifo_depth``-entry FIFOs, each with its own TCDM port;
+    * the FREP sequencer: a 16-entry buffer replaying FP instructions (block or per
+      instruction, with register staggering) while the integer core runs ahead;
+    * an L0 instruction buffer of ``l0_lines`` lines in front of the cluster's shared I$.
+
+    The core is ticked by its :class:`SnitchCluster` (it has no tick of its own), which
+    arbitrates the TCDM for all cores in one step; see the cluster for what is abstracted.
+    Runtime faults (misaligned or out-of-TCDM access, an illegal instruction) stop the run
+    naming the core, pc and source line.
+
+    Leaves out: the register file's port limits (an FP instruction may read three registers
+    a cycle), FP exceptions and rounding modes (FMA is computed as a*b + c, rounded twice),
+    interrupts, atomics, the integer core's own pipeline stages (branch and load-use latency
+    are the TCDM latency), and the SSR shadow registers beyond one queued job.
+    """
+
+    offload_depth = Param(int, 8, "FP instructions the offload queue holds", check=at_least(1))
+    lsu_depth = Param(int, 4, "outstanding loads/stores of the core", check=at_least(1))
+    ssr_fifo_depth = Param(int, 4, "words each SSR data FIFO holds", check=at_least(1))
+    l0_lines = Param(int, 8, "instruction lines the core's L0 buffer holds (an assumption)", check=at_least(1))
+    fma_latency_cycles = Param(int, 3, "FP64 FMA-class result latency", unit="cycles", check=at_least(1))
+
+    instructions = Formula("instructions", "instructions issued by the integer core", lambda c: c.n_instr)
+    fpu_ops = Formula("instructions", "FP computations issued (loads/stores excluded)", lambda c: c.n_fpu)
+    flops = Formula("flop", "floating-point operations (an FMA counts 2)", lambda c: c.n_flops)
+    cycles = Formula("cycles", "cycles until this core finished (or so far)", lambda c: c.run_cycles())
+    fpu_utilisation = Formula("%", "FP computations per cycle until the core finished",
+                              lambda c: 100.0 * c.n_fpu / c.run_cycles())
+    stall_raw = Formula("cycles", "integer issue stalled on a register scoreboard", lambda c: c.s_raw)
+    stall_offload = Formula("cycles", "integer issue stalled: offload queue full", lambda c: c.s_offload)
+    stall_lsu = Formula("cycles", "issue stalled: load/store queue full", lambda c: c.s_lsu)
+    stall_icache = Formula("cycles", "integer issue stalled on an instruction fetch", lambda c: c.s_icache)
+    stall_sync = Formula("cycles", "integer issue waiting at a barrier, fence or busy SSR", lambda c: c.s_sync)
+    fpu_wait_stream = Formula("cycles", "FP issue waiting for SSR data or FIFO space", lambda c: c.s_stream)
+    fpu_wait_dependency = Formula("cycles", "FP issue waiting on an FP register", lambda c: c.s_fdep)
+
+    def setup(self) -> None:
+        self.pc_reg = self.register("pc", 0, 32)
+        self.fpu_busy_reg = self.register("fpu_busy", False)
+        self.fifo_regs = [self.register(f"ssr{i}_fifo", 0, 4) for i in range(3)]
+        self.state_reg = self.register("state", "idle")
+        self.hartid = 0
+        self.program: Program | None = None
+        self.instrs: list = []
+        self.ibase = 0
+        self.ip = 0
+        self.x = [0] * 32
+        self.x_ready = [0] * 32
+        self.f = [0.0] * 32
+        self.f_ready = [0] * 32
+        self.halted = True
+        self.done = True
+        self.done_cycle = -1
+        self.stall_until = 0
+        self.queue: deque = deque()
+        self.ssr_on = False
+        self.seq_on = False
+        self.seq_inner = False
+        self.seq_n = self.seq_reps = self.seq_it = self.seq_pos = 0
+        self.seq_smax = self.seq_mask = 0
+        self.seq_body: list = []
+        self.fp_pending_until = 0
+        self.at_barrier = False
+        self.cur_line = -1
+        self.l0: deque = deque()
+        self.n_instr = self.n_fpu = self.n_flops = 0
+        self.s_raw = self.s_offload = self.s_lsu = self.s_icache = self.s_sync = self.s_stream = self.s_fdep = 0
+        self.traced = None
+        self.cluster = None
+        self.lsu = None
+        self.ssrs: list = []
+
+    def bind(self, cluster, hartid: int, rid_base: int) -> None:
+        """Attach this core to its cluster's TCDM (called by the cluster)."""
+        self.cluster = cluster
+        self.hartid = hartid
+        tcdm = cluster.tcdm
+        self.tcdm_base = tcdm.base_address
+        self.tcdm_end = tcdm.base_address + tcdm.size_bytes
+        self.tcdm_latency = tcdm.latency_cycles
+        self.mem_b, self.mem_d, self.mem_f = tcdm.data, tcdm.words, tcdm.singles
+        self.lsu = _Lsu(self, rid_base)
+        self.ssrs = [SsrStreamer(self, i, rid_base + 1 + i, self.ssr_fifo_depth, self.mem_d, self.tcdm_base,
+                                 self.tcdm_latency) for i in range(3)]
+        self.line_shift = (cluster.icache.line_bytes // 4).bit_length() - 1
+
+    def load(self, program: Program | None, ibase: int) -> None:
+        """Give this core a program starting at instruction address ``ibase`` (None: idle)."""
+        self.program = program
+        self.ibase = ibase
+        if program is None:
+            self.instrs = []
+            self.halted = self.done = True
+            return
+        instrs = program.instructions
+        if self.fma_latency_cycles != 3:
+            instrs = [self._with_fma_latency(i) for i in instrs]
+        self.instrs = instrs
+        self.halted = self.done = False
+        self.ip = 0
+        self.x = [0] * 32
+        self.x[2] = 0  # sp: programs keep no stack
+        self.state_reg.set("run")
+
+    def _with_fma_latency(self, ins: Instruction) -> Instruction:
+        if ins.kind == K_FP and ins.fkind == F_COMP and ins.latency == 3:
+            copy = ins.stagger_copy(0, 0)
+            copy = Instruction.__new__(Instruction)
+            for slot in Instruction.__slots__:
+                setattr(copy, slot, getattr(ins, slot))
+            copy.latency = self.fma_latency_cycles
+            return copy
+        return ins
+
+    def run_cycles(self) -> int:
+        """Cycles from time 0 until this core finished (or until now)."""
+        if self.done_cycle >= 0:
+            return self.done_cycle + 1
+        return self.elapsed_cycles if self.sim is not None else 0
+
+    def pc_of(self, ip: int) -> int:
+        return self.ibase + 4 * ip
+
+    def fault(self, ins: Instruction, reason: str) -> None:
+        """Stop the run: a runtime fault at ``ins``."""
+        self.fail(f"core {self.hartid} at pc 0x{self.pc_of(ins.index):08x} ({ins.where()}): {reason}")
+
+    def _check_access(self, ins: Instruction, addr: int, size: int) -> None:
+        if addr % size:
+            self.fault(ins, f"misaligned {size}-byte access to 0x{addr:08x}")
+        if not self.tcdm_base <= addr <= self.tcdm_end - size:
+            self.fault(ins, f"access to 0x{addr:08x} is outside the TCDM "
+                            f"(0x{self.tcdm_base:08x} .. 0x{self.tcdm_end - 1:08x})")
+
+    def fp_idle(self, cycle: int) -> bool:
+        """Nothing left in the FP subsystem, the LSU or the SSR write streams."""
+        if self.queue or self.seq_on or self.lsu.queue or self.fp_pending_until > cycle:
+            return False
+        for s in self.ssrs:
+            if s.writes and (s.active or s.fifo):
+                return False
+        return True
+
+    # -- the FP subsystem --------------------------------------------------------------------
+    def fp_step(self, cycle: int) -> bool:
+        """Issue at most one FP instruction; True when the FPU computed this cycle."""
+        queue = self.queue
+        if self.seq_on:
+            if self.seq_it == 0:
+                if not queue:
+                    return False
+                ins, operand = queue[0]
+                recording = True
+            else:
+                ins = self.seq_body[self.seq_pos][self.seq_it % (self.seq_smax + 1)]
+                operand = 0
+                recording = False
+        else:
+            if not queue:
+                return False
+            ins, operand = queue[0]
+            if ins.kind == K_FREP:
+                queue.popleft()
+                self.seq_on = True
+                self.seq_inner = ins.frep_inner
+                self.seq_n = ins.imm
+                self.seq_reps = (operand & 0xFFFFFFFF) + 1
+                self.seq_it = self.seq_pos = 0
+                self.seq_smax = ins.stagger_max
+                self.seq_mask = ins.stagger_mask
+                self.seq_body = []
+                return False
+            recording = False
+        fkind = ins.fkind
+        f_ready = self.f_ready
+        if fkind == F_COMP:
+            fsrc = ins.fsrc
+            if self.ssr_on and (ins.rs1 < 3 or ins.rs2 < 3 or ins.rs3 < 3 or ins.rd < 3):
+                values = self._stream_operands(ins, cycle)
+                if values is None:
+                    return False
+            else:
+                f = self.f
+                for r in fsrc:
+                    if f_ready[r] > cycle:
+                        self.s_fdep += 1
+                        return False
+                values = [f[r] for r in fsrc]
+                rd = ins.rd
+                if f_ready[rd] > cycle:
+                    self.s_fdep += 1
+                    return False
+            result = ins.fn(*values)
+            rd = ins.rd
+            done = cycle + ins.latency
+            if self.ssr_on and rd < 3:
+                self.ssrs[rd].fifo.append([done, result])
+            else:
+                self.f[rd] = result
+                f_ready[rd] = done
+            if done > self.fp_pending_until:
+                self.fp_pending_until = done
+            self.n_fpu += 1
+            self.n_flops += ins.flops
+            computed = True
+        elif fkind == F_LOAD:
+            rd = ins.rd
+            if f_ready[rd] > cycle:
+                self.s_fdep += 1
+                return False
+            lsu = self.lsu
+            if len(lsu.queue) >= self.lsu_depth:
+                self.s_lsu += 1
+                return False
+            if not lsu.queue:
+                lsu.addr = operand
+            lsu.queue.append((operand, 2, rd, 0, ins.size, False))
+            f_ready[rd] = NEVER
+            computed = False
+        elif fkind == F_STORE:
+            if f_ready[ins.rs2] > cycle:
+                self.s_fdep += 1
+                return False
+            lsu = self.lsu
+            if len(lsu.queue) >= self.lsu_depth:
+                self.s_lsu += 1
+                return False
+            if not lsu.queue:
+                lsu.addr = operand
+            lsu.queue.append((operand, 3, 0, self.f[ins.rs2], ins.size, False))
+            computed = False
+        elif fkind == F_TOINT:
+            for r in ins.fsrc:
+                if f_ready[r] > cycle:
+                    self.s_fdep += 1
+                    return False
+            if ins.rd:
+                self.x[ins.rd] = ins.fn(*[self.f[r] for r in ins.fsrc])
+                self.x_ready[ins.rd] = cycle + 1
+            self.n_fpu += 1
+            computed = True
+        elif fkind == F_FROMINT:
+            rd = ins.rd
+            if f_ready[rd] > cycle:
+                self.s_fdep += 1
+                return False
+            self.f[rd] = ins.fn(operand)
+            f_ready[rd] = cycle + 1
+            if cycle + 1 > self.fp_pending_until:
+                self.fp_pending_until = cycle + 1
+            self.n_fpu += 1
+            computed = True
+        else:  # F_SSR_ENABLE
+            op = ins.op
+            if op in ("csrrw", "csrrwi"):
+                self.ssr_on = bool(operand & 1)
+            elif op in ("csrrs", "csrrsi"):
+                self.ssr_on = self.ssr_on or bool(operand & 1)
+            elif operand & 1:
+                self.ssr_on = False
+            computed = False
+        # The instruction issued: advance the queue or the sequencer.
+        if self.seq_on:
+            if recording:
+                queue.popleft()
+                smax = self.seq_smax
+                mask = self.seq_mask
+                self.seq_body.append([ins.stagger_copy(k, mask) for k in range(smax + 1)])
+            if self.seq_inner:
+                self.seq_it += 1
+                if self.seq_it == self.seq_reps:
+                    self.seq_it = 0
+                    self.seq_pos += 1
+                    if self.seq_pos == self.seq_n:
+                        self.seq_on = False
+            else:
+                self.seq_pos += 1
+                if self.seq_pos == self.seq_n:
+                    self.seq_pos = 0
+                    self.seq_it += 1
+                    if self.seq_it == self.seq_reps:
+                        self.seq_on = False
+        else:
+            queue.popleft()
+        return computed
+
+    def _stream_operands(self, ins: Instruction, cycle: int):
+        """Operands of an FP computation with SSRs on; None (and a stall) if not available."""
+        ssrs = self.ssrs
+        f_ready = self.f_ready
+        taken = [0, 0, 0]
+        for r in ins.fsrc:
+            if r < 3:
+                s = ssrs[r]
+                if s.writes:
+                    self.fault(ins, f"reads ft{r} but SSR {r} is configured for writing")
+                fifo = s.fifo
+                k = taken[r]
+                # the k-th read of this stream in this instruction
+                if k == 0:
+                    if not fifo or fifo[0][0] > cycle:
+                        self.s_stream += 1
+                        return None
+                else:
+                    have = fifo[0][2] if fifo else 0
+                    if have <= k:
+                        if len(fifo) < 2 or fifo[1][0] > cycle or have + fifo[1][2] <= k:
+                            self.s_stream += 1
+                            return None
+                taken[r] = k + 1
+            elif f_ready[r] > cycle:
+                self.s_fdep += 1
+                return None
+        rd = ins.rd
+        if rd < 3:
+            s = ssrs[rd]
+            if not s.writes:
+                self.fault(ins, f"writes ft{rd} but SSR {rd} is configured for reading")
+            if len(s.fifo) >= s.depth:
+                self.s_stream += 1
+                return None
+        elif f_ready[rd] > cycle:
+            self.s_fdep += 1
+            return None
+        values = []
+        f = self.f
+        for r in ins.fsrc:
+            if r < 3:
+                fifo = ssrs[r].fifo
+                entry = fifo[0]
+                values.append(entry[1])
+                entry[2] -= 1
+                if entry[2] == 0:
+                    fifo.popleft()
+            else:
+                values.append(f[r])
+        return values
+
+    # -- the integer core ---------------------------------------------------------------------
+    def int_step(self, cycle: int) -> None:
+        """Issue at most one integer-pipeline instruction."""
+        if self.stall_until > cycle:
+            return
+        ip = self.ip
+        if ip >> self.line_shift != self.cur_line:
+            line = ip >> self.line_shift
+            self.cur_line = line
+            if line not in self.l0:
+                self.l0.append(line)
+                if len(self.l0) > self.l0_lines:
+                    self.l0.popleft()
+                wait = self.cluster.icache.fetch((self.ibase >> 2) + (line << self.line_shift), cycle)
+                if wait:
+                    self.stall_until = cycle + wait
+                    self.s_icache += wait
+                    return
+        if ip >= len(self.instrs):
+            self.fail(f"core {self.hartid} ran past the end of its program ({self.program.name}): "
+                      "end it with ecall")
+        ins = self.instrs[ip]
+        x = self.x
+        x_ready = self.x_ready
+        if x_ready[ins.xs1] > cycle or x_ready[ins.xs2] > cycle:
+            self.s_raw += 1
+            return
+        kind = ins.kind
+        if kind == K_ALU:
+            if ins.rd:
+                x[ins.rd] = _s32(ins.fn(x[ins.rs1], ins.imm if ins.uses_imm else x[ins.rs2]))
+            self.ip = ip + 1
+        elif kind == K_BRANCH:
+            self.ip = ins.target if ins.fn(x[ins.rs1], x[ins.rs2]) else ip + 1
+        elif kind == K_FP:
+            if len(self.queue) >= self.offload_depth:
+                self.s_offload += 1
+                return
+            fkind = ins.fkind
+            operand = 0
+            if fkind == F_LOAD or fkind == F_STORE:
+                operand = _s32(x[ins.rs1] + ins.imm) & 0xFFFFFFFF
+                self._check_access(ins, operand, ins.size)
+            elif fkind == F_FROMINT:
+                operand = x[ins.rs1]
+            elif fkind == F_SSR_ENABLE:
+                operand = ins.imm if ins.uses_imm else x[ins.rs1]
+            elif fkind == F_TOINT and ins.rd:
+                x_ready[ins.rd] = NEVER
+            self.queue.append((ins, operand))
+            self.ip = ip + 1
+        elif kind == K_FREP:
+            if len(self.queue) >= self.offload_depth:
+                self.s_offload += 1
+                return
+            self.queue.append((ins, x[ins.rs1]))
+            self.ip = ip + 1
+        elif kind == K_LOAD or kind == K_STORE:
+            lsu = self.lsu
+            if len(lsu.queue) >= self.lsu_depth:
+                self.s_lsu += 1
+                return
+            addr = _s32(x[ins.rs1] + ins.imm) & 0xFFFFFFFF
+            self._check_access(ins, addr, ins.size)
+            if not lsu.queue:
+                lsu.addr = addr
+            if kind == K_LOAD:
+                lsu.queue.append((addr, 0, ins.rd, 0, ins.size, ins.signed))
+                if ins.rd:
+                    x_ready[ins.rd] = NEVER
+            else:
+                lsu.queue.append((addr, 1, 0, x[ins.rs2], ins.size, False))
+            self.ip = ip + 1
+        elif kind == K_MUL:
+            if ins.rd:
+                x[ins.rd] = _s32(ins.fn(x[ins.rs1], x[ins.rs2]))
+                x_ready[ins.rd] = cycle + ins.latency
+            self.ip = ip + 1
+        elif kind == K_JAL:
+            if ins.op == "auipc":
+                if ins.rd:
+                    x[ins.rd] = _s32(self.pc_of(ip) + ins.imm)
+                self.ip = ip + 1
+            else:
+                if ins.rd:
+                    x[ins.rd] = self.pc_of(ip + 1)
+                self.ip = ins.target
+        elif kind == K_JALR:
+            target = (x[ins.rs1] + ins.imm) & ~1
+            if ins.rd:
+                x[ins.rd] = self.pc_of(ip + 1)
+            index, rest = divmod(target - self.ibase, 4)
+            if rest or not 0 <= index < len(self.instrs):
+                self.fault(ins, f"jump to 0x{target & 0xFFFFFFFF:08x}, which is not an instruction of this program")
+            self.ip = index
+        elif kind == K_CSR:
+            if not self._csr(ins, cycle):
+                return
+            self.ip = ip + 1
+        elif kind == K_BARRIER:
+            if not self.at_barrier:
+                if not self.fp_idle(cycle):
+                    self.s_sync += 1
+                    return
+                self.at_barrier = True
+                self.state_reg.set("barrier")
+                self.cluster.arrive(self, cycle)
+            self.s_sync += 1
+            return
+        elif kind == K_DMA:
+            if not self.cluster.dma_instruction(self, ins, cycle):
+                return
+            self.ip = ip + 1
+        elif kind == K_HALT:
+            self.halted = True
+            self.state_reg.set("halt")
+            self.ip = ip + 1
+            self.n_instr += 1
+            self.cluster.halted(self)
+            return
+        elif kind == K_FENCE:
+            if not self.fp_idle(cycle):
+                self.s_sync += 1
+                return
+            self.ip = ip + 1
+        else:  # K_NOP
+            self.ip = ip + 1
+        self.n_instr += 1
+
+    def release(self, cycle: int) -> None:
+        """The barrier this core waits at has opened."""
+        self.at_barrier = False
+        self.ip += 1
+        self.n_instr += 1
+        self.stall_until = cycle + 1
+        self.state_reg.set("run")
+
+    def _csr(self, ins: Instruction, cycle: int) -> bool:
+        name = ins.csr
+        x = self.x
+        op = ins.op
+        new = ins.imm if ins.uses_imm else x[ins.rs1]
+        if name == "mhartid":
+            old = self.hartid
+        elif name == "mcycle":
+            old = cycle & 0xFFFFFFFF
+        elif name == "minstret":
+            old = self.n_instr & 0xFFFFFFFF
+        else:
+            stream, field = name[3], name[5:]
+            s = self.ssrs[int(stream)]
+            kind = field.rstrip("0123")
+            dim = int(field[-1]) if field[-1].isdigit() else 0
+            if kind in ("rptr", "wptr"):
+                if op not in ("csrrw", "csrrwi"):
+                    self.fault(ins, f"start an SSR job by writing {name} with csrw")
+                if len(s.jobs) >= 1 and s.active:
+                    self.s_sync += 1
+                    return False  # the shadow job slot is taken: wait for the stream
+                base = new & 0xFFFFFFFF
+                low, high, count = s.extent(base, dim + 1)
+                strides = s.cfg_strides[:dim + 1]
+                if base % 8 or any(st % 8 for st in strides):
+                    self.fault(ins, f"SSR {stream} job at 0x{base:08x} with strides {strides} is not 8-byte aligned")
+                if low < self.tcdm_base or high + 8 > self.tcdm_end:
+                    self.fault(ins, f"SSR {stream} job touches 0x{low:08x} .. 0x{high + 7:08x}, "
+                                    f"outside the TCDM (0x{self.tcdm_base:08x} .. 0x{self.tcdm_end - 1:08x})")
+                s.launch(base, dim + 1, kind == "wptr")
+                old = 0
+            else:
+                table = {"repeat": None, "bound": s.cfg_bounds, "stride": s.cfg_strides}[kind]
+                old = s.repeat if table is None else table[dim]
+                value = _csr_update(op, old, new)
+                if table is None:
+                    s.repeat = value
+                else:
+                    table[dim] = value
+                if ins.rd:
+                    x[ins.rd] = old
+                return True
+        if op not in ("csrrs", "csrrsi") or (ins.uses_imm and ins.imm) or (not ins.uses_imm and ins.rs1):
+            if name in ("mhartid", "mcycle", "minstret"):
+                self.fault(ins, f"CSR {name} is read-only")
+        if ins.rd:
+            x[ins.rd] = old
+        return True
+
+    def step(self, cycle: int, requests: list) -> None:
+        """One cycle of the whole core; TCDM requests go to ``requests``."""
+        computed = self.fp_step(cycle)
+        if not self.halted:
+            self.int_step(cycle)
+        lsu = self.lsu
+        if lsu.queue:
+            requests.append(lsu)
+        for s in self.ssrs:
+            if s.active and s.wants(cycle):
+                requests.append(s)
+        if self.traced:
+            self._trace(computed)
+        if self.halted and self.fp_idle(cycle) and not self.done:
+            self.done = True
+            self.done_cycle = cycle
+            self.cluster.finished(self)
+
+    def _trace(self, computed: bool) -> None:
+        pc = self.pc_of(self.ip)
+        if self.pc_reg.value != pc:
+            self.pc_reg.set(pc)
+        if self.fpu_busy_reg.value != computed:
+            self.fpu_busy_reg.set(computed)
+        for reg, s in zip(self.fifo_regs, self.ssrs):
+            level = len(s.fifo)
+            if reg.value != level:
+                reg.set(level)
+
+    def describe_state(self) -> str:
+        """Where this core is, for a hang report."""
+        if self.done:
+            return f"core {self.hartid}: finished"
+        ins = self.instrs[self.ip] if self.ip < len(self.instrs) else None
+        where = f"pc 0x{self.pc_of(self.ip):08x} ({ins.where()})" if ins else "past the end"
+        return (f"core {self.hartid}: {'halted, FP subsystem busy' if self.halted else where}; "
+                f"offload queue {len(self.queue)}, frep {'on' if self.seq_on else 'off'}, "
+                f"SSR FIFOs {[len(s.fifo) for s in self.ssrs]}, SSR jobs {[int(s.active) + len(s.jobs) for s in self.ssrs]}")
+
+
+def _csr_update(op: str, old: int, new: int) -> int:
+    if op in ("csrrw", "csrrwi"):
+        return new
+    if op in ("csrrs", "csrrsi"):
+        return old | new
+    return old & ~new

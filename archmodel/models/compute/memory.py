@@ -1,0 +1,89 @@
+"""An ideal outside memory for clusters: fixed latency, limited bandwidth, real data."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
+from archmodel.models.messages import MemResponse
+
+
+@model
+class FixedLatencyMemory(Component):
+    """A memory that serves requests in order at ``bytes_per_cycle``, ``latency_cycles`` later.
+
+    A request of S bytes occupies the memory for ceil(S / bytes_per_cycle) cycles after the
+    previous one; its response (the read data, or a write acknowledgement) is offered
+    ``latency_cycles`` after that. Holds ``size_bytes`` of real data from ``base_address``
+    (reachable without simulated time through :meth:`backdoor_write`/:meth:`backdoor_read`,
+    which workloads use to place inputs and check results). Stands in for DRAM/HBM until
+    those models exist; the bandwidth limit makes roofline experiments possible.
+
+    Leaves out: banks, rows, refresh, reordering, several ports.
+    """
+
+    size_bytes = Param(int, 16 * 1024 * 1024, "capacity", unit="bytes", check=at_least(8))
+    base_address = Param(int, 0x8000_0000, "first byte address")
+    latency_cycles = Param(int, 50, "cycles from the end of service to the response", unit="cycles",
+                           check=at_least(1))
+    bytes_per_cycle = Param(int, 64, "bytes served per cycle", unit="bytes", check=at_least(1))
+    req = In("MemRequests (reads and writes)")
+    rsp = Out("MemResponses, in request order")
+
+    bytes_read = Formula("bytes", "bytes read", lambda m: m.n_read)
+    bytes_written = Formula("bytes", "bytes written", lambda m: m.n_written)
+    busy_cycles = Formula("cycles", "cycles spent serving requests", lambda m: m.n_busy)
+
+    def setup(self) -> None:
+        self.data = bytearray(self.size_bytes)
+        self.free_cycle = 0
+        self.ready: deque = deque()  # (cycle the response may leave, response)
+        self.n_read = self.n_written = self.n_busy = 0
+
+    def _offset(self, address: int, size: int) -> int:
+        offset = address - self.base_address
+        if offset < 0 or offset + size > self.size_bytes:
+            self.fail(f"access of {size} bytes at 0x{address:08x} is outside this memory "
+                      f"(0x{self.base_address:08x} .. 0x{self.base_address + self.size_bytes - 1:08x})")
+        return offset
+
+    def backdoor_write(self, address: int, data: bytes) -> None:
+        """Place bytes without simulated time (for loading inputs)."""
+        offset = address - self.base_address
+        if offset < 0 or offset + len(data) > self.size_bytes:
+            raise ValueError(f"{self.path}: {len(data)} bytes at 0x{address:08x} do not fit")
+        self.data[offset:offset + len(data)] = data
+
+    def backdoor_read(self, address: int, size: int) -> bytes:
+        """Read bytes without simulated time (for checking results)."""
+        offset = address - self.base_address
+        return bytes(self.data[offset:offset + size])
+
+    def tick(self) -> None:
+        cycle = self.cycle
+        if self.req.valid:
+            request = self.req.recv()
+            offset = self._offset(request.address, request.size_bytes)
+            service = math.ceil(request.size_bytes / self.bytes_per_cycle)
+            start = max(cycle, self.free_cycle)
+            self.free_cycle = start + service
+            self.n_busy += service
+            if request.is_write:
+                self.data[offset:offset + request.size_bytes] = request.data
+                self.n_written += request.size_bytes
+                response = MemResponse(tag=request.tag, source=request.source, created_ps=request.created_ps)
+            else:
+                self.n_read += request.size_bytes
+                response = MemResponse(tag=request.tag, data=bytes(self.data[offset:offset + request.size_bytes]),
+                                       source=request.source, created_ps=request.created_ps)
+            self.ready.append((self.free_cycle + self.latency_cycles, response))
+        if self.ready and self.ready[0][0] <= cycle:
+            if self.rsp.try_send(self.ready[0][1]):
+                self.ready.popleft()
+        if self.ready:
+            wait = self.ready[0][0] - cycle
+            if wait > 1:
+                self.sleep_for(wait)
+        else:
+            self.sleep()

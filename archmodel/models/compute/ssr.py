@@ -1,0 +1,134 @@
+"""Stream semantic registers: affine address generators with data FIFOs (Schuiki et al., IEEE TC 2020)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+
+class SsrStreamer:
+    """One SSR data mover of a Snitch core: up to 4 nested affine dimensions, read or write.
+
+    Not a component: the core that owns it calls it inside its own step, and the TCDM grants
+    its requests (it has an ``addr`` and a ``grant(cycle)`` like every TCDM requester).
+
+    A read job fetches one 64-bit word per granted request into the FIFO (entries
+    ``[ready_cycle, value, uses_left]``; each element serves ``repeat + 1`` reads of the
+    register); a write job drains FIFO entries the FPU pushed (``[ready_cycle, value]``) to
+    successive addresses. One job may wait behind the running one (the shadow registers).
+    """
+
+    __slots__ = ("index", "rid", "depth", "fifo", "jobs", "active", "writes", "addr", "left", "idx", "bounds",
+                 "adj", "dims", "uses", "repeat", "cfg_bounds", "cfg_strides", "mem", "base", "latency",
+                 "granted", "core", "job_writes")
+
+    def __init__(self, core, index: int, rid: int, depth: int, mem, base: int, latency: int):
+        self.core = core
+        self.index = index
+        self.rid = rid
+        self.depth = depth
+        self.fifo: deque = deque()
+        self.jobs: deque = deque()
+        self.active = False
+        self.writes = False
+        self.addr = 0
+        self.left = 0
+        self.idx = [0, 0, 0, 0]
+        self.bounds = [0, 0, 0, 0]
+        self.adj = [0, 0, 0, 0]
+        self.dims = 1
+        self.uses = 1
+        self.repeat = 0
+        self.cfg_bounds = [0, 0, 0, 0]
+        self.cfg_strides = [0, 0, 0, 0]
+        self.mem = mem  # the TCDM as 64-bit floats
+        self.base = base
+        self.latency = latency
+        self.granted = 0
+        self.job_writes = False  # the running job's direction (``writes`` is the latest job's)
+
+    def launch(self, base_addr: int, dims: int, writes: bool) -> None:
+        """Queue a job over dimensions 0..dims-1 from the current configuration."""
+        bounds = self.cfg_bounds[:dims]
+        strides = self.cfg_strides[:dims]
+        self.jobs.append((base_addr, dims, bounds, strides, self.repeat, writes))
+        self.writes = writes
+        if not self.active:
+            self._next_job()
+
+    def extent(self, base_addr: int, dims: int) -> tuple[int, int, int]:
+        """Lowest and highest address a job would touch, and its element count."""
+        low = high = base_addr
+        count = 1
+        for k in range(dims):
+            span = self.cfg_bounds[k] * self.cfg_strides[k]
+            if span < 0:
+                low += span
+            else:
+                high += span
+            count *= self.cfg_bounds[k] + 1
+        return low, high, count
+
+    def _next_job(self) -> None:
+        if not self.jobs:
+            self.active = False
+            return
+        base_addr, dims, bounds, strides, repeat, writes = self.jobs.popleft()
+        self.active = True
+        self.addr = base_addr
+        self.dims = dims
+        self.bounds = bounds + [0] * (4 - dims)
+        adj = []
+        below = 0
+        for k in range(dims):
+            adj.append(strides[k] - below)
+            below += bounds[k] * strides[k]
+        self.adj = adj + [0] * (4 - dims)
+        self.idx = [0, 0, 0, 0]
+        self.left = 1
+        for b in bounds:
+            self.left *= b + 1
+        self.uses = repeat + 1
+        self.job_writes = writes
+
+    def _advance(self) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self._next_job()
+            return
+        idx = self.idx
+        bounds = self.bounds
+        if idx[0] < bounds[0]:
+            idx[0] += 1
+            self.addr += self.adj[0]
+            return
+        k = 1
+        while True:
+            idx[k - 1] = 0
+            if idx[k] < bounds[k]:
+                idx[k] += 1
+                self.addr += self.adj[k]
+                return
+            k += 1
+
+    def wants(self, cycle: int) -> bool:
+        """Whether this streamer asks the TCDM for a word this cycle."""
+        if not self.active:
+            return False
+        if self.job_writes:
+            fifo = self.fifo
+            return bool(fifo) and fifo[0][0] <= cycle
+        return len(self.fifo) < self.depth
+
+    def grant(self, cycle: int) -> None:
+        """The TCDM serves this streamer's request at ``cycle``."""
+        self.granted += 1
+        if self.job_writes:
+            self.mem[(self.addr - self.base) >> 3] = self.fifo.popleft()[1]
+        else:
+            self.fifo.append([cycle + self.latency, self.mem[(self.addr - self.base) >> 3], self.uses])
+        self._advance()
+
+    @property
+    def busy(self) -> bool:
+        """A write stream with data or addresses left (a read stream never holds a core up)."""
+        return self.writes and (self.active or bool(self.fifo))

@@ -1,0 +1,485 @@
+"""Data-parallel kernels for a Snitch cluster, generated as assembly programs.
+
+Each ``setup_*`` function takes a :class:`~archmodel.models.compute.SnitchCluster` (and the
+outside memory at its DMA port when data comes from outside), writes the inputs, assembles
+and loads one program per core, and registers a check that compares the result in the
+modelled memory with numpy when the cluster finishes (a mismatch stops the run). Kernels with
+outside data stream it by DMA with double buffering: the DMA core fetches tile t+1 and writes
+back tile t-1 while the compute cores work on tile t; a hardware barrier separates steps.
+
+:func:`run_kernel` builds a cluster with a :class:`FixedLatencyMemory`, runs one kernel and
+returns a :class:`KernelReport` (cycles, FPU utilisation per core, GFLOP/s, TCDM bank
+conflicts, DMA bytes and bandwidth). ``KERNELS`` maps names to binders for the language's
+``run NAME(args) on cluster`` statement.
+
+Kernels (all FP64):
+
+* ``gemm(m, n, k)`` C = A B, rows of C dealt round robin to the 8 cores, 8 columns at a time:
+  an SSR streams A's row (each element used 8 times), another streams an 8-column block of B,
+  one ``fmul`` per column then FREP replays 8 ``fmadd`` k-1 times, then 8 ``fsd``. Resident
+  (operands placed in the TCDM) or ``streamed`` (B fetched once, A in blocks of 8 rows and C
+  written back, by DMA).
+* ``axpy(n, alpha)`` y = alpha x + y: two read SSRs and a write SSR, one ``fmadd`` under FREP.
+* ``dot(n)`` and ``reduction(n)``: FREP over one staggered ``fmadd``/``fadd`` rotating four
+  accumulators; partial sums meet in the TCDM and core 0 adds them.
+* ``jacobi(rows, cols, sweeps)`` the 2D 5-point stencil out = (N + S + W + E) / 4 on the
+  interior: a 4-dimensional SSR streams the north/south pairs, another the west/east pairs, a
+  third writes the result; a 16-instruction FREP body handles 4 points.
+* ``dot_ladder(n, variant)`` on core 0 only: ``plain`` (fld, fld, fmadd, unrolled 16x),
+  ``ssr_unrolled`` (SSRs, 8 fmadd + 6 integer instructions per iteration), ``ssr_frep``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+import numpy as np
+
+from archmodel.kernel import ArchError, Component, Simulator, connect
+from archmodel.models.compute import FixedLatencyMemory, SnitchCluster, assemble
+
+WAIT_DMA = ["1: dmstati t6, 2", "   bnez t6, 1b"]
+BARRIER = ["csrr zero, barrier"]
+
+
+@attrs.frozen
+class KernelReport:
+    """What one kernel run measured."""
+
+    kernel: str
+    cycles: int
+    fpu_utilisation: float  # % over the compute cores
+    core_utilisation: tuple  # % per compute core, over the cluster's cycles
+    gflops: float
+    flops: int
+    tcdm_conflicts: int
+    tcdm_accesses: int
+    dma_bytes: int
+    dma_gbps: float
+
+    def table(self) -> str:
+        """The report as aligned lines."""
+        rows = [("kernel", self.kernel), ("cycles", self.cycles), ("FPU utilisation %", f"{self.fpu_utilisation:.1f}"),
+                ("per core %", " ".join(f"{u:.0f}" for u in self.core_utilisation)),
+                ("GFLOP/s", f"{self.gflops:.2f}"), ("TCDM conflicts", self.tcdm_conflicts),
+                ("DMA bytes", self.dma_bytes), ("DMA GB/s", f"{self.dma_gbps:.2f}")]
+        return "\n".join(f"{k:<18} {v}" for k, v in rows)
+
+
+class _Layout:
+    """Bump allocation of TCDM (or outside) addresses, 8-byte aligned."""
+
+    def __init__(self, base: int, size: int):
+        self.base = base
+        self.next = base
+        self.end = base + size
+
+    def take(self, nbytes: int, align: int = 8) -> int:
+        self.next = (self.next + align - 1) // align * align
+        address = self.next
+        self.next += nbytes
+        if self.next > self.end:
+            raise ValueError(f"data does not fit: needs {self.next - self.base} bytes of {self.end - self.base}")
+        return address
+
+
+def _check(cluster: SnitchCluster, name: str, got: np.ndarray, want: np.ndarray) -> None:
+    if not np.allclose(got, want, rtol=1e-9, atol=1e-9):
+        worst = float(np.max(np.abs(np.asarray(got) - np.asarray(want))))
+        cluster.fail(f"{name}: result differs from numpy (largest difference {worst:g})")
+    cluster.result_ok = True
+
+
+def _outside(cluster: SnitchCluster, memory):
+    memory = memory if memory is not None else cluster.outside_memory()
+    if memory is None or not hasattr(memory, "backdoor_write"):
+        raise ValueError(f"{cluster.path}: this kernel streams data from outside: connect ext_req/ext_rsp "
+                         "to a memory with backdoor_write/backdoor_read (e.g. FixedLatencyMemory)")
+    return memory
+
+
+def _put(memory, address: int, array: np.ndarray) -> None:
+    memory.backdoor_write(address, np.ascontiguousarray(array, dtype=np.float64).tobytes())
+
+
+def _get(memory, address: int, shape) -> np.ndarray:
+    count = int(np.prod(shape))
+    return np.frombuffer(memory.backdoor_read(address, 8 * count), dtype=np.float64).reshape(shape)
+
+
+def _dma(src: int, dst: int, nbytes: int) -> list[str]:
+    return [f"li t0, {src}", "dmsrc t0, zero", f"li t0, {dst}", "dmdst t0, zero", f"li t0, {nbytes}",
+            "dmcpyi zero, t0, 0"]
+
+
+def _dma_program(prologue: list, tiles_in: list, tiles_out: list, extra_barriers: int = 0) -> list[str]:
+    """The DMA core's double-buffered schedule: ``tiles_in[t]``/``tiles_out[t]`` are lists of
+    (src, dst, bytes) transfers of tile t; every step ends with a wait and a barrier."""
+    steps = len(tiles_in)
+    lines = []
+    for transfer in prologue + (tiles_in[0] if steps else []):
+        lines += _dma(*transfer)
+    lines += WAIT_DMA + BARRIER
+    for t in range(steps):
+        # write back tile t-1 before fetching tile t+1: they may share a buffer
+        if t >= 1:
+            for transfer in tiles_out[t - 1]:
+                lines += _dma(*transfer)
+        if t + 1 < steps:
+            for transfer in tiles_in[t + 1]:
+                lines += _dma(*transfer)
+        lines += WAIT_DMA + BARRIER
+    if steps:
+        for transfer in tiles_out[steps - 1]:
+            lines += _dma(*transfer)
+        lines += WAIT_DMA
+    lines += BARRIER * extra_barriers + ["ecall"]
+    return lines
+
+
+def _ssr(stream: int, bounds: list, strides: list, base_reg: str, write: bool = False, repeat: int | None = None) -> list[str]:
+    lines = []
+    if repeat is not None:
+        lines += [f"li t1, {repeat}", f"csrw ssr{stream}_repeat, t1"]
+    for dim, (bound, stride) in enumerate(zip(bounds, strides)):
+        lines += [f"li t1, {bound - 1}", f"csrw ssr{stream}_bound{dim}, t1",
+                  f"li t1, {stride}", f"csrw ssr{stream}_stride{dim}, t1"]
+    lines.append(f"csrw ssr{stream}_{'w' if write else 'r'}ptr{len(bounds) - 1}, {base_reg}")
+    return lines
+
+
+def _assemble(name: str, lines: list[str]):
+    return assemble("\n".join(lines) + "\n", name)
+
+
+# -- GEMM ---------------------------------------------------------------------------------------
+def _gemm_row_code(k: int, n: int, a_row_reg: str, c_row_reg: str, b_base: int, ldb: int) -> list[str]:
+    """Code computing one row of C (8 columns per group, groups rotated by hartid)."""
+    groups = n // 8
+    lines = [f"li s7, {groups}", "csrr t2, mhartid", f"li t3, {groups}", "rem t2, t2, t3", "slli s8, t2, 6",
+             f"li s10, {n * 8}"]
+    lines += ["2:", f"csrw ssr0_rptr0, {a_row_reg}", f"li t3, {b_base}", "add t3, t3, s8", "csrw ssr1_rptr1, t3"]
+    lines += [f"fmul.d f{8 + u}, ft0, ft1" for u in range(8)]
+    lines += ["frep.o s5, 8"] + [f"fmadd.d f{8 + u}, ft0, ft1, f{8 + u}" for u in range(8)]
+    lines += [f"add t4, {c_row_reg}, s8"] + [f"fsd f{8 + u}, {8 * u}(t4)" for u in range(8)]
+    lines += ["addi s8, s8, 64", "blt s8, s10, 3f", "li s8, 0", "3:", "addi s7, s7, -1", "bnez s7, 2b"]
+    return lines
+
+
+def _gemm_setup_streams(k: int, ldb: int) -> list[str]:
+    return (_ssr(0, [k], [8], "zero", repeat=7)[:-1] + _ssr(1, [8, k], [8, ldb * 8], "zero", repeat=0)[:-1]
+            + [f"li s5, {k - 2}", "csrwi ssr, 1"])
+
+
+def setup_gemm(cluster: SnitchCluster, memory=None, *, m: int = 32, n: int = 32, k: int = 32,
+               streamed: bool = False, seed: int = 0, pad: int = 0) -> Callable:
+    """C = A B (m x k times k x n) on the cluster's compute cores; ``pad`` extra words per
+    row of A and B (a layout knob). Resident unless ``streamed``."""
+    cores = cluster.cores
+    if n % 8 or k < 2 or (streamed and m % cores):
+        raise ValueError(f"gemm needs n a multiple of 8, k >= 2{f' and m a multiple of {cores}' if streamed else ''}")
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    lda, ldb = k + pad, n + pad
+    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    b_addr = tcdm.take(8 * k * ldb)
+    if not streamed:
+        a_addr, c_addr = tcdm.take(8 * m * lda), tcdm.take(8 * m * n)
+        cluster.tcdm_array(a_addr, (m, lda))[:, :k] = a
+        cluster.tcdm_array(b_addr, (k, ldb))[:, :n] = b
+        lines = ["csrr s3, mhartid"] + _gemm_setup_streams(k, ldb)
+        lines += ["9:", f"li t0, {m}", "bge s3, t0, 8f", f"li t0, {8 * lda}", "mul t1, s3, t0",
+                  f"li s6, {a_addr}", "add s6, s6, t1", f"li t0, {8 * n}", "mul t1, s3, t0", f"li s9, {c_addr}",
+                  "add s9, s9, t1"]
+        lines += _gemm_row_code(k, n, "s6", "s9", b_addr, ldb)
+        lines += [f"addi s3, s3, {cores}", "j 9b", "8:", "csrwi ssr, 0", "fence", "ecall"]
+        program = _assemble("gemm.S", lines)
+        cluster.load_programs([program] * cores)
+        cluster.on_finish(lambda cl: _check(cl, "gemm", cl.tcdm_array(c_addr, (m, n)), a @ b))
+        return lambda: a @ b
+    memory = _outside(cluster, memory)
+    outside = _Layout(memory.base_address, memory.size_bytes)
+    ext_a, ext_b, ext_c = outside.take(8 * m * k), outside.take(8 * k * n), outside.take(8 * m * n)
+    _put(memory, ext_a, a)
+    _put(memory, ext_b, b)
+    if pad:
+        raise ValueError("streamed gemm keeps the outside layout: pad must be 0")
+    a_buf = [tcdm.take(8 * cores * k) for _ in range(2)]
+    c_buf = [tcdm.take(8 * cores * n) for _ in range(2)]
+    blocks = m // cores
+    tiles_in = [[(ext_a + 8 * t * cores * k, a_buf[t % 2], 8 * cores * k)] for t in range(blocks)]
+    tiles_out = [[(c_buf[t % 2], ext_c + 8 * t * cores * n, 8 * cores * n)] for t in range(blocks)]
+    dma = _assemble("gemm_dma.S", _dma_program([(ext_b, b_addr, 8 * k * n)], tiles_in, tiles_out))
+    lines = ["csrr s3, mhartid"] + _gemm_setup_streams(k, k and n) + BARRIER
+    for t in range(blocks):
+        lines += [f"li t0, {8 * k}", "mul t1, s3, t0", f"li s6, {a_buf[t % 2]}", "add s6, s6, t1",
+                  f"li t0, {8 * n}", "mul t1, s3, t0", f"li s9, {c_buf[t % 2]}", "add s9, s9, t1"]
+        lines += _gemm_row_code(k, n, "s6", "s9", b_addr, n) + ["fence"] + BARRIER
+    lines += ["csrwi ssr, 0", "ecall"]
+    compute = _assemble("gemm_streamed.S", lines)
+    cluster.load_programs([compute] * cores + [dma])
+    cluster.on_finish(lambda cl: _check(cl, "gemm", _get(memory, ext_c, (m, n)), a @ b))
+    return lambda: a @ b
+
+
+# -- AXPY, dot, reduction -------------------------------------------------------------------------------
+def _tiles(n: int, cores: int, tile: int) -> int:
+    if n % tile or tile % cores:
+        raise ValueError(f"n = {n} must be a multiple of the tile ({tile}), itself a multiple of {cores}")
+    return n // tile
+
+
+def setup_axpy(cluster: SnitchCluster, memory=None, *, n: int = 4096, alpha: float = 2.0, tile: int = 512,
+               seed: int = 0) -> Callable:
+    """y = alpha x + y with x, y outside, streamed by DMA in double-buffered tiles."""
+    memory = _outside(cluster, memory)
+    cores = cluster.cores
+    steps = _tiles(n, cores, tile)
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(n), rng.standard_normal(n)
+    outside = _Layout(memory.base_address, memory.size_bytes)
+    ext_x, ext_y = outside.take(8 * n), outside.take(8 * n)
+    _put(memory, ext_x, x)
+    _put(memory, ext_y, y)
+    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    xb = [tcdm.take(8 * tile) for _ in range(2)]
+    yb = [tcdm.take(8 * tile) for _ in range(2)]
+    tiles_in = [[(ext_x + 8 * t * tile, xb[t % 2], 8 * tile), (ext_y + 8 * t * tile, yb[t % 2], 8 * tile)]
+                for t in range(steps)]
+    tiles_out = [[(yb[t % 2], ext_y + 8 * t * tile, 8 * tile)] for t in range(steps)]
+    dma = _assemble("axpy_dma.S", _dma_program([], tiles_in, tiles_out))
+    chunk = tile // cores
+    ratio = float(alpha).as_integer_ratio()
+    lines = ["csrr s3, mhartid", f"li t0, {8 * chunk}", "mul s4, s3, t0", f"li t0, {ratio[0]}", "fcvt.d.w fa0, t0",
+             f"li t0, {ratio[1]}", "fcvt.d.w fa1, t0", "fdiv.d fa0, fa0, fa1", f"li s5, {chunk - 1}"] + BARRIER
+    for t in range(steps):
+        lines += [f"li s6, {xb[t % 2]}", "add s6, s6, s4", f"li s7, {yb[t % 2]}", "add s7, s7, s4"]
+        lines += _ssr(0, [chunk], [8], "s6") + _ssr(1, [chunk], [8], "s7") + _ssr(2, [chunk], [8], "s7", write=True)
+        lines += ["csrwi ssr, 1", "frep.o s5, 1", "fmadd.d ft2, fa0, ft0, ft1", "csrwi ssr, 0", "fence"] + BARRIER
+    lines += ["ecall"]
+    compute = _assemble("axpy.S", lines)
+    cluster.load_programs([compute] * cores + [dma])
+    want = alpha * x + y
+    cluster.on_finish(lambda cl: _check(cl, "axpy", _get(memory, ext_y, (n,)), want))
+    return lambda: want
+
+
+def _setup_sum(cluster: SnitchCluster, memory, n: int, tile: int, seed: int, dot: bool) -> Callable:
+    memory = _outside(cluster, memory)
+    cores = cluster.cores
+    steps = _tiles(n, cores, tile)
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(n), rng.standard_normal(n)
+    outside = _Layout(memory.base_address, memory.size_bytes)
+    ext_x, ext_y = outside.take(8 * n), outside.take(8 * n)
+    _put(memory, ext_x, x)
+    _put(memory, ext_y, y)
+    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    xb = [tcdm.take(8 * tile) for _ in range(2)]
+    yb = [tcdm.take(8 * tile) for _ in range(2)] if dot else None
+    partial = tcdm.take(8 * cores)
+    result = tcdm.take(8)
+    tiles_in = [[(ext_x + 8 * t * tile, xb[t % 2], 8 * tile)] +
+                ([(ext_y + 8 * t * tile, yb[t % 2], 8 * tile)] if dot else []) for t in range(steps)]
+    dma = _assemble("sum_dma.S", _dma_program([], tiles_in, [[] for _ in range(steps)], extra_barriers=1))
+    chunk = tile // cores
+    body = "fmadd.d fa0, ft0, ft1, fa0" if dot else "fadd.d fa0, ft0, fa0"
+    mask = 0b1001 if dot else 0b0101
+    lines = ["csrr s3, mhartid", f"li t0, {8 * chunk}", "mul s4, s3, t0", f"li s5, {chunk - 1}"]
+    lines += [f"fcvt.d.w fa{i}, zero" for i in range(4)] + BARRIER
+    for t in range(steps):
+        lines += [f"li s6, {xb[t % 2]}", "add s6, s6, s4"] + _ssr(0, [chunk], [8], "s6")
+        if dot:
+            lines += [f"li s7, {yb[t % 2]}", "add s7, s7, s4"] + _ssr(1, [chunk], [8], "s7")
+        lines += ["csrwi ssr, 1", f"frep.o s5, 1, 3, {mask}", body, "csrwi ssr, 0", "fence"] + BARRIER
+    lines += ["fadd.d fa0, fa0, fa1", "fadd.d fa2, fa2, fa3", "fadd.d fa0, fa0, fa2", "slli t0, s3, 3",
+              f"li t1, {partial}", "add t1, t1, t0", "fsd fa0, 0(t1)", "fence"] + BARRIER
+    lines += ["bnez s3, 7f", f"li t1, {partial}", "fld fa0, 0(t1)"]
+    for i in range(1, cores):
+        lines += [f"fld fa1, {8 * i}(t1)", "fadd.d fa0, fa0, fa1"]
+    lines += [f"li t1, {result}", "fsd fa0, 0(t1)", "fence", "7:", "ecall"]
+    compute = _assemble("dot.S" if dot else "reduction.S", lines)
+    cluster.load_programs([compute] * cores + [dma])
+    want = float(x @ y) if dot else float(x.sum())
+    cluster.on_finish(lambda cl: _check(cl, "dot" if dot else "reduction", cl.tcdm_array(result, (1,)),
+                                        np.array([want])))
+    return lambda: want
+
+
+def setup_dot(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0) -> Callable:
+    """x . y with x, y outside, streamed by DMA in double-buffered tiles."""
+    return _setup_sum(cluster, memory, n, tile, seed, dot=True)
+
+
+def setup_reduction(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0) -> Callable:
+    """sum(x) with x outside, streamed by DMA in double-buffered tiles."""
+    return _setup_sum(cluster, memory, n, tile, seed, dot=False)
+
+
+# -- Jacobi -----------------------------------------------------------------------------------------------
+def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: int = 34, sweeps: int = 2,
+                 seed: int = 0) -> Callable:
+    """``sweeps`` Jacobi sweeps of the 5-point stencil on a rows x cols grid from outside
+    (boundary fixed); the grid is fetched by DMA, swept in the TCDM, and written back."""
+    memory = _outside(cluster, memory)
+    cores = cluster.cores
+    width = cols - 2
+    if width % 4 or rows < 3:
+        raise ValueError("jacobi needs cols - 2 a multiple of 4 and rows >= 3")
+    rng = np.random.default_rng(seed)
+    grid = rng.standard_normal((rows, cols))
+    outside = _Layout(memory.base_address, memory.size_bytes)
+    ext = outside.take(8 * rows * cols)
+    _put(memory, ext, grid)
+    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    bufs = [tcdm.take(8 * rows * cols) for _ in range(2)]
+    size = 8 * rows * cols
+    dma_lines = _dma(ext, bufs[0], size) + _dma(ext, bufs[1], size) + WAIT_DMA + BARRIER
+    dma_lines += BARRIER * sweeps + _dma(bufs[sweeps % 2], ext, size) + WAIT_DMA + ["ecall"]
+    dma = _assemble("jacobi_dma.S", dma_lines)
+    programs = []
+    row_bytes = 8 * cols
+    for c in range(cores):
+        mine = list(range(1 + c, rows - 1, cores))
+        lines = ["li t0, 1", "fcvt.d.w ft3, t0", "li t0, 4", "fcvt.d.w ft4, t0", "fdiv.d ft3, ft3, ft4"] + BARRIER
+        for s in range(sweeps):
+            src, dst = bufs[s % 2], bufs[(s + 1) % 2]
+            if mine:
+                first = mine[0]
+                groups = width // 4
+                count = len(mine)
+                lines += [f"li s6, {src + (first - 1) * row_bytes + 8}"]
+                lines += _ssr(0, [4, 2, groups, count], [8, 2 * row_bytes, 32, cores * row_bytes], "s6")
+                lines += [f"li s7, {src + first * row_bytes}"]
+                lines += _ssr(1, [4, 2, groups, count], [8, 16, 32, cores * row_bytes], "s7")
+                lines += [f"li s8, {dst + first * row_bytes + 8}"]
+                lines += _ssr(2, [width, count], [8, cores * row_bytes], "s8", write=True)
+                lines += [f"li s5, {groups * count - 1}", "csrwi ssr, 1", "frep.o s5, 16"]
+                lines += [f"fmul.d f{8 + p}, ft3, ft0" for p in range(4)]
+                lines += [f"fmadd.d f{8 + p}, ft3, ft0, f{8 + p}" for p in range(4)]
+                lines += [f"fmadd.d f{8 + p}, ft3, ft1, f{8 + p}" for p in range(4)]
+                lines += [f"fmadd.d ft2, ft3, ft1, f{8 + p}" for p in range(4)]
+                lines += ["csrwi ssr, 0", "fence"]
+            lines += BARRIER
+        lines += ["ecall"]
+        programs.append(_assemble(f"jacobi{c}.S", lines))
+    cluster.load_programs(programs + [dma])
+    want = grid.copy()
+    for _ in range(sweeps):
+        nxt = want.copy()
+        nxt[1:-1, 1:-1] = 0.25 * want[:-2, 1:-1] + 0.25 * want[2:, 1:-1] + 0.25 * want[1:-1, :-2] + 0.25 * want[1:-1, 2:]
+        want = nxt
+    cluster.on_finish(lambda cl: _check(cl, "jacobi", _get(memory, ext, (rows, cols)), want))
+    return lambda: want
+
+
+# -- the single-core utilisation ladder -------------------------------------------------------------------
+def setup_dot_ladder(cluster: SnitchCluster, memory=None, *, n: int = 2048, variant: str = "ssr_frep",
+                     seed: int = 0) -> Callable:
+    """A dot product of n resident elements on core 0 alone, as ``plain``, ``ssr_unrolled``
+    or ``ssr_frep`` code (the FPU-utilisation ladder of the SSR and Snitch papers)."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal(n), rng.standard_normal(n)
+    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    xa, ya, out = tcdm.take(8 * n), tcdm.take(8 * n), tcdm.take(8)
+    cluster.tcdm_array(xa, (n,))[:] = x
+    cluster.tcdm_array(ya, (n,))[:] = y
+    lines = [f"li a0, {xa}", f"li a1, {ya}"] + [f"fcvt.d.w f{8 + u}, zero" for u in range(8)]
+    if variant == "plain":
+        if n % 16:
+            raise ValueError("the plain ladder kernel needs n a multiple of 16")
+        lines += [f"li a2, {xa + 8 * n}", "1:"]
+        for half in range(2):
+            for u in range(8):
+                lines += [f"fld f{16 + u}, {64 * half + 8 * u}(a0)", f"fld f{24 + u}, {64 * half + 8 * u}(a1)"]
+            lines += [f"fmadd.d f{8 + u}, f{16 + u}, f{24 + u}, f{8 + u}" for u in range(8)]
+        lines += ["addi a0, a0, 128", "addi a1, a1, 128", "bne a0, a2, 1b"]
+    elif variant == "ssr_unrolled":
+        if n % 8:
+            raise ValueError("the unrolled ladder kernel needs n a multiple of 8")
+        lines += _ssr(0, [n], [8], "a0") + _ssr(1, [n], [8], "a1") + [f"li t0, {n}", "li t2, 0", "csrwi ssr, 1", "1:"]
+        lines += [f"fmadd.d f{8 + u}, ft0, ft1, f{8 + u}" for u in range(8)]
+        # the bookkeeping a compiler keeps: count, both offsets (for a scalar remainder), index, test, branch
+        lines += ["addi t0, t0, -8", "addi a0, a0, 64", "addi a1, a1, 64", "addi t2, t2, 1", "slt t3, zero, t0",
+                  "bnez t3, 1b", "csrwi ssr, 0"]
+    elif variant == "ssr_frep":
+        lines += _ssr(0, [n], [8], "a0") + _ssr(1, [n], [8], "a1")
+        lines += [f"li t0, {n - 1}", "csrwi ssr, 1", "frep.o t0, 1, 7, 0b1001", "fmadd.d f8, ft0, ft1, f8",
+                  "csrwi ssr, 0"]
+    else:
+        raise ValueError(f"unknown ladder variant '{variant}': plain, ssr_unrolled or ssr_frep")
+    for width in (4, 2, 1):
+        lines += [f"fadd.d f{8 + u}, f{8 + u}, f{8 + u + width}" for u in range(width)]
+    lines += [f"li a3, {out}", "fsd f8, 0(a3)", "ecall"]
+    cluster.load_programs([_assemble(f"dot_{variant}.S", lines)])
+    want = float(x @ y)
+    cluster.on_finish(lambda cl: _check(cl, "dot", cl.tcdm_array(out, (1,)), np.array([want])))
+    return lambda: want
+
+
+SETUPS = {"gemm": setup_gemm, "axpy": setup_axpy, "dot": setup_dot, "reduction": setup_reduction,
+          "jacobi": setup_jacobi, "dot_ladder": setup_dot_ladder}
+
+
+def _binder(setup: Callable) -> Callable:
+    name = setup.__name__[len("setup_"):]
+
+    def bind(targets, *args, **kwargs):
+        clusters = [t for t in targets if isinstance(t, SnitchCluster)]
+        if not clusters or len(clusters) != len(targets):
+            raise ArchError(f"workload '{name}' runs on SnitchCluster instances",
+                            hint="target a cluster, e.g. run gemm(...) on node.cluster")
+        if args:
+            raise ArchError(f"workload '{name}' takes named arguments only, e.g. {name}(n = 1024)")
+        for cluster in clusters:
+            try:
+                setup(cluster, None, **kwargs)
+            except TypeError as err:
+                raise ArchError(f"workload '{name}': {err}".replace(f"setup_{name}() ", "")) from None
+            except ValueError as err:
+                raise ArchError(f"workload '{name}': {err}") from None
+    bind.__doc__ = setup.__doc__
+    return bind
+
+
+KERNELS = {name: _binder(setup) for name, setup in SETUPS.items()}
+"""Binders for ``run NAME(args) on cluster`` in .arch files."""
+
+
+def build_system(*, cores: int = 8, memory_bytes_per_cycle: int = 64, memory_latency_cycles: int = 50,
+                 memory_bytes: int = 16 * 1024 * 1024, **cluster_params) -> Component:
+    """A cluster whose DMA port reaches a FixedLatencyMemory over a 512-bit link."""
+    top = Component("system")
+    cluster = SnitchCluster("cluster", top, cores=cores, **cluster_params)
+    memory = FixedLatencyMemory("memory", top, bytes_per_cycle=memory_bytes_per_cycle,
+                                latency_cycles=memory_latency_cycles, size_bytes=memory_bytes)
+    connect(cluster.ext_req, memory.req, latency=1, width_bits=512)
+    connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
+    return top
+
+
+def report(cluster: SnitchCluster, kernel: str) -> KernelReport:
+    """The figures of a finished run."""
+    cycles = cluster.run_cycles()
+    per_core = tuple(100.0 * c.n_fpu / cycles for c in cluster.compute_cores)
+    dma_bytes = cluster.dma.n_in + cluster.dma.n_out
+    return KernelReport(kernel=kernel, cycles=cycles, fpu_utilisation=sum(per_core) / len(per_core),
+                        core_utilisation=per_core, gflops=cluster.gflops.value, flops=cluster.flops.value,
+                        tcdm_conflicts=cluster.tcdm.n_conflicts, tcdm_accesses=cluster.tcdm.n_grants,
+                        dma_bytes=dma_bytes, dma_gbps=dma_bytes * 1000 / (cycles * cluster.domain.period_ps))
+
+
+def run_kernel(kernel: str, *, cores: int = 8, memory_bytes_per_cycle: int = 64, memory_latency_cycles: int = 50,
+               cluster_params: dict | None = None, **kernel_params) -> tuple[KernelReport, SnitchCluster]:
+    """Build a cluster and memory, run ``kernel`` to the end, check it, and report."""
+    top = build_system(cores=cores, memory_bytes_per_cycle=memory_bytes_per_cycle,
+                       memory_latency_cycles=memory_latency_cycles, **(cluster_params or {}))
+    cluster = top.child("cluster")
+    SETUPS[kernel](cluster, top.child("memory"), **kernel_params)
+    sim = Simulator(top)
+    sim.run()
+    if not getattr(cluster, "result_ok", False):
+        raise AssertionError(f"{kernel}: the cluster did not finish")
+    return report(cluster, kernel), cluster

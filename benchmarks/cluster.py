@@ -1,0 +1,70 @@
+"""Simulation speed and memory of one Snitch cluster running GEMM.
+
+    python benchmarks/cluster.py [--quick] [--json out.json]
+
+Prints, per run: simulated cycles, wall time, core-cycles per second (compute cores x
+cycles / wall seconds, the figure that decides whether the 4096-core Manticore package is
+practical), and the Python memory one cluster takes (tracemalloc, after building it and
+loading the kernel). Keeps the fastest of 3 runs, as machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import tracemalloc
+
+from archmodel.kernel import Simulator
+from archmodel.workloads.snitch import SETUPS, build_system, report
+
+CASES = [
+    ("gemm resident 32x32x32", dict(m=32, n=32, k=32)),
+    ("gemm resident 64x64x64", dict(m=64, n=64, k=64)),
+    ("gemm streamed 128x32x32", dict(m=128, n=32, k=32, streamed=True)),
+]
+
+
+def measure(params: dict, repeats: int) -> dict:
+    best = None
+    for _ in range(repeats):
+        tracemalloc.start()
+        top = build_system()
+        cluster = top.child("cluster")
+        SETUPS["gemm"](cluster, top.child("memory"), **params)
+        # the outside memory's data array is not part of the cluster
+        memory_bytes = tracemalloc.get_traced_memory()[0] - top.child("memory").size_bytes
+        tracemalloc.stop()
+        sim = Simulator(top)
+        started = time.perf_counter()
+        sim.run()
+        wall = time.perf_counter() - started
+        figures = report(cluster, "gemm")
+        if best is None or wall < best["wall_s"]:
+            best = {"cycles": figures.cycles, "wall_s": wall, "fpu_utilisation": figures.fpu_utilisation,
+                    "core_cycles_per_s": cluster.cores * figures.cycles / wall,
+                    "cluster_cycles_per_s": figures.cycles / wall, "memory_bytes": memory_bytes}
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one run of the smallest case")
+    parser.add_argument("--json", help="write the results as JSON")
+    args = parser.parse_args()
+    cases = CASES[:1] if args.quick else CASES
+    repeats = 1 if args.quick else 3
+    rows = [(name, measure(params, repeats)) for name, params in cases]
+    header = f"{'case':<26} {'cycles':>8} {'FPU %':>6} {'wall s':>7} {'core-cycles/s':>14} {'memory/cluster':>15}"
+    print(header)
+    print("-" * len(header))
+    for name, r in rows:
+        print(f"{name:<26} {r['cycles']:>8} {r['fpu_utilisation']:>6.1f} {r['wall_s']:>7.2f} "
+              f"{r['core_cycles_per_s']:>14,.0f} {r['memory_bytes'] / 2**20:>11.2f} MiB")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as stream:
+            json.dump({name: r for name, r in rows}, stream, indent=2)
+
+
+if __name__ == "__main__":
+    main()

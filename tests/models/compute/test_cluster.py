@@ -1,0 +1,159 @@
+import numpy as np
+import pytest
+
+from archmodel.kernel import ModelAssertion, Simulator
+from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
+from archmodel.workloads.snitch import build_system, run_kernel
+
+
+def run_programs(sources, cores=1, **params):
+    cluster = SnitchCluster("cl", cores=cores, **params)
+    cluster.load_programs([assemble(s, f"p{i}.S") if s is not None else None for i, s in enumerate(sources)])
+    Simulator(cluster).run()
+    return cluster
+
+
+def test_integer_instructions_issue_one_per_cycle_after_the_first_fetch_misses():
+    cluster = run_programs(["li t0, 5\naddi t0, t0, 1\necall\n"])
+    core = cluster.core_list[0]
+    # the first fetch misses the I$ (20 cycles), then three instructions in cycles 20, 21, 22
+    assert (core.done_cycle, core.x[5], core.n_instr, cluster.icache.n_misses) == (22, 6, 3, 1)
+
+
+def test_load_result_is_usable_one_cycle_after_its_grant():
+    cluster = run_programs([f"li a0, {TCDM_BASE}\nli t0, 7\nsw t0, 0(a0)\nlw t1, 0(a0)\naddi t1, t1, 1\necall\n"],
+                           icache_miss_cycles=0)
+    core = cluster.core_list[0]
+    assert (core.done_cycle, core.x[6], core.s_raw) == (5, 8, 0)
+
+
+def test_fp_results_wait_for_their_latency_through_the_offload_queue():
+    cluster = run_programs(["li t0, 1\nfcvt.d.w fa0, t0\nfadd.d fa1, fa0, fa0\nfadd.d fa2, fa1, fa1\necall\n"],
+                           icache_miss_cycles=0)
+    core = cluster.core_list[0]
+    # fcvt offloaded at 1, issues at 2; fadd issues at 3 (ready 6); the dependent fadd waits to 6, ready at 9
+    assert (core.done_cycle, core.f[12], core.s_fdep) == (9, 4.0, 2)
+
+
+@pytest.mark.parametrize("source, message", [
+    (f"li a0, {TCDM_BASE + 4}\nfld fa0, 0(a0)\necall\n",
+     "core 0 at pc 0x00001008 (p0.S:2: fld fa0, 0(a0)): misaligned 8-byte access to 0x10000004"),
+    ("li a0, 0x20000000\nlw t0, 0(a0)\necall\n",
+     "core 0 at pc 0x00001004 (p0.S:2: lw t0, 0(a0)): access to 0x20000000 is outside the TCDM "
+     "(0x10000000 .. 0x1001ffff)"),
+    ("li t0, 64\ndmcpyi zero, t0, 0\necall\n",
+     "core 0 at pc 0x00001004 (p0.S:2: dmcpyi zero, t0, 0): illegal instruction 'dmcpyi': only the DMA core "
+     "(mhartid 1) drives the DMA"),
+])
+def test_runtime_faults_name_the_core_pc_and_source_line(source, message):
+    with pytest.raises(ModelAssertion) as info:
+        run_programs([source])
+    assert str(info.value).endswith(message)
+
+
+def test_barrier_waits_for_every_core_and_finished_cores_do_not_hold_it():
+    slow = "li t0, 50\n1: addi t0, t0, -1\nbnez t0, 1b\ncsrr zero, barrier\ncsrr t1, mcycle\necall\n"
+    fast = "csrr zero, barrier\ncsrr t1, mcycle\necall\n"
+    cluster = run_programs([slow, fast, "ecall\n"], cores=3, icache_miss_cycles=0)
+    t_slow, t_fast = cluster.core_list[0].x[6], cluster.core_list[1].x[6]
+    assert t_slow == t_fast > 100
+    assert cluster.core_list[1].s_sync >= 100
+
+
+def ladder(variant):
+    report, cluster = run_kernel("dot_ladder", variant=variant, n=4096)
+    core = cluster.core_list[0]
+    return 100.0 * core.n_fpu / core.run_cycles(), core
+
+
+def test_utilisation_ladder_plain_loop_is_bound_by_two_loads_per_fmadd():
+    utilisation, core = ladder("plain")
+    assert 30.0 <= utilisation <= 33.4
+    assert core.s_fdep < 10  # the loop is issue-bound, not latency-bound
+
+
+def test_utilisation_ladder_ssr_unrolled_is_8_of_14_issue_slots():
+    utilisation, _ = ladder("ssr_unrolled")
+    assert abs(utilisation - 100 * 8 / 14) <= 3
+
+
+def test_utilisation_ladder_ssr_frep_keeps_the_fpu_busy():
+    utilisation, core = ladder("ssr_frep")
+    assert utilisation > 94
+    assert core.s_stream == 0
+
+
+def stream_pair(offset_bytes):
+    # two SSRs walk 512 words each with a 256-byte stride: every access of a stream hits one bank
+    n = 128
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    data = cluster.tcdm_array(TCDM_BASE, (2 * 32 * n + 4,))
+    data[:] = 1.0
+    source = f"""
+        li a0, {TCDM_BASE}
+        li a1, {TCDM_BASE + 8 + offset_bytes}
+        li t0, {n - 1}
+        csrw ssr0_bound0, t0
+        csrw ssr1_bound0, t0
+        li t1, 256
+        csrw ssr0_stride0, t1
+        csrw ssr1_stride0, t1
+        csrw ssr0_rptr0, a0
+        csrw ssr1_rptr0, a1
+        csrwi ssr, 1
+        frep.o t0, 1, 3, 0b1001
+        fmadd.d fa0, ft0, ft1, fa0
+        ecall
+    """
+    cluster.load_programs([assemble(source, "strides.S")])
+    Simulator(cluster).run()
+    return cluster
+
+
+def test_bank_conflicts_appear_when_ssr_strides_collide_and_vanish_when_they_do_not():
+    colliding = stream_pair(-8)  # both streams in bank 0
+    apart = stream_pair(0)  # streams in banks 0 and 1
+    assert colliding.tcdm.n_conflicts >= 120
+    assert colliding.tcdm.conflicts_per_bank[0] == colliding.tcdm.n_conflicts
+    assert apart.tcdm.n_conflicts == 0
+    assert colliding.core_list[0].done_cycle > apart.core_list[0].done_cycle + 100
+
+
+def test_dma_copies_1d_and_2d_at_up_to_64_bytes_per_cycle():
+    top = build_system(cores=1, memory_latency_cycles=10, icache_miss_cycles=0)
+    cluster, memory = top.child("cluster"), top.child("memory")
+    block = np.arange(256, dtype=np.float64)
+    memory.backdoor_write(memory.base_address, block.tobytes())
+    dma = f"""
+        li t0, {memory.base_address}
+        dmsrc t0, zero
+        li t0, {TCDM_BASE}
+        dmdst t0, zero
+        li t0, 2048
+        dmcpyi a0, t0, 0
+        li t0, {memory.base_address}
+        dmsrc t0, zero
+        li t0, {TCDM_BASE + 4096}
+        dmdst t0, zero
+        li t0, 256
+        li t1, 64
+        dmstr t0, t1
+        li t0, 4
+        dmrep t0
+        li t0, 32
+        dmcpyi a1, t0, 2
+    1:  dmstati t2, 2
+        bnez t2, 1b
+        dmstati a2, 0
+        ecall
+    """
+    cluster.load_programs([None, assemble(dma, "dma.S")])
+    Simulator(top).run()
+    assert np.array_equal(cluster.tcdm_array(TCDM_BASE, (256,)), block)
+    rows = cluster.tcdm_array(TCDM_BASE + 4096, (4, 8))
+    assert np.array_equal(rows[:, :4], block.reshape(-1, 32)[:4, :4])
+    core = cluster.dma_core
+    assert (core.x[10], core.x[11], core.x[12]) == (0, 1, 1)
+    assert cluster.dma.n_in == 2048 + 128
+    # 2048 bytes through 8 lanes need at least 32 cycles
+    assert cluster.dma.n_busy >= 32 + 10
