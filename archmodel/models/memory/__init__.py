@@ -1,0 +1,16 @@
+"""Main memory: DRAM timing presets, address mapping, the controller with its device, an
+independent timing checker, trace and synthetic frontends, energy, and in-DRAM caches."""
+
+from .checker import DramTimingChecker, jedec_rules
+from .address import NAMED_ORDERS, AddressMapping
+from .commands import COMMAND_NAMES, DramCommand
+from .constraints import Constraint, scheduler_constraints
+from .controller import FIXED_OVERHEAD_CYCLES, DramController
+from .energy import DramEnergy
+from .frontend import DramTrafficGenerator, dramsim3_trace, ramulator_trace, synthetic_stream
+from .timing import PRESETS, TIMING_FIELDS, DramTiming, preset
+
+__all__ = ["AddressMapping", "COMMAND_NAMES", "Constraint", "DramCommand", "DramController", "DramEnergy",
+           "DramTiming", "DramTimingChecker", "DramTrafficGenerator", "dramsim3_trace", "jedec_rules",
+           "ramulator_trace", "synthetic_stream", "FIXED_OVERHEAD_CYCLES", "NAMED_ORDERS", "PRESETS", "TIMING_FIELDS", "preset",
+           "scheduler_constraints"]

@@ -1,0 +1,787 @@
+"""The DRAM controller and the device it drives: one channel, in the DRAM clock (tCK).
+
+The controller takes :class:`~archmodel.models.messages.MemRequest` on ``req`` (and/or from an
+attached request stream, see :meth:`DramController.attach_stream`), keeps separate read and
+write queues, schedules one command per DRAM cycle under every timing constraint of
+:mod:`.constraints`, and returns :class:`~archmodel.models.messages.MemResponse` on ``resp``.
+Every issued command is published on ``cmd`` (a :class:`~.commands.DramCommand`), which an
+independent :class:`~.checker.DramTimingChecker` watches.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+
+from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Level, Out, Param,
+                              ParameterError, at_least, in_range, model, one_of)
+
+from ..messages import MemResponse
+from .address import AddressMapping
+from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
+from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
+from .constraints import scheduler_constraints
+from .energy import DramEnergy
+from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
+
+_LEVELS = {"bank": 0, "bankgroup": 1, "rank": 2, "other_rank": 3}
+_NEVER = 1 << 62
+_HIT, _MISS, _CONFLICT = 1, 2, 3
+
+FIXED_OVERHEAD_CYCLES = 0
+"""Cycles the controller adds to an unloaded request: a request taken at edge t may issue its
+first command at edge t, and its response leaves at the edge its last data beat ends. (The
+channels to and from the controller add their own latency.)"""
+
+
+class _Entry:
+    """One queued request: where it goes, when it came, and how it was served."""
+
+    __slots__ = ("seq", "arrival", "bank", "row", "column", "write", "message", "kind", "address", "response")
+
+    def __init__(self, seq, arrival, bank, row, column, write, message, address):
+        self.seq = seq
+        self.arrival = arrival
+        self.bank = bank
+        self.row = row
+        self.column = column
+        self.write = write
+        self.message = message
+        self.kind = 0
+        self.address = address
+        self.response = None
+
+
+def _timing_params(cls):
+    for name in TIMING_FIELDS:
+        setattr(cls, name, Param(int, None, f"override the preset's {name}", unit=None, check=at_least(1)))
+        cls.__dict__[name].__set_name__(cls, name)
+    return cls
+
+
+@model
+@_timing_params
+class DramController(Component):
+    """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
+
+    Models the reference controller of VALIDATION.md: address mapping as a bit-field order
+    (``mapping``, default RoBaRaCoCh), separate read and write queues (``read_queue``,
+    ``write_queue`` entries), FR-FCFS scheduling (the oldest request whose next command can
+    issue this cycle; a bank with pending hits to its open row is not precharged), open page,
+    one command per DRAM cycle, write drain between ``write_high`` and ``write_low`` of the
+    write queue, all-bank refresh every tREFI, and every JEDEC timing constraint (same bank,
+    same bank group, same rank, data-bus turnaround, four-activate window, refresh).
+    Alternatives: ``scheduler`` fcfs or frfcfs_cap (a bank serves at most ``row_hit_cap``
+    hits in a row while an older request to another row waits), ``page_policy`` closed
+    (precharge once no queued request hits the row) or adaptive (precharge after
+    ``adaptive_idle_cycles`` without a hit), ``refresh`` per_bank (REFpb to one bank set
+    every tREFIpb, the other banks keep working) or none.
+
+    The device is the channel's ranks x bank groups x banks x rows x columns; each bank is the
+    state machine of :mod:`.bank`. Data is functional: a write's bytes are stored when the
+    request is accepted and a read returns the bytes of every write accepted before it (a
+    read that finds a pending write to its burst is answered from the write queue after
+    ``forward_cycles``, without a DRAM access). Writes are acknowledged when accepted.
+
+    The controller runs in its own clock of period tCK (unless placed in one). Timing
+    overrides (``tRCD = 18``...) are in DRAM cycles; an impossible set is an error with a
+    hint. Fixed overhead: none (:data:`FIXED_OVERHEAD_CYCLES`), so an unloaded read taken at
+    edge t responds at t + CL + tBL (row hit), + tRCD (closed bank), + tRP (conflict).
+    Idle time is skipped: the controller sleeps until the earliest cycle a command can issue,
+    a response is due, a refresh falls due or a request arrives. Registers (bank states,
+    command bus, data bus, queue depths) are updated only while a tracer watches them.
+
+    Leaves out: per-bank queues of real controllers, additive latency, power-down and
+    self-refresh, ECC, command/address parity, rank-to-rank ODT details beyond tRTRS, and
+    requests wider than one burst (a request must lie inside one burst).
+    Sources: JEDEC JESD79-4/JESD79-5/JESD235; Ramulator 2 and DRAMSim3 presets (see
+    :mod:`.timing`).
+    """
+
+    standard = Param(str, "DDR4-2400R", "timing preset", check=one_of(*PRESETS))
+    mapping = Param(str, "RoBaRaCoCh", "address bit-field order, most significant first")
+    read_queue = Param(int, 32, "read queue entries", unit="requests", check=at_least(1))
+    write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
+    scheduler = Param(str, "frfcfs", "frfcfs, fcfs or frfcfs_cap", check=one_of("frfcfs", "fcfs", "frfcfs_cap"))
+    row_hit_cap = Param(int, 4, "hits a bank may serve in a row while an older request waits (frfcfs_cap)",
+                        check=at_least(1))
+    page_policy = Param(str, "open", "open, closed or adaptive", check=one_of("open", "closed", "adaptive"))
+    adaptive_idle_cycles = Param(int, 32, "idle cycles before the adaptive policy closes a row", check=at_least(1))
+    refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=one_of("all_bank", "per_bank", "none"))
+    write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
+    write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
+    forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", check=at_least(1))
+    channels = Param(int, 1, "channels the address map spreads over", check=at_least(1))
+    channel = Param(int, 0, "this controller's channel index", check=at_least(0))
+    omit_constraints = Param((tuple, list), (), "constraint names the scheduler ignores (for testing the checker)")
+    ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
+    stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
+                           "request is served (refresh would otherwise run forever)")
+
+    req = In("memory requests (MemRequest, inside one burst)", required=False)
+    resp = Out("read data and write acknowledgements (MemResponse)", required=False)
+    cmd = Out("every issued command (DramCommand), for a timing checker", required=False)
+
+    reads = Counter("requests", "reads completed (from DRAM or forwarded)")
+    writes = Counter("requests", "writes written to DRAM")
+    bytes_read = Counter("bytes", "bytes read from DRAM or forwarded")
+    bytes_written = Counter("bytes", "bytes written to DRAM")
+    forwarded_reads = Counter("requests", "reads answered from the write queue")
+    row_hits = Counter("requests", "requests whose first command was RD/WR (row open)")
+    row_misses = Counter("requests", "requests that needed an ACT on a closed bank")
+    row_conflicts = Counter("requests", "requests that needed a PRE of another row first")
+    read_latency = Distribution("cycles", "DRAM cycles from a read's arrival to its last data beat")
+    write_latency = Distribution("cycles", "DRAM cycles from a write's arrival to its last data beat")
+    read_queue_depth = Level("requests", "read queue occupancy")
+    write_queue_depth = Level("requests", "write queue occupancy")
+    acts = Counter("commands", "ACT commands")
+    pres = Counter("commands", "PRE commands")
+    preas = Counter("commands", "PREA commands")
+    rds = Counter("commands", "RD commands")
+    wrs = Counter("commands", "WR commands")
+    refs = Counter("commands", "REF commands (all-bank)")
+    refpbs = Counter("commands", "REFpb commands (per bank set)")
+    active_cycles = Counter("cycles", "cycles with at least one bank open (for background energy)")
+    bandwidth = Formula("GB/s", "bytes read and written per second",
+                        lambda s: (s.bytes_read.value + s.bytes_written.value) * 1000 / s.elapsed_ps)
+    read_latency_ns = Formula("ns", "mean read latency", lambda s: s.read_latency.mean * s.tck_ps / 1000)
+    read_latency_p50_ns = Formula("ns", "median read latency",
+                                  lambda s: s.read_latency.percentile(50) * s.tck_ps / 1000)
+    read_latency_p99_ns = Formula("ns", "99th percentile read latency",
+                                  lambda s: s.read_latency.percentile(99) * s.tck_ps / 1000)
+    write_latency_ns = Formula("ns", "mean write latency", lambda s: s.write_latency.mean * s.tck_ps / 1000)
+    row_hit_rate = Formula("%", "row hits per request served by DRAM",
+                           lambda s: 100 * s.row_hits.value /
+                           (s.row_hits.value + s.row_misses.value + s.row_conflicts.value))
+    energy_nj = Formula("nJ", "DRAM energy: commands plus background (DRAMPower style)",
+                        lambda s: s.energy.total_nj(s))
+
+    # -- construction -------------------------------------------------------------------
+    def setup(self) -> None:
+        base = preset(self.standard)
+        overrides = {name: getattr(self, name) for name in TIMING_FIELDS}
+        overrides["ranks"] = self.ranks
+        try:
+            self.timing = t = base.override(**overrides)
+        except Exception as err:
+            raise ParameterError(f"{self.path}: {getattr(err, 'message', err)}", hint=getattr(err, "hint", None)) from None
+        if self.write_low >= self.write_high:
+            raise ParameterError(f"{self.path}: write_low ({self.write_low}) must be below write_high ({self.write_high})",
+                                 hint="the drain runs from write_high down to write_low")
+        if self.channel >= self.channels:
+            raise ParameterError(f"{self.path}: channel {self.channel} is not below channels ({self.channels})")
+        if self.clock is None:
+            self.clock = dram_clock(t)
+        self.tck_ps = t.tCK_ps
+        self.address_map = AddressMapping(t, self.mapping, self.channels)
+        self._decode = self.address_map.bank_decoder()
+        self.energy = DramEnergy(t)
+        self.burst_bytes = t.burst_bytes
+        self._burst_mask = ~(t.burst_bytes - 1)
+        self._bank_count = n = t.ranks * t.banks
+        g_count = t.ranks * t.bankgroups
+        self._bases = []
+        for b in range(n):
+            rank, gid = b // t.banks, b // t.banks_per_group
+            self._bases.append((b * COMMAND_COUNT, (n + gid) * COMMAND_COUNT, (n + g_count + rank) * COMMAND_COUNT,
+                                rank, gid % t.bankgroups, b % t.banks_per_group))
+        self._rank_of = [b // t.banks for b in range(n)]
+        self._nxt = [0] * ((n + g_count + t.ranks) * COMMAND_COUNT)
+        self._compile_constraints()
+        self._rows = [-1] * n
+        self._rq = [[] for _ in range(n)]
+        self._wq = [[] for _ in range(n)]
+        self._rq_active: dict[int, None] = {}
+        self._wq_active: dict[int, None] = {}
+        self._rq_count = self._wq_count = 0
+        self._high = max(1, int(self.write_high * self.write_queue))
+        self._low = int(self.write_low * self.write_queue)
+        self._write_mode = False
+        self._pending_writes: dict[int, int] = {}
+        self.data: dict[int, bytearray] = {}
+        self._seq = 0
+        self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
+        self._hits_run = [0] * n
+        self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
+        self._last_column = [0] * n
+        self._responses: list = []
+        self._open_banks = 0
+        self._active_since = 0
+        self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
+        self._refresh_pending = False
+        self._rank_needs_refresh = [False] * t.ranks
+        self._refpb_sets = max(1, t.tREFI // t.tREFIpb)
+        self._refpb_next_set = 0
+        self._refpb_banks: tuple[int, ...] = ()
+        self._stream: Iterator | None = None
+        self._stream_head = None
+        self._best = None
+        self._dirty = True
+        self._cands: dict[int, tuple] = {}
+        self._cands_mode = False
+        self._compiled: dict[int, list] = {}
+        self._traced = None
+        self._transitions: list = []
+        self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
+        self.open_rows = [self.register(f"bank{b}_row", -1) for b in range(n)]
+        self.command = self.register("command", "idle")
+        self.data_bus = self.register("data_bus", "idle")
+        self.rq_depth = self.register("rq_depth", 0, 8)
+        self.wq_depth = self.register("wq_depth", 0, 8)
+
+    def _compile_constraints(self) -> None:
+        known = {c.name for c in scheduler_constraints(self.timing)}
+        for name in self.omit_constraints:
+            if name not in known:
+                raise ParameterError(f"{self.path}: omit_constraints names no constraint '{name}'",
+                                     hint="constraints are: " + ", ".join(sorted(known)))
+        merged: dict[tuple[int, int, int], int] = {}
+        self._faw_cycles = 0
+        for c in scheduler_constraints(self.timing):
+            if c.name in self.omit_constraints:
+                continue
+            if c.scope == "window":
+                self._faw_cycles = c.cycles
+                continue
+            key = (c.first, _LEVELS[c.scope], c.then)
+            merged[key] = max(merged.get(key, 0), c.cycles)
+        self._updates = [[] for _ in range(COMMAND_COUNT)]
+        for (first, level, then), cycles in sorted(merged.items()):
+            self._updates[first].append((level, then, cycles))
+
+    def start(self) -> None:
+        self._period = self.domain.period_ps
+        self._phase = self.domain.phase_ps
+        self._resp_on = self.resp.connected
+        self._cmd_on = self.cmd.connected
+        self._req_on = self.req.connected
+
+    # -- request intake -----------------------------------------------------------------
+    def attach_stream(self, requests: Iterable) -> None:
+        """Feed requests from an iterable inside the controller, as Ramulator's trace
+        frontend does: items are ``(cycle, address, is_write)``; each enters the queue at
+        its cycle or, when the queue is full, as soon as there is room (so an untimed trace,
+        cycle 0 everywhere, keeps the queues full). No responses are sent for them."""
+        self._stream = iter(requests)
+        self._stream_head = next(self._stream, None)
+
+    def _enqueue(self, c: int, address: int, write: bool, message) -> None:
+        """Accept one request at cycle c (the queue has room)."""
+        bank, row, column = self._decode(address)
+        burst = address & self._burst_mask
+        self._seq += 1
+        if write:
+            if message is not None and message.data is not None:
+                self._store(address, message.data)
+                if self._resp_on:
+                    heapq.heappush(self._responses, (c, self._seq, MemResponse(
+                        tag=message.tag, source=message.source, created_ps=message.created_ps)))
+            entry = _Entry(self._seq, c, bank, row, column, True, message, burst)
+            queue = self._wq[bank]
+            if not queue:
+                self._wq_active[bank] = None
+            queue.append(entry)
+            self._wq_count += 1
+            self._pending_writes[burst] = self._pending_writes.get(burst, 0) + 1
+            self.write_queue_depth.set(self._wq_count)
+        else:
+            if burst in self._pending_writes:
+                self.forwarded_reads.add()
+                self.reads.add()
+                size = message.size_bytes if message is not None else self.burst_bytes
+                self.bytes_read.add(size)
+                self.read_latency.sample(self.forward_cycles)
+                if message is not None and self._resp_on:
+                    heapq.heappush(self._responses, (c + self.forward_cycles, self._seq,
+                                                     self._response(message)))
+                return
+            entry = _Entry(self._seq, c, bank, row, column, False, message, burst)
+            if message is not None and self._resp_on:
+                # Data is functional at arrival: the read sees exactly the writes before it.
+                entry.response = self._response(message)
+            queue = self._rq[bank]
+            if not queue:
+                self._rq_active[bank] = None
+            queue.append(entry)
+            self._rq_count += 1
+            self.read_queue_depth.set(self._rq_count)
+        if write != self._cands_mode:
+            # Not the queue being served, so no candidate changes, unless the mode flips.
+            if self._mode_flips():
+                self._dirty = True
+            return
+        best = self._best
+        if self._dirty or best is None or best[2] == bank or self.scheduler == "fcfs" or self._write_mode != write:
+            self._refresh_bank(bank)
+            self._dirty = True
+        else:
+            self._consider(bank, c)
+
+    def _store(self, address: int, data: bytes) -> None:
+        burst = address & self._burst_mask
+        block = self.data.get(burst)
+        if block is None:
+            block = self.data[burst] = bytearray(self.burst_bytes)
+        offset = address - burst
+        block[offset:offset + len(data)] = data
+
+    def _response(self, message) -> MemResponse:
+        burst = message.address & self._burst_mask
+        block = self.data.get(burst)
+        offset = message.address - burst
+        data = bytes(block[offset:offset + message.size_bytes]) if block is not None else bytes(message.size_bytes)
+        return MemResponse(tag=message.tag, data=data, source=message.source, created_ps=message.created_ps)
+
+    def _check_request(self, message) -> None:
+        address, size = message.address, message.size_bytes
+        burst = address & self._burst_mask
+        if size < 1 or address - burst + size > self.burst_bytes:
+            self.fail(f"req: {'write' if message.is_write else 'read'} of {size} bytes at {address:#x} does not "
+                      f"lie inside one {self.burst_bytes}-byte burst")
+        if not 0 <= address < self.address_map.capacity_bytes:
+            self.fail(f"req: address {address:#x} is outside the {self.address_map.capacity_bytes}-byte channel")
+        if message.is_write and message.data is not None and len(message.data) != size:
+            self.fail(f"req: write of {size} bytes at {address:#x} carries {len(message.data)} bytes of data")
+
+    # -- scheduling ---------------------------------------------------------------------
+    def _mode_flips(self) -> bool:
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            return wq == 0 or (wq <= self._low and rq > 0)
+        return wq >= self._high or (rq == 0 and wq > 0)
+
+    def _mode(self) -> None:
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            if wq == 0 or (wq <= self._low and rq > 0):
+                self._write_mode = False
+        elif wq >= self._high or (rq == 0 and wq > 0):
+            self._write_mode = True
+
+    def _candidate(self, b: int):
+        """Bank b's next command in the active queue as (bank-level ready cycle, seq, command,
+        bank-group index, rank index, entry), or None. It changes only when the bank's queue
+        or state does, so it is cached in ``_cands``."""
+        queue = (self._wq if self._write_mode else self._rq)[b]
+        if not queue:
+            return None
+        row = self._rows[b]
+        bb, gb, rb = self._bases[b][:3]
+        entry = queue[0]
+        if row < 0:
+            if self._refpb_banks and b in self._refpb_banks:
+                return None
+            k = ACT
+        elif entry.row == row:
+            k = WR if self._write_mode else RD
+        elif self.scheduler == "fcfs":
+            k = PRE
+        else:
+            for e in queue:
+                if e.row == row:
+                    break
+            else:
+                e = None
+            if e is not None and (self.scheduler != "frfcfs_cap" or self._hits_run[b] < self.row_hit_cap):
+                entry, k = e, (WR if self._write_mode else RD)
+            else:
+                k = PRE
+        return (self._nxt[bb + k], entry.seq, k, gb + k, rb + k, entry)
+
+    def _refresh_bank(self, b: int) -> None:
+        """Recompute bank b's cached candidate after its queue or state changed."""
+        cand = self._candidate(b)
+        if cand is None:
+            self._cands.pop(b, None)
+        else:
+            self._cands[b] = cand
+
+    def _rebuild(self) -> None:
+        active = self._wq_active if self._write_mode else self._rq_active
+        self._cands = {}
+        for b in active:
+            self._refresh_bank(b)
+        self._cands_mode = self._write_mode
+
+    def _consider(self, b: int, c: int) -> None:
+        """A request arrived for bank b: compare its bank's candidate with the best so far."""
+        self._refresh_bank(b)
+        cand = self._cands.get(b)
+        best = self._best
+        if cand is None:
+            return
+        nxt = self._nxt
+        t = cand[0]
+        v = nxt[cand[3]]
+        if v > t:
+            t = v
+        v = nxt[cand[4]]
+        if v > t:
+            t = v
+        if t < c:
+            t = c
+        bt = best[0] if best[0] > c else c
+        if t < bt or (t == bt and cand[1] < best[1]):
+            self._best = (t, cand[1], b, cand[2], cand[5])
+
+    def _choose(self, c: int) -> None:
+        """Find the next command: the earliest-ready one, oldest first among equals."""
+        self._dirty = False
+        self._mode()
+        if self._write_mode != self._cands_mode:
+            self._rebuild()
+        if self._refresh_pending:
+            self._best = self._refresh_candidate(c)
+            return
+        cands = self._cands
+        if self.scheduler == "fcfs" and cands:
+            oldest = min(cands, key=lambda b: cands[b][1])
+            cands = {oldest: cands[oldest]}
+        best = None
+        best_t = best_seq = _NEVER
+        nxt = self._nxt
+        for b, (t, seq, k, gi, ri, entry) in cands.items():
+            v = nxt[gi]
+            if v > t:
+                t = v
+            v = nxt[ri]
+            if v > t:
+                t = v
+            if t < c:
+                t = c
+            if t < best_t or (t == best_t and seq < best_seq):
+                best_t = t
+                best_seq = seq
+                best = (t, seq, b, k, entry)
+        if self._to_close:
+            active = self._cands
+            for b, earliest in self._to_close.items():
+                if b in active:
+                    continue
+                t = self._ready(b, PRE)
+                if earliest > t:
+                    t = earliest
+                if t < c:
+                    t = c
+                if t < best_t:
+                    best_t = t
+                    best = (t, _NEVER, b, PRE, None)
+        if self._refpb_banks:
+            cand = self._refpb_candidate(c)
+            if cand is not None and cand[0] <= best_t:
+                best = cand
+        self._best = best
+
+    def _ready(self, b: int, k: int) -> int:
+        bb, gb, rb = self._bases[b][:3]
+        nxt = self._nxt
+        return max(nxt[bb + k], nxt[gb + k], nxt[rb + k])
+
+    def _refresh_candidate(self, c: int):
+        """All-bank refresh: PREA while any bank of the rank is open, then REF."""
+        t = self.timing
+        for rank in range(t.ranks):
+            banks = range(rank * t.banks, (rank + 1) * t.banks)
+            first = rank * t.banks
+            if any(self._rows[b] >= 0 for b in banks):
+                ready = max([self._ready(first, PREA)] + [self._ready(b, PRE) for b in banks if self._rows[b] >= 0])
+                return (max(ready, c), -1, first, PREA, None)
+            if self._rank_needs_refresh[rank]:
+                return (max(self._ready(first, REF), c), -1, first, REF, None)
+        return None
+
+    def _refpb_candidate(self, c: int):
+        """Per-bank refresh of the due bank set: PRE its open banks, then REFpb."""
+        for b in self._refpb_banks:
+            if self._rows[b] >= 0:
+                return (max(self._ready(b, PRE), c), -1, b, PRE, None)
+        first = self._refpb_banks[0]
+        ready = max(self._ready(b, REFPB) for b in self._refpb_banks)
+        return (max(ready, c), -1, first, REFPB, None)
+
+    # -- issuing ------------------------------------------------------------------------
+    def _apply(self, k: int, b: int, c: int) -> None:
+        """Advance the next-allowed cycles after command k on bank b at cycle c."""
+        key = k * self._bank_count + b
+        updates = self._compiled.get(key)
+        if updates is None:
+            updates = self._compiled[key] = self._compile_updates(k, b)
+        nxt = self._nxt
+        for i, cycles in updates:
+            v = c + cycles
+            if nxt[i] < v:
+                nxt[i] = v
+
+    def _compile_updates(self, k: int, b: int) -> list[tuple[int, int]]:
+        """The (next-array index, cycles) pairs command k on bank b advances."""
+        t = self.timing
+        bases = self._bases
+        rank = bases[b][3]
+        rank_banks = range(rank * t.banks, (rank + 1) * t.banks)
+        rank_wide = k in (PREA, REF)
+        out = []
+        for level, then, cycles in self._updates[k]:
+            if level == 0:
+                targets = rank_banks if rank_wide else (
+                    [x for x in rank_banks if x % self._refpb_sets == b % self._refpb_sets] if k == REFPB else (b,))
+                out += [(x * COMMAND_COUNT + then, cycles) for x in targets]
+            elif level == 1:
+                groups = sorted({bases[x][1] for x in rank_banks}) if rank_wide else [bases[b][1]]
+                out += [(g + then, cycles) for g in groups]
+            elif level == 2:
+                out.append((bases[b][2] + then, cycles))
+            else:
+                out += [(bases[r * t.banks][2] + then, cycles) for r in range(t.ranks) if r != rank]
+        return out
+
+    def _issue(self, c: int) -> None:
+        t_ready, _, b, k, entry = self._best
+        self._best = None
+        self._dirty = True
+        self._apply(k, b, c)
+        timing = self.timing
+        traced = self._traced
+        if k == RD or k == WR:
+            self._column(k, b, c, entry)
+        elif k == ACT:
+            self.acts.add()
+            if self._open_banks == 0:
+                self._active_since = c
+            self._open_banks += 1
+            self._rows[b] = entry.row
+            self._hits_run[b] = 0
+            rank = self._rank_of[b]
+            window = self._faw[rank]
+            window.pop(0)
+            window.append(c)
+            if self._faw_cycles:
+                # The next ACT of the rank is the fifth after the four in the window.
+                i = self._bases[b][2] + ACT
+                v = window[0] + self._faw_cycles
+                if self._nxt[i] < v:
+                    self._nxt[i] = v
+            if entry.kind == 0:
+                entry.kind = _MISS
+            if traced:
+                self._bank_state(b, ACTIVATING, c, OPEN, c + timing.tRCD, entry.row)
+        elif k == PRE:
+            self.pres.add()
+            self._close(b, c)
+            if entry is not None and entry.kind == 0:
+                entry.kind = _CONFLICT
+            if traced:
+                self._bank_state(b, PRECHARGING, c, CLOSED, c + timing.tRP, -1)
+        elif k == PREA:
+            self.preas.add()
+            first = self._bases[b][3] * timing.banks
+            for x in range(first, first + timing.banks):
+                if self._rows[x] >= 0:
+                    self._close(x, c)
+                    if traced:
+                        self._bank_state(x, PRECHARGING, c, CLOSED, c + timing.tRP, -1)
+        elif k == REF:
+            self.refs.add()
+            rank = self._bases[b][3]
+            self._rank_needs_refresh[rank] = False
+            if not any(self._rank_needs_refresh):
+                self._refresh_pending = False
+                self._refresh_due += timing.tREFI
+            if traced:
+                for x in range(rank * timing.banks, (rank + 1) * timing.banks):
+                    self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFC, -1)
+        elif k == REFPB:
+            self.refpbs.add()
+            if traced:
+                for x in self._refpb_banks:
+                    self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFCpb, -1)
+            self._refpb_banks = ()
+            self._refresh_due += timing.tREFIpb
+        if k in (PREA, REF, REFPB) or (k == PRE and entry is None and self._refpb_banks):
+            self._rebuild()
+        elif b in self._cands or k != PRE or entry is not None:
+            self._refresh_bank(b)
+        if self._cmd_on:
+            base = self._bases[b]
+            row = entry.row if entry is not None and k in (ACT, RD, WR) else -1
+            column = entry.column if entry is not None and k in (RD, WR) else -1
+            rank_wide = k in (REF, PREA)
+            if not self.cmd.ready:
+                self.fail("cmd: the timing checker did not take the previous command (connect it with "
+                          "latency 1 and the default capacity)")
+            self.cmd.send(DramCommand(c, k, base[3], -1 if rank_wide else base[4], -1 if rank_wide else base[5],
+                                      -1 if rank_wide else b, row, column))
+        if traced:
+            self.command.set(COMMAND_NAMES[k])
+            self._transitions.append((c + 1, self.command, "idle"))
+
+    def _close(self, b: int, c: int) -> None:
+        self._rows[b] = -1
+        self._to_close.pop(b, None)
+        self._open_banks -= 1
+        if self._open_banks == 0:
+            self.active_cycles.add(c - self._active_since)
+
+    def _column(self, k: int, b: int, c: int, entry: _Entry) -> None:
+        timing = self.timing
+        if entry.kind == 0:
+            entry.kind = _HIT
+        kind = entry.kind
+        if kind == _HIT:
+            self.row_hits.add()
+        elif kind == _MISS:
+            self.row_misses.add()
+        else:
+            self.row_conflicts.add()
+        self._hits_run[b] += 1
+        self._last_column[b] = c
+        message = entry.message
+        if k == RD:
+            queue = self._rq[b]
+            queue.remove(entry)
+            if not queue:
+                del self._rq_active[b]
+            self._rq_count -= 1
+            self.read_queue_depth.set(self._rq_count)
+            self.rds.add()
+            self.reads.add()
+            self.bytes_read.add(message.size_bytes if message is not None else self.burst_bytes)
+            done = c + timing.CL + timing.tBL
+            self.read_latency.sample(done - entry.arrival)
+            if message is not None and self._resp_on:
+                heapq.heappush(self._responses, (done, entry.seq, entry.response))
+            if self._traced:
+                self._data_bus("RD", c + timing.CL, done)
+        else:
+            queue = self._wq[b]
+            queue.remove(entry)
+            if not queue:
+                del self._wq_active[b]
+            self._wq_count -= 1
+            self.write_queue_depth.set(self._wq_count)
+            left = self._pending_writes[entry.address] - 1
+            if left:
+                self._pending_writes[entry.address] = left
+            else:
+                del self._pending_writes[entry.address]
+            self.wrs.add()
+            self.writes.add()
+            self.bytes_written.add(message.size_bytes if message is not None else self.burst_bytes)
+            done = c + timing.CWL + timing.tBL
+            self.write_latency.sample(done - entry.arrival)
+            if self._traced:
+                self._data_bus("WR", c + timing.CWL, done)
+        if self.page_policy != "open":
+            row = self._rows[b]
+            if not any(e.row == row for e in self._rq[b]) and not any(e.row == row for e in self._wq[b]):
+                self._to_close[b] = c if self.page_policy == "closed" else c + self.adaptive_idle_cycles
+            else:
+                self._to_close.pop(b, None)
+
+    # -- waveforms ----------------------------------------------------------------------
+    def _bank_state(self, b: int, state: str, c: int, then: str, at: int, row: int) -> None:
+        self.bank_states[b].set(state)
+        self.open_rows[b].set(row)
+        if then != state:
+            self._transitions.append((at, self.bank_states[b], then if then != OPEN or self._rows[b] >= 0 else CLOSED))
+
+    def _data_bus(self, what: str, start: int, end: int) -> None:
+        self._transitions.append((start, self.data_bus, what))
+        self._transitions.append((end, self.data_bus, "idle"))
+
+    def _apply_transitions(self, c: int) -> int:
+        """Set the waveform registers whose change is due; return the next change's cycle."""
+        later = []
+        soonest = _NEVER
+        for item in self._transitions:
+            if item[0] <= c:
+                item[1].set(item[2])
+            else:
+                later.append(item)
+                if item[0] < soonest:
+                    soonest = item[0]
+        self._transitions = later
+        return soonest
+
+    # -- the clock edge -----------------------------------------------------------------
+    def tick(self) -> None:
+        c = (self.sim.now - self._phase) // self._period
+        if self._traced is None:
+            self._traced = any(r.var is not None for r in self.registers)
+        responses = self._responses
+        if responses and responses[0][0] <= c and self.resp.try_send(responses[0][2]):
+            heapq.heappop(responses)
+        if self._req_on:
+            port = self.req
+            if port.valid:
+                message = port.peek()
+                room = self._wq_count < self.write_queue if message.is_write else self._rq_count < self.read_queue
+                if room:
+                    port.recv()
+                    self._check_request(message)
+                    self._enqueue(c, message.address, message.is_write, message)
+        if self._stream_head is not None:
+            self._pull_stream(c)
+        if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
+            self._start_refresh()
+        if self._dirty or self._best is None:
+            self._choose(c)
+        best = self._best
+        if best is not None and best[0] <= c:
+            self._issue(c)
+            if self._stream_head is not None:
+                self._pull_stream(c + 1)
+            self._choose(c + 1)
+            best = self._best
+        wake = best[0] if best is not None else _NEVER
+        if responses and responses[0][0] < wake:
+            wake = responses[0][0] if responses[0][0] > c else c + 1
+        if self._refresh_due < wake and not self._refresh_pending and not self._refpb_banks:
+            wake = self._refresh_due
+        head = self._stream_head
+        if head is not None:
+            room = self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue
+            if room and head[0] < wake:
+                wake = head[0]
+        if self._traced:
+            self.rq_depth.set(self._rq_count)
+            self.wq_depth.set(self._wq_count)
+            soonest = self._apply_transitions(c)
+            if soonest < wake:
+                wake = soonest
+        if self.stop_when_done and self._stream is not None and self.idle:
+            self.sim.stop("stream done")
+        if wake <= c + 1:
+            return
+        self.sleep()
+        if wake < _NEVER:
+            self.wake_at(self._phase + wake * self._period)
+
+    def _pull_stream(self, c: int) -> None:
+        head = self._stream_head
+        stream = self._stream
+        while head is not None and head[0] <= c:
+            if head[2]:
+                if self._wq_count >= self.write_queue:
+                    break
+            elif self._rq_count >= self.read_queue:
+                break
+            self._enqueue(c, head[1], head[2], None)
+            head = next(stream, None)
+        self._stream_head = head
+
+    def _start_refresh(self) -> None:
+        self._dirty = True
+        if self.refresh == "all_bank":
+            self._refresh_pending = True
+            self._rank_needs_refresh = [True] * self.timing.ranks
+        else:
+            s = self._refpb_next_set
+            self._refpb_next_set = (s + 1) % self._refpb_sets
+            self._refpb_banks = tuple(b for b in range(self._bank_count) if b % self._refpb_sets == s)
+            self._rebuild()
+
+    @property
+    def idle(self) -> bool:
+        """No request queued, no response waiting and no stream left."""
+        return (self._rq_count == 0 and self._wq_count == 0 and not self._responses
+                and self._stream_head is None)

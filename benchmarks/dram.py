@@ -1,0 +1,79 @@
+"""DRAM benchmark: 1,000,000-request traces on DDR4-2400R and DDR4-3200AA, one channel, one
+rank, the reference controller of VALIDATION.md (RoBaRaCoCh, FR-FCFS, open page, 32-entry
+read and write queues, write drain 80%/20%, all-bank refresh).
+
+Prints bandwidth, mean read latency, row-hit rate and simulator speed (requests per second of
+wall time) for a sequential read trace, a uniform random read trace and a 2:1 read/write
+random mix (fixed seeds), then which timing constraint binds each bandwidth.
+
+    python benchmarks/dram.py [--requests N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from archmodel.kernel import Component, Simulator
+from archmodel.models.memory import DramController, synthetic_stream
+
+TRACES = (("sequential", "sequential", 0.0), ("uniform random", "random", 0.0), ("2:1 read/write", "random", 1 / 3))
+
+
+def run_one(standard: str, pattern: str, write_fraction: float, requests: int, seed: int = 1) -> dict:
+    top = Component("top")
+    dram = DramController("dram", top, standard=standard, stop_when_done=True)
+    dram.attach_stream(synthetic_stream(pattern, requests, capacity_bytes=dram.address_map.capacity_bytes,
+                                        burst_bytes=dram.burst_bytes, seed=seed, write_fraction=write_fraction))
+    sim = Simulator(top, seed=seed)
+    start = time.perf_counter()
+    sim.run()
+    wall = time.perf_counter() - start
+    t = dram.timing
+    return {
+        "bandwidth": dram.bandwidth.value,
+        "peak": t.peak_gbps,
+        "latency_ns": dram.read_latency_ns.value,
+        "hit_rate": dram.row_hit_rate.value,
+        "speed": requests / wall,
+        "cycles_per_request": dram.elapsed_cycles / requests,
+        "queue": dram.read_queue_depth.mean(),
+        "acts": dram.acts.value,
+        "refs": dram.refs.value,
+        "timing": t,
+    }
+
+
+def binding(name: str, r: dict) -> str:
+    """Which constraint sets the bandwidth, from the timing (cycles per 64-byte request)."""
+    t = r["timing"]
+    cpr = r["cycles_per_request"]
+    if name == "sequential":
+        return (f"{cpr:.2f} cycles/request: column commands within a row at tCCD_L={t.tCCD_L} "
+                f"(tCCD_S={t.tCCD_S} when FR-FCFS overlaps the next bank group's row); tBL={t.tBL} is the floor")
+    faw = t.tFAW / 4
+    return (f"{cpr:.2f} cycles/request: every request needs ACT+PRE; four ACTs per tFAW={t.tFAW} "
+            f"allow one per {faw:.1f} cycles (tRRD_S={t.tRRD_S}), plus refresh (tRFC/tREFI = "
+            f"{100 * t.tRFC / t.tREFI:.1f}%)" + ("; writes add bus turnarounds (tWTR, tRTW)" if "write" in name else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1_000_000)
+    args = parser.parse_args()
+    rows = []
+    for standard in ("DDR4-2400R", "DDR4-3200AA"):
+        for name, pattern, writes in TRACES:
+            rows.append((standard, name, run_one(standard, pattern, writes, args.requests)))
+    print(f"{'standard':<12} {'trace':<15} {'GB/s':>7} {'peak':>6} {'read ns':>8} {'hit %':>6} "
+          f"{'queue':>6} {'req/s':>9}")
+    for standard, name, r in rows:
+        print(f"{standard:<12} {name:<15} {r['bandwidth']:7.2f} {r['peak']:6.1f} {r['latency_ns']:8.1f} "
+              f"{r['hit_rate']:6.1f} {r['queue']:6.1f} {r['speed']:9.0f}")
+    print()
+    for standard, name, r in rows:
+        print(f"{standard} {name}: {binding(name, r)}")
+
+
+if __name__ == "__main__":
+    main()

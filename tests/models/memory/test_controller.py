@@ -1,0 +1,106 @@
+"""The DRAM controller: exact unloaded latencies, data order, and the independent checker."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archmodel.models.memory import FIXED_OVERHEAD_CYCLES, PRESETS, AddressMapping, synthetic_stream
+from archmodel.models.messages import MemRequest
+
+from .wiring import controller_with_checker, ported_controller, run
+
+
+@pytest.mark.parametrize("standard", sorted(PRESETS))
+def test_unloaded_read_latency_is_the_formula_plus_the_fixed_overhead(standard):
+    t = PRESETS[standard]
+    m = AddressMapping(t)
+    a = m.encode(bankgroup=1, bank=2, row=7, column=3)
+    hit = m.encode(bankgroup=1, bank=2, row=7, column=9)
+    conflict = m.encode(bankgroup=1, bank=2, row=8, column=0)
+    reads = [MemRequest(address=x, size_bytes=t.burst_bytes, tag=i) for i, x in enumerate((a, hit, conflict))]
+    top, src, dram, sink, checker = ported_controller(standard, reads, cycles=[0, 300, 600])
+    run(top)
+    expected = [t.latency(case) + FIXED_OVERHEAD_CYCLES for case in ("closed", "hit", "conflict")]
+    assert list(dram.read_latency.samples) == expected
+    assert expected == [t.tRCD + t.CL + t.tBL, t.CL + t.tBL, t.tRP + t.tRCD + t.CL + t.tBL]
+    # One channel cycle each way: request in, response out.
+    period = dram.domain.period_ps
+    assert [a.time_ps // period for a in sink.arrivals] == [0 + 1 + expected[0] + 1, 300 + 1 + expected[1] + 1,
+                                                           600 + 1 + expected[2] + 1]
+    assert (dram.row_misses.value, dram.row_hits.value, dram.row_conflicts.value) == (1, 1, 1)
+    assert checker.violation_count.value == 0
+
+
+def test_reads_see_every_earlier_write_to_their_address():
+    standard = "DDR4-2400R"
+    requests = []
+    for i in range(40):
+        address = (i % 5) * 64 + (i % 3) * (1 << 20)
+        if i % 2 == 0:
+            requests.append(MemRequest(address=address, size_bytes=64, is_write=True,
+                                       data=bytes([i]) * 64, tag=i))
+        else:
+            requests.append(MemRequest(address=address, size_bytes=64, tag=i))
+    top, src, dram, sink, checker = ported_controller(standard, requests)
+    run(top)
+    last = {}
+    expected = {}
+    for r in requests:
+        if r.is_write:
+            last[r.address] = r.data
+        else:
+            expected[r.tag] = last.get(r.address, bytes(64))
+    got = {m.tag: m.data for m in sink.messages if m.data is not None}
+    assert got == expected
+    assert len(sink.messages) == len(requests)
+    assert dram.forwarded_reads.value > 0
+    assert checker.violation_count.value == 0
+
+
+def _mixed_stream(dram, count, seed):
+    return synthetic_stream("random", count, capacity_bytes=dram.address_map.capacity_bytes,
+                            burst_bytes=dram.burst_bytes, seed=seed, write_fraction=1 / 3)
+
+
+RANDOM_REQUESTS = 20_000
+
+
+@pytest.mark.parametrize("standard", sorted(PRESETS))
+def test_checker_finds_no_violation_on_random_traffic(standard):
+    top, dram, checker = controller_with_checker(standard)
+    dram.attach_stream(_mixed_stream(dram, RANDOM_REQUESTS, seed=7))
+    run(top)
+    assert dram.reads.value + dram.writes.value == RANDOM_REQUESTS
+    assert checker.commands.value > 2 * RANDOM_REQUESTS
+    assert checker.violation_count.value == 0, checker.violations[:3]
+    assert dram.refs.value > 0
+
+
+@pytest.mark.parametrize("dropped, found", [("tFAW", "tFAW"), ("tRRD_S", "tRRD_S"), ("tRCD", "tRCD"),
+                                            ("tWTR_L", "tWTR_L"), ("tRP", "tRP"), ("tCCD_L", "tCCD_L")])
+def test_checker_catches_a_constraint_dropped_from_the_scheduler(dropped, found):
+    top, dram, checker = controller_with_checker("DDR4-2400R", omit_constraints=(dropped,))
+    dram.attach_stream(_mixed_stream(dram, 3000, seed=3))
+    run(top)
+    assert checker.by_constraint.get(found, 0) > 0, checker.by_constraint
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(standard=st.sampled_from(sorted(PRESETS)),
+       scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
+       page_policy=st.sampled_from(["open", "closed", "adaptive"]),
+       refresh=st.sampled_from(["all_bank", "per_bank"]),
+       pattern=st.sampled_from(["sequential", "random", "hot", "strided"]),
+       write_fraction=st.sampled_from([0.0, 1 / 3, 0.9]),
+       queue=st.integers(2, 32))
+def test_any_configuration_obeys_every_constraint_and_serves_every_request(
+        standard, scheduler, page_policy, refresh, pattern, write_fraction, queue):
+    top, dram, checker = controller_with_checker(standard, scheduler=scheduler, page_policy=page_policy,
+                                                 refresh=refresh, read_queue=queue, write_queue=queue)
+    count = 1500
+    dram.attach_stream(synthetic_stream(pattern, count, capacity_bytes=dram.address_map.capacity_bytes,
+                                        burst_bytes=dram.burst_bytes, seed=11, write_fraction=write_fraction,
+                                        stride_bytes=4096, hot_bytes=1 << 16))
+    run(top)
+    assert dram.reads.value + dram.writes.value == count
+    assert checker.violation_count.value == 0, checker.violations[:3]
