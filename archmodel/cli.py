@@ -1,4 +1,4 @@
-"""The ``archmodel`` command line: ``run``, ``check``, ``list`` and ``show``.
+"""The ``archmodel`` command line: ``run``, ``check``, ``list``, ``show`` and ``sweep``.
 
 ``run``, ``show`` and ``check`` take a ``.arch`` file (the language, :mod:`archmodel.lang`) or,
 for ``run`` and ``show``, a Python builder ``MODULE:FUNCTION`` returning the top component.
@@ -334,6 +334,67 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def _sweep_values(spec: str) -> tuple[str, list[float]]:
+    """``NAME=START:STOP:STEP`` (STOP inclusive) or ``NAME=V1,V2,...`` -> (NAME, values)."""
+    name, sep, values = spec.partition("=")
+    try:
+        if not sep or not name.isidentifier():
+            raise ValueError
+        if ":" in values:
+            start, stop, step = (float(x) for x in values.split(":"))
+            if step <= 0:
+                raise ValueError
+            count = int(round((stop - start) / step)) + 1
+            return name, [round(start + i * step, 10) for i in range(count) if start + i * step <= stop + 1e-9]
+        return name, [float(x) for x in values.split(",")]
+    except ValueError:
+        raise ArchError(f"--sweep '{spec}' is not NAME=START:STOP:STEP or NAME=V1,V2,...",
+                        hint="for example: --sweep rate=0.05:0.5:0.05") from None
+
+
+def cmd_sweep(args) -> int:
+    """Run the system once per value of a parameter and write the latency-throughput curve."""
+    from .models.network.measure import measure_top, plot_png, saturation_rate, write_csv
+
+    _load_models(args.plugin)
+    name, values = _sweep_values(args.sweep)
+    base = list(args.param)
+    points = []
+    print(f"{name:>10} {'offered':>8} {'accepted':>9} {'pkt lat':>8} {'net lat':>8} {'stable':>6}")
+    for value in values:
+        text = repr(value)
+        if _is_arch(args.target):
+            args.param = base + [f"{name}={text}"]
+            top = load_arch(args)[0].top
+        else:
+            top, _ = build_top(args.target, {**_parse_params(base), name: value})
+        try:
+            point = measure_top(top, args.seed)
+        except SimulationError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return EXIT_FAILED
+        point[name] = value
+        points.append(point)
+        latency = point["packet_latency"]
+        print(f"{value:10.4g} {point['offered']:8.4f} {point['accepted']:9.4f} "
+              f"{latency if latency is not None else float('nan'):8.1f} "
+              f"{point['network_latency'] if latency is not None else float('nan'):8.1f} {str(point['stable']):>6}",
+              flush=True)
+    stem = Path(args.target).stem if _is_arch(args.target) else "sweep"
+    csv_path = Path(args.csv or Path("waves") / f"{stem}-sweep.csv")
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(points, csv_path)
+    png_path = Path(args.png or csv_path.with_suffix(".png"))
+    zero = points[0]["packet_latency"] if points and points[0]["packet_latency"] else None
+    plot_png(points, png_path, f"{stem}: sweep of {name}", zero)
+    if zero:
+        saturation = saturation_rate(points, zero)
+        print(f"saturation (latency 2 x {zero:.1f} cycles): "
+              + (f"{saturation:.4g}" if saturation is not None else "not reached"))
+    print(f"curve: {csv_path} and {png_path}", file=sys.stderr)
+    return EXIT_OK
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="archmodel", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"archmodel {__version__}")
@@ -380,6 +441,16 @@ def make_parser() -> argparse.ArgumentParser:
     arch_options(show)
     show.add_argument("--dot", metavar="FILE", help="also write the connection graph for Graphviz (.arch files)")
     show.set_defaults(handler=cmd_show)
+
+    sweep = sub.add_parser("sweep", help="run a network once per offered rate; write the latency-throughput "
+                                         "curve as CSV and PNG")
+    arch_options(sweep)
+    sweep.add_argument("--sweep", required=True, metavar="NAME=START:STOP:STEP",
+                       help="the top parameter to vary, e.g. rate=0.05:0.5:0.05 (stop inclusive) or rate=0.1,0.2")
+    sweep.add_argument("--seed", type=int, default=0, help="global random seed (default 0)")
+    sweep.add_argument("--csv", metavar="FILE", help="where to write the curve (default waves/<file>-sweep.csv)")
+    sweep.add_argument("--png", metavar="FILE", help="where to plot it (default: the CSV path with .png)")
+    sweep.set_defaults(handler=cmd_sweep)
 
     check = sub.add_parser("check", help="parse and elaborate a .arch file, reporting every error found")
     arch_options(check, builder=False)

@@ -1,0 +1,20 @@
+"""Interconnect models: routers, links, network interfaces, topologies, routing and traffic.
+
+Topologies are networkx graphs made by registered generators (:mod:`.topology`); routing
+functions work on those graphs (:mod:`.routing`); :class:`Noc` builds a whole network with
+synthetic traffic and BookSim 2's measurement, and :func:`~.measure.sweep` runs it over a
+range of offered loads.
+"""
+
+from .allocators import islip, separable_input_first
+from .flit import Flit, NetPacket
+from .interface import NetworkInterface
+from .link import DieToDieLink
+from .network import NetworkMeasurement, Noc
+from .router import NocRouter, SimpleRouter
+from .routing import PortMap, make_routing
+from .topology import build_topology, register_topology, terminal_count, topology_generators
+
+__all__ = ["DieToDieLink", "Flit", "NetPacket", "NetworkInterface", "NetworkMeasurement", "Noc", "NocRouter",
+           "PortMap", "SimpleRouter", "build_topology", "islip", "make_routing", "register_topology",
+           "separable_input_first", "terminal_count", "topology_generators"]

@@ -1,0 +1,85 @@
+"""Allocators matching requesters to resources, as used for VC and switch allocation.
+
+Both take ``requests``, a mapping from requester to the list of resources it asks for, and
+round-robin pointers (lists indexed by requester and by resource) that they update, and return
+a mapping requester -> granted resource with every resource granted at most once.
+
+* :func:`separable_input_first`: each requester picks one resource (round robin from its
+  pointer), then each resource grants one of the requesters that picked it (round robin);
+  pointers move past winners (Dally and Towles, 19.3).
+* :func:`islip`: request-grant-accept with round-robin grant and accept arbiters, repeated
+  ``iterations`` times over unmatched requesters and resources; pointers move only on an
+  accepted grant of the first iteration (McKeown 1999), which desynchronises them under load.
+"""
+
+from __future__ import annotations
+
+
+def _rotate_pick(candidates: list[int], pointer: int, size: int) -> int:
+    if len(candidates) == 1:
+        return candidates[0]
+    best = candidates[0]
+    best_key = (best - pointer) % size
+    for c in candidates:
+        key = (c - pointer) % size
+        if key < best_key:
+            best, best_key = c, key
+    return best
+
+
+def separable_input_first(requests: dict, in_ptr: list, out_ptr: list, n_in: int, n_out: int,
+                          iterations: int = 1) -> dict:
+    """Separable input-first allocation with round-robin arbiters (one pass)."""
+    picked: dict = {}
+    for i, outs in requests.items():
+        o = _rotate_pick(outs, in_ptr[i], n_out)
+        if o in picked:
+            picked[o].append(i)
+        else:
+            picked[o] = [i]
+    grants = {}
+    for o, ins in picked.items():
+        i = _rotate_pick(ins, out_ptr[o], n_in)
+        grants[i] = o
+        out_ptr[o] = (i + 1) % n_in
+        in_ptr[i] = (o + 1) % n_out
+    return grants
+
+
+def islip(requests: dict, in_ptr: list, out_ptr: list, n_in: int, n_out: int, iterations: int = 1) -> dict:
+    """iSLIP allocation with ``iterations`` request-grant-accept rounds."""
+    by_out: dict = {}
+    for i, outs in requests.items():
+        for o in outs:
+            if o in by_out:
+                by_out[o].append(i)
+            else:
+                by_out[o] = [i]
+    matched: dict = {}
+    taken: set = set()
+    for round_ in range(iterations):
+        offers: dict = {}
+        for o, ins in by_out.items():
+            if o in taken:
+                continue
+            free = [i for i in ins if i not in matched]
+            if not free:
+                continue
+            i = _rotate_pick(free, out_ptr[o], n_in)
+            if i in offers:
+                offers[i].append(o)
+            else:
+                offers[i] = [o]
+        if not offers:
+            break
+        for i, outs in offers.items():
+            o = _rotate_pick(outs, in_ptr[i], n_out)
+            matched[i] = o
+            taken.add(o)
+            if round_ == 0:
+                out_ptr[o] = (i + 1) % n_in
+                in_ptr[i] = (o + 1) % n_out
+    return matched
+
+
+ALLOCATORS = {"round_robin": separable_input_first, "islip": islip}

@@ -1,0 +1,228 @@
+"""The network interface: packetise, inject with credits, eject and reassemble."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import deque
+
+from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
+
+from .flit import NO_CREDIT, Flit, NetPacket
+from .traffic import make_pattern, make_process
+
+_INDEX = re.compile(r"\[(\d+)\]$")
+
+
+@model
+class NetworkInterface(Component):
+    """A terminal's network interface: turns messages into packets of flits, keeps them in an
+    unbounded source queue, injects them into its router's local input port under credit flow
+    control, and reassembles the packets that arrive for it.
+
+    Messages come from ``inp`` (any message with an integer ``dest`` terminal; its
+    ``size_bits``, default 64, sets the flit count as ``ceil(size_bits / flit_bits)``) or from
+    the built-in synthetic traffic generator (``traffic``, ``rate`` in flits per cycle,
+    ``injection`` bernoulli or onoff, as BookSim 2 defines them). Delivered messages leave on
+    ``out`` when it is connected. The interface picks a free VC of the router's input port for
+    each packet (round robin) and sends one flit per cycle when it holds that VC's credit; it
+    consumes arriving flits at once and returns their credits in the same cycle.
+
+    Packet latency is measured from creation (source queueing included) to the tail's
+    arrival here, network latency from the head's injection. A flit that arrives out of order
+    within its packet, or with no packet in progress, stops the run (ModelAssertion).
+    """
+
+    terminal = Param(int, -1, "this terminal's id (-1: the index of the instance name)")
+    terminals = Param(int, 1, "terminals in the network (for traffic patterns)", check=at_least(1))
+    vcs = Param(int, 2, "VCs of the router's local input port", check=at_least(1))
+    buffer_depth = Param(int, 4, "flits per VC buffer of the router's local input port", check=at_least(1))
+    flit_bits = Param(int, 128, "bits per flit when packetising messages", unit="bits", check=at_least(1))
+    traffic = Param(str, "none", "synthetic destination pattern, or 'none'")
+    rate = Param(float, 0.0, "offered load in flits per cycle", check=in_range(0.0, 1.0))
+    packet_size = Param(int, 1, "flits per synthetic packet", check=at_least(1))
+    packets = Param(int, 0, "synthetic packets to create before stopping (0: no limit)", check=at_least(0))
+    injection = Param(str, "bernoulli", "injection process", check=one_of("bernoulli", "onoff"))
+    burst_alpha = Param(float, 0.1, "on/off: probability per cycle of turning on")
+    burst_beta = Param(float, 0.1, "on/off: probability per cycle of turning off")
+    hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")
+    hotspot_fraction = Param(float, 0.5, "hotspot traffic: share of packets sent to a hotspot",
+                             check=in_range(0.0, 1.0))
+    inp = In("messages to send (with an integer dest attribute)", required=False)
+    out = Out("messages delivered to this terminal", required=False)
+    to_router = Out("link words (flit, returned credit) to the router")
+    from_router = In("link words (flit, returned credit) from the router")
+
+    created = Counter("packets", "packets created")
+    injected_flits = Counter("flits", "flits injected into the network")
+    ejected_flits = Counter("flits", "flits that arrived here")
+    delivered = Counter("packets", "packets reassembled here")
+
+    def setup(self) -> None:
+        if self.terminal < 0:
+            match = _INDEX.search(self.name)
+            self.terminal = int(match.group(1)) if match else 0
+        self.queue: deque = deque()
+        self.credits = [self.buffer_depth] * self.vcs
+        self.vc_busy = [False] * self.vcs
+        self.vc_pointer = 0
+        self.sending: NetPacket | None = None
+        self.send_index = 0
+        self.send_vc = 0
+        self.credit_back: deque = deque()
+        self.arriving: dict = {}  # vc -> (packet, next flit index)
+        self.delivering: deque = deque()
+        self.measurement = None
+        self.routing = None
+        self.next_packet_ps = None
+        self.log: list | None = None
+        self.dims = None
+        self.packet_ids = 0
+        self.monitor_hook = None
+
+    def attach(self, measurement=None, routing=None, dims=None, log: list | None = None) -> None:
+        """Report to ``measurement`` (a NetworkMeasurement), ask ``routing`` which VCs a packet
+        may be injected on, use ``dims`` for per-dimension patterns, append delivered packets
+        to ``log``."""
+        self.measurement = measurement
+        self.routing = routing
+        self.dims = dims
+        self.log = log
+
+    def start(self) -> None:
+        self.period = self.domain.period_ps
+        self.random = random.Random(int(self.rng.integers(1 << 62)))
+        if self.traffic != "none" and self.rate > 0:
+            spots = tuple(int(h) for h in self.hotspots.split(",") if h.strip())
+            self.pattern = make_pattern(self.traffic, self.terminals, self.dims, spots, self.hotspot_fraction)
+            self.process = make_process(self.injection, self.rate / self.packet_size, self.burst_alpha, self.burst_beta)
+            self.next_packet_ps = self.now + (self.process.gap(self.random) - 1) * self.period
+
+    def send_packet(self, dest: int, size: int = 1, payload=None) -> NetPacket:
+        """Create a packet to terminal ``dest`` and queue it: for tests and drivers that call it
+        between runs (before the first, or after ``run`` returned). It is created at the next
+        edge, when this interface first sees it."""
+        started = self.sim is not None and self.sim._started
+        when = self.sim.now + self.domain.period_ps if started else 0
+        packet = self._new_packet(dest, size, payload, when)
+        if started:
+            self.wake_at(when)
+        return packet
+
+    def _new_packet(self, dest: int, size: int, payload, now: int) -> NetPacket:
+        meas = self.measurement
+        measured = meas is not None and meas.start_ps <= now < meas.end_ps
+        packet = NetPacket((self.terminal << 32) | self.packet_ids, self.terminal, dest, size, now, payload, measured)
+        self.packet_ids += 1
+        self.created.value += 1
+        if measured:
+            meas.created(packet)
+        elif meas is not None:
+            meas.unmeasured += 1
+        self.queue.append(packet)
+        if self.monitor_hook is not None:
+            self.monitor_hook()
+        return packet
+
+    def tick(self) -> None:
+        now = self.sim.now
+        port = self.from_router
+        if port.valid:
+            flit, credit = port.recv()
+            if credit != NO_CREDIT:
+                self.credits[credit] += 1
+            if flit is not None:
+                self._eject(flit, now)
+        if self.next_packet_ps is not None:
+            while self.next_packet_ps <= now:
+                self._new_packet(self.pattern(self.terminal, self.random), self.packet_size, None, self.next_packet_ps)
+                self.next_packet_ps += self.process.gap(self.random) * self.period
+                if self.packets and self.created.value >= self.packets:
+                    self.next_packet_ps = None
+                    break
+        if self.inp.connected and self.inp.valid and len(self.queue) < 2:
+            msg = self.inp.recv()
+            size = max(1, math.ceil(getattr(msg, "size_bits", 64) / self.flit_bits))
+            self._new_packet(msg.dest, size, msg, now)
+        flit = None
+        if self.sending is None and self.queue:
+            self._start_packet()
+        if self.sending is not None and self.credits[self.send_vc] > 0:
+            flit = self._next_flit(now)
+        credit = self.credit_back.popleft() if self.credit_back else NO_CREDIT
+        if flit is not None or credit != NO_CREDIT:
+            self.to_router.send((flit, credit))
+        if self.delivering:
+            while self.delivering and self.out.try_send(self.delivering[0]):
+                self.delivering.popleft()
+        busy = self.credit_back or (self.sending is not None and self.credits[self.send_vc] > 0) \
+            or (self.sending is None and self.queue and self._free_vc() >= 0) \
+            or (self.inp.connected and self.inp.valid)
+        if not busy:
+            self.sleep()
+            if self.next_packet_ps is not None:
+                self.wake_at(self.next_packet_ps)
+
+    def _free_vc(self) -> int:
+        first, end = self.routing.injection_vcs(self.queue[0]) if self.routing else (0, self.vcs)
+        span = end - first
+        for k in range(span):
+            w = first + (self.vc_pointer + k) % span
+            if not self.vc_busy[w] and self.credits[w] > 0:
+                return w
+        return -1
+
+    def _start_packet(self) -> None:
+        w = self._free_vc()
+        if w < 0:
+            return
+        self.sending = self.queue.popleft()
+        self.send_index = 0
+        self.send_vc = w
+        self.vc_busy[w] = True
+        self.vc_pointer = w + 1
+
+    def _next_flit(self, now: int) -> Flit:
+        packet = self.sending
+        i = self.send_index
+        flit = Flit(packet, i, i == 0, i == packet.size - 1)
+        flit.vc = self.send_vc
+        self.credits[self.send_vc] -= 1
+        self.injected_flits.value += 1
+        if i == 0:
+            packet.injected_ps = now
+        if flit.tail:
+            self.vc_busy[self.send_vc] = False
+            self.sending = None
+        else:
+            self.send_index = i + 1
+        return flit
+
+    def _eject(self, flit: Flit, now: int) -> None:
+        self.ejected_flits.value += 1
+        self.credit_back.append(flit.vc)
+        packet = flit.packet
+        meas = self.measurement
+        if meas is not None and meas.start_ps <= now < meas.end_ps:
+            meas.accepted_flits += 1
+        if packet.dest != self.terminal:
+            self.fail(f"{flit!r} for terminal {packet.dest} arrived at terminal {self.terminal}")
+        expected = self.arriving.get(flit.vc)
+        if flit.head:
+            if expected is not None:
+                self.fail(f"vc{flit.vc}: head {flit!r} arrived while packet {expected[0].id} is incomplete")
+        elif expected is None or expected[0] is not packet or expected[1] != flit.index:
+            self.fail(f"vc{flit.vc}: {flit!r} arrived out of order (expected "
+                      f"{'a head' if expected is None else f'flit {expected[1]} of packet {expected[0].id}'})")
+        if not flit.tail:
+            self.arriving[flit.vc] = (packet, flit.index + 1)
+            return
+        self.arriving.pop(flit.vc, None)
+        self.delivered.value += 1
+        if meas is not None:
+            meas.delivered(packet, now, self.period)
+        if self.log is not None:
+            self.log.append((packet, now))
+        if packet.payload is not None and self.out.connected:
+            self.delivering.append(packet.payload)

@@ -1,0 +1,259 @@
+"""A whole network built from a topology graph, measured the way BookSim 2 measures."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from archmodel.kernel import (Component, Counter, DeadlockError, Distribution, Formula, Param, at_least,
+                              connect, in_range, model, one_of)
+
+from .interface import NetworkInterface
+from .router import NocRouter, SimpleRouter
+from .routing import PortMap, make_routing
+from .topology import build_topology
+
+
+class NetworkMeasurement:
+    """BookSim's measurement: packets created in ``[start_ps, end_ps)`` are measured and
+    tracked until their tails arrive while injection goes on; accepted throughput counts the
+    flits that arrive during the window. The run stops when the window has closed and every
+    measured packet has arrived."""
+
+    def __init__(self, noc, start_ps: int, end_ps: int):
+        self.noc = noc
+        self.start_ps = start_ps
+        self.end_ps = end_ps
+        self.outstanding = 0
+        self.measured = 0
+        self.unmeasured = 0
+        self.accepted_flits = 0
+        self.offered_flits = 0
+
+    def created(self, packet) -> None:
+        self.outstanding += 1
+        self.measured += 1
+        self.offered_flits += packet.size
+
+    def delivered(self, packet, now: int, period: int) -> None:
+        if not packet.measured:
+            return
+        noc = self.noc
+        noc.packet_latency.samples.append((now - packet.created_ps) // period)
+        noc.network_latency.samples.append((now - packet.injected_ps) // period)
+        self.outstanding -= 1
+        if self.outstanding == 0 and now >= self.end_ps and noc.stop_when_measured:
+            noc.sim.stop("measured")
+
+
+@model(catalogue=False)
+class NocMonitor(Component):
+    """Watches a :class:`Noc`: ends the measurement when the window closes with nothing
+    outstanding, gives up after the drain limit (saturated), and reports a deadlock, with the
+    wait cycle among VCs, when flits are buffered and nothing has moved for a watchdog period."""
+
+    def setup(self) -> None:
+        self.last_transfers = -1
+        self.unstable = False
+        self.idle = False
+
+    def wake_for_work(self) -> None:
+        """An interface created a packet: resume watching if idle."""
+        if self.idle:
+            self.idle = False
+            self.wake_in(1)
+
+    def tick(self) -> None:
+        noc = self.parent
+        meas = noc.measurement
+        now = self.sim.now
+        period = self.domain.period_ps
+        if meas is not None and now >= meas.end_ps and noc.stop_when_measured:
+            if meas.outstanding == 0:
+                self.sim.stop("measured")
+                return
+            if now >= meas.end_ps + noc.drain_limit * period:
+                self.unstable = True
+                self.sim.stop("unstable")
+                return
+        transfers = self.sim.transfers
+        buffered = any(r.buffered for r in noc.routers)
+        if transfers == self.last_transfers and buffered:
+            raise DeadlockError(noc.deadlock_report(now))
+        self.last_transfers = transfers
+        waiting = buffered or any(ni.queue or ni.sending for ni in noc.interfaces)
+        window_open = meas is not None and noc.stop_when_measured and now < meas.end_ps
+        if not waiting and not window_open:
+            self.idle = True  # an interface's next packet wakes us
+            self.sleep()
+            return
+        wake = now + noc.watchdog * period
+        if window_open and meas.end_ps < wake:
+            wake = meas.end_ps
+        self.sleep()
+        self.wake_at(wake)
+
+
+@model
+class Noc(Component):
+    """A network on chip built from a topology generator: one router per graph node, one
+    network interface per terminal, links along the graph's edges, a routing function, and
+    BookSim 2's measurement (Jiang et al., ISPASS 2013).
+
+    ``topology`` is a generator call (``mesh(8, 8)``, ``torus(4, 2)``, ``fat_tree(2, 3)``,
+    ``dragonfly(2)``, ...); ``routing`` names a routing function; the router parameters are those
+    of :class:`NocRouter` (``router = "SimpleRouter"`` for the single-cycle router). Link
+    latency is ``link_latency`` unless the graph's edge says otherwise; injection and ejection
+    links take ``injection_latency`` and ``ejection_latency`` cycles.
+
+    With ``traffic`` set, every interface generates synthetic traffic at ``rate`` flits per
+    cycle. The run warms up for ``warmup_periods`` x ``sample_period`` cycles, then measures the
+    packets created during ``sample_periods`` x ``sample_period`` cycles and, with
+    ``stop_when_measured``, stops when all of them have arrived (injection continues meanwhile)
+    or after ``drain_limit`` more cycles (then the point is past saturation).
+    ``packet_latency`` (creation to tail arrival, source queueing included) and
+    ``network_latency`` (head injection to tail arrival) are in cycles; ``accepted`` is
+    flits per terminal per cycle arriving during the window. Every ``watchdog`` cycles a
+    monitor checks that something moved while flits are buffered, else raises DeadlockError
+    naming the cycle of waiting VCs.
+    """
+
+    topology = Param(str, "mesh(4, 4)", "topology generator call")
+    routing = Param(str, "dor", "routing function")
+    router = Param(str, "NocRouter", "router model", check=one_of("NocRouter", "SimpleRouter"))
+    vcs = Param(int, 2, "virtual channels per port", check=at_least(1))
+    buffer_depth = Param(int, 4, "flits per VC buffer", check=at_least(1))
+    routing_delay = Param(int, 0, "router: cycles to compute the route (0: lookahead)", unit="cycles", check=at_least(0))
+    vc_alloc_delay = Param(int, 1, "router: cycles of VC allocation", unit="cycles", check=at_least(0))
+    sw_alloc_delay = Param(int, 1, "router: cycles of switch allocation", unit="cycles", check=at_least(0))
+    st_delay = Param(int, 1, "router: cycles of switch traversal", unit="cycles", check=at_least(0))
+    credit_delay = Param(int, 0, "router: cycles before a freed buffer's credit is sent", unit="cycles",
+                         check=at_least(0))
+    allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
+    alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
+    wait_for_tail_credit = Param(bool, False, "free an output VC only when the tail's credit returns")
+    link_latency = Param(int, 1, "router-to-router link latency", unit="cycles", check=at_least(1))
+    injection_latency = Param(int, 1, "interface-to-router link latency", unit="cycles", check=at_least(1))
+    ejection_latency = Param(int, 1, "router-to-interface link latency", unit="cycles", check=at_least(1))
+    traffic = Param(str, "none", "synthetic traffic pattern (uniform, transpose, bitcomp, ...) or none")
+    rate = Param(float, 0.0, "offered load in flits per terminal per cycle", check=in_range(0.0, 1.0))
+    packet_size = Param(int, 1, "flits per synthetic packet", check=at_least(1))
+    injection = Param(str, "bernoulli", "injection process", check=one_of("bernoulli", "onoff"))
+    burst_alpha = Param(float, 0.1, "on/off: probability per cycle of turning on")
+    burst_beta = Param(float, 0.1, "on/off: probability per cycle of turning off")
+    hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")
+    hotspot_fraction = Param(float, 0.5, "hotspot traffic: share of packets sent to a hotspot")
+    warmup_periods = Param(int, 3, "warm-up periods before measuring", check=at_least(0))
+    sample_period = Param(int, 1000, "cycles per sample period", unit="cycles", check=at_least(1))
+    sample_periods = Param(int, 1, "sample periods measured", check=at_least(1))
+    drain_limit = Param(int, 20000, "cycles after the window to wait for measured packets", unit="cycles",
+                        check=at_least(1))
+    stop_when_measured = Param(bool, True, "stop the run once every measured packet has arrived")
+    watchdog = Param(int, 2000, "cycles without progress while flits are buffered before a deadlock is reported",
+                     unit="cycles", check=at_least(1))
+    occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
+
+    packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
+    network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
+    measured_packets = Formula("packets", "packets created in the measurement window",
+                               lambda c: c.measurement.measured if c.measurement else 0)
+    offered = Formula("flits/terminal/cycle", "flits created per terminal per cycle in the window",
+                      lambda c: c.measurement.offered_flits / c.window_terminal_cycles())
+    accepted = Formula("flits/terminal/cycle", "flits arriving per terminal per cycle in the window",
+                       lambda c: c.measurement.accepted_flits / c.window_terminal_cycles())
+
+    def setup(self) -> None:
+        self.graph: nx.Graph = build_topology(self.topology)
+        self.port_map = PortMap(self.graph, self.link_latency)
+        self.route = make_routing(self.routing, self.port_map, self.vcs)
+        pm = self.port_map
+        kind = SimpleRouter if self.router == "SimpleRouter" else NocRouter
+        router_params = dict(vcs=self.vcs, buffer_depth=self.buffer_depth, routing_delay=self.routing_delay,
+                             vc_alloc_delay=self.vc_alloc_delay, sw_alloc_delay=self.sw_alloc_delay,
+                             st_delay=self.st_delay, credit_delay=self.credit_delay, allocator=self.allocator,
+                             alloc_iterations=self.alloc_iterations, wait_for_tail_credit=self.wait_for_tail_credit,
+                             occupancy_registers=self.occupancy_registers)
+        if kind is SimpleRouter:
+            # single cycle by construction: its own zero stage delays and round-robin allocation
+            for key in ("vc_alloc_delay", "sw_alloc_delay", "st_delay", "allocator"):
+                del router_params[key]
+        self.routers = []
+        for r in pm.routers:
+            ports = pm.ports(r)
+            router = kind(f"router[{r}]", self, node=r, inputs=ports, outputs=ports, **router_params)
+            router.attach_routing(self.route)
+            self.routers.append(router)
+        dims = self.graph.graph.get("dims") if all(n == 1 for n in pm.local_ports) else None
+        self.interfaces = []
+        self.measurement = None
+        if self.traffic != "none":
+            start = self.warmup_periods * self.sample_period
+            end = start + self.sample_periods * self.sample_period
+            self.measurement = NetworkMeasurement(self, start, end)  # in cycles until start() scales them
+        for t in range(pm.terminals):
+            ni = NetworkInterface(f"ni[{t}]", self, terminal=t, terminals=pm.terminals, vcs=self.vcs,
+                                  buffer_depth=self.buffer_depth, traffic=self.traffic, rate=self.rate,
+                                  packet_size=self.packet_size, injection=self.injection,
+                                  burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
+                                  hotspot_fraction=self.hotspot_fraction)
+            ni.attach(self.measurement, self.route, dims)
+            ni.monitor_hook = self._wake_monitor
+            self.interfaces.append(ni)
+            r, p = pm.terminal_router[t], pm.terminal_port[t]
+            connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_latency)
+            connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
+        for u in pm.routers:
+            for p, v in enumerate(pm.neighbour[u]):
+                if v is None:
+                    continue
+                connect(self.routers[u].out[p], self.routers[v].inp[pm.in_port_from[v][u]], latency=pm.latency(u, v))
+        self.monitor = NocMonitor("monitor", self)
+
+    def start(self) -> None:
+        if self.measurement is not None:
+            period = self.domain.period_ps
+            self.measurement.start_ps = self.domain.phase_ps + self.measurement.start_ps * period
+            self.measurement.end_ps = self.domain.phase_ps + self.measurement.end_ps * period
+
+    def _wake_monitor(self) -> None:
+        self.monitor.wake_for_work()
+
+    def window_terminal_cycles(self) -> int:
+        """Terminal-cycles in the measurement window (the denominator of throughput)."""
+        return self.sample_periods * self.sample_period * self.port_map.terminals
+
+    def zero_load_latency(self, source: int, dest: int, size: int = 1) -> int:
+        """The analytic latency in cycles of a lone packet along the route the routing function
+        gives (the first choice at each router): injection link, per router the pipeline
+        stages, per link its latency, ejection link, and one cycle per further flit."""
+        pm = self.port_map
+        model = self.routers[0]
+        stages = model.routing_delay + model.vc_alloc_delay + model.sw_alloc_delay + model.st_delay
+        r, target = pm.terminal_router[source], pm.terminal_router[dest]
+        latency = self.injection_latency + self.ejection_latency + (size - 1)
+        in_port, in_vc = pm.terminal_port[source], 0
+        from .flit import NetPacket
+        packet = NetPacket(0, source, dest, size)
+        while True:
+            latency += stages
+            if r == target:
+                return latency
+            port, first, _ = self.route.next_hops(r, in_port, in_vc, packet)[0]
+            nxt = pm.neighbour[r][port]
+            latency += pm.latency(r, nxt)
+            in_port, in_vc, r = pm.in_port_from[nxt][r], first, nxt
+
+    def deadlock_report(self, now: int) -> str:
+        """Buffered flits, and the cycle of input VCs waiting on each other if there is one."""
+        waits = nx.DiGraph()
+        for router in self.routers:
+            waits.add_edges_from(router.waits())
+        buffered = sum(r.buffered for r in self.routers)
+        lines = [f"deadlock at {now} ps: {buffered} flits buffered in {self.path} and none moved for "
+                 f"{self.watchdog} cycles"]
+        try:
+            cycle = nx.find_cycle(waits)
+            names = [u for u, _ in cycle]
+            lines.append("  wait cycle: " + " -> ".join(names + names[:1]))
+        except nx.NetworkXNoCycle:
+            lines.append(f"  no wait cycle among {waits.number_of_nodes()} waiting VCs")
+        return "\n".join(lines)

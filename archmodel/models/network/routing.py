@@ -1,0 +1,544 @@
+"""Port maps and routing functions over topology graphs.
+
+:class:`PortMap` numbers every router's ports the way the language's ``topology`` statement
+does: first its terminals (local ports), then one port per neighbour in increasing neighbour
+order. A routing function answers, for a router, an input port, an input VC and a packet, the
+set of allowed ``(output port, first VC, end VC)`` choices (BookSim's output set); the router's
+VC allocator picks one. Routing is a function of the packet's destination and where it came
+from, so computing it one hop upstream (lookahead) or on arrival gives the same answer; the
+router's ``routing_delay`` models which.
+
+Routing functions, by name (:func:`make_routing`):
+
+* ``dor`` dimension order on a mesh (x first), all VCs; on a torus it is minimal and cyclic, so
+  it can deadlock (kept as the deliberately unsafe example).
+* ``dateline`` dimension order on a torus or ring, minimal direction, two VC classes: a packet
+  moves to the upper class when it crosses the wrap-around link of a dimension (Dally and
+  Seitz 1987), which breaks the cycle of each ring.
+* ``shortest`` every shortest-path next hop (networkx), all VCs; deadlocks on cyclic graphs.
+* ``updown`` up*/down* (Autonet, Schroeder et al. 1991): a spanning BFS order; a legal path
+  goes up (towards the root) zero or more times, then down; shortest legal paths.
+* ``escape`` minimal adaptive on VCs 1.., up*/down* on VC 0 as the escape (Duato 1993).
+* ``west_first`` minimal adaptive on a mesh (Glass and Ni 1992): west hops first, then any
+  productive direction.
+* ``dragonfly_min``, ``valiant``, ``ugal`` for a dragonfly (Kim et al. 2008): minimal
+  local-global-local; Valiant through a random intermediate group; UGAL-L choosing between
+  them at the source router by output queue length times hop count. VC class = global hops
+  taken, so minimal needs 2 VC classes and Valiant/UGAL 3.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import networkx as nx
+
+from archmodel.kernel import ArchError
+
+
+class PortMap:
+    """Routers, terminals and port numbering of one topology graph.
+
+    Terminal ids run over routers in node order; ``terminal_router[t]`` and
+    ``terminal_port[t]`` say where terminal t attaches. ``neighbour[r][p]`` is the router behind
+    port p of router r (``None`` for a local port), ``port_to[r][n]`` the port of r leading to n.
+    """
+
+    def __init__(self, graph: nx.Graph, default_latency: int = 1):
+        self.graph = graph
+        self.routers = sorted(graph.nodes)
+        if self.routers != list(range(len(self.routers))):
+            raise ArchError("topology nodes must be the integers 0 .. n-1")
+        directed = graph.is_directed()
+        self.terminal_router: list[int] = []
+        self.terminal_port: list[int] = []
+        self.local_ports: list[int] = []
+        self.neighbour: list[list] = []
+        self.port_to: list[dict] = []
+        self.in_port_from: list[dict] = []
+        for r in self.routers:
+            local = graph.nodes[r].get("terminals", 1)
+            self.local_ports.append(local)
+            for i in range(local):
+                self.terminal_router.append(r)
+                self.terminal_port.append(i)
+            succ = sorted(graph.successors(r) if directed else graph.neighbors(r))
+            pred = sorted(graph.predecessors(r) if directed else graph.neighbors(r))
+            self.neighbour.append([None] * local + succ)
+            self.port_to.append({n: local + i for i, n in enumerate(succ)})
+            self.in_port_from.append({n: local + i for i, n in enumerate(pred)})
+        self.terminals = len(self.terminal_router)
+        self.default_latency = default_latency
+
+    def ports(self, r: int) -> int:
+        """Output ports of router r (local plus neighbours)."""
+        return len(self.neighbour[r])
+
+    def in_ports(self, r: int) -> int:
+        """Input ports of router r."""
+        return self.local_ports[r] + len(self.in_port_from[r])
+
+    def latency(self, u: int, v: int) -> int:
+        """Link latency from router u to router v in cycles."""
+        return self.graph.edges[u, v].get("latency", self.default_latency)
+
+    def edge(self, u: int, v: int) -> dict:
+        return self.graph.edges[u, v]
+
+
+def vc_class_range(cls: int, classes: int, vcs: int) -> tuple[int, int]:
+    """The VCs ``[first, end)`` of class ``cls`` when ``vcs`` VCs are split into ``classes``."""
+    return cls * vcs // classes, (cls + 1) * vcs // classes
+
+
+class Routing:
+    """Base of routing functions. ``classes`` is the number of VC classes needed; the network
+    checks ``vcs >= classes``. ``for_router(router)`` returns the router's function
+    ``route(in_port, in_vc, packet) -> tuple of (out_port, vc_first, vc_end)``."""
+
+    name = "routing"
+    classes = 1
+
+    def __init__(self, ports: PortMap, vcs: int):
+        if vcs < self.classes:
+            raise ArchError(f"routing '{self.name}' needs at least {self.classes} VCs per port, got {vcs}")
+        self.ports = ports
+        self.vcs = vcs
+        self.terminal_router = ports.terminal_router
+        self.terminal_port = ports.terminal_port
+
+    def injection_vcs(self, packet) -> tuple[int, int]:
+        """VCs ``[first, end)`` an interface may use to inject ``packet``."""
+        return vc_class_range(0, self.classes, self.vcs)
+
+    def for_router(self, router):
+        raise NotImplementedError
+
+    def next_hops(self, r: int, in_port: int, in_vc: int, packet) -> list[tuple[int, int, int]]:
+        """The output set at router r (for tests and tools: no router state is consulted)."""
+        return list(self.for_router(_Idle(r, self.ports))(in_port, in_vc, packet))
+
+
+class _Idle:
+    """A stand-in router with empty queues, for evaluating routing outside a simulation."""
+
+    def __init__(self, node: int, ports: PortMap):
+        self.node = node
+
+    def output_load(self, port: int) -> int:
+        return 0
+
+    def route_random(self, n: int) -> int:
+        return 0
+
+
+def _table_routing(routing: Routing, router, choose) -> callable:
+    """A per-router table indexed by destination terminal (routing independent of the input)."""
+    r = router.node
+    table = []
+    for t in range(routing.ports.terminals):
+        dest = routing.terminal_router[t]
+        if dest == r:
+            table.append(((routing.terminal_port[t], 0, routing.vcs),))
+        else:
+            table.append(tuple((p, 0, routing.vcs) for p in choose(r, dest)))
+
+    def route(in_port, in_vc, packet, table=table):
+        return table[packet.dest]
+    return route
+
+
+class DimensionOrder(Routing):
+    """Dimension-order routing on a mesh, torus or ring: correct dimension 0 first; in a
+    torus the shorter way round (ties go the positive way). All VCs."""
+
+    name = "dor"
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        graph = ports.graph
+        if "dims" not in graph.graph:
+            raise ArchError(f"routing '{self.name}' needs a mesh, torus or ring (nodes with coordinates)")
+        self.dims = graph.graph["dims"]
+        self.wraps = graph.graph["kind"] in ("torus", "ring")
+        self.coord = [graph.nodes[r]["coord"] for r in ports.routers]
+        self.by_coord = {c: r for r, c in enumerate(self.coord)}
+
+    def step(self, r: int, dest: int) -> tuple[int, int]:
+        """The next router from r towards dest and the dimension it moves in."""
+        here, there = self.coord[r], self.coord[dest]
+        for d, (a, b) in enumerate(zip(here, there)):
+            if a == b:
+                continue
+            k = self.dims[d]
+            if self.wraps:
+                forward = (b - a) % k
+                delta = 1 if forward <= k - forward else -1
+            else:
+                delta = 1 if b > a else -1
+            nxt = list(here)
+            nxt[d] = (a + delta) % k
+            return self.by_coord[tuple(nxt)], d
+        raise ValueError("already there")
+
+    def for_router(self, router):
+        return _table_routing(self, router, lambda r, dest: (self.ports.port_to[r][self.step(r, dest)[0]],))
+
+
+class DatelineDimensionOrder(DimensionOrder):
+    """Dimension-order routing on a torus or ring with two VC classes: class 1 from the hop
+    that crosses a dimension's wrap-around link until the packet turns into the next
+    dimension, class 0 otherwise."""
+
+    name = "dateline"
+    classes = 2
+
+    def for_router(self, router):
+        r = router.node
+        ports = self.ports
+        low = vc_class_range(0, 2, self.vcs)
+        high = vc_class_range(1, 2, self.vcs)
+        split = high[0]
+        # dimension of each input port's link (None for local ports)
+        in_dim = {}
+        for n, p in ports.in_port_from[r].items():
+            in_dim[p] = next(d for d, (a, b) in enumerate(zip(self.coord[r], self.coord[n])) if a != b)
+        table = []
+        for t in range(ports.terminals):
+            dest = self.terminal_router[t]
+            if dest == r:
+                table.append(None)
+                continue
+            nxt, d = self.step(r, dest)
+            wrap = ports.edge(r, nxt).get("wrap") is not None
+            port = ports.port_to[r][nxt]
+            table.append((d, wrap, ((port,) + low,), ((port,) + high,)))
+        local = [((self.terminal_port[t], 0, self.vcs),) for t in range(ports.terminals)]
+
+        def route(in_port, in_vc, packet):
+            entry = table[packet.dest]
+            if entry is None:
+                return local[packet.dest]
+            d, wrap, class0, class1 = entry
+            if wrap or (in_vc >= split and in_dim.get(in_port) == d):
+                return class1
+            return class0
+        return route
+
+
+class ShortestPath(Routing):
+    """Every next hop on a shortest path (networkx), all VCs: minimal, adaptive among equal
+    choices, and deadlock-prone on graphs with cycles."""
+
+    name = "shortest"
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        self.distance = dict(nx.all_pairs_shortest_path_length(ports.graph))
+
+    def choices(self, r: int, dest: int) -> list[int]:
+        dist = self.distance
+        return [self.ports.port_to[r][n] for n in self.ports.neighbour[r]
+                if n is not None and dist[n][dest] == dist[r][dest] - 1]
+
+    def for_router(self, router):
+        return _table_routing(self, router, self.choices)
+
+
+def updown_rank(graph: nx.Graph) -> dict[int, tuple[int, int]]:
+    """The up*/down* order: (BFS distance from the root set, node); a link u -> v goes up when
+    v ranks lower. Roots: the top level of a fat tree, node 0 of a tree, else the graph centre
+    of lowest id."""
+    kind = graph.graph.get("kind")
+    if kind == "fat_tree":
+        top = max(graph.nodes[n]["level"] for n in graph.nodes)
+        roots = [n for n in graph.nodes if graph.nodes[n]["level"] == top]
+    elif kind == "tree":
+        roots = [0]
+    else:
+        roots = [min(nx.center(graph))] if nx.is_connected(graph) else [0]
+    depth = {n: 0 for n in roots}
+    queue = deque(roots)
+    while queue:
+        u = queue.popleft()
+        for v in sorted(graph.neighbors(u)):
+            if v not in depth:
+                depth[v] = depth[u] + 1
+                queue.append(v)
+    if len(depth) != graph.number_of_nodes():
+        raise ArchError("up*/down* routing needs a connected topology")
+    return {n: (depth[n], n) for n in graph.nodes}
+
+
+class UpDown(Routing):
+    """Up*/down* routing on any connected graph: shortest legal paths (up links, then down
+    links), adaptive among equal choices. The phase is known from the input port: a packet
+    that arrived over a down link may only go down."""
+
+    name = "updown"
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        graph = ports.graph
+        self.rank = updown_rank(graph)
+        self.distance = {}
+        nodes = ports.routers
+        # distance[(node, phase)][dest], by BFS backwards over (node, phase) states.
+        for dest in nodes:
+            dist = {(dest, 0): 0, (dest, 1): 0}
+            queue = deque([(dest, 0), (dest, 1)])
+            while queue:
+                v, phase_v = queue.popleft()
+                for u in graph.neighbors(v):
+                    up = self.rank[v] < self.rank[u]
+                    # u -> v: legal from phase 0 always (up keeps phase 0, down makes it 1);
+                    # from phase 1 only if down.
+                    for phase_u in (0, 1):
+                        if phase_u == 1 and up:
+                            continue
+                        if (0 if up else 1) != phase_v:
+                            continue
+                        state = (u, phase_u)
+                        if state not in dist:
+                            dist[state] = dist[(v, phase_v)] + 1
+                            queue.append(state)
+            self.distance[dest] = dist
+
+    def choices(self, r: int, dest: int, phase: int) -> list[int]:
+        dist = self.distance[dest]
+        here = dist.get((r, phase))
+        out = []
+        if here is None:
+            return out  # no legal path from this state; a packet never reaches it
+        for n in self.ports.neighbour[r]:
+            if n is None:
+                continue
+            up = self.rank[n] < self.rank[r]
+            if phase == 1 and up:
+                continue
+            if dist.get((n, 0 if up else 1), 1 << 30) == here - 1:
+                out.append(self.ports.port_to[r][n])
+        return out
+
+    def arrived_down(self, r: int) -> set[int]:
+        """Input ports of r whose link goes down into r."""
+        return {p for n, p in self.ports.in_port_from[r].items() if self.rank[r] > self.rank[n]}
+
+    def for_router(self, router):
+        r = router.node
+        ports = self.ports
+        down_ports = self.arrived_down(r)
+        tables = []
+        for phase in (0, 1):
+            table = []
+            for t in range(ports.terminals):
+                dest = self.terminal_router[t]
+                if dest == r:
+                    table.append(((self.terminal_port[t], 0, self.vcs),))
+                else:
+                    table.append(tuple((p, 0, self.vcs) for p in self.choices(r, dest, phase)))
+            tables.append(table)
+        up_table, down_table = tables
+
+        def route(in_port, in_vc, packet):
+            return (down_table if in_port in down_ports else up_table)[packet.dest]
+        return route
+
+
+class EscapeVC(UpDown):
+    """Minimal adaptive routing on VCs 1.. with up*/down* on VC 0 as the escape channel: a
+    packet may take any shortest-path hop on an adaptive VC or the up*/down* hop on VC 0
+    (Duato's condition: the escape sub-network is connected and deadlock-free)."""
+
+    name = "escape"
+    classes = 2
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        self.shortest = dict(nx.all_pairs_shortest_path_length(ports.graph))
+
+    def injection_vcs(self, packet) -> tuple[int, int]:
+        return 0, self.vcs
+
+    def for_router(self, router):
+        r = router.node
+        ports = self.ports
+        down_ports = self.arrived_down(r)
+        dist = self.shortest
+        tables = []
+        for phase in (0, 1):
+            table = []
+            for t in range(ports.terminals):
+                dest = self.terminal_router[t]
+                if dest == r:
+                    table.append(((self.terminal_port[t], 0, self.vcs),))
+                    continue
+                adaptive = tuple((ports.port_to[r][n], 1, self.vcs) for n in ports.neighbour[r]
+                                 if n is not None and dist[n][dest] == dist[r][dest] - 1)
+                escape = tuple((p, 0, 1) for p in self.choices(r, dest, phase))
+                table.append(adaptive + escape)
+            tables.append(table)
+        up_table, down_table = tables
+
+        def route(in_port, in_vc, packet):
+            return (down_table if in_vc == 0 and in_port in down_ports else up_table)[packet.dest]
+        return route
+
+
+class WestFirst(DimensionOrder):
+    """West-first minimal adaptive routing on a mesh: a packet whose destination lies west
+    goes west first; otherwise any productive direction (east, north, south). All VCs."""
+
+    name = "west_first"
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        if self.wraps or len(self.dims) != 2:
+            raise ArchError("west_first routing needs a 2-D mesh")
+
+    def choices(self, r: int, dest: int) -> list[int]:
+        (x, y), (dx, dy) = self.coord[r], self.coord[dest]
+        if dx < x:
+            return [self.ports.port_to[r][self.by_coord[(x - 1, y)]]]
+        out = []
+        if dx > x:
+            out.append(self.by_coord[(x + 1, y)])
+        if dy != y:
+            out.append(self.by_coord[(x, y + (1 if dy > y else -1))])
+        return [self.ports.port_to[r][n] for n in out]
+
+    def for_router(self, router):
+        return _table_routing(self, router, self.choices)
+
+
+class DragonflyMinimal(Routing):
+    """Minimal dragonfly routing: local hop to the router of the group holding the global
+    link to the destination group, the global hop, a local hop to the destination router.
+    VC class = global hops taken so far."""
+
+    name = "dragonfly_min"
+    classes = 2
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        graph = ports.graph
+        if graph.graph.get("kind") != "dragonfly":
+            raise ArchError(f"routing '{self.name}' needs a dragonfly topology")
+        self.group = [graph.nodes[r]["group"] for r in ports.routers]
+        self.groups = graph.graph["groups"]
+        self.gateway = {}  # (group, other group) -> (router in group, router in other group)
+        for u, v, data in graph.edges(data=True):
+            if data.get("kind") == "global":
+                self.gateway[(self.group[u], self.group[v])] = (u, v)
+                self.gateway[(self.group[v], self.group[u])] = (v, u)
+        self.class_ranges = [vc_class_range(c, self.classes, vcs) for c in range(self.classes)]
+
+    def toward_group(self, r: int, group: int) -> int:
+        """The next router from r towards any router of ``group`` (r is not in it)."""
+        gate, _ = self.gateway[(self.group[r], group)]
+        return gate if gate != r else self.gateway[(self.group[r], group)][1]
+
+    def min_next(self, r: int, dest_router: int) -> int:
+        if self.group[r] == self.group[dest_router]:
+            return dest_router
+        return self.toward_group(r, self.group[dest_router])
+
+    def min_hops(self, r: int, dest_router: int) -> int:
+        hops = 0
+        while r != dest_router:
+            r = self.min_next(r, dest_router)
+            hops += 1
+        return hops
+
+    def _groups(self, r: int, packet) -> tuple[int, int]:
+        """(global hops taken before reaching r, the group the packet heads for)."""
+        here = self.group[r]
+        source = self.group[self.terminal_router[packet.source]]
+        dest = self.group[self.terminal_router[packet.dest]]
+        via = packet.intermediate if packet.intermediate is not None and packet.intermediate >= 0 else -1
+        if here == source:
+            return 0, via if via >= 0 else dest
+        if here == via:
+            return 1, dest
+        return (2 if via >= 0 else 1), dest
+
+    def decide(self, router, r: int, packet) -> None:
+        """Set the packet's intermediate group at its source router (minimal: -1)."""
+        packet.intermediate = -1
+
+    def for_router(self, router):
+        r = router.node
+        ports = self.ports
+        ranges = self.class_ranges
+        local = [((self.terminal_port[t], 0, self.vcs),) for t in range(ports.terminals)]
+        group = self.group
+
+        def route(in_port, in_vc, packet):
+            dest = self.terminal_router[packet.dest]
+            if dest == r:
+                return local[packet.dest]
+            if packet.intermediate is None:
+                self.decide(router, r, packet)
+            taken, target = self._groups(r, packet)
+            nxt = dest if target == group[r] else self.toward_group(r, target)
+            if group[nxt] != group[r]:
+                taken += 1
+            return ((ports.port_to[r][nxt],) + ranges[taken],)
+        return route
+
+
+class Valiant(DragonflyMinimal):
+    """Valiant routing on a dragonfly: minimal to a random intermediate group (chosen by the
+    source router, uniformly among the groups other than source and destination), then
+    minimal to the destination. Three VC classes."""
+
+    name = "valiant"
+    classes = 3
+
+    def random_group(self, router, r: int, packet) -> int:
+        src_group = self.group[r]
+        dst_group = self.group[self.terminal_router[packet.dest]]
+        if src_group == dst_group or self.groups < 3:
+            return -1
+        pick = router.route_random(self.groups - 2)
+        for skip in sorted((src_group, dst_group)):
+            if pick >= skip:
+                pick += 1
+        return pick
+
+    def decide(self, router, r: int, packet) -> None:
+        packet.intermediate = self.random_group(router, r, packet)
+
+
+class Ugal(Valiant):
+    """UGAL-L on a dragonfly (Singh 2005; Kim et al. 2008): the source router compares the
+    minimal route with one Valiant route and takes the smaller of queue length x hops, where
+    the queue length is the flits buffered downstream of the output port (credits in use)."""
+
+    name = "ugal"
+
+    def decide(self, router, r: int, packet) -> None:
+        via = self.random_group(router, r, packet)
+        packet.intermediate = -1
+        if via < 0:
+            return
+        dest = self.terminal_router[packet.dest]
+        min_next = self.min_next(r, dest)
+        val_next = self.toward_group(r, via)
+        min_hops = self.min_hops(r, dest)
+        entry = self.gateway[(via, self.group[r])][0]
+        val_hops = self.min_hops(r, entry) + self.min_hops(entry, dest)
+        port_to = self.ports.port_to[r]
+        if router.output_load(port_to[val_next]) * val_hops < router.output_load(port_to[min_next]) * min_hops:
+            packet.intermediate = via
+
+
+ROUTINGS = {cls.name: cls for cls in (DimensionOrder, DatelineDimensionOrder, ShortestPath, UpDown, EscapeVC,
+                                      WestFirst, DragonflyMinimal, Valiant, Ugal)}
+
+
+def make_routing(name: str, ports: PortMap, vcs: int) -> Routing:
+    """The routing function called ``name`` over ``ports`` with ``vcs`` VCs per port."""
+    if name not in ROUTINGS:
+        raise ArchError(f"unknown routing '{name}'", hint="routings: " + ", ".join(ROUTINGS))
+    return ROUTINGS[name](ports, vcs)

@@ -1,0 +1,38 @@
+"""Deadlock-free routing stays live under saturating load; a cyclic routing is caught with the
+cycle of waiting VCs named."""
+
+import re
+
+import pytest
+
+from archmodel.kernel import DeadlockError, Simulator
+from archmodel.models.network import Noc
+
+
+@pytest.mark.parametrize("topology,routing", [("torus(4, 2)", "dateline"), ("ring(8)", "dateline"),
+                                               ("torus(4, 2)", "updown"), ("ring(8)", "updown"),
+                                               ("full_mesh(5)", "updown"), ("torus(3, 2)", "escape")])
+def test_deadlock_free_routing_keeps_moving_under_saturating_load(topology, routing):
+    noc = Noc("net", topology=topology, routing=routing, vcs=2, buffer_depth=2, traffic="uniform", rate=1.0,
+              packet_size=8, watchdog=200, warmup_periods=2, sample_period=500, drain_limit=1500)
+    sim = Simulator(noc, seed=3)
+    sim.run()  # a deadlock would raise within 200 cycles
+    assert noc.accepted.value > 0.05
+    assert sum(r.flits.value for r in noc.routers) > 1000
+
+
+@pytest.mark.parametrize("topology", ["ring(8)", "torus(4, 2)"])
+def test_cyclic_routing_deadlocks_and_the_watchdog_names_the_cycle(topology):
+    noc = Noc("net", topology=topology, routing="dor", vcs=1, buffer_depth=2, traffic="uniform", rate=1.0,
+              packet_size=8, watchdog=200)
+    with pytest.raises(DeadlockError) as caught:
+        Simulator(noc, seed=0).run()
+    message = str(caught.value)
+    assert "none moved for 200 cycles" in message
+    cycle = re.search(r"wait cycle: (.*)", message).group(1).split(" -> ")
+    assert cycle[0] == cycle[-1] and len(cycle) >= 3
+    assert all(re.fullmatch(r"net\.router\[\d+\]\.inp\[\d\]\.vc0", name) for name in cycle)
+    # consecutive VCs of the cycle are on neighbouring routers or the same router
+    routers = [int(re.search(r"router\[(\d+)\]", name).group(1)) for name in cycle]
+    graph = noc.graph
+    assert all(a == b or graph.has_edge(a, b) for a, b in zip(routers, routers[1:]))
