@@ -35,6 +35,7 @@ _RESERVED = frozenset({
     "add_stat",
     "params", "now", "cycle", "rng", "elapsed_cycles", "elapsed_ps", "tick", "setup", "start",
     "sleep", "wake_at", "wake_in", "sleep_for", "progress", "fail", "register", "child", "walk", "add",
+    "holding", "waiting_for",
 })
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -240,6 +241,18 @@ class Component:
         """Sleep now and wake ``cycles`` edges later (or earlier, on a message or credit)."""
         self.sleep()
         self.wake_in(cycles)
+
+    def holding(self) -> str | None:
+        """Work this component holds inside (flits in its buffers, requests in its queues) that
+        it cannot finish without others moving, described in a few words (``"3 flits"``), or
+        None. The deadlock watchdog counts it as pending work and names it in its report;
+        override it in models that take messages off their channels into internal buffers."""
+        return None
+
+    def waiting_for(self) -> list["Component"]:
+        """The components this one waits on while it holds work (for the deadlock report's
+        wait-for graph); override together with ``holding``."""
+        return []
 
     def progress(self) -> None:
         """Tell the deadlock watchdog this component did useful work without a transfer."""

@@ -133,6 +133,7 @@ class Simulator:
                 raise PortError(f"channel {ch.name}: {ch.dst_owner.path} is not part of {top.path}")
         for ch in self.channels:
             ch.bind(self)
+        self._holders = [c for c in self.components if type(c).holding is not Component.holding]
 
     def _begin(self) -> None:
         self._started = True
@@ -349,7 +350,14 @@ class Simulator:
                 return "stopped"
 
     def _pending_messages(self) -> bool:
-        return any(ch.flight for ch in self.channels)
+        # Messages in channels, or held inside components that say so (see Component.holding).
+        return any(ch.flight for ch in self.channels) or any(c.holding() for c in self._holders)
+
+    @property
+    def tracing(self) -> bool:
+        """An observer (a tracer) is attached: registers may be watched, so models that keep
+        waveform-only registers up to date can skip that work when this is False."""
+        return bool(self.observers)
 
     def _quiescent(self) -> str:
         if self._pending_messages():
@@ -368,8 +376,16 @@ class Simulator:
                          f"{ch.occupancy}/{ch.capacity} credits in use ({state})")
             if ch.credits == 0:
                 waits.add_edge(ch.src_owner.path, ch.dst_owner.path, channel=ch.name)
+        for comp in self._holders:
+            held = comp.holding()
+            if held:
+                lines.append(f"  {comp.path} holds {held}")
+                for other in comp.waiting_for():
+                    if not waits.has_edge(comp.path, other.path):
+                        waits.add_edge(comp.path, other.path, channel=None)
         for sender, receiver, data in waits.edges(data=True):
-            lines.append(f"  {sender} waits on {receiver} (channel {data['channel']} is full)")
+            why = f"channel {data['channel']} is full" if data["channel"] else "it holds work"
+            lines.append(f"  {sender} waits on {receiver} ({why})")
         try:
             cycle = nx.find_cycle(waits)
             names = [edge[0] for edge in cycle] + [cycle[0][0]]

@@ -174,3 +174,47 @@ def test_run_in_slices_equals_one_run():
         return consumer.log
 
     assert log([None]) == log([3000, 3500, 10_000, None])
+
+
+@model(catalogue=False)
+class Keeper(Component):
+    """Takes every message into an internal buffer and passes it on only when its peer's
+    buffer is empty: two keepers holding a message each wait on each other forever."""
+
+    inp = In("in")
+    out = Out("out")
+
+    def setup(self):
+        self.buffer = ["seed"]
+        self.peer = None
+
+    def tick(self):
+        if self.inp.valid:
+            self.buffer.append(self.inp.recv())
+        if self.buffer and not self.peer.buffer and self.out.try_send(self.buffer[0]):
+            self.buffer.pop(0)
+        else:
+            self.sleep()
+
+    def holding(self):
+        return f"{len(self.buffer)} message(s)" if self.buffer else None
+
+    def waiting_for(self):
+        return [self.peer]
+
+
+def test_work_held_inside_components_is_a_deadlock_with_who_holds_what():
+    top = Component("top")
+    a, b = Keeper("a", top), Keeper("b", top)
+    a.peer, b.peer = b, a
+    connect(a.out, b.inp)
+    connect(b.out, a.inp)
+    sim = Simulator(top)
+    with pytest.raises(DeadlockError) as err:
+        sim.run()
+    text = str(err.value)
+    assert "every component is asleep while messages are pending" in text
+    assert "  top.a holds 1 message(s)" in text and "  top.b holds 1 message(s)" in text
+    assert "  top.a waits on top.b (it holds work)" in text
+    assert "wait cycle: top.a -> top.b -> top.a" in text
+    assert not sim.tracing
