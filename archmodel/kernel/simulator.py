@@ -168,12 +168,7 @@ class Simulator:
             time_ps = domain.edge_at_or_after(time_ps)
         if comp._wake_edge != time_ps:
             comp._wake_edge = time_ps
-            soon = self._soon
-            if time_ps == self._soon_at or not soon:
-                self._soon_at = time_ps
-                soon.append((next(self._seq), comp))
-            else:
-                heapq.heappush(self._wakes, (time_ps, next(self._seq), comp))
+            self._push_wake(comp, time_ps)
 
     def _push_wake(self, comp: Component, edge: int) -> None:
         # Wake-ups are taken in (time, sequence) order whether they wait in the heap or in
