@@ -75,11 +75,25 @@ def _ascii(text: str) -> str:
     return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def _line_writer(var) -> Callable[[Any], str]:
+    """A function giving the VCD value-change line of ``var`` for a value, formatted as
+    pyvcd formats it; bits and small vectors are looked up, not formatted, because handshake
+    signals change at nearly every edge."""
+    ident = var.ident
+    if var.type is VarType.string:
+        return lambda value: var.format_value(value, False) + "\n"
+    if var.size == 1:
+        return (f"0{ident}\n", f"1{ident}\n").__getitem__
+    if var.size <= 10:
+        return [f"b{value:b} {ident}\n" for value in range(1 << var.size)].__getitem__
+    return lambda value: f"b{value:b} {ident}\n"
+
+
 class _ChannelTrace:
     """What the tracer knows about one channel: its VCD variables (None if unselected),
     the values last shown, and the credit state after the last edge that touched it."""
 
-    __slots__ = ("channel", "order", "domain", "period", "phase", "vars", "valid", "ready",
+    __slots__ = ("channel", "order", "domain", "period", "phase", "vars", "lines", "valid", "ready",
                  "fire", "occupancy", "data", "payload", "credits", "busy", "next_eval")
 
     def __init__(self, channel, order: int):
@@ -89,6 +103,7 @@ class _ChannelTrace:
         self.period = self.domain.period_ps
         self.phase = self.domain.phase_ps
         self.vars: dict[str, Any] = {}
+        self.lines: dict[str, Callable[[Any], str]] = {}  # signal -> its value-change line
         self.valid = self.fire = False
         self.credits = channel.credits
         self.busy = channel.busy_until
@@ -346,6 +361,7 @@ class VcdTracer:
                 var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
                 group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
             trace.vars[signal] = var
+            trace.lines[signal] = _line_writer(var)
             self.signals.append(f"{port.path}.{signal}")
         channel.traced = True
         self._traces.append(trace)
@@ -437,9 +453,9 @@ class VcdTracer:
 
     # -- channel handshake --------------------------------------------------------------
     def _put(self, trace: _ChannelTrace, signal: str, t: int, value) -> None:
-        var = trace.vars.get(signal)
-        if var is not None:
-            line = var.format_value(value, False) + "\n"
+        line_of = trace.lines.get(signal)
+        if line_of is not None:
+            line = line_of(value)
             if t != self._last_ts:
                 self._last_ts = t
                 line = f"#{t}\n{line}"
