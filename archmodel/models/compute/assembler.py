@@ -186,7 +186,8 @@ class Instruction:
 
     __slots__ = ("op", "kind", "fkind", "rd", "rs1", "rs2", "rs3", "xs1", "xs2", "imm", "target", "csr",
                  "fn", "fsrc", "fdst", "latency", "flops", "fp32", "size", "signed", "uses_imm",
-                 "frep_inner", "stagger_max", "stagger_mask", "index", "line", "col", "text", "file")
+                 "frep_inner", "stagger_max", "stagger_mask", "index", "line", "col", "text", "file",
+                 "fregs", "ssr_path", "dup_stream")
 
     def __init__(self, op: str, kind: int, *, line: int, col: int, text: str, file: str):
         self.op = op
@@ -214,6 +215,18 @@ class Instruction:
         self.col = col
         self.text = text
         self.file = file
+        self.derive()
+
+    def derive(self) -> None:
+        """Work out once, at assembly, what the FP subsystem would otherwise work out at
+        every issue: the FP registers whose scoreboard an issue checks (``fregs``), whether
+        the instruction names a stream register when SSRs are on (``ssr_path``: any of rd,
+        rs1, rs2, rs3 below 3, as the core decides), and whether it reads one stream twice
+        (``dup_stream``, the rare case that takes the general operand path)."""
+        self.fregs = self.fsrc + (self.rd,)
+        self.ssr_path = self.rs1 < 3 or self.rs2 < 3 or self.rs3 < 3 or self.rd < 3
+        streams = [r for r in self.fsrc if r < 3]
+        self.dup_stream = len(streams) != len(set(streams))
 
     def where(self) -> str:
         """``file:line: source text`` for runtime messages."""
@@ -232,6 +245,7 @@ class Instruction:
                 setattr(copy, field, (getattr(self, field) + k) % 32)
         copy.fsrc = tuple(getattr(copy, f) for f in ("rs1", "rs2", "rs3")[:len(self.fsrc)])
         copy.fdst = copy.rd if self.fdst >= 0 else -1
+        copy.derive()
         return copy
 
     def __repr__(self) -> str:
@@ -564,6 +578,7 @@ class _Assembler:
             elif letter == "c":
                 ins.csr = self.csr(line, operand)
         self.classify(line, ins, pattern, extra, col)
+        ins.derive()
         return ins
 
     def imm_range(self, line: _Line, op: str, operand: _Operand, value: int) -> None:

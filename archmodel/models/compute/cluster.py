@@ -193,7 +193,8 @@ class SnitchCluster(Component):
 
     # -- the cycle ----------------------------------------------------------------------------------
     def tick(self) -> None:
-        cycle = self.cycle
+        domain = self.domain
+        cycle = (self.sim.now - domain.phase_ps) // domain.period_ps  # self.cycle, without two calls
         if self.first_tick:
             self.first_tick = False
             # Waveform registers are kept up to date only while an observer (a tracer) watches.

@@ -19,25 +19,108 @@ def _s32(v: int) -> int:
     return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
+# FP64 computations whose Python expression is written into compiled replay functions
+# instead of calling the instruction's function: the same operations in the same order as
+# the assembler's lambdas, so results are bit for bit the same.
+_INLINE_EXPRESSIONS = {"fmadd.d": "{0} * {1} + {2}", "fmsub.d": "{0} * {1} - {2}",
+                       "fnmadd.d": "-({0} * {1}) - {2}", "fnmsub.d": "-({0} * {1}) + {2}",
+                       "fadd.d": "{0} + {1}", "fsub.d": "{0} - {1}", "fmul.d": "{0} * {1}"}
+_FACTORIES: dict = {}
+_SEQ_ADVANCE = """\
+        if core.seq_inner:
+            it = core.seq_it + 1
+            if it == core.seq_reps:
+                core.seq_it = 0
+                core.seq_pos += 1
+                if core.seq_pos == core.seq_n:
+                    core.seq_on = False
+            else:
+                core.seq_it = it
+        else:
+            pos = core.seq_pos + 1
+            if pos == core.seq_n:
+                core.seq_pos = 0
+                core.seq_it += 1
+                if core.seq_it == core.seq_reps:
+                    core.seq_on = False
+            else:
+                core.seq_pos = pos
+"""
+
+
+def _compile_issue(ins: Instruction, streams: bool):
+    """A factory ``make(core, ins, fn)`` of the function that replays FREP body instruction
+    ``ins`` at a cycle: it issues and moves the sequencer on (True) or counts why it stalls
+    (False), exactly as ``SnitchCore._issue`` and ``_seq_advance`` do for an F_COMP
+    instruction that reads each stream at most once. ``streams``: SSRs are on
+    and registers ft0..ft2 are streams. The source is generated once per instruction shape
+    (registers, latency, flops, expression) and shared by every core: an FREP replays
+    the same few instructions thousands of times, and straight-line code with the register
+    numbers written in costs half the general path."""
+    expression = _INLINE_EXPRESSIONS.get(ins.op)
+    shape = (tuple(ins.fsrc), ins.rd, streams, ins.latency, ins.flops, expression)
+    factory = _FACTORIES.get(shape)
+    if factory is not None:
+        return factory
+    setup, checks, gather = [], [], []
+    names = []
+    for j, r in enumerate(ins.fsrc):
+        value = f"v{j}"
+        names.append(value)
+        if streams and r < 3:
+            setup.append(f"    s{r} = core.ssrs[{r}]\n    q{r} = s{r}.fifo\n")
+            checks.append(f"        if s{r}.writes:\n"
+                          f"            core.fault(ins, 'reads ft{r} but SSR {r} is configured for writing')\n"
+                          f"        if not q{r} or q{r}[0][0] > cycle:\n"
+                          f"            core.s_stream += 1\n            return False\n")
+            gather.append(f"        entry = q{r}[0]\n        {value} = entry[1]\n"
+                          f"        if entry[2] == 1:\n            q{r}.popleft()\n"
+                          f"        else:\n            entry[2] -= 1\n")
+        else:
+            checks.append(f"        if f_ready[{r}] > cycle:\n            core.s_fdep += 1\n            return False\n")
+            gather.append(f"        {value} = f[{r}]\n")
+    rd = ins.rd
+    if streams and rd < 3:
+        setup.append(f"    s{rd} = core.ssrs[{rd}]\n    q{rd} = s{rd}.fifo\n")
+        checks.append(f"        if not s{rd}.writes:\n"
+                      f"            core.fault(ins, 'writes ft{rd} but SSR {rd} is configured for reading')\n"
+                      f"        if len(q{rd}) >= s{rd}.depth:\n"
+                      f"            core.s_stream += 1\n            return False\n")
+        store = f"        q{rd}.append([done, result])\n"
+    else:
+        checks.append(f"        if f_ready[{rd}] > cycle:\n            core.s_fdep += 1\n            return False\n")
+        store = f"        f[{rd}] = result\n        f_ready[{rd}] = done\n"
+    compute = expression.format(*names) if expression else f"fn({', '.join(names)})"
+    source = ("def make(core, ins, fn):\n    f = core.f\n    f_ready = core.f_ready\n" + "".join(setup)
+              + "    def issue(cycle):\n" + "".join(checks) + "".join(gather)
+              + f"        result = {compute}\n        done = cycle + {ins.latency}\n" + store
+              + "        if done > core.fp_pending_until:\n            core.fp_pending_until = done\n"
+              + f"        core.n_fpu += 1\n        core.n_flops += {ins.flops}\n" + _SEQ_ADVANCE
+              + "        return True\n    return issue\n")
+    namespace: dict = {}
+    exec(compile(source, f"<replay {ins.op}>", "exec"), namespace)
+    factory = _FACTORIES[shape] = namespace["make"]
+    return factory
+
+
 class _Lsu:
     """The core's port into the TCDM: one request per cycle from an in-order queue.
 
     Entries are ``(address, kind, register, value, size, signed)``; kind 0 integer load,
     1 integer store, 2 FP load, 3 FP store."""
 
-    __slots__ = ("core", "rid", "queue", "addr", "granted")
+    __slots__ = ("core", "rid", "queue", "addr")
+    reads_stream = False  # the TCDM grants SSR read streams inline, everything else by grant()
 
     def __init__(self, core, rid: int):
         self.core = core
         self.rid = rid
         self.queue: deque = deque()
         self.addr = 0
-        self.granted = 0
 
     def grant(self, cycle: int) -> None:
         core = self.core
         addr, kind, reg, value, size, signed = self.queue.popleft()
-        self.granted += 1
         offset = addr - core.tcdm_base
         ready = cycle + core.tcdm_latency
         if kind == 2:
@@ -102,6 +185,10 @@ class SnitchCore(Component):
     l0_lines = Param(int, 8, "instruction lines the core's L0 buffer holds (an assumption)", check=at_least(1))
     fma_latency_cycles = Param(int, 3, "FP64 FMA-class result latency", unit="cycles", check=at_least(1))
 
+    fast_paths = True
+    """Replay FREP bodies through compiled functions and park an integer core waiting for the
+    offload queue. Both are exact; tests turn them off to compare against the plain code."""
+
     instructions = Formula("instructions", "instructions issued by the integer core", lambda c: c.n_instr)
     fpu_ops = Formula("instructions", "FP computations issued (loads/stores excluded)", lambda c: c.n_fpu)
     flops = Formula("flop", "floating-point operations (an FMA counts 2)", lambda c: c.n_flops)
@@ -141,8 +228,11 @@ class SnitchCore(Component):
         self.seq_n = self.seq_reps = self.seq_it = self.seq_pos = 0
         self.seq_smax = self.seq_mask = 0
         self.seq_body: list = []
+        self.seq_issue: list = []  # the compiled replay function of each seq_body entry
+        self.compiled: dict = {}  # replay functions of this core's FREP bodies, see _compiled
         self.fp_pending_until = 0
         self.at_barrier = False
+        self.parked = False  # stalled on a full offload queue; see _may_park
         self.cur_line = -1
         self.l0: deque = deque()
         self.n_instr = self.n_fpu = self.n_flops = 0
@@ -162,6 +252,7 @@ class SnitchCore(Component):
         self.tcdm_latency = tcdm.latency_cycles
         self.mem_b, self.mem_d, self.mem_f = tcdm.data, tcdm.words, tcdm.singles
         self.lsu = _Lsu(self, rid_base)
+        self.streaming: list = []  # the streamers with a job running (kept by SsrStreamer)
         self.ssrs = [SsrStreamer(self, i, rid_base + 1 + i, self.ssr_fifo_depth, self.mem_d, self.tcdm_base,
                                  self.tcdm_latency) for i in range(3)]
         self.line_shift = (cluster.icache.line_bytes // 4).bit_length() - 1
@@ -180,6 +271,8 @@ class SnitchCore(Component):
         self.instrs = instrs
         self.halted = self.done = False
         self.ip = 0
+        self.parked = False
+        self.compiled = {}
         self.x = [0] * 32
         self.x[2] = 0  # sp: programs keep no stack
         self.state_reg.set("run")
@@ -224,58 +317,135 @@ class SnitchCore(Component):
         return True
 
     # -- the FP subsystem --------------------------------------------------------------------
+    # fp_step, int_step and step run once per core and cycle, so they keep attributes in
+    # locals and test the common cases first: an FREP replay runs the body instructions
+    # compiled when the sequencer recorded them (see _compile_issue), an integer core
+    # waiting for the offload queue is parked (see _may_park); the rest takes _issue.
     def fp_step(self, cycle: int) -> bool:
         """Issue at most one FP instruction; True when the FPU computed this cycle."""
         queue = self.queue
         if self.seq_on:
-            if self.seq_it == 0:
-                if not queue:
-                    return False
-                ins, operand = queue[0]
-                recording = True
-            else:
-                ins = self.seq_body[self.seq_pos][self.seq_it % (self.seq_smax + 1)]
-                operand = 0
-                recording = False
-        else:
+            it = self.seq_it
+            if it:
+                return self.seq_issue[self.seq_pos][it % (self.seq_smax + 1)](cycle)
             if not queue:
                 return False
             ins, operand = queue[0]
-            if ins.kind == K_FREP:
-                queue.popleft()
-                self.seq_on = True
-                self.seq_inner = ins.frep_inner
-                self.seq_n = ins.imm
-                self.seq_reps = (operand & 0xFFFFFFFF) + 1
-                self.seq_it = self.seq_pos = 0
-                self.seq_smax = ins.stagger_max
-                self.seq_mask = ins.stagger_mask
-                self.seq_body = []
+            computed = self._issue(ins, operand, cycle)
+            if computed is None:
                 return False
-            recording = False
+            queue.popleft()
+            copies = [ins.stagger_copy(k, self.seq_mask) for k in range(self.seq_smax + 1)]
+            self.seq_body.append(copies)
+            self.seq_issue.append([self._compiled(copy) for copy in copies])
+            self._seq_advance()
+            return computed
+        if not queue:
+            return False
+        ins, operand = queue[0]
+        if ins.kind == K_FREP:
+            queue.popleft()
+            self.seq_on = True
+            self.seq_inner = ins.frep_inner
+            self.seq_n = ins.imm
+            self.seq_reps = (operand & 0xFFFFFFFF) + 1
+            self.seq_it = self.seq_pos = 0
+            self.seq_smax = ins.stagger_max
+            self.seq_mask = ins.stagger_mask
+            self.seq_body = []
+            self.seq_issue = []
+            return False
+        computed = self._issue(ins, operand, cycle)
+        if computed is None:
+            return False
+        queue.popleft()
+        return computed
+
+    def _seq_advance(self) -> None:
+        """The FREP sequencer moves on after an issue (``_SEQ_ADVANCE`` is the same code for
+        compiled replay functions)."""
+        if self.seq_inner:
+            it = self.seq_it + 1
+            if it == self.seq_reps:
+                self.seq_it = 0
+                self.seq_pos += 1
+                if self.seq_pos == self.seq_n:
+                    self.seq_on = False
+            else:
+                self.seq_it = it
+        else:
+            pos = self.seq_pos + 1
+            if pos == self.seq_n:
+                self.seq_pos = 0
+                self.seq_it += 1
+                if self.seq_it == self.seq_reps:
+                    self.seq_on = False
+            else:
+                self.seq_pos = pos
+
+    def _issue(self, ins: Instruction, operand: int, cycle: int) -> bool | None:
+        """Issue ``ins`` (with the integer operand read at offload) if its operands and
+        resources are ready: whether the FPU computed, or None (a stall, counted)."""
         fkind = ins.fkind
         f_ready = self.f_ready
         if fkind == F_COMP:
-            fsrc = ins.fsrc
-            if self.ssr_on and (ins.rs1 < 3 or ins.rs2 < 3 or ins.rs3 < 3 or ins.rd < 3):
-                values = self._stream_operands(ins, cycle)
-                if values is None:
-                    return False
+            rd = ins.rd
+            ssr_on = self.ssr_on
+            if ssr_on and ins.ssr_path:
+                if ins.dup_stream:
+                    values = self._stream_operands(ins, cycle)
+                    if values is None:
+                        return None
+                else:
+                    # _stream_operands for the usual case, each stream read at most once:
+                    # the checks in the same order, so a stall counts the same reason.
+                    ssrs = self.ssrs
+                    fsrc = ins.fsrc
+                    for r in fsrc:
+                        if r < 3:
+                            s = ssrs[r]
+                            if s.writes:
+                                self.fault(ins, f"reads ft{r} but SSR {r} is configured for writing")
+                            fifo = s.fifo
+                            if not fifo or fifo[0][0] > cycle:
+                                self.s_stream += 1
+                                return None
+                        elif f_ready[r] > cycle:
+                            self.s_fdep += 1
+                            return None
+                    if rd < 3:
+                        s = ssrs[rd]
+                        if not s.writes:
+                            self.fault(ins, f"writes ft{rd} but SSR {rd} is configured for reading")
+                        if len(s.fifo) >= s.depth:
+                            self.s_stream += 1
+                            return None
+                    elif f_ready[rd] > cycle:
+                        self.s_fdep += 1
+                        return None
+                    values = []
+                    f = self.f
+                    for r in fsrc:
+                        if r < 3:
+                            fifo = ssrs[r].fifo
+                            entry = fifo[0]
+                            values.append(entry[1])
+                            if entry[2] == 1:
+                                fifo.popleft()
+                            else:
+                                entry[2] -= 1
+                        else:
+                            values.append(f[r])
             else:
-                f = self.f
-                for r in fsrc:
+                for r in ins.fregs:
                     if f_ready[r] > cycle:
                         self.s_fdep += 1
-                        return False
-                values = [f[r] for r in fsrc]
-                rd = ins.rd
-                if f_ready[rd] > cycle:
-                    self.s_fdep += 1
-                    return False
+                        return None
+                f = self.f
+                values = [f[r] for r in ins.fsrc]
             result = ins.fn(*values)
-            rd = ins.rd
             done = cycle + ins.latency
-            if self.ssr_on and rd < 3:
+            if ssr_on and rd < 3:
                 self.ssrs[rd].fifo.append([done, result])
             else:
                 self.f[rd] = result
@@ -289,11 +459,11 @@ class SnitchCore(Component):
             rd = ins.rd
             if f_ready[rd] > cycle:
                 self.s_fdep += 1
-                return False
+                return None
             lsu = self.lsu
             if len(lsu.queue) >= self.lsu_depth:
                 self.s_lsu += 1
-                return False
+                return None
             if not lsu.queue:
                 lsu.addr = operand
             lsu.queue.append((operand, 2, rd, 0, ins.size, False))
@@ -302,11 +472,11 @@ class SnitchCore(Component):
         elif fkind == F_STORE:
             if f_ready[ins.rs2] > cycle:
                 self.s_fdep += 1
-                return False
+                return None
             lsu = self.lsu
             if len(lsu.queue) >= self.lsu_depth:
                 self.s_lsu += 1
-                return False
+                return None
             if not lsu.queue:
                 lsu.addr = operand
             lsu.queue.append((operand, 3, 0, self.f[ins.rs2], ins.size, False))
@@ -315,7 +485,7 @@ class SnitchCore(Component):
             for r in ins.fsrc:
                 if f_ready[r] > cycle:
                     self.s_fdep += 1
-                    return False
+                    return None
             if ins.rd:
                 self.x[ins.rd] = ins.fn(*[self.f[r] for r in ins.fsrc])
                 self.x_ready[ins.rd] = cycle + 1
@@ -325,7 +495,7 @@ class SnitchCore(Component):
             rd = ins.rd
             if f_ready[rd] > cycle:
                 self.s_fdep += 1
-                return False
+                return None
             self.f[rd] = ins.fn(operand)
             f_ready[rd] = cycle + 1
             if cycle + 1 > self.fp_pending_until:
@@ -341,30 +511,25 @@ class SnitchCore(Component):
             elif operand & 1:
                 self.ssr_on = False
             computed = False
-        # The instruction issued: advance the queue or the sequencer.
-        if self.seq_on:
-            if recording:
-                queue.popleft()
-                smax = self.seq_smax
-                mask = self.seq_mask
-                self.seq_body.append([ins.stagger_copy(k, mask) for k in range(smax + 1)])
-            if self.seq_inner:
-                self.seq_it += 1
-                if self.seq_it == self.seq_reps:
-                    self.seq_it = 0
-                    self.seq_pos += 1
-                    if self.seq_pos == self.seq_n:
-                        self.seq_on = False
-            else:
-                self.seq_pos += 1
-                if self.seq_pos == self.seq_n:
-                    self.seq_pos = 0
-                    self.seq_it += 1
-                    if self.seq_it == self.seq_reps:
-                        self.seq_on = False
-        else:
-            queue.popleft()
         return computed
+
+    def _compiled(self, ins: Instruction):
+        """The replay function of FREP body instruction ``ins`` for this core (cached): it
+        issues the instruction and moves the sequencer on, or counts a stall."""
+        streams = self.ssr_on and ins.ssr_path
+        key = (ins.index, ins.rd, ins.rs1, ins.rs2, ins.rs3, streams)
+        issue = self.compiled.get(key)
+        if issue is None:
+            if streams and ins.dup_stream or not self.fast_paths:
+                def issue(cycle, ins=ins):
+                    if self._issue(ins, 0, cycle) is None:
+                        return False
+                    self._seq_advance()
+                    return True
+            else:
+                issue = _compile_issue(ins, streams)(self, ins, ins.fn)
+            self.compiled[key] = issue
+        return issue
 
     def _stream_operands(self, ins: Instruction, cycle: int):
         """Operands of an FP computation with SSRs on; None (and a stall) if not available."""
@@ -455,6 +620,7 @@ class SnitchCore(Component):
         elif kind == K_FP:
             if len(self.queue) >= self.offload_depth:
                 self.s_offload += 1
+                self.parked = self.fast_paths and self._may_park()
                 return
             fkind = ins.fkind
             operand = 0
@@ -472,6 +638,7 @@ class SnitchCore(Component):
         elif kind == K_FREP:
             if len(self.queue) >= self.offload_depth:
                 self.s_offload += 1
+                self.parked = self.fast_paths and self._may_park()
                 return
             self.queue.append((ins, x[ins.rs1]))
             self.ip = ip + 1
@@ -605,20 +772,47 @@ class SnitchCore(Component):
             x[ins.rd] = old
         return True
 
+    def _may_park(self) -> bool:
+        """Whether the integer core, stalled on a full offload queue with its operands ready,
+        stays stalled for that reason until the queue has room (so ``step`` may count the
+        stall without re-running the issue checks). Operands once ready stay ready unless a
+        load or FP-to-integer result still on its way writes them again: park only without
+        such writes pending."""
+        for entry in self.lsu.queue:
+            if entry[1] == 0:
+                return False
+        for ins, _ in self.queue:
+            if ins.fkind == F_TOINT:
+                return False
+        return True
+
     def step(self, cycle: int, requests: list) -> None:
         """One cycle of the whole core; TCDM requests go to ``requests``."""
-        computed = self.fp_step(cycle)
-        if not self.halted:
+        if self.seq_on and self.seq_it:
+            computed = self.seq_issue[self.seq_pos][self.seq_it % (self.seq_smax + 1)](cycle)  # fp_step's replay
+        else:
+            computed = self.fp_step(cycle)
+        if self.parked:
+            if len(self.queue) >= self.offload_depth:
+                self.s_offload += 1
+            else:
+                self.parked = False
+                self.int_step(cycle)
+        elif not self.halted and self.stall_until <= cycle:
             self.int_step(cycle)
-        lsu = self.lsu
-        if lsu.queue:
-            requests.append(lsu)
-        for s in self.ssrs:
-            if s.active and s.wants(cycle):
+        if self.lsu.queue:
+            requests.append(self.lsu)
+        # the streamers ask for a word (see SsrStreamer)
+        for s in self.streaming:
+            fifo = s.fifo
+            if s.job_writes:
+                if fifo and fifo[0][0] <= cycle:
+                    requests.append(s)
+            elif len(fifo) < s.depth:
                 requests.append(s)
         if self.traced:
             self._trace(computed)
-        if self.halted and self.fp_idle(cycle) and not self.done:
+        if self.halted and not self.done and self.fp_idle(cycle):
             self.done = True
             self.done_cycle = cycle
             self.cluster.finished(self)

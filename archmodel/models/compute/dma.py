@@ -12,6 +12,7 @@ class _Lane:
     """One 64-bit lane of the DMA's TCDM side (a TCDM requester)."""
 
     __slots__ = ("dma", "rid", "addr", "entry")
+    reads_stream = False  # the TCDM grants SSR read streams inline, everything else by grant()
 
     def __init__(self, dma, rid: int):
         self.dma = dma

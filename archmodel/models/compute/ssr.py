@@ -8,8 +8,11 @@ from collections import deque
 class SsrStreamer:
     """One SSR data mover of a Snitch core: up to 4 nested affine dimensions, read or write.
 
-    Not a component: the core that owns it calls it inside its own step, and the TCDM grants
-    its requests (it has an ``addr`` and a ``grant(cycle)`` like every TCDM requester).
+    Not a component: the core that owns it asks the TCDM for a word in its own step (a read
+    job while its FIFO has room, a write job while its head entry is ready), and the TCDM
+    grants the request (it has an ``addr`` and a ``grant(cycle)`` like every TCDM requester;
+    the TCDM inlines the grant of a read job). The core's ``streaming`` list holds its
+    streamers with a job running, kept up to date here.
 
     A read job fetches one 64-bit word per granted request into the FIFO (entries
     ``[ready_cycle, value, uses_left]``; each element serves ``repeat + 1`` reads of the
@@ -19,7 +22,8 @@ class SsrStreamer:
 
     __slots__ = ("index", "rid", "depth", "fifo", "jobs", "active", "writes", "addr", "left", "idx", "bounds",
                  "adj", "dims", "uses", "repeat", "cfg_bounds", "cfg_strides", "mem", "base", "latency",
-                 "granted", "core", "job_writes")
+                 "core", "job_writes", "reads_stream",
+                 "run", "run_len", "adj0")
 
     def __init__(self, core, index: int, rid: int, depth: int, mem, base: int, latency: int):
         self.core = core
@@ -43,8 +47,12 @@ class SsrStreamer:
         self.mem = mem  # the TCDM as 64-bit floats
         self.base = base
         self.latency = latency
-        self.granted = 0
         self.job_writes = False  # the running job's direction (``writes`` is the latest job's)
+        self.reads_stream = False  # a read job is running (the TCDM grants those inline)
+        # Steps along dimension 0 that need no bound check (see _refill): the common step
+        # is then one add, and idx[0]/left catch up when the run is used up.
+        self.run = self.run_len = 0
+        self.adj0 = 0
 
     def launch(self, base_addr: int, dims: int, writes: bool) -> None:
         """Queue a job over dimensions 0..dims-1 from the current configuration."""
@@ -71,6 +79,8 @@ class SsrStreamer:
     def _next_job(self) -> None:
         if not self.jobs:
             self.active = False
+            self.reads_stream = False
+            self.core.streaming = [s for s in self.core.ssrs if s.active]
             return
         base_addr, dims, bounds, strides, repeat, writes = self.jobs.popleft()
         self.active = True
@@ -89,44 +99,52 @@ class SsrStreamer:
             self.left *= b + 1
         self.uses = repeat + 1
         self.job_writes = writes
+        self.reads_stream = not writes
+        self.adj0 = self.adj[0]
+        self._refill()
+        self.core.streaming = [s for s in self.core.ssrs if s.active]
+
+    def _refill(self) -> None:
+        # The next ``run`` steps stay inside dimension 0 and leave at least one element: each
+        # is idx[0] += 1, left -= 1, addr += adj[0], exactly what _advance would do.
+        self.run = self.run_len = max(0, min(self.left - 1, self.bounds[0] - self.idx[0]))
 
     def _advance(self) -> None:
+        """One address step after the run of unchecked steps is used up."""
+        idx = self.idx
+        if self.run_len:
+            self.left -= self.run_len
+            idx[0] += self.run_len
         self.left -= 1
         if self.left == 0:
             self._next_job()
             return
-        idx = self.idx
         bounds = self.bounds
         if idx[0] < bounds[0]:
             idx[0] += 1
             self.addr += self.adj[0]
-            return
-        k = 1
-        while True:
-            idx[k - 1] = 0
-            if idx[k] < bounds[k]:
-                idx[k] += 1
-                self.addr += self.adj[k]
-                return
-            k += 1
-
-    def wants(self, cycle: int) -> bool:
-        """Whether this streamer asks the TCDM for a word this cycle."""
-        if not self.active:
-            return False
-        if self.job_writes:
-            fifo = self.fifo
-            return bool(fifo) and fifo[0][0] <= cycle
-        return len(self.fifo) < self.depth
+        else:
+            k = 1
+            while True:
+                idx[k - 1] = 0
+                if idx[k] < bounds[k]:
+                    idx[k] += 1
+                    self.addr += self.adj[k]
+                    break
+                k += 1
+        self._refill()
 
     def grant(self, cycle: int) -> None:
         """The TCDM serves this streamer's request at ``cycle``."""
-        self.granted += 1
         if self.job_writes:
             self.mem[(self.addr - self.base) >> 3] = self.fifo.popleft()[1]
         else:
             self.fifo.append([cycle + self.latency, self.mem[(self.addr - self.base) >> 3], self.uses])
-        self._advance()
+        if self.run:
+            self.run -= 1
+            self.addr += self.adj0
+        else:
+            self._advance()
 
     @property
     def busy(self) -> bool:

@@ -70,38 +70,48 @@ class SnitchTcdm(Component):
             return
         nbanks = self.banks
         base = self.base_address
-        owner = {}
-        conflicts = None
-        for r in requests:
-            bank = ((r.addr - base) >> 3) % nbanks
-            first = owner.get(bank)
-            if first is None:
-                owner[bank] = r
-            else:
-                if conflicts is None:
-                    conflicts = {}
-                group = conflicts.get(bank)
-                if group is None:
-                    conflicts[bank] = [first, r]
-                else:
-                    group.append(r)
-        if conflicts:
-            rr = self.rr
-            count = self.requesters
-            for bank, group in conflicts.items():
-                last = rr[bank]
-                winner = min(group, key=lambda q: (q.rid - last - 1) % count)
-                owner[bank] = winner
-                self.n_conflicts += len(group) - 1
-                self.conflicts_per_bank[bank] += len(group) - 1
+        banks = [((r.addr - base) >> 3) % nbanks for r in requests]
         rr = self.rr
-        for bank, r in owner.items():
+        if len(set(banks)) == len(banks):
+            granted = zip(banks, requests)  # no two requests share a bank: all are served
+            self.n_grants += len(banks)
+        else:
+            owner = {}
+            groups = {}
+            for bank, r in zip(banks, requests):
+                if bank in owner:
+                    groups[bank].append(r)
+                else:
+                    owner[bank] = r
+                    groups[bank] = [r]
+            count = self.requesters
+            for bank, group in groups.items():
+                if len(group) > 1:
+                    last = rr[bank]
+                    owner[bank] = min(group, key=lambda q: (q.rid - last - 1) % count)
+                    self.n_conflicts += len(group) - 1
+                    self.conflicts_per_bank[bank] += len(group) - 1
+            granted = owner.items()
+            self.n_grants += len(owner)
+        words = self.words
+        ready = cycle + self.latency_cycles
+        for bank, r in granted:
             rr[bank] = r.rid
-            r.grant(cycle)
-        self.n_grants += len(owner)
+            if r.reads_stream:
+                # SsrStreamer.grant for a read stream (most grants), inlined: the word goes
+                # into the FIFO and the address generator steps; the last step of a
+                # dimension or of the job takes the general path.
+                r.fifo.append([ready, words[(r.addr - base) >> 3], r.uses])
+                if r.run:
+                    r.run -= 1
+                    r.addr += r.adj0
+                else:
+                    r._advance()
+            else:
+                r.grant(cycle)
         if self.traced:
             mask = 0
-            for bank in owner:
+            for bank in set(banks):
                 mask |= 1 << bank
             if self.grants_reg.value != mask:
                 self.grants_reg.set(mask)
