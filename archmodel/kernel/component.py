@@ -15,6 +15,7 @@ Messages already waiting when it falls asleep do not wake it.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 import re
@@ -59,6 +60,7 @@ def model(cls=None, *, name: str | None = None, catalogue: bool = True):
             raise ArchError(f"model '{klass.__name__}': parameter name '{clashes[0]}' is taken by Component",
                             hint="reserved names are: " + ", ".join(sorted(_RESERVED)))
         klass._param_decls = params
+        klass._required_params = [key for key, param in params.items() if param.required]
         klass._port_decls = ports
         klass._stat_decls = stats
         klass.Params = make_params_class(klass.__name__, list(params.values()))
@@ -83,6 +85,16 @@ def catalogue() -> dict[str, type]:
     return dict(sorted(_CATALOGUE.items()))
 
 
+def _valid_name(name: str) -> bool:
+    return _valid_base(name.split("[", 1)[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_base(base: str) -> bool:
+    # Arrays make many instances of few base names (q[0], q[1], ...): remember the verdicts.
+    return bool(_NAME.match(base))
+
+
 def _rng_key(path: str) -> tuple[int, ...]:
     digest = hashlib.sha256(path.encode()).digest()
     return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
@@ -97,13 +109,14 @@ class Component:
     """
 
     _param_decls: dict = {}
+    _required_params: list = []
     _port_decls: dict = {}
     _stat_decls: dict = {}
     Params = make_params_class("Component", [])
     model_name = "Component"
 
     def __init__(self, name: str, parent: "Component | None" = None, *, clock=None, **params: Any):
-        if not isinstance(name, str) or not _NAME.match(name.split("[")[0]):
+        if not isinstance(name, str) or not _valid_name(name):
             raise ArchError(f"{name!r} is not a valid component name", hint="use letters, digits and _")
         self.name = name
         self.parent = None
@@ -128,13 +141,13 @@ class Component:
     # -- construction -------------------------------------------------------------------
     def _set_params(self, given: dict) -> None:
         decls = self._param_decls
-        for key in given:
-            if key not in decls:
-                close = difflib.get_close_matches(key, list(decls), n=1)
-                raise ParameterError(f"{self.path}: '{self.model_name}' has no parameter '{key}'",
-                                     hint=f"did you mean '{close[0]}'?" if close else
-                                     (f"parameters are: {', '.join(decls)}" if decls else "it takes no parameters"))
-        missing = [k for k, p in decls.items() if p.required and k not in given]
+        if not given.keys() <= decls.keys():
+            key = next(k for k in given if k not in decls)
+            close = difflib.get_close_matches(key, list(decls), n=1)
+            raise ParameterError(f"{self.path}: '{self.model_name}' has no parameter '{key}'",
+                                 hint=f"did you mean '{close[0]}'?" if close else
+                                 (f"parameters are: {', '.join(decls)}" if decls else "it takes no parameters"))
+        missing = [k for k in self._required_params if k not in given]
         if missing:
             raise ParameterError(f"{self.path}: '{self.model_name}' is missing required parameter '{missing[0]}'",
                                  hint=decls[missing[0]].describe())
