@@ -202,6 +202,7 @@ def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool):
 
 
 def cmd_run(args) -> int:
+    """Simulate a system; print and write its statistics, and a VCD if asked."""
     _load_models(args.plugin)
     traces = list(args.trace or [])
     if _is_arch(args.target):
@@ -279,6 +280,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
+    """Print the model catalogue, or one model's datasheet."""
     _load_models(args.plugin)
     models = catalogue()
     if args.model:
@@ -295,6 +297,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
+    """Parse and elaborate a .arch file, reporting every independent error."""
     _load_models(args.plugin)
     if not _is_arch(args.target):
         raise ArchError(f"'{args.target}' is not a .arch file", hint="check takes a .arch file, e.g. topologies/pipeline.arch")
@@ -307,6 +310,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_show(args) -> int:
+    """Print the elaborated hierarchy, clocks and instance counts (and a Graphviz file)."""
     _load_models(args.plugin)
     if _is_arch(args.target):
         from .lang import show_text, to_dot
@@ -396,6 +400,7 @@ def cmd_sweep(args) -> int:
 
 
 def make_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``archmodel`` command."""
     parser = argparse.ArgumentParser(prog="archmodel", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"archmodel {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -70,6 +70,7 @@ class Channel:
 
     @property
     def name(self) -> str:
+        """``src.path -> dst.path``, as errors and reports name the channel."""
         return f"{self.src.path} -> {self.dst.path}"
 
     @property

@@ -33,6 +33,7 @@ class Register:
 
     @property
     def path(self) -> str:
+        """The hierarchical name, e.g. ``top.fifo.count``."""
         return f"{self.owner.path}.{self.name}"
 
     def set(self, value: Any) -> None:

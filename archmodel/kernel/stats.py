@@ -70,6 +70,7 @@ class Counter(Stat):
         self.value = 0
 
     def add(self, amount: int | float = 1) -> None:
+        """Count ``amount`` more (one event by default)."""
         self.value += amount
 
     def summary(self) -> dict:
@@ -88,6 +89,7 @@ class Distribution(Stat):
         self.samples = array("d")
 
     def sample(self, value: float) -> None:
+        """Record one observation."""
         self.samples.append(value)
 
     @property
@@ -136,6 +138,7 @@ class Level(Stat):
         self._since = 0
 
     def set(self, value: int | float) -> None:
+        """The quantity is ``value`` from now on."""
         now = self.owner.sim.now
         self._area += self.value * (now - self._since)
         self._since = now
@@ -144,6 +147,7 @@ class Level(Stat):
             self.maximum = value
 
     def mean(self) -> float:
+        """The time-weighted mean over the elapsed time of the owner's clock."""
         end = self.owner.elapsed_ps
         area = self._area + self.value * (end - self._since)
         return area / end if end else float(self.value)

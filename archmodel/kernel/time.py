@@ -77,6 +77,7 @@ class ClockDomain:
 
     @property
     def frequency_hz(self) -> float:
+        """The clock frequency in Hz (for display; time itself stays integer ps)."""
         return 1e12 / self.period_ps
 
     def edge_at_or_after(self, t: int) -> int:
