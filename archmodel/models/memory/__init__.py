@@ -8,9 +8,9 @@ from .constraints import Constraint, scheduler_constraints
 from .controller import FIXED_OVERHEAD_CYCLES, DramController
 from .energy import DramEnergy
 from .frontend import DramTrafficGenerator, dramsim3_trace, ramulator_trace, synthetic_stream
-from .timing import PRESETS, TIMING_FIELDS, DramTiming, preset
+from .timing import PRESETS, TIMING_FIELDS, DramTiming, fast_subarray_timing, preset
 
 __all__ = ["AddressMapping", "COMMAND_NAMES", "Constraint", "DramCommand", "DramController", "DramEnergy",
-           "DramTiming", "DramTimingChecker", "DramTrafficGenerator", "dramsim3_trace", "jedec_rules",
+           "DramTiming", "DramTimingChecker", "fast_subarray_timing", "DramTrafficGenerator", "dramsim3_trace", "jedec_rules",
            "ramulator_trace", "synthetic_stream", "FIXED_OVERHEAD_CYCLES", "NAMED_ORDERS", "PRESETS", "TIMING_FIELDS", "preset",
            "scheduler_constraints"]

@@ -16,7 +16,7 @@ from collections import deque
 from archmodel.kernel import Component, Counter, In, Param, model
 
 from .bank import BankProtocol
-from .commands import COMMAND_NAMES
+from .commands import ACT, COMMAND_NAMES, PRE, PREA, REF, REFPB, RELOC, DramCommand
 from .timing import PRESETS, DramTiming, dram_clock, preset
 
 
@@ -71,11 +71,15 @@ def jedec_rules(t: DramTiming) -> list[tuple[str, str, str, str, int]]:
 class DramTimingChecker(Component):
     """Checks every command on a DRAM command bus against every JEDEC constraint.
 
-    Connect ``cmd`` to a :class:`~.controller.DramController`'s ``cmd`` (latency 1) and give
-    it the same ``standard`` and overrides. Each violation is counted and kept as a sentence
-    in ``violations`` (``fail_on_violation`` stops the run at the first). Checks: every
-    same-bank, same-bank-group, same-rank and other-rank gap of :func:`jedec_rules`, the
-    four-activate window tFAW, the bank protocol, and the refresh interval (9 x tREFI).
+    Either connect ``cmd`` to a :class:`~.controller.DramController`'s ``cmd`` (latency 1),
+    as a ``.arch`` system does, or call ``checker.watch(controller)``: the controller then
+    hands each command straight to :meth:`observe` as it issues it (no channel message per
+    command, and the controller may schedule ahead of simulated time, see its
+    ``lookahead_cycles``). Give it the same ``standard`` and overrides. Each violation is
+    counted and kept as a sentence in ``violations`` (``fail_on_violation`` stops the run at
+    the first). Checks: every same-bank, same-bank-group, same-rank and other-rank gap of
+    :func:`jedec_rules`, the four-activate window tFAW, the bank protocol, and the refresh
+    interval (9 x tREFI).
 
     Leaves out: data-bus contents, ODT timing, power-down exit timings.
     """
@@ -85,7 +89,7 @@ class DramTimingChecker(Component):
     overrides = Param(dict, None, "timing overrides the controller was given (name -> cycles)")
     fail_on_violation = Param(bool, False, "stop the run at the first violation")
     keep = Param(int, 100, "violations kept as sentences (all are counted)")
-    cmd = In("commands (DramCommand) as issued")
+    cmd = In("commands (DramCommand) as issued", required=False)
     commands = Counter("commands", "commands checked")
     violation_count = Counter("violations", "constraint or protocol violations found")
 
@@ -98,17 +102,30 @@ class DramTimingChecker(Component):
             self.clock = dram_clock(t)
         self.violations: list[str] = []
         self.by_constraint: dict[str, int] = {}
-        self._rules: dict[str, list] = {}
+        # Per later command: its (name, earlier command, cycles) rules by scope (bank, bank
+        # group, rank, other ranks).
+        scopes = {"bank": 0, "bankgroup": 1, "rank": 2, "other_rank": 3}
+        self._rules = [([], [], [], []) for _ in COMMAND_NAMES]
         for name, first, then, scope, cycles in jedec_rules(t):
-            self._rules.setdefault(then, []).append((name, first, scope, cycles))
+            self._rules[COMMAND_NAMES.index(then)][scopes[scope]].append((name, COMMAND_NAMES.index(first), cycles))
+        self._bankgroups = t.bankgroups
+        self._faw = t.tFAW
         banks = t.ranks * t.banks
         self._banks = [BankProtocol() for _ in range(banks)]
-        self._last_bank: list[dict[str, int]] = [{} for _ in range(banks)]
-        self._last_group: dict[tuple[int, int], dict[str, int]] = {}
-        self._last_rank: list[dict[str, int]] = [{} for _ in range(t.ranks)]
+        kinds = len(COMMAND_NAMES)
+        # Cycle of the last command of each kind per bank, bank group and rank (-1: none yet).
+        self._last_bank = [[-1] * kinds for _ in range(banks)]
+        self._last_group = [[-1] * kinds for _ in range(t.ranks * t.bankgroups)]
+        self._last_rank = [[-1] * kinds for _ in range(t.ranks)]
         self._acts: list[deque] = [deque(maxlen=4) for _ in range(t.ranks)]
         self._last_refresh = [0] * t.ranks
         self._sets = max(1, t.tREFI // t.tREFIpb)
+        self._refresh_limit = 9 * t.tREFI
+        self._rank_banks = [tuple(range(r * t.banks, (r + 1) * t.banks)) for r in range(t.ranks)]
+
+    def watch(self, controller) -> None:
+        """Check every command ``controller`` issues, handed over directly as it issues it."""
+        controller.add_command_listener(self.observe)
 
     def _flag(self, constraint: str, text: str) -> None:
         self.violation_count.add()
@@ -118,67 +135,99 @@ class DramTimingChecker(Component):
         if self.fail_on_violation:
             self.fail(text)
 
-    def _targets(self, command) -> list[int]:
-        t = self.timing
-        name = COMMAND_NAMES[command.kind]
-        if name in ("REF", "PREA"):
-            return list(range(command.rank * t.banks, (command.rank + 1) * t.banks))
-        if name == "REFpb":
-            return [b for b in range(command.rank * t.banks, (command.rank + 1) * t.banks)
-                    if b % self._sets == command.flat_bank % self._sets]
-        return [command.flat_bank]
-
-    def check(self, command) -> None:
+    def check(self, command: DramCommand) -> None:
         """Check one command and record it in the history."""
+        self.observe(command.cycle, command.kind, command.rank, command.bankgroup, command.bank,
+                     command.flat_bank, command.row, command.column)
+
+    def observe(self, c: int, kind: int, rank: int, bankgroup: int, bank: int, flat_bank: int,
+                row: int = -1, column: int = -1) -> None:
+        """Check the command ``kind`` (an index of COMMAND_NAMES) issued at cycle ``c`` to a
+        bank (``flat_bank`` is its index in the channel; -1 for rank-wide commands), and
+        record it in the history."""
         self.commands.add()
-        t = self.timing
-        name = COMMAND_NAMES[command.kind]
-        c = command.cycle
-        rank = command.rank
-        banks = self._targets(command)
-        for rule_name, first, scope, cycles in self._rules.get(name, ()):
-            if scope == "bank":
-                # PREA closes only the open banks; on a closed bank it does nothing.
-                history = [self._last_bank[b].get(first) for b in banks
-                           if name != "PREA" or self._banks[b].open_row >= 0]
-            elif scope == "bankgroup":
-                if command.bankgroup < 0:
-                    continue
-                history = [self._last_group.get((rank, command.bankgroup), {}).get(first)]
-            elif scope == "rank":
-                history = [self._last_rank[rank].get(first)]
+        if kind == REF or kind == PREA:
+            banks = self._rank_banks[rank]
+        elif kind == REFPB:
+            banks = [b for b in self._rank_banks[rank] if b % self._sets == flat_bank % self._sets]
+        else:
+            banks = (flat_bank,)
+        bank_rules, group_rules, rank_rules, other_rules = self._rules[kind]
+        late = None
+        if bank_rules:
+            if len(banks) == 1:
+                history = self._last_bank[flat_bank]
+                for rule in bank_rules:
+                    last = history[rule[1]]
+                    if last >= 0 and c - last < rule[2]:
+                        late = (late or []) + [(rule, last)]
             else:
-                history = [self._last_rank[r].get(first) for r in range(t.ranks) if r != rank]
-            for last in history:
-                if last is not None and c - last < cycles:
-                    self._flag(rule_name, f"{command}: {rule_name} needs {cycles} cycles after {first} "
-                                          f"(cycle {last}), got {c - last}")
-                    break
-        if name == "ACT":
+                for rule in bank_rules:
+                    # PREA closes only the open banks; on a closed bank it does nothing.
+                    last = max((self._last_bank[b][rule[1]] for b in banks
+                                if kind != PREA or self._banks[b].open_row >= 0), default=-1)
+                    if last >= 0 and c - last < rule[2]:
+                        late = (late or []) + [(rule, last)]
+        if group_rules and bankgroup >= 0:
+            history = self._last_group[rank * self._bankgroups + bankgroup]
+            for rule in group_rules:
+                last = history[rule[1]]
+                if last >= 0 and c - last < rule[2]:
+                    late = (late or []) + [(rule, last)]
+        if rank_rules:
+            history = self._last_rank[rank]
+            for rule in rank_rules:
+                last = history[rule[1]]
+                if last >= 0 and c - last < rule[2]:
+                    late = (late or []) + [(rule, last)]
+        for rule in other_rules:
+            last = max((self._last_rank[r][rule[1]] for r in range(len(self._last_rank)) if r != rank), default=-1)
+            if last >= 0 and c - last < rule[2]:
+                late = (late or []) + [(rule, last)]
+        if late is not None:
+            where = self._describe(c, kind, rank, bankgroup, bank, flat_bank, row)
+            for (rule_name, first, cycles), last in late:
+                self._flag(rule_name, f"{where}: {rule_name} needs {cycles} cycles after {COMMAND_NAMES[first]} "
+                                      f"(cycle {last}), got {c - last}")
+        if kind == ACT:
             window = self._acts[rank]
-            if len(window) == 4 and c - window[0] < t.tFAW:
-                self._flag("tFAW", f"{command}: fifth ACT within tFAW ({t.tFAW} cycles) of cycle {window[0]}")
+            if len(window) == 4 and c - window[0] < self._faw:
+                self._flag("tFAW", f"{self._describe(c, kind, rank, bankgroup, bank, flat_bank, row)}: fifth ACT "
+                                   f"within tFAW ({self._faw} cycles) of cycle {window[0]}")
             window.append(c)
-        if name in ("REF", "REFpb") or (name != "REF" and c - self._last_refresh[rank] > 9 * t.tREFI):
-            if name == "REF":
-                self._last_refresh[rank] = c
-            elif name == "REFpb":
-                self._last_refresh[rank] = c
-            else:
-                self._flag("tREFI", f"{command}: no refresh of rank {rank} for more than 9 x tREFI")
-                self._last_refresh[rank] = c
+        if kind == REF or kind == REFPB:
+            self._last_refresh[rank] = c
+        elif c - self._last_refresh[rank] > self._refresh_limit:
+            self._flag("tREFI", f"{self._describe(c, kind, rank, bankgroup, bank, flat_bank, row)}: no refresh "
+                                f"of rank {rank} for more than 9 x tREFI")
+            self._last_refresh[rank] = c
+        name = COMMAND_NAMES[kind]
         for b in banks:
-            problem = self._banks[b].check(name, command.row)
-            if problem is not None and name != "PREA":
-                self._flag("protocol", f"{command}: {problem}")
-            self._banks[b].apply(name, command.row)
-            self._last_bank[b][name] = c
-        if command.bankgroup >= 0:
-            self._last_group.setdefault((rank, command.bankgroup), {})[name] = c
-        self._last_rank[rank][name] = c
+            protocol = self._banks[b]
+            # The legal cases are decided here; BankProtocol words the others.
+            open_row = protocol.open_row
+            legal = (kind == PRE or kind == PREA or (open_row < 0 if kind == ACT or kind == REF or kind == REFPB
+                                                     else open_row == row or (kind == RELOC and open_row >= 0)))
+            if not legal:
+                problem = protocol.check(name, row)
+                if problem is not None:
+                    self._flag("protocol", f"{self._describe(c, kind, rank, bankgroup, bank, flat_bank, row)}: "
+                                           f"{problem}")
+            protocol.apply(name, row)
+            self._last_bank[b][kind] = c
+        if bankgroup >= 0:
+            self._last_group[rank * self._bankgroups + bankgroup][kind] = c
+        self._last_rank[rank][kind] = c
+
+    @staticmethod
+    def _describe(c, kind, rank, bankgroup, bank, flat_bank, row) -> str:
+        return str(DramCommand(c, kind, rank, bankgroup, bank, flat_bank, row))
 
     def tick(self) -> None:
         port = self.cmd
+        if not port.connected:
+            self.sleep()  # it watches a controller directly: nothing arrives on the port
+            return
         if port.valid:
             self.check(port.recv())
         if not len(port):

@@ -52,6 +52,24 @@ class _Entry:
         self.response = None
 
 
+def _ns(cycles: float | None, controller) -> float | None:
+    """DRAM cycles in ns; None (no samples) stays None."""
+    return None if cycles is None else cycles * controller.tck_ps / 1000
+
+
+class _QueueLevel(Level):
+    """A Level set at an explicit time: the controller may account a cycle ahead of (or,
+    scheduling ahead, after) the simulated time at which it runs the code for that cycle."""
+
+    def set_at(self, value: int, time_ps: int) -> None:
+        """Set the level as of ``time_ps``."""
+        self._area += self.value * (time_ps - self._since)
+        self._since = time_ps
+        self.value = value
+        if value > self.maximum:
+            self.maximum = value
+
+
 def _timing_params(cls):
     for name in TIMING_FIELDS:
         setattr(cls, name, Param(int, None, f"override the preset's {name}", unit=None, check=at_least(1)))
@@ -89,7 +107,16 @@ class DramController(Component):
     edge t responds at t + CL + tBL (row hit), + tRCD (closed bank), + tRP (conflict).
     Idle time is skipped: the controller sleeps until the earliest cycle a command can issue,
     a response is due, a refresh falls due or a request arrives. Registers (bank states,
-    command bus, data bus, queue depths) are updated only while a tracer watches them.
+    command bus, data bus, queue depths) are updated only while a tracer (any observer of
+    the simulator) watches.
+
+    Scheduling ahead: fed by an attached stream, with no port connected and no observer, no
+    one can see or change its work cycle by cycle, so one tick does the work of the cycles it
+    would have ticked at, up to ``lookahead_cycles`` ahead of simulated time (a checker
+    attached with ``DramTimingChecker.watch`` still sees every command with its cycle). The
+    commands, their cycles and the statistics at the end of the run are the same as with
+    ``lookahead_cycles = 0`` (a test compares them); only statistics read after a run cut
+    short by a time limit may include up to ``lookahead_cycles`` cycles of work beyond it.
 
     Leaves out: per-bank queues of real controllers, additive latency, power-down and
     self-refresh, ECC, command/address parity, rank-to-rank ODT details beyond tRTRS, and
@@ -115,6 +142,9 @@ class DramController(Component):
     channel = Param(int, 0, "this controller's channel index", check=at_least(0))
     omit_constraints = Param((tuple, list), (), "constraint names the scheduler ignores (for testing the checker)")
     ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
+    lookahead_cycles = Param(int, 512, "cycles the controller may schedule ahead of simulated time while "
+                             "nothing outside can see or change its work (attached stream, no port, no "
+                             "waveform); 0 turns it off", check=at_least(0))
     stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
                            "request is served (refresh would otherwise run forever)")
 
@@ -132,8 +162,8 @@ class DramController(Component):
     row_conflicts = Counter("requests", "requests that needed a PRE of another row first")
     read_latency = Distribution("cycles", "DRAM cycles from a read's arrival to its last data beat")
     write_latency = Distribution("cycles", "DRAM cycles from a write's arrival to its last data beat")
-    read_queue_depth = Level("requests", "read queue occupancy")
-    write_queue_depth = Level("requests", "write queue occupancy")
+    read_queue_depth = _QueueLevel("requests", "read queue occupancy")
+    write_queue_depth = _QueueLevel("requests", "write queue occupancy")
     acts = Counter("commands", "ACT commands")
     pres = Counter("commands", "PRE commands")
     preas = Counter("commands", "PREA commands")
@@ -144,12 +174,11 @@ class DramController(Component):
     active_cycles = Counter("cycles", "cycles with at least one bank open (for background energy)")
     bandwidth = Formula("GB/s", "bytes read and written per second",
                         lambda s: (s.bytes_read.value + s.bytes_written.value) * 1000 / s.elapsed_ps)
-    read_latency_ns = Formula("ns", "mean read latency", lambda s: s.read_latency.mean * s.tck_ps / 1000)
-    read_latency_p50_ns = Formula("ns", "median read latency",
-                                  lambda s: s.read_latency.percentile(50) * s.tck_ps / 1000)
+    read_latency_ns = Formula("ns", "mean read latency", lambda s: _ns(s.read_latency.mean, s))
+    read_latency_p50_ns = Formula("ns", "median read latency", lambda s: _ns(s.read_latency.percentile(50), s))
     read_latency_p99_ns = Formula("ns", "99th percentile read latency",
-                                  lambda s: s.read_latency.percentile(99) * s.tck_ps / 1000)
-    write_latency_ns = Formula("ns", "mean write latency", lambda s: s.write_latency.mean * s.tck_ps / 1000)
+                                  lambda s: _ns(s.read_latency.percentile(99), s))
+    write_latency_ns = Formula("ns", "mean write latency", lambda s: _ns(s.write_latency.mean, s))
     row_hit_rate = Formula("%", "row hits per request served by DRAM",
                            lambda s: 100 * s.row_hits.value /
                            (s.row_hits.value + s.row_misses.value + s.row_conflicts.value))
@@ -219,8 +248,20 @@ class DramController(Component):
         self._dirty = True
         self._cands: dict[int, tuple] = {}
         self._cands_mode = False
-        self._compiled: dict[int, list] = {}
-        self._traced = None
+        # The same candidates by the index of their rank-level next-allowed cycle.
+        self._buckets: dict[int, dict] = {}
+        self._scan = []
+        for rank in range(t.ranks):
+            for k in (PRE, RD, WR, ACT):
+                ri = (n + g_count + rank) * COMMAND_COUNT + k
+                self._buckets[ri] = {}
+                self._scan.append((ri, self._buckets[ri]))
+        # The (next-array index, cycles) updates of command k on bank b, at k * banks + b.
+        self._compiled = [self._compile_updates(k, b) for k in range(COMMAND_COUNT) for b in range(n)]
+        self._traced = None  # registers follow the state only while an observer watches
+        self._ahead = 0
+        self._listeners: list = []
+        self._held = None  # True/False: a kept edge that stops / does not stop the run
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
         self.open_rows = [self.register(f"bank{b}_row", -1) for b in range(n)]
@@ -265,6 +306,12 @@ class DramController(Component):
         self._stream = iter(requests)
         self._stream_head = next(self._stream, None)
 
+    def add_command_listener(self, listener) -> None:
+        """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` for
+        every command issued (the fields of :class:`~.commands.DramCommand`), as it is issued:
+        how a :class:`~.checker.DramTimingChecker` watches without a channel."""
+        self._listeners.append(listener)
+
     def _enqueue(self, c: int, address: int, write: bool, message) -> None:
         """Accept one request at cycle c (the queue has room)."""
         bank, row, column = self._decode(address)
@@ -283,7 +330,7 @@ class DramController(Component):
             queue.append(entry)
             self._wq_count += 1
             self._pending_writes[burst] = self._pending_writes.get(burst, 0) + 1
-            self.write_queue_depth.set(self._wq_count)
+            self.write_queue_depth.set_at(self._wq_count, self._phase + c * self._period)
         else:
             if burst in self._pending_writes:
                 self.forwarded_reads.add()
@@ -304,7 +351,7 @@ class DramController(Component):
                 self._rq_active[bank] = None
             queue.append(entry)
             self._rq_count += 1
-            self.read_queue_depth.set(self._rq_count)
+            self.read_queue_depth.set_at(self._rq_count, self._phase + c * self._period)
         if write != self._cands_mode:
             # Not the queue being served, so no candidate changes, unless the mode flips.
             if self._mode_flips():
@@ -350,27 +397,14 @@ class DramController(Component):
             return wq == 0 or (wq <= self._low and rq > 0)
         return wq >= self._high or (rq == 0 and wq > 0)
 
-    def _mode(self) -> None:
-        wq, rq = self._wq_count, self._rq_count
-        if self._write_mode:
-            if wq == 0 or (wq <= self._low and rq > 0):
-                self._write_mode = False
-        elif wq >= self._high or (rq == 0 and wq > 0):
-            self._write_mode = True
-
-    def _candidate(self, b: int):
-        """Bank b's next command in the active queue as (bank-level ready cycle, seq, command,
-        bank-group index, rank index, entry), or None. It changes only when the bank's queue
-        or state does, so it is cached in ``_cands``."""
-        queue = (self._wq if self._write_mode else self._rq)[b]
-        if not queue:
-            return None
+    def _candidate(self, b: int, queue: list):
+        """Bank b's next command for its non-empty ``queue`` (of the active mode) as
+        (bank-level ready cycle, seq, command, bank-group index, rank index, entry). It
+        changes only when the bank's queue or state does, so it is cached in ``_cands``."""
         row = self._rows[b]
         bb, gb, rb = self._bases[b][:3]
         entry = queue[0]
         if row < 0:
-            if self._refpb_banks and b in self._refpb_banks:
-                return None
             k = ACT
         elif entry.row == row:
             k = WR if self._write_mode else RD
@@ -390,15 +424,23 @@ class DramController(Component):
 
     def _refresh_bank(self, b: int) -> None:
         """Recompute bank b's cached candidate after its queue or state changed."""
-        cand = self._candidate(b)
-        if cand is None:
-            self._cands.pop(b, None)
-        else:
-            self._cands[b] = cand
+        cands = self._cands
+        old = cands.get(b)
+        if old is not None:
+            del self._buckets[old[4]][b]
+        queue = (self._wq if self._write_mode else self._rq)[b]
+        if queue and (self._rows[b] >= 0 or not self._refpb_banks or b not in self._refpb_banks):
+            cand = self._candidate(b, queue)
+            cands[b] = cand
+            self._buckets[cand[4]][b] = cand
+        elif old is not None:
+            del cands[b]
 
     def _rebuild(self) -> None:
         active = self._wq_active if self._write_mode else self._rq_active
         self._cands = {}
+        for bucket in self._buckets.values():
+            bucket.clear()
         for b in active:
             self._refresh_bank(b)
         self._cands_mode = self._write_mode
@@ -427,32 +469,50 @@ class DramController(Component):
     def _choose(self, c: int) -> None:
         """Find the next command: the earliest-ready one, oldest first among equals."""
         self._dirty = False
-        self._mode()
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            if wq == 0 or (wq <= self._low and rq > 0):
+                self._write_mode = False
+        elif wq >= self._high or (rq == 0 and wq > 0):
+            self._write_mode = True
         if self._write_mode != self._cands_mode:
             self._rebuild()
         if self._refresh_pending:
             self._best = self._refresh_candidate(c)
             return
         cands = self._cands
-        if self.scheduler == "fcfs" and cands:
-            oldest = min(cands, key=lambda b: cands[b][1])
-            cands = {oldest: cands[oldest]}
         best = None
         best_t = best_seq = _NEVER
         nxt = self._nxt
-        for b, (t, seq, k, gi, ri, entry) in cands.items():
-            v = nxt[gi]
-            if v > t:
-                t = v
-            v = nxt[ri]
-            if v > t:
-                t = v
-            if t < c:
-                t = c
-            if t < best_t or (t == best_t and seq < best_seq):
-                best_t = t
+        if self.scheduler == "fcfs":
+            if cands:
+                b = min(cands, key=lambda x: cands[x][1])
+                t, seq, k, gi, ri, entry = cands[b]
+                best_t = max(t, nxt[gi], nxt[ri], c)
                 best_seq = seq
-                best = (t, seq, b, k, entry)
+                best = (best_t, seq, b, k, entry)
+        else:
+            # Candidates are bucketed by (rank, command): a bucket whose rank-level floor is
+            # already later than the best found cannot win, so it is skipped unread. Column
+            # commands and PRE come first, ACT (most often held by tFAW/tRRD) last.
+            for ri, bucket in self._scan:
+                if not bucket:
+                    continue
+                floor = nxt[ri]
+                if floor < c:
+                    floor = c
+                if floor > best_t:
+                    continue
+                for b, (t, seq, k, gi, _, entry) in bucket.items():
+                    v = nxt[gi]
+                    if v > t:
+                        t = v
+                    if t < floor:
+                        t = floor
+                    if t < best_t or (t == best_t and seq < best_seq):
+                        best_t = t
+                        best_seq = seq
+                        best = (t, seq, b, k, entry)
         if self._to_close:
             active = self._cands
             for b, earliest in self._to_close.items():
@@ -502,12 +562,8 @@ class DramController(Component):
     # -- issuing ------------------------------------------------------------------------
     def _apply(self, k: int, b: int, c: int) -> None:
         """Advance the next-allowed cycles after command k on bank b at cycle c."""
-        key = k * self._bank_count + b
-        updates = self._compiled.get(key)
-        if updates is None:
-            updates = self._compiled[key] = self._compile_updates(k, b)
         nxt = self._nxt
-        for i, cycles in updates:
+        for i, cycles in self._compiled[k * self._bank_count + b]:
             v = c + cycles
             if nxt[i] < v:
                 nxt[i] = v
@@ -538,7 +594,11 @@ class DramController(Component):
         t_ready, _, b, k, entry = self._best
         self._best = None
         self._dirty = True
-        self._apply(k, b, c)
+        nxt = self._nxt
+        for i, cycles in self._compiled[k * self._bank_count + b]:
+            v = c + cycles
+            if nxt[i] < v:
+                nxt[i] = v
         timing = self.timing
         traced = self._traced
         if k == RD or k == WR:
@@ -600,16 +660,21 @@ class DramController(Component):
             self._rebuild()
         elif b in self._cands or k != PRE or entry is not None:
             self._refresh_bank(b)
-        if self._cmd_on:
+        if self._cmd_on or self._listeners:
             base = self._bases[b]
             row = entry.row if entry is not None and k in (ACT, RD, WR) else -1
             column = entry.column if entry is not None and k in (RD, WR) else -1
-            rank_wide = k in (REF, PREA)
-            if not self.cmd.ready:
-                self.fail("cmd: the timing checker did not take the previous command (connect it with "
-                          "latency 1 and the default capacity)")
-            self.cmd.send(DramCommand(c, k, base[3], -1 if rank_wide else base[4], -1 if rank_wide else base[5],
-                                      -1 if rank_wide else b, row, column))
+            if k == REF or k == PREA:
+                fields = (c, k, base[3], -1, -1, -1, row, column)
+            else:
+                fields = (c, k, base[3], base[4], base[5], b, row, column)
+            for listener in self._listeners:
+                listener(*fields)
+            if self._cmd_on:
+                if not self.cmd.ready:
+                    self.fail("cmd: the timing checker did not take the previous command (connect it with "
+                              "latency 1 and the default capacity)")
+                self.cmd.send(DramCommand(*fields))
         if traced:
             self.command.set(COMMAND_NAMES[k])
             self._transitions.append((c + 1, self.command, "idle"))
@@ -641,7 +706,7 @@ class DramController(Component):
             if not queue:
                 del self._rq_active[b]
             self._rq_count -= 1
-            self.read_queue_depth.set(self._rq_count)
+            self.read_queue_depth.set_at(self._rq_count, self._phase + c * self._period)
             self.rds.add()
             self.reads.add()
             self.bytes_read.add(message.size_bytes if message is not None else self.burst_bytes)
@@ -657,7 +722,7 @@ class DramController(Component):
             if not queue:
                 del self._wq_active[b]
             self._wq_count -= 1
-            self.write_queue_depth.set(self._wq_count)
+            self.write_queue_depth.set_at(self._wq_count, self._phase + c * self._period)
             left = self._pending_writes[entry.address] - 1
             if left:
                 self._pending_writes[entry.address] = left
@@ -705,8 +770,62 @@ class DramController(Component):
     # -- the clock edge -----------------------------------------------------------------
     def tick(self) -> None:
         c = (self.sim.now - self._phase) // self._period
-        if self._traced is None:
-            self._traced = any(r.var is not None for r in self.registers)
+        observed = bool(self.sim.observers)
+        if observed is not self._traced:
+            # A tracer (any observer) may watch the registers: keep them up to date, cycle by
+            # cycle. Otherwise, with no port either, nothing outside sees or changes the work
+            # cycle by cycle, and the controller may run ahead.
+            self._traced = observed
+            self._ahead = (self.lookahead_cycles if not (observed or self._req_on or self._resp_on
+                                                         or self._cmd_on) else 0)
+        if self._held is not None:
+            # Work up to this cycle was done ahead; the edge is kept so that simulated time
+            # reaches it (the run ends here, or goes quiescent here, as without running ahead).
+            if self._held:
+                self.sim.stop("stream done")
+            self._held = None
+            self.sleep()
+            return
+        if not self._ahead:
+            wake = self._cycle(c)
+            if self.stop_when_done and self._stream is not None and self.idle:
+                self.sim.stop("stream done")
+            if wake <= c + 1:
+                return
+        else:
+            # Run the cycles the controller would tick at, up to the horizon, in this tick:
+            # with no port and no waveform they are the same cycles and the same decisions.
+            first = c
+            horizon = c + self._ahead
+            while True:
+                wake = self._cycle(c)
+                if self.stop_when_done and self._stream is not None and self.idle:
+                    if c == first:
+                        self.sim.stop("stream done")
+                    else:
+                        self._held = True
+                        wake = c
+                    break
+                if wake >= _NEVER:
+                    if c > first:
+                        self._held = False
+                        wake = c
+                    break
+                if wake <= c:
+                    wake = c + 1
+                if wake > horizon:
+                    break
+                c = wake
+        self.sleep()
+        if wake < _NEVER:
+            self.wake_at(self._phase + wake * self._period)
+
+    def _cycle(self, c: int) -> int:
+        """Do the work of DRAM cycle c; return the next cycle with work (_NEVER if none)."""
+        if self._traced and self._transitions:
+            # Due waveform changes first: a command issued now may override one (an ACT at
+            # the cycle its bank's precharge ends).
+            self._apply_transitions(c)
         responses = self._responses
         if responses and responses[0][0] <= c and self.resp.try_send(responses[0][2]):
             heapq.heappop(responses)
@@ -719,7 +838,9 @@ class DramController(Component):
                     port.recv()
                     self._check_request(message)
                     self._enqueue(c, message.address, message.is_write, message)
-        if self._stream_head is not None:
+        head = self._stream_head
+        if head is not None and head[0] <= c and (
+                self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
             self._pull_stream(c)
         if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
             self._start_refresh()
@@ -728,7 +849,9 @@ class DramController(Component):
         best = self._best
         if best is not None and best[0] <= c:
             self._issue(c)
-            if self._stream_head is not None:
+            head = self._stream_head
+            if head is not None and head[0] <= c + 1 and (
+                    self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
                 self._pull_stream(c + 1)
             self._choose(c + 1)
             best = self._best
@@ -748,13 +871,7 @@ class DramController(Component):
             soonest = self._apply_transitions(c)
             if soonest < wake:
                 wake = soonest
-        if self.stop_when_done and self._stream is not None and self.idle:
-            self.sim.stop("stream done")
-        if wake <= c + 1:
-            return
-        self.sleep()
-        if wake < _NEVER:
-            self.wake_at(self._phase + wake * self._period)
+        return wake
 
     def _pull_stream(self, c: int) -> None:
         head = self._stream_head

@@ -233,6 +233,25 @@ PRESETS: dict[str, DramTiming] = {t.name: t.validated() for t in (DDR4_2400R, DD
 """Every preset by the name the controller's ``standard`` parameter takes."""
 
 
+TL_DRAM_NEAR_SEGMENT = {"tRCD": (3, 5), "tRP": (3, 5), "tRAS": (10, 15), "tRC": (13, 20)}
+"""TL-DRAM (Lee et al., HPCA 2013) near-segment vs normal timings in DDR3-800 cycles, as
+(near, normal) pairs: the latency ratios of a fast (short-bitline) subarray."""
+
+
+def fast_subarray_timing(t: DramTiming) -> DramTiming:
+    """The timing of a fast subarray of preset ``t``: an assumption, not a datasheet figure.
+
+    Each array timing of :data:`TL_DRAM_NEAR_SEGMENT` is scaled by its near/normal ratio and
+    rounded up to whole cycles; tRC is at least the scaled tRAS + tRP. Column, bus and
+    refresh timings are unchanged (they do not depend on bitline length). In-DRAM caches
+    (FIGCache-Fast, LISA-VILLA) use it for their fast subarrays.
+    """
+    scaled = {name: -(-getattr(t, name) * near // normal) for name, (near, normal) in TL_DRAM_NEAR_SEGMENT.items()}
+    scaled["tRC"] = max(scaled["tRC"], scaled["tRAS"] + scaled["tRP"])
+    scaled["tRCDWR"] = -(-t.tRCDWR * TL_DRAM_NEAR_SEGMENT["tRCD"][0] // TL_DRAM_NEAR_SEGMENT["tRCD"][1])
+    return attrs.evolve(t, name=f"{t.name} fast subarray", **scaled).validated()
+
+
 _CLOCKS: dict[tuple[str, int], ClockDomain] = {}
 
 

@@ -62,7 +62,7 @@ def _mixed_stream(dram, count, seed):
                             burst_bytes=dram.burst_bytes, seed=seed, write_fraction=1 / 3)
 
 
-RANDOM_REQUESTS = 20_000
+RANDOM_REQUESTS = 200_000
 
 
 @pytest.mark.parametrize("standard", sorted(PRESETS))
@@ -104,3 +104,22 @@ def test_any_configuration_obeys_every_constraint_and_serves_every_request(
     run(top)
     assert dram.reads.value + dram.writes.value == count
     assert checker.violation_count.value == 0, checker.violations[:3]
+
+
+def _record(standard, lookahead, **params):
+    top, dram, checker = controller_with_checker(standard, lookahead_cycles=lookahead, **params)
+    log = []
+    dram.add_command_listener(lambda *fields: log.append(fields))
+    dram.attach_stream(_mixed_stream(dram, 3000, seed=5))
+    sim = run(top)
+    stats = {s.path: s.summary() for s in sim.all_stats()}
+    return sim.now, log, stats
+
+
+@pytest.mark.parametrize("params", [{}, {"refresh": "per_bank", "page_policy": "adaptive"},
+                                    {"refresh": "none", "stop_when_done": False, "scheduler": "frfcfs_cap"}])
+def test_scheduling_ahead_of_simulated_time_changes_nothing(params):
+    exact = _record("DDR4-3200AA", 0, **params)
+    ahead = _record("DDR4-3200AA", 512, **params)
+    assert exact[1] == ahead[1] and len(exact[1]) > 6000
+    assert exact == ahead

@@ -3,7 +3,8 @@
 import pytest
 
 from archmodel.kernel import ArchError, Component, ParameterError
-from archmodel.models.memory import NAMED_ORDERS, PRESETS, AddressMapping, DramController, preset
+from archmodel.models.memory import (NAMED_ORDERS, PRESETS, AddressMapping, DramController,
+                                     fast_subarray_timing, preset)
 
 
 def test_ddr4_2400r_figures_are_the_validation_ones():
@@ -68,3 +69,13 @@ def test_rocobarach_spreads_consecutive_bursts_over_bank_groups():
 def test_a_bad_order_is_an_error():
     with pytest.raises(ArchError, match="not an order of the fields"):
         AddressMapping(preset("DDR4-2400R"), "RoBaXxCoCh")
+
+
+def test_fast_subarray_timing_scales_the_array_timings_by_the_tl_dram_near_segment_ratios():
+    fast = fast_subarray_timing(preset("DDR4-2400R"))
+    # ceil(16 x 3/5), ceil(16 x 3/5), ceil(39 x 10/15), max(ceil(55 x 13/20), 26 + 10)
+    assert (fast.tRCD, fast.tRP, fast.tRAS, fast.tRC) == (10, 10, 26, 36)
+    assert (fast.CL, fast.tCCD_L, fast.tFAW, fast.tRFC) == (16, 6, 26, 433)
+    fast = fast_subarray_timing(preset("DDR4-3200AA"))
+    assert (fast.tRCD, fast.tRP, fast.tRAS, fast.tRC) == (14, 14, 35, 49)
+    assert fast.name == "DDR4-3200AA fast subarray"

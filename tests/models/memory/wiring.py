@@ -7,12 +7,13 @@ from archmodel.models.memory.timing import dram_clock, preset
 
 
 def controller_with_checker(standard="DDR4-2400R", **params):
-    """A controller fed by an attached stream, its command bus watched by a checker."""
+    """A controller fed by an attached stream, every command it issues handed to a checker."""
     clock = dram_clock(preset(standard))
     top = Component("top", clock=clock)
-    dram = DramController("dram", top, standard=standard, stop_when_done=True, **params)
+    params.setdefault("stop_when_done", True)
+    dram = DramController("dram", top, standard=standard, **params)
     checker = DramTimingChecker("checker", top, standard=standard)
-    connect(dram.cmd, checker.cmd)
+    checker.watch(dram)
     return top, dram, checker
 
 
