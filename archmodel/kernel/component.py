@@ -248,7 +248,7 @@ class Component:
         """Make sure this component ticks ``cycles`` edges from now (``cycles`` >= 1)."""
         if cycles < 1:
             raise ModelAssertion(f"{self.path}: wake_in({cycles}) must look at least one cycle ahead")
-        self.sim.wake_at(self, self.sim.now + cycles * self.domain.period_ps)
+        self.sim._wake_later(self, self.sim.now + cycles * self.domain.period_ps)
 
     def sleep_for(self, cycles: int) -> None:
         """Sleep now and wake ``cycles`` edges later (or earlier, on a message or credit)."""
