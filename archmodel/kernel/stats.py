@@ -137,9 +137,10 @@ class Level(Stat):
         self._area = 0
         self._since = 0
 
-    def set(self, value: int | float) -> None:
-        """The quantity is ``value`` from now on."""
-        now = self.owner.sim.now
+    def set(self, value: int | float, at_ps: int | None = None) -> None:
+        """The quantity is ``value`` from now on, or from ``at_ps`` for a model that accounts
+        a cycle other than the one it is running (times must not go backwards)."""
+        now = self.owner.sim.now if at_ps is None else at_ps
         self._area += self.value * (now - self._since)
         self._since = now
         self.value = value

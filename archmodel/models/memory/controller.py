@@ -57,19 +57,6 @@ def _ns(cycles: float | None, controller) -> float | None:
     return None if cycles is None else cycles * controller.tck_ps / 1000
 
 
-class _QueueLevel(Level):
-    """A Level set at an explicit time: the controller may account a cycle ahead of (or,
-    scheduling ahead, after) the simulated time at which it runs the code for that cycle."""
-
-    def set_at(self, value: int, time_ps: int) -> None:
-        """Set the level as of ``time_ps``."""
-        self._area += self.value * (time_ps - self._since)
-        self._since = time_ps
-        self.value = value
-        if value > self.maximum:
-            self.maximum = value
-
-
 def _timing_params(cls):
     for name in TIMING_FIELDS:
         setattr(cls, name, Param(int, None, f"override the preset's {name}", unit=None, check=at_least(1)))
@@ -162,8 +149,8 @@ class DramController(Component):
     row_conflicts = Counter("requests", "requests that needed a PRE of another row first")
     read_latency = Distribution("cycles", "DRAM cycles from a read's arrival to its last data beat")
     write_latency = Distribution("cycles", "DRAM cycles from a write's arrival to its last data beat")
-    read_queue_depth = _QueueLevel("requests", "read queue occupancy")
-    write_queue_depth = _QueueLevel("requests", "write queue occupancy")
+    read_queue_depth = Level("requests", "read queue occupancy")
+    write_queue_depth = Level("requests", "write queue occupancy")
     acts = Counter("commands", "ACT commands")
     pres = Counter("commands", "PRE commands")
     preas = Counter("commands", "PREA commands")
@@ -330,7 +317,7 @@ class DramController(Component):
             queue.append(entry)
             self._wq_count += 1
             self._pending_writes[burst] = self._pending_writes.get(burst, 0) + 1
-            self.write_queue_depth.set_at(self._wq_count, self._phase + c * self._period)
+            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
         else:
             if burst in self._pending_writes:
                 self.forwarded_reads.add()
@@ -351,7 +338,7 @@ class DramController(Component):
                 self._rq_active[bank] = None
             queue.append(entry)
             self._rq_count += 1
-            self.read_queue_depth.set_at(self._rq_count, self._phase + c * self._period)
+            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
         if write != self._cands_mode:
             # Not the queue being served, so no candidate changes, unless the mode flips.
             if self._mode_flips():
@@ -706,7 +693,7 @@ class DramController(Component):
             if not queue:
                 del self._rq_active[b]
             self._rq_count -= 1
-            self.read_queue_depth.set_at(self._rq_count, self._phase + c * self._period)
+            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
             self.rds.add()
             self.reads.add()
             self.bytes_read.add(message.size_bytes if message is not None else self.burst_bytes)
@@ -722,7 +709,7 @@ class DramController(Component):
             if not queue:
                 del self._wq_active[b]
             self._wq_count -= 1
-            self.write_queue_depth.set_at(self._wq_count, self._phase + c * self._period)
+            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
             left = self._pending_writes[entry.address] - 1
             if left:
                 self._pending_writes[entry.address] = left
