@@ -22,9 +22,12 @@ Kernels (all FP64):
 * ``axpy(n, alpha)`` y = alpha x + y: two read SSRs and a write SSR, one ``fmadd`` under FREP.
 * ``dot(n)`` and ``reduction(n)``: FREP over one staggered ``fmadd``/``fadd`` rotating four
   accumulators; partial sums meet in the TCDM and core 0 adds them.
-* ``jacobi(rows, cols, sweeps)`` the 2D 5-point stencil out = (N + S + W + E) / 4 on the
+* ``jacobi(rows, cols, sweeps, band)`` the 2D 5-point stencil out = (N + S + W + E) / 4 on the
   interior: a 4-dimensional SSR streams the north/south pairs, another the west/east pairs, a
-  third writes the result; a 16-instruction FREP body handles 4 points.
+  third writes the result; a 16-instruction FREP body handles 4 points. With ``band`` (or
+  when two copies of the grid do not fit in the TCDM) bands of rows with their halo rows
+  stream by DMA with double buffering, each sweep from one outside copy of the grid to the
+  other; otherwise the grid is fetched once, swept in the TCDM and written back.
 * ``dot_ladder(n, variant)`` on core 0 only: ``plain`` (fld, fld, fmadd, unrolled 16x),
   ``ssr_unrolled`` (SSRs, 8 fmadd + 6 integer instructions per iteration), ``ssr_frep``.
 """
@@ -108,14 +111,18 @@ def _get(memory, address: int, shape) -> np.ndarray:
     return np.frombuffer(memory.backdoor_read(address, 8 * count), dtype=np.float64).reshape(shape)
 
 
-def _dma(src: int, dst: int, nbytes: int) -> list[str]:
-    return [f"li t0, {src}", "dmsrc t0, zero", f"li t0, {dst}", "dmdst t0, zero", f"li t0, {nbytes}",
-            "dmcpyi zero, t0, 0"]
+def _dma(src: int, dst: int, nbytes: int, src_stride: int = 0, dst_stride: int = 0, reps: int = 0) -> list[str]:
+    """A 1D transfer of ``nbytes``, or with ``reps`` a 2D one of ``reps`` rows of ``nbytes``."""
+    lines = [f"li t0, {src}", "dmsrc t0, zero", f"li t0, {dst}", "dmdst t0, zero"]
+    if reps:
+        lines += [f"li t0, {src_stride}", f"li t1, {dst_stride}", "dmstr t0, t1", f"li t0, {reps}", "dmrep t0"]
+    return lines + [f"li t0, {nbytes}", f"dmcpyi zero, t0, {2 if reps else 0}"]
 
 
 def _dma_program(prologue: list, tiles_in: list, tiles_out: list, extra_barriers: int = 0) -> list[str]:
     """The DMA core's double-buffered schedule: ``tiles_in[t]``/``tiles_out[t]`` are lists of
-    (src, dst, bytes) transfers of tile t; every step ends with a wait and a barrier."""
+    transfers of tile t (:func:`_dma` arguments: (src, dst, bytes), or with strides and rows
+    for 2D); every step ends with a wait and a barrier."""
     steps = len(tiles_in)
     lines = []
     for transfer in prologue + (tiles_in[0] if steps else []):
@@ -319,20 +326,88 @@ def setup_reduction(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile:
 
 
 # -- Jacobi -----------------------------------------------------------------------------------------------
+def _jacobi_band_code(src: int, dst: int, first: int, count: int, cores: int, row_bytes: int, width: int,
+                      dst_row_bytes: int) -> list[str]:
+    """One core's rows of one band: ``count`` interior rows, ``first`` of them at ``src`` row
+    ``first + 1`` (``src`` row 0 is the halo above), written to ``dst`` rows ``first``.. every
+    ``cores`` rows (``dst`` rows start at the first interior column)."""
+    groups = width // 4
+    lines = [f"li s6, {src + first * row_bytes + 8}"]
+    lines += _ssr(0, [4, 2, groups, count], [8, 2 * row_bytes, 32, cores * row_bytes], "s6")
+    lines += [f"li s7, {src + (first + 1) * row_bytes}"]
+    lines += _ssr(1, [4, 2, groups, count], [8, 16, 32, cores * row_bytes], "s7")
+    lines += [f"li s8, {dst + first * dst_row_bytes}"]
+    lines += _ssr(2, [width, count], [8, cores * dst_row_bytes], "s8", write=True)
+    lines += [f"li s5, {groups * count - 1}", "csrwi ssr, 1", "frep.o s5, 16"]
+    lines += [f"fmul.d f{8 + p}, ft3, ft0" for p in range(4)]
+    lines += [f"fmadd.d f{8 + p}, ft3, ft0, f{8 + p}" for p in range(4)]
+    lines += [f"fmadd.d f{8 + p}, ft3, ft1, f{8 + p}" for p in range(4)]
+    lines += [f"fmadd.d ft2, ft3, ft1, f{8 + p}" for p in range(4)]
+    return lines + ["csrwi ssr, 0", "fence"]
+
+
+_QUARTER = [  # ft3 = 1/4
+    "li t0, 1", "fcvt.d.w ft3, t0", "li t0, 4", "fcvt.d.w ft4, t0", "fdiv.d ft3, ft3, ft4"]
+
+
+def _jacobi_band(rows: int, cols: int, sweeps: int, tcdm_bytes: int) -> int:
+    """The tallest band of interior rows whose double buffers fit in the TCDM; with several
+    sweeps at least 3 bands per sweep, so the next sweep's first band is fetched only after
+    the rows it reads were written back (see setup_jacobi)."""
+    interior = rows - 2
+    for band in range(interior, 0, -1):
+        if interior % band or (sweeps > 1 and interior // band < 3):
+            continue
+        if 16 * ((band + 2) * cols + band * (cols - 2)) <= tcdm_bytes:
+            return band
+    raise ValueError(f"no band of a {rows} x {cols} grid fits the TCDM twice over")
+
+
 def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: int = 34, sweeps: int = 2,
-                 seed: int = 0) -> Callable:
+                 band: int | None = None, seed: int = 0) -> Callable:
     """``sweeps`` Jacobi sweeps of the 5-point stencil on a rows x cols grid from outside
-    (boundary fixed); the grid is fetched by DMA, swept in the TCDM, and written back."""
+    (boundary fixed). With ``band`` (interior rows per tile) the grid streams by DMA with
+    double buffering: each sweep reads one outside copy of the grid and writes the other,
+    band by band (the band with a halo row above and below in, the band's interior out
+    by a 2D transfer) while the cores work on the band before. Without ``band`` a grid whose
+    two copies fit in the TCDM is fetched once, swept there and written back; a larger grid
+    streams in the tallest band that fits."""
     memory = _outside(cluster, memory)
-    cores = cluster.cores
     width = cols - 2
     if width % 4 or rows < 3:
         raise ValueError("jacobi needs cols - 2 a multiple of 4 and rows >= 3")
+    if band is not None and (band < 1 or (rows - 2) % band):
+        raise ValueError(f"band = {band} must divide the {rows - 2} interior rows")
+    if band is not None and sweeps > 1 and (rows - 2) // band < 3:
+        raise ValueError("a streamed jacobi with several sweeps needs at least 3 bands per sweep")
     rng = np.random.default_rng(seed)
     grid = rng.standard_normal((rows, cols))
+    want = grid.copy()
+    for _ in range(sweeps):
+        nxt = want.copy()
+        nxt[1:-1, 1:-1] = (0.25 * want[:-2, 1:-1] + 0.25 * want[2:, 1:-1] + 0.25 * want[1:-1, :-2]
+                           + 0.25 * want[1:-1, 2:])
+        want = nxt
     outside = _Layout(memory.base_address, memory.size_bytes)
-    ext = outside.take(8 * rows * cols)
-    _put(memory, ext, grid)
+    if band is None and 16 * rows * cols > cluster.tcdm_bytes:
+        band = _jacobi_band(rows, cols, sweeps, cluster.tcdm_bytes)
+    if band is None:
+        ext = outside.take(8 * rows * cols)
+        _put(memory, ext, grid)
+        _setup_jacobi_resident(cluster, ext, rows, cols, sweeps)
+    else:
+        # two outside copies; the boundary is in both and never written
+        ext_grids = [outside.take(8 * rows * cols) for _ in range(2)]
+        for address in ext_grids:
+            _put(memory, address, grid)
+        ext = ext_grids[sweeps % 2]
+        _setup_jacobi_streamed(cluster, ext_grids, rows, cols, sweeps, band)
+    cluster.on_finish(lambda cl: _check(cl, "jacobi", _get(memory, ext, (rows, cols)), want))
+    return lambda: want
+
+
+def _setup_jacobi_resident(cluster: SnitchCluster, ext: int, rows: int, cols: int, sweeps: int) -> None:
+    cores = cluster.cores
     tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     bufs = [tcdm.take(8 * rows * cols) for _ in range(2)]
     size = 8 * rows * cols
@@ -343,36 +418,54 @@ def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: i
     row_bytes = 8 * cols
     for c in range(cores):
         mine = list(range(1 + c, rows - 1, cores))
-        lines = ["li t0, 1", "fcvt.d.w ft3, t0", "li t0, 4", "fcvt.d.w ft4, t0", "fdiv.d ft3, ft3, ft4"] + BARRIER
+        lines = _QUARTER + BARRIER
         for s in range(sweeps):
             src, dst = bufs[s % 2], bufs[(s + 1) % 2]
             if mine:
-                first = mine[0]
-                groups = width // 4
-                count = len(mine)
-                lines += [f"li s6, {src + (first - 1) * row_bytes + 8}"]
-                lines += _ssr(0, [4, 2, groups, count], [8, 2 * row_bytes, 32, cores * row_bytes], "s6")
-                lines += [f"li s7, {src + first * row_bytes}"]
-                lines += _ssr(1, [4, 2, groups, count], [8, 16, 32, cores * row_bytes], "s7")
-                lines += [f"li s8, {dst + first * row_bytes + 8}"]
-                lines += _ssr(2, [width, count], [8, cores * row_bytes], "s8", write=True)
-                lines += [f"li s5, {groups * count - 1}", "csrwi ssr, 1", "frep.o s5, 16"]
-                lines += [f"fmul.d f{8 + p}, ft3, ft0" for p in range(4)]
-                lines += [f"fmadd.d f{8 + p}, ft3, ft0, f{8 + p}" for p in range(4)]
-                lines += [f"fmadd.d f{8 + p}, ft3, ft1, f{8 + p}" for p in range(4)]
-                lines += [f"fmadd.d ft2, ft3, ft1, f{8 + p}" for p in range(4)]
-                lines += ["csrwi ssr, 0", "fence"]
+                first = mine[0] - 1
+                lines += _jacobi_band_code(src, dst + row_bytes + 8, first, len(mine), cores, row_bytes, cols - 2,
+                                           row_bytes)
             lines += BARRIER
         lines += ["ecall"]
         programs.append(_assemble(f"jacobi{c}.S", lines))
     cluster.load_programs(programs + [dma])
-    want = grid.copy()
-    for _ in range(sweeps):
-        nxt = want.copy()
-        nxt[1:-1, 1:-1] = 0.25 * want[:-2, 1:-1] + 0.25 * want[2:, 1:-1] + 0.25 * want[1:-1, :-2] + 0.25 * want[1:-1, 2:]
-        want = nxt
-    cluster.on_finish(lambda cl: _check(cl, "jacobi", _get(memory, ext, (rows, cols)), want))
-    return lambda: want
+
+
+def _setup_jacobi_streamed(cluster: SnitchCluster, ext_grids: list, rows: int, cols: int, sweeps: int,
+                           band: int) -> None:
+    # Step t = (sweep, b) computes band b of a sweep. The DMA fetches step t+1's band while
+    # the cores compute step t, after writing back step t-1: with 3 or more bands per sweep
+    # the rows the next sweep's first band reads were written back steps earlier, and a
+    # transfer starts only after the one before it completed (writes acknowledged).
+    cores = cluster.cores
+    width = cols - 2
+    row_bytes, out_row_bytes = 8 * cols, 8 * width
+    per_sweep = (rows - 2) // band
+    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    in_buf = [tcdm.take((band + 2) * row_bytes) for _ in range(2)]
+    out_buf = [tcdm.take(band * out_row_bytes) for _ in range(2)]
+    tiles_in, tiles_out = [], []
+    for sweep in range(sweeps):
+        src, dst = ext_grids[sweep % 2], ext_grids[(sweep + 1) % 2]
+        for b in range(per_sweep):
+            t = len(tiles_in)
+            top = b * band  # the halo row above the band's first interior row 1 + b * band
+            tiles_in.append([(src + top * row_bytes, in_buf[t % 2], (band + 2) * row_bytes)])
+            tiles_out.append([(out_buf[t % 2], dst + (top + 1) * row_bytes + 8, out_row_bytes,
+                               out_row_bytes, row_bytes, band)])
+    dma = _assemble("jacobi_dma.S", _dma_program([], tiles_in, tiles_out))
+    programs = []
+    for c in range(cores):
+        count = len(range(c, band, cores))
+        lines = _QUARTER + BARRIER
+        for t in range(len(tiles_in)):
+            if count:
+                lines += _jacobi_band_code(in_buf[t % 2], out_buf[t % 2], c, count, cores, row_bytes, width,
+                                           out_row_bytes)
+            lines += BARRIER
+        lines += ["ecall"]
+        programs.append(_assemble(f"jacobi{c}.S", lines))
+    cluster.load_programs(programs + [dma])
 
 
 # -- the single-core utilisation ladder -------------------------------------------------------------------

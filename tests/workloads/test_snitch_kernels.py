@@ -1,7 +1,7 @@
 import pytest
 
-from archmodel.kernel import ModelAssertion
-from archmodel.workloads.snitch import run_kernel
+from archmodel.kernel import ModelAssertion, Simulator
+from archmodel.workloads.snitch import build_system, run_kernel
 
 
 @pytest.mark.parametrize("kernel, params", [
@@ -50,3 +50,64 @@ def test_streamed_gemm_falls_to_the_memory_roofline():
     assert roofline_cycles <= report.cycles <= 1.15 * roofline_cycles
     compute_bound, _ = run_kernel("gemm", m=m, n=n, k=k, streamed=True, memory_bytes_per_cycle=64)
     assert compute_bound.cycles < 0.6 * report.cycles
+
+
+@pytest.mark.parametrize("params", [
+    dict(rows=26, cols=34, sweeps=2, band=8),
+    dict(rows=34, cols=34, sweeps=3, band=4),
+    dict(rows=26, cols=34, sweeps=1, band=24),
+    dict(rows=19, cols=18, sweeps=2, band=1),  # bands thinner than the core count leave cores idle
+])
+def test_streamed_jacobi_moves_bands_with_halos_and_matches_numpy(params):
+    report, cluster = run_kernel("jacobi", **params)
+    rows, cols, sweeps, band = params["rows"], params["cols"], params["sweeps"], params["band"]
+    bands = sweeps * (rows - 2) // band
+    assert cluster.result_ok
+    # per band: (band + 2) full rows in, band interior rows out
+    assert report.dma_bytes == 8 * bands * ((band + 2) * cols + band * (cols - 2))
+    assert cluster.dma.n_done == 2 * bands
+
+
+def test_jacobi_streams_on_its_own_when_the_grid_does_not_fit_twice_in_the_tcdm():
+    fits, _ = run_kernel("jacobi", rows=26, cols=34, sweeps=2, cluster_params=dict(tcdm_bytes=16384))
+    report, cluster = run_kernel("jacobi", rows=34, cols=34, sweeps=2, cluster_params=dict(tcdm_bytes=16384))
+    assert cluster.result_ok
+    assert fits.dma_bytes == 3 * 8 * 26 * 34  # fetched twice (two TCDM copies), written back once
+    # the tallest band dividing the 32 interior rows into at least 3 whose buffers fit: 8 rows
+    assert cluster.dma.n_done == 2 * 2 * (32 // 8)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(rows=26, cols=34, band=5), "band = 5 must divide the 24 interior rows"),
+    (dict(rows=26, cols=34, band=12, sweeps=2), "at least 3 bands per sweep"),
+])
+def test_jacobi_rejects_bands_it_cannot_stream(params, message):
+    with pytest.raises(ValueError, match=message):
+        run_kernel("jacobi", **params)
+
+
+def run_alone(programs, **system):
+    top = build_system(**system)
+    cluster = top.child("cluster")
+    cluster.load_programs(programs)
+    Simulator(top).run()
+    return cluster.run_cycles()
+
+
+@pytest.mark.parametrize("kernel, params", [
+    ("jacobi", dict(rows=50, cols=66, sweeps=2, band=8)),
+    ("axpy", dict(n=4096, tile=512)),
+    ("dot", dict(n=4096, tile=512)),
+    ("reduction", dict(n=4096, tile=512)),
+])
+def test_double_buffering_overlaps_dma_and_compute(kernel, params):
+    report, cluster = run_kernel(kernel, **params)
+    programs = [core.program for core in cluster.core_list]
+    # the same programs once with only the DMA core, once with only the compute cores
+    # (barriers do not wait for cores without a program)
+    dma_only = run_alone([None] * cluster.cores + programs[-1:])
+    compute_only = run_alone(programs[:-1])
+    assert report.cycles >= max(dma_only, compute_only)
+    assert report.cycles <= 0.8 * (dma_only + compute_only)
+    # at least half of the shorter of the two hides under the longer
+    assert report.cycles <= max(dma_only, compute_only) + 0.5 * min(dma_only, compute_only)

@@ -37,6 +37,9 @@ class SnitchCluster(Component):
     transfer leaves the TCDM. Workloads load programs with :meth:`load_programs`, data with
     :meth:`tcdm_array`, and check results in an :meth:`on_finish` callback; when every core
     has finished and the DMA is idle the cluster sleeps (the run ends when all is quiet).
+    Hangs are the kernel watchdog's to judge: the cluster reports its progress to it, each
+    unfinished core says where it is (``holding``) and, at the barrier, which cores it waits
+    on (``waiting_for``), so a stuck cluster stops the run with a DeadlockError naming them.
 
     Leaves out: the cluster peripherals (performance counters other than mcycle/minstret,
     wake-up registers), interrupts, the shared multiply/divide unit (each core has one),
@@ -54,8 +57,6 @@ class SnitchCluster(Component):
     icache_bytes = Param(int, 8 * 1024, "shared instruction cache", unit="bytes", check=at_least(4))
     icache_miss_cycles = Param(int, 20, "instruction cache miss penalty", unit="cycles", check=at_least(0))
     dma_lanes = Param(int, 8, "64-bit DMA lanes into the TCDM (8 = 512 bit/cycle)", check=at_least(1))
-    hang_cycles = Param(int, 200_000, "cycles without progress before the run is stopped as hung",
-                        unit="cycles", check=at_least(1000))
 
     ext_req = Out("DMA bursts to the outside memory (MemRequest)", required=False)
     ext_rsp = In("responses from the outside memory (MemResponse)", required=False)
@@ -90,6 +91,7 @@ class SnitchCluster(Component):
         self.n_halted = len(self.core_list)
         self.first_tick = True
         self.check_at = 0
+        self.check_every = None
         self.signature = None
 
     # -- what workloads use ---------------------------------------------------------------------
@@ -218,15 +220,19 @@ class SnitchCluster(Component):
             self.sleep()
             return
         if cycle >= self.check_at:
-            self._check_progress(cycle)
+            self._report_progress(cycle)
 
-    def _check_progress(self, cycle: int) -> None:
+    def _report_progress(self, cycle: int) -> None:
+        # The kernel's watchdog judges hangs: work inside the cluster moves no message, so
+        # the cluster tells it about progress (instructions, FP operations, TCDM grants, DMA
+        # bytes) every few cycles, often enough for any watchdog window. A stuck cluster then
+        # stops the run with a DeadlockError whose report has each unfinished core's
+        # state (SnitchCore.holding) and who waits on whom at the barrier.
         signature = (sum(c.n_instr + c.n_fpu for c in self.core_list), self.tcdm.n_grants,
                      self.dma.n_in + self.dma.n_out + self.dma.n_done)
         if signature != self.signature:
             self.signature = signature
-            self.progress_at = cycle
-        elif cycle - self.progress_at >= self.hang_cycles:
-            states = "; ".join(c.describe_state() for c in self.core_list if c.program is not None)
-            self.fail(f"no core made progress for {cycle - self.progress_at} cycles: {states}")
-        self.check_at = cycle + 1024
+            self.progress()
+        if self.check_every is None:
+            self.check_every = max(1, min(1024, self.sim.watchdog_ps // self.domain.period_ps // 4))
+        self.check_at = cycle + self.check_every

@@ -72,6 +72,8 @@ def _compile_issue(ins: Instruction, streams: bool):
             checks.append(f"        if s{r}.writes:\n"
                           f"            core.fault(ins, 'reads ft{r} but SSR {r} is configured for writing')\n"
                           f"        if not q{r} or q{r}[0][0] > cycle:\n"
+                          f"            if not q{r} and not s{r}.active:\n"
+                          f"                core.stream_exhausted(ins, {r})\n"
                           f"            core.s_stream += 1\n            return False\n")
             gather.append(f"        entry = q{r}[0]\n        {value} = entry[1]\n"
                           f"        if entry[2] == 1:\n            q{r}.popleft()\n"
@@ -83,7 +85,7 @@ def _compile_issue(ins: Instruction, streams: bool):
     if streams and rd < 3:
         setup.append(f"    s{rd} = core.ssrs[{rd}]\n    q{rd} = s{rd}.fifo\n")
         checks.append(f"        if not s{rd}.writes:\n"
-                      f"            core.fault(ins, 'writes ft{rd} but SSR {rd} is configured for reading')\n"
+                      f"            core.not_a_write_stream(ins, {rd})\n"
                       f"        if len(q{rd}) >= s{rd}.depth:\n"
                       f"            core.s_stream += 1\n            return False\n")
         store = f"        q{rd}.append([done, result])\n"
@@ -300,6 +302,27 @@ class SnitchCore(Component):
         """Stop the run: a runtime fault at ``ins``."""
         self.fail(f"core {self.hartid} at pc 0x{self.pc_of(ins.index):08x} ({ins.where()}): {reason}")
 
+    def stream_exhausted(self, ins: Instruction, stream: int) -> None:
+        """Stop the run: ``ins`` reads stream register ft``stream`` whose SSR has no data left
+        and no job to fetch more (never configured, or its job is used up). A later
+        configuration in program order cannot feed an instruction offloaded before it, so
+        the core would wait forever (an FREP stagger that walks an operand onto ft0..ft2 is
+        the usual cause)."""
+        s = self.ssrs[stream]
+        why = "its jobs are used up" if s.launched else "it was never started"
+        written = self.instrs[ins.index]
+        staggered = f", the FREP stagger turned ft{stream} into a stream register" if stream not in written.fsrc else ""
+        self.fault(ins, f"reads ft{stream} but SSR {stream} has no data and no job left ({why}{staggered})")
+
+    def not_a_write_stream(self, ins: Instruction, stream: int) -> None:
+        """Stop the run: ``ins`` writes stream register ft``stream`` whose latest SSR job reads
+        (or that no job was ever started on)."""
+        if self.ssrs[stream].launched:
+            self.fault(ins, f"writes ft{stream} but SSR {stream} is configured for reading")
+        staggered = (f", the FREP stagger turned ft{stream} into a stream register"
+                     if self.instrs[ins.index].rd != stream else "")
+        self.fault(ins, f"writes ft{stream} but SSR {stream} has no write job (it was never started{staggered})")
+
     def _check_access(self, ins: Instruction, addr: int, size: int) -> None:
         if addr % size:
             self.fault(ins, f"misaligned {size}-byte access to 0x{addr:08x}")
@@ -408,6 +431,8 @@ class SnitchCore(Component):
                                 self.fault(ins, f"reads ft{r} but SSR {r} is configured for writing")
                             fifo = s.fifo
                             if not fifo or fifo[0][0] > cycle:
+                                if not fifo and not s.active:
+                                    self.stream_exhausted(ins, r)
                                 self.s_stream += 1
                                 return None
                         elif f_ready[r] > cycle:
@@ -416,7 +441,7 @@ class SnitchCore(Component):
                     if rd < 3:
                         s = ssrs[rd]
                         if not s.writes:
-                            self.fault(ins, f"writes ft{rd} but SSR {rd} is configured for reading")
+                            self.not_a_write_stream(ins, rd)
                         if len(s.fifo) >= s.depth:
                             self.s_stream += 1
                             return None
@@ -546,12 +571,16 @@ class SnitchCore(Component):
                 # the k-th read of this stream in this instruction
                 if k == 0:
                     if not fifo or fifo[0][0] > cycle:
+                        if not fifo and not s.active:
+                            self.stream_exhausted(ins, r)
                         self.s_stream += 1
                         return None
                 else:
                     have = fifo[0][2] if fifo else 0
                     if have <= k:
                         if len(fifo) < 2 or fifo[1][0] > cycle or have + fifo[1][2] <= k:
+                            if not s.active and have + sum(e[2] for e in list(fifo)[1:]) <= k:
+                                self.stream_exhausted(ins, r)
                             self.s_stream += 1
                             return None
                 taken[r] = k + 1
@@ -562,7 +591,7 @@ class SnitchCore(Component):
         if rd < 3:
             s = ssrs[rd]
             if not s.writes:
-                self.fault(ins, f"writes ft{rd} but SSR {rd} is configured for reading")
+                self.not_a_write_stream(ins, rd)
             if len(s.fifo) >= s.depth:
                 self.s_stream += 1
                 return None
@@ -834,9 +863,26 @@ class SnitchCore(Component):
             return f"core {self.hartid}: finished"
         ins = self.instrs[self.ip] if self.ip < len(self.instrs) else None
         where = f"pc 0x{self.pc_of(self.ip):08x} ({ins.where()})" if ins else "past the end"
-        return (f"core {self.hartid}: {'halted, FP subsystem busy' if self.halted else where}; "
+        if self.halted:
+            where = "halted, FP subsystem busy"
+        elif self.at_barrier:
+            where += " waiting at the barrier"
+        return (f"core {self.hartid}: {where}; "
                 f"offload queue {len(self.queue)}, frep {'on' if self.seq_on else 'off'}, "
                 f"SSR FIFOs {[len(s.fifo) for s in self.ssrs]}, SSR jobs {[int(s.active) + len(s.jobs) for s in self.ssrs]}")
+
+    def holding(self) -> str | None:
+        """An unfinished program, described for the kernel's deadlock report (the cluster
+        reports this core's progress to the watchdog, see SnitchCluster)."""
+        if self.done:
+            return None
+        return "an unfinished program: " + self.describe_state()
+
+    def waiting_for(self) -> list:
+        """At the barrier: the cores that have not reached it and have not halted."""
+        if not self.at_barrier:
+            return []
+        return [c for c in self.cluster.core_list if not c.halted and not c.at_barrier]
 
 
 def _csr_update(op: str, old: int, new: int) -> int:

@@ -101,6 +101,20 @@ class SnitchDma(Component):
     def busy(self) -> bool:
         return self.current is not None or bool(self.queue)
 
+    def holding(self) -> str | None:
+        """The running transfer and what it waits for, for the kernel's deadlock report."""
+        if not self.busy:
+            return None
+        transfer = self.current if self.current is not None else self.queue[0]
+        return (f"transfer {transfer.id} ({transfer.where}) with {len(transfer.bursts)} burst(s) not yet sent, "
+                f"{len(self.pending_reads)} read(s) and {self.writes_in_flight} write(s) unanswered, "
+                f"{len(self.queue)} transfer(s) queued behind")
+
+    def waiting_for(self) -> list:
+        """The outside memory, while a transfer runs."""
+        memory = self.cluster.outside_memory()
+        return [memory] if memory is not None and self.busy else []
+
     def in_tcdm(self, addr: int, size: int) -> bool:
         return self.tcdm_base <= addr and addr + size <= self.tcdm_end
 

@@ -23,7 +23,7 @@ class SsrStreamer:
     __slots__ = ("index", "rid", "depth", "fifo", "jobs", "active", "writes", "addr", "left", "idx", "bounds",
                  "adj", "dims", "uses", "repeat", "cfg_bounds", "cfg_strides", "mem", "base", "latency",
                  "core", "job_writes", "reads_stream",
-                 "run", "run_len", "adj0")
+                 "run", "run_len", "adj0", "launched")
 
     def __init__(self, core, index: int, rid: int, depth: int, mem, base: int, latency: int):
         self.core = core
@@ -53,6 +53,7 @@ class SsrStreamer:
         # is then one add, and idx[0]/left catch up when the run is used up.
         self.run = self.run_len = 0
         self.adj0 = 0
+        self.launched = False  # a job was ever started (for the fault of reading a dead stream)
 
     def launch(self, base_addr: int, dims: int, writes: bool) -> None:
         """Queue a job over dimensions 0..dims-1 from the current configuration."""
@@ -60,6 +61,7 @@ class SsrStreamer:
         strides = self.cfg_strides[:dims]
         self.jobs.append((base_addr, dims, bounds, strides, self.repeat, writes))
         self.writes = writes
+        self.launched = True
         if not self.active:
             self._next_job()
 

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from archmodel.kernel import ModelAssertion, Simulator
+from archmodel.kernel import Component, DeadlockError, ModelAssertion, Simulator, connect
+from archmodel.models.basic import Sink
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
 from archmodel.workloads.snitch import build_system, run_kernel
 
@@ -44,6 +45,21 @@ def test_fp_results_wait_for_their_latency_through_the_offload_queue():
     ("li t0, 64\ndmcpyi zero, t0, 0\necall\n",
      "core 0 at pc 0x00001004 (p0.S:2: dmcpyi zero, t0, 0): illegal instruction 'dmcpyi': only the DMA core "
      "(mhartid 1) drives the DMA"),
+    # the stagger walks rs2 from ft0 onto ft1, a stream register no job was started on
+    (f"li a0, {TCDM_BASE}\nli t0, 7\ncsrw ssr0_bound0, t0\nli t1, 8\ncsrw ssr0_stride0, t1\ncsrw ssr0_rptr0, a0\n"
+     "csrwi ssr, 1\nli t0, 3\nfrep.o t0, 1, 1, 0b0100\nfadd.d fa0, fa0, ft0\ncsrwi ssr, 0\necall\n",
+     "core 0 at pc 0x00001024 (p0.S:10: fadd.d fa0, fa0, ft0): reads ft1 but SSR 1 has no data and no job left "
+     "(it was never started, the FREP stagger turned ft1 into a stream register)"),
+    # the stagger walks rd from ft0, a write stream, onto ft1, on which no job was started
+    (f"li a0, {TCDM_BASE}\nli t0, 7\ncsrw ssr0_bound0, t0\nli t1, 8\ncsrw ssr0_stride0, t1\ncsrw ssr0_wptr0, a0\n"
+     "csrwi ssr, 1\nli t0, 3\nfrep.o t0, 1, 1, 0b0001\nfadd.d ft0, fa0, fa0\ncsrwi ssr, 0\necall\n",
+     "core 0 at pc 0x00001024 (p0.S:10: fadd.d ft0, fa0, fa0): writes ft1 but SSR 1 has no write job "
+     "(it was never started, the FREP stagger turned ft1 into a stream register)"),
+    # four elements streamed, five read
+    (f"li a0, {TCDM_BASE}\nli t0, 3\ncsrw ssr0_bound0, t0\nli t1, 8\ncsrw ssr0_stride0, t1\ncsrw ssr0_rptr0, a0\n"
+     "csrwi ssr, 1\nli t0, 4\nfrep.o t0, 1\nfadd.d fa0, fa0, ft0\ncsrwi ssr, 0\necall\n",
+     "core 0 at pc 0x00001024 (p0.S:10: fadd.d fa0, fa0, ft0): reads ft0 but SSR 0 has no data and no job left "
+     "(its jobs are used up)"),
 ])
 def test_runtime_faults_name_the_core_pc_and_source_line(source, message):
     with pytest.raises(ModelAssertion) as info:
@@ -157,3 +173,49 @@ def test_dma_copies_1d_and_2d_at_up_to_64_bytes_per_cycle():
     assert cluster.dma.n_in == 2048 + 128
     # 2048 bytes through 8 lanes need at least 32 cycles
     assert cluster.dma.n_busy >= 32 + 10
+
+
+def test_a_stuck_cluster_is_a_kernel_deadlock_naming_each_core_and_who_waits_on_whom():
+    # core 0 writes 10 results into a write stream that stores 4: its FIFO fills, nothing
+    # drains it, and core 1 waits at the barrier for core 0 forever
+    overflow = (f"li a0, {TCDM_BASE}\nli t0, 3\ncsrw ssr2_bound0, t0\nli t1, 8\ncsrw ssr2_stride0, t1\n"
+                "csrw ssr2_wptr0, a0\ncsrwi ssr, 1\nli t0, 9\nfrep.o t0, 1\nfadd.d ft2, fa0, fa0\ncsrwi ssr, 0\n"
+                "csrr zero, barrier\necall\n")
+    cluster = SnitchCluster("cl", cores=2, icache_miss_cycles=0)
+    cluster.load_programs([assemble(overflow, "over.S"), assemble("csrr zero, barrier\necall\n", "wait.S")])
+    with pytest.raises(DeadlockError) as info:
+        Simulator(cluster, watchdog_cycles=2000).run()
+    report = str(info.value).splitlines()
+    assert report[0].endswith("no transfer for 2.001 us while messages are pending")
+    assert report[1:] == [
+        "  cl.core0 holds an unfinished program: core 0: pc 0x0000102c (over.S:12: csrr zero, barrier); "
+        "offload queue 1, frep on, SSR FIFOs [0, 0, 4], SSR jobs [0, 0, 0]",
+        "  cl.core1 holds an unfinished program: core 1: pc 0x00001100 (wait.S:1: csrr zero, barrier) waiting at "
+        "the barrier; offload queue 0, frep off, SSR FIFOs [0, 0, 0], SSR jobs [0, 0, 0]",
+        "  cl.core1 waits on cl.core0 (it holds work)",
+    ]
+
+
+def test_a_long_busy_run_is_not_mistaken_for_a_deadlock_by_a_short_watchdog():
+    # 3000 cycles of integer work without a single message: the cluster reports progress
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    cluster.load_programs([assemble("li t0, 1500\n1: addi t0, t0, -1\nbnez t0, 1b\necall\n", "loop.S")])
+    Simulator(cluster, watchdog_cycles=100).run()
+    assert cluster.core_list[0].done_cycle > 3000
+
+
+def test_a_dma_transfer_the_memory_never_answers_is_a_deadlock_on_that_memory():
+    top = Component("top")
+    cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0)
+    memory = Sink("mem", top)  # takes the read burst and never answers
+    connect(cluster.ext_req, memory.inp)
+    source = (f"li t0, 0x80000000\ndmsrc t0, zero\nli t0, {TCDM_BASE}\ndmdst t0, zero\nli t0, 256\n"
+              "dmcpyi zero, t0, 0\necall\n")
+    cluster.load_programs([None, assemble(source, "lost.S")])
+    with pytest.raises(DeadlockError) as info:
+        Simulator(top, watchdog_cycles=1000).run()
+    assert str(info.value).splitlines()[1:] == [
+        "  top.cl.dma holds transfer 0 (lost.S:6: dmcpyi zero, t0, 0) with 0 burst(s) not yet sent, 1 read(s) and "
+        "0 write(s) unanswered, 0 transfer(s) queued behind",
+        "  top.cl.dma waits on top.mem (it holds work)",
+    ]

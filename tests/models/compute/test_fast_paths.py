@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from archmodel.kernel import ModelAssertion, Simulator
+from archmodel.kernel import Simulator, SimulationError
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, SnitchCore, assemble
 from archmodel.workloads.snitch import run_kernel
 
@@ -56,8 +56,7 @@ def random_program(rng: random.Random, core: int) -> str:
 def run_random(seed: int, fast: bool) -> dict:
     rng = random.Random(seed)
     params = dict(cores=rng.randint(1, 3), offload_depth=rng.randint(1, 8), ssr_fifo_depth=rng.randint(1, 4),
-                  tcdm_latency_cycles=rng.randint(1, 3), banks=rng.choice([4, 8, 32]), hang_cycles=1000,
-                  icache_miss_cycles=0)
+                  tcdm_latency_cycles=rng.randint(1, 3), banks=rng.choice([4, 8, 32]), icache_miss_cycles=0)
     programs = [assemble(random_program(rng, c), f"random{c}.S") for c in range(params["cores"])]
     cluster = SnitchCluster("cl", **params)
     cluster.tcdm_array(TCDM_BASE, (16384,))[:] = np.random.default_rng(seed).standard_normal(16384)
@@ -65,9 +64,9 @@ def run_random(seed: int, fast: bool) -> dict:
     old = SnitchCore.fast_paths
     SnitchCore.fast_paths = fast
     try:
-        Simulator(cluster).run()
+        Simulator(cluster, watchdog_cycles=1000).run()
         error = None
-    except ModelAssertion as err:
+    except SimulationError as err:
         error = str(err)
     finally:
         SnitchCore.fast_paths = old
