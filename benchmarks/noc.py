@@ -1,7 +1,8 @@
 """On-chip network reference configurations of BookSim 2 (Jiang et al., ISPASS 2013), measured
 the way BookSim measures (see /work/shared/VALIDATION.md): latency and accepted throughput
 from 0.01 flits/node/cycle to past saturation, the saturation rate (average packet latency at
-twice the zero-load latency), and the simulator's speed in router-cycles per second.
+twice the zero-load latency), and the simulator's speed in router-cycles per second of processor
+time (so that other work on a shared machine does not count against it).
 
     python benchmarks/noc.py            # all configurations (several minutes)
     python benchmarks/noc.py --quick    # fewer points, shorter windows

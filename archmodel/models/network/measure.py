@@ -28,9 +28,11 @@ def measure_top(top, seed: int = 0) -> dict:
     if noc is None:
         raise ArchError(f"{top.path} contains no Noc to measure", hint="a sweep measures a Noc(...) instance")
     sim = Simulator(top, seed=seed, watchdog_cycles=10 ** 9)
-    started = time.perf_counter()
+    # Processor time of this process, not wall time: on a shared machine the speed should not
+    # depend on what else runs (the simulator is single threaded, so alone they agree).
+    started = time.process_time()
     sim.run()
-    wall = time.perf_counter() - started
+    wall = time.process_time() - started
     cycles = noc.elapsed_cycles
     lat = noc.packet_latency
     return {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect_left
 from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, model, one_of
@@ -13,6 +14,37 @@ from .flit import NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
 _SHARED_ROUTING: dict = {}
+
+
+def _bits(mask: int) -> list[int]:
+    """The indices of the set bits of ``mask``, in increasing order."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _islip_shared(requesters: list, resources: list, in_ptr: list, out_ptr: list, n_in: int, n_out: int,
+                  grants: dict) -> None:
+    """One iSLIP round when every requester (sorted) asks for the same resources (sorted):
+    exactly :func:`~.allocators.islip` with ``iterations=1``, by binary search on the pointers."""
+    offers: dict = {}
+    last = len(requesters)
+    for o in resources:
+        k = bisect_left(requesters, out_ptr[o])
+        i = requesters[k] if k < last else requesters[0]
+        if i in offers:
+            offers[i].append(o)
+        else:
+            offers[i] = [o]
+    for i, outs in offers.items():
+        k = bisect_left(outs, in_ptr[i])
+        o = outs[k] if k < len(outs) else outs[0]
+        grants[i] = o
+        out_ptr[o] = (i + 1) % n_in
+        in_ptr[i] = (o + 1) % n_out
 
 
 @model
@@ -44,6 +76,12 @@ class NocRouter(Component):
     must be two-way for credits to return. Registers ``occ<port>_<vc>`` hold the flits buffered
     per input VC (for waveforms). Leaves out: speculative allocation, input/output speedup,
     shared buffers, power.
+
+    For speed the allocators work on bit masks of free output VCs and skip what cannot change:
+    a head whose allowed output VCs are all owned is parked until one of that port frees, and an
+    input VC without a credit until the credit returns; results are those of rescanning every
+    cycle. ``holding``/``waiting_for`` let the kernel's watchdog report a deadlock among routers
+    wired by a ``topology`` statement, with the cycle of routers named.
     """
 
     inputs = Param(int, 5, "input ports (local ports first, then one per neighbour)", check=at_least(1))
@@ -80,10 +118,23 @@ class NocRouter(Component):
         self.ivc_out = [-1] * self.in_vcs
         self.ivc_ready = [0] * self.in_vcs
         self.ovc_owner = [-1] * self.out_vcs
+        # Bit o set: output VC o has no owner (the VC allocator's free set as one integer).
+        self.free_ovcs = (1 << self.out_vcs) - 1
+        # Per input VC whose head waits for VC allocation: the output VCs its route allows as a
+        # bit mask, or None when the route offers several output ports (adaptive selection).
+        self.ivc_mask = [0] * self.in_vcs
+        self.ivc_route_port = [0] * self.in_vcs  # the first output VC of that port
         self.ovc_credits = [self.buffer_depth] * self.out_vcs
         self.ovc_tail_wait = [False] * self.out_vcs
         self.va_waiting: list[int] = []
+        # Heads whose every allowed output VC is owned, by output port: they are not looked at
+        # again until a VC of that port frees (``_free_ovc``).
+        self.va_parked: list[list[int]] = [[] for _ in range(self.outputs)]
+        self.va_parked_count = 0
         self.sa_active: set[int] = set()
+        # Output VCs whose owner has a flit but no credit: the owner left sa_active and comes
+        # back when the credit does (``_credit``).
+        self.sa_parked = [False] * self.out_vcs
         self.pending_flits = [deque() for _ in range(self.outputs)]
         self.pending_credits = [deque() for _ in range(max(self.inputs, self.outputs))]
         self.due: set[int] = set()
@@ -96,9 +147,9 @@ class NocRouter(Component):
         self.occ = [self.register(f"occ{p}_{w}", 0, width=max(1, self.buffer_depth.bit_length()))
                     for p in range(self.inputs) for w in range(v)]
         self.route_fn = None
-        self.ovc_lists: dict = {}
+        self.route_masks: dict = {}
         self.port_of = [ivc // v for ivc in range(self.in_vcs)]
-        self.sa_wanting = [[] for _ in range(self.inputs)]
+        self.out_port_of = [ovc // v for ovc in range(self.out_vcs)]
         if self.node < 0:
             match = _NODE_INDEX.search(self.name)
             self.node = int(match.group(1)) if match else 0
@@ -123,7 +174,7 @@ class NocRouter(Component):
         self.rc_delay = self.routing_delay * self.period
         self.st_total = (self.sw_alloc_delay + self.st_delay) * self.period
         self.cr_delay = self.credit_delay * self.period
-        self.ports_in = [(p, port) for p, port in enumerate(self.inp) if port.connected]
+        self.ports_in = [(p, port, port.channel.flight) for p, port in enumerate(self.inp) if port.connected]
         self.allocate = ALLOCATORS[self.allocator]
         self.random = random.Random(int(self.rng.integers(1 << 62)))
         self.trace_occ = self.occupancy_registers
@@ -145,156 +196,296 @@ class NocRouter(Component):
         flit = self.buf[ivc][0]
         v = self.vcs
         port = ivc // v
-        self.ivc_route[ivc] = self.route_fn(port, ivc - port * v, flit.packet)
+        route = self.ivc_route[ivc] = self.route_fn(port, ivc - port * v, flit.packet)
+        masks = self.route_masks.get(route)
+        if masks is None:
+            masks = self.route_masks[route] = self._route_masks(route)
+        if len(masks) == 1:
+            self.ivc_mask[ivc] = masks[0][0]
+            self.ivc_route_port[ivc] = masks[0][1]
+        else:
+            self.ivc_mask[ivc] = None
         ready = flit.arrived_ps + self.rc_delay
         self.ivc_ready[ivc] = ready if ready > now else now
         self.va_waiting.append(ivc)
 
     def tick(self) -> None:
         now = self.sim.now
-        v = self.vcs
-        buf = self.buf
-        credits = self.ovc_credits
         active = False
-        # Links: returned credits and arriving flits.
-        for p, port in self.ports_in:
-            if port.valid:
+        # Links: returned credits and arriving flits. A port is looked at only when its
+        # channel holds a message that has arrived (the router is the channel's only reader,
+        # so none was taken yet at this edge): the cheap test of the common idle port.
+        for p, port, flight in self.ports_in:
+            if flight and flight[0][0] <= now:
                 flit, credit = port.recv()
                 active = True
                 if credit >= 0:
-                    ovc = p * v + credit
-                    credits[ovc] += 1
-                    if self.ovc_tail_wait[ovc] and credits[ovc] == self.buffer_depth:
-                        self.ovc_tail_wait[ovc] = False
-                        self.ovc_owner[ovc] = -1
+                    self._credit(p * self.vcs + credit)
                 if flit is not None:
-                    ivc = p * v + flit.vc
-                    q = buf[ivc]
-                    q.append(flit)
-                    flit.arrived_ps = now
-                    self.buffered += 1
-                    if self.trace_occ:
-                        self.occ[ivc].set(len(q))
-                    if len(q) == 1:
-                        if self.ivc_out[ivc] >= 0:
-                            self.sa_active.add(ivc)
-                        elif flit.head:
-                            self._new_front(ivc, now)
-                        else:
-                            self.fail(f"inp[{p}] vc{flit.vc}: {flit!r} arrived with no packet in progress")
-                    elif len(q) > self.buffer_depth:
-                        self.fail(f"inp[{p}] vc{flit.vc}: buffer overflow ({len(q)} > {self.buffer_depth} flits): "
-                                  "the upstream sender ignored its credits")
+                    self._arrive(p, flit, now)
         if self.va_waiting:
             active = self._allocate_vcs(now) or active
+        elif self.va_parked_count:
+            self.va_stalls.value += self.va_parked_count
         if self.sa_active:
-            active = self._allocate_switch(now, buf, credits) or active
+            active = self._allocate_switch(now) or active
         if self.due:
             self._send(now)
             active = True
         if not active:
             self._rest(now)
 
-    def _ovcs(self, choices) -> list:
-        """The output VC indices of an output set (cached per set)."""
-        ovcs = self.ovc_lists.get(choices)
-        if ovcs is None:
-            v = self.vcs
-            ovcs = self.ovc_lists[choices] = [[port * v + w for w in range(first, end)]
-                                              for port, first, end in choices]
-        return ovcs
+    def _credit(self, ovc: int) -> None:
+        credits = self.ovc_credits
+        credits[ovc] += 1
+        if self.sa_parked[ovc]:
+            self.sa_parked[ovc] = False
+            self.sa_active.add(self.ovc_owner[ovc])
+        if self.ovc_tail_wait[ovc] and credits[ovc] == self.buffer_depth:
+            self.ovc_tail_wait[ovc] = False
+            self._free_ovc(ovc)
 
-    def _allocate_vcs(self, now: int) -> bool:
-        owner = self.ovc_owner
+    def _free_ovc(self, ovc: int) -> None:
+        """Output VC ``ovc`` has no owner any more: heads parked on its port may ask again."""
+        self.ovc_owner[ovc] = -1
+        self.free_ovcs |= 1 << ovc
+        parked = self.va_parked[self.out_port_of[ovc]]
+        if parked:
+            self.va_waiting.extend(parked)
+            self.va_parked_count -= len(parked)
+            parked.clear()
+
+    def _arrive(self, p: int, flit, now: int) -> None:
+        ivc = p * self.vcs + flit.vc
+        q = self.buf[ivc]
+        q.append(flit)
+        flit.arrived_ps = now
+        self.buffered += 1
+        if self.trace_occ:
+            self.occ[ivc].set(len(q))
+        if len(q) == 1:
+            if self.ivc_out[ivc] >= 0:
+                self.sa_active.add(ivc)
+            elif flit.head:
+                self._new_front(ivc, now)
+            else:
+                self.fail(f"inp[{p}] vc{flit.vc}: {flit!r} arrived with no packet in progress")
+        elif len(q) > self.buffer_depth:
+            self.fail(f"inp[{p}] vc{flit.vc}: buffer overflow ({len(q)} > {self.buffer_depth} flits): "
+                      "the upstream sender ignored its credits")
+
+    def _route_masks(self, choices) -> list:
+        """Per output port of an output set: the bit mask of its allowed output VCs and the
+        index of the port's first VC (for the adaptive selection's credit count)."""
+        v = self.vcs
+        return [(sum(1 << (port * v + w) for w in range(first, end)), port * v) for port, first, end in choices]
+
+    def _adaptive_request(self, ivc: int) -> int:
+        """The free output VCs a head with several allowed output ports asks for: the
+        selection function prefers the port with most free credits (ties: all of them)."""
+        free = self.free_ovcs
         credits = self.ovc_credits
         v = self.vcs
+        best, request = -1, 0
+        for mask, base in self.route_masks[self.ivc_route[ivc]]:
+            cand = free & mask
+            if cand:
+                room = sum(credits[base:base + v])
+                if room > best:
+                    best, request = room, cand
+                elif room == best:
+                    request |= cand
+        return request
+
+    def _allocate_vcs(self, now: int) -> bool:
+        """VC allocation. Requests are bit masks of free output VCs; heads asking for the same
+        mask form a group, and groups that share no output VC are allocated independently
+        (any allocator decomposes so), which makes the common cases cheap: a lone requester
+        takes the first free VC from its round-robin pointer."""
+        free = self.free_ovcs
         ready_at = self.ivc_ready
-        requests = {}
-        for ivc in self.va_waiting:
+        waiting = self.va_waiting
+        if len(waiting) == 1 and not self.va_parked_count:
+            # The common case at low and moderate load: one head, one allowed port.
+            ivc = waiting[0]
+            mask = self.ivc_mask[ivc]
+            if mask is not None and ready_at[ivc] <= now:
+                request = free & mask
+                if request:
+                    pointer = self.va_in_ptr[ivc]
+                    above = request >> pointer << pointer
+                    pick = above if above else request
+                    ovc = (pick & -pick).bit_length() - 1
+                    self.va_in_ptr[ivc] = (ovc + 1) % self.out_vcs
+                    self.va_out_ptr[ovc] = (ivc + 1) % self.in_vcs
+                    self.ovc_owner[ovc] = ivc
+                    self.free_ovcs = free & ~(1 << ovc)
+                    self.ivc_out[ivc] = ovc
+                    ready_at[ivc] = now + self.va_ready_delay
+                    self.sa_active.add(ivc)
+                    waiting.clear()
+                    return True
+        ivc_mask = self.ivc_mask
+        groups: dict = {}
+        parking = None
+        for ivc in waiting:
             if ready_at[ivc] > now:
                 continue
-            groups = self._ovcs(self.ivc_route[ivc])
-            if len(groups) == 1:
-                free = [o for o in groups[0] if owner[o] < 0]
+            mask = ivc_mask[ivc]
+            if mask is None:
+                request = self._adaptive_request(ivc)
             else:
-                # Adaptive: the selection function prefers the output with most free credits.
-                best, free = -1, []
-                for ovcs in groups:
-                    cand = [o for o in ovcs if owner[o] < 0]
-                    if cand:
-                        base = ovcs[0] - ovcs[0] % v
-                        room = sum(credits[base:base + v])
-                        if room > best:
-                            best, free = room, cand
-                        elif room == best:
-                            free = free + cand
-            if free:
-                requests[ivc] = free
-        stalled = len(self.va_waiting) - len(requests)
-        if not requests:
-            self.va_stalls.value += stalled
+                request = free & mask
+                if not request:
+                    if parking is None:
+                        parking = [ivc]
+                    else:
+                        parking.append(ivc)
+                    continue
+            if request:
+                group = groups.get(request)
+                if group is None:
+                    groups[request] = [ivc]
+                else:
+                    group.append(ivc)
+        if parking is not None:
+            parked = self.va_parked
+            out_port_of = self.out_port_of
+            for ivc in parking:
+                parked[out_port_of[self.ivc_route_port[ivc]]].append(ivc)
+            self.va_parked_count += len(parking)
+            self.va_waiting = waiting = [i for i in waiting if i not in parking] if len(parking) < len(waiting) else []
+        if not groups:
+            self.va_stalls.value += len(waiting) + self.va_parked_count
             return False
-        if len(requests) == 1:
-            # One requester: every allocator grants it the first free VC from its pointer.
-            (ivc, free), = requests.items()
-            o = free[0] if len(free) == 1 else min(free, key=lambda x, p=self.va_in_ptr[ivc], n=self.out_vcs: (x - p) % n)
-            self.va_in_ptr[ivc] = (o + 1) % self.out_vcs
-            self.va_out_ptr[o] = (ivc + 1) % self.in_vcs
-            grants = {ivc: o}
+        in_ptr, out_ptr = self.va_in_ptr, self.va_out_ptr
+        n_in, n_out = self.in_vcs, self.out_vcs
+        disjoint = True
+        if len(groups) > 1:
+            seen = 0
+            for request in groups:
+                if seen & request:
+                    disjoint = False
+                    break
+                seen |= request
+        grants = {}
+        if disjoint:
+            for request, ivcs in groups.items():
+                if len(ivcs) == 1:
+                    ivc = ivcs[0]
+                    above = request >> in_ptr[ivc] << in_ptr[ivc]
+                    pick = above if above else request
+                    ovc = (pick & -pick).bit_length() - 1
+                    in_ptr[ivc] = (ovc + 1) % n_out
+                    out_ptr[ovc] = (ivc + 1) % n_in
+                    grants[ivc] = ovc
+                elif self.allocator == "islip" and self.alloc_iterations == 1:
+                    _islip_shared(sorted(ivcs), _bits(request), in_ptr, out_ptr, n_in, n_out, grants)
+                else:
+                    ovcs = _bits(request)
+                    grants.update(self.allocate({ivc: ovcs for ivc in ivcs}, in_ptr, out_ptr, n_in, n_out,
+                                                self.alloc_iterations))
         else:
-            grants = self.allocate(requests, self.va_in_ptr, self.va_out_ptr, self.in_vcs, self.out_vcs,
-                                   self.alloc_iterations)
+            requests = {ivc: _bits(request) for request, ivcs in groups.items() for ivc in ivcs}
+            grants = self.allocate(requests, in_ptr, out_ptr, n_in, n_out, self.alloc_iterations)
+        owner = self.ovc_owner
         ready = now + self.va_ready_delay
+        taken = 0
         for ivc, ovc in grants.items():
             owner[ovc] = ivc
+            taken |= 1 << ovc
             self.ivc_out[ivc] = ovc
             ready_at[ivc] = ready
             self.sa_active.add(ivc)
-        if len(grants) == len(self.va_waiting):
-            self.va_waiting.clear()
+        self.free_ovcs = free & ~taken
+        self.va_stalls.value += len(waiting) + self.va_parked_count - len(grants)
+        if len(grants) == len(waiting):
+            waiting.clear()
         else:
-            self.va_waiting = [i for i in self.va_waiting if i not in grants]
-        self.va_stalls.value += stalled + len(requests) - len(grants)
+            self.va_waiting = [i for i in waiting if i not in grants]
         return True
 
-    def _allocate_switch(self, now: int, buf, credits) -> bool:
+    def _allocate_switch(self, now: int) -> bool:
+        """Switch allocation among the input VCs that hold an output VC, a flit and a credit:
+        one flit per input port and per output port; returns whether any flit won."""
         v = self.vcs
+        credits = self.ovc_credits
         ivc_out = self.ivc_out
         ivc_ready = self.ivc_ready
         port_of = self.port_of
-        wanting = self.sa_wanting
-        ports = []
-        for ivc in self.sa_active:
-            if credits[ivc_out[ivc]] > 0 and ivc_ready[ivc] <= now:
-                p = port_of[ivc]
-                w = wanting[p]
-                if not w:
-                    ports.append(p)
-                w.append(ivc)
-        if not ports:
-            return False
-        winners = []
+        out_port_of = self.out_port_of
+        sa_active = self.sa_active
         vc_ptr = self.sa_vc_ptr
         in_ptr = self.sa_in_ptr
         out_ptr = self.sa_out_ptr
         n_in, n_out = self.inputs, self.outputs
-        if self.allocator == "round_robin" or all(len(wanting[p]) == 1 for p in ports):
+        if len(sa_active) == 1:
+            # The common case below saturation: one input VC wants the switch.
+            for ivc in sa_active:
+                break
+            ovc = ivc_out[ivc]
+            if credits[ovc] <= 0:
+                self.sa_parked[ovc] = True
+                sa_active.clear()
+                return False
+            if ivc_ready[ivc] > now:
+                return False
+            p = port_of[ivc]
+            o = out_port_of[ovc]
+            out_ptr[o] = (p + 1) % n_in
+            in_ptr[p] = (o + 1) % n_out
+            vc_ptr[p] = (ivc - p * v + 1) % v
+            self._traverse((ivc,), now)
+            return True
+        by_port: dict = {}
+        several = False  # some input port has more than one VC ready
+        parking = None
+        for ivc in sa_active:
+            ovc = ivc_out[ivc]
+            if credits[ovc] <= 0:
+                if parking is None:
+                    parking = [ivc]
+                else:
+                    parking.append(ivc)
+            elif ivc_ready[ivc] <= now:
+                p = port_of[ivc]
+                w = by_port.get(p)
+                if w is None:
+                    by_port[p] = [ivc]
+                else:
+                    w.append(ivc)
+                    several = True
+        if parking is not None:
+            sa_parked = self.sa_parked
+            for ivc in parking:
+                sa_parked[ivc_out[ivc]] = True
+                self.sa_active.discard(ivc)
+        if not by_port:
+            return False
+        if len(by_port) == 1 and not several:
+            # One input port with one VC ready: it wins its output port.
+            (p, (ivc,)), = by_port.items()
+            o = out_port_of[ivc_out[ivc]]
+            out_ptr[o] = (p + 1) % n_in
+            in_ptr[p] = (o + 1) % n_out
+            vc_ptr[p] = (ivc - p * v + 1) % v
+            winners = [ivc]
+        elif not several or self.allocator == "round_robin":
+            winners = []
             # Input stage: each input's VC arbiter picks one VC (with one candidate per input,
             # iSLIP's request-grant-accept reduces to the same output arbitration).
             by_out: dict = {}
-            for p in ports:
-                w = wanting[p]
+            for p, w in by_port.items():
                 if len(w) == 1:
                     ivc = w[0]
                 else:
                     start = p * v + vc_ptr[p]
                     ivc = min(w, key=lambda i: (i - start) % v)
-                o = port_of_out = ivc_out[ivc] // v
+                o = out_port_of[ivc_out[ivc]]
                 if o in by_out:
                     by_out[o].append(ivc)
                 else:
-                    by_out[port_of_out] = [ivc]
-                w.clear()
+                    by_out[o] = [ivc]
             for o, ivcs in by_out.items():
                 if len(ivcs) == 1:
                     ivc = ivcs[0]
@@ -307,66 +498,88 @@ class NocRouter(Component):
                 vc_ptr[p] = (ivc - p * v + 1) % v
                 winners.append(ivc)
         else:
-            requests = {}
-            for p in ports:
-                requests[p] = sorted({ivc_out[i] // v for i in wanting[p]})
+            winners = []
+            requests = {p: sorted({out_port_of[ivc_out[i]] for i in w}) for p, w in by_port.items()}
             grants = self.allocate(requests, in_ptr, out_ptr, n_in, n_out, self.alloc_iterations)
-            for p in ports:
-                w = wanting[p]
-                o = grants.get(p)
-                if o is not None:
-                    choice = [i for i in w if ivc_out[i] // v == o]
-                    start = p * v + vc_ptr[p]
-                    ivc = choice[0] if len(choice) == 1 else min(choice, key=lambda i: (i - start) % v)
-                    vc_ptr[p] = (ivc - p * v + 1) % v
-                    winners.append(ivc)
-                w.clear()
+            for p, o in grants.items():
+                choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
+                start = p * v + vc_ptr[p]
+                ivc = choice[0] if len(choice) == 1 else min(choice, key=lambda i: (i - start) % v)
+                vc_ptr[p] = (ivc - p * v + 1) % v
+                winners.append(ivc)
+        if len(winners) > 1:
+            winners.sort()  # a canonical order, whatever the set's history (routing may draw random numbers)
+        self._traverse(winners, now)
+        return True
+
+    def _traverse(self, winners, now: int) -> None:
+        """The switch allocation winners' flits leave their buffers: each is queued for its
+        output link and its credit for the link back upstream."""
+        v = self.vcs
+        credits = self.ovc_credits
+        ivc_out = self.ivc_out
+        port_of = self.port_of
+        out_port_of = self.out_port_of
         leave = now + self.st_total
         credit_at = now + self.cr_delay
+        buf = self.buf
+        due = self.due
+        pending_flits = self.pending_flits
+        pending_credits = self.pending_credits
+        trace_occ = self.trace_occ
+        sa_active = self.sa_active
+        self.buffered -= len(winners)
+        self.flits.value += len(winners)
         for ivc in winners:
             q = buf[ivc]
             flit = q.popleft()
-            self.buffered -= 1
-            if self.trace_occ:
+            if trace_occ:
                 self.occ[ivc].set(len(q))
             ovc = ivc_out[ivc]
             credits[ovc] -= 1
-            o = ovc // v
+            o = out_port_of[ovc]
             flit.vc = ovc - o * v
-            self.pending_flits[o].append((leave, flit))
-            self.due.add(o)
-            p = ivc // v
-            self.pending_credits[p].append((credit_at, ivc - p * v))
-            self.due.add(p)
-            self.flits.value += 1
+            pending_flits[o].append((leave, flit))
+            due.add(o)
+            p = port_of[ivc]
+            pending_credits[p].append((credit_at, ivc - p * v))
+            due.add(p)
             if flit.tail:
                 self.packets.value += 1
                 if self.wait_for_tail_credit:
                     self.ovc_tail_wait[ovc] = True
                 else:
-                    self.ovc_owner[ovc] = -1
+                    self._free_ovc(ovc)
                 ivc_out[ivc] = -1
-                self.sa_active.discard(ivc)
+                sa_active.discard(ivc)
                 if q:
                     self._new_front(ivc, now + self.period)
             elif not q:
-                self.sa_active.discard(ivc)
-        return True
+                sa_active.discard(ivc)
 
     def _send(self, now: int) -> None:
+        """Send this edge's link words: a flit whose switch traversal ends now and a credit
+        whose delay has passed, together on the port's link."""
         outs = self.out
-        done = []
+        pending_flits = self.pending_flits
+        pending_credits = self.pending_credits
+        n_out = self.outputs
+        done = None
         for p in self.due:
-            fq = self.pending_flits[p] if p < self.outputs else ()
-            cq = self.pending_credits[p]
+            fq = pending_flits[p] if p < n_out else ()
+            cq = pending_credits[p]
             flit = fq.popleft()[1] if fq and fq[0][0] <= now else None
             credit = cq.popleft()[1] if cq and cq[0][0] <= now else NO_CREDIT
             if flit is not None or credit != NO_CREDIT:
                 outs[p].send((flit, credit))
             if not fq and not cq:
-                done.append(p)
-        for p in done:
-            self.due.discard(p)
+                if done is None:
+                    done = [p]
+                else:
+                    done.append(p)
+        if done is not None:
+            for p in done:
+                self.due.discard(p)
 
     def _rest(self, now: int) -> None:
         """Nothing moved this edge: sleep until an arrival, a credit, or the next timed event."""
@@ -388,6 +601,26 @@ class NocRouter(Component):
             self.wake_at(soonest)
 
     # -- inspection -----------------------------------------------------------------------
+    def holding(self) -> str | None:
+        """Flits in the input buffers (for the kernel's deadlock watchdog)."""
+        return f"{self.buffered} flits" if self.buffered else None
+
+    def waiting_for(self) -> list[Component]:
+        """The neighbours this router waits on: behind each output port that a buffered VC
+        needs a credit from (it holds the output VC) or a free VC of (its head waits)."""
+        v = self.vcs
+        needed = set()
+        for ivc, q in enumerate(self.buf):
+            if not q:
+                continue
+            ovc = self.ivc_out[ivc]
+            if ovc >= 0:
+                if self.ovc_credits[ovc] == 0:
+                    needed.add(ovc // v)
+            elif self.ivc_route[ivc]:
+                needed.update(port for port, _, _ in self.ivc_route[ivc])
+        return [self.out[port].channel.dst_owner for port in sorted(needed) if self.out[port].connected]
+
     def waits(self) -> list[tuple[str, str]]:
         """Who waits on whom, for deadlock reports: pairs of input VCs named
         ``<input port path>.vc<v>``. A VC holding an output VC without credits waits on the

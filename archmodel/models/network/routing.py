@@ -21,6 +21,8 @@ Routing functions, by name (:func:`make_routing`):
 * ``escape`` minimal adaptive on VCs 1.., up*/down* on VC 0 as the escape (Duato 1993).
 * ``west_first`` minimal adaptive on a mesh (Glass and Ni 1992): west hops first, then any
   productive direction.
+* ``odd_even`` minimal adaptive on a mesh without VCs (Chiu 2000): east-north/east-south turns
+  are forbidden in even columns, north-west/south-west turns in odd columns.
 * ``dragonfly_min``, ``valiant``, ``ugal`` for a dragonfly (Kim et al. 2008): minimal
   local-global-local; Valiant through a random intermediate group; UGAL-L choosing between
   them at the source router by output queue length times hop count. VC class = global hops
@@ -411,6 +413,59 @@ class WestFirst(DimensionOrder):
         return _table_routing(self, router, self.choices)
 
 
+class OddEven(DimensionOrder):
+    """Odd-even minimal adaptive routing on a 2-D mesh (Chiu, IEEE TPDS 2000, the ROUTE
+    function): a packet may not turn from east to north or south in an even column, nor from
+    north or south to west in an odd column, which leaves every cycle of turns broken without
+    VCs. The allowed productive directions depend on the current column, the source column and
+    the destination column; the router's selection picks among them. All VCs."""
+
+    name = "odd_even"
+
+    def __init__(self, ports: PortMap, vcs: int):
+        super().__init__(ports, vcs)
+        if self.wraps or len(self.dims) != 2:
+            raise ArchError("odd_even routing needs a 2-D mesh")
+
+    def choices(self, r: int, dest: int, in_source_column: bool) -> list[int]:
+        (x, y), (dx, dy) = self.coord[r], self.coord[dest]
+        vertical = [] if dy == y else [self.by_coord[(x, y + (1 if dy > y else -1))]]
+        if dx == x:
+            out = vertical
+        elif dx > x:
+            if dy == y:
+                out = [self.by_coord[(x + 1, y)]]
+            else:
+                out = list(vertical) if x % 2 == 1 or in_source_column else []
+                if dx % 2 == 1 or dx - x != 1:
+                    out.append(self.by_coord[(x + 1, y)])
+        else:
+            out = [self.by_coord[(x - 1, y)]]
+            if x % 2 == 0:
+                out += vertical
+        return [self.ports.port_to[r][n] for n in out]
+
+    def for_router(self, router):
+        r = router.node
+        ports = self.ports
+        tables = []
+        for in_source_column in (False, True):
+            table = []
+            for t in range(ports.terminals):
+                dest = self.terminal_router[t]
+                if dest == r:
+                    table.append(((self.terminal_port[t], 0, self.vcs),))
+                else:
+                    table.append(tuple((p, 0, self.vcs) for p in self.choices(r, dest, in_source_column)))
+            tables.append(table)
+        x = self.coord[r][0]
+        source_x = [self.coord[self.terminal_router[t]][0] for t in range(ports.terminals)]
+
+        def route(in_port, in_vc, packet):
+            return tables[source_x[packet.source] == x][packet.dest]
+        return route
+
+
 class DragonflyMinimal(Routing):
     """Minimal dragonfly routing: local hop to the router of the group holding the global
     link to the destination group, the global hop, a local hop to the destination router.
@@ -534,7 +589,7 @@ class Ugal(Valiant):
 
 
 ROUTINGS = {cls.name: cls for cls in (DimensionOrder, DatelineDimensionOrder, ShortestPath, UpDown, EscapeVC,
-                                      WestFirst, DragonflyMinimal, Valiant, Ugal)}
+                                      WestFirst, OddEven, DragonflyMinimal, Valiant, Ugal)}
 
 
 def make_routing(name: str, ports: PortMap, vcs: int) -> Routing:

@@ -6,7 +6,8 @@ from hypothesis import given, settings, strategies as st
 from archmodel.kernel import Simulator
 from archmodel.models.network import Noc
 
-NETWORKS = [("mesh(3, 3)", "dor", 2), ("mesh(3, 3)", "west_first", 2), ("torus(3, 2)", "dateline", 2),
+NETWORKS = [("mesh(3, 3)", "dor", 2), ("mesh(3, 3)", "west_first", 2), ("mesh(4, 3)", "odd_even", 1),
+            ("torus(3, 2)", "dateline", 2),
             ("fat_tree(2, 2)", "updown", 1), ("dragonfly(1)", "valiant", 3), ("ring(5)", "escape", 2)]
 
 

@@ -73,3 +73,41 @@ def test_the_language_sees_the_network_generators():
             "clusters", "edge_list"} <= names
     with pytest.raises(ArchError, match="unknown topology 'meshh'"):
         build_topology("meshh(2, 2)")
+
+
+def test_odd_even_routes_are_minimal_adaptive_and_take_no_forbidden_turn():
+    from archmodel.models.network.flit import NetPacket
+    from archmodel.models.network.routing import PortMap, make_routing
+    from archmodel.models.network.topology import build_topology
+
+    ports = PortMap(build_topology("mesh(6, 5)"))
+    routing = make_routing("odd_even", ports, 1)
+    coord = routing.coord
+    adaptive = 0
+
+    def walk(r, in_port, packet, path):
+        nonlocal adaptive
+        hops = routing.next_hops(r, in_port, 0, packet)
+        if ports.neighbour[r][hops[0][0]] is None:
+            yield path
+            return
+        adaptive += len(hops) > 1
+        for port, _, _ in hops:
+            n = ports.neighbour[r][port]
+            yield from walk(n, ports.in_port_from[n][r], packet, path + [n])
+
+    for source in ports.routers:
+        for dest in ports.routers:
+            if source == dest:
+                continue
+            packet = NetPacket(0, source, dest, 1)
+            distance = sum(abs(a - b) for a, b in zip(coord[source], coord[dest]))
+            for path in walk(source, 0, packet, [source]):
+                assert path[-1] == dest and len(path) - 1 == distance
+                for a, b, c in zip(path, path[1:], path[2:]):
+                    (xa, ya), (xb, yb), (xc, yc) = coord[a], coord[b], coord[c]
+                    east_then_vertical = xb > xa and yc != yb
+                    vertical_then_west = yb != ya and xc < xb
+                    assert not (east_then_vertical and xb % 2 == 0), (path, "EN/ES turn in an even column")
+                    assert not (vertical_then_west and xb % 2 == 1), (path, "NW/SW turn in an odd column")
+    assert adaptive > 0

@@ -11,6 +11,7 @@ from archmodel.models.network import Noc
 CONFIGS = [
     ("mesh(4, 4)", "dor", {}),
     ("mesh(4, 4)", "west_first", {}),
+    ("mesh(5, 4)", "odd_even", {"vcs": 1}),
     ("mesh(3, 4)", "escape", {}),
     ("torus(4, 2)", "dateline", {"link_latency": 2}),
     ("ring(6)", "dateline", {}),
