@@ -236,6 +236,11 @@ def cmd_run(args) -> int:
         tracer = VcdTracer(vcd_path, select=tuple(traces or ["*"]),
                            start_ps=parse_time(args.trace_from) if args.trace_from else None,
                            end_ps=parse_time(args.trace_to) if args.trace_to else None)
+        try:
+            tracer.check(sim)  # a selection that matches nothing is bad input: say so before running
+        except ArchError:
+            tracer.close()
+            raise
         sim.add_observer(tracer)
     show_progress = args.progress if args.progress is not None else sys.stderr.isatty()
     outcome, code, failure = "finished", EXIT_OK, None
@@ -247,7 +252,7 @@ def cmd_run(args) -> int:
         outcome, code = "interrupted", EXIT_INTERRUPTED
     except SimulationError as err:
         outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
-    except ArchError as err:  # e.g. a trace selection that matches no signal
+    except ArchError as err:  # bad input found while running (a model's own check)
         outcome, code, failure = "failed", EXIT_BAD_INPUT, err.render()
     except Exception:  # a bug in model code: its author needs the traceback
         outcome, code, failure = "failed", EXIT_FAILED, "error: model code raised an exception:\n" + traceback.format_exc()

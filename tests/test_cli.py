@@ -94,3 +94,10 @@ def test_stats_as_csv_with_the_manifest_on_a_comment_line(tmp_path):
     rows = list(csv.DictReader(rest))
     assert rows[0]["statistic"] == "pair.c.received"
     assert (rows[0]["value"], rows[0]["unit"]) == ("4", "messages")
+
+
+def test_a_trace_selection_that_matches_nothing_is_bad_input_before_the_run(tmp_path, capsys):
+    vcd = tmp_path / "x.vcd"
+    assert main(["run", "tests.cli_systems:pair", "--vcd", str(vcd), "--trace", "pair.nothing*", "-q"]) == 2
+    assert capsys.readouterr().err == ("error: trace selection 'pair.nothing*' matches no signal\n"
+                                       "hint: signals are named like top.fifo.count or top.src.out.valid\n")

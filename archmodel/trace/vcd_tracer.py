@@ -185,11 +185,7 @@ class VcdTracer:
                            version=f"archmodel {__version__}", comment=f"top {sim.top.path}, seed {sim.seed}",
                            init_timestamp=self._lo)
         self._writer = writer
-        outputs = {comp: [p for p in comp.ports if p.decl.direction == "out" and p.channel is not None]
-                   for comp in sim.components}
-        self.selection.check_matches(
-            [reg.path for comp in sim.components for reg in comp.registers]
-            + [f"{port.path}.{signal}" for ports in outputs.values() for port in ports for signal in CHANNEL_SIGNALS])
+        outputs = self.check(sim)
         for comp in sim.components:
             group = Group(comp.path)
             for reg in comp.registers:
@@ -202,6 +198,16 @@ class VcdTracer:
             if group.traces or group.subgroups:
                 self.groups.append(group)
         self._refresh_threshold()
+
+    def check(self, sim) -> dict:
+        """Raise an ArchError if a selection pattern matches no signal of ``sim`` (call it
+        before running to fail early); returns each component's connected output ports."""
+        outputs = {comp: [p for p in comp.ports if p.decl.direction == "out" and p.channel is not None]
+                   for comp in sim.components}
+        self.selection.check_matches(
+            [reg.path for comp in sim.components for reg in comp.registers]
+            + [f"{port.path}.{signal}" for ports in outputs.values() for port in ports for signal in CHANNEL_SIGNALS])
+        return outputs
 
     def registers(self, t: int, dirty: list) -> None:
         """Write the registers changing at ``t`` (called before commit: ``_next`` is new)."""
