@@ -100,4 +100,4 @@ def test_a_trace_selection_that_matches_nothing_is_bad_input_before_the_run(tmp_
     vcd = tmp_path / "x.vcd"
     assert main(["run", "tests.cli_systems:pair", "--vcd", str(vcd), "--trace", "pair.nothing*", "-q"]) == 2
     assert capsys.readouterr().err == ("error: trace selection 'pair.nothing*' matches no signal\n"
-                                       "hint: signals are named like top.fifo.count or top.src.out.valid\n")
+                                       "hint: did you mean 'pair.p.out.*'?\n")
