@@ -19,7 +19,9 @@ import importlib.util
 import inspect
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -179,26 +181,54 @@ def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outc
     }
 
 
-def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool):
-    """Run to ``limit_ps`` (or until done) in slices so a progress bar can follow simulated time."""
-    if not show:
-        return sim.run(until_ps=limit_ps)
-    from tqdm import tqdm
+class _CtrlC:
+    """While active, the first Ctrl-C asks the simulator to stop after the current time point
+    (so models, the tracer and the statistics are left consistent); a second one interrupts
+    at once, as usual."""
 
+    def __init__(self, sim: Simulator):
+        self.sim = sim
+        self.pressed = False
+        self._previous = None
+
+    def _handle(self, signum, frame) -> None:
+        self.pressed = True
+        self.sim.stop("interrupted")
+        signal.signal(signal.SIGINT, self._previous)
+
+    def __enter__(self) -> "_CtrlC":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, ctrl_c: _CtrlC):
+    """Run to ``limit_ps`` (or until done or Ctrl-C) in slices, so a progress bar can follow
+    simulated time."""
     period = sim.top.domain.period_ps
     slice_ps = 10_000 * period
-    bar = tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
-               desc="simulated", leave=False)
+    bar = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
+                   desc="simulated", leave=False)
     try:
         while True:
             end = sim.now + slice_ps if limit_ps is None else min(sim.now + slice_ps, limit_ps)
             result = sim.run(until_ps=end)
-            bar.update(sim.now - bar.n)
-            bar.set_postfix_str(format_time(sim.now))
-            if result.reason != "limit" or end == limit_ps:
+            if bar is not None:
+                bar.update(sim.now - bar.n)
+                bar.set_postfix_str(format_time(sim.now))
+            if ctrl_c.pressed or result.reason != "limit" or end == limit_ps:
                 return result
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
 
 
 def cmd_run(args) -> int:
@@ -246,9 +276,12 @@ def cmd_run(args) -> int:
     outcome, code, failure = "finished", EXIT_OK, None
     started = time.perf_counter()
     try:
-        result = _run_with_progress(sim, limit, show_progress)
+        with _CtrlC(sim) as ctrl_c:
+            result = _run_with_progress(sim, limit, show_progress, ctrl_c)
         outcome = result.reason
-    except KeyboardInterrupt:
+        if ctrl_c.pressed:
+            outcome, code = "interrupted", EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # a second Ctrl-C, or one while a model's tick never returns
         outcome, code = "interrupted", EXIT_INTERRUPTED
     except SimulationError as err:
         outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
