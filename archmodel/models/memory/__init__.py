@@ -7,10 +7,12 @@ from .commands import COMMAND_NAMES, DramCommand
 from .constraints import Constraint, scheduler_constraints
 from .controller import FIXED_OVERHEAD_CYCLES, DramController
 from .energy import DramEnergy
+from .indram_cache import CACHE_MODES, InDramCacheController, SubarrayLayout, SubarrayTimingChecker, skewed_streams
 from .frontend import DramTrafficGenerator, dramsim3_trace, ramulator_trace, synthetic_stream
 from .timing import PRESETS, TIMING_FIELDS, DramTiming, fast_subarray_timing, preset
 
-__all__ = ["AddressMapping", "COMMAND_NAMES", "Constraint", "DramCommand", "DramController", "DramEnergy",
+__all__ = ["AddressMapping", "CACHE_MODES", "InDramCacheController", "SubarrayLayout", "SubarrayTimingChecker",
+           "skewed_streams", "COMMAND_NAMES", "Constraint", "DramCommand", "DramController", "DramEnergy",
            "DramTiming", "DramTimingChecker", "fast_subarray_timing", "DramTrafficGenerator", "dramsim3_trace", "jedec_rules",
            "ramulator_trace", "synthetic_stream", "FIXED_OVERHEAD_CYCLES", "NAMED_ORDERS", "PRESETS", "TIMING_FIELDS", "preset",
            "scheduler_constraints"]

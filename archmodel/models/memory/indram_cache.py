@@ -1,0 +1,674 @@
+"""In-DRAM caches: subarray-aware banks, the FIGARO relocation (RELOC), FIGCache-Fast and
+FIGCache-Slow, LISA-VILLA and the no-cache baseline, driven by closed-loop synthetic cores.
+
+Sources: FIGARO/FIGCache (Wang et al., MICRO 2020): RELOC moves one column between two
+subarrays of one bank through the global row buffer, distance independent, in the sequence
+ACT source, ACT destination, RELOC x n, PRE; FIGCache caches row segments in a reserved region
+of each bank with a fully associative tag store in the controller, insert on miss,
+benefit-based replacement. LISA (Chang et al., HPCA 2016): LISA-VILLA caches whole rows in
+interleaved fast subarrays, moving a row buffer hop by hop between neighbouring subarrays.
+TL-DRAM (Lee et al., HPCA 2013): fast-subarray timing ratios (:func:`.timing.fast_subarray_timing`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from archmodel.kernel import Component, Counter, Formula, Out, Param, ParameterError, at_least, model, one_of
+
+from .bank import BankProtocol
+from .checker import DramTimingChecker
+from .commands import ACT, COMMAND_NAMES, PRE, RD, REF, RELOC, WR, DramCommand
+from .energy import DramEnergy
+from .timing import PRESETS, dram_clock, fast_subarray_timing, preset
+
+CACHE_MODES = ("none", "lisa_villa", "figcache_slow", "figcache_fast")
+"""The in-DRAM cache organisations the controller offers (``none`` is the baseline)."""
+
+
+class SubarrayLayout:
+    """Where rows live inside a bank, for one cache organisation.
+
+    Address-mapped rows ``0 .. rows-1`` fill ``subarrays`` regular subarrays of
+    ``rows // subarrays`` rows. The cache rows are reserved rows beyond them (numbered from
+    ``rows``), so the address space is unchanged: FIGCache-Fast puts them in one fast
+    subarray, FIGCache-Slow in one regular subarray, LISA-VILLA in ``villa_subarrays`` fast
+    subarrays interleaved among the regular ones (fast subarray k sits next to the first
+    subarray of group k, and serves the subarrays of its group). ``timing_of(row)`` is the
+    row's array timing; ``hops(src, dst)`` the LISA distance in subarrays.
+    """
+
+    def __init__(self, standard: str, cache: str, cache_rows_per_bank: int, villa_subarrays: int):
+        self.normal = t = preset(standard)
+        self.fast = fast_subarray_timing(t)
+        self.cache = cache
+        self.rows = t.rows
+        self.rows_per_subarray = t.rows // t.subarrays
+        self.cache_rows = cache_rows_per_bank if cache != "none" else 0
+        self.groups = villa_subarrays if cache == "lisa_villa" else 1
+        if self.cache_rows % self.groups:
+            raise ParameterError(f"{cache_rows_per_bank} cache rows do not split over {villa_subarrays} fast subarrays")
+        self.group_subarrays = t.subarrays // self.groups
+        self.fast_cache = cache in ("figcache_fast", "lisa_villa")
+
+    def timing_of(self, row: int):
+        """The array timing (tRCD, tRAS, tRP, tRC) of ``row``."""
+        return self.fast if row >= self.rows and self.fast_cache else self.normal
+
+    def subarray(self, row: int) -> int:
+        return row // self.rows_per_subarray if row < self.rows else -1
+
+    def group_of(self, row: int) -> int:
+        """The LISA-VILLA group (fast subarray) that serves a home or cache row."""
+        if row >= self.rows:
+            return (row - self.rows) // (self.cache_rows // self.groups)
+        return self.subarray(row) // self.group_subarrays
+
+    def hops(self, src: int, dst: int) -> int:
+        """Subarray boundaries a LISA row-buffer movement crosses between src and dst."""
+        home = src if src < self.rows else dst
+        return 1 + self.subarray(home) % self.group_subarrays
+
+
+class _Op:
+    """A relocation in one bank: ACT src, ACT dst, RELOC x count, PRE."""
+
+    __slots__ = ("src", "dst", "count", "step", "done", "entry")
+
+    def __init__(self, src, dst, count, entry):
+        self.src, self.dst, self.count, self.entry = src, dst, count, entry
+        self.step = 0
+        self.done = 0
+
+
+class _Req:
+    __slots__ = ("core", "bank", "row", "column", "write", "arrival")
+
+    def __init__(self, core, bank, row, column, write, arrival):
+        self.core, self.bank, self.row, self.column, self.write, self.arrival = core, bank, row, column, write, arrival
+
+
+def skewed_streams(standard: str, cores: int, requests: int, seed: int, hot_segments: int = 256,
+                   zipf_s: float = 1.1, segment_bursts: int = 16, write_fraction: float = 0.25,
+                   cold_fraction: float = 0.1):
+    """Per core, ``requests`` of (bank, row, column burst, is_write): a Zipf(``zipf_s``) choice
+    among ``hot_segments`` row segments of ``segment_bursts`` bursts spread over random banks
+    and rows, a random burst within the segment; ``cold_fraction`` go to uniformly random
+    places. Each core has its own segments (8 cores = 8 interleaved streams)."""
+    t = preset(standard)
+    rng = np.random.default_rng(seed)
+    banks, bursts = t.banks * t.ranks, t.bursts_per_row
+    segments = bursts // segment_bursts
+    ranks = np.arange(1, hot_segments + 1, dtype=float)
+    weights = ranks ** -zipf_s
+    weights /= weights.sum()
+    out = []
+    for _ in range(cores):
+        seg_bank = rng.integers(0, banks, hot_segments)
+        seg_row = rng.integers(0, t.rows, hot_segments)
+        seg_index = rng.integers(0, segments, hot_segments)
+        pick = rng.choice(hot_segments, size=requests, p=weights)
+        offset = rng.integers(0, segment_bursts, requests)
+        cold = rng.random(requests) < cold_fraction
+        writes = rng.random(requests) < write_fraction
+        stream = []
+        for i in range(requests):
+            if cold[i]:
+                stream.append((int(rng.integers(banks)), int(rng.integers(t.rows)), int(rng.integers(bursts)),
+                               bool(writes[i])))
+            else:
+                s = pick[i]
+                stream.append((int(seg_bank[s]), int(seg_row[s]), int(seg_index[s] * segment_bursts + offset[i]),
+                               bool(writes[i])))
+        out.append(stream)
+    return out
+
+
+@model
+class InDramCacheController(Component):
+    """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores.
+
+    One channel, one rank of ``standard``; FR-FCFS over one request queue (``queue``
+    entries), open page, all-bank refresh, one command per cycle. ``cache`` picks the
+    organisation: ``none``; ``figcache_fast`` / ``figcache_slow``: row segments of
+    ``segment_bursts`` bursts cached in ``cache_rows_per_bank`` reserved rows of each bank
+    (a fast subarray with :func:`.timing.fast_subarray_timing`, or a regular one), a fully
+    associative per-bank tag store here in the controller, insert on every miss (the
+    relocation follows the missing access while its row is still open: ACT cache row,
+    RELOC x ``segment_bursts`` of ``tRELOC`` cycles each, PRE), benefit-based replacement
+    (each segment counts its hits; the victim has the fewest, counts halve every
+    ``aging_inserts`` insertions; a dirty victim is first written back with its own
+    relocation); ``lisa_villa``: whole rows cached in ``villa_subarrays`` interleaved fast
+    subarrays, moved by a row-buffer movement of ``lisa_hop_cycles`` per subarray hop
+    (issued as one whole-row RELOC, column -1). Cache rows are extra reserved rows, the
+    address space is unchanged.
+
+    Cores: ``cores`` closed-loop cores, each with at most ``mlp`` requests outstanding and
+    ``gap_cycles`` between its issues, replay :func:`skewed_streams` (or streams given with
+    :meth:`attach_cores`); ``finish`` holds each core's finishing cycle.
+
+    Leaves out: read/write queue separation and write drain, request data, multiple ranks,
+    per-bank refresh, VILLA's hot-row threshold (every miss inserts here, as in FIGCache).
+    Energy: DRAMPower style (:class:`.energy.DramEnergy`) with the fast subarray's ACT/PRE
+    energy from its own tRAS/tRC; a RELOC costs one read burst of array current and a LISA
+    hop one fast-subarray ACT/PRE. Assumptions, not published figures: those two energies,
+    ``tRELOC`` 4 cycles (DDR4's tCCD_S: a RELOC uses the column path like a RD) and
+    ``lisa_hop_cycles`` 8; all are parameters.
+    """
+
+    standard = Param(str, "DDR4-2400R", "timing preset", check=one_of(*PRESETS))
+    cache = Param(str, "figcache_fast", "none, lisa_villa, figcache_slow or figcache_fast", check=one_of(*CACHE_MODES))
+    segment_bursts = Param(int, 16, "bursts (columns of 64 B) per row segment", unit="bursts", check=at_least(1))
+    cache_rows_per_bank = Param(int, 64, "reserved cache rows per bank", unit="rows", check=at_least(1))
+    villa_subarrays = Param(int, 4, "interleaved fast subarrays per bank (LISA-VILLA)", check=at_least(1))
+    tRELOC = Param(int, 4, "cycles of one RELOC (one column through the global row buffer)", unit=None,
+                   check=at_least(1))
+    lisa_hop_cycles = Param(int, 8, "cycles per subarray hop of a LISA row-buffer movement", unit=None,
+                            check=at_least(1))
+    aging_inserts = Param(int, 256, "insertions per bank between halvings of the benefit counts", check=at_least(1))
+    queue = Param(int, 64, "request queue entries", unit="requests", check=at_least(1))
+    cores = Param(int, 8, "synthetic cores", check=at_least(0))
+    requests_per_core = Param(int, 2000, "requests each synthetic core makes", unit="requests", check=at_least(0))
+    hot_segments = Param(int, 256, "hot row segments per core", check=at_least(1))
+    zipf_s = Param(float, 1.1, "Zipf exponent of segment popularity")
+    write_fraction = Param(float, 0.25, "share of writes")
+    mlp = Param(int, 4, "outstanding requests per core", check=at_least(1))
+    gap_cycles = Param(int, 20, "cycles a core computes between issues", unit=None, check=at_least(0))
+
+    cmd = Out("every issued command (DramCommand)", required=False)
+
+    reads = Counter("requests", "reads served")
+    writes = Counter("requests", "writes served")
+    cache_hits = Counter("requests", "requests served from a cache row")
+    cache_misses = Counter("requests", "requests served from their home row")
+    relocations = Counter("relocations", "insertions and write-backs (relocation sequences)")
+    writebacks = Counter("relocations", "dirty victims written back")
+    reloc_commands = Counter("commands", "RELOC commands")
+    extra_commands = Counter("commands", "ACT, PRE and RELOC commands issued for relocations")
+    acts = Counter("commands", "ACT commands (all)")
+    pres = Counter("commands", "PRE commands")
+    refs = Counter("commands", "REF commands")
+    row_hits = Counter("requests", "requests that found their row open when they arrived")
+    hit_rate = Formula("%", "cache hits per request", lambda s: 100 * s.cache_hits.value /
+                       max(1, s.cache_hits.value + s.cache_misses.value))
+    energy_nj = Formula("nJ", "DRAM energy (commands plus background)", lambda s: s.energy_total_nj())
+
+    def setup(self) -> None:
+        self.layout = lay = SubarrayLayout(self.standard, self.cache, self.cache_rows_per_bank, self.villa_subarrays)
+        self.timing = t = lay.normal
+        if t.ranks != 1:
+            raise ParameterError(f"{self.path}: one rank only")
+        if t.bursts_per_row % self.segment_bursts:
+            raise ParameterError(f"{self.path}: a row of {t.bursts_per_row} bursts does not split into segments of "
+                                 f"{self.segment_bursts}")
+        if self.clock is None:
+            self.clock = dram_clock(t)
+        self.energy = DramEnergy(t)
+        self.fast_energy = DramEnergy(lay.fast)
+        n = self._n = t.banks
+        self._open = [[] for _ in range(n)]  # open rows (two during a relocation)
+        self._next = {k: [0] * n for k in ("act", "pre", "rd", "wr", "reloc", "act2")}
+        self._group_next = {k: [0] * t.bankgroups for k in ("act", "rd", "wr")}
+        self._rank_next = {"act": 0, "rd": 0, "wr": 0, "ref": 0}
+        self._faw = [-10 ** 9] * 4
+        self._ops = [[] for _ in range(n)]
+        self._queue: list[_Req] = []
+        self._segs = t.bursts_per_row // self.segment_bursts if self.cache != "lisa_villa" else 1
+        self._unit = self.segment_bursts if self.cache != "lisa_villa" else t.bursts_per_row
+        slots = self.cache_rows_per_bank * self._segs
+        self._slots = slots
+        # Per bank: tag (row, segment) -> slot; slot -> [tag, benefit, dirty]; free slots.
+        self._tags = [{} for _ in range(n)]
+        self._slot_state = [[None] * slots for _ in range(n)]
+        self._free = [list(range(slots - 1, -1, -1)) for _ in range(n)]
+        self._inserts = [0] * n
+        self._pending_tags = [set() for _ in range(n)]
+        self._listeners = []
+        self._refresh_due = t.tREFI
+        self._act_energy = 0.0
+        self._reloc_energy = 0.0
+        self._open_count = 0
+        self._last_act_cycle = [0] * n
+        self._active_since = 0
+        self._active = 0
+        self._streams = None
+        self.finish: list[int] = []
+        self.bank_states = [self.register(f"bank{b}_state", "closed") for b in range(n)]
+
+    def add_command_listener(self, listener) -> None:
+        """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` per command."""
+        self._listeners.append(listener)
+
+    def attach_cores(self, streams) -> None:
+        """Replace the synthetic cores' streams: one list of (bank, row, burst, is_write) per core."""
+        self._streams = [list(s) for s in streams]
+
+    def start(self) -> None:
+        if self._streams is None:
+            self._streams = skewed_streams(self.standard, self.cores, self.requests_per_core, self.sim.seed,
+                                           self.hot_segments, self.zipf_s, self.segment_bursts, self.write_fraction)
+        k = len(self._streams)
+        self._pos = [0] * k
+        self._outstanding = [0] * k
+        self._next_issue = [0] * k
+        self._done = [0] * k
+        self.finish = [-1] * k
+        self._completions: list[tuple[int, int]] = []
+        self._period = self.domain.period_ps
+        self._phase = self.domain.phase_ps
+        self._cmd_on = self.cmd.connected
+
+    @property
+    def elapsed_cycles(self) -> int:
+        return (self.sim.now - self._phase) // self._period if self.sim else 0
+
+    def energy_total_nj(self) -> float:
+        e = self.energy
+        now = self.elapsed_cycles
+        active = self._active + (now - self._active_since if self._open_count else 0)
+        col = (self.reads.value * e.read_pj + self.writes.value * e.write_pj + self.refs.value * e.refresh_pj)
+        background = active * e.active_pj_per_cycle + max(0, now - active) * e.precharged_pj_per_cycle
+        return (self._act_energy + self._reloc_energy + col + background) / 1000
+
+    def _bg(self, b):
+        return b // self.timing.banks_per_group
+
+    # -- cache ---------------------------------------------------------------------------
+    def _lookup(self, req: _Req):
+        """(row, column) that serves req now: its cache row if its unit is cached."""
+        tag = (req.row, req.column // self._unit)
+        slot = self._tags[req.bank].get(tag)
+        if slot is None:
+            return req.row, req.column, None
+        if self.cache == "lisa_villa":
+            return self.layout.rows + slot, req.column, slot
+        row = self.layout.rows + slot // self._segs
+        return row, (slot % self._segs) * self.segment_bursts + req.column % self.segment_bursts, slot
+
+    def _villa_slot_range(self, row):
+        per = self.cache_rows_per_bank // self.layout.groups
+        g = self.layout.group_of(row)
+        return range(g * per, (g + 1) * per)
+
+    def _insert(self, b: int, req: _Req) -> None:
+        """Plan the relocation that caches req's unit (and the write-back of a dirty victim)."""
+        tag = (req.row, req.column // self._unit)
+        if tag in self._pending_tags[b]:
+            return
+        states = self._slot_state[b]
+        if self.cache == "lisa_villa":
+            candidates = [s for s in self._villa_slot_range(req.row)]
+            free = [s for s in candidates if states[s] is None]
+        else:
+            candidates = range(self._slots)
+            free = self._free[b][-1:]
+        if free:
+            slot = free[0]
+            if self.cache != "lisa_villa":
+                self._free[b].pop()
+        else:
+            slot = min((s for s in candidates if states[s] is not None and states[s][0] not in self._pending_tags[b]),
+                       key=lambda s: states[s][1], default=None)
+            if slot is None:
+                return
+            victim = states[slot]
+            del self._tags[b][victim[0]]
+            if victim[2]:
+                self.writebacks.add()
+                cache_row = self._slot_row(slot)
+                self._ops[b].append(_Op(cache_row, victim[0][0], self._unit, None))
+            states[slot] = None
+        self._pending_tags[b].add(tag)
+        self._ops[b].append(_Op(req.row, self._slot_row(slot), self._unit, (tag, slot)))
+        self._inserts[b] += 1
+        if self._inserts[b] % self.aging_inserts == 0:
+            for s in states:
+                if s is not None:
+                    s[1] >>= 1
+
+    def _slot_row(self, slot: int) -> int:
+        return self.layout.rows + (slot if self.cache == "lisa_villa" else slot // self._segs)
+
+    # -- timing --------------------------------------------------------------------------
+    def _ready(self, kind: str, b: int, c: int) -> bool:
+        nb, g, r = self._next, self._group_next, self._rank_next
+        if kind == "act":
+            if self._open[b]:
+                # The relocation's second ACT: tRCD of the first row, and the rank's ACT rules.
+                return (c >= nb["act2"][b] and c >= g["act"][self._bg(b)] and c >= r["act"]
+                        and c >= self._faw[0] + self.timing.tFAW)
+            return (c >= nb["act"][b] and c >= g["act"][self._bg(b)] and c >= r["act"]
+                    and c >= self._faw[0] + self.timing.tFAW)
+        if kind == "rd":
+            return c >= nb["rd"][b] and c >= g["rd"][self._bg(b)] and c >= r["rd"]
+        if kind == "wr":
+            return c >= nb["wr"][b] and c >= g["wr"][self._bg(b)] and c >= r["wr"]
+        if kind == "pre":
+            return c >= nb["pre"][b]
+        return c >= nb["reloc"][b]
+
+    @staticmethod
+    def _later(table, i, v):
+        if table[i] < v:
+            table[i] = v
+
+    def _issue(self, c: int, kind: int, b: int, row: int = -1, column: int = -1, extra: bool = False) -> None:
+        t, nb, g, r = self.timing, self._next, self._group_next, self._rank_next
+        up = self._later
+        bg = self._bg(b)
+        if kind == ACT:
+            rt = self.layout.timing_of(row)
+            self.acts.add()
+            energy = self.fast_energy if rt is self.layout.fast else self.energy
+            self._act_energy += energy.act_pre_pj
+            if not self._open[b]:
+                if self._open_count == 0:
+                    self._active_since = c
+                self._open_count += 1
+            self._open[b].append(row)
+            self._last_act_cycle[b] = c
+            up(nb["rd"], b, c + rt.tRCD)
+            up(nb["wr"], b, c + rt.tRCDWR)
+            up(nb["pre"], b, c + rt.tRAS)
+            up(nb["act"], b, c + rt.tRC)
+            up(nb["act2"], b, c + rt.tRCD)
+            up(nb["reloc"], b, c + rt.tRCD)
+            up(g["act"], bg, c + t.tRRD_L)
+            r["act"] = max(r["act"], c + t.tRRD_S)
+            self._faw = self._faw[1:] + [c]
+            self.bank_states[b].set("open" if len(self._open[b]) == 1 else "relocating")
+        elif kind == PRE:
+            self.pres.add()
+            tRP = max(self.layout.timing_of(x).tRP for x in self._open[b])
+            self._open[b] = []
+            self._open_count -= 1
+            if self._open_count == 0:
+                self._active += c - self._active_since
+            up(nb["act"], b, c + tRP)
+            r["ref"] = max(r["ref"], c + tRP)
+            self.bank_states[b].set("closed")
+        elif kind == RD:
+            up(g["rd"], bg, c + t.tCCD_L)
+            r["rd"] = max(r["rd"], c + t.tCCD_S)
+            r["wr"] = max(r["wr"], c + t.read_to_write)
+            up(nb["pre"], b, c + t.tRTP)
+        elif kind == WR:
+            up(g["wr"], bg, c + t.tCCD_L)
+            r["wr"] = max(r["wr"], c + t.tCCD_S)
+            up(g["rd"], bg, c + t.write_to_read_l)
+            r["rd"] = max(r["rd"], c + t.write_to_read_s)
+            up(nb["pre"], b, c + t.write_to_precharge)
+        elif kind == RELOC:
+            cost = self.tRELOC if column >= 0 else self.lisa_hop_cycles * self.layout.hops(*self._open[b])
+            up(nb["reloc"], b, c + cost)
+            up(nb["pre"], b, c + cost)
+            self.reloc_commands.add()
+            # A LISA hop latches the row into the next subarray's row buffer: one fast ACT/PRE each.
+            self._reloc_energy += (self.energy.read_pj if column >= 0
+                                   else self.fast_energy.act_pre_pj * self.layout.hops(*self._open[b]))
+        elif kind == REF:
+            self.refs.add()
+            for x in range(self._n):
+                up(nb["act"], x, c + t.tRFC)
+            r["ref"] = c + t.tRFC
+        if extra:
+            self.extra_commands.add()
+        if self._listeners or self._cmd_on:
+            fields = (c, kind, 0, -1 if kind == REF else bg, -1 if kind == REF else b % t.banks_per_group,
+                      -1 if kind == REF else b, row, column)
+            for listener in self._listeners:
+                listener(*fields)
+            if self._cmd_on:
+                if not self.cmd.ready:
+                    self.fail("cmd: the timing checker did not take the previous command (connect it with "
+                              "latency 1 and the default capacity)")
+                self.cmd.send(DramCommand(*fields))
+
+    # -- one cycle -----------------------------------------------------------------------
+    def _step_op(self, c: int, b: int) -> bool:
+        """Advance the head relocation of bank b by one command if it can issue now."""
+        op = self._ops[b][0]
+        opened = self._open[b]
+        if op.step == 0:
+            if opened and opened[0] != op.src:
+                if self._ready("pre", b, c):
+                    self._issue(c, PRE, b, extra=True)
+                    return True
+                return False
+            if not opened:
+                if self._ready("act", b, c):
+                    self._issue(c, ACT, b, op.src, extra=True)
+                    op.step = 1
+                    return True
+                return False
+            op.step = 1
+        if op.step == 1:
+            if self._ready("act", b, c):
+                self._issue(c, ACT, b, op.dst, extra=True)
+                op.step = 2
+                return True
+            return False
+        if op.step == 2:
+            if self._ready("reloc", b, c):
+                whole = self.cache == "lisa_villa"
+                self._issue(c, RELOC, b, op.dst, -1 if whole else op.done, extra=True)
+                op.done += self._unit if whole else 1
+                if op.done >= op.count:
+                    op.step = 3
+                return True
+            return False
+        if self._ready("pre", b, c):
+            self._issue(c, PRE, b, extra=True)
+            self._ops[b].pop(0)
+            self.relocations.add()
+            if op.entry is not None:
+                tag, slot = op.entry
+                self._pending_tags[b].discard(tag)
+                self._tags[b][tag] = slot
+                self._slot_state[b][slot] = [tag, 0, False]
+            return True
+        return False
+
+    def tick(self) -> None:
+        c = (self.sim.now - self._phase) // self._period
+        comps = self._completions
+        while comps and comps[0][0] <= c:
+            _, core = comps.pop(0)
+            self._outstanding[core] -= 1
+            self._done[core] += 1
+            if self._done[core] == len(self._streams[core]):
+                self.finish[core] = c
+        for core, stream in enumerate(self._streams):
+            if (self._pos[core] < len(stream) and self._outstanding[core] < self.mlp and c >= self._next_issue[core]
+                    and len(self._queue) < self.queue):
+                bank, row, column, write = stream[self._pos[core]]
+                self._pos[core] += 1
+                self._outstanding[core] += 1
+                self._next_issue[core] = c + self.gap_cycles
+                self._queue.append(_Req(core, bank, row, column, write, c))
+        self._schedule(c)
+        if not self._queue and not comps and not any(self._ops) and all(
+                p >= len(s) for p, s in zip(self._pos, self._streams)):
+            self.sim.stop("cores done")
+            self.sleep()
+
+    def _schedule(self, c: int) -> None:
+        if c >= self._refresh_due:
+            # Relocations under way finish first (no new ones start: no column commands).
+            for b in range(self._n):
+                if self._ops[b] and self._step_op(c, b):
+                    return
+            for b in range(self._n):
+                if self._open[b] and not self._ops[b] and self._ready("pre", b, c):
+                    self._issue(c, PRE, b)
+                    return
+            if not any(self._open) and c >= self._rank_next["ref"]:
+                self._issue(c, REF, 0)
+                self._refresh_due += self.timing.tREFI
+            return
+        for b in range(self._n):
+            if self._ops[b] and self._step_op(c, b):
+                return
+        hit_rows = {}
+        for req in self._queue:
+            b = req.bank
+            if self._ops[b]:
+                continue
+            row, column, slot = self._lookup(req)
+            opened = self._open[b]
+            if opened and opened[0] == row and self._ready("wr" if req.write else "rd", b, c):
+                if req.arrival >= self._last_act_cycle[b]:
+                    self.row_hits.add()
+                self._column(c, req, row, column, slot)
+                return
+            if opened and opened[0] == row:
+                hit_rows[b] = True
+        for req in self._queue:
+            b = req.bank
+            if self._ops[b]:
+                continue
+            row, column, slot = self._lookup(req)
+            opened = self._open[b]
+            if not opened:
+                if self._ready("act", b, c):
+                    self._issue(c, ACT, b, row)
+                    return
+            elif opened[0] != row and b not in hit_rows and self._ready("pre", b, c):
+                self._issue(c, PRE, b)
+                return
+
+    def _column(self, c: int, req: _Req, row: int, column: int, slot) -> None:
+        t = self.timing
+        b = req.bank
+        self._queue.remove(req)
+        self._issue(c, WR if req.write else RD, b, row, column)
+        if req.write:
+            self.writes.add()
+            done = c + t.CWL + t.tBL
+        else:
+            self.reads.add()
+            done = c + t.CL + t.tBL
+        self._completions.append((done, req.core))
+        self._completions.sort()
+        if self.cache == "none":
+            return
+        if slot is not None:
+            self.cache_hits.add()
+            state = self._slot_state[b][slot]
+            state[1] += 1
+            if req.write:
+                state[2] = True
+        else:
+            self.cache_misses.add()
+            self._insert(b, req)
+
+
+@model
+class SubarrayTimingChecker(DramTimingChecker):
+    """The independent timing checker for subarray-aware banks with an in-DRAM cache.
+
+    Checks what :class:`.checker.DramTimingChecker` checks, except that the array timings
+    (tRCD, tRAS, tRP, tRC) are those of the row each ACT opened (a fast subarray's for
+    FIGCache-Fast and LISA-VILLA cache rows), and it knows the relocation sequence: a second
+    ACT to another row of an open bank at least tRCD (of the first row) after the first ACT,
+    RELOC only with two rows open, RELOC after RELOC at least ``tRELOC`` (a whole-row LISA
+    movement: ``lisa_hop_cycles`` per hop), PRE at least that long after the last RELOC and
+    tRAS after each ACT, and tRP of the slowest open row before the next ACT. Give it the
+    controller's cache parameters.
+    """
+
+    cache = Param(str, "figcache_fast", "the controller's cache organisation", check=one_of(*CACHE_MODES))
+    cache_rows_per_bank = Param(int, 64, "the controller's cache rows per bank", check=at_least(1))
+    villa_subarrays = Param(int, 4, "the controller's LISA-VILLA fast subarrays", check=at_least(1))
+    tRELOC = Param(int, 4, "cycles of one RELOC", unit=None, check=at_least(1))
+    lisa_hop_cycles = Param(int, 8, "cycles per LISA hop", unit=None, check=at_least(1))
+
+    _ARRAY_RULES = ("tRCD", "tRCDWR", "tRAS", "tRC", "tRP")
+
+    def setup(self) -> None:
+        super().setup()
+        self.layout = SubarrayLayout(self.standard, self.cache, self.cache_rows_per_bank, self.villa_subarrays)
+        for per_kind in self._rules:
+            per_kind[0][:] = [rule for rule in per_kind[0] if rule[0] not in self._ARRAY_RULES]
+        banks = len(self._banks)
+        self._rows_open = [[] for _ in range(banks)]  # (row, ACT cycle)
+        self._last_pre = [(-1, 0)] * banks  # (cycle, tRP)
+        self._last_first_act = [(-1, 0)] * banks  # (cycle, tRC)
+        self._last_reloc = [(-1, 0)] * banks  # (cycle, cost)
+        self._col_open = [-1] * banks
+        self._banks = [_Permissive() for _ in range(banks)]
+
+    def _bad(self, c, kind, b, row, rule, text):
+        self._flag(rule, f"{DramCommand(c, kind, 0, -1, -1, b, row)}: {text}")
+
+    def observe(self, c, kind, rank, bankgroup, bank, flat_bank, row=-1, column=-1):
+        """Check the subarray-aware bank rules and protocol, then the shared ones."""
+        b = flat_bank
+        if kind in (ACT, PRE, RD, WR, RELOC) and b >= 0:
+            opened = self._rows_open[b]
+            if kind == ACT:
+                if not opened:
+                    cycle, trp = self._last_pre[b]
+                    if cycle >= 0 and c - cycle < trp:
+                        self._bad(c, kind, b, row, "tRP", f"tRP needs {trp} cycles after PRE (cycle {cycle})")
+                    cycle, trc = self._last_first_act[b]
+                    if cycle >= 0 and c - cycle < trc:
+                        self._bad(c, kind, b, row, "tRC", f"tRC needs {trc} cycles after ACT (cycle {cycle})")
+                    self._last_first_act[b] = (c, self.layout.timing_of(row).tRC)
+                elif len(opened) == 1 and opened[0][0] != row:
+                    first, at = opened[0]
+                    need = self.layout.timing_of(first).tRCD
+                    if c - at < need:
+                        self._bad(c, kind, b, row, "tRCD", f"second ACT needs tRCD {need} after ACT (cycle {at})")
+                else:
+                    self._bad(c, kind, b, row, "protocol", "ACT to a bank with its rows open")
+                opened.append((row, c))
+            elif kind == PRE:
+                for r, at in opened:
+                    need = self.layout.timing_of(r).tRAS
+                    if c - at < need:
+                        self._bad(c, kind, b, r, "tRAS", f"tRAS needs {need} cycles after ACT (cycle {at})")
+                cycle, cost = self._last_reloc[b]
+                if cycle >= 0 and len(opened) == 2 and c - cycle < cost:
+                    self._bad(c, kind, b, row, "tRELOC", f"PRE needs {cost} cycles after RELOC (cycle {cycle})")
+                if opened:
+                    self._last_pre[b] = (c, max(self.layout.timing_of(r).tRP for r, _ in opened))
+                opened.clear()
+            elif kind == RELOC:
+                if len(opened) != 2:
+                    self._bad(c, kind, b, row, "protocol", "RELOC needs a source and a destination row open")
+                else:
+                    need = self.layout.timing_of(opened[1][0]).tRCD
+                    if c - opened[1][1] < need:
+                        self._bad(c, kind, b, row, "tRCD",
+                                  f"RELOC needs {need} cycles after ACT (cycle {opened[1][1]})")
+                cycle, cost = self._last_reloc[b]
+                if cycle >= 0 and c - cycle < cost and len(opened) == 2 and cycle > opened[1][1]:
+                    self._bad(c, kind, b, row, "tRELOC", f"RELOC needs {cost} cycles after RELOC (cycle {cycle})")
+                whole = column < 0
+                cost = (self.lisa_hop_cycles * self.layout.hops(opened[0][0], opened[1][0])
+                        if whole and len(opened) == 2 else self.tRELOC)
+                self._last_reloc[b] = (c, cost)
+            else:
+                if len(opened) != 1 or opened[0][0] != row:
+                    self._bad(c, kind, b, row, "protocol", f"{COMMAND_NAMES[kind]} to row {row} not open alone")
+                else:
+                    rt = self.layout.timing_of(row)
+                    need = rt.tRCD if kind == RD else rt.tRCDWR
+                    if c - opened[0][1] < need:
+                        self._bad(c, kind, b, row, "tRCD", f"{COMMAND_NAMES[kind]} needs {need} cycles after ACT")
+        elif kind == REF:
+            for b, opened in enumerate(self._rows_open):
+                if opened:
+                    self._bad(c, kind, b, -1, "protocol", "REF with a row open")
+                cycle, trp = self._last_pre[b]
+                if cycle >= 0 and c - cycle < trp:
+                    self._bad(c, kind, b, -1, "tRP", f"REF needs tRP {trp} after PRE (cycle {cycle})")
+        super().observe(c, kind, rank, bankgroup, bank, flat_bank, row, column)
+
+
+class _Permissive(BankProtocol):
+    """The shared checker's protocol view, with the subarray-aware checks done above."""
+
+    def check(self, kind, row=-1):
+        return None
