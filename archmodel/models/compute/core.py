@@ -48,6 +48,13 @@ _SEQ_ADVANCE = """\
 """
 
 
+def _sequencer_step():
+    """``SnitchCore._seq_advance``, compiled from ``_SEQ_ADVANCE``."""
+    namespace: dict = {}
+    exec("def _seq_advance(core):\n" + _SEQ_ADVANCE, namespace)  # noqa: S102 (our own source)
+    return namespace["_seq_advance"]
+
+
 def _compile_issue(ins: Instruction, streams: bool):
     """A factory ``make(core, ins, fn)`` of the function that replays FREP body instruction
     ``ins`` at a cycle: it issues and moves the sequencer on (True) or counts why it stalls
@@ -384,27 +391,9 @@ class SnitchCore(Component):
         queue.popleft()
         return computed
 
-    def _seq_advance(self) -> None:
-        """The FREP sequencer moves on after an issue (``_SEQ_ADVANCE`` is the same code for
-        compiled replay functions)."""
-        if self.seq_inner:
-            it = self.seq_it + 1
-            if it == self.seq_reps:
-                self.seq_it = 0
-                self.seq_pos += 1
-                if self.seq_pos == self.seq_n:
-                    self.seq_on = False
-            else:
-                self.seq_it = it
-        else:
-            pos = self.seq_pos + 1
-            if pos == self.seq_n:
-                self.seq_pos = 0
-                self.seq_it += 1
-                if self.seq_it == self.seq_reps:
-                    self.seq_on = False
-            else:
-                self.seq_pos = pos
+    # The FREP sequencer moves on after an issue: the method is built from the same source
+    # (_SEQ_ADVANCE) that the compiled replay functions inline, so the two cannot drift apart.
+    _seq_advance = _sequencer_step()
 
     def _issue(self, ins: Instruction, operand: int, cycle: int) -> bool | None:
         """Issue ``ins`` (with the integer operand read at offload) if its operands and
