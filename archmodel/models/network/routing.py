@@ -134,9 +134,9 @@ class _Idle:
         return 0
 
 
-def _table_routing(routing: Routing, router, choose) -> callable:
-    """A per-router table indexed by destination terminal (routing independent of the input)."""
-    r = router.node
+def _destination_table(routing: Routing, r: int, choose) -> list[tuple]:
+    """Router r's output sets indexed by destination terminal: the terminal's own port at its
+    router, else every port ``choose(r, dest)`` allows, on all VCs."""
     table = []
     for t in range(routing.ports.terminals):
         dest = routing.terminal_router[t]
@@ -144,6 +144,12 @@ def _table_routing(routing: Routing, router, choose) -> callable:
             table.append(((routing.terminal_port[t], 0, routing.vcs),))
         else:
             table.append(tuple((p, 0, routing.vcs) for p in choose(r, dest)))
+    return table
+
+
+def _table_routing(routing: Routing, router, choose) -> callable:
+    """A per-router table indexed by destination terminal (routing independent of the input)."""
+    table = _destination_table(routing, router.node, choose)
 
     def route(in_port, in_vc, packet, table=table):
         return table[packet.dest]
@@ -328,19 +334,9 @@ class UpDown(Routing):
 
     def for_router(self, router):
         r = router.node
-        ports = self.ports
         down_ports = self.arrived_down(r)
-        tables = []
-        for phase in (0, 1):
-            table = []
-            for t in range(ports.terminals):
-                dest = self.terminal_router[t]
-                if dest == r:
-                    table.append(((self.terminal_port[t], 0, self.vcs),))
-                else:
-                    table.append(tuple((p, 0, self.vcs) for p in self.choices(r, dest, phase)))
-            tables.append(table)
-        up_table, down_table = tables
+        up_table, down_table = (_destination_table(self, r, lambda r, d, phase=phase: self.choices(r, d, phase))
+                                for phase in (0, 1))
 
         def route(in_port, in_vc, packet):
             return (down_table if in_port in down_ports else up_table)[packet.dest]
@@ -448,16 +444,8 @@ class OddEven(DimensionOrder):
     def for_router(self, router):
         r = router.node
         ports = self.ports
-        tables = []
-        for in_source_column in (False, True):
-            table = []
-            for t in range(ports.terminals):
-                dest = self.terminal_router[t]
-                if dest == r:
-                    table.append(((self.terminal_port[t], 0, self.vcs),))
-                else:
-                    table.append(tuple((p, 0, self.vcs) for p in self.choices(r, dest, in_source_column)))
-            tables.append(table)
+        tables = [_destination_table(self, r, lambda r, d, col=col: self.choices(r, d, col))
+                  for col in (False, True)]
         x = self.coord[r][0]
         source_x = [self.coord[self.terminal_router[t]][0] for t in range(ports.terminals)]
 
