@@ -15,14 +15,12 @@ failed instance is remembered so that later uses of it do not repeat the same er
 
 from __future__ import annotations
 
-import difflib
 import gc
 import inspect
 import os
 from fractions import Fraction
-from math import ceil, floor, log2
+from math import floor
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -30,7 +28,10 @@ from ..kernel import ArchError, ClockDomain, Component, Span, catalogue, connect
 from ..paths import data_path
 from . import ast, units
 from .errors import LanguageErrors, SourceText
+from .expressions import Expressions, unit_example
 from .parser import parse, parse_expression
+from .scope import (POISON, Cascade, ClockBinding, InstanceBinding, ModelRef, Scope, describe, did_you_mean,
+                    format_value)
 from .topology import topology_generators
 from .units import Quantity
 from .workloads import workloads
@@ -46,13 +47,6 @@ class Limits:
     max_instances: int = 10_000_000
     max_depth: int = 64
     max_errors: int = 50
-
-
-@attrs.frozen
-class ModelRef:
-    """A model or module name used as a value (a parameter of type ``model``)."""
-
-    name: str
 
 
 class ModuleComponent(Component):
@@ -78,60 +72,8 @@ def _module_class(module: ast.ModuleDef) -> type:
     return klass
 
 
-class _Cascade(Exception):
-    """A use of something that already failed: stay silent, the first error was reported."""
-
-
 class _Abort(Exception):
     """A limit was hit: stop elaborating (the error is already recorded)."""
-
-
-class _Poison:
-    """Stands in for an instance whose statement failed."""
-
-
-POISON = _Poison()
-
-
-@attrs.define
-class InstanceBinding:
-    """An instance or instance array bound to a name in a module body."""
-
-    items: list
-    is_array: bool
-    span: Span
-
-
-@attrs.define
-class ClockBinding:
-    domain: ClockDomain
-    span: Span
-
-
-class Scope:
-    """Names visible at one point: a chain of frames ending in the global frame."""
-
-    __slots__ = ("names", "parent", "module")
-
-    def __init__(self, parent: "Scope | None" = None, module: "Scope | None" = None):
-        self.names: dict[str, Any] = {}
-        self.parent = parent
-        self.module = module if module is not None else self
-
-    def lookup(self, name: str):
-        scope = self
-        while scope is not None:
-            if name in scope.names:
-                return scope.names[name]
-            scope = scope.parent
-        raise KeyError(name)
-
-    def visible(self) -> list[str]:
-        seen, scope = [], self
-        while scope is not None:
-            seen.extend(scope.names)
-            scope = scope.parent
-        return seen
 
 
 @attrs.define
@@ -145,46 +87,6 @@ class Elaborated:
     instances: int
     origins: dict
     top_module: ast.ModuleDef
-
-
-def _did_you_mean(name: str, options) -> str | None:
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f"did you mean '{close[0]}'?" if close else None
-
-
-def _describe(value) -> str:
-    if isinstance(value, bool):
-        return f"bool {'true' if value else 'false'}"
-    if isinstance(value, str):
-        return f'string "{value}"'
-    if isinstance(value, int):
-        return f"int {value}"
-    if isinstance(value, Fraction):
-        return f"number {units.format_number(value)}"
-    if isinstance(value, Quantity):
-        return f"{units.dimension_name(value.dim)} ({value})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, ModelRef):
-        return f"model {value.name}"
-    return type(value).__name__
-
-
-def format_value(value) -> str:
-    """A resolved value as .arch source would write it."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, (int, Fraction)):
-        return units.format_number(value)
-    if isinstance(value, Quantity):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, ModelRef):
-        return value.name
-    return repr(value)
 
 
 # -- parameter unit rules ----------------------------------------------------------------------
@@ -239,16 +141,7 @@ _TYPES = ("int", "float", "bool", "string", "time", "frequency", "bytes", "bits"
 _TYPE_DIMS = {"time": units.TIME, "frequency": units.FREQUENCY, "bytes": units.DATA, "bits": units.DATA,
               "bandwidth": units.BANDWIDTH}
 
-BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min")
-
-_INT_OPS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-}
-
-
-class Elaborator:
+class Elaborator(Expressions):
     """Loads files and builds one top component; collects diagnostics as it goes."""
 
     def __init__(self, limits: Limits = Limits(), search_path: list[Path] | None = None):
@@ -339,7 +232,7 @@ class Elaborator:
             nearby = [p.name for p in folder.glob("*.arch")]
         library = [p.name for p in self.search_path[-2].glob("*.arch")] if self.search_path[-2].is_dir() else []
         self.load_failed = True
-        hint = _did_you_mean(Path(imp.path).name, nearby + library)
+        hint = did_you_mean(Path(imp.path).name, nearby + library)
         if hint is None:
             hint = ("imports are looked up beside the importing file, then in the bundled library: "
                     + (", ".join(sorted(library)) or "(empty)"))
@@ -364,13 +257,13 @@ class Elaborator:
             seen[param.name] = param
             if param.type.name != "enum" and param.type.name not in _TYPES:
                 self.error(ArchError(f"unknown type '{param.type.name}'",
-                                     hint=_did_you_mean(param.type.name, _TYPES) or "types: " + ", ".join(_TYPES)
+                                     hint=did_you_mean(param.type.name, _TYPES) or "types: " + ", ".join(_TYPES)
                                      + ", enum(a, b, ...)", span=param.type.span))
 
     def _define_const(self, const: ast.Const, scope: Scope) -> None:
         try:
             self._declare(scope, const.name, self.evaluate(const.value, scope), const.name_span)
-        except _Cascade:
+        except Cascade:
             scope.names[const.name] = POISON
         except ArchError as err:
             scope.names[const.name] = POISON
@@ -390,7 +283,7 @@ class Elaborator:
             if top in self.modules:
                 return self.modules[top]
             raise ArchError(f"--top: no module or system named '{top}'",
-                            hint=_did_you_mean(top, self.modules) or "defined: " + (", ".join(self.modules) or "none"))
+                            hint=did_you_mean(top, self.modules) or "defined: " + (", ".join(self.modules) or "none"))
         systems = [m for m in main.modules if m.kind == "system"]
         if len(systems) == 1:
             return systems[0]
@@ -406,7 +299,7 @@ class Elaborator:
         for name, (expr, text) in overrides.items():
             if name not in {p.name for p in module.params}:
                 raise ArchError(f"-p {name}: '{module.name}' has no parameter '{name}'",
-                                hint=_did_you_mean(name, [p.name for p in module.params])
+                                hint=did_you_mean(name, [p.name for p in module.params])
                                 or "parameters: " + (", ".join(p.name for p in module.params) or "none"))
             values[name] = (self.evaluate(expr, self.global_scope), expr.span)
         klass = _module_class(module)
@@ -452,9 +345,9 @@ class Elaborator:
         }.get(kind, lambda v: True)
         if not ok(value):
             if isinstance(value, Quantity) and kind in ("int", "float"):
-                raise ArchError(f"{what} expects a plain {kind}, got {_describe(value)}",
-                                hint=f"divide by a unit to get a number, e.g. x / 1 {_unit_example(value)}", span=span)
-            raise ArchError(f"{what} expects {self._type_text(param.type)}, got {_describe(value)}", span=span,
+                raise ArchError(f"{what} expects a plain {kind}, got {describe(value)}",
+                                hint=f"divide by a unit to get a number, e.g. x / 1 {unit_example(value)}", span=span)
+            raise ArchError(f"{what} expects {self._type_text(param.type)}, got {describe(value)}", span=span,
                             hint="one of: " + ", ".join(param.type.members) if kind == "enum" else None)
         return value
 
@@ -497,7 +390,7 @@ class Elaborator:
         span = args[-1]
         try:
             fn(stmt, *args[:-1])
-        except _Cascade:
+        except Cascade:
             pass
         except ArchError as err:
             self.error(err, span)
@@ -516,7 +409,7 @@ class Elaborator:
             domain = self._domain(stmt.name, period)
             self._declare(scope, stmt.name, ClockBinding(domain, stmt.name_span), stmt.name_span)
             return domain
-        except _Cascade:
+        except Cascade:
             return None
         except ArchError as err:
             scope.names.setdefault(stmt.name, POISON)
@@ -534,7 +427,7 @@ class Elaborator:
         for stmt in body:
             try:
                 self._statement(stmt, scope, comp, clock, deferred, top_level)
-            except _Cascade:
+            except Cascade:
                 pass
             except ArchError as err:
                 self.error(err, stmt.span)
@@ -558,7 +451,7 @@ class Elaborator:
         elif isinstance(stmt, ast.If):
             cond = self.evaluate(stmt.cond, scope)
             if not isinstance(cond, bool):
-                self.fail(f"an 'if' condition must be true or false, got {_describe(cond)}", stmt.cond.span,
+                self.fail(f"an 'if' condition must be true or false, got {describe(cond)}", stmt.cond.span,
                           hint="compare it: 'if n > 0 { ... }'")
             self._statements(stmt.then if cond else stmt.otherwise, Scope(scope, scope.module), comp, clock,
                              deferred)
@@ -585,7 +478,7 @@ class Elaborator:
     def _int(self, value, what: str, span: Span) -> int:
         value = units.normalise(value)
         if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(f"{what} must be an integer, got {_describe(value)}", span)
+            self.fail(f"{what} must be an integer, got {describe(value)}", span)
         return value
 
     def _lookup_clock(self, name: str, scope: Scope, span: Span) -> ClockDomain:
@@ -594,10 +487,10 @@ class Elaborator:
         except KeyError:
             clocks = [n for n in scope.visible() if isinstance(self._peek(scope, n), ClockBinding)]
             self.fail(f"no clock named '{name}'", span,
-                      hint=_did_you_mean(name, clocks) or ("clocks here: " + ", ".join(clocks) if clocks else
+                      hint=did_you_mean(name, clocks) or ("clocks here: " + ", ".join(clocks) if clocks else
                                                           "declare one: clock name = 1 GHz"))
         if binding is POISON:
-            raise _Cascade()
+            raise Cascade()
         if not isinstance(binding, ClockBinding):
             self.fail(f"'{name}' is not a clock", span)
         return binding.domain
@@ -636,7 +529,7 @@ class Elaborator:
             return self.models[name]
         options = list(self.modules) + list(self.models)
         self.fail(f"unknown model '{name}'", call.name_span,
-                  hint=_did_you_mean(name, options) or "run 'archmodel list' for the catalogue")
+                  hint=did_you_mean(name, options) or "run 'archmodel list' for the catalogue")
 
     def _instance(self, stmt: ast.Instance, scope: Scope, comp: Component, clock):
         module_scope = scope.module
@@ -696,7 +589,7 @@ class Elaborator:
         for arg in call.args:
             if arg.name not in params:
                 self.fail(f"'{module.name}' has no parameter '{arg.name}'", arg.name_span,
-                          hint=_did_you_mean(arg.name, params) or
+                          hint=did_you_mean(arg.name, params) or
                           ("parameters: " + ", ".join(params) if params else "it takes no parameters"))
             if arg.name in given:
                 self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
@@ -709,7 +602,7 @@ class Elaborator:
         for arg in call.args:
             if arg.name not in decls:
                 self.fail(f"'{klass.model_name}' has no parameter '{arg.name}'", arg.name_span,
-                          hint=_did_you_mean(arg.name, decls) or
+                          hint=did_you_mean(arg.name, decls) or
                           ("parameters: " + ", ".join(decls) if decls else "it takes no parameters"))
             if arg.name in kwargs:
                 self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
@@ -730,7 +623,7 @@ class Elaborator:
         value = units.normalise(value)
         if isinstance(value, Quantity):
             if unit is None:
-                raise ArchError(f"{what} takes a plain number, got {_describe(value)}",
+                raise ArchError(f"{what} takes a plain number, got {describe(value)}",
                                 hint=param.describe(), span=span)
             if unit == "cycles":
                 units.check_dimension(value, units.TIME, what, span)
@@ -748,14 +641,14 @@ class Elaborator:
             if float in types:
                 value = float(value)
             else:
-                raise ArchError(f"{what} expects {param.type_name()}, got {_describe(value)}",
+                raise ArchError(f"{what} expects {param.type_name()}, got {describe(value)}",
                                 hint=param.describe(), span=span)
         value = _plain(value)
         if isinstance(value, list) and tuple in types and list not in types:
             value = tuple(value)
         if not _accepts(param.type, value) and not (value is None and param.default is None):
             shown = units.format_number(value) if isinstance(value, (int, Fraction)) else None
-            got = _describe(value) if shown is None or isinstance(value, bool) else f"{type(value).__name__} {shown}"
+            got = describe(value) if shown is None or isinstance(value, bool) else f"{type(value).__name__} {shown}"
             raise ArchError(f"{what} expects {param.type_name()}, got {got}", hint=param.describe(), span=span)
         if param.check is not None:
             try:
@@ -785,7 +678,7 @@ class Elaborator:
         generator = generators.get(stmt.generator)
         if generator is None:
             self.fail(f"unknown topology '{stmt.generator}'", stmt.generator_span,
-                      hint=_did_you_mean(stmt.generator, generators) or "topologies: " + ", ".join(generators))
+                      hint=did_you_mean(stmt.generator, generators) or "topologies: " + ", ".join(generators))
         args = [_plain(units.normalise(self.evaluate(a, scope))) for a in stmt.gen_args]
         kwargs = {k.name: _plain(units.normalise(self.evaluate(k.value, scope))) for k in stmt.gen_kwargs}
         local = kwargs.pop("local_ports", 0)
@@ -911,7 +804,7 @@ class Elaborator:
         binder = known.get(stmt.workload)
         if binder is None:
             self.fail(f"unknown workload '{stmt.workload}'", stmt.name_span,
-                      hint=_did_you_mean(stmt.workload, known) or "known workloads: " +
+                      hint=did_you_mean(stmt.workload, known) or "known workloads: " +
                       (", ".join(known) if known else "none yet"))
         targets = []
         for end in stmt.targets:
@@ -926,7 +819,7 @@ class Elaborator:
         for arg in link.args:
             if arg.name not in allowed:
                 self.fail(f"a link has no attribute '{arg.name}'", arg.name_span,
-                          hint=_did_you_mean(arg.name, allowed) or "attributes: " + ", ".join(allowed))
+                          hint=did_you_mean(arg.name, allowed) or "attributes: " + ", ".join(allowed))
             if arg.name in values:
                 self.fail(f"link attribute '{arg.name}' is given twice", arg.name_span)
             value = units.normalise(self.evaluate(arg.value, scope))
@@ -959,7 +852,7 @@ class Elaborator:
         if isinstance(value, Quantity):
             units.check_dimension(value, units.NUMBER, what, span)
         if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(f"{what} must be a whole number of {unit}, got {_describe(value)}", span)
+            self.fail(f"{what} must be a whole number of {unit}, got {describe(value)}", span)
         if value < low:
             self.fail(f"{what} must be at least {low}, got {value}", span)
         return value
@@ -994,10 +887,10 @@ class Elaborator:
         except KeyError:
             names = [n for n in scope.module.names if isinstance(scope.module.names[n], InstanceBinding)]
             self.fail(f"no instance named '{first.name}'", first.name_span,
-                      hint=_did_you_mean(first.name, names) or ("instances here: " + ", ".join(names) if names
+                      hint=did_you_mean(first.name, names) or ("instances here: " + ", ".join(names) if names
                                                                  else "declare it: name : Model(...)"))
         if binding is POISON:
-            raise _Cascade()
+            raise Cascade()
         if not isinstance(binding, InstanceBinding):
             self.fail(f"'{first.name}' is not an instance", first.name_span)
         items = self._select(binding.items, binding.is_array, first, scope, first.name)
@@ -1021,7 +914,7 @@ class Elaborator:
         if namespace is not None and name in namespace:
             binding = namespace[name]
             if binding is POISON:
-                raise _Cascade()
+                raise Cascade()
             if isinstance(binding, InstanceBinding):
                 return binding.items, binding.is_array
         if name in comp._port_decls:
@@ -1033,11 +926,11 @@ class Elaborator:
         if isinstance(comp, ModuleComponent):
             parts = [n for n, b in (namespace or {}).items() if isinstance(b, InstanceBinding)]
             self.fail(f"'{comp.model_name}' instance '{comp.name}' has no port or part '{name}'", segment.name_span,
-                      hint=_did_you_mean(name, ports + parts) or
+                      hint=did_you_mean(name, ports + parts) or
                       ("exposed ports: " + ", ".join(exposed) if exposed else
                        "a module's ports are the ones it exposes with 'expose inner.port as name'"))
         self.fail(f"'{comp.model_name}' has no port '{name}'", segment.name_span,
-                  hint=_did_you_mean(name, ports) or ("ports: " + ", ".join(ports) if ports else "it has no ports"))
+                  hint=did_you_mean(name, ports) or ("ports: " + ", ".join(ports) if ports else "it has no ports"))
 
     def _select(self, items: list, is_array: bool, segment: ast.Segment, scope: Scope, shown: str) -> list:
         selector = segment.selector
@@ -1061,174 +954,6 @@ class Elaborator:
             self.fail(f"range {start} .. {stop} is out of range for '{shown}'", selector.span,
                       hint=f"'{shown}' has {size} elements; a range a .. b takes a up to b - 1")
         return items[start:stop]
-
-    # -- expressions ------------------------------------------------------------------------------
-    def evaluate(self, expr, scope: Scope, expected: ast.TypeRef | None = None):
-        """The value of an expression: int, Fraction, Quantity, bool, str, list or ModelRef."""
-        kind = type(expr)
-        if kind is ast.Number:
-            return expr.value
-        if kind is ast.Quantity:
-            return units.quantity(expr.value, expr.unit)
-        if kind is ast.Var:
-            return self._variable(expr, scope, expected)
-        if kind is ast.BinOp:
-            return self._binary(expr, scope)
-        if kind is ast.String or kind is ast.Bool:
-            return expr.value
-        if kind is ast.UnaryOp:
-            value = self.evaluate(expr.operand, scope)
-            if expr.op == "not":
-                if not isinstance(value, bool):
-                    self.fail(f"'not' needs true or false, got {_describe(value)}", expr.span)
-                return not value
-            if isinstance(value, Quantity):
-                return Quantity(-value.value, value.dim)
-            if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
-                return -value
-            self.fail(f"cannot negate {_describe(value)}", expr.span)
-        if kind is ast.Call:
-            return self._call(expr, scope)
-        if kind is ast.ListLit:
-            return [self.evaluate(item, scope) for item in expr.items]
-        if kind is ast.Index:
-            base = self.evaluate(expr.base, scope)
-            index = self._int(self.evaluate(expr.index, scope), "an index", expr.index.span)
-            if not isinstance(base, list):
-                self.fail(f"only lists can be indexed, not {_describe(base)}", expr.base.span)
-            if not 0 <= index < len(base):
-                self.fail(f"index {index} is out of range for a list of {len(base)}", expr.index.span)
-            return base[index]
-        raise ArchError(f"cannot evaluate {type(expr).__name__}", span=getattr(expr, "span", None))
-
-    def _variable(self, expr: ast.Var, scope: Scope, expected):
-        try:
-            value = scope.lookup(expr.name)
-        except KeyError:
-            if expected is not None and expected.name == "enum" and expr.name in expected.members:
-                return expr.name
-            if expected is not None and expected.name == "model" and (expr.name in self.modules
-                                                                       or expr.name in self.models):
-                return ModelRef(expr.name)
-            if expr.name in self.modules or expr.name in self.models:
-                self.fail(f"'{expr.name}' is a model, not a value", expr.span,
-                          hint="only parameters of type 'model' take model names")
-            names = [n for n in scope.visible() if not isinstance(self._peek(scope, n), (InstanceBinding,
-                                                                                          ClockBinding))]
-            self.fail(f"'{expr.name}' is not defined", expr.span,
-                      hint=_did_you_mean(expr.name, names) or (f"one of: {', '.join(expected.members)}"
-                                                               if expected is not None and expected.members else None))
-        if value is POISON:
-            raise _Cascade()
-        if isinstance(value, InstanceBinding):
-            self.fail(f"'{expr.name}' is an instance, not a value", expr.span)
-        if isinstance(value, ClockBinding):
-            self.fail(f"'{expr.name}' is a clock, not a value", expr.span,
-                      hint="clocks are used with 'in', as in 'x : Model() in clk'")
-        return value
-
-    def _binary(self, expr: ast.BinOp, scope: Scope):
-        op = expr.op
-        left = self.evaluate(expr.left, scope)
-        if op in ("and", "or"):
-            if not isinstance(left, bool):
-                self.fail(f"'{op}' needs true or false, got {_describe(left)}", expr.left.span)
-            if (op == "and" and not left) or (op == "or" and left):
-                return left
-            right = self.evaluate(expr.right, scope)
-            if not isinstance(right, bool):
-                self.fail(f"'{op}' needs true or false, got {_describe(right)}", expr.right.span)
-            return right
-        right = self.evaluate(expr.right, scope)
-        if type(left) is int and type(right) is int and op in _INT_OPS:
-            return _INT_OPS[op](left, right)  # the common case (indices, counts) without Fractions
-        if op in ("==", "!="):
-            if isinstance(left, (str, bool, list, ModelRef)) or isinstance(right, (str, bool, list, ModelRef)):
-                return (left == right) == (op == "==")
-        numeric = (int, Fraction, Quantity)
-        for value, side in ((left, expr.left), (right, expr.right)):
-            if not isinstance(value, numeric) or isinstance(value, bool):
-                if op == "+" and isinstance(left, str) and isinstance(right, str):
-                    return left + right
-                self.fail(f"'{op}' cannot take {_describe(value)}", side.span)
-        ldim, rdim = units.dim_of(left), units.dim_of(right)
-        lval, rval = units.magnitude(left), units.magnitude(right)
-        if op in ("+", "-", "%", "==", "!=", "<", "<=", ">", ">="):
-            if ldim != rdim:
-                verb = {"+": "add", "-": "subtract", "%": "take the remainder of"}.get(op, "compare")
-                self.fail(f"cannot {verb} {units.dimension_name(ldim)} and {units.dimension_name(rdim)}", expr.span,
-                          hint=f"left is {_describe(units.normalise(left))}, right is "
-                               f"{_describe(units.normalise(right))}")
-            if op == "+":
-                return units.make(lval + rval, ldim)
-            if op == "-":
-                return units.make(lval - rval, ldim)
-            if op == "%":
-                if rval == 0:
-                    self.fail("division by zero", expr.span, hint="the right side of '%' is 0")
-                return units.make(lval % rval, ldim)
-            return {"==": lval == rval, "!=": lval != rval, "<": lval < rval, "<=": lval <= rval,
-                    ">": lval > rval, ">=": lval >= rval}[op]
-        if op == "*":
-            return units.make(lval * rval, (ldim[0] + rdim[0], ldim[1] + rdim[1]))
-        if op == "/":
-            if rval == 0:
-                self.fail("division by zero", expr.span, hint="the divisor evaluates to 0")
-            return units.make(lval / rval, (ldim[0] - rdim[0], ldim[1] - rdim[1]))
-        if op == "**":
-            if ldim != units.NUMBER or rdim != units.NUMBER or not isinstance(right, int):
-                self.fail("'**' takes a plain number and an integer exponent", expr.span)
-            if abs(right) > 256 or abs(lval) > 2**64:
-                self.fail("exponent too large", expr.span)
-            if lval == 0 and right < 0:
-                self.fail("division by zero", expr.span, hint="0 to a negative power")
-            return units.normalise(lval ** right)
-        self.fail(f"unknown operator '{op}'", expr.span)
-
-    def _call(self, expr: ast.Call, scope: Scope):
-        name = expr.name
-        if name not in BUILTINS:
-            self.fail(f"unknown function '{name}'", expr.name_span,
-                      hint=_did_you_mean(name, BUILTINS) or "built-ins: " + ", ".join(BUILTINS))
-        if expr.kwargs:
-            self.fail(f"'{name}' takes no named arguments", expr.kwargs[0].name_span)
-        args = [self.evaluate(a, scope) for a in expr.args]
-        for arg, node in zip(args, expr.args):
-            if not isinstance(arg, (int, Fraction, Quantity)) or isinstance(arg, bool):
-                self.fail(f"'{name}' takes numbers, got {_describe(arg)}", node.span)
-        if name in ("min", "max"):
-            if not args:
-                self.fail(f"'{name}' needs at least one argument", expr.span)
-            dims = {units.dim_of(a) for a in args}
-            if len(dims) > 1:
-                self.fail(f"'{name}' cannot compare values of different dimensions", expr.span)
-            pick = min if name == "min" else max
-            return pick(args, key=units.magnitude)
-        if len(args) != 1:
-            self.fail(f"'{name}' takes one argument, got {len(args)}", expr.span)
-        (arg,) = args
-        if name == "abs":
-            return units.make(abs(units.magnitude(arg)), units.dim_of(arg))
-        if units.dim_of(arg) != units.NUMBER:
-            self.fail(f"'{name}' takes a plain number, got {_describe(arg)}", expr.args[0].span,
-                      hint=f"divide by a unit first, e.g. {name}(x / 1 {_unit_example(arg)})")
-        value = Fraction(arg)
-        if name == "ceil":
-            return ceil(value)
-        if name == "floor":
-            return floor(value)
-        if value <= 0:
-            self.fail(f"log2 of {units.format_number(units.normalise(value))} is undefined", expr.args[0].span,
-                      hint="log2 takes a positive number")
-        if value.denominator == 1 and value.numerator & (value.numerator - 1) == 0:
-            return value.numerator.bit_length() - 1
-        return Fraction(log2(value))
-
-
-def _unit_example(value) -> str:
-    return {units.TIME: "ns", units.FREQUENCY: "GHz", units.DATA: "B", units.BANDWIDTH: "GB/s"}.get(
-        units.dim_of(value), "ns")
-
 
 _TOPOLOGY_MODULE = ast.ModuleDef("module", "Topology", (), (), Span("<builtin>", 1, 1), Span("<builtin>", 1, 1),
                                  "<builtin>")

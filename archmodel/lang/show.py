@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from ..kernel import Component, Simulator
-from .elaborate import ModuleComponent, format_value
+from .elaborate import ModuleComponent
+from .scope import format_value
 
 _INDEXED = re.compile(r"^(.*)\[(\d+)\]$")
 
