@@ -112,6 +112,90 @@ def _compile_issue(ins: Instruction, streams: bool):
     return factory
 
 
+_STEP_FACTORIES: dict = {}
+
+
+def _compile_replay_step(ins: Instruction, streams: bool, requesters: tuple, last: bool):
+    """A factory ``make(core, ins, fn, successors)`` of a whole-cycle step for a core whose
+    integer core is parked on a full offload queue while its FREP sequencer replays: the
+    cycle ``SnitchCore.step`` would run (replay ``ins`` as its compiled replay function
+    does, count the offload stall, present the streamers' requests), as straight-line code
+    with the next body position's step installed on success. ``requesters``: (index,
+    writes) of the core's running streamers, in order; ``last``: ``ins`` ends the body, so
+    the step counts an iteration and leaves the fused steps when the FREP is done.
+    The core installs these steps only while nothing but the replay can change (see
+    ``SnitchCore._install_replay_step``) and leaves them when a stream job ends."""
+    expression = _INLINE_EXPRESSIONS.get(ins.op)
+    # Register numbers, latency and flops are read from ``ins`` when the step is made, so
+    # one source serves every instruction with the same streams and operation.
+    sources = tuple(r if streams and r < 3 else -1 for r in ins.fsrc)
+    target = ins.rd if streams and ins.rd < 3 else -1
+    shape = (sources, target, expression, requesters, last)
+    factory = _STEP_FACTORIES.get(shape)
+    if factory is not None:
+        return factory
+    setup, checks, gather = [], [], []
+    names = []
+    for j, r in enumerate(sources):
+        value = f"v{j}"
+        names.append(value)
+        if r >= 0:
+            setup.append(f"    s{r} = core.ssrs[{r}]\n    q{r} = s{r}.fifo\n")
+            checks.append(f"if not q{r} or q{r}[0][0] > cycle:\n"
+                          f"            if not q{r} and not s{r}.active:\n"
+                          f"                core.stream_exhausted(ins, {r})\n"
+                          f"            core.s_stream += 1\n")
+            gather.append(f"            entry = q{r}[0]\n            {value} = entry[1]\n"
+                          f"            if entry[2] == 1:\n                q{r}.popleft()\n"
+                          f"            else:\n                entry[2] -= 1\n")
+        else:
+            setup.append(f"    x{j} = ins.fsrc[{j}]\n")
+            checks.append(f"if f_ready[x{j}] > cycle:\n            core.s_fdep += 1\n")
+            gather.append(f"            {value} = f[x{j}]\n")
+    rd = target
+    if rd >= 0:
+        setup.append(f"    s{rd} = core.ssrs[{rd}]\n    q{rd} = s{rd}.fifo\n")
+        checks.append(f"if len(q{rd}) >= wdepth{rd}:\n            core.s_stream += 1\n")
+        setup.append(f"    wdepth{rd} = s{rd}.depth\n")
+        store = f"            q{rd}.append([done, result])\n"
+    else:
+        setup.append("    xd = ins.rd\n")
+        checks.append("if f_ready[xd] > cycle:\n            core.s_fdep += 1\n")
+        store = "            f[xd] = result\n            f_ready[xd] = done\n"
+    compute = expression.format(*names) if expression else f"fn({', '.join(names)})"
+    if last:
+        advance = ("            it = core.seq_it + 1\n            core.seq_pos = 0\n            core.seq_it = it\n"
+                   "            if it == core.seq_reps:\n                core.seq_on = False\n"
+                   "                core.leave_replay_step()\n"
+                   "            else:\n                core.step = successors[it % len(successors)]\n")
+    else:
+        advance = "            core.seq_pos += 1\n            core.step = successors[0]\n"
+    requests = []
+    for index, writes in requesters:
+        setup.append(f"    r{index} = core.ssrs[{index}]\n    rq{index} = r{index}.fifo\n"
+                     f"    rdepth{index} = r{index}.depth\n")
+        if writes:
+            requests.append(f"    if rq{index} and rq{index}[0][0] <= cycle:\n        requests.append(r{index})\n")
+        else:
+            requests.append(f"    if len(rq{index}) < rdepth{index}:\n        requests.append(r{index})\n")
+    chain = "    " + "    el".join(checks)
+    source = ("def make(core, ins, fn, successors):\n    f = core.f\n    f_ready = core.f_ready\n"
+              "    latency = ins.latency\n    flops = ins.flops\n" + "".join(setup)
+              + "    def step(cycle, requests):\n"
+              + "\n".join("    " + line for line in chain.splitlines()) + "\n"
+              + "        else:\n" + "".join(gather)
+              + f"            result = {compute}\n            done = cycle + latency\n" + store
+              + "            if done > core.fp_pending_until:\n                core.fp_pending_until = done\n"
+              + "            core.n_fpu += 1\n            core.n_flops += flops\n" + advance
+              + "        core.s_offload += 1\n"
+              + "".join("    " + line + "\n" for line in "".join(requests).splitlines())
+              + "    return step\n")
+    namespace: dict = {}
+    exec(compile(source, "<replay step>", "exec"), namespace)  # noqa: S102 (our own source)
+    factory = _STEP_FACTORIES[shape] = namespace["make"]
+    return factory
+
+
 class _Lsu:
     """The core's port into the TCDM: one request per cycle from an in-order queue.
 
@@ -195,8 +279,9 @@ class SnitchCore(Component):
     fma_latency_cycles = Param(int, 3, "FP64 FMA-class result latency", unit="cycles", check=at_least(1))
 
     fast_paths = True
-    """Replay FREP bodies through compiled functions and park an integer core waiting for the
-    offload queue. Both are exact; tests turn them off to compare against the plain code."""
+    """Replay FREP bodies through compiled functions, park an integer core waiting for the
+    offload queue, and step a parked core's replay by fused per-position steps. All are
+    exact; tests turn them off to compare against the plain code."""
 
     instructions = Formula("instructions", "instructions issued by the integer core", lambda c: c.n_instr)
     fpu_ops = Formula("instructions", "FP computations issued (loads/stores excluded)", lambda c: c.n_fpu)
@@ -242,6 +327,8 @@ class SnitchCore(Component):
         self.fp_pending_until = 0
         self.at_barrier = False
         self.parked = False  # stalled on a full offload queue; see _may_park
+        self.replay_steps: dict = {}  # fused steps of FREP bodies, see _install_replay_step
+        self.n_replay_steps = 0  # how often fused steps took over (tests check they are reached)
         self.cur_line = -1
         self.l0: deque = deque()
         self.n_instr = self.n_fpu = self.n_flops = 0
@@ -270,6 +357,8 @@ class SnitchCore(Component):
         """Give this core a program starting at instruction address ``ibase`` (None: idle)."""
         self.program = program
         self.ibase = ibase
+        self.leave_replay_step()
+        self.replay_steps = {}
         if program is None:
             self.instrs = []
             self.halted = self.done = True
@@ -834,6 +923,66 @@ class SnitchCore(Component):
             self.done = True
             self.done_cycle = cycle
             self.cluster.finished(self)
+        elif self.parked and self.seq_on and self.seq_it and self.fast_paths and not self.traced:
+            self._install_replay_step()
+
+    # A parked core replaying an FREP does the same few things every cycle until the replay
+    # ends or one of its stream jobs does (the offload queue, the LSU and the SSR
+    # configuration cannot change meanwhile): it then steps by fused functions, one per body
+    # position, that the cluster calls instead of ``step`` (see _compile_replay_step).
+    def _install_replay_step(self) -> None:
+        if self.seq_inner or self.lsu.queue or len(self.queue) < self.offload_depth:
+            return
+        # The same FREP body (same instructions, stagger, streams) comes back for every row
+        # of a kernel: its fused steps are built once per core.
+        # The directions of all three streamers decide which faults a step must still check.
+        key = (tuple((ins.index, ins.rd, ins.rs1, ins.rs2, ins.rs3) for copies in self.seq_body for ins in copies),
+               self.seq_smax, self.ssr_on, tuple((s.index, s.job_writes) for s in self.streaming),
+               tuple(s.writes for s in self.ssrs))
+        table = self.replay_steps.get(key)
+        if table is None:
+            if len(self.replay_steps) >= 8:  # a kernel cycles through a few; unrolled code through many
+                self.replay_steps.clear()
+            table = self.replay_steps[key] = self._replay_step_table()
+        if table:
+            self.step = table[self.seq_it % (self.seq_smax + 1)][self.seq_pos]
+            self.n_replay_steps += 1
+
+    def _replay_step_table(self) -> list:
+        """The fused steps of the current FREP body, per stagger copy and position (empty
+        when some instruction needs the general path)."""
+        requesters = tuple((s.index, s.job_writes) for s in self.streaming)
+        copies = self.seq_smax + 1
+        n = self.seq_n
+        rows = []
+        for k in range(copies):
+            row = []
+            for pos in range(n):
+                ins = self.seq_body[pos][k]
+                if ins.fkind != F_COMP:
+                    return []
+                streams = self.ssr_on and ins.ssr_path
+                if streams:
+                    if ins.dup_stream or any(r < 3 and self.ssrs[r].writes for r in ins.fsrc):
+                        return []
+                    if ins.rd < 3 and not self.ssrs[ins.rd].writes:
+                        return []
+                row.append((ins, streams))
+            rows.append(row)
+        table = [[None] * n for _ in range(copies)]
+        firsts = [None] * copies
+        for k in range(copies):
+            for pos in reversed(range(n)):
+                ins, streams = rows[k][pos]
+                last = pos == n - 1
+                successors = firsts if last else [table[k][pos + 1]]
+                table[k][pos] = _compile_replay_step(ins, streams, requesters, last)(self, ins, ins.fn, successors)
+            firsts[k] = table[k][0]
+        return table
+
+    def leave_replay_step(self) -> None:
+        """Step by the general ``step`` again (a stream job ended, or the FREP did)."""
+        self.__dict__.pop("step", None)
 
     def _trace(self, computed: bool) -> None:
         pc = self.pc_of(self.ip)

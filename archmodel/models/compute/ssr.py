@@ -79,6 +79,7 @@ class SsrStreamer:
         return low, high, count
 
     def _next_job(self) -> None:
+        self.core.leave_replay_step()  # the core's fused replay steps present a fixed set of streams
         if not self.jobs:
             self.active = False
             self.reads_stream = False
@@ -112,13 +113,15 @@ class SsrStreamer:
         self.run = self.run_len = max(0, min(self.left - 1, self.bounds[0] - self.idx[0]))
 
     def _advance(self) -> None:
-        """One address step after the run of unchecked steps is used up."""
+        """One address step after the run of unchecked steps is used up (the run's steps
+        are counted here, and the next run is worked out as _refill does, inlined: this
+        runs once per dimension-0 row of every stream)."""
         idx = self.idx
-        if self.run_len:
-            self.left -= self.run_len
-            idx[0] += self.run_len
-        self.left -= 1
-        if self.left == 0:
+        run_len = self.run_len
+        idx[0] += run_len
+        left = self.left - run_len - 1
+        self.left = left
+        if left == 0:
             self._next_job()
             return
         bounds = self.bounds
@@ -134,7 +137,10 @@ class SsrStreamer:
                     self.addr += self.adj[k]
                     break
                 k += 1
-        self._refill()
+        run = bounds[0] - idx[0]
+        if run >= left:
+            run = left - 1
+        self.run = self.run_len = run
 
     def grant(self, cycle: int) -> None:
         """The TCDM serves this streamer's request at ``cycle``."""

@@ -76,21 +76,22 @@ class SnitchTcdm(Component):
             granted = zip(banks, requests)  # no two requests share a bank: all are served
             self.n_grants += len(banks)
         else:
+            # One pass: a bank's first requester holds it until one nearer after the bank's
+            # last grant (round robin over requester ids) turns up; requester ids differ, so
+            # this keeps the same winner as taking the minimum over the bank's group.
             owner = {}
-            groups = {}
-            for bank, r in zip(banks, requests):
-                if bank in owner:
-                    groups[bank].append(r)
-                else:
-                    owner[bank] = r
-                    groups[bank] = [r]
             count = self.requesters
-            for bank, group in groups.items():
-                if len(group) > 1:
+            per_bank = self.conflicts_per_bank
+            lost = 0
+            for bank, r in zip(banks, requests):
+                holder = owner.setdefault(bank, r)
+                if holder is not r:
                     last = rr[bank]
-                    owner[bank] = min(group, key=lambda q: (q.rid - last - 1) % count)
-                    self.n_conflicts += len(group) - 1
-                    self.conflicts_per_bank[bank] += len(group) - 1
+                    if (r.rid - last - 1) % count < (holder.rid - last - 1) % count:
+                        owner[bank] = r
+                    lost += 1
+                    per_bank[bank] += 1
+            self.n_conflicts += lost
             granted = owner.items()
             self.n_grants += len(owner)
         words = self.words

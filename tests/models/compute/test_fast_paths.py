@@ -1,9 +1,10 @@
 """The cluster's fast paths change speed, never behaviour.
 
 Two kinds of check: random FREP/SSR programs run with ``SnitchCore.fast_paths`` on and off
-(compiled replay functions and parking of the integer core against the plain code) must
-agree on every counter, register and memory word; and kernels pin the exact figures the
-model produced before the fast paths existed (TCDM grants inlined, SSR address runs).
+(compiled replay functions, parking of the integer core and the fused steps of a parked
+replay against the plain code) must agree on every counter, register, FIFO entry and
+memory word; and kernels pin the exact figures the model produced before the fast paths
+existed (TCDM grants inlined, SSR address runs).
 """
 
 import random
@@ -20,9 +21,11 @@ BODY_OPS = ["fmadd.d {d}, {a}, {b}, {c}", "fmul.d {d}, {a}, {b}", "fadd.d {d}, {
             "fnmsub.d {d}, {a}, {b}, {c}", "fmadd.s {d}, {a}, {b}, {c}", "fmax.d {d}, {a}, {b}"]
 
 
-def random_program(rng: random.Random, core: int) -> str:
+def random_program(rng: random.Random, core: int, long_replays: bool = False) -> str:
     """An FREP over streamed and register operands, with stores, loads and integer work
-    around it; it may fault or hang, which both runs must then do the same way."""
+    around it; it may fault or hang, which both runs must then do the same way. With
+    ``long_replays`` an outer FREP of many iterations with the offload queue filled behind
+    it (the parked replays that fused steps take over, stream jobs ending midway)."""
     base = TCDM_BASE + 4096 * core + 8 * rng.randrange(64)
     lines = []
     writes = rng.random() < 0.3
@@ -38,26 +41,26 @@ def random_program(rng: random.Random, core: int) -> str:
         lines += [f"li t3, {base + 2048}", f"sw t3, 0(a0)", "lw t2, 0(a0)"]
     else:
         lines += [f"li t2, {base + 2048}"]
-    lines += ["csrwi ssr, 1", f"li t0, {rng.randint(0, 9)}"]
+    lines += ["csrwi ssr, 1", f"li t0, {rng.randint(0, 40) if long_replays else rng.randint(0, 9)}"]
     size = rng.randint(1, 4)
-    kind = rng.choice(["frep.o", "frep.i"])
+    kind = "frep.o" if long_replays else rng.choice(["frep.o", "frep.i"])
     lines.append(f"{kind} t0, {size}, {rng.randint(0, 3)}, {rng.randint(0, 15)}")
     sources = ["ft0", "ft1", "fa1", "fa2", "fa3"]
     targets = ["fa0", "fa1", "fa4", "fa5"] + (["ft2"] if writes else [])
     for _ in range(size):
         lines.append(rng.choice(BODY_OPS).format(d=rng.choice(targets), a=rng.choice(sources),
                                                  b=rng.choice(sources), c=rng.choice(sources[2:] + targets[:2])))
-    for u in range(rng.randint(0, 10)):  # fills the offload queue behind the FREP
+    for u in range(rng.randint(8, 12) if long_replays else rng.randint(0, 10)):  # fills the offload queue
         lines.append(f"fsd fa{u % 6}, {8 * u}(t2)")
     lines += ["addi t4, t2, 8", "csrwi ssr, 0", "fence", "ecall"]
     return "\n".join(lines) + "\n"
 
 
-def run_random(seed: int, fast: bool) -> dict:
+def run_random(seed: int, fast: bool, long_replays: bool = False) -> dict:
     rng = random.Random(seed)
     params = dict(cores=rng.randint(1, 3), offload_depth=rng.randint(1, 8), ssr_fifo_depth=rng.randint(1, 4),
                   tcdm_latency_cycles=rng.randint(1, 3), banks=rng.choice([4, 8, 32]), icache_miss_cycles=0)
-    programs = [assemble(random_program(rng, c), f"random{c}.S") for c in range(params["cores"])]
+    programs = [assemble(random_program(rng, c, long_replays), f"random{c}.S") for c in range(params["cores"])]
     cluster = SnitchCluster("cl", **params)
     cluster.tcdm_array(TCDM_BASE, (16384,))[:] = np.random.default_rng(seed).standard_normal(16384)
     cluster.load_programs(programs)
@@ -71,16 +74,30 @@ def run_random(seed: int, fast: bool) -> dict:
     finally:
         SnitchCore.fast_paths = old
     cores = [(c.done_cycle, c.n_instr, c.n_fpu, c.n_flops, c.s_raw, c.s_offload, c.s_lsu, c.s_sync, c.s_stream,
-              c.s_fdep, c.x, [repr(v) for v in c.f]) for c in cluster.core_list]
+              c.s_fdep, c.x, [repr(v) for v in c.f], [[e[:] for e in s.fifo] for s in c.ssrs])
+             for c in cluster.core_list]
     tcdm = cluster.tcdm
     return {"error": error, "cores": cores, "grants": tcdm.n_grants, "conflicts": list(tcdm.conflicts_per_bank),
-            "rr": list(tcdm.rr), "memory": bytes(tcdm.data)}
+            "rr": list(tcdm.rr), "memory": bytes(tcdm.data),
+            "fused": sum(c.n_replay_steps for c in cluster.core_list) if fast else 0}
 
 
 @settings(max_examples=40, derandomize=True, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_fast_paths_behave_exactly_as_the_plain_code_on_random_frep_programs(seed):
-    assert run_random(seed, fast=True) == run_random(seed, fast=False)
+    fast, plain = run_random(seed, fast=True), run_random(seed, fast=False)
+    fast.pop("fused")
+    plain.pop("fused")
+    assert fast == plain
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_fused_replay_steps_behave_exactly_as_the_plain_code(seed):
+    fast, plain = run_random(seed, fast=True, long_replays=True), run_random(seed, fast=False, long_replays=True)
+    fast.pop("fused")
+    plain.pop("fused")
+    assert fast == plain
 
 
 def test_the_random_programs_reach_the_fast_paths():
@@ -90,6 +107,9 @@ def test_the_random_programs_reach_the_fast_paths():
     assert finished >= 10 and sum(o["error"] is not None for o in outcomes) >= 1
     assert any(core[5] > 0 for o in outcomes for core in o["cores"])  # offload stalls: parking
     assert any(core[8] > 0 for o in outcomes for core in o["cores"])  # stream stalls in replays
+    replays = [run_random(seed, fast=True, long_replays=True) for seed in range(40)]
+    assert sum(o["fused"] > 0 for o in replays) >= 20  # parked replays stepped by fused steps
+    assert sum(o["error"] is None and o["fused"] > 0 for o in replays) >= 5
 
 
 # Figures the model computed before any fast path was written: cycles, TCDM grants and
