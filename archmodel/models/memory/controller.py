@@ -11,6 +11,7 @@ independent :class:`~.checker.DramTimingChecker` watches.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Level, Out, Param,
@@ -235,14 +236,18 @@ class DramController(Component):
         self._dirty = True
         self._cands: dict[int, tuple] = {}
         self._cands_mode = False
-        # The same candidates by the index of their rank-level next-allowed cycle.
-        self._buckets: dict[int, dict] = {}
-        self._scan = []
+        # The same candidates by the index of their rank-level next-allowed cycle, each
+        # bucket a list of (seq, bank, candidate) kept oldest first: a scan stops at the
+        # first candidate ready at the bucket's floor, since no younger one can beat it.
+        self._buckets: dict[int, list] = {}
         for rank in range(t.ranks):
             for k in (PRE, RD, WR, ACT):
-                ri = (n + g_count + rank) * COMMAND_COUNT + k
-                self._buckets[ri] = {}
-                self._scan.append((ri, self._buckets[ri]))
+                self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
+        # The buckets a choice reads: a read-mode candidate is never a WR, nor a write-mode one a RD.
+        self._scans = {mode: [(ri, bucket) for ri, bucket in self._buckets.items() if ri % COMMAND_COUNT != skip]
+                       for mode, skip in ((False, WR), (True, RD))}
+        self._fcfs = self.scheduler == "fcfs"
+        self._cap = self.row_hit_cap if self.scheduler == "frfcfs_cap" else _NEVER
         # The (next-array index, cycles) updates of command k on bank b, at k * banks + b.
         self._compiled = [self._compile_updates(k, b) for k in range(COMMAND_COUNT) for b in range(n)]
         self._traced = None  # registers follow the state only while an observer watches
@@ -265,8 +270,10 @@ class DramController(Component):
                                      hint="constraints are: " + ", ".join(sorted(known)))
         merged: dict[tuple[int, int, int], int] = {}
         self._faw_cycles = 0
+        # Commands this refresh mode never issues need no next-allowed cycles (fewer updates per command).
+        never = {"all_bank": (REFPB,), "per_bank": (REF, PREA), "none": (REF, PREA, REFPB)}[self.refresh]
         for c in scheduler_constraints(self.timing):
-            if c.name in self.omit_constraints:
+            if c.name in self.omit_constraints or c.then in never:
                 continue
             if c.scope == "window":
                 self._faw_cycles = c.cycles
@@ -345,7 +352,7 @@ class DramController(Component):
                 self._dirty = True
             return
         best = self._best
-        if self._dirty or best is None or best[2] == bank or self.scheduler == "fcfs" or self._write_mode != write:
+        if self._dirty or best is None or best[2] == bank or self._fcfs or self._write_mode != write:
             self._refresh_bank(bank)
             self._dirty = True
         else:
@@ -384,42 +391,40 @@ class DramController(Component):
             return wq == 0 or (wq <= self._low and rq > 0)
         return wq >= self._high or (rq == 0 and wq > 0)
 
-    def _candidate(self, b: int, queue: list):
-        """Bank b's next command for its non-empty ``queue`` (of the active mode) as
-        (bank-level ready cycle, seq, command, bank-group index, rank index, entry). It
-        changes only when the bank's queue or state does, so it is cached in ``_cands``."""
-        row = self._rows[b]
-        bb, gb, rb = self._bases[b][:3]
-        entry = queue[0]
-        if row < 0:
-            k = ACT
-        elif entry.row == row:
-            k = WR if self._write_mode else RD
-        elif self.scheduler == "fcfs":
-            k = PRE
-        else:
-            for e in queue:
-                if e.row == row:
-                    break
-            else:
-                e = None
-            if e is not None and (self.scheduler != "frfcfs_cap" or self._hits_run[b] < self.row_hit_cap):
-                entry, k = e, (WR if self._write_mode else RD)
-            else:
-                k = PRE
-        return (self._nxt[bb + k], entry.seq, k, gb + k, rb + k, entry)
-
     def _refresh_bank(self, b: int) -> None:
-        """Recompute bank b's cached candidate after its queue or state changed."""
+        """Recompute bank b's candidate after its queue or state changed: its next command for
+        its queue of the active mode, as (bank-level ready cycle, seq, command, bank-group
+        index, rank index, entry). It changes only when the bank's queue or state does, so
+        it is kept in ``_cands`` and in its bucket."""
         cands = self._cands
         old = cands.get(b)
         if old is not None:
-            del self._buckets[old[4]][b]
+            bucket = self._buckets[old[4]]
+            del bucket[bisect_left(bucket, (old[1],))]
         queue = (self._wq if self._write_mode else self._rq)[b]
         if queue and (self._rows[b] >= 0 or not self._refpb_banks or b not in self._refpb_banks):
-            cand = self._candidate(b, queue)
+            row = self._rows[b]
+            entry = queue[0]
+            if row < 0:
+                k = ACT
+            elif entry.row == row:
+                k = WR if self._write_mode else RD
+            elif self._fcfs:
+                k = PRE
+            else:
+                for e in queue:
+                    if e.row == row:
+                        break
+                else:
+                    e = None
+                if e is not None and self._hits_run[b] < self._cap:
+                    entry, k = e, (WR if self._write_mode else RD)
+                else:
+                    k = PRE
+            bb, gb, rb = self._bases[b][:3]
+            cand = (self._nxt[bb + k], entry.seq, k, gb + k, rb + k, entry)
             cands[b] = cand
-            self._buckets[cand[4]][b] = cand
+            insort(self._buckets[rb + k], (entry.seq, b, cand))
         elif old is not None:
             del cands[b]
 
@@ -471,7 +476,7 @@ class DramController(Component):
         best = None
         best_t = best_seq = _NEVER
         nxt = self._nxt
-        if self.scheduler == "fcfs":
+        if self._fcfs:
             if cands:
                 b = min(cands, key=lambda x: cands[x][1])
                 t, seq, k, gi, ri, entry = cands[b]
@@ -482,7 +487,7 @@ class DramController(Component):
             # Candidates are bucketed by (rank, command): a bucket whose rank-level floor is
             # already later than the best found cannot win, so it is skipped unread. Column
             # commands and PRE come first, ACT (most often held by tFAW/tRRD) last.
-            for ri, bucket in self._scan:
+            for ri, bucket in self._scans[self._write_mode]:
                 if not bucket:
                     continue
                 floor = nxt[ri]
@@ -490,12 +495,16 @@ class DramController(Component):
                     floor = c
                 if floor > best_t:
                     continue
-                for b, (t, seq, k, gi, _, entry) in bucket.items():
+                for seq, b, (t, _, k, gi, _, entry) in bucket:
                     v = nxt[gi]
                     if v > t:
                         t = v
-                    if t < floor:
-                        t = floor
+                    if t <= floor:
+                        if floor < best_t or (floor == best_t and seq < best_seq):
+                            best_t = floor
+                            best_seq = seq
+                            best = (floor, seq, b, k, entry)
+                        break
                     if t < best_t or (t == best_t and seq < best_seq):
                         best_t = t
                         best_seq = seq
@@ -591,7 +600,7 @@ class DramController(Component):
         if k == RD or k == WR:
             self._column(k, b, c, entry)
         elif k == ACT:
-            self.acts.add()
+            self.acts.value += 1
             if self._open_banks == 0:
                 self._active_since = c
             self._open_banks += 1
@@ -612,7 +621,7 @@ class DramController(Component):
             if traced:
                 self._bank_state(b, ACTIVATING, c, OPEN, c + timing.tRCD, entry.row)
         elif k == PRE:
-            self.pres.add()
+            self.pres.value += 1
             self._close(b, c)
             if entry is not None and entry.kind == 0:
                 entry.kind = _CONFLICT
@@ -679,11 +688,11 @@ class DramController(Component):
             entry.kind = _HIT
         kind = entry.kind
         if kind == _HIT:
-            self.row_hits.add()
+            self.row_hits.value += 1
         elif kind == _MISS:
-            self.row_misses.add()
+            self.row_misses.value += 1
         else:
-            self.row_conflicts.add()
+            self.row_conflicts.value += 1
         self._hits_run[b] += 1
         self._last_column[b] = c
         message = entry.message
@@ -694,9 +703,9 @@ class DramController(Component):
                 del self._rq_active[b]
             self._rq_count -= 1
             self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
-            self.rds.add()
-            self.reads.add()
-            self.bytes_read.add(message.size_bytes if message is not None else self.burst_bytes)
+            self.rds.value += 1
+            self.reads.value += 1
+            self.bytes_read.value += message.size_bytes if message is not None else self.burst_bytes
             done = c + timing.CL + timing.tBL
             self.read_latency.sample(done - entry.arrival)
             if message is not None and self._resp_on:
@@ -715,9 +724,9 @@ class DramController(Component):
                 self._pending_writes[entry.address] = left
             else:
                 del self._pending_writes[entry.address]
-            self.wrs.add()
-            self.writes.add()
-            self.bytes_written.add(message.size_bytes if message is not None else self.burst_bytes)
+            self.wrs.value += 1
+            self.writes.value += 1
+            self.bytes_written.value += message.size_bytes if message is not None else self.burst_bytes
             done = c + timing.CWL + timing.tBL
             self.write_latency.sample(done - entry.arrival)
             if self._traced:
@@ -784,9 +793,10 @@ class DramController(Component):
             # with no port and no waveform they are the same cycles and the same decisions.
             first = c
             horizon = c + self._ahead
+            watch_done = self.stop_when_done and self._stream is not None
             while True:
                 wake = self._cycle(c)
-                if self.stop_when_done and self._stream is not None and self.idle:
+                if watch_done and self._stream_head is None and self.idle:
                     if c == first:
                         self.sim.stop("stream done")
                     else:

@@ -123,3 +123,27 @@ def test_scheduling_ahead_of_simulated_time_changes_nothing(params):
     ahead = _record("DDR4-3200AA", 512, **params)
     assert exact[1] == ahead[1] and len(exact[1]) > 6000
     assert exact == ahead
+
+
+def test_the_scheduler_picks_the_earliest_ready_command_oldest_first_among_all_candidates(monkeypatch):
+    # The choice reads oldest-first buckets and stops early; check each choice against a scan of
+    # every bank's candidate (outside refresh, which has its own candidates).
+    from archmodel.models.memory.controller import DramController
+
+    choose = DramController._choose
+    checked = []
+
+    def checked_choose(self, c):
+        choose(self, c)
+        if self._refresh_pending or self._to_close or self._refpb_banks or not self._cands:
+            return
+        nxt = self._nxt
+        every = min((max(t, nxt[gi], nxt[ri], c), seq) for t, seq, _, gi, ri, _ in self._cands.values())
+        assert self._best[:2] == every
+        checked.append(c)
+
+    monkeypatch.setattr(DramController, "_choose", checked_choose)
+    top, dram, checker = controller_with_checker("DDR4-2400R")
+    dram.attach_stream(_mixed_stream(dram, 4000, seed=9))
+    run(top)
+    assert len(checked) > 8000 and checker.violation_count.value == 0
