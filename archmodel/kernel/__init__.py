@@ -4,7 +4,7 @@ It imports nothing else from archmodel; models, tracers, the language and the CL
 """
 
 from .channel import Channel, connect
-from .component import Component, catalogue, model, register_model
+from .component import Component, catalogue, component_rng, model, register_model
 from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, PortError,
                      SimulationError, Span)
 from .params import Param, at_least, in_range, one_of
@@ -19,6 +19,6 @@ __all__ = [
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
     "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
-    "catalogue", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
+    "catalogue", "component_rng", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
     "period_from_frequency", "register_model", "stats_csv", "stats_dict", "stats_table",
 ]

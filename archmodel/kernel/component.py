@@ -95,9 +95,13 @@ def _valid_base(base: str) -> bool:
     return bool(_NAME.match(base))
 
 
-def _rng_key(path: str) -> tuple[int, ...]:
+def component_rng(seed: int, path: str) -> np.random.Generator:
+    """The random stream of the component at ``path`` in a simulation seeded with ``seed``:
+    what ``Component.rng`` returns. A model that steps other components' logic itself (a
+    network-level engine) uses it so they draw exactly what they would on their own."""
     digest = hashlib.sha256(path.encode()).digest()
-    return tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+    key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=key))
 
 
 class Component:
@@ -299,8 +303,7 @@ class Component:
     def rng(self) -> np.random.Generator:
         """This component's own random stream, seeded from the global seed and its path."""
         if self._rng is None:
-            seq = np.random.SeedSequence(entropy=self.sim.seed, spawn_key=_rng_key(self.path))
-            self._rng = np.random.default_rng(seq)
+            self._rng = component_rng(self.sim.seed, self.path)
         return self._rng
 
     @classmethod

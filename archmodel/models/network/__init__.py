@@ -3,7 +3,8 @@
 Topologies are networkx graphs made by registered generators (:mod:`.topology`); routing
 functions work on those graphs (:mod:`.routing`); :class:`Noc` builds a whole network with
 synthetic traffic and BookSim 2's measurement, and :func:`~.measure.sweep` runs it over a
-range of offered loads.
+range of offered loads. Packets can also come from a trace file (:mod:`.trace`), and
+``Noc(engine="fast")`` steps the whole network from one component (:mod:`.engine`).
 """
 
 from .allocators import islip, separable_input_first
@@ -14,7 +15,9 @@ from .network import NetworkMeasurement, Noc
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators
+from .trace import TracePacket, parse_trace, read_trace
 
 __all__ = ["DieToDieLink", "Flit", "NetPacket", "NetworkInterface", "NetworkMeasurement", "Noc", "NocRouter",
            "PortMap", "SimpleRouter", "build_topology", "islip", "make_routing", "register_topology",
-           "separable_input_first", "terminal_count", "topology_generators"]
+           "TracePacket", "parse_trace", "read_trace", "separable_input_first", "terminal_count",
+           "topology_generators"]

@@ -22,9 +22,10 @@ class NetworkInterface(Component):
     control, and reassembles the packets that arrive for it.
 
     Messages come from ``inp`` (any message with an integer ``dest`` terminal; its
-    ``size_bits``, default 64, sets the flit count as ``ceil(size_bits / flit_bits)``) or from
+    ``size_bits``, default 64, sets the flit count as ``ceil(size_bits / flit_bits)``), from
     the built-in synthetic traffic generator (``traffic``, ``rate`` in flits per cycle,
-    ``injection`` bernoulli or onoff, as BookSim 2 defines them). Delivered messages leave on
+    ``injection`` bernoulli or onoff, as BookSim 2 defines them), or from a packet trace
+    (:meth:`load_trace`; :class:`~.network.Noc` reads the file). Delivered messages leave on
     ``out`` when it is connected. The interface picks a free VC of the router's input port for
     each packet (round robin) and sends one flit per cycle when it holds that VC's credit; it
     consumes arriving flits at once and returns their credits in the same cycle.
@@ -80,6 +81,8 @@ class NetworkInterface(Component):
         self.dims = None
         self.packet_ids = 0
         self.monitor_hook = None
+        self.trace_packets: list = []
+        self.trace_queue: deque = deque()
 
     def attach(self, measurement=None, routing=None, dims=None, log: list | None = None) -> None:
         """Report to ``measurement`` (a NetworkMeasurement), ask ``routing`` which VCs a packet
@@ -90,14 +93,25 @@ class NetworkInterface(Component):
         self.dims = dims
         self.log = log
 
+    def load_trace(self, packets) -> None:
+        """Create these packets (:class:`~.trace.TracePacket` records of this source, in
+        creation order) at their cycles, besides any synthetic traffic."""
+        self.trace_packets = list(packets)
+
     def start(self) -> None:
-        self.period = self.domain.period_ps
-        self.random = random.Random(int(self.rng.integers(1 << 62)))
+        self.begin(self.now, self.domain.period_ps, self.domain.phase_ps, self.rng)
+
+    def begin(self, now: int, period: int, phase: int, rng) -> None:
+        """Prepare to run from ``now``: clock ``period`` and ``phase`` in ps, ``rng`` this
+        interface's numpy stream (the kernel's, or the same stream in the engine)."""
+        self.period = period
+        self.trace_queue = deque((phase + p.cycle * period, p.dest, p.size) for p in self.trace_packets)
+        self.random = random.Random(int(rng.integers(1 << 62)))
         if self.traffic != "none" and self.rate > 0:
             spots = tuple(int(h) for h in self.hotspots.split(",") if h.strip())
             self.pattern = make_pattern(self.traffic, self.terminals, self.dims, spots, self.hotspot_fraction)
             self.process = make_process(self.injection, self.rate / self.packet_size, self.burst_alpha, self.burst_beta)
-            self.next_packet_ps = self.now + (self.process.gap(self.random) - 1) * self.period
+            self.next_packet_ps = now + (self.process.gap(self.random) - 1) * period
 
     def send_packet(self, dest: int, size: int = 1, payload=None) -> NetPacket:
         """Create a packet to terminal ``dest`` and queue it: for tests and drivers that call it
@@ -128,8 +142,25 @@ class NetworkInterface(Component):
     def tick(self) -> None:
         now = self.sim.now
         port = self.from_router
-        if port.valid:
-            flit, credit = port.recv()
+        word = self.step(now, port.recv() if port.valid else None)
+        if word is not None:
+            self.to_router.send(word)
+        if self.delivering:
+            while self.delivering and self.out.try_send(self.delivering[0]):
+                self.delivering.popleft()
+        if not self.busy():
+            self.sleep()
+            if self.next_packet_ps is not None:
+                self.wake_at(self.next_packet_ps)
+            if self.trace_queue:
+                self.wake_at(self.trace_queue[0][0])
+
+    def step(self, now: int, word):
+        """One edge of the interface: take ``word`` (the link word from the router, or None),
+        create the packets due, and return the link word to send to the router (or None).
+        Shared by :meth:`tick` and the network-level engine (:mod:`.engine`)."""
+        if word is not None:
+            flit, credit = word
             if credit != NO_CREDIT:
                 self.credits[credit] += 1
             if flit is not None:
@@ -141,6 +172,11 @@ class NetworkInterface(Component):
                 if self.packets and self.created.value >= self.packets:
                     self.next_packet_ps = None
                     break
+        trace = self.trace_queue
+        if trace:
+            while trace and trace[0][0] <= now:
+                when, dest, size = trace.popleft()
+                self._new_packet(dest, size, None, when)
         if self.inp.connected and self.inp.valid and len(self.queue) < 2:
             msg = self.inp.recv()
             size = max(1, math.ceil(getattr(msg, "size_bits", 64) / self.flit_bits))
@@ -152,17 +188,14 @@ class NetworkInterface(Component):
             flit = self._next_flit(now)
         credit = self.credit_back.popleft() if self.credit_back else NO_CREDIT
         if flit is not None or credit != NO_CREDIT:
-            self.to_router.send((flit, credit))
-        if self.delivering:
-            while self.delivering and self.out.try_send(self.delivering[0]):
-                self.delivering.popleft()
-        busy = self.credit_back or (self.sending is not None and self.credits[self.send_vc] > 0) \
-            or (self.sending is None and self.queue and self._free_vc() >= 0) \
-            or (self.inp.connected and self.inp.valid)
-        if not busy:
-            self.sleep()
-            if self.next_packet_ps is not None:
-                self.wake_at(self.next_packet_ps)
+            return (flit, credit)
+        return None
+
+    def busy(self) -> bool:
+        """Whether the next edge has work even if no word arrives and no packet is due."""
+        return bool(self.credit_back or (self.sending is not None and self.credits[self.send_vc] > 0)
+                    or (self.sending is None and self.queue and self._free_vc() >= 0)
+                    or (self.inp.connected and self.inp.valid))
 
     def _free_vc(self) -> int:
         first, end = self.routing.injection_vcs(self.queue[0]) if self.routing else (0, self.vcs)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import networkx as nx
 
-from archmodel.kernel import (Component, Counter, DeadlockError, Distribution, Formula, Param, at_least,
+from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, Param, at_least,
                               connect, in_range, model, one_of)
 
+from .engine import NocEngine
 from .interface import NetworkInterface
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology
+from .trace import by_source, read_trace
 
 
 class NetworkMeasurement:
@@ -105,6 +107,10 @@ class Noc(Component):
     latency is ``link_latency`` unless the graph's edge says otherwise; injection and ejection
     links take ``injection_latency`` and ``ejection_latency`` cycles.
 
+    With ``trace_file`` set, the interfaces create the packets of that trace (format in
+    :mod:`archmodel.models.network.trace`); without synthetic traffic every trace packet is
+    measured and the run stops when the last has arrived.
+
     With ``traffic`` set, every interface generates synthetic traffic at ``rate`` flits per
     cycle. The run warms up for ``warmup_periods`` x ``sample_period`` cycles, then measures the
     packets created during ``sample_periods`` x ``sample_period`` cycles and, with
@@ -115,6 +121,10 @@ class Noc(Component):
     flits per terminal per cycle arriving during the window. Every ``watchdog`` cycles a
     monitor checks that something moved while flits are buffered, else raises DeadlockError
     naming the cycle of waiting VCs.
+
+    ``engine = "fast"`` steps the same routers and interfaces from one engine component
+    (:mod:`archmodel.models.network.engine`): the same packets with the same latencies, several
+    times faster, without waveforms of the routers.
     """
 
     topology = Param(str, "mesh(4, 4)", "topology generator call")
@@ -142,6 +152,7 @@ class Noc(Component):
     burst_beta = Param(float, 0.1, "on/off: probability per cycle of turning off")
     hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")
     hotspot_fraction = Param(float, 0.5, "hotspot traffic: share of packets sent to a hotspot")
+    trace_file = Param(str, "", "packet trace to inject: lines 'cycle source dest size_flits' ('' for none)")
     warmup_periods = Param(int, 3, "warm-up periods before measuring", check=at_least(0))
     sample_period = Param(int, 1000, "cycles per sample period", unit="cycles", check=at_least(1))
     sample_periods = Param(int, 1, "sample periods measured", check=at_least(1))
@@ -151,6 +162,8 @@ class Noc(Component):
     watchdog = Param(int, 2000, "cycles without progress while flits are buffered before a deadlock is reported",
                      unit="cycles", check=at_least(1))
     occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
+    engine = Param(str, "components", "'components': every router and interface a kernel component (waveforms); "
+                   "'fast': one engine steps them all, same results", check=one_of("components", "fast"))
 
     packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
     network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
@@ -176,31 +189,51 @@ class Noc(Component):
             # single cycle by construction: its own zero stage delays and round-robin allocation
             for key in ("vc_alloc_delay", "sw_alloc_delay", "st_delay", "allocator"):
                 del router_params[key]
+        # With the fast engine, routers and interfaces are objects it steps: not children, so
+        # the kernel does not schedule them, but named under this Noc (errors, random streams).
+        fast = self.engine == "fast"
+        owner = None if fast else self
         self.routers = []
         for r in pm.routers:
             ports = pm.ports(r)
-            router = kind(f"router[{r}]", self, node=r, inputs=ports, outputs=ports, **router_params)
+            router = kind(f"router[{r}]", owner, node=r, inputs=ports, outputs=ports, **router_params)
             router.attach_routing(self.route)
+            if fast:
+                router.parent = self
             self.routers.append(router)
         dims = self.graph.graph.get("dims") if all(n == 1 for n in pm.local_ports) else None
         self.interfaces = []
         self.measurement = None
+        trace = read_trace(self.trace_file, pm.terminals) if self.trace_file else []
+        self.trace_window = 0
         if self.traffic != "none":
             start = self.warmup_periods * self.sample_period
             end = start + self.sample_periods * self.sample_period
             self.measurement = NetworkMeasurement(self, start, end)  # in cycles until start() scales them
+        elif trace:
+            # A trace alone: every packet is measured, and the run ends when the last arrives.
+            self.trace_window = max(p.cycle for p in trace) + 1
+            self.measurement = NetworkMeasurement(self, 0, self.trace_window)
+        trace_by_source = by_source(trace, pm.terminals)
         for t in range(pm.terminals):
-            ni = NetworkInterface(f"ni[{t}]", self, terminal=t, terminals=pm.terminals, vcs=self.vcs,
+            ni = NetworkInterface(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
                                   buffer_depth=self.buffer_depth, traffic=self.traffic, rate=self.rate,
                                   packet_size=self.packet_size, injection=self.injection,
                                   burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
                                   hotspot_fraction=self.hotspot_fraction)
             ni.attach(self.measurement, self.route, dims)
-            ni.monitor_hook = self._wake_monitor
+            ni.load_trace(trace_by_source[t])
             self.interfaces.append(ni)
+            if fast:
+                ni.parent = self
+                continue
+            ni.monitor_hook = self._wake_monitor
             r, p = pm.terminal_router[t], pm.terminal_port[t]
             connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_latency)
             connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
+        if fast:
+            self.monitor = NocEngine("engine", self)
+            return
         for u in pm.routers:
             for p, v in enumerate(pm.neighbour[u]):
                 if v is None:
@@ -219,7 +252,8 @@ class Noc(Component):
 
     def window_terminal_cycles(self) -> int:
         """Terminal-cycles in the measurement window (the denominator of throughput)."""
-        return self.sample_periods * self.sample_period * self.port_map.terminals
+        cycles = self.trace_window or self.sample_periods * self.sample_period
+        return cycles * self.port_map.terminals
 
     def zero_load_latency(self, source: int, dest: int, size: int = 1) -> int:
         """The analytic latency in cycles of a lone packet along the route the routing function

@@ -135,9 +135,11 @@ class NocRouter(Component):
         # Output VCs whose owner has a flit but no credit: the owner left sa_active and comes
         # back when the credit does (``_credit``).
         self.sa_parked = [False] * self.out_vcs
-        self.pending_flits = [deque() for _ in range(self.outputs)]
-        self.pending_credits = [deque() for _ in range(max(self.inputs, self.outputs))]
-        self.due: set[int] = set()
+        # Link words waiting for their edge: time -> {port: [flit or None, credit vc or NO_CREDIT]}.
+        # Each input port frees at most one buffer slot and each output port wins at most one
+        # flit per cycle, and both delays are constant, so a port has at most one of each per edge.
+        self.outbox: dict = {}
+        self.leaving = [0] * self.outputs  # flits switched to each output port, not yet sent
         self.buffered = 0
         self.va_in_ptr = [0] * self.in_vcs
         self.va_out_ptr = [0] * self.out_vcs
@@ -147,6 +149,7 @@ class NocRouter(Component):
         self.occ = [self.register(f"occ{p}_{w}", 0, width=max(1, self.buffer_depth.bit_length()))
                     for p in range(self.inputs) for w in range(v)]
         self.route_fn = None
+        self.downstream = None  # per output port, the input it feeds (set by the network-level engine)
         self.route_masks: dict = {}
         self.port_of = [ivc // v for ivc in range(self.in_vcs)]
         self.out_port_of = [ovc // v for ovc in range(self.out_vcs)]
@@ -169,22 +172,27 @@ class NocRouter(Component):
             if key not in _SHARED_ROUTING:
                 _SHARED_ROUTING[key] = make_routing(self.routing, PortMap(build_topology(self.topology)), self.vcs)
             self.attach_routing(_SHARED_ROUTING[key])
-        self.period = self.domain.period_ps
-        self.va_ready_delay = self.vc_alloc_delay * self.period
-        self.rc_delay = self.routing_delay * self.period
-        self.st_total = (self.sw_alloc_delay + self.st_delay) * self.period
-        self.cr_delay = self.credit_delay * self.period
         self.ports_in = [(p, port, port.channel.flight) for p, port in enumerate(self.inp) if port.connected]
+        self.begin(self.domain.period_ps, self.rng, self.occupancy_registers)
+
+    def begin(self, period: int, rng, trace_occupancy: bool) -> None:
+        """Fix the stage delays for clock ``period`` (ps) and seed the routing's random
+        stream from ``rng`` (the kernel's, or the same stream in the network-level engine)."""
+        self.period = period
+        self.va_ready_delay = self.vc_alloc_delay * period
+        self.rc_delay = self.routing_delay * period
+        self.st_total = (self.sw_alloc_delay + self.st_delay) * period
+        self.cr_delay = self.credit_delay * period
         self.allocate = ALLOCATORS[self.allocator]
-        self.random = random.Random(int(self.rng.integers(1 << 62)))
-        self.trace_occ = self.occupancy_registers
+        self.random = random.Random(int(rng.integers(1 << 62)))
+        self.trace_occ = trace_occupancy
 
     # -- helpers for routing functions ----------------------------------------------------
     def output_load(self, port: int) -> int:
         """Flits queued downstream of output ``port`` (credits in use) plus those leaving now."""
         depth = self.buffer_depth
         base = port * self.vcs
-        return sum(depth - c for c in self.ovc_credits[base:base + self.vcs]) + len(self.pending_flits[port])
+        return sum(depth - c for c in self.ovc_credits[base:base + self.vcs]) + self.leaving[port]
 
     def route_random(self, n: int) -> int:
         """A uniform random integer in ``[0, n)`` from this router's stream (Valiant, UGAL)."""
@@ -229,8 +237,10 @@ class NocRouter(Component):
             self.va_stalls.value += self.va_parked_count
         if self.sa_active:
             active = self._allocate_switch(now) or active
-        if self.due:
-            self._send(now)
+        if self.outbox:
+            words = self.outbox.pop(now, None)
+            if words is not None:
+                self._send(words)
             active = True
         if not active:
             self._rest(now)
@@ -497,6 +507,8 @@ class NocRouter(Component):
                 in_ptr[p] = (o + 1) % n_out
                 vc_ptr[p] = (ivc - p * v + 1) % v
                 winners.append(ivc)
+        elif self.alloc_iterations == 1:
+            winners = self._islip_ports(by_port)
         else:
             winners = []
             requests = {p: sorted({out_port_of[ivc_out[i]] for i in w}) for p, w in by_port.items()}
@@ -512,6 +524,56 @@ class NocRouter(Component):
         self._traverse(winners, now)
         return True
 
+    def _islip_ports(self, by_port: dict) -> list:
+        """Switch allocation by one iSLIP round over ``by_port`` (input port -> its ready
+        input VCs): exactly :func:`~.allocators.islip` with ``iterations=1`` on the ports' output
+        requests, then each winning input's VC arbiter picks among its VCs for the granted output.
+        Returns the winning input VCs."""
+        v = self.vcs
+        ivc_out = self.ivc_out
+        out_port_of = self.out_port_of
+        in_ptr, out_ptr, vc_ptr = self.sa_in_ptr, self.sa_out_ptr, self.sa_vc_ptr
+        n_in, n_out = self.inputs, self.outputs
+        wanted: dict = {}  # output port -> input ports requesting it
+        for p, w in by_port.items():
+            outs = (out_port_of[ivc_out[w[0]]],) if len(w) == 1 else {out_port_of[ivc_out[i]] for i in w}
+            for o in outs:
+                ps = wanted.get(o)
+                if ps is None:
+                    wanted[o] = [p]
+                else:
+                    ps.append(p)
+        offers: dict = {}  # input port -> outputs granting it
+        for o, ps in wanted.items():
+            if len(ps) == 1:
+                p = ps[0]
+            else:
+                start = out_ptr[o]
+                p = min(ps, key=lambda q: (q - start) % n_in)
+            granted = offers.get(p)
+            if granted is None:
+                offers[p] = [o]
+            else:
+                granted.append(o)
+        winners = []
+        for p, granted in offers.items():
+            if len(granted) == 1:
+                o = granted[0]
+            else:
+                start = in_ptr[p]
+                o = min(granted, key=lambda x: (x - start) % n_out)
+            out_ptr[o] = (p + 1) % n_in
+            in_ptr[p] = (o + 1) % n_out
+            choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
+            if len(choice) == 1:
+                ivc = choice[0]
+            else:
+                start = p * v + vc_ptr[p]
+                ivc = min(choice, key=lambda i: (i - start) % v)
+            vc_ptr[p] = (ivc - p * v + 1) % v
+            winners.append(ivc)
+        return winners
+
     def _traverse(self, winners, now: int) -> None:
         """The switch allocation winners' flits leave their buffers: each is queued for its
         output link and its credit for the link back upstream."""
@@ -523,9 +585,14 @@ class NocRouter(Component):
         leave = now + self.st_total
         credit_at = now + self.cr_delay
         buf = self.buf
-        due = self.due
-        pending_flits = self.pending_flits
-        pending_credits = self.pending_credits
+        outbox = self.outbox
+        flit_words = outbox.get(leave)
+        if flit_words is None:
+            flit_words = outbox[leave] = {}
+        credit_words = outbox.get(credit_at)
+        if credit_words is None:
+            credit_words = outbox[credit_at] = {}
+        leaving = self.leaving
         trace_occ = self.trace_occ
         sa_active = self.sa_active
         self.buffered -= len(winners)
@@ -539,11 +606,18 @@ class NocRouter(Component):
             credits[ovc] -= 1
             o = out_port_of[ovc]
             flit.vc = ovc - o * v
-            pending_flits[o].append((leave, flit))
-            due.add(o)
+            word = flit_words.get(o)
+            if word is None:
+                flit_words[o] = [flit, NO_CREDIT]
+            else:
+                word[0] = flit
+            leaving[o] += 1
             p = port_of[ivc]
-            pending_credits[p].append((credit_at, ivc - p * v))
-            due.add(p)
+            word = credit_words.get(p)
+            if word is None:
+                credit_words[p] = [None, ivc - p * v]
+            else:
+                word[1] = ivc - p * v
             if flit.tail:
                 self.packets.value += 1
                 if self.wait_for_tail_credit:
@@ -557,37 +631,19 @@ class NocRouter(Component):
             elif not q:
                 sa_active.discard(ivc)
 
-    def _send(self, now: int) -> None:
-        """Send this edge's link words: a flit whose switch traversal ends now and a credit
-        whose delay has passed, together on the port's link."""
+    def _send(self, words: dict) -> None:
+        """Send this edge's link words: on each port a flit whose switch traversal ends now
+        and a credit whose delay has passed, together."""
         outs = self.out
-        pending_flits = self.pending_flits
-        pending_credits = self.pending_credits
-        n_out = self.outputs
-        done = None
-        for p in self.due:
-            fq = pending_flits[p] if p < n_out else ()
-            cq = pending_credits[p]
-            flit = fq.popleft()[1] if fq and fq[0][0] <= now else None
-            credit = cq.popleft()[1] if cq and cq[0][0] <= now else NO_CREDIT
-            if flit is not None or credit != NO_CREDIT:
-                outs[p].send((flit, credit))
-            if not fq and not cq:
-                if done is None:
-                    done = [p]
-                else:
-                    done.append(p)
-        if done is not None:
-            for p in done:
-                self.due.discard(p)
+        leaving = self.leaving
+        for p, (flit, credit) in words.items():
+            if flit is not None:
+                leaving[p] -= 1
+            outs[p].send((flit, credit))
 
     def _rest(self, now: int) -> None:
         """Nothing moved this edge: sleep until an arrival, a credit, or the next timed event."""
-        soonest = None
-        for p in self.due:
-            for q in (self.pending_flits[p] if p < self.outputs else (), self.pending_credits[p]):
-                if q and (soonest is None or q[0][0] < soonest):
-                    soonest = q[0][0]
+        soonest = min(self.outbox) if self.outbox else None
         for ivc in self.va_waiting:
             t = self.ivc_ready[ivc]
             if t > now and (soonest is None or t < soonest):
@@ -634,7 +690,8 @@ class NocRouter(Component):
             ovc = self.ivc_out[ivc]
             if ovc >= 0:
                 if self.ovc_credits[ovc] == 0:
-                    edges.append((me, f"{self.out[ovc // v].channel.dst.path}.vc{ovc % v}"))
+                    fed = self.downstream[ovc // v] if self.downstream else self.out[ovc // v].channel.dst.path
+                    edges.append((me, f"{fed}.vc{ovc % v}"))
             elif self.ivc_route[ivc]:
                 for port, first, end in self.ivc_route[ivc]:
                     for w in range(first, end):

@@ -2,7 +2,6 @@
 per-port handshakes and VC occupancy."""
 
 import csv
-from pathlib import Path
 
 import pytest
 
@@ -58,3 +57,14 @@ def test_sweep_writes_csv_and_png(tmp_path, capsys):
 def test_sweep_rejects_a_bad_range(tmp_path, capsys):
     assert main(["sweep", "x.arch", "--sweep", "rate=0.1:0.2"]) == 2
     assert "is not NAME=START:STOP:STEP" in capsys.readouterr().err
+
+
+def test_the_fast_engine_runs_from_an_arch_file_with_the_same_measurements(capsys):
+    path = data_path("topologies") / "torus4x4.arch"
+    figures = []
+    for engine in ("components", "fast"):
+        assert main(["run", str(path), "-p", "rate=0.2", "-p", f'engine="{engine}"']) == 0
+        table = capsys.readouterr().out
+        figures.append([line.split() for line in table.splitlines()
+                        if line.startswith(("Torus4x4.net.packet_latency", "Torus4x4.net.accepted"))])
+    assert len(figures[0]) == 2 and figures[0] == figures[1]

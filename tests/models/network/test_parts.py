@@ -1,6 +1,5 @@
 """Allocators, the die-to-die link and the router as a .arch topology node."""
 
-from archmodel.kernel import Simulator, connect
 from archmodel.models.network import DieToDieLink, islip, separable_input_first
 from archmodel.models.network.flit import NetPacket
 from archmodel.testing import Harness

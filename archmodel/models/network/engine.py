@@ -1,0 +1,231 @@
+"""The network-level engine: one component steps every router and interface of a :class:`Noc`.
+
+In the per-component network each router and interface is a kernel component and every link
+word crosses a kernel channel, so a flit hop costs a channel send, a receive, a wake-up and a
+tick of each end. The engine keeps the same router and interface objects (their allocation,
+routing and packetisation code runs unchanged, see :meth:`NocRouter.begin` and
+:meth:`NetworkInterface.step`) but moves link words itself through a timing wheel and visits
+only routers with work, so a run gives the same packets with the same latencies (a randomized
+test checks it cycle for cycle) at a fraction of the cost. Links between components are pure
+delays here: with the default channel capacity of latency + 1 credits a network link never
+blocks, so nothing is lost by not simulating their credits.
+
+Choose it with ``Noc(engine="fast")`` for sweeps and benchmarks; keep the default
+``engine="components"`` for waveforms (routers' occupancy registers and per-port handshakes are
+not traced here), for interfaces fed by other models' ports, and for the deadlock report that
+names the cycle of waiting VCs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from archmodel.kernel import Component, DeadlockError, component_rng, model
+
+
+@model(catalogue=False)
+class NocEngine(Component):
+    """Steps all routers and interfaces of its parent :class:`Noc` each cycle, moving link
+    words with their link latencies, and ends the measurement as :class:`NocMonitor` does
+    (stop when every measured packet has arrived, ``unstable`` after the drain limit, a
+    DeadlockError when flits are buffered and none moved for ``watchdog`` cycles)."""
+
+    def setup(self) -> None:
+        self.unstable = False
+        self.r_wheel: dict = {}  # time -> [(router, port, flit, credit)] arriving then
+        self.n_wheel: dict = {}  # time -> [(terminal, word)] arriving then
+        self.ni_wakes: dict = {}  # time -> {terminal} with packets due then
+        self.busy_routers: set = set()  # routers with heads to allocate or flits to switch
+        self.sends: dict = {}  # time -> {router} with link words to send then
+        self.busy_terminals: set = set()
+        self.last_move = 0
+
+    def start(self) -> None:
+        noc = self.parent
+        period = self.period = self.domain.period_ps
+        seed = self.sim.seed
+        for router in noc.routers:
+            router.begin(period, component_rng(seed, router.path), False)
+        pm = noc.port_map
+        for ni in noc.interfaces:
+            ni.begin(self.now, period, self.domain.phase_ps, component_rng(seed, ni.path))
+        # Where each router port's words go: (is_router, target, target port, delay in ps).
+        self.links = []
+        terminal_at = {(pm.terminal_router[t], pm.terminal_port[t]): t for t in range(pm.terminals)}
+        for u in pm.routers:
+            row = []
+            for p, v in enumerate(pm.neighbour[u]):
+                if v is not None:
+                    row.append((True, v, pm.in_port_from[v][u], pm.latency(u, v) * period))
+                elif (u, p) in terminal_at:
+                    row.append((False, terminal_at[(u, p)], 0, noc.ejection_latency * period))
+                else:
+                    row.append(None)
+            self.links.append(row)
+            # Deadlock reports name the input each output port feeds, as the channels would.
+            noc.routers[u].downstream = [self._fed_port(link) for link in row]
+        self.injection = [(pm.terminal_router[t], pm.terminal_port[t]) for t in range(pm.terminals)]
+        self.injection_delay = noc.injection_latency * period
+        meas = noc.measurement
+        self.end_ps = meas.end_ps if meas is not None and noc.stop_when_measured else None
+        self.unstable_ps = None
+        if self.end_ps is not None:
+            checks = math.ceil(noc.drain_limit / noc.watchdog)  # the monitor looks every watchdog cycles
+            self.unstable_ps = self.end_ps + checks * noc.watchdog * period
+        self.busy_terminals = set(range(pm.terminals))  # every interface ticks at the first edge
+
+    def _fed_port(self, link) -> str | None:
+        if link is None:
+            return None
+        to_router, target, port, _ = link
+        noc = self.parent
+        return noc.routers[target].inp[port].path if to_router else noc.interfaces[target].from_router.path
+
+    def holding(self) -> str | None:
+        """Flits buffered in the routers (for the kernel's deadlock check when all sleep)."""
+        buffered = sum(r.buffered for r in self.parent.routers)
+        return f"{buffered} flits" if buffered else None
+
+    def tick(self) -> None:
+        now = self.sim.now
+        noc = self.parent
+        routers = noc.routers
+        busy = self.busy_routers
+        moved = False
+        words = self.r_wheel.pop(now, None)
+        if words is not None:
+            moved = True
+            for r, p, flit, credit in words:
+                router = routers[r]
+                if credit >= 0:
+                    router._credit(p * router.vcs + credit)
+                if flit is not None:
+                    router._arrive(p, flit, now)
+                busy.add(r)
+        self._step_terminals(now)
+        if busy:
+            self._allocate(now)
+        senders = self.sends.pop(now, None)
+        if senders is not None:
+            self._send(now, senders)
+            moved = True
+        if moved:
+            self.last_move = now
+        elif now - self.last_move > noc.watchdog * self.period and any(r.buffered for r in routers):
+            raise DeadlockError(noc.deadlock_report(now))
+        end = self.end_ps
+        if end is not None and now >= end:
+            if now == end and noc.measurement.outstanding == 0:
+                self.sim.stop("measured")
+                return
+            if now >= self.unstable_ps:
+                self.unstable = True
+                self.sim.stop("unstable")
+                return
+        self._rest(now)
+
+    def _step_terminals(self, now: int) -> None:
+        interfaces = self.parent.interfaces
+        arriving = self.n_wheel.pop(now, None)
+        due = self.busy_terminals
+        woken = self.ni_wakes.pop(now, None)
+        if woken is not None:
+            due |= woken
+        if arriving is not None:
+            words = dict(arriving)
+            due.update(words)
+        else:
+            words = None
+        if not due:
+            return
+        self.busy_terminals = still = set()
+        r_wheel = self.r_wheel
+        at = now + self.injection_delay
+        for t in due:
+            ni = interfaces[t]
+            word = ni.step(now, words.get(t) if words is not None else None)
+            if word is not None:
+                r, p = self.injection[t]
+                queue = r_wheel.get(at)
+                if queue is None:
+                    r_wheel[at] = [(r, p, word[0], word[1])]
+                else:
+                    queue.append((r, p, word[0], word[1]))
+            if ni.busy():
+                still.add(t)
+            else:
+                for when in (ni.next_packet_ps, ni.trace_queue[0][0] if ni.trace_queue else None):
+                    if when is not None:
+                        wakes = self.ni_wakes.get(when)
+                        if wakes is None:
+                            self.ni_wakes[when] = {t}
+                        else:
+                            wakes.add(t)
+
+    def _allocate(self, now: int) -> None:
+        """VC and switch allocation in every router that has requests; a router whose
+        switch moved flits sends their words (and the credits) when their delays pass."""
+        routers = self.parent.routers
+        sends = self.sends
+        idle = None
+        for r in self.busy_routers:
+            router = routers[r]
+            if router.va_waiting:
+                router._allocate_vcs(now)
+            elif router.va_parked_count:
+                router.va_stalls.value += router.va_parked_count
+            if router.sa_active and router._allocate_switch(now):
+                for at in (now + router.st_total, now + router.cr_delay):
+                    senders = sends.get(at)
+                    if senders is None:
+                        sends[at] = {r}
+                    else:
+                        senders.add(r)
+            if not (router.va_waiting or router.sa_active):
+                if idle is None:
+                    idle = [r]
+                else:
+                    idle.append(r)
+        if idle is not None:
+            self.busy_routers.difference_update(idle)
+
+    def _send(self, now: int, senders) -> None:
+        """The link words of ``senders`` due now go on their links."""
+        routers = self.parent.routers
+        links = self.links
+        r_wheel, n_wheel = self.r_wheel, self.n_wheel
+        for r in senders:
+            router = routers[r]
+            words = router.outbox.pop(now)
+            row = links[r]
+            leaving = router.leaving
+            for p, (flit, credit) in words.items():
+                if flit is not None:
+                    leaving[p] -= 1
+                to_router, target, port, delay = row[p]
+                at = now + delay
+                if to_router:
+                    queue = r_wheel.get(at)
+                    if queue is None:
+                        r_wheel[at] = [(target, port, flit, credit)]
+                    else:
+                        queue.append((target, port, flit, credit))
+                else:
+                    queue = n_wheel.get(at)
+                    if queue is None:
+                        n_wheel[at] = [(target, (flit, credit))]
+                    else:
+                        queue.append((target, (flit, credit)))
+
+    def _rest(self, now: int) -> None:
+        """Tick next edge while anything is in flight or busy, else sleep until the next
+        packet is due or the measurement needs a look."""
+        if self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends:
+            return
+        soonest = min(self.ni_wakes) if self.ni_wakes else None
+        for t in (self.end_ps, self.unstable_ps):
+            if t is not None and t > now and (soonest is None or t < soonest):
+                soonest = t
+        self.sleep()
+        if soonest is not None:
+            self.wake_at(soonest)
