@@ -12,9 +12,12 @@ TL-DRAM (Lee et al., HPCA 2013): fast-subarray timing ratios (:func:`.timing.fas
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
-from archmodel.kernel import Component, Counter, Formula, Out, Param, ParameterError, at_least, model, one_of
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Param, ParameterError, at_least, in_range, model,
+                              one_of)
 
 from .bank import BankProtocol
 from .checker import DramTimingChecker
@@ -82,10 +85,18 @@ class _Op:
 
 
 class _Req:
-    __slots__ = ("core", "bank", "row", "column", "write", "arrival")
+    """One queued request: ``seq`` orders requests by arrival, ``index`` is its place in its core's stream."""
 
-    def __init__(self, core, bank, row, column, write, arrival):
-        self.core, self.bank, self.row, self.column, self.write, self.arrival = core, bank, row, column, write, arrival
+    __slots__ = ("core", "index", "seq", "bank", "row", "column", "write", "arrival", "opened")
+
+    def __init__(self, core, index, seq, bank, row, column, write, arrival):
+        self.core, self.index, self.seq = core, index, seq
+        self.opened = False  # a PRE or ACT was issued for it (not a row hit)
+        self.bank, self.row, self.column, self.write, self.arrival = bank, row, column, write, arrival
+
+
+_COLUMN = -1  # a bank candidate's kind besides ACT and PRE: a RD or WR to its open row
+_NEVER = 1 << 62
 
 
 def skewed_streams(standard: str, cores: int, requests: int, seed: int, hot_segments: int = 256,
@@ -128,8 +139,20 @@ def skewed_streams(standard: str, cores: int, requests: int, seed: int, hot_segm
 class InDramCacheController(Component):
     """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores.
 
-    One channel, one rank of ``standard``; FR-FCFS over one request queue (``queue``
-    entries), open page, all-bank refresh, one command per cycle. ``cache`` picks the
+    One channel, one rank of ``standard``, organised like :class:`.controller.DramController`:
+    separate read and write queues (``read_queue``, ``write_queue`` entries), FR-FCFS (the
+    oldest request whose column command can issue now, else the oldest whose ACT or PRE can;
+    a bank with a request to its open row is not precharged) over the reads, or over the
+    writes during a write drain (from ``write_high`` down to ``write_low`` of the write
+    queue, or whenever no read waits: the same rule as DramController's), open page,
+    all-bank refresh, one command per cycle, relocations first. Writes are posted: a core's
+    write completes when the write queue takes it, and a read of a burst that a queued write
+    will write is answered from the write queue after ``forward_cycles`` (no DRAM access).
+    Queued requests are kept per bank, and each bank's next command is recomputed only when
+    its queue, open row or cached units change, so a decision looks at one candidate per
+    bank. Idle time is skipped (``skip_idle``): the controller sleeps until the first cycle a
+    command may issue, a core may issue or a read completes; a test checks that the commands,
+    completions and statistics equal those of ticking every cycle. ``cache`` picks the
     organisation: ``none``; ``figcache_fast`` / ``figcache_slow``: row segments of
     ``segment_bursts`` bursts cached in ``cache_rows_per_bank`` reserved rows of each bank
     (a fast subarray with :func:`.timing.fast_subarray_timing`, or a regular one), a fully
@@ -140,20 +163,26 @@ class InDramCacheController(Component):
     ``aging_inserts`` insertions; a dirty victim is first written back with its own
     relocation); ``lisa_villa``: whole rows cached in ``villa_subarrays`` interleaved fast
     subarrays, moved by a row-buffer movement of ``lisa_hop_cycles`` per subarray hop
-    (issued as one whole-row RELOC, column -1). Cache rows are extra reserved rows, the
-    address space is unchanged.
+    (issued as one whole-row RELOC, column -1), and only hot rows: the controller counts
+    each row's misses and caches a row at its ``villa_hot_threshold``-th miss (counts halve
+    every ``aging_inserts`` misses of the bank), so one-off accesses do not evict hot rows.
+    ``insert_threshold`` sets the same filter for any organisation (FIGCache's default, 1,
+    is insert on every miss). Cache rows are extra reserved rows, the address space is
+    unchanged.
 
-    Cores: ``cores`` closed-loop cores, each with at most ``mlp`` requests outstanding and
+    Cores: ``cores`` closed-loop cores, each with at most ``mlp`` reads outstanding and
     ``gap_cycles`` between its issues, replay :func:`skewed_streams` (or streams given with
     :meth:`attach_cores`); ``finish`` holds each core's finishing cycle.
 
-    Leaves out: read/write queue separation and write drain, request data, multiple ranks,
-    per-bank refresh, VILLA's hot-row threshold (every miss inserts here, as in FIGCache).
-    Energy: DRAMPower style (:class:`.energy.DramEnergy`) with the fast subarray's ACT/PRE
-    energy from its own tRAS/tRC; a RELOC costs one read burst of array current and a LISA
-    hop one fast-subarray ACT/PRE. Assumptions, not published figures: those two energies,
-    ``tRELOC`` 4 cycles (DDR4's tCCD_S: a RELOC uses the column path like a RD) and
-    ``lisa_hop_cycles`` 8; all are parameters.
+    Leaves out: request data (ordering is kept by forwarding: a read never reaches DRAM
+    while a write to its burst waits), closed and adaptive page policies, multiple ranks,
+    per-bank refresh. Energy: DRAMPower style (:class:`.energy.DramEnergy`) with the fast
+    subarray's ACT/PRE energy from its own tRAS/tRC; a RELOC costs one read burst of VDD
+    current (IDD4R - IDD3N over tBL: the column path; the off-chip I/O and termination are
+    on VDDQ and were never in it) and a LISA hop one fast-subarray ACT/PRE. Assumptions, not
+    published figures: those two energies, ``tRELOC`` 4 cycles (DDR4's tCCD_S: a RELOC uses
+    the column path like a RD), ``lisa_hop_cycles`` 8 and ``villa_hot_threshold`` 2; all are
+    parameters.
     """
 
     standard = Param(str, "DDR4-2400R", "timing preset", check=one_of(*PRESETS))
@@ -166,19 +195,33 @@ class InDramCacheController(Component):
     lisa_hop_cycles = Param(int, 8, "cycles per subarray hop of a LISA row-buffer movement", unit=None,
                             check=at_least(1))
     aging_inserts = Param(int, 256, "insertions per bank between halvings of the benefit counts", check=at_least(1))
-    queue = Param(int, 64, "request queue entries", unit="requests", check=at_least(1))
+    insert_threshold = Param(int, None, "misses to a unit (segment or row) before it is cached; the miss counts "
+                             "halve every aging_inserts misses of the bank. Default: 1 for FIGCache (insert on "
+                             "every miss), villa_hot_threshold for LISA-VILLA", check=at_least(1))
+    villa_hot_threshold = Param(int, 2, "LISA-VILLA's default insert_threshold: a row is hot (cached) once it "
+                                "has missed this often", check=at_least(1))
+    read_queue = Param(int, 32, "read queue entries", unit="requests", check=at_least(1))
+    write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
+    write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
+    write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
+    forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", unit=None, check=at_least(1))
+    skip_idle = Param(bool, True, "sleep until the next cycle a command can issue, a request arrives or a "
+                      "response is due (False: tick every cycle; the results are the same)")
     cores = Param(int, 8, "synthetic cores", check=at_least(0))
     requests_per_core = Param(int, 2000, "requests each synthetic core makes", unit="requests", check=at_least(0))
     hot_segments = Param(int, 256, "hot row segments per core", check=at_least(1))
     zipf_s = Param(float, 1.1, "Zipf exponent of segment popularity")
     write_fraction = Param(float, 0.25, "share of writes")
-    mlp = Param(int, 4, "outstanding requests per core", check=at_least(1))
+    mlp = Param(int, 4, "outstanding reads per core (writes are posted)", check=at_least(1))
     gap_cycles = Param(int, 20, "cycles a core computes between issues", unit=None, check=at_least(0))
 
     cmd = Out("every issued command (DramCommand)", required=False)
 
-    reads = Counter("requests", "reads served")
-    writes = Counter("requests", "writes served")
+    reads = Counter("requests", "reads served (from DRAM or forwarded)")
+    writes = Counter("requests", "writes written to DRAM")
+    forwarded_reads = Counter("requests", "reads answered from the write queue (no DRAM access)")
+    write_drains = Counter("drains", "switches from serving reads to draining writes")
+    read_latency = Distribution("cycles", "cycles from a read's arrival to its last data beat (or its forwarding)")
     cache_hits = Counter("requests", "requests served from a cache row")
     cache_misses = Counter("requests", "requests served from their home row")
     relocations = Counter("relocations", "insertions and write-backs (relocation sequences)")
@@ -188,10 +231,12 @@ class InDramCacheController(Component):
     acts = Counter("commands", "ACT commands (all)")
     pres = Counter("commands", "PRE commands")
     refs = Counter("commands", "REF commands")
-    row_hits = Counter("requests", "requests that found their row open when they arrived")
+    row_hits = Counter("requests", "requests whose first command was RD/WR (no PRE or ACT issued for them)")
     hit_rate = Formula("%", "cache hits per request", lambda s: 100 * s.cache_hits.value /
                        max(1, s.cache_hits.value + s.cache_misses.value))
     energy_nj = Formula("nJ", "DRAM energy (commands plus background)", lambda s: s.energy_total_nj())
+    reloc_energy_nj = Formula("nJ", "the part of energy_nj spent on RELOCs and LISA hops",
+                              lambda s: s._reloc_energy / 1000)
 
     def setup(self) -> None:
         self.layout = lay = SubarrayLayout(self.standard, self.cache, self.cache_rows_per_bank, self.villa_subarrays)
@@ -212,7 +257,25 @@ class InDramCacheController(Component):
         self._rank_next = {"act": 0, "rd": 0, "wr": 0, "ref": 0}
         self._faw = [-10 ** 9] * 4
         self._ops = [[] for _ in range(n)]
-        self._queue: list[_Req] = []
+        if self.write_low >= self.write_high:
+            raise ParameterError(f"{self.path}: write_low ({self.write_low}) must be below write_high ({self.write_high})",
+                                 hint="the drain runs from write_high down to write_low")
+        # Per bank, oldest first: a decision looks at one candidate per bank, recomputed
+        # only for the banks whose queue, open row or cached units changed.
+        self._rq: list[list[_Req]] = [[] for _ in range(n)]
+        self._wq: list[list[_Req]] = [[] for _ in range(n)]
+        self._rq_count = self._wq_count = 0
+        self._high = max(1, int(self.write_high * self.write_queue))
+        self._low = int(self.write_low * self.write_queue)
+        self._write_mode = False
+        self._pending_writes: dict[tuple[int, int, int], int] = {}
+        self._cands: list = [None] * n
+        self._stale = set(range(n))
+        self._seq = 0
+        self._cores_blocked = False
+        self._intake_at = 0
+        self._soonest = _NEVER  # the first cycle a bank candidate may issue, from the last decision
+        self._bank_group = [b // t.banks_per_group for b in range(n)]
         self._segs = t.bursts_per_row // self.segment_bursts if self.cache != "lisa_villa" else 1
         self._unit = self.segment_bursts if self.cache != "lisa_villa" else t.bursts_per_row
         slots = self.cache_rows_per_bank * self._segs
@@ -222,13 +285,17 @@ class InDramCacheController(Component):
         self._slot_state = [[None] * slots for _ in range(n)]
         self._free = [list(range(slots - 1, -1, -1)) for _ in range(n)]
         self._inserts = [0] * n
+        self._threshold = self.insert_threshold if self.insert_threshold is not None else (
+            self.villa_hot_threshold if self.cache == "lisa_villa" else 1)
+        self._miss_counts = [{} for _ in range(n)]  # per bank: unit tag -> misses since the last halving
+        self._misses_since_aging = [0] * n
         self._pending_tags = [set() for _ in range(n)]
         self._listeners = []
+        self._completion_listeners = []
         self._refresh_due = t.tREFI
         self._act_energy = 0.0
         self._reloc_energy = 0.0
         self._open_count = 0
-        self._last_act_cycle = [0] * n
         self._active_since = 0
         self._active = 0
         self._streams = None
@@ -238,6 +305,16 @@ class InDramCacheController(Component):
     def add_command_listener(self, listener) -> None:
         """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` per command."""
         self._listeners.append(listener)
+
+    def add_completion_listener(self, listener) -> None:
+        """Call ``listener(cycle, core, index, is_write, forwarded)`` as each core's request
+        completes: a read when its last data beat arrives (or ``forward_cycles`` after it
+        arrived, if forwarded), a write when the write queue takes it (writes are posted)."""
+        self._completion_listeners.append(listener)
+
+    def queue_depths(self) -> tuple[int, int]:
+        """(reads, writes) queued now, for tests and monitors."""
+        return self._rq_count, self._wq_count
 
     def attach_cores(self, streams) -> None:
         """Replace the synthetic cores' streams: one list of (bank, row, burst, is_write) per core."""
@@ -253,7 +330,8 @@ class InDramCacheController(Component):
         self._next_issue = [0] * k
         self._done = [0] * k
         self.finish = [-1] * k
-        self._completions: list[tuple[int, int]] = []
+        # (cycle, seq, core, index, is_write, forwarded): reads in flight, a heap.
+        self._completions: list[tuple] = []
         self._period = self.domain.period_ps
         self._phase = self.domain.phase_ps
         self._cmd_on = self.cmd.connected
@@ -266,7 +344,7 @@ class InDramCacheController(Component):
         e = self.energy
         now = self.elapsed_cycles
         active = self._active + (now - self._active_since if self._open_count else 0)
-        col = (self.reads.value * e.read_pj + self.writes.value * e.write_pj + self.refs.value * e.refresh_pj)
+        col = ((self.reads.value - self.forwarded_reads.value) * e.read_pj + self.writes.value * e.write_pj + self.refs.value * e.refresh_pj)
         background = active * e.active_pj_per_cycle + max(0, now - active) * e.precharged_pj_per_cycle
         return (self._act_energy + self._reloc_energy + col + background) / 1000
 
@@ -330,22 +408,21 @@ class InDramCacheController(Component):
         return self.layout.rows + (slot if self.cache == "lisa_villa" else slot // self._segs)
 
     # -- timing --------------------------------------------------------------------------
-    def _ready(self, kind: str, b: int, c: int) -> bool:
+    def _ready_at(self, kind: str, b: int) -> int:
+        """The first cycle command ``kind`` (act, pre, rd, wr, reloc) may issue to bank b."""
         nb, g, r = self._next, self._group_next, self._rank_next
         if kind == "act":
-            if self._open[b]:
-                # The relocation's second ACT: tRCD of the first row, and the rank's ACT rules.
-                return (c >= nb["act2"][b] and c >= g["act"][self._bg(b)] and c >= r["act"]
-                        and c >= self._faw[0] + self.timing.tFAW)
-            return (c >= nb["act"][b] and c >= g["act"][self._bg(b)] and c >= r["act"]
-                    and c >= self._faw[0] + self.timing.tFAW)
+            # With a row open, the relocation's second ACT: tRCD of the first row.
+            at = nb["act2"][b] if self._open[b] else nb["act"][b]
+            return max(at, g["act"][self._bg(b)], r["act"], self._faw[0] + self.timing.tFAW)
         if kind == "rd":
-            return c >= nb["rd"][b] and c >= g["rd"][self._bg(b)] and c >= r["rd"]
+            return max(nb["rd"][b], g["rd"][self._bg(b)], r["rd"])
         if kind == "wr":
-            return c >= nb["wr"][b] and c >= g["wr"][self._bg(b)] and c >= r["wr"]
-        if kind == "pre":
-            return c >= nb["pre"][b]
-        return c >= nb["reloc"][b]
+            return max(nb["wr"][b], g["wr"][self._bg(b)], r["wr"])
+        return nb[kind][b]
+
+    def _ready(self, kind: str, b: int, c: int) -> bool:
+        return c >= self._ready_at(kind, b)
 
     @staticmethod
     def _later(table, i, v):
@@ -356,6 +433,7 @@ class InDramCacheController(Component):
         t, nb, g, r = self.timing, self._next, self._group_next, self._rank_next
         up = self._later
         bg = self._bg(b)
+        self._stale.add(b)
         if kind == ACT:
             rt = self.layout.timing_of(row)
             self.acts.add()
@@ -366,7 +444,6 @@ class InDramCacheController(Component):
                     self._active_since = c
                 self._open_count += 1
             self._open[b].append(row)
-            self._last_act_cycle[b] = c
             up(nb["rd"], b, c + rt.tRCD)
             up(nb["wr"], b, c + rt.tRCDWR)
             up(nb["pre"], b, c + rt.tRAS)
@@ -473,83 +550,243 @@ class InDramCacheController(Component):
         c = (self.sim.now - self._phase) // self._period
         comps = self._completions
         while comps and comps[0][0] <= c:
-            _, core = comps.pop(0)
+            done, _, core, index, write, forwarded = heapq.heappop(comps)
             self._outstanding[core] -= 1
-            self._done[core] += 1
-            if self._done[core] == len(self._streams[core]):
-                self.finish[core] = c
-        for core, stream in enumerate(self._streams):
-            if (self._pos[core] < len(stream) and self._outstanding[core] < self.mlp and c >= self._next_issue[core]
-                    and len(self._queue) < self.queue):
-                bank, row, column, write = stream[self._pos[core]]
-                self._pos[core] += 1
-                self._outstanding[core] += 1
-                self._next_issue[core] = c + self.gap_cycles
-                self._queue.append(_Req(core, bank, row, column, write, c))
-        self._schedule(c)
-        if not self._queue and not comps and not any(self._ops) and all(
+            self._retire(done, core, index, write, forwarded)
+            self._cores_blocked = False
+        # A core may issue only once its gap has passed, a read of its completed or its
+        # queue has room again (a RD or WR issued): until then the intake has nothing to do.
+        if self._cores_blocked and c < self._intake_at:
+            wake = self._intake_at
+        else:
+            wake = self._intake_at = self._intake(c)
+            self._cores_blocked = True
+        issued = self._schedule(c)
+        if not (self._rq_count or self._wq_count or comps or any(self._ops)) and all(
                 p >= len(s) for p, s in zip(self._pos, self._streams)):
             self.sim.stop("cores done")
             self.sleep()
+        elif self.skip_idle and not issued:
+            # Nothing changes until a command can issue, a response is due, a core may issue
+            # or a refresh falls due; all of those are known now.
+            if comps and comps[0][0] < wake:
+                wake = comps[0][0]
+            ready = self._next_ready(c)
+            if ready < wake:
+                wake = ready
+            if wake > c + 1:
+                self.sleep_for(wake - c if wake < _NEVER else 1 << 40)
 
-    def _schedule(self, c: int) -> None:
+    def _retire(self, done: int, core: int, index: int, write: bool, forwarded: bool) -> None:
+        """A core's request is complete at cycle done."""
+        self._done[core] += 1
+        if self._done[core] == len(self._streams[core]):
+            self.finish[core] = done
+        for listener in self._completion_listeners:
+            listener(done, core, index, write, forwarded)
+
+    def _intake(self, c: int) -> int:
+        """Let the cores issue at cycle c; return the next cycle one of them may issue (or _NEVER)."""
+        wake = _NEVER
+        gap = self.gap_cycles
+        for core, stream in enumerate(self._streams):
+            pos = self._pos[core]
+            if pos >= len(stream) or self._outstanding[core] >= self.mlp:
+                continue
+            at = self._next_issue[core]
+            if c < at:
+                if at < wake:
+                    wake = at
+                continue
+            bank, row, column, write = stream[pos]
+            if write:
+                # Writes are posted: complete for the core once the write queue takes them.
+                if self._wq_count >= self.write_queue:
+                    continue  # room comes only with a WR issued, after which the controller ticks
+                self._seq += 1
+                req = _Req(core, pos, self._seq, bank, row, column, True, c)
+                self._wq[bank].append(req)
+                self._wq_count += 1
+                key = (bank, row, column)
+                self._pending_writes[key] = self._pending_writes.get(key, 0) + 1
+                self._retire(c, core, pos, True, False)
+            elif (bank, row, column) in self._pending_writes:
+                # A read of a burst a queued write will write: answered from the write queue.
+                self.reads.add()
+                self.forwarded_reads.add()
+                self._outstanding[core] += 1
+                heapq.heappush(self._completions, (c + self.forward_cycles, -1, core, pos, False, True))
+                self.read_latency.sample(self.forward_cycles)
+            else:
+                if self._rq_count >= self.read_queue:
+                    continue
+                self._seq += 1
+                self._rq[bank].append(_Req(core, pos, self._seq, bank, row, column, False, c))
+                self._rq_count += 1
+                self._outstanding[core] += 1
+            if write == self._write_mode:
+                self._stale.add(bank)
+            self._pos[core] = pos + 1
+            self._next_issue[core] = c + gap
+            if pos + 1 < len(stream) and self._outstanding[core] < self.mlp:
+                at = c + gap if gap else c + 1
+                if at < wake:
+                    wake = at
+        return wake
+
+    def _schedule(self, c: int) -> bool:
+        """Issue at most one command at cycle c; True if one was issued."""
         if c >= self._refresh_due:
             # Relocations under way finish first (no new ones start: no column commands).
             for b in range(self._n):
                 if self._ops[b] and self._step_op(c, b):
-                    return
+                    return True
             for b in range(self._n):
                 if self._open[b] and not self._ops[b] and self._ready("pre", b, c):
                     self._issue(c, PRE, b)
-                    return
+                    return True
             if not any(self._open) and c >= self._rank_next["ref"]:
                 self._issue(c, REF, 0)
                 self._refresh_due += self.timing.tREFI
-            return
+                return True
+            return False
         for b in range(self._n):
             if self._ops[b] and self._step_op(c, b):
-                return
-        hit_rows = {}
-        for req in self._queue:
-            b = req.bank
-            if self._ops[b]:
+                return True
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            if wq == 0 or (wq <= self._low and rq > 0):
+                self._write_mode = False
+                self._stale.update(range(self._n))
+        elif wq >= self._high or (rq == 0 and wq > 0):
+            self._write_mode = True
+            self.write_drains.add()
+            self._stale.update(range(self._n))
+        cands = self._cands
+        if self._stale:
+            for b in self._stale:
+                cands[b] = self._candidate(b)
+            self._stale.clear()
+        # FR-FCFS: the oldest request whose column command can issue now, else the oldest
+        # whose ACT or PRE can (a bank with a request to its open row is not precharged).
+        # One pass over the banks' candidates; it also notes when the first one becomes ready.
+        nb, g, r = self._next, self._group_next, self._rank_next
+        bg_of = self._bank_group
+        col = "wr" if self._write_mode else "rd"
+        col_bank, col_group, col_rank = nb[col], g[col], r[col]
+        act_bank, act2_bank, act_group = nb["act"], nb["act2"], g["act"]
+        act_rank = max(r["act"], self._faw[0] + self.timing.tFAW)
+        pre_bank = nb["pre"]
+        open_rows = self._open
+        best_col = best_other = None
+        soonest = _NEVER
+        for b in range(self._n):
+            cand = cands[b]
+            if cand is None:
                 continue
-            row, column, slot = self._lookup(req)
-            opened = self._open[b]
-            if opened and opened[0] == row and self._ready("wr" if req.write else "rd", b, c):
-                if req.arrival >= self._last_act_cycle[b]:
-                    self.row_hits.add()
-                self._column(c, req, row, column, slot)
-                return
-            if opened and opened[0] == row:
-                hit_rows[b] = True
-        for req in self._queue:
-            b = req.bank
+            kind = cand[0]
+            if kind == _COLUMN:
+                at = max(col_bank[b], col_group[bg_of[b]], col_rank)
+                if at <= c:
+                    if best_col is None or cand[1] < best_col[1]:
+                        best_col = cand
+                    continue
+            elif kind == ACT:
+                at = max(act2_bank[b] if open_rows[b] else act_bank[b], act_group[bg_of[b]], act_rank)
+            else:
+                at = pre_bank[b]
+            if at <= c:
+                if best_other is None or cand[1] < best_other[1]:
+                    best_other = cand
+            elif at < soonest:
+                soonest = at
+        self._soonest = soonest
+        if best_col is not None:
+            req = best_col[2]
+            if not req.opened:
+                self.row_hits.add()
+            self._column(c, req, best_col[3], best_col[4], best_col[5])
+            return True
+        if best_other is None:
+            return False
+        req = best_other[2]
+        req.opened = True
+        if best_other[0] == ACT:
+            self._issue(c, ACT, req.bank, best_other[3])
+        else:
+            self._issue(c, PRE, req.bank)
+        return True
+
+    def _candidate(self, b: int):
+        """Bank b's next command for the queue being served, as (kind, seq, request, row,
+        column, slot): a column command for its oldest request to the open row, else ACT or
+        PRE for its oldest request; None if it has no request or a relocation holds it."""
+        queue = (self._wq if self._write_mode else self._rq)[b]
+        if not queue or self._ops[b]:
+            return None
+        opened = self._open[b]
+        if opened:
+            open_row = opened[0]
+            for req in queue:
+                row, column, slot = self._lookup(req)
+                if row == open_row:
+                    return (_COLUMN, req.seq, req, row, column, slot)
+            return (PRE, queue[0].seq, queue[0], -1, -1, None)
+        req = queue[0]
+        row, column, slot = self._lookup(req)
+        return (ACT, req.seq, req, row, column, slot)
+
+    def _next_ready(self, c: int) -> int:
+        """A lower bound of the next cycle after c at which a command may issue (nothing
+        changes in between: only an issued command or a new request moves the state)."""
+        refreshing = c >= self._refresh_due
+        best = _NEVER if refreshing else min(self._refresh_due, self._soonest)
+        for b in range(self._n):
             if self._ops[b]:
+                at = self._op_ready_at(b)
+            elif refreshing and self._open[b]:
+                at = self._ready_at("pre", b)
+            else:
                 continue
-            row, column, slot = self._lookup(req)
-            opened = self._open[b]
-            if not opened:
-                if self._ready("act", b, c):
-                    self._issue(c, ACT, b, row)
-                    return
-            elif opened[0] != row and b not in hit_rows and self._ready("pre", b, c):
-                self._issue(c, PRE, b)
-                return
+            if at < best:
+                best = at
+        if refreshing and not any(self._open) and self._rank_next["ref"] < best:
+            best = self._rank_next["ref"]
+        return best if best > c else c + 1
+
+    def _op_ready_at(self, b: int) -> int:
+        """The cycle the next command of bank b's head relocation may issue."""
+        op = self._ops[b][0]
+        opened = self._open[b]
+        if op.step == 0:
+            if opened and opened[0] != op.src:
+                return self._ready_at("pre", b)
+            return self._ready_at("act", b)
+        return self._ready_at(("act", "act", "reloc", "pre")[op.step], b)
 
     def _column(self, c: int, req: _Req, row: int, column: int, slot) -> None:
         t = self.timing
         b = req.bank
-        self._queue.remove(req)
-        self._issue(c, WR if req.write else RD, b, row, column)
+        self._cores_blocked = False
         if req.write:
+            self._wq[b].remove(req)
+            self._wq_count -= 1
+            key = (b, req.row, req.column)
+            left = self._pending_writes[key] - 1
+            if left:
+                self._pending_writes[key] = left
+            else:
+                del self._pending_writes[key]
+            self._issue(c, WR, b, row, column)
             self.writes.add()
-            done = c + t.CWL + t.tBL
         else:
+            self._rq[b].remove(req)
+            self._rq_count -= 1
+            self._issue(c, RD, b, row, column)
             self.reads.add()
             done = c + t.CL + t.tBL
-        self._completions.append((done, req.core))
-        self._completions.sort()
+            heapq.heappush(self._completions, (done, req.seq, req.core, req.index, False, False))
+            self.read_latency.sample(done - req.arrival)
         if self.cache == "none":
             return
         if slot is not None:
@@ -560,7 +797,27 @@ class InDramCacheController(Component):
                 state[2] = True
         else:
             self.cache_misses.add()
-            self._insert(b, req)
+            if self._hot(b, req):
+                self._insert(b, req)
+
+    def _hot(self, b: int, req: _Req) -> bool:
+        """Count a miss to req's unit; True once the unit has missed ``insert_threshold`` times
+        (the counts halve every ``aging_inserts`` misses of the bank, so only recent reuse counts)."""
+        if self._threshold == 1:
+            return True
+        counts = self._miss_counts[b]
+        tag = (req.row, req.column // self._unit)
+        seen = counts.get(tag, 0) + 1
+        self._misses_since_aging[b] += 1
+        if self._misses_since_aging[b] >= self.aging_inserts:
+            self._misses_since_aging[b] = 0
+            self._miss_counts[b] = {k: v >> 1 for k, v in counts.items() if v > 1}
+            counts = self._miss_counts[b]
+        if seen >= self._threshold:
+            counts.pop(tag, None)
+            return True
+        counts[tag] = seen
+        return False
 
 
 @model

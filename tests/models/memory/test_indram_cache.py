@@ -1,17 +1,21 @@
-"""In-DRAM caches: exact FIGARO and LISA relocation sequences, cache hits and misses, and the
-subarray-aware timing checker on random traffic."""
+"""In-DRAM caches: exact FIGARO and LISA relocation sequences, cache hits and misses, the
+subarray-aware timing checker on random traffic, and the controller's read and write queues
+(write drain between watermarks, read forwarding, no request lost, idle skipping)."""
 
 import pytest
 
 from archmodel.kernel import Component, Simulator
-from archmodel.models.memory import CACHE_MODES, InDramCacheController, SubarrayTimingChecker
-from archmodel.models.memory.commands import ACT, PRE, RD, RELOC
+from archmodel.models.memory import CACHE_MODES, InDramCacheController, SubarrayTimingChecker, skewed_streams
+from archmodel.models.memory.commands import ACT, PRE, RD, RELOC, WR
 from archmodel.models.memory.timing import dram_clock, fast_subarray_timing, preset
 
 STANDARD = "DDR4-2400R"
 
 
-def _system(streams=None, **params):
+def _system(streams=None, completions=None, **params):
+    """Run a controller (with streams, or its synthetic cores) under the checker; return the
+    controller, the checker and the command log (cycle, kind, row, column). ``completions``,
+    a list, collects (cycle, core, index, is_write, forwarded) per completed request."""
     top = Component("top", clock=dram_clock(preset(STANDARD)))
     dram = InDramCacheController("dram", top, standard=STANDARD, **params)
     keys = ("cache", "cache_rows_per_bank", "villa_subarrays", "tRELOC", "lisa_hop_cycles")
@@ -20,6 +24,8 @@ def _system(streams=None, **params):
     checker.watch(dram)
     if streams is not None:
         dram.attach_cores(streams)
+    if completions is not None:
+        dram.add_completion_listener(lambda *done: completions.append(done))
     log = []
     dram.add_command_listener(lambda c, kind, rank, bg, bank, flat, row, column: log.append((c, kind, row, column)))
     Simulator(top, seed=3).run()
@@ -60,7 +66,7 @@ def test_lisa_villa_moves_the_whole_row_at_a_cost_growing_with_the_hops():
     gaps = []
     for subarray in (0, 5):
         dram, checker, log = _system([[(0, subarray * per_subarray, 0, False)]], cache="lisa_villa",
-                                     lisa_hop_cycles=20)
+                                     lisa_hop_cycles=20, insert_threshold=1)
         kinds = [kind for _, kind, _, _ in log]
         assert kinds == [ACT, RD, ACT, RELOC, PRE]
         assert log[3][3] == -1 and dram.layout.hops(log[0][2], log[2][2]) == subarray + 1
@@ -79,10 +85,16 @@ def test_the_baseline_never_relocates():
 @pytest.mark.parametrize("cache", CACHE_MODES)
 def test_random_skewed_traffic_with_caching_breaks_no_timing_rule(cache):
     # One cache row per bank (four for LISA-VILLA's four fast subarrays) forces evictions.
+    # Small queues make the write drains frequent.
     rows = 4 if cache == "lisa_villa" else 1
+    done = []
     dram, checker, log = _system(cache=cache, cores=4, requests_per_core=1500, cache_rows_per_bank=rows,
-                                 hot_segments=64, write_fraction=0.4)
+                                 hot_segments=64, write_fraction=0.4, read_queue=8, write_queue=8, completions=done)
     assert dram.reads.value + dram.writes.value == 6000
+    # No request lost or served twice; every write reached DRAM.
+    assert sorted((core, index) for _, core, index, _, _ in done) == [(c, i) for c in range(4) for i in range(1500)]
+    assert dram.writes.value == sum(1 for *_, write, _ in done if write) == [k for _, k, _, _ in log].count(WR)
+    assert dram.forwarded_reads.value > 0 and dram.write_drains.value > 0
     assert min(dram.finish) > 0
     assert checker.violation_count.value == 0, checker.violations[:3]
     if cache != "none":
@@ -112,3 +124,95 @@ def test_the_checker_catches_a_controller_that_relocates_faster_than_its_tRELOC(
     checker.watch(dram)
     Simulator(top, seed=3).run()
     assert checker.by_constraint.get("tRELOC", 0) >= dram.reloc_commands.value // 2 > 0
+
+
+def test_lisa_villa_caches_a_row_only_once_it_is_hot():
+    once, _, _ = _system([[(0, 5, 0, False)]], cache="lisa_villa")
+    twice, checker, log = _system([[(0, 5, 0, False), (0, 5, 1, False)]], cache="lisa_villa")
+    assert once.relocations.value == 0 and once.villa_hot_threshold == 2
+    assert twice.relocations.value == 1 and [kind for _, kind, _, _ in log].count(RELOC) == 1
+    assert checker.violation_count.value == 0
+
+
+def test_weighted_speedup_follows_the_paper_ordering_and_figcache_saves_energy():
+    # A small warm workload: 4 cores, 32 hot 256-byte segments each, fixed seed.
+    streams = skewed_streams(STANDARD, 4, 1000, seed=1, hot_segments=32, segment_bursts=4)
+    alone = []
+    for stream in streams:
+        dram, _, _ = _system([stream], cache="none", segment_bursts=4)
+        alone.append(dram.finish[0])
+    speedup, energy = {}, {}
+    for cache in ("none", "lisa_villa", "figcache_slow", "figcache_fast"):
+        dram, checker, _ = _system(streams, cache=cache, segment_bursts=4)
+        assert checker.violation_count.value == 0
+        speedup[cache] = sum(a / f for a, f in zip(alone, dram.finish))
+        energy[cache] = dram.energy_nj.value
+    assert speedup["figcache_fast"] > speedup["figcache_slow"] > speedup["lisa_villa"] > speedup["none"]
+    assert energy["figcache_fast"] < energy["none"]
+
+
+def test_a_read_of_a_queued_write_is_forwarded_and_a_later_one_reads_dram_after_the_write():
+    t = preset(STANDARD)
+    done = []
+    # Write at 0 (posted), read at 10 (the WR is not yet issued), read at 20 (it is).
+    dram, checker, log = _system([[(0, 5, 3, True), (0, 5, 3, False), (0, 5, 3, False)]], cache="none",
+                                 gap_cycles=10, completions=done)
+    wr = t.tRCDWR  # a lone write is drained at once: no read waits
+    rd = wr + t.write_to_read_l
+    assert log == [(0, ACT, 5, -1), (wr, WR, 5, 3), (rd, RD, 5, 3)]
+    assert done == [(0, 0, 0, True, False), (11, 0, 1, False, True), (rd + t.CL + t.tBL, 0, 2, False, False)]
+    assert dram.forwarded_reads.value == 1 and dram.reads.value == 2 and dram.writes.value == 1
+    assert checker.violation_count.value == 0
+
+
+def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
+    # Core 0 reads row after row of bank 0 (a read waits nearly always, each needs PRE and
+    # ACT); core 1 writes along one row of bank 4, slower (every 8 cycles) than a drain
+    # writes them (tCCD_L), so writes pile up while reads are served and drain in bursts.
+    reads = [(0, row, 0, False) for row in range(200)]
+    writes = [(4, 7, column, True) for column in range(60)]
+    depths = []
+    top = Component("top", clock=dram_clock(preset(STANDARD)))
+    dram = InDramCacheController("dram", top, standard=STANDARD, cache="none", read_queue=4, write_queue=10,
+                                 mlp=4, gap_cycles=8)
+    checker = SubarrayTimingChecker("checker", top, standard=STANDARD, cache="none")
+    checker.watch(dram)
+    dram.attach_cores([reads, writes])
+    dram.add_command_listener(lambda c, kind, *_: kind in (RD, WR) and depths.append((kind, *dram.queue_depths())))
+    Simulator(top, seed=1).run()
+    high, low = 8, 2  # 0.8 and 0.2 of 10 entries
+    starts = stops = 0
+    # Depths are taken as each RD/WR issues, after its request left its queue. Between the
+    # decision to drain (or stop) and the next column command, writes only arrive.
+    for (before, _, wq_before), (kind, rq, wq) in zip(depths, depths[1:]):
+        if before == RD and kind == WR and rq > 0:
+            starts += 1
+            assert wq + 1 >= high
+        if before == WR and kind == RD:
+            stops += 1
+            assert wq_before <= low
+    assert starts >= 3 and stops >= 3 and dram.write_drains.value >= starts
+    assert dram.writes.value == 60 and dram.reads.value == 200
+    assert checker.violation_count.value == 0
+
+
+@pytest.mark.parametrize("cache", CACHE_MODES)
+def test_idle_skipping_changes_nothing_but_the_tick_count(cache):
+    runs = []
+    for skip in (True, False):
+        top = Component("top", clock=dram_clock(preset(STANDARD)))
+        dram = InDramCacheController("dram", top, standard=STANDARD, cache=cache, cores=2, requests_per_core=300,
+                                     hot_segments=16, gap_cycles=60, mlp=2, skip_idle=skip)
+        checker = SubarrayTimingChecker("checker", top, standard=STANDARD, cache=cache)
+        checker.watch(dram)
+        log, done = [], []
+        dram.add_command_listener(lambda *command: log.append(command))
+        dram.add_completion_listener(lambda *request: done.append(request))
+        result = Simulator(top, seed=5).run()
+        stats = (dram.reads.value, dram.writes.value, dram.cache_hits.value, dram.relocations.value,
+                 dram.forwarded_reads.value, dram.energy_nj.value)
+        assert checker.violation_count.value == 0
+        runs.append((log, done, dram.finish, stats, result.time_ps, result.ticks))
+    (log, done, finish, stats, end, ticks), (log0, done0, finish0, stats0, end0, ticks0) = runs
+    assert (log, done, finish, stats, end) == (log0, done0, finish0, stats0, end0)
+    assert ticks < ticks0 / 2
