@@ -10,15 +10,18 @@ test checks it cycle for cycle) at a fraction of the cost. Links between compone
 delays here: with the default channel capacity of latency + 1 credits a network link never
 blocks, so nothing is lost by not simulating their credits.
 
+The engine also does the :class:`~.network.NocMonitor`'s checks, at the times the monitor
+makes them (every ``watchdog`` cycles, at the window's end, idle while the network is empty), so
+a run ends the same way at the same edge: measured, unstable after the drain limit, or with
+the same DeadlockError naming the cycle of waiting VCs. The routers' and interfaces'
+statistics are reported under the Noc as the per-component network reports them.
+
 Choose it with ``Noc(engine="fast")`` for sweeps and benchmarks; keep the default
 ``engine="components"`` for waveforms (routers' occupancy registers and per-port handshakes are
-not traced here), for interfaces fed by other models' ports, and for the deadlock report that
-names the cycle of waiting VCs.
+not traced here) and for interfaces fed by other models' ports.
 """
 
 from __future__ import annotations
-
-import math
 
 from archmodel.kernel import Component, DeadlockError, component_rng, model
 
@@ -26,9 +29,9 @@ from archmodel.kernel import Component, DeadlockError, component_rng, model
 @model(catalogue=False)
 class NocEngine(Component):
     """Steps all routers and interfaces of its parent :class:`Noc` each cycle, moving link
-    words with their link latencies, and ends the measurement as :class:`NocMonitor` does
+    words with their link latencies, and checks the network when :class:`NocMonitor` would
     (stop when every measured packet has arrived, ``unstable`` after the drain limit, a
-    DeadlockError when flits are buffered and none moved for ``watchdog`` cycles)."""
+    DeadlockError when flits are buffered and none moved since the previous check)."""
 
     def setup(self) -> None:
         self.unstable = False
@@ -38,7 +41,8 @@ class NocEngine(Component):
         self.busy_routers: set = set()  # routers with heads to allocate or flits to switch
         self.sends: dict = {}  # time -> {router} with link words to send then
         self.busy_terminals: set = set()
-        self.last_move = 0
+        self.check_ps = None  # the monitor's next check, None while it would be idle
+        self.moved = True  # a link word moved since the previous check (the first finds none before it)
 
     def start(self) -> None:
         noc = self.parent
@@ -66,12 +70,8 @@ class NocEngine(Component):
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
         self.injection = [(pm.terminal_router[t], pm.terminal_port[t]) for t in range(pm.terminals)]
         self.injection_delay = noc.injection_latency * period
-        meas = noc.measurement
-        self.end_ps = meas.end_ps if meas is not None and noc.stop_when_measured else None
-        self.unstable_ps = None
-        if self.end_ps is not None:
-            checks = math.ceil(noc.drain_limit / noc.watchdog)  # the monitor looks every watchdog cycles
-            self.unstable_ps = self.end_ps + checks * noc.watchdog * period
+        self.measuring = noc.measurement is not None and noc.stop_when_measured
+        self.check_ps = self.domain.phase_ps  # the monitor ticks at the first edge
         self.busy_terminals = set(range(pm.terminals))  # every interface ticks at the first edge
 
     def _fed_port(self, link) -> str | None:
@@ -102,7 +102,8 @@ class NocEngine(Component):
                 if flit is not None:
                     router._arrive(p, flit, now)
                 busy.add(r)
-        self._step_terminals(now)
+        if self._step_terminals(now):
+            moved = True
         if busy:
             self._allocate(now)
         senders = self.sends.pop(now, None)
@@ -110,21 +111,52 @@ class NocEngine(Component):
             self._send(now, senders)
             moved = True
         if moved:
-            self.last_move = now
-        elif now - self.last_move > noc.watchdog * self.period and any(r.buffered for r in routers):
-            raise DeadlockError(noc.deadlock_report(now))
-        end = self.end_ps
-        if end is not None and now >= end:
-            if now == end and noc.measurement.outstanding == 0:
-                self.sim.stop("measured")
-                return
-            if now >= self.unstable_ps:
-                self.unstable = True
-                self.sim.stop("unstable")
-                return
+            self.moved = True
+        if now == self.check_ps and self._check(now):
+            return
         self._rest(now)
 
-    def _step_terminals(self, now: int) -> None:
+    def _check(self, now: int) -> bool:
+        """What :meth:`NocMonitor.tick` does, after this edge's moves: stop when the measurement
+        is done or past the drain limit (then return True), raise DeadlockError when flits are
+        buffered and nothing moved since the previous check, and set the next check."""
+        noc = self.parent
+        meas = noc.measurement
+        period = self.period
+        if self.measuring and now >= meas.end_ps:
+            if meas.outstanding == 0:
+                self.sim.stop("measured")
+                return True
+            if now >= meas.end_ps + noc.drain_limit * period:
+                self.unstable = True
+                self.sim.stop("unstable")
+                return True
+        buffered = any(r.buffered for r in noc.routers)
+        if buffered and not self.moved:
+            raise DeadlockError(noc.deadlock_report(now))
+        self.moved = False
+        window_open = self.measuring and now < meas.end_ps
+        if not (buffered or window_open or (self.measuring and meas.outstanding)
+                or any(ni.queue or ni.sending for ni in noc.interfaces)):
+            # Idle until an interface creates a packet, as the monitor.
+            self.check_ps = None
+            for ni in noc.interfaces:
+                ni.monitor_hook = self._wake_for_work
+            return False
+        self.check_ps = now + noc.watchdog * period
+        if window_open and meas.end_ps < self.check_ps:
+            self.check_ps = meas.end_ps
+        return False
+
+    def _wake_for_work(self) -> None:
+        """An interface created a packet while the checks were idle: check next edge."""
+        self.check_ps = self.sim.now + self.period
+        for ni in self.parent.interfaces:
+            ni.monitor_hook = None
+
+    def _step_terminals(self, now: int) -> bool:
+        """Step the interfaces with words arriving or work to do; returns whether a link word
+        moved (arrived at an interface or left one)."""
         interfaces = self.parent.interfaces
         arriving = self.n_wheel.pop(now, None)
         due = self.busy_terminals
@@ -137,7 +169,8 @@ class NocEngine(Component):
         else:
             words = None
         if not due:
-            return
+            return False
+        moved = words is not None
         self.busy_terminals = still = set()
         r_wheel = self.r_wheel
         at = now + self.injection_delay
@@ -145,6 +178,7 @@ class NocEngine(Component):
             ni = interfaces[t]
             word = ni.step(now, words.get(t) if words is not None else None)
             if word is not None:
+                moved = True
                 r, p = self.injection[t]
                 queue = r_wheel.get(at)
                 if queue is None:
@@ -161,6 +195,7 @@ class NocEngine(Component):
                             self.ni_wakes[when] = {t}
                         else:
                             wakes.add(t)
+        return moved
 
     def _allocate(self, now: int) -> None:
         """VC and switch allocation in every router that has requests; a router whose
@@ -172,8 +207,6 @@ class NocEngine(Component):
             router = routers[r]
             if router.va_waiting:
                 router._allocate_vcs(now)
-            elif router.va_parked_count:
-                router.va_stalls.value += router.va_parked_count
             if router.sa_active and router._allocate_switch(now):
                 for at in (now + router.st_total, now + router.cr_delay):
                     senders = sends.get(at)
@@ -219,13 +252,13 @@ class NocEngine(Component):
 
     def _rest(self, now: int) -> None:
         """Tick next edge while anything is in flight or busy, else sleep until the next
-        packet is due or the measurement needs a look."""
+        packet is due or the next check."""
         if self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends:
             return
         soonest = min(self.ni_wakes) if self.ni_wakes else None
-        for t in (self.end_ps, self.unstable_ps):
-            if t is not None and t > now and (soonest is None or t < soonest):
-                soonest = t
+        check = self.check_ps
+        if check is not None and (soonest is None or check < soonest):
+            soonest = check
         self.sleep()
         if soonest is not None:
             self.wake_at(soonest)

@@ -44,6 +44,9 @@ class NetworkMeasurement:
         noc.network_latency.samples.append((now - packet.injected_ps) // period)
         self.outstanding -= 1
         if self.outstanding == 0 and now >= self.end_ps and noc.stop_when_measured:
+            # The last measured packet arrived in time even when the monitor, ticking earlier
+            # in this edge, judged the drain limit passed: the run ends measured either way.
+            noc.monitor.unstable = False
             noc.sim.stop("measured")
 
 
@@ -51,7 +54,10 @@ class NetworkMeasurement:
 class NocMonitor(Component):
     """Watches a :class:`Noc`: ends the measurement when the window closes with nothing
     outstanding, gives up after the drain limit (saturated), and reports a deadlock, with the
-    wait cycle among VCs, when flits are buffered and nothing has moved for a watchdog period."""
+    wait cycle among VCs, when flits are buffered and nothing has moved for a watchdog period.
+    It checks at the first edge, then every ``watchdog`` cycles and when the window closes, and is
+    idle (until an interface creates a packet) only when no flit is buffered or queued and no
+    measured packet is outstanding: a measured flit on a link keeps the checks on schedule."""
 
     def setup(self) -> None:
         self.last_transfers = -1
@@ -82,8 +88,9 @@ class NocMonitor(Component):
         if transfers == self.last_transfers and buffered:
             raise DeadlockError(noc.deadlock_report(now))
         self.last_transfers = transfers
-        waiting = buffered or any(ni.queue or ni.sending for ni in noc.interfaces)
-        window_open = meas is not None and noc.stop_when_measured and now < meas.end_ps
+        measuring = meas is not None and noc.stop_when_measured
+        window_open = measuring and now < meas.end_ps
+        waiting = buffered or (measuring and meas.outstanding) or any(ni.queue or ni.sending for ni in noc.interfaces)
         if not waiting and not window_open:
             self.idle = True  # an interface's next packet wakes us
             self.sleep()
@@ -246,6 +253,16 @@ class Noc(Component):
             period = self.domain.period_ps
             self.measurement.start_ps = self.domain.phase_ps + self.measurement.start_ps * period
             self.measurement.end_ps = self.domain.phase_ps + self.measurement.end_ps * period
+
+    @property
+    def stats(self) -> list:
+        """The Noc's statistics; under the fast engine also those of the routers and interfaces
+        it steps (they are not children, so the simulator would not list them), in the order
+        and with the names the per-component network reports them."""
+        own = super().stats
+        if self.engine != "fast":
+            return own
+        return own + [stat for part in (*self.routers, *self.interfaces) for stat in part.stats]
 
     def _wake_monitor(self) -> None:
         self.monitor.wake_for_work()

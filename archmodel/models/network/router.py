@@ -107,7 +107,10 @@ class NocRouter(Component):
 
     flits = Counter("flits", "flits sent through the crossbar")
     packets = Counter("packets", "tails sent through the crossbar")
-    va_stalls = Counter("cycles", "head-cycles spent waiting for an output VC after being ready")
+    # Counted when a head gets its VC, from the cycle it was ready: the same whenever the router
+    # happens to be stepped (asleep with parked heads, say), so both network engines agree.
+    va_stalls = Counter("cycles", "head-cycles spent waiting for an output VC after being ready "
+                        "(counted when the head gets one)")
 
     def setup(self) -> None:
         v = self.vcs
@@ -233,8 +236,6 @@ class NocRouter(Component):
                     self._arrive(p, flit, now)
         if self.va_waiting:
             active = self._allocate_vcs(now) or active
-        elif self.va_parked_count:
-            self.va_stalls.value += self.va_parked_count
         if self.sa_active:
             active = self._allocate_switch(now) or active
         if self.outbox:
@@ -331,6 +332,8 @@ class NocRouter(Component):
                     self.ovc_owner[ovc] = ivc
                     self.free_ovcs = free & ~(1 << ovc)
                     self.ivc_out[ivc] = ovc
+                    if ready_at[ivc] < now:
+                        self.va_stalls.value += (now - ready_at[ivc]) // self.period
                     ready_at[ivc] = now + self.va_ready_delay
                     self.sa_active.add(ivc)
                     waiting.clear()
@@ -366,7 +369,6 @@ class NocRouter(Component):
             self.va_parked_count += len(parking)
             self.va_waiting = waiting = [i for i in waiting if i not in parking] if len(parking) < len(waiting) else []
         if not groups:
-            self.va_stalls.value += len(waiting) + self.va_parked_count
             return False
         in_ptr, out_ptr = self.va_in_ptr, self.va_out_ptr
         n_in, n_out = self.in_vcs, self.out_vcs
@@ -401,14 +403,17 @@ class NocRouter(Component):
         owner = self.ovc_owner
         ready = now + self.va_ready_delay
         taken = 0
+        stalled = 0
         for ivc, ovc in grants.items():
             owner[ovc] = ivc
             taken |= 1 << ovc
             self.ivc_out[ivc] = ovc
+            stalled += now - ready_at[ivc]
             ready_at[ivc] = ready
             self.sa_active.add(ivc)
         self.free_ovcs = free & ~taken
-        self.va_stalls.value += len(waiting) + self.va_parked_count - len(grants)
+        if stalled:
+            self.va_stalls.value += stalled // self.period
         if len(grants) == len(waiting):
             waiting.clear()
         else:

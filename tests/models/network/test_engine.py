@@ -1,6 +1,8 @@
 """The network-level engine gives the per-component network's results cycle for cycle: the same
-packets, created, injected and delivered at the same times, on random configurations; it
-reports a deadlock with the cycle of waiting VCs named like the component model does."""
+packets, created, injected and delivered at the same times, and the same statistics table (every
+statistic of every router and interface, by name and value), on random configurations; it
+reports a deadlock with the component network's message, naming the cycle of waiting VCs, and
+ends a run past its drain limit at the same check."""
 
 import re
 
@@ -18,7 +20,7 @@ TOPOLOGIES = [("mesh(4, 4)", "dor"), ("mesh(3, 4)", "odd_even"), ("torus(4, 2)",
 
 def delivered_packets(engine: str, seed: int, **params) -> tuple:
     """Every delivered packet as (id, source, dest, created, injected, arrived), the end time,
-    and the measured figures."""
+    the measured figures, and the statistics table as (name, summary) rows in report order."""
     noc = Noc("net", engine=engine, occupancy_registers=False, **params)
     log = []
     for ni in noc.interfaces:
@@ -26,7 +28,8 @@ def delivered_packets(engine: str, seed: int, **params) -> tuple:
     sim = Simulator(noc, seed=seed, watchdog_cycles=10 ** 9)
     sim.run()
     packets = sorted((p.id, p.source, p.dest, p.created_ps, p.injected_ps, arrived) for p, arrived in log)
-    return packets, sim.now, noc.monitor.unstable, sorted(noc.packet_latency.samples), noc.accepted.value
+    table = [(stat.path, stat.summary()) for stat in sim.all_stats()]
+    return packets, sim.now, noc.monitor.unstable, sorted(noc.packet_latency.samples), noc.accepted.value, table
 
 
 @settings(max_examples=14, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
@@ -58,7 +61,15 @@ def test_fast_engine_matches_the_component_network_cycle_for_cycle(config, vcs, 
 def test_fast_engine_matches_on_the_reference_mesh_near_saturation():
     params = dict(topology="mesh(8, 8)", routing="dor", vcs=2, buffer_depth=4, credit_delay=2, traffic="transpose",
                   rate=0.15, warmup_periods=1, sample_period=200, drain_limit=1000)
-    assert delivered_packets("fast", 1, **params) == delivered_packets("components", 1, **params)
+    fast = delivered_packets("fast", 1, **params)
+    assert fast == delivered_packets("components", 1, **params)
+    table = dict(fast[-1])
+    # every router's and interface's statistics are reported, and the comparison saw real values
+    for name, size in (("router", 64), ("ni", 64)):
+        parts = {path.rsplit(".", 1)[0] for path in table if path.startswith(f"net.{name}[")}
+        assert parts == {f"net.{name}[{i}]" for i in range(size)}
+    assert sum(table[f"net.router[{r}].va_stalls"]["value"] for r in range(64)) > 0
+    assert sum(table[f"net.ni[{t}].delivered"]["value"] for t in range(64)) == len(fast[0])
 
 
 def test_fast_engine_trace_packets_arrive_with_the_zero_load_latency(tmp_path):
@@ -70,14 +81,59 @@ def test_fast_engine_trace_packets_arrive_with_the_zero_load_latency(tmp_path):
                                                 for i in range(12)]
 
 
-@pytest.mark.parametrize("topology", ["ring(8)", "torus(4, 2)"])
-def test_fast_engine_reports_a_deadlock_with_the_cycle_of_waiting_vcs(topology):
-    noc = Noc("net", topology=topology, routing="dor", vcs=1, buffer_depth=2, traffic="uniform", rate=1.0,
-              packet_size=8, watchdog=200, engine="fast")
+def deadlock_message(engine: str, topology: str, trace_file: str = "") -> str:
+    """The DeadlockError message of a cyclic routing (DOR on a ring or torus, one VC) under
+    saturating synthetic traffic, or under a trace that stops creating packets."""
+    traffic = dict(trace_file=trace_file) if trace_file else dict(traffic="uniform", rate=1.0, packet_size=8)
+    noc = Noc("net", topology=topology, routing="dor", vcs=1, buffer_depth=2, watchdog=200, engine=engine, **traffic)
     with pytest.raises(DeadlockError) as caught:
         Simulator(noc, seed=0).run()
-    message = str(caught.value)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("topology,traced", [("ring(8)", False), ("torus(4, 2)", False), ("ring(8)", True)])
+def test_fast_engine_reports_the_deadlock_of_the_component_network(topology, traced, tmp_path):
+    # With the trace nothing is created after the deadlock, so the engine sleeps between its
+    # checks: it must still wake for them rather than leave the kernel to find everyone asleep.
+    trace = ""
+    if traced:
+        trace = tmp_path / "burst.trace"
+        trace.write_text("".join(f"{i // 4} {i % 8} {(5 * i + 3) % 8} 8\n" for i in range(200)))
+    message = deadlock_message("fast", topology, str(trace))
+    assert message == deadlock_message("components", topology, str(trace))
     assert "none moved for 200 cycles" in message
     cycle = re.search(r"wait cycle: (.*)", message).group(1).split(" -> ")
     assert cycle[0] == cycle[-1] and len(cycle) >= 3
     assert all(re.fullmatch(r"net\.router\[\d+\]\.inp\[\d\]\.vc0", name) for name in cycle)
+
+
+def run_end(engine: str, seed: int, **params) -> tuple:
+    """How a run ended: the stop reason, the time, whether unstable, and measured packets delivered."""
+    noc = Noc("net", engine=engine, occupancy_registers=False, **params)
+    sim = Simulator(noc, seed=seed, watchdog_cycles=10 ** 9)
+    sim.run()
+    return sim.stopped, sim.now, noc.monitor.unstable, noc.packet_latency.count
+
+
+@pytest.mark.parametrize("engine", ["components", "fast"])
+def test_a_measured_flit_on_a_link_keeps_the_drain_checks_on_schedule(engine, tmp_path):
+    # One packet at cycle 0 over a 30-cycle link: the window closes at cycle 1 and the checks
+    # come every 4 cycles from there. At cycle 5 the flit is on the link, with nothing buffered
+    # or queued, and the drain limit (cycle 6) not reached; the check at cycle 9 is past it, so
+    # the run is unstable there, long before the packet arrives (cycle 38).
+    trace = tmp_path / "one.trace"
+    trace.write_text("0 0 1 1\n")
+    assert run_end(engine, 0, topology="mesh(2, 1)", link_latency=30, trace_file=str(trace), drain_limit=5,
+                   watchdog=4) == ("unstable", 9000, True, 0)
+
+
+@pytest.mark.parametrize("rate,drain_limit,watchdog,seed", [(0.02, 20, 7, 1), (0.02, 3, 50, 0), (0.1, 20, 7, 2),
+                                                            (0.3, 60, 7, 0), (0.6, 20, 50, 1), (0.6, 60, 7, 2)])
+def test_both_engines_end_a_run_near_the_drain_limit_alike(rate, drain_limit, watchdog, seed):
+    params = dict(topology="mesh(4, 4)", routing="dor", traffic="uniform", rate=rate, packet_size=2, vcs=2,
+                  buffer_depth=2, warmup_periods=1, sample_period=100, drain_limit=drain_limit, watchdog=watchdog)
+    fast = run_end("fast", seed, **params)
+    assert fast == run_end("components", seed, **params)
+    if (rate, drain_limit, watchdog, seed) == (0.02, 20, 7, 1):
+        # the last measured packet arrives at the check that passes the drain limit: measured
+        assert fast == ("measured", 221000, False, 18)

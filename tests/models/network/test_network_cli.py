@@ -65,6 +65,9 @@ def test_the_fast_engine_runs_from_an_arch_file_with_the_same_measurements(capsy
     for engine in ("components", "fast"):
         assert main(["run", str(path), "-p", "rate=0.2", "-p", f'engine="{engine}"']) == 0
         table = capsys.readouterr().out
-        figures.append([line.split() for line in table.splitlines()
-                        if line.startswith(("Torus4x4.net.packet_latency", "Torus4x4.net.accepted"))])
-    assert len(figures[0]) == 2 and figures[0] == figures[1]
+        figures.append([line.split() for line in table.splitlines() if line.startswith("Torus4x4.net.")])
+    # the whole table of the network: its figures and every router's and interface's statistics
+    names = [row[0] for row in figures[0]]
+    assert "Torus4x4.net.packet_latency" in names and "Torus4x4.net.accepted" in names
+    assert "Torus4x4.net.router[15].va_stalls" in names and "Torus4x4.net.ni[15].delivered" in names
+    assert figures[0] == figures[1]
