@@ -3,10 +3,13 @@ rank, the reference controller of VALIDATION.md (RoBaRaCoCh, FR-FCFS, open page,
 read and write queues, write drain 80%/20%, all-bank refresh).
 
 Prints bandwidth, mean read latency, row-hit rate and simulator speed (requests per second of
-wall time) for a sequential read trace, a uniform random read trace and a 2:1 read/write
-random mix (fixed seeds), then which timing constraint binds each bandwidth.
+wall time and of process CPU time) for a sequential read trace, a uniform random read trace
+and a 2:1 read/write random mix (fixed seeds), then which timing constraint binds each
+bandwidth. The controller's scheduling core is compiled (``engine="auto"``); ``--compare``
+also runs the pure-Python path on each trace, checks that it gives the same statistics and
+prints the speed ratio. The compiled core is loaded (or compiled) before any timing starts.
 
-    python benchmarks/dram.py [--requests N]
+    python benchmarks/dram.py [--requests N] [--compare]
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from archmodel.models.memory import DramController, synthetic_stream
 TRACES = (("sequential", "sequential", 0.0), ("uniform random", "random", 0.0), ("2:1 read/write", "random", 1 / 3))
 
 
-def run_one(standard: str, pattern: str, write_fraction: float, requests: int, seed: int = 1) -> dict:
+def run_one(standard: str, pattern: str, write_fraction: float, requests: int, seed: int = 1,
+            engine: str = "auto") -> dict:
     top = Component("top")
-    dram = DramController("dram", top, standard=standard, stop_when_done=True)
+    dram = DramController("dram", top, standard=standard, stop_when_done=True, engine=engine)
     dram.attach_stream(synthetic_stream(pattern, requests, capacity_bytes=dram.address_map.capacity_bytes,
                                         burst_bytes=dram.burst_bytes, seed=seed, write_fraction=write_fraction))
     sim = Simulator(top, seed=seed)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     sim.run()
     wall = time.perf_counter() - start
+    cpu = time.process_time() - start_cpu
     t = dram.timing
     return {
         "bandwidth": dram.bandwidth.value,
@@ -36,6 +41,7 @@ def run_one(standard: str, pattern: str, write_fraction: float, requests: int, s
         "latency_ns": dram.read_latency_ns.value,
         "hit_rate": dram.row_hit_rate.value,
         "speed": requests / wall,
+        "cpu_speed": requests / cpu,
         "cycles_per_request": dram.elapsed_cycles / requests,
         "queue": dram.read_queue_depth.mean(),
         "acts": dram.acts.value,
@@ -60,16 +66,30 @@ def binding(name: str, r: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1_000_000)
+    parser.add_argument("--compare", action="store_true",
+                        help="also run the pure-Python scheduling path and print the speed ratio")
     args = parser.parse_args()
+    run_one("DDR4-2400R", "random", 0.0, 1000)  # load or compile the scheduling core outside the timings
     rows = []
     for standard in ("DDR4-2400R", "DDR4-3200AA"):
         for name, pattern, writes in TRACES:
-            rows.append((standard, name, run_one(standard, pattern, writes, args.requests)))
+            r = run_one(standard, pattern, writes, args.requests)
+            if args.compare:
+                plain = run_one(standard, pattern, writes, args.requests, engine="python")
+                same = all(plain[k] == r[k] for k in ("bandwidth", "latency_ns", "hit_rate", "queue", "acts", "refs"))
+                if not same:
+                    raise SystemExit(f"{standard} {name}: the Python path gives different statistics")
+                r["python_cpu_speed"] = plain["cpu_speed"]
+            rows.append((standard, name, r))
+    compare = f" {'Python req/s':>12} {'ratio':>6}" if args.compare else ""
     print(f"{'standard':<12} {'trace':<15} {'GB/s':>7} {'peak':>6} {'read ns':>8} {'hit %':>6} "
-          f"{'queue':>6} {'req/s':>9}")
+          f"{'queue':>6} {'req/s':>9} {'req/CPU-s':>9}" + compare)
     for standard, name, r in rows:
-        print(f"{standard:<12} {name:<15} {r['bandwidth']:7.2f} {r['peak']:6.1f} {r['latency_ns']:8.1f} "
-              f"{r['hit_rate']:6.1f} {r['queue']:6.1f} {r['speed']:9.0f}")
+        line = (f"{standard:<12} {name:<15} {r['bandwidth']:7.2f} {r['peak']:6.1f} {r['latency_ns']:8.1f} "
+                f"{r['hit_rate']:6.1f} {r['queue']:6.1f} {r['speed']:9.0f} {r['cpu_speed']:9.0f}")
+        if args.compare:
+            line += f" {r['python_cpu_speed']:12.0f} {r['cpu_speed'] / r['python_cpu_speed']:5.1f}x"
+        print(line)
     print()
     for standard, name, r in rows:
         print(f"{standard} {name}: {binding(name, r)}")

@@ -20,6 +20,7 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Lev
 from ..messages import MemResponse
 from .address import AddressMapping
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
+from .compiled_core import core_for
 from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
 from .constraints import scheduler_constraints
 from .energy import DramEnergy
@@ -133,6 +134,8 @@ class DramController(Component):
     lookahead_cycles = Param(int, 512, "cycles the controller may schedule ahead of simulated time while "
                              "nothing outside can see or change its work (attached stream, no port, no "
                              "waveform); 0 turns it off", check=at_least(0))
+    engine = Param(str, "auto", "scheduling engine while running ahead: python, compiled (numba, see "
+                   ".compiled_core) or auto (compiled where it applies)", check=one_of("auto", "python", "compiled"))
     stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
                            "request is served (refresh would otherwise run forever)")
 
@@ -254,6 +257,7 @@ class DramController(Component):
         self._ahead = 0
         self._listeners: list = []
         self._held = None  # True/False: a kept edge that stops / does not stop the run
+        self._core = None  # the compiled scheduling core, when engine selects it (see tick)
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
         self.open_rows = [self.register(f"bank{b}_row", -1) for b in range(n)]
@@ -774,6 +778,8 @@ class DramController(Component):
             self._traced = observed
             self._ahead = (self.lookahead_cycles if not (observed or self._req_on or self._resp_on
                                                          or self._cmd_on) else 0)
+            if self.engine != "python":
+                self._core = core_for(self)
         if self._held is not None:
             # Work up to this cycle was done ahead; the edge is kept so that simulated time
             # reaches it (the run ends here, or goes quiescent here, as without running ahead).
@@ -782,7 +788,9 @@ class DramController(Component):
             self._held = None
             self.sleep()
             return
-        if not self._ahead:
+        if self._core is not None:
+            wake = self._core.advance(c)
+        elif not self._ahead:
             wake = self._cycle(c)
             if self.stop_when_done and self._stream is not None and self.idle:
                 self.sim.stop("stream done")

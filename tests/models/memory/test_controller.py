@@ -107,7 +107,7 @@ def test_any_configuration_obeys_every_constraint_and_serves_every_request(
 
 
 def _record(standard, lookahead, **params):
-    top, dram, checker = controller_with_checker(standard, lookahead_cycles=lookahead, **params)
+    top, dram, checker = controller_with_checker(standard, lookahead_cycles=lookahead, engine="python", **params)
     log = []
     dram.add_command_listener(lambda *fields: log.append(fields))
     dram.attach_stream(_mixed_stream(dram, 3000, seed=5))
@@ -143,7 +143,7 @@ def test_the_scheduler_picks_the_earliest_ready_command_oldest_first_among_all_c
         checked.append(c)
 
     monkeypatch.setattr(DramController, "_choose", checked_choose)
-    top, dram, checker = controller_with_checker("DDR4-2400R")
+    top, dram, checker = controller_with_checker("DDR4-2400R", engine="python")
     dram.attach_stream(_mixed_stream(dram, 4000, seed=9))
     run(top)
     assert len(checked) > 8000 and checker.violation_count.value == 0

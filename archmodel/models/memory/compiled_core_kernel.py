@@ -1,0 +1,443 @@
+"""The numba functions of :mod:`.compiled_core` (imported only when that core is used, so that
+numba stays optional). Each mirrors the DramController method named in its docstring; the state
+layout (indices into the ``st`` and ``cf`` arrays) is defined in :mod:`.compiled_core`."""
+
+from numba import njit
+
+from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
+from .compiled_core import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T, BUF_LEN,
+                            BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW,
+                            C_FCFS, C_FORWARD, C_HIGH, C_LOW, C_PERIOD, C_PHASE, C_RANKS, C_RQ_CAP, C_TBL, C_TREFI,
+                            C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY, DONE, EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST,
+                            HELD_GO, HELD_STOP, HITS, MISSES, N_CMD, N_RSAMPLE, N_WSAMPLE, OPEN_BANKS, OUT_C,
+                            OUT_PHASE, OUT_WAKE, POS, PREAS, PRES, RDS, READS, REF_DUE, REF_PENDING, REFS, RL_VALUE,
+                            RQC, SEQ, STOP_NOW, UNDERRUN, WL_VALUE, WMODE, WQC, WRITES, WRS, _CONFLICT_KIND,
+                            _HIT_KIND, _MISS_KIND, _NEVER)
+
+# No reference counting: the core allocates nothing, and counting the references of the arrays
+# passed to every helper call costs far more than the helpers' bodies (20x on random traffic).
+jit = njit(cache=True, nogil=True, _nrt=False)
+
+
+@jit
+def level_set(st, base, value, at):
+    """Level.set(value, at_ps=at) on the level whose (value, maximum, area, since) start at st[base]."""
+    st[base + 2] += st[base] * (at - st[base + 3])
+    st[base + 3] = at
+    st[base] = value
+    if value > st[base + 1]:
+        st[base + 1] = value
+
+
+@jit
+def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row):
+    """Bank b's next command (k, entry) for its queue of the active mode; k = -1 if empty."""
+    ln = qlen[b]
+    if ln == 0:
+        return -1, -1
+    write = st[WMODE] != 0
+    row = rows[b]
+    e = qids[b, 0]
+    if row < 0:
+        return ACT, e
+    if e_row[e] == row:
+        return (WR if write else RD), e
+    if cf[C_FCFS]:
+        return PRE, e
+    for i in range(1, ln):
+        x = qids[b, i]
+        if e_row[x] == row:
+            if hits_run[b] < cf[C_CAP]:
+                return (WR if write else RD), x
+            break
+    return PRE, e
+
+
+@jit
+def ready_at(nxt, gbase, rbase, b, k):
+    """DramController._ready: the cycle command k may issue on bank b."""
+    t = nxt[b * COMMAND_COUNT + k]
+    v = nxt[gbase[b] + k]
+    if v > t:
+        t = v
+    v = nxt[rbase[b] + k]
+    if v > t:
+        t = v
+    return t
+
+
+@jit
+def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row, e_seq,
+           needs):
+    """DramController._choose, with _refresh_candidate: the next command into st[BEST_*]."""
+    st[DIRTY] = 0
+    wq = st[WQC]
+    rq = st[RQC]
+    if st[WMODE]:
+        if wq == 0 or (wq <= cf[C_LOW] and rq > 0):
+            st[WMODE] = 0
+    elif wq >= cf[C_HIGH] or (rq == 0 and wq > 0):
+        st[WMODE] = 1
+    st[HAS_BEST] = 0
+    if st[REF_PENDING]:
+        per_rank = cf[C_BANKS_PER_RANK]
+        for rank in range(cf[C_RANKS]):
+            first = rank * per_rank
+            any_open = False
+            ready = ready_at(nxt, gbase, rbase, first, PREA)
+            for b in range(first, first + per_rank):
+                if rows[b] >= 0:
+                    any_open = True
+                    v = ready_at(nxt, gbase, rbase, b, PRE)
+                    if v > ready:
+                        ready = v
+            if any_open:
+                st[HAS_BEST] = 1
+                st[BEST_T] = ready if ready > c else c
+                st[BEST_SEQ] = -1
+                st[BEST_B] = first
+                st[BEST_K] = PREA
+                st[BEST_E] = -1
+                return
+            if needs[rank]:
+                ready = ready_at(nxt, gbase, rbase, first, REF)
+                st[HAS_BEST] = 1
+                st[BEST_T] = ready if ready > c else c
+                st[BEST_SEQ] = -1
+                st[BEST_B] = first
+                st[BEST_K] = REF
+                st[BEST_E] = -1
+                return
+        return
+    if st[WMODE]:
+        qids, qlen = wq_ids, wq_len
+    else:
+        qids, qlen = rq_ids, rq_len
+    best_t = _NEVER
+    best_seq = _NEVER
+    if cf[C_FCFS]:
+        best_b = -1
+        for b in range(cf[C_BANKS]):
+            if qlen[b] and e_seq[qids[b, 0]] < best_seq:
+                best_seq = e_seq[qids[b, 0]]
+                best_b = b
+        if best_b >= 0:
+            k, e = candidate(st, cf, best_b, rows, hits_run, qids, qlen, e_row)
+            t = ready_at(nxt, gbase, rbase, best_b, k)
+            st[HAS_BEST] = 1
+            st[BEST_T] = t if t > c else c
+            st[BEST_SEQ] = best_seq
+            st[BEST_B] = best_b
+            st[BEST_K] = k
+            st[BEST_E] = e
+        return
+    for b in range(cf[C_BANKS]):
+        if qlen[b] == 0:
+            continue
+        k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row)
+        t = ready_at(nxt, gbase, rbase, b, k)
+        if t < c:
+            t = c
+        seq = e_seq[e]
+        if t < best_t or (t == best_t and seq < best_seq):
+            best_t = t
+            best_seq = seq
+            st[HAS_BEST] = 1
+            st[BEST_T] = t
+            st[BEST_SEQ] = seq
+            st[BEST_B] = b
+            st[BEST_K] = k
+            st[BEST_E] = e
+
+
+@jit
+def close(st, rows, b, c):
+    """DramController._close."""
+    rows[b] = -1
+    st[OPEN_BANKS] -= 1
+    if st[OPEN_BANKS] == 0:
+        st[ACTIVE_CYCLES] += c - st[ACTIVE_SINCE]
+
+
+@jit
+def remove(qids, qlen, b, e):
+    """Remove entry e from bank b's queue, keeping the order of the others."""
+    ln = qlen[b]
+    i = 0
+    while qids[b, i] != e:
+        i += 1
+    while i < ln - 1:
+        qids[b, i] = qids[b, i + 1]
+        i += 1
+    qlen[b] = ln - 1
+
+
+@jit
+def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw, needs,
+          rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log, rsamples,
+          wsamples):
+    """DramController._issue with _column: issue the best command at cycle c and record it."""
+    b = st[BEST_B]
+    k = st[BEST_K]
+    e = st[BEST_E]
+    st[HAS_BEST] = 0
+    st[DIRTY] = 1
+    u = k * cf[C_BANKS] + b
+    for j in range(upd_ptr[u], upd_ptr[u + 1]):
+        v = c + upd_cyc[j]
+        i = upd_idx[j]
+        if nxt[i] < v:
+            nxt[i] = v
+    if k == RD or k == WR:
+        kind = e_kind[e]
+        if kind == 0:
+            kind = _HIT_KIND
+            e_kind[e] = kind
+        if kind == _HIT_KIND:
+            st[HITS] += 1
+        elif kind == _MISS_KIND:
+            st[MISSES] += 1
+        else:
+            st[CONFLICTS] += 1
+        hits_run[b] += 1
+        at = cf[C_PHASE] + c * cf[C_PERIOD]
+        if k == RD:
+            remove(rq_ids, rq_len, b, e)
+            st[RQC] -= 1
+            level_set(st, RL_VALUE, st[RQC], at)
+            st[RDS] += 1
+            st[READS] += 1
+            st[BYTES_READ] += cf[C_BURST]
+            rsamples[st[N_RSAMPLE]] = c + cf[C_CL] + cf[C_TBL] - e_arr[e]
+            st[N_RSAMPLE] += 1
+        else:
+            remove(wq_ids, wq_len, b, e)
+            st[WQC] -= 1
+            level_set(st, WL_VALUE, st[WQC], at)
+            st[WRS] += 1
+            st[WRITES] += 1
+            st[BYTES_WRITTEN] += cf[C_BURST]
+            wsamples[st[N_WSAMPLE]] = c + cf[C_CWL] + cf[C_TBL] - e_arr[e]
+            st[N_WSAMPLE] += 1
+    elif k == ACT:
+        st[ACTS] += 1
+        if st[OPEN_BANKS] == 0:
+            st[ACTIVE_SINCE] = c
+        st[OPEN_BANKS] += 1
+        rows[b] = e_row[e]
+        hits_run[b] = 0
+        rank = rank_of[b]
+        faw[rank, 0] = faw[rank, 1]
+        faw[rank, 1] = faw[rank, 2]
+        faw[rank, 2] = faw[rank, 3]
+        faw[rank, 3] = c
+        if cf[C_FAW]:
+            i = rbase[b] + ACT
+            v = faw[rank, 0] + cf[C_FAW]
+            if nxt[i] < v:
+                nxt[i] = v
+        if e_kind[e] == 0:
+            e_kind[e] = _MISS_KIND
+    elif k == PRE:
+        st[PRES] += 1
+        close(st, rows, b, c)
+        if e >= 0 and e_kind[e] == 0:
+            e_kind[e] = _CONFLICT_KIND
+    elif k == PREA:
+        st[PREAS] += 1
+        first = rank_of[b] * cf[C_BANKS_PER_RANK]
+        for x in range(first, first + cf[C_BANKS_PER_RANK]):
+            if rows[x] >= 0:
+                close(st, rows, x, c)
+    elif k == REF:
+        st[REFS] += 1
+        needs[rank_of[b]] = 0
+        pending = False
+        for r in range(cf[C_RANKS]):
+            if needs[r]:
+                pending = True
+        if not pending:
+            st[REF_PENDING] = 0
+            st[REF_DUE] += cf[C_TREFI]
+    n = st[N_CMD]
+    cmd_log[n, 0] = c
+    cmd_log[n, 1] = k
+    cmd_log[n, 2] = b
+    if e >= 0 and (k == ACT or k == RD or k == WR):
+        cmd_log[n, 3] = e_row[e]
+    else:
+        cmd_log[n, 3] = -1
+    cmd_log[n, 4] = e_col[e] if e >= 0 and (k == RD or k == WR) else -1
+    st[N_CMD] = n + 1
+    if k == RD or k == WR:
+        free[st[FREE_TOP]] = e
+        st[FREE_TOP] += 1
+
+
+@jit
+def room(st, cf, s_write, i):
+    """Room in the queue stream request i goes to."""
+    if s_write[i]:
+        return st[WQC] < cf[C_WQ_CAP]
+    return st[RQC] < cf[C_RQ_CAP]
+
+
+@jit
+def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row,
+         e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, rsamples):
+    """DramController._pull_stream with _enqueue and _consider: take stream requests due by
+    cycle c while there is room; False when the buffer
+    ran dry before the stream did (the caller refills it and calls again)."""
+    while st[POS] < st[BUF_LEN]:
+        i = st[POS]
+        if s_cycle[i] > c:
+            break
+        write = s_write[i] != 0
+        if write:
+            if st[WQC] >= cf[C_WQ_CAP]:
+                break
+        elif st[RQC] >= cf[C_RQ_CAP]:
+            break
+        st[POS] = i + 1
+        st[SEQ] += 1
+        bank = s_bank[i]
+        at = cf[C_PHASE] + c * cf[C_PERIOD]
+        forwarded = False
+        if not write:
+            for j in range(wq_len[bank]):
+                if e_burst[wq_ids[bank, j]] == s_burst[i]:
+                    forwarded = True
+                    break
+        if forwarded:
+            st[FORWARDED] += 1
+            st[READS] += 1
+            st[BYTES_READ] += cf[C_BURST]
+            rsamples[st[N_RSAMPLE]] = cf[C_FORWARD]
+            st[N_RSAMPLE] += 1
+        else:
+            st[FREE_TOP] -= 1
+            e = free[st[FREE_TOP]]
+            e_seq[e] = st[SEQ]
+            e_arr[e] = c
+            e_row[e] = s_row[i]
+            e_col[e] = s_col[i]
+            e_burst[e] = s_burst[i]
+            e_kind[e] = 0
+            if write:
+                wq_ids[bank, wq_len[bank]] = e
+                wq_len[bank] += 1
+                st[WQC] += 1
+                level_set(st, WL_VALUE, st[WQC], at)
+            else:
+                rq_ids[bank, rq_len[bank]] = e
+                rq_len[bank] += 1
+                st[RQC] += 1
+                level_set(st, RL_VALUE, st[RQC], at)
+            if write != (st[WMODE] != 0):
+                wq = st[WQC]
+                rq = st[RQC]
+                if st[WMODE]:
+                    flips = wq == 0 or (wq <= cf[C_LOW] and rq > 0)
+                else:
+                    flips = wq >= cf[C_HIGH] or (rq == 0 and wq > 0)
+                if flips:
+                    st[DIRTY] = 1
+            elif st[DIRTY] or not st[HAS_BEST] or st[BEST_B] == bank or cf[C_FCFS]:
+                st[DIRTY] = 1
+            else:
+                # A request for another bank: compare its bank's candidate with the best.
+                if write:
+                    k, x = candidate(st, cf, bank, rows, hits_run, wq_ids, wq_len, e_row)
+                else:
+                    k, x = candidate(st, cf, bank, rows, hits_run, rq_ids, rq_len, e_row)
+                t = ready_at(nxt, gbase, rbase, bank, k)
+                if t < c:
+                    t = c
+                bt = st[BEST_T] if st[BEST_T] > c else c
+                if t < bt or (t == bt and e_seq[x] < st[BEST_SEQ]):
+                    st[BEST_T] = t
+                    st[BEST_SEQ] = e_seq[x]
+                    st[BEST_B] = bank
+                    st[BEST_K] = k
+                    st[BEST_E] = x
+        if st[POS] == st[BUF_LEN] and not st[EXHAUSTED]:
+            return False
+    return True
+
+
+@jit
+def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows,
+        hits_run, faw, needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_burst, e_kind,
+        free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, cmd_log, rsamples, wsamples):
+    """The cycles of one tick (DramController.tick's run-ahead loop over _cycle)."""
+    while True:
+        # -- _cycle(c), resumable after a refill at either intake
+        issued = phase == 2
+        if phase == 0:
+            i = st[POS]
+            if i < st[BUF_LEN] and s_cycle[i] <= c and room(st, cf, s_write, i):
+                phase = 1
+        if phase == 1:
+            if not pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq,
+                        e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst,
+                        s_write, rsamples):
+                st[OUT_C] = c
+                st[OUT_PHASE] = 1
+                return UNDERRUN
+        if not issued:
+            if c >= st[REF_DUE] and not st[REF_PENDING]:
+                st[DIRTY] = 1
+                st[REF_PENDING] = 1
+                for r in range(cf[C_RANKS]):
+                    needs[r] = 1
+            if st[DIRTY] or not st[HAS_BEST]:
+                choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
+                       e_seq, needs)
+            if st[HAS_BEST] and st[BEST_T] <= c:
+                issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw,
+                      needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log,
+                      rsamples, wsamples)
+                issued = True
+                i = st[POS]
+                if not (i < st[BUF_LEN] and s_cycle[i] <= c + 1 and room(st, cf, s_write, i)):
+                    phase = 3
+        if issued:
+            if phase != 3:
+                if not pull(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len,
+                            e_seq, e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col,
+                            s_burst, s_write, rsamples):
+                    st[OUT_C] = c
+                    st[OUT_PHASE] = 2
+                    return UNDERRUN
+            choose(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
+                   e_seq, needs)
+        phase = 0
+        wake = st[BEST_T] if st[HAS_BEST] else _NEVER
+        if st[REF_DUE] < wake and not st[REF_PENDING]:
+            wake = st[REF_DUE]
+        i = st[POS]
+        if i < st[BUF_LEN] and room(st, cf, s_write, i) and s_cycle[i] < wake:
+            wake = s_cycle[i]
+        # -- the run-ahead loop of tick()
+        stream_done = st[POS] >= st[BUF_LEN] and st[EXHAUSTED]
+        if cf[C_WATCH_DONE] and stream_done and st[RQC] == 0 and st[WQC] == 0:
+            st[OUT_C] = c
+            if c == first:
+                st[OUT_WAKE] = wake
+                return STOP_NOW
+            st[OUT_WAKE] = c
+            return HELD_STOP
+        if wake >= _NEVER:
+            st[OUT_C] = c
+            if c > first:
+                st[OUT_WAKE] = c
+                return HELD_GO
+            st[OUT_WAKE] = wake
+            return DONE
+        if wake <= c:
+            wake = c + 1
+        if wake > horizon:
+            st[OUT_C] = c
+            st[OUT_WAKE] = wake
+            return DONE
+        c = wake
