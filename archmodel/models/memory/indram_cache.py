@@ -144,7 +144,8 @@ class InDramCacheController(Component):
     oldest request whose column command can issue now, else the oldest whose ACT or PRE can;
     a bank with a request to its open row is not precharged) over the reads, or over the
     writes during a write drain (from ``write_high`` down to ``write_low`` of the write
-    queue, or whenever no read waits: the same rule as DramController's), open page,
+    queue, or whenever no read waits: the same rule as DramController's; writes waiting
+    for an older read of their burst do not count), open page,
     all-bank refresh, one command per cycle, relocations first. Writes are posted: a core's
     write completes when the write queue takes it, and a read of a burst that a queued write
     will write is answered from the write queue after ``forward_cycles`` (no DRAM access).
@@ -174,15 +175,17 @@ class InDramCacheController(Component):
     ``gap_cycles`` between its issues, replay :func:`skewed_streams` (or streams given with
     :meth:`attach_cores`); ``finish`` holds each core's finishing cycle.
 
-    Leaves out: request data (ordering is kept by forwarding: a read never reaches DRAM
-    while a write to its burst waits), closed and adaptive page policies, multiple ranks,
-    per-bank refresh. Energy: DRAMPower style (:class:`.energy.DramEnergy`) with the fast
-    subarray's ACT/PRE energy from its own tRAS/tRC; a RELOC costs one read burst of VDD
-    current (IDD4R - IDD3N over tBL: the column path; the off-chip I/O and termination are
-    on VDDQ and were never in it) and a LISA hop one fast-subarray ACT/PRE. Assumptions, not
-    published figures: those two energies, ``tRELOC`` 4 cycles (DDR4's tCCD_S: a RELOC uses
-    the column path like a RD), ``lisa_hop_cycles`` 8 and ``villa_hot_threshold`` 2; all are
-    parameters.
+    Leaves out: request data (the order of accesses to a burst is kept all the same: a read
+    never reaches DRAM while a write to its burst waits, it is forwarded; a write never
+    reaches DRAM before an older read of its burst, it is passed over until that read has
+    issued, and a drain neither starts nor goes on while every queued write waits so),
+    closed and adaptive page policies, multiple ranks, per-bank refresh. Energy: DRAMPower
+    style (:class:`.energy.DramEnergy`) with the fast subarray's ACT/PRE energy from its own
+    tRAS/tRC; a RELOC costs one read burst of VDD current (IDD4R - IDD3N over tBL: the
+    column path; the off-chip I/O and termination are on VDDQ and were never in it) and a
+    LISA hop one fast-subarray ACT/PRE. Assumptions, not published figures: those two
+    energies, ``tRELOC`` 4 cycles (DDR4's tCCD_S: a RELOC uses the column path like a RD),
+    ``lisa_hop_cycles`` 8 and ``villa_hot_threshold`` 2; all are parameters.
     """
 
     standard = Param(str, "DDR4-2400R", "timing preset", check=one_of(*PRESETS))
@@ -269,6 +272,12 @@ class InDramCacheController(Component):
         self._low = int(self.write_low * self.write_queue)
         self._write_mode = False
         self._pending_writes: dict[tuple[int, int, int], int] = {}
+        # Write-after-read: a queued read of a burst is older than every queued write of it
+        # (a read arriving while a write of its burst waits is forwarded, never queued), so a
+        # write may issue only once no read of its burst is queued; _blocked_writes counts
+        # the queued writes that must wait so, and a drain does not start or go on with only those.
+        self._pending_reads: dict[tuple[int, int, int], int] = {}
+        self._blocked_writes = 0
         self._cands: list = [None] * n
         self._stale = set(range(n))
         self._seq = 0
@@ -609,6 +618,8 @@ class InDramCacheController(Component):
                 self._wq_count += 1
                 key = (bank, row, column)
                 self._pending_writes[key] = self._pending_writes.get(key, 0) + 1
+                if key in self._pending_reads:
+                    self._blocked_writes += 1
                 self._retire(c, core, pos, True, False)
             elif (bank, row, column) in self._pending_writes:
                 # A read of a burst a queued write will write: answered from the write queue.
@@ -623,6 +634,8 @@ class InDramCacheController(Component):
                 self._seq += 1
                 self._rq[bank].append(_Req(core, pos, self._seq, bank, row, column, False, c))
                 self._rq_count += 1
+                key = (bank, row, column)
+                self._pending_reads[key] = self._pending_reads.get(key, 0) + 1
                 self._outstanding[core] += 1
             if write == self._write_mode:
                 self._stale.add(bank)
@@ -654,11 +667,12 @@ class InDramCacheController(Component):
             if self._ops[b] and self._step_op(c, b):
                 return True
         wq, rq = self._wq_count, self._rq_count
+        writable = wq - self._blocked_writes
         if self._write_mode:
-            if wq == 0 or (wq <= self._low and rq > 0):
+            if writable == 0 or (wq <= self._low and rq > 0):
                 self._write_mode = False
                 self._stale.update(range(self._n))
-        elif wq >= self._high or (rq == 0 and wq > 0):
+        elif writable > 0 and (wq >= self._high or rq == 0):
             self._write_mode = True
             self.write_drains.add()
             self._stale.update(range(self._n))
@@ -720,10 +734,16 @@ class InDramCacheController(Component):
     def _candidate(self, b: int):
         """Bank b's next command for the queue being served, as (kind, seq, request, row,
         column, slot): a column command for its oldest request to the open row, else ACT or
-        PRE for its oldest request; None if it has no request or a relocation holds it."""
+        PRE for its oldest request; None if it has no request or a relocation holds it.
+        A write waiting for a queued read of its burst is passed over."""
         queue = (self._wq if self._write_mode else self._rq)[b]
         if not queue or self._ops[b]:
             return None
+        if self._write_mode and self._blocked_writes:
+            reads = self._pending_reads
+            queue = [req for req in queue if (b, req.row, req.column) not in reads]
+            if not queue:
+                return None
         opened = self._open[b]
         if opened:
             open_row = opened[0]
@@ -782,6 +802,13 @@ class InDramCacheController(Component):
         else:
             self._rq[b].remove(req)
             self._rq_count -= 1
+            key = (b, req.row, req.column)
+            left = self._pending_reads[key] - 1
+            if left:
+                self._pending_reads[key] = left
+            else:
+                del self._pending_reads[key]
+                self._blocked_writes -= self._pending_writes.get(key, 0)
             self._issue(c, RD, b, row, column)
             self.reads.add()
             done = c + t.CL + t.tBL

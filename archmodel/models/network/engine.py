@@ -74,6 +74,29 @@ class NocEngine(Component):
         self.check_ps = self.domain.phase_ps  # the monitor ticks at the first edge
         self.busy_terminals = set(range(pm.terminals))  # every interface ticks at the first edge
 
+    def send_packet(self, ni, dest: int, size: int, payload):
+        """:meth:`NetworkInterface.send_packet` for an interface this engine steps: the packet
+        is created when the per-component network would create it (time 0 before the first
+        run, else one clock period after the simulator's time) and the engine steps the
+        interface at its first edge from then."""
+        sim = self.sim
+        started = sim is not None and sim._started
+        when = sim.now + self.domain.period_ps if started else 0
+        packet = ni._new_packet(dest, size, payload, when)
+        if started:
+            edge = self._edge_at_or_after(when)
+            wakes = self.ni_wakes.get(edge)
+            if wakes is None:
+                self.ni_wakes[edge] = {ni.terminal}
+            else:
+                wakes.add(ni.terminal)
+            self.wake_at(edge)
+        return packet
+
+    def _edge_at_or_after(self, time_ps: int) -> int:
+        period, phase = self.domain.period_ps, self.domain.phase_ps
+        return phase + max(0, -(-(time_ps - phase) // period)) * period
+
     def _fed_port(self, link) -> str | None:
         if link is None:
             return None
@@ -150,7 +173,8 @@ class NocEngine(Component):
 
     def _wake_for_work(self) -> None:
         """An interface created a packet while the checks were idle: check next edge."""
-        self.check_ps = self.sim.now + self.period
+        # From a send_packet between runs the time may lie between edges.
+        self.check_ps = self._edge_at_or_after(self.sim.now + self.period)
         for ni in self.parent.interfaces:
             ni.monitor_hook = None
 

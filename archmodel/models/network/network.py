@@ -240,6 +240,8 @@ class Noc(Component):
             connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
         if fast:
             self.monitor = NocEngine("engine", self)
+            for ni in self.interfaces:
+                ni.engine = self.monitor
             return
         for u in pm.routers:
             for p, v in enumerate(pm.neighbour[u]):
