@@ -7,14 +7,18 @@ time (so that other work on a shared machine does not count against it).
     python benchmarks/noc.py            # all configurations (several minutes)
     python benchmarks/noc.py --quick    # fewer points, shorter windows
     python benchmarks/noc.py --only mesh8x8-2vc --pattern uniform --csv out.csv --png out.png
-    python benchmarks/noc.py --engine components   # the per-component network (same numbers, slower)
+    python benchmarks/noc.py --engine fast         # the network-level Python engine (same numbers, slower)
+    python benchmarks/noc.py --engine components   # one kernel component per router (slowest)
 
 Router as BookSim's reference: input queued, lookahead routing, VC allocation 1 cycle, switch
 allocation 1, switch traversal 1, credit processing 2, iSLIP allocators, links 1 cycle (torus
 2), injection and ejection 1 each, single-flit packets, Bernoulli injection, 3 warm-up periods,
-then a sample period of 1000 cycles whose packets are tracked until they arrive. The network runs
-on the network-level engine (``Noc(engine="fast")``), which a randomized test holds cycle-exact
-to the per-component network.
+then a sample period of 1000 cycles whose packets are tracked until they arrive. By default
+(``--engine auto``) a configuration runs on the compiled network loop (``Noc(engine="compiled")``)
+where it supports it (the meshes) and on the network-level Python engine (``engine="fast"``)
+otherwise (the torus's dateline VC classes); randomized tests hold the compiled loop to the
+fast engine and the fast engine to the per-component network, packet for packet. The
+compiled loop is loaded (or compiled) before any timing starts.
 Ideal DOR saturation on the 8x8 mesh: uniform 0.5, transpose 1/7 (0.143), bit-complement 0.25.
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from archmodel.kernel import ParameterError
 from archmodel.models.network.measure import plot_png, run_point, saturation_rate, write_csv
 
 ROUTER = dict(routing_delay=0, vc_alloc_delay=1, sw_alloc_delay=1, st_delay=1, credit_delay=2, allocator="islip",
@@ -42,11 +47,27 @@ def show(name: str, pattern: str, p: dict) -> None:
           f"{p['network_latency']:8.1f} {str(p['stable']):>6} {p['router_cycles_per_s']:16,.0f}", flush=True)
 
 
+def first_point(name: str, pattern: str, drain: int, seed: int, engine: str) -> tuple[dict, str]:
+    """The 0.01 point and the engine that ran it: ``auto`` tries the compiled loop and falls
+    back to the fast engine for a configuration the loop does not support."""
+    for choice in (["compiled", "fast"] if engine == "auto" else [engine]):
+        try:
+            point = run_point(0.01, seed=seed, traffic=pattern, drain_limit=drain, engine=choice,
+                              **CONFIGS[name], **ROUTER)
+        except ParameterError:
+            if engine != "auto":
+                raise
+            continue
+        return point, choice
+    raise AssertionError("unreachable: the fast engine supports every configuration")
+
+
 def curve(name: str, pattern: str, step: float, drain: int, seed: int,
-          engine: str = "fast") -> tuple[list[dict], float, float | None]:
+          engine: str = "auto") -> tuple[list[dict], float, float | None, str]:
     """Points from 0.01 upwards in ``step`` until two points are unstable or above 3x zero-load."""
+    first, engine = first_point(name, pattern, drain, seed, engine)
     config = dict(CONFIGS[name], engine=engine)
-    points = [run_point(0.01, seed=seed, traffic=pattern, drain_limit=drain, **config, **ROUTER)]
+    points = [first]
     show(name, pattern, points[0])
     zero = points[0]["packet_latency"]
     rate = step
@@ -58,7 +79,7 @@ def curve(name: str, pattern: str, step: float, drain: int, seed: int,
         if len(past) >= 2:
             break
         rate += step
-    return points, zero, saturation_rate(points, zero)
+    return points, zero, saturation_rate(points, zero), engine
 
 
 def main(argv=None) -> None:
@@ -67,12 +88,16 @@ def main(argv=None) -> None:
     parser.add_argument("--only", choices=sorted(CONFIGS), action="append", help="configurations to run")
     parser.add_argument("--pattern", action="append", choices=["uniform", "transpose", "bitcomp"])
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--engine", choices=["fast", "components"], default="fast",
-                        help="network-level engine (default) or one kernel component per router")
+    parser.add_argument("--engine", choices=["auto", "compiled", "fast", "components"], default="auto",
+                        help="compiled loop where supported, else the network-level engine (auto); "
+                             "or one of them; or one kernel component per router")
     parser.add_argument("--csv", help="write the last curve as CSV")
     parser.add_argument("--png", help="plot the last curve as PNG")
     args = parser.parse_args(argv)
     step = 0.05 if args.quick else 0.025
+    if args.engine in ("auto", "compiled"):
+        run_point(0.01, seed=args.seed, traffic="uniform", drain_limit=100, engine="compiled",
+                  **dict(CONFIGS["mesh8x8-2vc"], topology="mesh(2, 2)"), **dict(ROUTER, sample_period=10))
     drain = 3000 if args.quick else 10000
     print(f"{'config':14} {'pattern':10} {'offered':>8} {'accepted':>9} {'pkt lat':>8} {'net lat':>8} "
           f"{'stable':>6} {'router-cycles/s':>16}")
@@ -80,23 +105,23 @@ def main(argv=None) -> None:
     for name in args.only or CONFIGS:
         for pattern in args.pattern or ["uniform", "transpose", "bitcomp"]:
             started = time.perf_counter()
-            points, zero, saturation = curve(name, pattern, step, drain, args.seed, args.engine)
+            points, zero, saturation, engine = curve(name, pattern, step, drain, args.seed, args.engine)
             ideal = IDEAL.get((name.split("-")[0], pattern))
             peak = max(p["accepted"] for p in points)
             speeds = [p["router_cycles_per_s"] for p in points]
-            summary.append((name, pattern, zero, saturation, peak, ideal, min(speeds), max(speeds),
+            summary.append((name, pattern, engine, zero, saturation, peak, ideal, min(speeds), max(speeds),
                             time.perf_counter() - started))
             if args.csv:
                 write_csv(points, args.csv)
             if args.png:
                 plot_png(points, args.png, f"{name} {pattern}", zero)
     print()
-    print(f"{'config':14} {'pattern':10} {'zero-load':>9} {'saturation':>10} {'peak accepted':>13} {'ideal':>6} "
-          f"{'router-cycles/s (min..max)':>27} {'wall s':>7}")
-    for name, pattern, zero, saturation, peak, ideal, low, high, wall in summary:
+    print(f"{'config':14} {'pattern':10} {'engine':>8} {'zero-load':>9} {'saturation':>10} {'peak accepted':>13} "
+          f"{'ideal':>6} {'router-cycles/s (min..max)':>27} {'wall s':>7}")
+    for name, pattern, engine, zero, saturation, peak, ideal, low, high, wall in summary:
         sat = f"{saturation:.3f}" if saturation is not None else "-"
-        print(f"{name:14} {pattern:10} {zero:9.1f} {sat:>10} {peak:13.3f} {f'{ideal:.3f}' if ideal else '-':>6} "
-              f"{f'{low:,.0f} .. {high:,.0f}':>27} {wall:7.0f}")
+        print(f"{name:14} {pattern:10} {engine:>8} {zero:9.1f} {sat:>10} {peak:13.3f} "
+              f"{f'{ideal:.3f}' if ideal else '-':>6} {f'{low:,.0f} .. {high:,.0f}':>27} {wall:7.0f}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import networkx as nx
 from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, Param, at_least,
                               connect, in_range, model, one_of)
 
+from .compiled_engine import CompiledNocEngine
 from .engine import NocEngine
 from .interface import NetworkInterface
 from .router import NocRouter, SimpleRouter
@@ -170,7 +171,8 @@ class Noc(Component):
                      unit="cycles", check=at_least(1))
     occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
     engine = Param(str, "components", "'components': every router and interface a kernel component (waveforms); "
-                   "'fast': one engine steps them all, same results", check=one_of("components", "fast"))
+                   "'fast': one engine steps them all, same results; 'compiled': experimental numba loop "
+                   "(reference configurations only)", check=one_of("components", "fast", "compiled"))
 
     packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
     network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
@@ -198,7 +200,7 @@ class Noc(Component):
                 del router_params[key]
         # With the fast engine, routers and interfaces are objects it steps: not children, so
         # the kernel does not schedule them, but named under this Noc (errors, random streams).
-        fast = self.engine == "fast"
+        fast = self.engine != "components"
         owner = None if fast else self
         self.routers = []
         for r in pm.routers:
@@ -239,7 +241,8 @@ class Noc(Component):
             connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_latency)
             connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
         if fast:
-            self.monitor = NocEngine("engine", self)
+            engine_class = CompiledNocEngine if self.engine == "compiled" else NocEngine
+            self.monitor = engine_class("engine", self)
             for ni in self.interfaces:
                 ni.engine = self.monitor
             return
@@ -262,7 +265,7 @@ class Noc(Component):
         it steps (they are not children, so the simulator would not list them), in the order
         and with the names the per-component network reports them."""
         own = super().stats
-        if self.engine != "fast":
+        if self.engine == "components":
             return own
         return own + [stat for part in (*self.routers, *self.interfaces) for stat in part.stats]
 
