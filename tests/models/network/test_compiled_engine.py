@@ -10,25 +10,12 @@ import pytest
 from archmodel.kernel import ParameterError, Simulator
 from archmodel.models.network import Noc
 
+from .test_engine import delivered_packets
+
 REFERENCE = dict(topology="mesh(8, 8)", routing="dor", routing_delay=0, vc_alloc_delay=1, sw_alloc_delay=1,
                  st_delay=1, credit_delay=2, allocator="islip", injection_latency=1, ejection_latency=1,
-                 link_latency=1, packet_size=1, occupancy_registers=False)
+                 link_latency=1, packet_size=1)
 VCS = {"16x8": dict(vcs=16, buffer_depth=8), "2x4": dict(vcs=2, buffer_depth=4)}
-
-
-def outcome(engine: str, seed: int, **params) -> tuple:
-    """Every delivered packet as (id, source, dest, created, injected, arrived), the end time,
-    whether the run was unstable, the latency samples and the statistics table."""
-    noc = Noc("net", engine=engine, **params)
-    log = []
-    for ni in noc.interfaces:
-        ni.log = log
-    sim = Simulator(noc, seed=seed, watchdog_cycles=10 ** 9)
-    sim.run()
-    packets = sorted((p.id, p.source, p.dest, p.created_ps, p.injected_ps, arrived) for p, arrived in log)
-    table = [(stat.path, stat.summary()) for stat in sim.all_stats()]
-    return (packets, sim.now, noc.monitor.unstable, sorted(noc.packet_latency.samples),
-            sorted(noc.network_latency.samples), noc.accepted.value, noc.offered.value, table)
 
 
 @pytest.mark.parametrize("vcs, traffic, rate, seed", [
@@ -40,8 +27,8 @@ def outcome(engine: str, seed: int, **params) -> tuple:
 def test_compiled_engine_matches_the_python_engine_packet_for_packet(vcs, traffic, rate, seed):
     params = dict(REFERENCE, **VCS[vcs], traffic=traffic, rate=rate, warmup_periods=1, sample_period=150,
                   drain_limit=300, watchdog=100)
-    fast = outcome("fast", seed, **params)
-    compiled = outcome("compiled", seed, **params)
+    fast = delivered_packets("fast", seed, **params)
+    compiled = delivered_packets("compiled", seed, **params)
     assert len(fast[0]) > 0
     assert compiled == fast
 
@@ -49,9 +36,9 @@ def test_compiled_engine_matches_the_python_engine_packet_for_packet(vcs, traffi
 def test_past_saturation_both_engines_give_up_at_the_same_check():
     params = dict(REFERENCE, **VCS["2x4"], traffic="uniform", rate=0.9, warmup_periods=1, sample_period=100,
                   drain_limit=150, watchdog=50)
-    fast = outcome("fast", 11, **params)
+    fast = delivered_packets("fast", 11, **params)
     assert fast[2] is True
-    assert outcome("compiled", 11, **params) == fast
+    assert delivered_packets("compiled", 11, **params) == fast
 
 
 @pytest.mark.parametrize("change, reason", [

@@ -20,7 +20,8 @@ TOPOLOGIES = [("mesh(4, 4)", "dor"), ("mesh(3, 4)", "odd_even"), ("torus(4, 2)",
 
 def delivered_packets(engine: str, seed: int, **params) -> tuple:
     """Every delivered packet as (id, source, dest, created, injected, arrived), the end time,
-    the measured figures, and the statistics table as (name, summary) rows in report order."""
+    whether the run was unstable, the measured figures, and the statistics table as (name,
+    summary) rows in report order (last)."""
     noc = Noc("net", engine=engine, occupancy_registers=False, **params)
     log = []
     for ni in noc.interfaces:
@@ -29,7 +30,8 @@ def delivered_packets(engine: str, seed: int, **params) -> tuple:
     sim.run()
     packets = sorted((p.id, p.source, p.dest, p.created_ps, p.injected_ps, arrived) for p, arrived in log)
     table = [(stat.path, stat.summary()) for stat in sim.all_stats()]
-    return packets, sim.now, noc.monitor.unstable, sorted(noc.packet_latency.samples), noc.accepted.value, table
+    return (packets, sim.now, noc.monitor.unstable, sorted(noc.packet_latency.samples),
+            sorted(noc.network_latency.samples), noc.accepted.value, noc.offered.value, table)
 
 
 @settings(max_examples=14, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
