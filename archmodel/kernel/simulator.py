@@ -69,6 +69,9 @@ class Simulator:
         self.ticks = 0
         self.transfers = 0
         self.stopped: str | None = None
+        # The time the current run() stops at (inclusive), None without a limit: a model that
+        # computes several cycles at once (a compiled inner loop) stops its batch there.
+        self.limit_ps: int | None = None
         self.shuffle = random.Random(seed if shuffle_seed is None else shuffle_seed) if shuffle else None
         self._wakes: list = []
         self._seq = itertools.count()
@@ -216,8 +219,8 @@ class Simulator:
         """Run until nothing is left to do, ``until_ps`` (inclusive), ``cycles`` edges of
         ``clock`` (default: the top's clock) from time 0, or a model calls ``stop()``.
 
-        May be called repeatedly to run in slices. Raises DeadlockError when work is pending
-        and nothing can move.
+        May be called repeatedly to run in slices; a run that reaches its limit leaves ``now``
+        at the limit. Raises DeadlockError when work is pending and nothing can move.
         """
         if not self._started:
             self._begin()
@@ -227,6 +230,7 @@ class Simulator:
             edge = clk.phase_ps + (cycles - 1) * clk.period_ps
             limit = edge if limit is None else min(limit, edge)
         self.stopped = None
+        self.limit_ps = limit
         try:
             reason = self._loop(limit)
         finally:
@@ -263,6 +267,9 @@ class Simulator:
             if t is None:
                 return self._quiescent()
             if limit is not None and t > limit:
+                # Time reaches the limit even when nothing happens there, so statistics and
+                # elapsed cycles read after the run cover the whole slice.
+                self.now = max(self.now, limit)
                 return "limit"
             self.now = t
             if soon and self._soon_at == t:

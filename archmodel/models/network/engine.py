@@ -77,11 +77,11 @@ class NocEngine(Component):
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NetworkInterface.send_packet` for an interface this engine steps: the packet
         is created when the per-component network would create it (time 0 before the first
-        run, else one clock period after the simulator's time) and the engine steps the
-        interface at its first edge from then."""
+        run, else at the first edge after the simulator's time) and the engine steps the
+        interface then."""
         sim = self.sim
         started = sim is not None and sim._started
-        when = sim.now + self.domain.period_ps if started else 0
+        when = self.domain.edge_after(sim.now) if started else 0
         packet = ni._new_packet(dest, size, payload, when)
         if started:
             edge = self._edge_at_or_after(when)

@@ -123,7 +123,7 @@ class NetworkInterface(Component):
             # the time and steps it.
             return self.engine.send_packet(self, dest, size, payload)
         started = self.sim is not None and self.sim._started
-        when = self.sim.now + self.domain.period_ps if started else 0
+        when = self.domain.edge_after(self.sim.now) if started else 0
         packet = self._new_packet(dest, size, payload, when)
         if started:
             self.wake_at(when)
