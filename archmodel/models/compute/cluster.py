@@ -7,6 +7,7 @@ from typing import Callable
 from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
 
 from .assembler import Instruction, Program
+from .compiled_steady import run_steady
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
@@ -67,6 +68,10 @@ class SnitchCluster(Component):
     flops = Formula("flop", "floating-point operations of all cores", lambda c: sum(k.n_flops for k in c.core_list))
     gflops = Formula("GFLOP/s", "floating-point operations per second at the cluster clock",
                      lambda c: sum(k.n_flops for k in c.core_list) * 1000 / (c.run_cycles() * c.domain.period_ps))
+
+    compiled_steady = True
+    """Step cycles where every running core is in fused replay and the DMA is idle by one
+    compiled function (see compiled_steady); tests turn it off to compare."""
 
     def setup(self) -> None:
         self.tcdm = SnitchTcdm("tcdm", self, size_bytes=self.tcdm_bytes, banks=self.banks,
@@ -203,8 +208,11 @@ class SnitchCluster(Component):
             traced = bool(self.sim.observers)
             for part in self.core_list + [self.tcdm, self.dma]:
                 part.traced = traced
-        requests: list = []
         dma = self.dma
+        if self.compiled_steady and dma.current is None and not dma.queue and not dma.busy \
+                and run_steady(self, cycle):
+            return
+        requests: list = []
         dma_active = False
         if dma.current is not None or dma.queue:
             dma_active = dma.step(cycle, requests, self.ext_req if self.ext_req.channel else None,

@@ -1,0 +1,203 @@
+"""The compiled steady state (every running core in fused replay, DMA idle) changes speed,
+never behaviour: kernels and random FREP/SSR programs run with
+``SnitchCluster.compiled_steady`` on and off must agree on cycles, every counter, the
+integer and FP registers and their readiness, SSR FIFO entries and stream positions, the
+TCDM's round-robin pointers, conflicts per bank and every byte of memory."""
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from archmodel.kernel import SimulationError, Simulator
+from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
+from archmodel.workloads.snitch import run_kernel
+
+from .test_fast_paths import run_random
+
+STEADY_OPS = ["fmadd.d {d}, {a}, {b}, {c}", "fmul.d {d}, {a}, {b}", "fadd.d {d}, {a}, {b}", "fsub.d {d}, {a}, {b}",
+              "fnmsub.d {d}, {a}, {b}, {c}", "fmsub.d {d}, {a}, {b}, {c}", "fnmadd.d {d}, {a}, {b}, {c}"]
+
+
+def steady_program(rng: random.Random, core: int) -> str:
+    """Long FREPs behind a full offload queue on every core at once (the steady state), with
+    stream strides that collide in the banks and jobs sized to the replay (now and then one
+    element short: a fault both runs must raise alike)."""
+    base = TCDM_BASE + 2048 * core + 8 * rng.randrange(32)
+    writes = rng.random() < 0.4
+    lines = []
+    for block in range(rng.randint(1, 2)):
+        size = rng.randint(1, 4)
+        sources = ["ft0", "ft1", "fa1", "fa2", "fa3"]
+        targets = ["fa0", "fa1", "fa4", "fa5"] + (["ft2"] * 3 if writes else [])
+        body = []
+        for _ in range(size):
+            names = dict(d=rng.choice(targets), a=rng.choice(sources[:2]), b=rng.choice(sources),
+                         c=rng.choice(sources[2:] + targets[:2]))
+            if names["b"] == names["a"]:
+                names["b"] = "fa2"
+            op = rng.choice(STEADY_OPS)
+            body.append((op.format(**names), [names[k] for k in "ab" + ("c" if "{c}" in op else "")], names["d"]))
+        reps = rng.randint(10, 60)
+        for stream in (0, 1, 2) if writes else (0, 1):
+            name = f"ft{stream}"
+            per_iteration = sum(srcs.count(name) for _, srcs, _ in body) if stream < 2 else \
+                sum(d == name for _, _, d in body)
+            if per_iteration == 0:
+                continue
+            total = per_iteration * reps - (rng.random() < 0.1)
+            if stream == 2:
+                dims, bounds, repeat = 1, [total - 1], 0
+            else:
+                repeat = rng.randint(0, 2)
+                elements = -(-total // (repeat + 1))
+                inner = rng.randint(1, 8)
+                dims, bounds = 2, [inner - 1, -(-elements // inner) - 1]
+            for dim in range(dims):
+                lines += [f"li t1, {bounds[dim]}", f"csrw ssr{stream}_bound{dim}, t1",
+                          f"li t1, {8 * rng.choice([-1, 0, 1, 2, 4, 8, 32])}", f"csrw ssr{stream}_stride{dim}, t1"]
+            lines += [f"li t1, {repeat}", f"csrw ssr{stream}_repeat, t1",
+                      f"li a{stream}, {base + 4096 * stream + 1024}",
+                      f"csrw ssr{stream}_{'w' if stream == 2 else 'r'}ptr{dims - 1}, a{stream}"]
+        lines += [f"li t2, {base + 4096 * 3}", "csrwi ssr, 1", f"li t0, {reps - 1}"]
+        lines.append(f"frep.o t0, {size}, {rng.choice([0, 0, 1])}, 1")
+        lines += [text for text, _, _ in body]
+        for u in range(rng.randint(8, 12)):  # fills the offload queue: the integer core parks
+            lines.append(f"fsd fa{u % 6}, {8 * u}(t2)")
+        lines += ["csrwi ssr, 0", "fence"]
+    lines += ["ecall"]
+    return "\n".join(lines) + "\n"
+
+
+def steady_cluster(seed: int) -> SnitchCluster:
+    """A cluster of 2-4 cores loaded with random steady-state programs."""
+    rng = random.Random(seed)
+    params = dict(cores=rng.randint(2, 4), offload_depth=rng.randint(1, 8), ssr_fifo_depth=rng.randint(1, 4),
+                  tcdm_latency_cycles=rng.randint(1, 3), banks=rng.choice([4, 8, 32]), icache_miss_cycles=0)
+    programs = [assemble(steady_program(rng, c), f"steady{c}.S") for c in range(params["cores"])]
+    cluster = SnitchCluster("cl", **params)
+    cluster.tcdm_array(TCDM_BASE, (16384,))[:] = np.random.default_rng(seed).standard_normal(16384)
+    cluster.load_programs(programs)
+    return cluster
+
+
+def run_steady_random(seed: int, on: bool) -> dict:
+    cluster = steady_cluster(seed)
+    with _compiled(on):
+        try:
+            Simulator(cluster, watchdog_cycles=1000).run()
+            error = None
+        except SimulationError as err:
+            error = str(err)
+    return {"error": error, "state": snapshot(cluster), "steady": getattr(cluster, "n_steady_cycles", 0) if on else 0}
+
+
+def _compiled(on: bool):
+    """A context that turns the compiled steady state on or off."""
+    class Switch:
+        def __enter__(self):
+            self.old = SnitchCluster.compiled_steady
+            SnitchCluster.compiled_steady = on
+
+        def __exit__(self, *exc):
+            SnitchCluster.compiled_steady = self.old
+    return Switch()
+
+
+def snapshot(cluster) -> dict:
+    """Everything the compiled path touches or could touch, in comparable form."""
+    cores = []
+    for c in cluster.core_list:
+        cores.append((c.done_cycle, c.n_instr, c.n_fpu, c.n_flops, c.s_raw, c.s_offload, c.s_lsu, c.s_icache,
+                      c.s_sync, c.s_stream, c.s_fdep, c.fp_pending_until, c.ip, list(c.x), list(c.x_ready),
+                      [repr(v) for v in c.f], list(c.f_ready), c.seq_on, c.seq_pos, c.seq_it,
+                      [([e[:] for e in s.fifo], s.addr, s.left, list(s.idx), s.run, s.active, len(s.jobs))
+                       for s in c.ssrs]))
+    tcdm = cluster.tcdm
+    return {"cycles": cluster.run_cycles(), "cores": cores, "grants": tcdm.n_grants,
+            "conflicts": tcdm.n_conflicts, "per_bank": list(tcdm.conflicts_per_bank), "rr": list(tcdm.rr),
+            "memory": bytes(tcdm.data), "dma": (cluster.dma.n_in, cluster.dma.n_out, cluster.dma.n_done)}
+
+
+KERNELS = [
+    ("gemm", {"m": 32, "n": 32, "k": 32}, None),
+    ("gemm", {"m": 16, "n": 16, "k": 8, "streamed": True}, None),
+    ("gemm", {"m": 16, "n": 24, "k": 16}, {"ssr_fifo_depth": 2, "tcdm_latency_cycles": 2}),
+    ("axpy", {"n": 1024, "tile": 256}, None),
+    ("jacobi", {"rows": 10, "cols": 18, "sweeps": 2}, None),
+    ("dot_ladder", {"n": 512, "variant": "ssr_frep"}, {"tcdm_latency_cycles": 2}),
+    ("dot_ladder", {"n": 512, "variant": "ssr_frep"}, None),
+]
+
+
+@pytest.mark.parametrize("kernel, params, cluster_params", KERNELS, ids=[k[0] + str(i) for i, k in enumerate(KERNELS)])
+def test_kernels_end_in_the_same_state_with_the_compiled_steady_state_on_and_off(kernel, params, cluster_params):
+    with _compiled(True):
+        report_on, on = run_kernel(kernel, cluster_params=cluster_params, **params)
+    with _compiled(False):
+        report_off, off = run_kernel(kernel, cluster_params=cluster_params, **params)
+    assert snapshot(on) == snapshot(off)
+    assert report_on == report_off
+    assert getattr(off, "n_steady_cycles", 0) == 0
+
+
+def test_resident_gemm_spends_most_cycles_in_the_compiled_steady_state():
+    with _compiled(True):
+        report, cluster = run_kernel("gemm", m=32, n=32, k=32)
+    assert cluster.n_steady_cycles > report.cycles // 2
+
+
+@settings(max_examples=40, derandomize=True, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_random_frep_programs_behave_the_same_with_the_compiled_steady_state(seed):
+    with _compiled(True):
+        on = run_random(seed, fast=True, long_replays=True)
+    with _compiled(False):
+        off = run_random(seed, fast=True, long_replays=True)
+    assert on == off
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_random_steady_programs_behave_the_same_with_the_compiled_steady_state(seed):
+    on, off = run_steady_random(seed, True), run_steady_random(seed, False)
+    on.pop("steady")
+    off.pop("steady")
+    assert on == off
+
+
+def test_the_random_steady_programs_reach_the_compiled_steady_state():
+    # the comparison above means something only if the compiled path runs, and runs end
+    # both ways: finished, and faulted or stopped
+    outcomes = [run_steady_random(seed, True) for seed in range(40)]
+    assert sum(o["steady"] > 0 for o in outcomes) >= 20
+    assert sum(o["error"] is None and o["steady"] > 0 for o in outcomes) >= 5
+    assert sum(o["error"] is not None and o["steady"] > 0 for o in outcomes) >= 1
+
+
+def test_a_run_in_slices_sees_the_state_of_each_slices_last_edge():
+    # A batch stops at the run's limit (Simulator.limit_ps), so running in slices of a few
+    # cycles gives, after every slice, exactly the state the plain path has there.
+    compared = steady = 0
+    for seed in range(8):
+        states = {}
+        for on in (True, False):
+            cluster = steady_cluster(seed)
+            sim = Simulator(cluster, watchdog_cycles=1000)
+            seen = []
+            with _compiled(on):
+                try:
+                    for end in range(13, 5000, 13):
+                        result = sim.run(cycles=end)
+                        seen.append((result.time_ps, snapshot(cluster)))
+                        if result.reason != "limit":
+                            break
+                except SimulationError as err:
+                    seen.append(str(err))
+            states[on] = seen
+            if on:
+                steady += getattr(cluster, "n_steady_cycles", 0)
+        assert states[True] == states[False]
+        compared += len(states[True])
+    assert steady > 0 and compared > 50
