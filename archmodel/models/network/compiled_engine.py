@@ -26,6 +26,7 @@ from .flit import NetPacket
 
 _WHEEL = 16  # cycles of the event wheel: more than the longest link + pipeline delay
 _CHUNK = 1000  # cycles of packets drawn ahead of the compiled loop
+_USE_FAST = "engine='fast' runs every configuration with the same results"
 
 # Scalar configuration, at these indices of one int64 array.
 (C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
@@ -391,7 +392,7 @@ class CompiledNocEngine(Component):
         noc = self.parent
         why = unsupported_reason(noc)
         if why is not None:
-            raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}; use engine='fast'")
+            raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}", hint=_USE_FAST)
         self._tables()
         seed = self.sim.seed
         period = self.domain.period_ps
@@ -430,20 +431,22 @@ class CompiledNocEngine(Component):
                 hops = list(route_fn(0, 0, packet))
                 if len(hops) != 1 or tuple(hops[0][1:]) != (0, V) or list(route_fn(0, V - 1, packet)) != hops:
                     raise ParameterError(f"{noc.path}: engine='compiled' supports routing with one output port "
-                                         f"and every VC per hop (dor on a mesh), not {noc.routing!r} on {noc.topology!r}")
+                                         f"and every VC per hop (dor on a mesh), not {noc.routing!r} on {noc.topology!r}",
+                                         hint=_USE_FAST)
                 self.route_port[r, t] = hops[0][0]
         if tuple(route.injection_vcs(NetPacket(0, 0, 0, 1))) != (0, V):
-            raise ParameterError(f"{noc.path}: engine='compiled' needs injection on every VC")
+            raise ParameterError(f"{noc.path}: engine='compiled' needs injection on every VC", hint=_USE_FAST)
         self.term_router = np.array(pm.terminal_router[:T], np.int64)
         self.term_port = np.array(pm.terminal_port[:T], np.int64)
         longest = noc.sw_alloc_delay + noc.st_delay + int(self.out_lat.max())
         longest = max(longest, noc.credit_delay + int(self.out_lat.max()), noc.injection_latency)
         if longest >= _WHEEL:
-            raise ParameterError(f"{noc.path}: engine='compiled' supports delays below {_WHEEL} cycles, not {longest}")
+            raise ParameterError(f"{noc.path}: engine='compiled' supports delays below {_WHEEL} cycles, not {longest}",
+                                 hint=_USE_FAST)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """Not supported: the compiled engine draws only synthetic traffic."""
-        raise ParameterError(f"{ni.path}: send_packet is not supported under engine='compiled'; use engine='fast'")
+        raise ParameterError(f"{ni.path}: send_packet is not supported under engine='compiled'", hint=_USE_FAST)
 
     def holding(self) -> str | None:
         """Nothing: the compiled loop has finished its work before the kernel could ask."""
