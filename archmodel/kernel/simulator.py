@@ -351,6 +351,14 @@ class Simulator:
             if self.stopped is not None:
                 return "stopped"
 
+    @property
+    def watchdog_deadline_ps(self) -> int:
+        """The last time the current run can reach without a transfer or reported progress
+        before the watchdog may stop it: a model that computes several cycles at once
+        stops its batch there, so a hang is reported with the state the edge-by-edge
+        model has at that time."""
+        return self._last_progress[0] + self.watchdog_ps
+
     def _pending_messages(self) -> bool:
         # Messages in channels, or held inside components that say so (see Component.holding).
         return any(ch.flight for ch in self.channels) or any(c.holding() for c in self._holders)

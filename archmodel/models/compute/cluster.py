@@ -7,7 +7,7 @@ from typing import Callable
 from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
 
 from .assembler import Instruction, Program
-from .compiled_steady import run_steady
+from .compiled_cluster import run_compiled
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
@@ -69,9 +69,9 @@ class SnitchCluster(Component):
     gflops = Formula("GFLOP/s", "floating-point operations per second at the cluster clock",
                      lambda c: sum(k.n_flops for k in c.core_list) * 1000 / (c.run_cycles() * c.domain.period_ps))
 
-    compiled_steady = True
-    """Step cycles where every running core is in fused replay and the DMA is idle by one
-    compiled function (see compiled_steady); tests turn it off to compare."""
+    compiled = True
+    """Step the cluster by the compiled loop (see compiled_cluster) wherever it can, while
+    nothing traces it; tests turn it off to compare."""
 
     def setup(self) -> None:
         self.tcdm = SnitchTcdm("tcdm", self, size_bytes=self.tcdm_bytes, banks=self.banks,
@@ -98,6 +98,9 @@ class SnitchCluster(Component):
         self.check_at = 0
         self.check_every = None
         self.signature = None
+        self.traced = None  # set at the first tick: an observer watches the run
+        self.n_compiled_cycles = 0  # cycles the compiled loop ran (tests check it is reached)
+        self.n_compiled_batches = 0
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:
@@ -205,12 +208,11 @@ class SnitchCluster(Component):
         if self.first_tick:
             self.first_tick = False
             # Waveform registers are kept up to date only while an observer (a tracer) watches.
-            traced = bool(self.sim.observers)
+            traced = self.traced = bool(self.sim.observers)
             for part in self.core_list + [self.tcdm, self.dma]:
                 part.traced = traced
         dma = self.dma
-        if self.compiled_steady and dma.current is None and not dma.queue and not dma.busy \
-                and run_steady(self, cycle):
+        if self.compiled and not self.traced and dma.current is None and not dma.queue and run_compiled(self, cycle):
             return
         requests: list = []
         dma_active = False
@@ -220,15 +222,22 @@ class SnitchCluster(Component):
         for core in self.running:
             core.step(cycle, requests)
         self.tcdm.arbitrate(cycle, requests)
-        if not self.running and not dma_active and not dma.busy:
-            if self.done_cycle < 0 and any(c.program is not None for c in self.core_list):
-                self.done_cycle = cycle
-                for callback in self.finish_callbacks:
-                    callback(self)
-            self.sleep()
+        if not dma_active and self.finish_if_idle(cycle):
             return
         if cycle >= self.check_at:
             self._report_progress(cycle)
+
+    def finish_if_idle(self, cycle: int) -> bool:
+        """At the end of ``cycle``: when every core has finished and the DMA is idle, the run's
+        result is in (the finish callbacks run once) and the cluster sleeps; True then."""
+        if self.running or self.dma.busy:
+            return False
+        if self.done_cycle < 0 and any(c.program is not None for c in self.core_list):
+            self.done_cycle = cycle
+            for callback in self.finish_callbacks:
+                callback(self)
+        self.sleep()
+        return True
 
     def _report_progress(self, cycle: int) -> None:
         # The kernel's watchdog judges hangs: work inside the cluster moves no message, so

@@ -56,7 +56,10 @@ def random_program(rng: random.Random, core: int, long_replays: bool = False) ->
     return "\n".join(lines) + "\n"
 
 
-def run_random(seed: int, fast: bool, long_replays: bool = False) -> dict:
+def run_random(seed: int, fast: bool, long_replays: bool = False, compiled: bool = False) -> dict:
+    """Run the random program of ``seed``; ``fast``: the Python model's fast paths,
+    ``compiled``: the compiled cluster loop (off by default: it would take the cycles the
+    fast paths are tested on)."""
     rng = random.Random(seed)
     params = dict(cores=rng.randint(1, 3), offload_depth=rng.randint(1, 8), ssr_fifo_depth=rng.randint(1, 4),
                   tcdm_latency_cycles=rng.randint(1, 3), banks=rng.choice([4, 8, 32]), icache_miss_cycles=0)
@@ -64,15 +67,15 @@ def run_random(seed: int, fast: bool, long_replays: bool = False) -> dict:
     cluster = SnitchCluster("cl", **params)
     cluster.tcdm_array(TCDM_BASE, (16384,))[:] = np.random.default_rng(seed).standard_normal(16384)
     cluster.load_programs(programs)
-    old = SnitchCore.fast_paths
-    SnitchCore.fast_paths = fast
+    old = SnitchCore.fast_paths, SnitchCluster.compiled
+    SnitchCore.fast_paths, SnitchCluster.compiled = fast, compiled
     try:
         Simulator(cluster, watchdog_cycles=1000).run()
         error = None
     except SimulationError as err:
         error = str(err)
     finally:
-        SnitchCore.fast_paths = old
+        SnitchCore.fast_paths, SnitchCluster.compiled = old
     cores = [(c.done_cycle, c.n_instr, c.n_fpu, c.n_flops, c.s_raw, c.s_offload, c.s_lsu, c.s_sync, c.s_stream,
               c.s_fdep, c.x, [repr(v) for v in c.f], [[e[:] for e in s.fifo] for s in c.ssrs])
              for c in cluster.core_list]

@@ -1,0 +1,1342 @@
+"""The whole Snitch cluster, stepped by one compiled loop for batches of cycles.
+
+The Python model (SnitchCore, SsrStreamer, SnitchTcdm, SnitchICache, the cluster's barrier)
+is the reference: readable, traced, and the place where faults are raised with their
+messages. :func:`run_compiled` copies its state into int64/float64 arrays, runs
+:func:`_cluster_cycles` (numba) for as many cycles as it can, and copies every value back,
+so the Python model continues exactly as if it had stepped those cycles itself. The loop
+implements the same cycle: the DMA engine (idle here), then every running core in order
+(FP subsystem with the FREP sequencer and SSR operands, then the integer pipeline with its
+scoreboard, L0 buffer and shared I$, offload queue, LSU, CSRs, SSR jobs, barrier, halt),
+then the TCDM's round-robin arbitration of all requests.
+
+A cycle the loop cannot reproduce is left to Python: the batch ends *before* it when some
+core would fault there (the Python model raises the fault with its message), would execute
+an instruction the loop does not implement (``dmcpy``, FP square roots, a division by zero,
+a multiply-high of operands outside 32 bits, ...), or when the DMA engine has work. A batch
+also ends at the cluster's next watchdog progress report and at the run's time limit
+(``Simulator.limit_ps``), and after the cycle in which the last core finishes. The
+cross-checks in tests/models/compute/test_compiled_cluster.py run kernels and random
+programs with the loop on and off and compare cycles, every counter, registers, queues,
+FIFOs, stream state, the I$ and every byte of memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
+                        K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_NOP, K_STORE)
+
+NEVER = 1 << 62
+
+# -- instruction table: one int64 row per instruction of every loaded program -----------------
+(I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
+ I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
+ I_WIDTH) = range(27)
+
+_ALU_OPS = {"add": 0, "sub": 1, "and": 2, "or": 3, "xor": 4, "sll": 5, "srl": 6, "sra": 7, "slt": 8, "sltu": 9}
+_MUL_OPS = {"mul": 0, "mulh": 1, "mulhu": 2, "mulhsu": 3, "div": 4, "divu": 5, "rem": 6, "remu": 7}
+_BRANCH_OPS = {"beq": 0, "bne": 1, "blt": 2, "bge": 3, "bltu": 4, "bgeu": 5}
+_FP_OPS = {"fmadd": 0, "fmsub": 1, "fnmadd": 2, "fnmsub": 3, "fadd": 4, "fsub": 5, "fmul": 6, "fmv": 7,
+           "fneg": 8, "fabs": 9, "fdiv": 10, "fmin": 11, "fmax": 12, "fsgnj": 13, "fsgnjn": 14, "fsgnjx": 15,
+           "fcvt.s.d": 16, "fcvt.d.s": 7}
+_TOINT_OPS = {"fcvt.w.d": 0, "fcvt.wu.d": 0, "feq.d": 1, "flt.d": 2, "fle.d": 3}
+_DMA_OPS = {"dmsrc": 0, "dmdst": 1, "dmstr": 2, "dmrep": 3, "dmcpyi": 4, "dmcpy": 4, "dmstati": 5, "dmstat": 5}
+_CSR_OPS = {"csrrw": 0, "csrrwi": 0, "csrrs": 1, "csrrsi": 1, "csrrc": 2, "csrrci": 2}
+_CSR_NAMES = {"mhartid": 0, "mcycle": 1, "minstret": 2}
+_SSR_FIELDS = {"repeat": 0, "bound": 1, "stride": 2, "rptr": 3, "wptr": 4}
+UNSUPPORTED = -1
+
+
+def _encode(ins) -> list:
+    """The int64 row of one instruction (``I_OP`` is UNSUPPORTED where the loop leaves the
+    instruction to Python)."""
+    row = [0] * I_WIDTH
+    row[I_KIND], row[I_FKIND] = ins.kind, ins.fkind
+    row[I_RD], row[I_RS1], row[I_RS2], row[I_RS3] = ins.rd, ins.rs1, ins.rs2, ins.rs3
+    row[I_XS1], row[I_XS2], row[I_IMM], row[I_USES_IMM] = ins.xs1, ins.xs2, ins.imm, int(ins.uses_imm)
+    row[I_TARGET], row[I_LAT], row[I_FLOPS] = ins.target, ins.latency, ins.flops
+    row[I_SIZE], row[I_SIGNED], row[I_NSRC], row[I_FP32] = ins.size, int(ins.signed), len(ins.fsrc), int(ins.fp32)
+    row[I_INNER], row[I_SMAX], row[I_SMASK] = int(ins.frep_inner), ins.stagger_max, ins.stagger_mask
+    op, kind = ins.op, ins.kind
+    code = 0
+    if kind == K_ALU:
+        name = op[:-1] if op.endswith("i") and op[:-1] in _ALU_OPS else op
+        code = {"sltiu": 9, "lui": 10}.get(op, _ALU_OPS.get(name, UNSUPPORTED))
+    elif kind == K_MUL:
+        code = _MUL_OPS[op]
+    elif kind == K_BRANCH:
+        code = _BRANCH_OPS[op]
+    elif kind == K_JAL:
+        code = 1 if op == "auipc" else 0
+    elif kind == K_DMA:
+        code = _DMA_OPS[op]
+    elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and ins.fkind == F_SSR_ENABLE):
+        row[I_CSR_OP] = _CSR_OPS[op]
+        name = ins.csr
+        if name in _CSR_NAMES:
+            row[I_CSR] = _CSR_NAMES[name]
+        elif name.startswith("ssr") and "_" in name:
+            row[I_CSR] = 3
+            field = name[5:]
+            row[I_SSR_N] = int(name[3])
+            row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
+            row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
+    elif kind == K_FP:
+        if ins.fkind == F_COMP:
+            base = op.rsplit(".", 1)[0]
+            code = _FP_OPS.get(op, _FP_OPS.get(base, UNSUPPORTED))
+        elif ins.fkind == F_TOINT:
+            code = _TOINT_OPS[op]
+        elif ins.fkind == F_FROMINT:
+            code = 1 if op == "fcvt.d.wu" else 0
+    row[I_OP] = code
+    return row
+
+
+def encode_programs(cores) -> tuple:
+    """(table, instruction objects, first row of each core) for ``cores``' programs; each
+    distinct instruction list is encoded once."""
+    rows, objects, bases, seen = [], [], [], {}
+    for core in cores:
+        key = id(core.instrs)
+        if key not in seen:
+            seen[key] = len(objects)
+            objects.extend(core.instrs)
+            rows.extend(_encode(ins) for ins in core.instrs)
+        bases.append(seen[key])
+    table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    return table, objects, bases
+
+
+# -- per-core state ----------------------------------------------------------------------------------
+(C_IP, C_STALL, C_HALTED, C_DONE, C_DONE_CYCLE, C_AT_BAR, C_BAR_SINCE, C_CUR_LINE, C_L0N, C_N_INSTR, C_N_FPU,
+ C_N_FLOPS, C_S_RAW, C_S_OFFLOAD, C_S_LSU, C_S_ICACHE, C_S_SYNC, C_S_STREAM, C_S_FDEP, C_PENDING, C_SSR_ON,
+ C_SEQ_ON, C_SEQ_INNER, C_SEQ_N, C_SEQ_REPS, C_SEQ_IT, C_SEQ_POS, C_SEQ_SMAX, C_SEQ_MASK, C_SEQ_REC, C_Q_HEAD,
+ C_Q_COUNT, C_L_HEAD, C_L_COUNT, C_CBASE, C_NINS, C_HART, C_IBASE, C_ODEPTH, C_LDEPTH, C_LSHIFT, C_L0MAX,
+ C_IS_DMA, C_RID, C_SEQ_GEN, C_WIDTH) = range(46)
+
+# -- per-streamer state (streamer g = 3 * core + index) --------------------------------------------------
+(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_ADDR, S_LEFT, S_IDX, S_BOUNDS, S_ADJ, S_DIMS, S_USES, S_REPEAT, S_CFGB,
+ S_CFGS, S_RUN, S_RUN_LEN, S_LAUNCHED, S_RID, S_DEPTH, S_HEAD, S_COUNT, S_JN, S_JBASE, S_JDIMS, S_JB, S_JS,
+ S_JREPEAT, S_JWRITES) = (0, 1, 2, 3, 4, 5, 9, 13, 17, 18, 19, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
+                          38, 42, 46, 47)
+S_WIDTH = 48
+
+# -- cluster-wide values -------------------------------------------------------------------------------
+(G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
+ G_IC_LINE_WORDS, G_GRANTS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_NEXT_ID, G_DMA_SRC, G_DMA_DST, G_DMA_SSTR,
+ G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED,
+ G_WIDTH) = range(27)
+
+
+def _s32(v):
+    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+def _alu(op, a, b):
+    """K_ALU result before the 32-bit wrap, as the assembler's lambdas compute it."""
+    if op == 0:
+        return a + b
+    if op == 1:
+        return a - b
+    if op == 2:
+        return a & b
+    if op == 3:
+        return a | b
+    if op == 4:
+        return a ^ b
+    if op == 5:
+        return a << (b & 31)
+    if op == 6:
+        return (a & 0xFFFFFFFF) >> (b & 31)
+    if op == 7:
+        return a >> (b & 31)
+    if op == 8:
+        return 1 if a < b else 0
+    if op == 9:
+        return 1 if (a & 0xFFFFFFFF) < (b & 0xFFFFFFFF) else 0
+    return b  # lui: the immediate, already shifted
+
+
+def _in32(v):
+    return -0x80000000 <= v <= 0x7FFFFFFF
+
+
+def _mul_supported(op, a, b):
+    """Whether ``_mul`` reproduces the Python result exactly (products that fit 64 bits)."""
+    if op == 1 or op == 4 or op == 6:
+        return _in32(a) and _in32(b)
+    if op == 3:
+        return _in32(a)
+    return True
+
+
+def _mul(op, a, b):
+    if op == 0:
+        return a * b
+    if op == 1:
+        return (a * b) >> 32
+    if op == 2:
+        return np.int64((np.uint64(a & 0xFFFFFFFF) * np.uint64(b & 0xFFFFFFFF)) >> np.uint64(32))
+    if op == 3:
+        return (a * (b & 0xFFFFFFFF)) >> 32
+    if op == 4 or op == 6:
+        if b == 0:
+            q = -1
+        elif a == -0x80000000 and b == -1:
+            q = a
+        else:
+            q = abs(a) // abs(b)
+            if (a >= 0) != (b >= 0):
+                q = -q
+        if op == 4:
+            return q
+        if b == 0:
+            return a
+        if a == -0x80000000 and b == -1:
+            return 0
+        return a - b * q
+    ua = a & 0xFFFFFFFF
+    ub = b & 0xFFFFFFFF
+    if op == 5:
+        return ua // ub if ub else -1
+    return ua % ub if ub else a
+
+
+def _branch(op, a, b):
+    if op == 0:
+        return a == b
+    if op == 1:
+        return a != b
+    if op == 2:
+        return a < b
+    if op == 3:
+        return a >= b
+    if op == 4:
+        return (a & 0xFFFFFFFF) < (b & 0xFFFFFFFF)
+    return (a & 0xFFFFFFFF) >= (b & 0xFFFFFFFF)
+
+
+def _round32(v):
+    r = np.float32(v)
+    if np.isinf(r) and not np.isinf(v):
+        return v  # struct.pack('f') overflows: the assembler keeps the value unrounded
+    return np.float64(r)
+
+
+def _copysign(a, b):
+    return np.copysign(abs(a), b)
+
+
+def _fp(op, a, b, c, fp32):
+    if op == 0:
+        r = a * b + c
+    elif op == 1:
+        r = a * b - c
+    elif op == 2:
+        r = -(a * b) - c
+    elif op == 3:
+        r = -(a * b) + c
+    elif op == 4:
+        r = a + b
+    elif op == 5:
+        r = a - b
+    elif op == 6:
+        r = a * b
+    elif op == 7:
+        r = a
+    elif op == 8:
+        r = -a
+    elif op == 9:
+        r = abs(a)
+    elif op == 10:
+        r = a / b
+    elif op == 11:
+        r = b if b < a else a
+    elif op == 12:
+        r = b if b > a else a
+    elif op == 13:
+        r = _copysign(a, b)
+    elif op == 14:
+        r = _copysign(a, -b if b == b else b)
+    elif op == 15:
+        r = _copysign(a, b) if a * b >= 0 or a == 0 else -abs(a)
+    else:
+        r = _round32(a)
+    if fp32:
+        r = _round32(r)
+    return r
+
+
+def _stagger(reg, k, mask, bit):
+    return (reg + k) % 32 if (mask >> bit) & 1 else reg
+
+
+def _fields(code, i, k, mask):
+    """rd, rs1, rs2, rs3 of instruction ``i`` in stagger copy ``k``."""
+    if k == 0 or mask == 0:
+        return code[i, I_RD], code[i, I_RS1], code[i, I_RS2], code[i, I_RS3]
+    return (_stagger(code[i, I_RD], k, mask, 0), _stagger(code[i, I_RS1], k, mask, 1),
+            _stagger(code[i, I_RS2], k, mask, 2), _stagger(code[i, I_RS3], k, mask, 3))
+
+
+
+def _icache_fetch(g, ic_line, ic_ready, ic_stamp, line, cycle):
+    """``SnitchICache.fetch``: extra cycles for ``line``; least recently used by stamps."""
+    n = g[G_IC_N]
+    for e in range(n):
+        if ic_line[e] == line:
+            g[G_IC_CLOCK] += 1
+            ic_stamp[e] = g[G_IC_CLOCK]
+            g[G_IC_HITS] += 1
+            wait = ic_ready[e] - cycle
+            return g[G_IC_HIT] if g[G_IC_HIT] > wait else wait
+    g[G_IC_MISSES] += 1
+    g[G_IC_CLOCK] += 1
+    if n < g[G_IC_CAP]:
+        e = n
+        g[G_IC_N] = n + 1
+    else:
+        e = 0
+        for k in range(1, n):
+            if ic_stamp[k] < ic_stamp[e]:
+                e = k
+    ic_line[e] = line
+    ic_ready[e] = cycle + g[G_IC_MISS]
+    ic_stamp[e] = g[G_IC_CLOCK]
+    return g[G_IC_MISS]
+
+
+def _access_fault(g, addr, size):
+    return addr % size != 0 or not (g[G_TCDM_BASE] <= addr <= g[G_TCDM_END] - size)
+
+
+def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
+    """Whether the FP subsystem of core ``c`` would fault at ``cycle`` or compute something
+    the loop does not: the checks ``SnitchCore._issue`` makes, in its order (a stall before
+    a check means no fault this cycle)."""
+    k = 0
+    mask = 0
+    if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
+        i = body[c, cs[c, C_SEQ_POS]]
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
+        mask = cs[c, C_SEQ_MASK]
+    elif cs[c, C_Q_COUNT]:
+        i = oq[c, cs[c, C_Q_HEAD], 0]
+        if code[i, I_KIND] == K_FREP:
+            return False
+    else:
+        return False
+    fkind = code[i, I_FKIND]
+    if fkind == F_LOAD or fkind == F_SSR_ENABLE or fkind == F_FROMINT:
+        return False
+    rd, r1, r2, r3 = _fields(code, i, k, mask)
+    nsrc = code[i, I_NSRC]
+    if fkind == F_STORE:
+        if code[i, I_SIZE] == 4 and f_ready[c, r2] <= cycle:
+            v = f[c, r2]
+            return v == v and not np.isinf(v) and abs(v) > 3.0e38  # rounding near FLT_MAX: Python's
+        return False
+    if fkind == F_TOINT:
+        for j in range(nsrc):
+            if f_ready[c, r1 if j == 0 else r2] > cycle:
+                return False
+        if code[i, I_OP] == 0 and rd != 0:
+            v = f[c, r1]
+            return v == v and not abs(v) < 4.0e18  # round() of inf raises; huge values wrap
+        return False
+    op = code[i, I_OP]
+    if op < 0:
+        return True
+    if cs[c, C_SSR_ON] and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3):
+        if op == 10:
+            return True  # a division with streams: the divisor may be zero
+        seen = 0
+        for j in range(nsrc):
+            r = r1 if j == 0 else (r2 if j == 1 else r3)
+            if r < 3:
+                if (seen >> r) & 1:
+                    return True  # one stream read twice: the general operand path
+                seen |= 1 << r
+        for j in range(nsrc):
+            r = r1 if j == 0 else (r2 if j == 1 else r3)
+            if r < 3:
+                s = 3 * c + r
+                if ss[s, S_WRITES]:
+                    return True
+                if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
+                    return ss[s, S_COUNT] == 0 and ss[s, S_ACTIVE] == 0
+            elif f_ready[c, r] > cycle:
+                return False
+        if rd < 3:
+            return ss[3 * c + rd, S_WRITES] == 0
+        return False
+    if op == 10:
+        if f_ready[c, r1] > cycle or f_ready[c, r2] > cycle or f_ready[c, rd] > cycle:
+            return False
+        return f[c, r2] == 0.0
+    return False
+
+
+def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
+    """Whether the integer pipeline of core ``c`` would fault at ``cycle`` or execute an
+    instruction the loop leaves to Python (``SnitchCore.int_step``'s checks in order; an
+    instruction fetch that would stall is not foreseen, which only costs a batch end)."""
+    if cs[c, C_HALTED] or cs[c, C_STALL] > cycle:
+        return False
+    ip = cs[c, C_IP]
+    if ip >= cs[c, C_NINS]:
+        return True
+    i = cs[c, C_CBASE] + ip
+    if x_ready[c, code[i, I_XS1]] > cycle or x_ready[c, code[i, I_XS2]] > cycle:
+        return False
+    kind = code[i, I_KIND]
+    op = code[i, I_OP]
+    if kind == K_ALU:
+        return op < 0
+    if kind == K_MUL:
+        return not _mul_supported(op, x[c, code[i, I_RS1]], x[c, code[i, I_RS2]])
+    if kind == K_FP:
+        if cs[c, C_Q_COUNT] >= cs[c, C_ODEPTH]:
+            return False
+        fkind = code[i, I_FKIND]
+        if fkind == F_LOAD or fkind == F_STORE:
+            return _access_fault(g, _s32(x[c, code[i, I_RS1]] + code[i, I_IMM]) & 0xFFFFFFFF, code[i, I_SIZE])
+        return False
+    if kind == K_LOAD or kind == K_STORE:
+        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
+            return False
+        return _access_fault(g, _s32(x[c, code[i, I_RS1]] + code[i, I_IMM]) & 0xFFFFFFFF, code[i, I_SIZE])
+    if kind == K_JALR:
+        offset = ((x[c, code[i, I_RS1]] + code[i, I_IMM]) & ~1) - cs[c, C_IBASE]
+        return offset % 4 != 0 or not (0 <= offset // 4 < cs[c, C_NINS])
+    if kind == K_CSR:
+        which = code[i, I_CSR]
+        csr_op = code[i, I_CSR_OP]
+        if which < 3:
+            if code[i, I_USES_IMM]:
+                writes = code[i, I_IMM] != 0
+            else:
+                writes = code[i, I_RS1] != 0
+            return csr_op != 1 or writes
+        field = code[i, I_SSR_FIELD]
+        if field < 3:
+            return False
+        if csr_op != 0:
+            return True
+        s = 3 * c + code[i, I_SSR_N]
+        if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
+            return False
+        new = code[i, I_IMM] if code[i, I_USES_IMM] else x[c, code[i, I_RS1]]
+        base = new & 0xFFFFFFFF
+        low = base
+        high = base
+        bad = base % 8 != 0
+        for d in range(code[i, I_SSR_DIM] + 1):
+            span = ss[s, S_CFGB + d] * ss[s, S_CFGS + d]
+            if span < 0:
+                low += span
+            else:
+                high += span
+            if ss[s, S_CFGS + d] % 8 != 0:
+                bad = True
+        return bad or low < g[G_TCDM_BASE] or high + 8 > g[G_TCDM_END]
+    if kind == K_DMA:
+        return cs[c, C_IS_DMA] == 0 or op == 4
+    return False
+
+
+def _fp_idle(c, cycle, cs, ss):
+    if cs[c, C_Q_COUNT] or cs[c, C_SEQ_ON] or cs[c, C_L_COUNT] or cs[c, C_PENDING] > cycle:
+        return False
+    for k in range(3):
+        s = 3 * c + k
+        if ss[s, S_WRITES] and (ss[s, S_ACTIVE] or ss[s, S_COUNT]):
+            return False
+    return True
+
+
+def _next_job(s, ss):
+    """``SsrStreamer._next_job``: start the waiting job, or go idle."""
+    if ss[s, S_JN] == 0:
+        ss[s, S_ACTIVE] = 0
+        return
+    ss[s, S_JN] = 0
+    ss[s, S_ACTIVE] = 1
+    ss[s, S_ADDR] = ss[s, S_JBASE]
+    dims = ss[s, S_JDIMS]
+    ss[s, S_DIMS] = dims
+    below = 0
+    left = 1
+    for k in range(4):
+        ss[s, S_IDX + k] = 0
+        if k < dims:
+            bound = ss[s, S_JB + k]
+            stride = ss[s, S_JS + k]
+            ss[s, S_BOUNDS + k] = bound
+            ss[s, S_ADJ + k] = stride - below
+            below += bound * stride
+            left *= bound + 1
+        else:
+            ss[s, S_BOUNDS + k] = 0
+            ss[s, S_ADJ + k] = 0
+    ss[s, S_LEFT] = left
+    ss[s, S_USES] = ss[s, S_JREPEAT] + 1
+    ss[s, S_JOB_WRITES] = ss[s, S_JWRITES]
+    run = ss[s, S_BOUNDS]
+    if left - 1 < run:
+        run = left - 1
+    if run < 0:
+        run = 0
+    ss[s, S_RUN] = run
+    ss[s, S_RUN_LEN] = run
+
+
+def _advance(s, ss):
+    """``SsrStreamer.grant``'s address step (with ``_advance`` when the run is used up)."""
+    if ss[s, S_RUN] > 0:
+        ss[s, S_RUN] -= 1
+        ss[s, S_ADDR] += ss[s, S_ADJ]
+        return
+    run_len = ss[s, S_RUN_LEN]
+    ss[s, S_IDX] += run_len
+    left = ss[s, S_LEFT] - run_len - 1
+    ss[s, S_LEFT] = left
+    if left == 0:
+        _next_job(s, ss)
+        return
+    if ss[s, S_IDX] < ss[s, S_BOUNDS]:
+        ss[s, S_IDX] += 1
+        ss[s, S_ADDR] += ss[s, S_ADJ]
+    else:
+        k = 1
+        while True:
+            ss[s, S_IDX + k - 1] = 0
+            if ss[s, S_IDX + k] < ss[s, S_BOUNDS + k]:
+                ss[s, S_IDX + k] += 1
+                ss[s, S_ADDR] += ss[s, S_ADJ + k]
+                break
+            k += 1
+    run = ss[s, S_BOUNDS] - ss[s, S_IDX]
+    if run >= left:
+        run = left - 1
+    ss[s, S_RUN] = run
+    ss[s, S_RUN_LEN] = run
+
+
+def _lsu_push(c, cs, lq, lq_fval, addr, kind, reg, ival, fval, size, signed):
+    depth = lq.shape[1]
+    k = (cs[c, C_L_HEAD] + cs[c, C_L_COUNT]) % depth
+    lq[c, k, 0] = addr
+    lq[c, k, 1] = kind
+    lq[c, k, 2] = reg
+    lq[c, k, 3] = ival
+    lq[c, k, 4] = size
+    lq[c, k, 5] = signed
+    lq_fval[c, k] = fval
+    cs[c, C_L_COUNT] += 1
+
+
+def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
+              fq_uses):
+    """``SnitchCore._issue`` of instruction ``i`` (stagger copy ``k``): 1 computed, 0 issued
+    without a computation, -1 a stall (counted)."""
+    fkind = code[i, I_FKIND]
+    depth_cap = fq_ready.shape[1]
+    if fkind == F_COMP:
+        rd, r1, r2, r3 = _fields(code, i, k, mask)
+        nsrc = code[i, I_NSRC]
+        streams = cs[c, C_SSR_ON] != 0 and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3)
+        if streams:
+            for j in range(nsrc):
+                r = r1 if j == 0 else (r2 if j == 1 else r3)
+                if r < 3:
+                    s = 3 * c + r
+                    if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
+                        cs[c, C_S_STREAM] += 1
+                        return -1
+                elif f_ready[c, r] > cycle:
+                    cs[c, C_S_FDEP] += 1
+                    return -1
+            if rd < 3:
+                if ss[3 * c + rd, S_COUNT] >= ss[3 * c + rd, S_DEPTH]:
+                    cs[c, C_S_STREAM] += 1
+                    return -1
+            elif f_ready[c, rd] > cycle:
+                cs[c, C_S_FDEP] += 1
+                return -1
+        else:
+            for j in range(nsrc + 1):
+                r = rd if j == nsrc else (r1 if j == 0 else (r2 if j == 1 else r3))
+                if f_ready[c, r] > cycle:
+                    cs[c, C_S_FDEP] += 1
+                    return -1
+        v0 = 0.0
+        v1 = 0.0
+        v2 = 0.0
+        for j in range(nsrc):
+            r = r1 if j == 0 else (r2 if j == 1 else r3)
+            if streams and r < 3:
+                s = 3 * c + r
+                h = ss[s, S_HEAD]
+                v = fq_val[s, h]
+                if fq_uses[s, h] == 1:
+                    ss[s, S_HEAD] = (h + 1) % depth_cap
+                    ss[s, S_COUNT] -= 1
+                else:
+                    fq_uses[s, h] -= 1
+            else:
+                v = f[c, r]
+            if j == 0:
+                v0 = v
+            elif j == 1:
+                v1 = v
+            else:
+                v2 = v
+        result = _fp(code[i, I_OP], v0, v1, v2, code[i, I_FP32] != 0)
+        done = cycle + code[i, I_LAT]
+        if streams and rd < 3:
+            s = 3 * c + rd
+            slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
+            fq_ready[s, slot] = done
+            fq_val[s, slot] = result
+            fq_uses[s, slot] = -1  # an FP result: [done, value]
+            ss[s, S_COUNT] += 1
+        else:
+            f[c, rd] = result
+            f_ready[c, rd] = done
+        if done > cs[c, C_PENDING]:
+            cs[c, C_PENDING] = done
+        cs[c, C_N_FPU] += 1
+        cs[c, C_N_FLOPS] += code[i, I_FLOPS]
+        return 1
+    if fkind == F_LOAD:
+        rd = code[i, I_RD]
+        if f_ready[c, rd] > cycle:
+            cs[c, C_S_FDEP] += 1
+            return -1
+        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
+            cs[c, C_S_LSU] += 1
+            return -1
+        _lsu_push(c, cs, lq, lq_fval, operand, 2, rd, 0, 0.0, code[i, I_SIZE], 0)
+        f_ready[c, rd] = NEVER
+        return 0
+    if fkind == F_STORE:
+        r = code[i, I_RS2]
+        if f_ready[c, r] > cycle:
+            cs[c, C_S_FDEP] += 1
+            return -1
+        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
+            cs[c, C_S_LSU] += 1
+            return -1
+        _lsu_push(c, cs, lq, lq_fval, operand, 3, 0, 0, f[c, r], code[i, I_SIZE], 0)
+        return 0
+    if fkind == F_TOINT:
+        rd = code[i, I_RD]
+        r1 = code[i, I_RS1]
+        r2 = code[i, I_RS2]
+        for j in range(code[i, I_NSRC]):
+            if f_ready[c, r1 if j == 0 else r2] > cycle:
+                cs[c, C_S_FDEP] += 1
+                return -1
+        if rd:
+            a = f[c, r1]
+            op = code[i, I_OP]
+            if op == 0:
+                value = _s32(np.int64(np.rint(a))) if a == a else 0x7FFFFFFF
+            elif op == 1:
+                value = 1 if a == f[c, r2] else 0
+            elif op == 2:
+                value = 1 if a < f[c, r2] else 0
+            else:
+                value = 1 if a <= f[c, r2] else 0
+            x[c, rd] = value
+            x_ready[c, rd] = cycle + 1
+        cs[c, C_N_FPU] += 1
+        return 1
+    if fkind == F_FROMINT:
+        rd = code[i, I_RD]
+        if f_ready[c, rd] > cycle:
+            cs[c, C_S_FDEP] += 1
+            return -1
+        f[c, rd] = np.float64(operand & 0xFFFFFFFF) if code[i, I_OP] == 1 else np.float64(operand)
+        f_ready[c, rd] = cycle + 1
+        if cycle + 1 > cs[c, C_PENDING]:
+            cs[c, C_PENDING] = cycle + 1
+        cs[c, C_N_FPU] += 1
+        return 1
+    csr_op = code[i, I_CSR_OP]  # F_SSR_ENABLE
+    if csr_op == 0:
+        cs[c, C_SSR_ON] = operand & 1
+    elif csr_op == 1:
+        if operand & 1:
+            cs[c, C_SSR_ON] = 1
+    elif operand & 1:
+        cs[c, C_SSR_ON] = 0
+    return 0
+
+
+def _seq_advance(c, cs):
+    """The FREP sequencer moves on after an issue (``SnitchCore._seq_advance``)."""
+    if cs[c, C_SEQ_INNER]:
+        it = cs[c, C_SEQ_IT] + 1
+        if it == cs[c, C_SEQ_REPS]:
+            cs[c, C_SEQ_IT] = 0
+            cs[c, C_SEQ_POS] += 1
+            if cs[c, C_SEQ_POS] == cs[c, C_SEQ_N]:
+                cs[c, C_SEQ_ON] = 0
+        else:
+            cs[c, C_SEQ_IT] = it
+    else:
+        pos = cs[c, C_SEQ_POS] + 1
+        if pos == cs[c, C_SEQ_N]:
+            cs[c, C_SEQ_POS] = 0
+            cs[c, C_SEQ_IT] += 1
+            if cs[c, C_SEQ_IT] == cs[c, C_SEQ_REPS]:
+                cs[c, C_SEQ_ON] = 0
+        else:
+            cs[c, C_SEQ_POS] = pos
+
+
+def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val, fq_uses):
+    """``SnitchCore.fp_step``: issue at most one FP instruction."""
+    if cs[c, C_SEQ_ON]:
+        it = cs[c, C_SEQ_IT]
+        if it:
+            k = it % (cs[c, C_SEQ_SMAX] + 1)
+            i = body[c, cs[c, C_SEQ_POS]]
+            if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
+                         fq_ready, fq_val, fq_uses) >= 0:
+                _seq_advance(c, cs)
+            return
+        if cs[c, C_Q_COUNT] == 0:
+            return
+        head = cs[c, C_Q_HEAD]
+        i = oq[c, head, 0]
+        if _fp_issue(c, i, 0, 0, oq[c, head, 1], cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
+                     fq_ready, fq_val, fq_uses) < 0:
+            return
+        cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
+        cs[c, C_Q_COUNT] -= 1
+        body[c, cs[c, C_SEQ_REC]] = i
+        cs[c, C_SEQ_REC] += 1
+        _seq_advance(c, cs)
+        return
+    if cs[c, C_Q_COUNT] == 0:
+        return
+    head = cs[c, C_Q_HEAD]
+    i = oq[c, head, 0]
+    operand = oq[c, head, 1]
+    if code[i, I_KIND] == K_FREP:
+        cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
+        cs[c, C_Q_COUNT] -= 1
+        cs[c, C_SEQ_ON] = 1
+        cs[c, C_SEQ_INNER] = code[i, I_INNER]
+        cs[c, C_SEQ_N] = code[i, I_IMM]
+        cs[c, C_SEQ_REPS] = (operand & 0xFFFFFFFF) + 1
+        cs[c, C_SEQ_IT] = 0
+        cs[c, C_SEQ_POS] = 0
+        cs[c, C_SEQ_SMAX] = code[i, I_SMAX]
+        cs[c, C_SEQ_MASK] = code[i, I_SMASK]
+        cs[c, C_SEQ_REC] = 0
+        cs[c, C_SEQ_GEN] += 1
+        return
+    if _fp_issue(c, i, 0, 0, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
+                 fq_uses) >= 0:
+        cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
+        cs[c, C_Q_COUNT] -= 1
+
+
+def _release_if_all_arrived(cycle, g, cs):
+    """``SnitchCluster._maybe_release``."""
+    if g[G_N_WAITING] and g[G_N_WAITING] + g[G_N_HALTED] == g[G_N_TOTAL]:
+        for c in range(cs.shape[0]):
+            if cs[c, C_AT_BAR]:
+                cs[c, C_S_SYNC] += cycle - cs[c, C_BAR_SINCE]
+                cs[c, C_AT_BAR] = 0
+                cs[c, C_IP] += 1
+                cs[c, C_N_INSTR] += 1
+                cs[c, C_STALL] = cycle + 1
+        g[G_N_WAITING] = 0
+
+
+def _offload(c, i, operand, cs, oq):
+    slot = (cs[c, C_Q_HEAD] + cs[c, C_Q_COUNT]) % oq.shape[1]
+    oq[c, slot, 0] = i
+    oq[c, slot, 1] = operand
+    cs[c, C_Q_COUNT] += 1
+
+
+def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line):
+    """``SnitchCore.int_step``: issue at most one integer-pipeline instruction."""
+    ip = cs[c, C_IP]
+    line = ip >> cs[c, C_LSHIFT]
+    if line != cs[c, C_CUR_LINE]:
+        cs[c, C_CUR_LINE] = line
+        n = cs[c, C_L0N]
+        found = False
+        for e in range(n):
+            if l0[c, e] == line:
+                found = True
+                break
+        if not found:
+            if n == cs[c, C_L0MAX]:
+                for e in range(1, n):
+                    l0[c, e - 1] = l0[c, e]
+                l0[c, n - 1] = line
+            else:
+                l0[c, n] = line
+                cs[c, C_L0N] = n + 1
+            word = (cs[c, C_IBASE] >> 2) + (line << cs[c, C_LSHIFT])
+            wait = _icache_fetch(g, ic_line, ic[0], ic[1], word // g[G_IC_LINE_WORDS], cycle)
+            if wait:
+                cs[c, C_STALL] = cycle + wait
+                cs[c, C_S_ICACHE] += wait
+                return
+    i = cs[c, C_CBASE] + ip
+    if x_ready[c, code[i, I_XS1]] > cycle or x_ready[c, code[i, I_XS2]] > cycle:
+        cs[c, C_S_RAW] += 1
+        return
+    kind = code[i, I_KIND]
+    rd = code[i, I_RD]
+    a = x[c, code[i, I_RS1]]
+    if kind == K_ALU:
+        if rd:
+            x[c, rd] = _s32(_alu(code[i, I_OP], a, code[i, I_IMM] if code[i, I_USES_IMM] else x[c, code[i, I_RS2]]))
+        cs[c, C_IP] = ip + 1
+    elif kind == K_BRANCH:
+        cs[c, C_IP] = code[i, I_TARGET] if _branch(code[i, I_OP], a, x[c, code[i, I_RS2]]) else ip + 1
+    elif kind == K_FP:
+        if cs[c, C_Q_COUNT] >= cs[c, C_ODEPTH]:
+            cs[c, C_S_OFFLOAD] += 1
+            return
+        fkind = code[i, I_FKIND]
+        operand = 0
+        if fkind == F_LOAD or fkind == F_STORE:
+            operand = _s32(a + code[i, I_IMM]) & 0xFFFFFFFF
+        elif fkind == F_FROMINT:
+            operand = a
+        elif fkind == F_SSR_ENABLE:
+            operand = code[i, I_IMM] if code[i, I_USES_IMM] else a
+        elif fkind == F_TOINT and rd:
+            x_ready[c, rd] = NEVER
+        _offload(c, i, operand, cs, oq)
+        cs[c, C_IP] = ip + 1
+    elif kind == K_FREP:
+        if cs[c, C_Q_COUNT] >= cs[c, C_ODEPTH]:
+            cs[c, C_S_OFFLOAD] += 1
+            return
+        _offload(c, i, a, cs, oq)
+        cs[c, C_IP] = ip + 1
+    elif kind == K_LOAD or kind == K_STORE:
+        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
+            cs[c, C_S_LSU] += 1
+            return
+        addr = _s32(a + code[i, I_IMM]) & 0xFFFFFFFF
+        if kind == K_LOAD:
+            _lsu_push(c, cs, lq, lq_fval, addr, 0, rd, 0, 0.0, code[i, I_SIZE], code[i, I_SIGNED])
+            if rd:
+                x_ready[c, rd] = NEVER
+        else:
+            _lsu_push(c, cs, lq, lq_fval, addr, 1, 0, x[c, code[i, I_RS2]], 0.0, code[i, I_SIZE], 0)
+        cs[c, C_IP] = ip + 1
+    elif kind == K_MUL:
+        if rd:
+            x[c, rd] = _s32(_mul(code[i, I_OP], a, x[c, code[i, I_RS2]]))
+            x_ready[c, rd] = cycle + code[i, I_LAT]
+        cs[c, C_IP] = ip + 1
+    elif kind == K_JAL:
+        if code[i, I_OP] == 1:  # auipc
+            if rd:
+                x[c, rd] = _s32(cs[c, C_IBASE] + 4 * ip + code[i, I_IMM])
+            cs[c, C_IP] = ip + 1
+        else:
+            if rd:
+                x[c, rd] = cs[c, C_IBASE] + 4 * (ip + 1)
+            cs[c, C_IP] = code[i, I_TARGET]
+    elif kind == K_JALR:
+        target = (a + code[i, I_IMM]) & ~1
+        if rd:
+            x[c, rd] = cs[c, C_IBASE] + 4 * (ip + 1)
+        cs[c, C_IP] = (target - cs[c, C_IBASE]) // 4
+    elif kind == K_CSR:
+        which = code[i, I_CSR]
+        csr_op = code[i, I_CSR_OP]
+        new = code[i, I_IMM] if code[i, I_USES_IMM] else a
+        if which == 0:
+            old = cs[c, C_HART]
+        elif which == 1:
+            old = cycle & 0xFFFFFFFF
+        elif which == 2:
+            old = cs[c, C_N_INSTR] & 0xFFFFFFFF
+        else:
+            s = 3 * c + code[i, I_SSR_N]
+            field = code[i, I_SSR_FIELD]
+            dim = code[i, I_SSR_DIM]
+            if field >= 3:
+                if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
+                    cs[c, C_S_SYNC] += 1
+                    return  # the shadow job slot is taken: wait for the stream
+                dims = dim + 1
+                for d in range(dims):
+                    ss[s, S_JB + d] = ss[s, S_CFGB + d]
+                    ss[s, S_JS + d] = ss[s, S_CFGS + d]
+                ss[s, S_JBASE] = new & 0xFFFFFFFF
+                ss[s, S_JDIMS] = dims
+                ss[s, S_JREPEAT] = ss[s, S_REPEAT]
+                ss[s, S_JWRITES] = 1 if field == 4 else 0
+                ss[s, S_JN] = 1
+                ss[s, S_WRITES] = ss[s, S_JWRITES]
+                ss[s, S_LAUNCHED] = 1
+                if not ss[s, S_ACTIVE]:
+                    _next_job(s, ss)
+                old = 0
+            else:
+                column = S_REPEAT if field == 0 else (S_CFGB + dim if field == 1 else S_CFGS + dim)
+                old = ss[s, column]
+                if csr_op == 0:
+                    ss[s, column] = new
+                elif csr_op == 1:
+                    ss[s, column] = old | new
+                else:
+                    ss[s, column] = old & ~new
+        if rd:
+            x[c, rd] = old
+        cs[c, C_IP] = ip + 1
+    elif kind == K_BARRIER:
+        if not cs[c, C_AT_BAR]:
+            if not _fp_idle(c, cycle, cs, ss):
+                cs[c, C_S_SYNC] += 1
+                return
+            cs[c, C_AT_BAR] = 1
+            cs[c, C_STALL] = NEVER
+            cs[c, C_BAR_SINCE] = cycle
+            g[G_N_WAITING] += 1
+            _release_if_all_arrived(cycle, g, cs)
+        cs[c, C_S_SYNC] += 1
+        return
+    elif kind == K_DMA:
+        op = code[i, I_OP]
+        if op == 0:
+            g[G_DMA_SRC] = a & 0xFFFFFFFF
+        elif op == 1:
+            g[G_DMA_DST] = a & 0xFFFFFFFF
+        elif op == 2:
+            g[G_DMA_SSTR] = a
+            g[G_DMA_DSTR] = x[c, code[i, I_RS2]]
+        elif op == 3:
+            g[G_DMA_REPS] = a
+        else:  # dmstat: the engine is idle in a batch
+            which = (code[i, I_IMM] if code[i, I_USES_IMM] else a) & 3
+            value = g[G_DMA_COMPLETED] if which == 0 else (g[G_DMA_NEXT_ID] if which == 1 else 0)
+            if rd:
+                x[c, rd] = value
+        cs[c, C_IP] = ip + 1
+    elif kind == K_HALT:
+        cs[c, C_HALTED] = 1
+        cs[c, C_IP] = ip + 1
+        cs[c, C_N_INSTR] += 1
+        g[G_N_HALTED] += 1
+        _release_if_all_arrived(cycle, g, cs)
+        return
+    elif kind == K_FENCE:
+        if not _fp_idle(c, cycle, cs, ss):
+            cs[c, C_S_SYNC] += 1
+            return
+        cs[c, C_IP] = ip + 1
+    else:  # K_NOP
+        cs[c, C_IP] = ip + 1
+    cs[c, C_N_INSTR] += 1
+
+
+def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, singles, mbytes):
+    """``_Lsu.grant``: the head request of core ``c``'s load/store queue is served."""
+    head = cs[c, C_L_HEAD]
+    addr = lq[c, head, 0]
+    kind = lq[c, head, 1]
+    reg = lq[c, head, 2]
+    size = lq[c, head, 4]
+    cs[c, C_L_HEAD] = (head + 1) % lq.shape[1]
+    cs[c, C_L_COUNT] -= 1
+    offset = addr - g[G_TCDM_BASE]
+    ready = cycle + g[G_LATENCY]
+    if kind == 2:
+        if size == 8:
+            f[c, reg] = words[offset >> 3]
+        else:
+            f[c, reg] = np.float64(singles[offset >> 2])
+        f_ready[c, reg] = ready
+    elif kind == 3:
+        if size == 8:
+            words[offset >> 3] = lq_fval[c, head]
+        else:
+            singles[offset >> 2] = np.float32(lq_fval[c, head])
+    elif kind == 0:
+        value = 0
+        for b in range(size):
+            value |= np.int64(mbytes[offset + b]) << (8 * b)
+        if lq[c, head, 5] and value >> (8 * size - 1):
+            value -= np.int64(1) << (8 * size)
+        if reg:
+            x[c, reg] = value
+            x_ready[c, reg] = ready
+    else:
+        value = lq[c, head, 3]
+        for b in range(size):
+            mbytes[offset + b] = (value >> (8 * b)) & 0xFF
+
+
+def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
+                    fq_val, fq_uses, ic, ic_line, words, singles, mbytes, rr, per_bank, reqs, owner):
+    """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
+    module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
+    core finished in the last cycle run."""
+    ncores = cs.shape[0]
+    depth_cap = fq_ready.shape[1]
+    base = g[G_TCDM_BASE]
+    nbanks = g[G_BANKS]
+    nrequesters = g[G_REQUESTERS]
+    latency = g[G_LATENCY]
+    cycle = start
+    while cycle < end:
+        for c in range(ncores):
+            if cs[c, C_DONE]:
+                continue
+            if _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
+                return cycle - start
+            if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
+                return cycle - start
+        nr = 0
+        running = 0
+        for c in range(ncores):
+            if cs[c, C_DONE]:
+                continue
+            _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val,
+                     fq_uses)
+            if not cs[c, C_HALTED] and cs[c, C_STALL] <= cycle:
+                _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line)
+            # the requests of this core: its LSU head, then its running streamers in order
+            if cs[c, C_L_COUNT]:
+                reqs[nr, 0] = -1 - c
+                reqs[nr, 1] = cs[c, C_RID]
+                reqs[nr, 2] = lq[c, cs[c, C_L_HEAD], 0]
+                nr += 1
+            for k in range(3):
+                s = 3 * c + k
+                if not ss[s, S_ACTIVE]:
+                    continue
+                if ss[s, S_JOB_WRITES]:
+                    if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
+                        continue
+                elif ss[s, S_COUNT] >= ss[s, S_DEPTH]:
+                    continue
+                reqs[nr, 0] = s
+                reqs[nr, 1] = ss[s, S_RID]
+                reqs[nr, 2] = ss[s, S_ADDR]
+                nr += 1
+            if cs[c, C_HALTED] and _fp_idle(c, cycle, cs, ss):
+                cs[c, C_DONE] = 1
+                cs[c, C_DONE_CYCLE] = cycle
+            else:
+                running += 1
+        # TCDM arbitration: per bank, the requester nearest after the bank's last grant.
+        for q in range(nr):
+            reqs[q, 3] = ((reqs[q, 2] - base) >> 3) % nbanks
+        for q in range(nr):
+            bank = reqs[q, 3]
+            holder = owner[bank]
+            if holder < 0:
+                owner[bank] = q
+            else:
+                last = rr[bank]
+                mine = (reqs[q, 1] - last - 1) % nrequesters
+                theirs = (reqs[holder, 1] - last - 1) % nrequesters
+                if mine < theirs:
+                    owner[bank] = q
+                g[G_CONFLICTS] += 1
+                per_bank[bank] += 1
+        ready = cycle + latency
+        for q in range(nr):
+            bank = reqs[q, 3]
+            w = owner[bank]
+            if w < 0:
+                continue  # this bank's grant is already done
+            owner[bank] = -1
+            g[G_GRANTS] += 1
+            rr[bank] = reqs[w, 1]
+            who = reqs[w, 0]
+            if who < 0:
+                _lsu_grant(-1 - who, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, singles, mbytes)
+                continue
+            s = who
+            word = (ss[s, S_ADDR] - base) >> 3
+            if ss[s, S_JOB_WRITES]:
+                h = ss[s, S_HEAD]
+                words[word] = fq_val[s, h]
+                ss[s, S_HEAD] = (h + 1) % depth_cap
+                ss[s, S_COUNT] -= 1
+            else:
+                slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
+                fq_ready[s, slot] = ready
+                fq_val[s, slot] = words[word]
+                fq_uses[s, slot] = ss[s, S_USES]
+                ss[s, S_COUNT] += 1
+            _advance(s, ss)
+        cycle += 1
+        if running == 0:
+            g[G_FINISHED] = 1
+            break
+    return cycle - start
+
+
+_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_round32", "_copysign", "_fp", "_stagger",
+            "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
+            "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
+            "_int_step", "_lsu_grant")
+_COMPILED = None
+
+
+def _compiled_cluster_cycles():
+    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk). The
+    helpers it calls are compiled first and take the place of the Python functions in this
+    module's namespace, where numba resolves them."""
+    global _COMPILED
+    if _COMPILED is None:
+        from numba import njit
+        jit = njit(cache=True, nogil=True, _nrt=False)
+        for name in _HELPERS:
+            globals()[name] = jit(globals()[name])
+        _COMPILED = jit(_cluster_cycles)
+    return _COMPILED
+
+
+class _Programs:
+    """The encoded programs of a cluster's cores, kept while the same programs are loaded."""
+
+    def __init__(self, cores):
+        self.key = tuple(id(c.instrs) for c in cores)
+        self.table, self.objects, bases = encode_programs(cores)
+        self.base_of = {id(c): b for c, b in zip(cores, bases)}
+        self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
+
+
+def _programs(cluster) -> _Programs:
+    cores = cluster.core_list
+    programs = cluster.__dict__.get("_compiled_programs")
+    if programs is None or programs.key != tuple(id(c.instrs) for c in cores):
+        programs = cluster._compiled_programs = _Programs(cores)
+    return programs
+
+
+def _fifo_rows(streamers, depth: int):
+    ready = np.zeros((len(streamers), depth), np.int64)
+    value = np.zeros((len(streamers), depth), np.float64)
+    uses = np.full((len(streamers), depth), -1, np.int64)
+    for g, s in enumerate(streamers):
+        for k, entry in enumerate(s.fifo):
+            ready[g, k] = entry[0]
+            value[g, k] = entry[1]
+            if len(entry) > 2:
+                uses[g, k] = entry[2]
+    return ready, value, uses
+
+
+def _streamer_row(s) -> list:
+    job = s.jobs[0] if s.jobs else (0, 0, [], [], 0, False)
+    base, dims, bounds, strides, repeat, writes = job
+    return ([int(s.writes), int(s.active), int(s.job_writes), s.addr, s.left] + list(s.idx) + list(s.bounds)
+            + list(s.adj) + [s.dims, s.uses, s.repeat] + list(s.cfg_bounds) + list(s.cfg_strides)
+            + [s.run, s.run_len, int(s.launched), s.rid, s.depth, 0, len(s.fifo), len(s.jobs), base, dims]
+            + (list(bounds) + [0] * 4)[:4] + (list(strides) + [0] * 4)[:4] + [repeat, int(writes)])
+
+
+def run_compiled(cluster, cycle: int) -> bool:
+    """Run the cluster's cycles from ``cycle`` compiled as far as they can go (see the module
+    docstring); True when at least one cycle ran (the cluster then sleeps until the next)."""
+    running = cluster.running
+    sim = cluster.sim
+    # The run's last edge is cycle_of(limit); a hang must be reported with the state of the
+    # edge where the watchdog fires
+    end = min(cluster.check_at, cluster.domain.cycle_of(sim.watchdog_deadline_ps) + 1)
+    if sim.limit_ps is not None:
+        end = min(end, cluster.domain.cycle_of(sim.limit_ps) + 1)
+    if not running or cycle >= end:
+        return False
+    programs = _programs(cluster)
+    tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
+    ncores = len(running)
+    index_of = programs.index_of
+    cs = np.array([[core.ip, core.stall_until, int(core.halted), int(core.done), core.done_cycle,
+                    int(core.at_barrier), getattr(core, "barrier_since", 0), core.cur_line, len(core.l0),
+                    core.n_instr, core.n_fpu, core.n_flops, core.s_raw, core.s_offload, core.s_lsu, core.s_icache,
+                    core.s_sync, core.s_stream, core.s_fdep, core.fp_pending_until, int(core.ssr_on),
+                    int(core.seq_on), int(core.seq_inner), core.seq_n, core.seq_reps, core.seq_it, core.seq_pos,
+                    core.seq_smax, core.seq_mask, len(core.seq_body), 0, len(core.queue), 0, len(core.lsu.queue),
+                    programs.base_of[id(core)], len(core.instrs), core.hartid, core.ibase, core.offload_depth,
+                    core.lsu_depth, core.line_shift, core.l0_lines, int(core is cluster.dma_core), core.lsu.rid, 0]
+                   for core in running], np.int64)
+    x = np.array([core.x for core in running], np.int64)
+    x_ready = np.array([core.x_ready for core in running], np.int64)
+    f = np.array([core.f for core in running], np.float64)
+    f_ready = np.array([core.f_ready for core in running], np.int64)
+    body = np.zeros((ncores, 16), np.int64)
+    for c, core in enumerate(running):
+        for k, copies in enumerate(core.seq_body):
+            body[c, k] = index_of[id(copies[0])]
+    l0 = np.zeros((ncores, max(core.l0_lines for core in running) + 1), np.int64)
+    oq = np.zeros((ncores, max(core.offload_depth for core in running), 2), np.int64)
+    lq = np.zeros((ncores, max(core.lsu_depth for core in running), 6), np.int64)
+    lq_fval = np.zeros((ncores, lq.shape[1]), np.float64)
+    for c, core in enumerate(running):
+        l0[c, :len(core.l0)] = list(core.l0)
+        for k, (ins, operand) in enumerate(core.queue):
+            oq[c, k, 0] = index_of[id(ins)]
+            oq[c, k, 1] = operand
+        for k, (addr, kind, reg, value, size, signed) in enumerate(core.lsu.queue):
+            lq[c, k] = (addr, kind, reg, value if kind == 1 else 0, size, int(signed))
+            lq_fval[c, k] = value if kind == 3 else 0.0
+    streamers = [s for core in running for s in core.ssrs]
+    ss = np.array([_streamer_row(s) for s in streamers], np.int64)
+    fq_ready, fq_val, fq_uses = _fifo_rows(streamers, max(s.depth for s in streamers))
+    lines = list(icache.lines.items())
+    cap = icache.capacity
+    ic_line = np.zeros(cap, np.int64)
+    ic = np.zeros((2, cap), np.int64)
+    for e, (line, ready) in enumerate(lines):
+        ic_line[e], ic[0, e], ic[1, e] = line, ready, e
+    cfg = dma.cfg
+    g = np.array([cluster.n_halted, len(cluster.waiting), len(cluster.core_list), len(lines), len(lines),
+                  icache.n_hits, icache.n_misses, cap, icache.hit_cycles, icache.miss_cycles,
+                  icache.line_bytes // 4, tcdm.n_grants, tcdm.n_conflicts, dma.completed, dma.next_id, cfg["src"],
+                  cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
+                  tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0], np.int64)
+    work = cluster.__dict__.get("_compiled_work")
+    if work is None:
+        data = tcdm.data
+        nreq = 4 * len(cluster.core_list) + cluster.dma_lanes
+        work = cluster._compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
+                                         np.frombuffer(data, np.uint8), np.zeros((nreq, 4), np.int64),
+                                         np.full(tcdm.banks, -1, np.int64))
+    words, singles, mbytes, reqs, owner = work
+    rr = np.array(tcdm.rr, np.int64)
+    per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
+    ran = _compiled_cluster_cycles()(cycle, end, g, cs, programs.table, x, x_ready, f, f_ready, body, l0, oq, lq,
+                                     lq_fval, ss, fq_ready, fq_val, fq_uses, ic, ic_line, words, singles, mbytes, rr,
+                                     per_bank, reqs, owner)
+    if ran == 0:
+        return False
+    _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss,
+                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank)
+    cluster.n_compiled_cycles += ran  # tests check the path is taken
+    cluster.n_compiled_batches += 1
+    if g[G_FINISHED] and ran == 1:
+        cluster.finish_if_idle(cycle)
+    elif g[G_FINISHED]:
+        cluster.sleep_for(ran - 1)  # the tick at the last cycle finds every core finished
+    else:
+        cluster.sleep_for(ran)
+    return True
+
+
+def _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss,
+                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank) -> None:
+    """Copy the state after the batch back into the Python model's objects."""
+    objects = programs.objects
+    tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
+    tcdm.rr[:] = rr.tolist()
+    tcdm.conflicts_per_bank[:] = per_bank.tolist()
+    tcdm.n_grants, tcdm.n_conflicts = int(g[G_GRANTS]), int(g[G_CONFLICTS])
+    n_lines = int(g[G_IC_N])
+    order = np.argsort(ic[1, :n_lines], kind="stable")
+    icache.lines.clear()
+    for e in order.tolist():
+        icache.lines[int(ic_line[e])] = int(ic[0, e])
+    icache.n_hits, icache.n_misses = int(g[G_IC_HITS]), int(g[G_IC_MISSES])
+    cfg = dma.cfg
+    cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"] = (int(v) for v in g[G_DMA_SRC:G_DMA_REPS + 1])
+    cluster.n_halted = int(g[G_N_HALTED])
+    rows = cs.tolist()
+    xs, x_readys, fs, f_readys = x.tolist(), x_ready.tolist(), f.tolist(), f_ready.tolist()
+    states = ss.tolist()
+    fifo_ready, fifo_value, fifo_uses = fq_ready.tolist(), fq_val.tolist(), fq_uses.tolist()
+    depth_cap = fq_ready.shape[1]
+    waiting = []
+    for c, core in enumerate(running):
+        row = rows[c]
+        was = (core.halted, core.at_barrier)
+        (core.ip, core.stall_until, halted, done, core.done_cycle, at_barrier, core.barrier_since, core.cur_line,
+         l0n, core.n_instr, core.n_fpu, core.n_flops, core.s_raw, core.s_offload, core.s_lsu, core.s_icache,
+         core.s_sync, core.s_stream, core.s_fdep, core.fp_pending_until, ssr_on, seq_on, seq_inner, core.seq_n,
+         core.seq_reps, core.seq_it, core.seq_pos, core.seq_smax, core.seq_mask, recorded, q_head, q_count, l_head,
+         l_count) = row[:C_CBASE]
+        core.halted, core.done, core.at_barrier = bool(halted), bool(done), bool(at_barrier)
+        core.ssr_on, core.seq_on, core.seq_inner = bool(ssr_on), bool(seq_on), bool(seq_inner)
+        if at_barrier:
+            waiting.append(core)
+        if was != (core.halted, core.at_barrier):
+            core.state_reg.set("halt" if core.halted else ("barrier" if core.at_barrier else "run"))
+        core.x[:], core.x_ready[:], core.f[:], core.f_ready[:] = xs[c], x_readys[c], fs[c], f_readys[c]
+        core.l0.clear()
+        core.l0.extend(l0[c, :l0n].tolist())
+        recorded_now = [objects[i] for i in body[c, :recorded].tolist()]
+        if row[C_SEQ_GEN] or [copies[0] for copies in core.seq_body] != recorded_now:
+            core.seq_body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)]
+                             for ins in recorded_now]
+            core.seq_issue = [[core._compiled(copy) for copy in copies] for copies in core.seq_body]
+        queue = core.queue
+        queue.clear()
+        depth = oq.shape[1]
+        for k in range(q_count):
+            slot = (q_head + k) % depth
+            queue.append((objects[int(oq[c, slot, 0])], int(oq[c, slot, 1])))
+        lsu = core.lsu
+        lsu.queue.clear()
+        depth = lq.shape[1]
+        for k in range(l_count):
+            slot = (l_head + k) % depth
+            addr, kind, reg, value, size, signed = lq[c, slot].tolist()
+            if kind == 3:
+                value = float(lq_fval[c, slot])
+            lsu.queue.append((addr, kind, reg, value, size, bool(signed)))
+        if lsu.queue:
+            lsu.addr = lsu.queue[0][0]
+        core.parked = False  # the plain issue checks are exact; the core parks again when it stalls
+        core.leave_replay_step()
+        for k, s in enumerate(core.ssrs):
+            _write_streamer(s, states[3 * c + k], fifo_ready[3 * c + k], fifo_value[3 * c + k],
+                            fifo_uses[3 * c + k], depth_cap)
+        core.streaming = [s for s in core.ssrs if s.active]
+    cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + \
+        [c for c in waiting if c not in cluster.waiting]
+    if any(core.done for core in running):
+        cluster.running = [c for c in cluster.running if not c.done]
+
+
+def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap: int) -> None:
+    s.writes, s.active, s.job_writes = bool(st[S_WRITES]), bool(st[S_ACTIVE]), bool(st[S_JOB_WRITES])
+    s.addr, s.left = st[S_ADDR], st[S_LEFT]
+    s.idx = st[S_IDX:S_IDX + 4]
+    s.bounds = st[S_BOUNDS:S_BOUNDS + 4]
+    s.adj = st[S_ADJ:S_ADJ + 4]
+    s.dims, s.uses, s.repeat = st[S_DIMS], st[S_USES], st[S_REPEAT]
+    s.cfg_bounds[:] = st[S_CFGB:S_CFGB + 4]
+    s.cfg_strides[:] = st[S_CFGS:S_CFGS + 4]
+    s.run, s.run_len, s.launched = st[S_RUN], st[S_RUN_LEN], bool(st[S_LAUNCHED])
+    s.adj0 = s.adj[0]
+    s.reads_stream = s.active and not s.job_writes
+    s.jobs.clear()
+    if st[S_JN]:
+        dims = st[S_JDIMS]
+        s.jobs.append((st[S_JBASE], dims, st[S_JB:S_JB + dims], st[S_JS:S_JS + dims], st[S_JREPEAT],
+                       bool(st[S_JWRITES])))
+    fifo = s.fifo
+    fifo.clear()
+    head = st[S_HEAD]
+    for k in range(st[S_COUNT]):
+        at = (head + k) % depth_cap
+        if uses[at] < 0:
+            fifo.append([ready[at], value[at]])
+        else:
+            fifo.append([ready[at], value[at], uses[at]])
