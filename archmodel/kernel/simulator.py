@@ -351,6 +351,32 @@ class Simulator:
             if self.stopped is not None:
                 return "stopped"
 
+    def undisturbed_until_ps(self, comp: Component) -> int | None:
+        """The earliest time at which ``comp`` could observe something it did not cause
+        (None: never, as things stand): the edge of ``comp`` after another component's next
+        tick (that tick's messages and returned credits show one edge later at the soonest),
+        or the arrival of a message already in flight to one of ``comp``'s inputs. A model
+        that computes several of its cycles at once may run the cycles before that time."""
+        soonest = None
+        domain = comp.domain
+        for sched in self._schedules:
+            for other in sched.awake:
+                if other is not comp and other._awake:
+                    tick = sched.next_edge if sched.next_edge is not None else self.now
+                    soonest = domain.edge_after(max(tick, self.now))
+                    break
+        for time_ps, _, other in self._wakes:
+            if other is not comp and (soonest is None or time_ps < soonest):
+                soonest = domain.edge_after(time_ps)
+        if self._soon and any(other is not comp for _, other in self._soon):
+            seen = domain.edge_after(self._soon_at)
+            if soonest is None or seen < soonest:
+                soonest = seen
+        for ch in comp._in_channels:
+            if ch.flight and (soonest is None or ch.flight[0][0] < soonest):
+                soonest = ch.flight[0][0]
+        return soonest
+
     @property
     def watchdog_deadline_ps(self) -> int:
         """The last time the current run can reach without a transfer or reported progress

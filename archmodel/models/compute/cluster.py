@@ -101,6 +101,7 @@ class SnitchCluster(Component):
         self.traced = None  # set at the first tick: an observer watches the run
         self.n_compiled_cycles = 0  # cycles the compiled loop ran (tests check it is reached)
         self.n_compiled_batches = 0
+        self.compiled_exits: dict = {}  # why batches ended (compiled_cluster.EXIT_REASONS), for tuning
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:
@@ -212,7 +213,7 @@ class SnitchCluster(Component):
             for part in self.core_list + [self.tcdm, self.dma]:
                 part.traced = traced
         dma = self.dma
-        if self.compiled and not self.traced and dma.current is None and not dma.queue and run_compiled(self, cycle):
+        if self.compiled and not self.traced and run_compiled(self, cycle):
             return
         requests: list = []
         dma_active = False
@@ -242,7 +243,7 @@ class SnitchCluster(Component):
     def _report_progress(self, cycle: int) -> None:
         # The kernel's watchdog judges hangs: work inside the cluster moves no message, so
         # the cluster tells it about progress (instructions, FP operations, TCDM grants, DMA
-        # bytes) every few cycles, often enough for any watchdog window. A stuck cluster then
+        # bytes) every quarter of the watchdog's window. A stuck cluster then
         # stops the run with a DeadlockError whose report has each unfinished core's
         # state (SnitchCore.holding) and who waits on whom at the barrier.
         signature = (sum(c.n_instr + c.n_fpu for c in self.core_list), self.tcdm.n_grants,
@@ -251,5 +252,5 @@ class SnitchCluster(Component):
             self.signature = signature
             self.progress()
         if self.check_every is None:
-            self.check_every = max(1, min(1024, self.sim.watchdog_ps // self.domain.period_ps // 4))
+            self.check_every = max(1, self.sim.watchdog_ps // self.domain.period_ps // 4)
         self.check_at = cycle + self.check_every

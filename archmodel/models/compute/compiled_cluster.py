@@ -23,6 +23,9 @@ FIFOs, stream state, the I$ and every byte of memory.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from operator import attrgetter
+
 import numpy as np
 
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
@@ -127,8 +130,20 @@ S_WIDTH = 48
 # -- cluster-wide values -------------------------------------------------------------------------------
 (G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
  G_IC_LINE_WORDS, G_GRANTS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_NEXT_ID, G_DMA_SRC, G_DMA_DST, G_DMA_SSTR,
- G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED,
- G_WIDTH) = range(27)
+ G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED, G_EXIT,
+ G_WIDTH) = range(28)
+EXIT_REASONS = ("end", "dma", "fp", "integer")
+"""Why a batch ended (``G_EXIT``): at the end it was given (the run's limit, a progress
+report, the watchdog, something outside the cluster), or before a cycle the DMA engine, an
+FP subsystem or an integer pipeline needs Python for."""
+
+# -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
+(D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
+ D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_WIDTH) = range(20)
+# lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
+L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
+# read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
+R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
 
 
 def _s32(v):
@@ -769,7 +784,7 @@ def _offload(c, i, operand, cs, oq):
     cs[c, C_Q_COUNT] += 1
 
 
-def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line):
+def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line, dm):
     """``SnitchCore.int_step``: issue at most one integer-pipeline instruction."""
     ip = cs[c, C_IP]
     line = ip >> cs[c, C_LSHIFT]
@@ -928,9 +943,16 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
             g[G_DMA_DSTR] = x[c, code[i, I_RS2]]
         elif op == 3:
             g[G_DMA_REPS] = a
-        else:  # dmstat: the engine is idle in a batch
+        else:  # dmstat
             which = (code[i, I_IMM] if code[i, I_USES_IMM] else a) & 3
-            value = g[G_DMA_COMPLETED] if which == 0 else (g[G_DMA_NEXT_ID] if which == 1 else 0)
+            if which == 0:
+                value = g[G_DMA_COMPLETED]
+            elif which == 1:
+                value = g[G_DMA_NEXT_ID]
+            elif which == 2:
+                value = 1 if dm[D_CUR] or dm[D_QLEN] else 0
+            else:
+                value = 1 if dm[D_QLEN] >= dm[D_QDEPTH] else 0
             if rd:
                 x[c, rd] = value
         cs[c, C_IP] = ip + 1
@@ -988,8 +1010,88 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
             mbytes[offset + b] = (value >> (8 * b)) & 0xFF
 
 
+def _dma_would_exit(dm, rb):
+    """Whether the DMA engine needs Python at this cycle: to start the next queued transfer
+    (its bursts are Python objects) or to send a burst to the outside port."""
+    if not dm[D_CUR]:
+        return dm[D_QLEN] > 0
+    if dm[D_INBOUND]:
+        return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING]
+    return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0
+
+
+def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr):
+    """``SnitchDma.step`` without the outside port (see _dma_would_exit): hand words to idle
+    lanes and present the busy lanes to the TCDM; returns the new request count."""
+    dm[D_N_BUSY] += 1
+    nlanes = lanes.shape[0]
+    if dm[D_INBOUND]:
+        cap = ww.shape[0]
+        for k in range(nlanes):
+            if not lanes[k, L_BUSY] and dm[D_WW_COUNT]:
+                head = dm[D_WW_HEAD]
+                lanes[k, L_BUSY] = 1
+                lanes[k, L_ADDR] = ww[head, 0]
+                lanes[k, L_BITS] = ww[head, 1]
+                dm[D_WW_HEAD] = (head + 1) % cap
+                dm[D_WW_COUNT] -= 1
+                dm[D_N_IN] += 8
+        idle = dm[D_NB] == 0 and dm[D_PENDING] == 0 and dm[D_WW_COUNT] == 0
+    else:
+        while dm[D_NB] and dm[D_RB_COUNT] < 2:
+            slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
+            b = dm[D_BHEAD]
+            rb[slot, R_OUTSIDE] = bursts[b, 0]
+            rb[slot, R_LOCAL] = bursts[b, 1]
+            rb[slot, R_SIZE] = bursts[b, 2]
+            rb[slot, R_LEFT] = bursts[b, 2] // 8
+            rb[slot, R_ISSUED] = 0
+            rbuf[slot, :] = 0
+            dm[D_BHEAD] = b + 1
+            dm[D_NB] -= 1
+            dm[D_RB_COUNT] += 1
+        for k in range(nlanes):
+            if lanes[k, L_BUSY]:
+                continue
+            for j in range(dm[D_RB_COUNT]):
+                slot = (dm[D_RB_HEAD] + j) % 2
+                if rb[slot, R_ISSUED] * 8 < rb[slot, R_SIZE]:
+                    at = rb[slot, R_ISSUED] * 8
+                    rb[slot, R_ISSUED] += 1
+                    lanes[k, L_BUSY] = 1
+                    lanes[k, L_ADDR] = rb[slot, R_LOCAL] + at
+                    lanes[k, L_BITS] = slot
+                    lanes[k, L_AT] = at
+                    break
+        idle = dm[D_NB] == 0 and dm[D_RB_COUNT] == 0 and dm[D_WIF] == 0
+    for k in range(nlanes):
+        if lanes[k, L_BUSY]:
+            idle = False
+            reqs[nr, 0] = -1000 - k
+            reqs[nr, 1] = dm[D_RID] + k
+            reqs[nr, 2] = lanes[k, L_ADDR]
+            nr += 1
+    if idle:
+        dm[D_CUR] = 0
+        dm[D_N_DONE] += 1
+    return nr
+
+
+def _lane_grant(k, g, dm, lanes, rb, rbuf, words_i64):
+    """``_Lane.grant``: lane ``k`` writes its word into the TCDM or reads one for a burst."""
+    lanes[k, L_BUSY] = 0
+    word = (lanes[k, L_ADDR] - g[G_TCDM_BASE]) >> 3
+    if dm[D_INBOUND]:
+        words_i64[word] = lanes[k, L_BITS]
+    else:
+        slot = lanes[k, L_BITS]
+        rbuf[slot, lanes[k, L_AT] >> 3] = words_i64[word]
+        rb[slot, R_LEFT] -= 1
+
+
 def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
-                    fq_val, fq_uses, ic, ic_line, words, singles, mbytes, rr, per_bank, reqs, owner):
+                    fq_val, fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner, dm,
+                    bursts, ww, lanes, rb, rbuf):
     """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
     module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
     core finished in the last cycle run."""
@@ -1001,22 +1103,32 @@ def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, o
     latency = g[G_LATENCY]
     cycle = start
     while cycle < end:
+        if _dma_would_exit(dm, rb):
+            g[G_EXIT] = 1
+            return cycle - start
         for c in range(ncores):
             if cs[c, C_DONE]:
                 continue
             if _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
+                g[G_EXIT] = 2
                 return cycle - start
             if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
+                g[G_EXIT] = 3
                 return cycle - start
         nr = 0
         running = 0
+        dma_active = dm[D_CUR] != 0
+        if dma_active:
+            nr = _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr)
+            if not dm[D_CUR]:
+                g[G_DMA_COMPLETED] = dm[D_ID]
         for c in range(ncores):
             if cs[c, C_DONE]:
                 continue
             _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val,
                      fq_uses)
             if not cs[c, C_HALTED] and cs[c, C_STALL] <= cycle:
-                _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line)
+                _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line, dm)
             # the requests of this core: its LSU head, then its running streamers in order
             if cs[c, C_L_COUNT]:
                 reqs[nr, 0] = -1 - c
@@ -1067,6 +1179,9 @@ def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, o
             g[G_GRANTS] += 1
             rr[bank] = reqs[w, 1]
             who = reqs[w, 0]
+            if who <= -1000:
+                _lane_grant(-1000 - who, g, dm, lanes, rb, rbuf, words_i64)
+                continue
             if who < 0:
                 _lsu_grant(-1 - who, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, singles, mbytes)
                 continue
@@ -1085,7 +1200,7 @@ def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, o
                 ss[s, S_COUNT] += 1
             _advance(s, ss)
         cycle += 1
-        if running == 0:
+        if running == 0 and not dma_active:
             g[G_FINISHED] = 1
             break
     return cycle - start
@@ -1094,7 +1209,7 @@ def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, o
 _HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_round32", "_copysign", "_fp", "_stagger",
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
-            "_int_step", "_lsu_grant")
+            "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant")
 _COMPILED = None
 
 
@@ -1143,13 +1258,32 @@ def _fifo_rows(streamers, depth: int):
     return ready, value, uses
 
 
+_STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
+_STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")
+_STREAM_TAIL = attrgetter("run", "run_len", "launched", "rid", "depth")
+_NO_JOB = [0] * 12
+
+
 def _streamer_row(s) -> list:
-    job = s.jobs[0] if s.jobs else (0, 0, [], [], 0, False)
-    base, dims, bounds, strides, repeat, writes = job
-    return ([int(s.writes), int(s.active), int(s.job_writes), s.addr, s.left] + list(s.idx) + list(s.bounds)
-            + list(s.adj) + [s.dims, s.uses, s.repeat] + list(s.cfg_bounds) + list(s.cfg_strides)
-            + [s.run, s.run_len, int(s.launched), s.rid, s.depth, 0, len(s.fifo), len(s.jobs), base, dims]
-            + (list(bounds) + [0] * 4)[:4] + (list(strides) + [0] * 4)[:4] + [repeat, int(writes)])
+    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array)."""
+    if s.jobs:
+        base, dims, bounds, strides, repeat, writes = s.jobs[0]
+        job = [base, dims, *bounds, *[0] * (4 - dims), *strides, *[0] * (4 - dims), repeat, writes]
+    else:
+        job = _NO_JOB
+    return [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
+            *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job]
+
+
+def _dma_needs_python(dma) -> bool:
+    """_dma_would_exit, asked before the state is copied: the next cycle sends a burst or
+    starts a queued transfer."""
+    transfer = dma.current
+    if transfer is None:
+        return bool(dma.queue)
+    if transfer.inbound:
+        return bool(transfer.bursts) and len(dma.pending_reads) < dma.outstanding
+    return bool(dma.read_bursts) and dma.read_bursts[0][4] == 0
 
 
 def run_compiled(cluster, cycle: int) -> bool:
@@ -1162,10 +1296,22 @@ def run_compiled(cluster, cycle: int) -> bool:
     end = min(cluster.check_at, cluster.domain.cycle_of(sim.watchdog_deadline_ps) + 1)
     if sim.limit_ps is not None:
         end = min(end, cluster.domain.cycle_of(sim.limit_ps) + 1)
-    if not running or cycle >= end:
+    dma = cluster.dma
+    if dma.busy:
+        if _dma_needs_python(dma):
+            return False
+        # a burst may come back: the batch ends before anything outside can reach the cluster
+        until = sim.undisturbed_until_ps(cluster)
+        if until is not None:
+            end = min(end, cluster.domain.cycle_of(until - 1) + 1)
+    if not running or cycle + 1 >= end:
         return False
+    dma_core = cluster.dma_core
+    if not dma_core.done and not dma_core.halted and dma_core.stall_until <= cycle \
+            and dma_core.ip < len(dma_core.instrs) and dma_core.instrs[dma_core.ip].op in ("dmcpyi", "dmcpy"):
+        return False  # it starts a transfer (Python's part): no batch can begin here
     programs = _programs(cluster)
-    tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
+    tcdm, icache = cluster.tcdm, cluster.icache
     ncores = len(running)
     index_of = programs.index_of
     cs = np.array([[core.ip, core.stall_until, int(core.halted), int(core.done), core.done_cycle,
@@ -1200,35 +1346,45 @@ def run_compiled(cluster, cycle: int) -> bool:
     streamers = [s for core in running for s in core.ssrs]
     ss = np.array([_streamer_row(s) for s in streamers], np.int64)
     fq_ready, fq_val, fq_uses = _fifo_rows(streamers, max(s.depth for s in streamers))
-    lines = list(icache.lines.items())
+    before = (ss.copy(), fq_ready.copy(), fq_val.copy(), fq_uses.copy())
+    lines = icache.lines
     cap = icache.capacity
     ic_line = np.zeros(cap, np.int64)
     ic = np.zeros((2, cap), np.int64)
-    for e, (line, ready) in enumerate(lines):
-        ic_line[e], ic[0, e], ic[1, e] = line, ready, e
+    ic_line[:len(lines)] = list(lines)
+    ic[0, :len(lines)] = list(lines.values())
+    ic[1, :len(lines)] = np.arange(len(lines))  # least recently used first, as the OrderedDict
     cfg = dma.cfg
     g = np.array([cluster.n_halted, len(cluster.waiting), len(cluster.core_list), len(lines), len(lines),
                   icache.n_hits, icache.n_misses, cap, icache.hit_cycles, icache.miss_cycles,
                   icache.line_bytes // 4, tcdm.n_grants, tcdm.n_conflicts, dma.completed, dma.next_id, cfg["src"],
                   cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
-                  tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0], np.int64)
+                  tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0, 0],
+                 np.int64)
     work = cluster.__dict__.get("_compiled_work")
     if work is None:
         data = tcdm.data
         nreq = 4 * len(cluster.core_list) + cluster.dma_lanes
         work = cluster._compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
-                                         np.frombuffer(data, np.uint8), np.zeros((nreq, 4), np.int64),
-                                         np.full(tcdm.banks, -1, np.int64))
-    words, singles, mbytes, reqs, owner = work
+                                         np.frombuffer(data, np.uint8), np.frombuffer(data, np.int64),
+                                         np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
+    words, singles, mbytes, words_i64, reqs, owner = work
+    dm, bursts, ww, lanes, rb, rbuf = _dma_arrays(dma)
     rr = np.array(tcdm.rr, np.int64)
     per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
     ran = _compiled_cluster_cycles()(cycle, end, g, cs, programs.table, x, x_ready, f, f_ready, body, l0, oq, lq,
-                                     lq_fval, ss, fq_ready, fq_val, fq_uses, ic, ic_line, words, singles, mbytes, rr,
-                                     per_bank, reqs, owner)
+                                     lq_fval, ss, fq_ready, fq_val, fq_uses, ic, ic_line, words, singles, mbytes,
+                                     words_i64, rr, per_bank, reqs, owner, dm, bursts, ww, lanes, rb, rbuf)
+    reason = EXIT_REASONS[g[G_EXIT]]
+    cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
     if ran == 0:
         return False
+    touched = (ss != before[0]).any(1) | (fq_ready != before[1]).any(1) | (fq_uses != before[3]).any(1) \
+        | (fq_val.view(np.int64) != before[2].view(np.int64)).any(1)
     _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss,
-                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank)
+                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank, touched.tolist())
+    if dma.busy:
+        _dma_write_back(dma, g, dm, bursts, ww, lanes, rb, rbuf)
     cluster.n_compiled_cycles += ran  # tests check the path is taken
     cluster.n_compiled_batches += 1
     if g[G_FINISHED] and ran == 1:
@@ -1241,19 +1397,18 @@ def run_compiled(cluster, cycle: int) -> bool:
 
 
 def _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss,
-                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank) -> None:
-    """Copy the state after the batch back into the Python model's objects."""
+                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank, touched) -> None:
+    """Copy the state after the batch back into the Python model's objects (of the
+    streamers, those whose state or FIFO changed: ``touched``)."""
     objects = programs.objects
     tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
     tcdm.rr[:] = rr.tolist()
     tcdm.conflicts_per_bank[:] = per_bank.tolist()
     tcdm.n_grants, tcdm.n_conflicts = int(g[G_GRANTS]), int(g[G_CONFLICTS])
-    n_lines = int(g[G_IC_N])
-    order = np.argsort(ic[1, :n_lines], kind="stable")
-    icache.lines.clear()
-    for e in order.tolist():
-        icache.lines[int(ic_line[e])] = int(ic[0, e])
-    icache.n_hits, icache.n_misses = int(g[G_IC_HITS]), int(g[G_IC_MISSES])
+    if (icache.n_hits, icache.n_misses) != (g[G_IC_HITS], g[G_IC_MISSES]):
+        order = np.argsort(ic[1, :g[G_IC_N]])
+        icache.lines = OrderedDict(zip(ic_line[order].tolist(), ic[0, order].tolist()))
+        icache.n_hits, icache.n_misses = int(g[G_IC_HITS]), int(g[G_IC_MISSES])
     cfg = dma.cfg
     cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"] = (int(v) for v in g[G_DMA_SRC:G_DMA_REPS + 1])
     cluster.n_halted = int(g[G_N_HALTED])
@@ -1280,11 +1435,8 @@ def _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_
         core.x[:], core.x_ready[:], core.f[:], core.f_ready[:] = xs[c], x_readys[c], fs[c], f_readys[c]
         core.l0.clear()
         core.l0.extend(l0[c, :l0n].tolist())
-        recorded_now = [objects[i] for i in body[c, :recorded].tolist()]
-        if row[C_SEQ_GEN] or [copies[0] for copies in core.seq_body] != recorded_now:
-            core.seq_body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)]
-                             for ins in recorded_now]
-            core.seq_issue = [[core._compiled(copy) for copy in copies] for copies in core.seq_body]
+        if row[C_SEQ_GEN] or len(core.seq_body) != recorded:
+            _restore_sequencer(core, [objects[i] for i in body[c, :recorded].tolist()])
         queue = core.queue
         queue.clear()
         depth = oq.shape[1]
@@ -1305,13 +1457,29 @@ def _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_
         core.parked = False  # the plain issue checks are exact; the core parks again when it stalls
         core.leave_replay_step()
         for k, s in enumerate(core.ssrs):
-            _write_streamer(s, states[3 * c + k], fifo_ready[3 * c + k], fifo_value[3 * c + k],
-                            fifo_uses[3 * c + k], depth_cap)
+            if touched[3 * c + k]:
+                _write_streamer(s, states[3 * c + k], fifo_ready[3 * c + k], fifo_value[3 * c + k],
+                                fifo_uses[3 * c + k], depth_cap)
         core.streaming = [s for s in core.ssrs if s.active]
     cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + \
         [c for c in waiting if c not in cluster.waiting]
     if any(core.done for core in running):
         cluster.running = [c for c in cluster.running if not c.done]
+
+
+def _restore_sequencer(core, recorded: list) -> None:
+    """The FREP body the loop recorded, as the core's stagger copies and replay functions
+    (cached per body: a kernel replays the same few bodies over and over)."""
+    cache = core.__dict__.setdefault("_restored_bodies", {})
+    key = (tuple(map(id, recorded)), core.seq_smax, core.seq_mask, core.ssr_on)
+    entry = cache.get(key)
+    if entry is None:
+        if len(cache) > 64:
+            cache.clear()
+        body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)] for ins in recorded]
+        entry = cache[key] = (body, [[core._compiled(copy) for copy in copies] for copies in body], recorded)
+    # the core appends to these lists while it records the rest of a body: give it copies
+    core.seq_body, core.seq_issue = list(entry[0]), list(entry[1])
 
 
 def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap: int) -> None:
@@ -1340,3 +1508,72 @@ def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap
             fifo.append([ready[at], value[at]])
         else:
             fifo.append([ready[at], value[at], uses[at]])
+
+
+def _dma_arrays(dma) -> tuple:
+    """The DMA engine's running transfer, lanes and buffers as arrays (see D_*, L_*, R_*)."""
+    transfer = dma.current
+    lanes = np.zeros((len(dma.lane_objs), 4), np.int64)
+    rb = np.zeros((2, 5), np.int64)
+    rbuf = np.zeros((2, dma.burst_bytes // 8), np.int64)
+    if transfer is None:
+        dm = np.zeros(D_WIDTH, np.int64)
+        dm[D_QLEN], dm[D_QDEPTH] = len(dma.queue), dma.queue_depth
+        return dm, np.zeros((1, 3), np.int64), np.zeros((1, 2), np.int64), lanes, rb, rbuf
+    words = dma.write_words
+    ww = np.zeros((max(1, len(words)), 2), np.int64)
+    if words:
+        ww[:, 0] = [entry[2] for entry in words]
+        ww[:, 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
+    bursts = np.array(list(transfer.bursts) or [(0, 0, 0)], np.int64)
+    for slot, burst in enumerate(dma.read_bursts):
+        rb[slot] = (burst[0], burst[1], burst[2], burst[4], burst[5])
+        rbuf[slot, :burst[2] // 8] = np.frombuffer(bytes(burst[3]), np.int64)
+    slots = {id(burst): slot for slot, burst in enumerate(dma.read_bursts)}
+    for k, lane in enumerate(dma.lane_objs):
+        entry = lane.entry
+        if entry is None:
+            continue
+        if entry[0] is None:
+            lanes[k] = (1, lane.addr, int.from_bytes(entry[1], "little", signed=True), 0)
+        else:
+            lanes[k] = (1, lane.addr, slots[id(entry[0])], entry[1])
+    dm = np.array([1, int(transfer.inbound), transfer.id, 0, len(transfer.bursts), len(dma.pending_reads),
+                   dma.writes_in_flight, dma.outstanding, len(dma.queue), dma.queue_depth, dma.n_in, dma.n_out,
+                   dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0, len(dma.read_bursts)], np.int64)
+    return dm, bursts, ww, lanes, rb, rbuf
+
+
+def _dma_write_back(dma, g, dm, bursts, ww, lanes, rb, rbuf) -> None:
+    """Copy the DMA engine's state after a batch back into its Python objects."""
+    transfer = dma.current
+    dma.n_in, dma.n_out, dma.n_done, dma.n_busy = (int(v) for v in dm[D_N_IN:D_N_BUSY + 1])
+    dma.completed = int(g[G_DMA_COMPLETED])
+    if not dm[D_CUR]:
+        dma.current = None
+    transfer.bursts.clear()
+    transfer.bursts.extend(tuple(b) for b in bursts[dm[D_BHEAD]:dm[D_BHEAD] + dm[D_NB]].tolist())
+    words = dma.write_words
+    words.clear()
+    cap = ww.shape[0]
+    data = ww[:, 1].tobytes()
+    for k in range(dm[D_WW_COUNT]):
+        at = (dm[D_WW_HEAD] + k) % cap
+        words.append((None, data[8 * at:8 * at + 8], int(ww[at, 0])))
+    dma.read_bursts.clear()
+    by_slot = {}
+    for j in range(dm[D_RB_COUNT]):
+        slot = (dm[D_RB_HEAD] + j) % 2
+        outside, local, size, left, issued = rb[slot].tolist()
+        burst = by_slot[slot] = [outside, local, size, bytearray(rbuf[slot, :size // 8].tobytes()), left, issued]
+        dma.read_bursts.append(burst)
+    for k, lane in enumerate(dma.lane_objs):
+        busy, addr, bits, at = lanes[k].tolist()
+        if not busy:
+            lane.entry = None
+            continue
+        lane.addr = addr
+        if dm[D_INBOUND]:
+            lane.entry = (None, int(bits).to_bytes(8, "little", signed=True), addr)
+        else:
+            lane.entry = (by_slot[bits], at)
