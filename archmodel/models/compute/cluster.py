@@ -7,7 +7,7 @@ from typing import Callable
 from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
 
 from .assembler import Instruction, Program
-from .compiled_cluster import run_compiled
+from .compiled_state import run_compiled
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
@@ -102,6 +102,8 @@ class SnitchCluster(Component):
         self.n_compiled_cycles = 0  # cycles the compiled loop ran (tests check it is reached)
         self.n_compiled_batches = 0
         self.compiled_exits: dict = {}  # why batches ended (compiled_cluster.EXIT_REASONS), for tuning
+        self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
+        self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:

@@ -1,30 +1,28 @@
-"""The whole Snitch cluster, stepped by one compiled loop for batches of cycles.
+"""The whole Snitch cluster as one compiled loop over arrays, for batches of cycles.
 
-The Python model (SnitchCore, SsrStreamer, SnitchTcdm, SnitchICache, the cluster's barrier)
-is the reference: readable, traced, and the place where faults are raised with their
-messages. :func:`run_compiled` copies its state into int64/float64 arrays, runs
-:func:`_cluster_cycles` (numba) for as many cycles as it can, and copies every value back,
-so the Python model continues exactly as if it had stepped those cycles itself. The loop
-implements the same cycle: the DMA engine (idle here), then every running core in order
-(FP subsystem with the FREP sequencer and SSR operands, then the integer pipeline with its
-scoreboard, L0 buffer and shared I$, offload queue, LSU, CSRs, SSR jobs, barrier, halt),
-then the TCDM's round-robin arbitration of all requests.
+The Python model (SnitchCore, SsrStreamer, SnitchTcdm, SnitchICache, SnitchDma, the
+cluster's barrier) is the reference: readable, traced, and the place where faults are
+raised with their messages. :func:`_cluster_cycles` (numba, over int64/float64 arrays laid
+out by the ``I_``/``C_``/``S_``/``G_``/``D_`` column constants below) steps the same cycle:
+the DMA engine's lanes, then every running core in order (FP subsystem with the FREP
+sequencer and SSR operands, then the integer pipeline with its scoreboard, L0 buffer and
+shared I$, offload queue, LSU, CSRs, SSR jobs, barrier, halt), then the TCDM's round-robin
+arbitration of all requests. :mod:`compiled_state` copies the model's state in and out
+and runs the batches.
 
 A cycle the loop cannot reproduce is left to Python: the batch ends *before* it when some
-core would fault there (the Python model raises the fault with its message), would execute
-an instruction the loop does not implement (``dmcpy``, FP square roots, a division by zero,
-a multiply-high of operands outside 32 bits, ...), or when the DMA engine has work. A batch
-also ends at the cluster's next watchdog progress report and at the run's time limit
-(``Simulator.limit_ps``), and after the cycle in which the last core finishes. The
-cross-checks in tests/models/compute/test_compiled_cluster.py run kernels and random
-programs with the loop on and off and compare cycles, every counter, registers, queues,
-FIFOs, stream state, the I$ and every byte of memory.
+core would fault there (the Python model then raises the fault with its message), would
+execute an instruction the loop leaves out (``dmcpy``, FP square roots, a division by
+zero, a multiply-high of operands wider than 32 bits, a stream read twice by one
+instruction, ...), or when the DMA engine must use its outside port (send a burst, start a
+queued transfer; responses end a batch from outside, see compiled_state). The
+cross-checks in tests/models/compute/test_compiled_kernels.py and
+test_compiled_cluster.py run kernels and random programs with the loop on and off and
+compare cycles, every counter, registers, queues, FIFOs, stream state, the I$ and every
+byte of memory.
 """
 
 from __future__ import annotations
-
-from collections import OrderedDict
-from operator import attrgetter
 
 import numpy as np
 
@@ -139,7 +137,7 @@ FP subsystem or an integer pipeline needs Python for."""
 
 # -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
 (D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
- D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_WIDTH) = range(20)
+ D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_WIDTH) = range(21)
 # lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
@@ -1020,9 +1018,10 @@ def _dma_would_exit(dm, rb):
     return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0
 
 
-def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr):
-    """``SnitchDma.step`` without the outside port (see _dma_would_exit): hand words to idle
-    lanes and present the busy lanes to the TCDM; returns the new request count."""
+def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done):
+    """``SnitchDma.step`` without the outside port (see _dma_would_exit; ``port_done``: the
+    port's part of this cycle, read bursts taken in included, was done in Python): hand
+    words to idle lanes and present the busy lanes to the TCDM; returns the request count."""
     dm[D_N_BUSY] += 1
     nlanes = lanes.shape[0]
     if dm[D_INBOUND]:
@@ -1038,7 +1037,7 @@ def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr):
                 dm[D_N_IN] += 8
         idle = dm[D_NB] == 0 and dm[D_PENDING] == 0 and dm[D_WW_COUNT] == 0
     else:
-        while dm[D_NB] and dm[D_RB_COUNT] < 2:
+        while dm[D_NB] and dm[D_RB_COUNT] < 2 and not port_done:
             slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
             b = dm[D_BHEAD]
             rb[slot, R_OUTSIDE] = bursts[b, 0]
@@ -1089,21 +1088,25 @@ def _lane_grant(k, g, dm, lanes, rb, rbuf, words_i64):
         rb[slot, R_LEFT] -= 1
 
 
-def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
+def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
                     fq_val, fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner, dm,
                     bursts, ww, lanes, rb, rbuf):
     """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
     module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
-    core finished in the last cycle run."""
+    core finished in the last cycle run. ``port_done``: Python already did the DMA port's
+    part of cycle ``start``; ``check_only``: only say whether the cores can run cycle
+    ``start`` here (1) or not (0), changing nothing."""
     ncores = cs.shape[0]
     depth_cap = fq_ready.shape[1]
     base = g[G_TCDM_BASE]
     nbanks = g[G_BANKS]
     nrequesters = g[G_REQUESTERS]
     latency = g[G_LATENCY]
+    g[G_EXIT] = 0
+    g[G_FINISHED] = 0
     cycle = start
     while cycle < end:
-        if _dma_would_exit(dm, rb):
+        if not check_only and not (port_done and cycle == start) and _dma_would_exit(dm, rb):
             g[G_EXIT] = 1
             return cycle - start
         for c in range(ncores):
@@ -1115,11 +1118,13 @@ def _cluster_cycles(start, end, g, cs, code, x, x_ready, f, f_ready, body, l0, o
             if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
                 g[G_EXIT] = 3
                 return cycle - start
+        if check_only:
+            return 1
         nr = 0
         running = 0
         dma_active = dm[D_CUR] != 0
         if dma_active:
-            nr = _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr)
+            nr = _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done and cycle == start)
             if not dm[D_CUR]:
                 g[G_DMA_COMPLETED] = dm[D_ID]
         for c in range(ncores):
@@ -1225,355 +1230,3 @@ def _compiled_cluster_cycles():
             globals()[name] = jit(globals()[name])
         _COMPILED = jit(_cluster_cycles)
     return _COMPILED
-
-
-class _Programs:
-    """The encoded programs of a cluster's cores, kept while the same programs are loaded."""
-
-    def __init__(self, cores):
-        self.key = tuple(id(c.instrs) for c in cores)
-        self.table, self.objects, bases = encode_programs(cores)
-        self.base_of = {id(c): b for c, b in zip(cores, bases)}
-        self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
-
-
-def _programs(cluster) -> _Programs:
-    cores = cluster.core_list
-    programs = cluster.__dict__.get("_compiled_programs")
-    if programs is None or programs.key != tuple(id(c.instrs) for c in cores):
-        programs = cluster._compiled_programs = _Programs(cores)
-    return programs
-
-
-def _fifo_rows(streamers, depth: int):
-    ready = np.zeros((len(streamers), depth), np.int64)
-    value = np.zeros((len(streamers), depth), np.float64)
-    uses = np.full((len(streamers), depth), -1, np.int64)
-    for g, s in enumerate(streamers):
-        for k, entry in enumerate(s.fifo):
-            ready[g, k] = entry[0]
-            value[g, k] = entry[1]
-            if len(entry) > 2:
-                uses[g, k] = entry[2]
-    return ready, value, uses
-
-
-_STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
-_STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")
-_STREAM_TAIL = attrgetter("run", "run_len", "launched", "rid", "depth")
-_NO_JOB = [0] * 12
-
-
-def _streamer_row(s) -> list:
-    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array)."""
-    if s.jobs:
-        base, dims, bounds, strides, repeat, writes = s.jobs[0]
-        job = [base, dims, *bounds, *[0] * (4 - dims), *strides, *[0] * (4 - dims), repeat, writes]
-    else:
-        job = _NO_JOB
-    return [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
-            *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job]
-
-
-def _dma_needs_python(dma) -> bool:
-    """_dma_would_exit, asked before the state is copied: the next cycle sends a burst or
-    starts a queued transfer."""
-    transfer = dma.current
-    if transfer is None:
-        return bool(dma.queue)
-    if transfer.inbound:
-        return bool(transfer.bursts) and len(dma.pending_reads) < dma.outstanding
-    return bool(dma.read_bursts) and dma.read_bursts[0][4] == 0
-
-
-def run_compiled(cluster, cycle: int) -> bool:
-    """Run the cluster's cycles from ``cycle`` compiled as far as they can go (see the module
-    docstring); True when at least one cycle ran (the cluster then sleeps until the next)."""
-    running = cluster.running
-    sim = cluster.sim
-    # The run's last edge is cycle_of(limit); a hang must be reported with the state of the
-    # edge where the watchdog fires
-    end = min(cluster.check_at, cluster.domain.cycle_of(sim.watchdog_deadline_ps) + 1)
-    if sim.limit_ps is not None:
-        end = min(end, cluster.domain.cycle_of(sim.limit_ps) + 1)
-    dma = cluster.dma
-    if dma.busy:
-        if _dma_needs_python(dma):
-            return False
-        # a burst may come back: the batch ends before anything outside can reach the cluster
-        until = sim.undisturbed_until_ps(cluster)
-        if until is not None:
-            end = min(end, cluster.domain.cycle_of(until - 1) + 1)
-    if not running or cycle + 1 >= end:
-        return False
-    dma_core = cluster.dma_core
-    if not dma_core.done and not dma_core.halted and dma_core.stall_until <= cycle \
-            and dma_core.ip < len(dma_core.instrs) and dma_core.instrs[dma_core.ip].op in ("dmcpyi", "dmcpy"):
-        return False  # it starts a transfer (Python's part): no batch can begin here
-    programs = _programs(cluster)
-    tcdm, icache = cluster.tcdm, cluster.icache
-    ncores = len(running)
-    index_of = programs.index_of
-    cs = np.array([[core.ip, core.stall_until, int(core.halted), int(core.done), core.done_cycle,
-                    int(core.at_barrier), getattr(core, "barrier_since", 0), core.cur_line, len(core.l0),
-                    core.n_instr, core.n_fpu, core.n_flops, core.s_raw, core.s_offload, core.s_lsu, core.s_icache,
-                    core.s_sync, core.s_stream, core.s_fdep, core.fp_pending_until, int(core.ssr_on),
-                    int(core.seq_on), int(core.seq_inner), core.seq_n, core.seq_reps, core.seq_it, core.seq_pos,
-                    core.seq_smax, core.seq_mask, len(core.seq_body), 0, len(core.queue), 0, len(core.lsu.queue),
-                    programs.base_of[id(core)], len(core.instrs), core.hartid, core.ibase, core.offload_depth,
-                    core.lsu_depth, core.line_shift, core.l0_lines, int(core is cluster.dma_core), core.lsu.rid, 0]
-                   for core in running], np.int64)
-    x = np.array([core.x for core in running], np.int64)
-    x_ready = np.array([core.x_ready for core in running], np.int64)
-    f = np.array([core.f for core in running], np.float64)
-    f_ready = np.array([core.f_ready for core in running], np.int64)
-    body = np.zeros((ncores, 16), np.int64)
-    for c, core in enumerate(running):
-        for k, copies in enumerate(core.seq_body):
-            body[c, k] = index_of[id(copies[0])]
-    l0 = np.zeros((ncores, max(core.l0_lines for core in running) + 1), np.int64)
-    oq = np.zeros((ncores, max(core.offload_depth for core in running), 2), np.int64)
-    lq = np.zeros((ncores, max(core.lsu_depth for core in running), 6), np.int64)
-    lq_fval = np.zeros((ncores, lq.shape[1]), np.float64)
-    for c, core in enumerate(running):
-        l0[c, :len(core.l0)] = list(core.l0)
-        for k, (ins, operand) in enumerate(core.queue):
-            oq[c, k, 0] = index_of[id(ins)]
-            oq[c, k, 1] = operand
-        for k, (addr, kind, reg, value, size, signed) in enumerate(core.lsu.queue):
-            lq[c, k] = (addr, kind, reg, value if kind == 1 else 0, size, int(signed))
-            lq_fval[c, k] = value if kind == 3 else 0.0
-    streamers = [s for core in running for s in core.ssrs]
-    ss = np.array([_streamer_row(s) for s in streamers], np.int64)
-    fq_ready, fq_val, fq_uses = _fifo_rows(streamers, max(s.depth for s in streamers))
-    before = (ss.copy(), fq_ready.copy(), fq_val.copy(), fq_uses.copy())
-    lines = icache.lines
-    cap = icache.capacity
-    ic_line = np.zeros(cap, np.int64)
-    ic = np.zeros((2, cap), np.int64)
-    ic_line[:len(lines)] = list(lines)
-    ic[0, :len(lines)] = list(lines.values())
-    ic[1, :len(lines)] = np.arange(len(lines))  # least recently used first, as the OrderedDict
-    cfg = dma.cfg
-    g = np.array([cluster.n_halted, len(cluster.waiting), len(cluster.core_list), len(lines), len(lines),
-                  icache.n_hits, icache.n_misses, cap, icache.hit_cycles, icache.miss_cycles,
-                  icache.line_bytes // 4, tcdm.n_grants, tcdm.n_conflicts, dma.completed, dma.next_id, cfg["src"],
-                  cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
-                  tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0, 0],
-                 np.int64)
-    work = cluster.__dict__.get("_compiled_work")
-    if work is None:
-        data = tcdm.data
-        nreq = 4 * len(cluster.core_list) + cluster.dma_lanes
-        work = cluster._compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
-                                         np.frombuffer(data, np.uint8), np.frombuffer(data, np.int64),
-                                         np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
-    words, singles, mbytes, words_i64, reqs, owner = work
-    dm, bursts, ww, lanes, rb, rbuf = _dma_arrays(dma)
-    rr = np.array(tcdm.rr, np.int64)
-    per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
-    ran = _compiled_cluster_cycles()(cycle, end, g, cs, programs.table, x, x_ready, f, f_ready, body, l0, oq, lq,
-                                     lq_fval, ss, fq_ready, fq_val, fq_uses, ic, ic_line, words, singles, mbytes,
-                                     words_i64, rr, per_bank, reqs, owner, dm, bursts, ww, lanes, rb, rbuf)
-    reason = EXIT_REASONS[g[G_EXIT]]
-    cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
-    if ran == 0:
-        return False
-    touched = (ss != before[0]).any(1) | (fq_ready != before[1]).any(1) | (fq_uses != before[3]).any(1) \
-        | (fq_val.view(np.int64) != before[2].view(np.int64)).any(1)
-    _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss,
-                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank, touched.tolist())
-    if dma.busy:
-        _dma_write_back(dma, g, dm, bursts, ww, lanes, rb, rbuf)
-    cluster.n_compiled_cycles += ran  # tests check the path is taken
-    cluster.n_compiled_batches += 1
-    if g[G_FINISHED] and ran == 1:
-        cluster.finish_if_idle(cycle)
-    elif g[G_FINISHED]:
-        cluster.sleep_for(ran - 1)  # the tick at the last cycle finds every core finished
-    else:
-        cluster.sleep_for(ran)
-    return True
-
-
-def _write_back(cluster, running, programs, ran, cycle, g, cs, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss,
-                fq_ready, fq_val, fq_uses, ic, ic_line, rr, per_bank, touched) -> None:
-    """Copy the state after the batch back into the Python model's objects (of the
-    streamers, those whose state or FIFO changed: ``touched``)."""
-    objects = programs.objects
-    tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
-    tcdm.rr[:] = rr.tolist()
-    tcdm.conflicts_per_bank[:] = per_bank.tolist()
-    tcdm.n_grants, tcdm.n_conflicts = int(g[G_GRANTS]), int(g[G_CONFLICTS])
-    if (icache.n_hits, icache.n_misses) != (g[G_IC_HITS], g[G_IC_MISSES]):
-        order = np.argsort(ic[1, :g[G_IC_N]])
-        icache.lines = OrderedDict(zip(ic_line[order].tolist(), ic[0, order].tolist()))
-        icache.n_hits, icache.n_misses = int(g[G_IC_HITS]), int(g[G_IC_MISSES])
-    cfg = dma.cfg
-    cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"] = (int(v) for v in g[G_DMA_SRC:G_DMA_REPS + 1])
-    cluster.n_halted = int(g[G_N_HALTED])
-    rows = cs.tolist()
-    xs, x_readys, fs, f_readys = x.tolist(), x_ready.tolist(), f.tolist(), f_ready.tolist()
-    states = ss.tolist()
-    fifo_ready, fifo_value, fifo_uses = fq_ready.tolist(), fq_val.tolist(), fq_uses.tolist()
-    depth_cap = fq_ready.shape[1]
-    waiting = []
-    for c, core in enumerate(running):
-        row = rows[c]
-        was = (core.halted, core.at_barrier)
-        (core.ip, core.stall_until, halted, done, core.done_cycle, at_barrier, core.barrier_since, core.cur_line,
-         l0n, core.n_instr, core.n_fpu, core.n_flops, core.s_raw, core.s_offload, core.s_lsu, core.s_icache,
-         core.s_sync, core.s_stream, core.s_fdep, core.fp_pending_until, ssr_on, seq_on, seq_inner, core.seq_n,
-         core.seq_reps, core.seq_it, core.seq_pos, core.seq_smax, core.seq_mask, recorded, q_head, q_count, l_head,
-         l_count) = row[:C_CBASE]
-        core.halted, core.done, core.at_barrier = bool(halted), bool(done), bool(at_barrier)
-        core.ssr_on, core.seq_on, core.seq_inner = bool(ssr_on), bool(seq_on), bool(seq_inner)
-        if at_barrier:
-            waiting.append(core)
-        if was != (core.halted, core.at_barrier):
-            core.state_reg.set("halt" if core.halted else ("barrier" if core.at_barrier else "run"))
-        core.x[:], core.x_ready[:], core.f[:], core.f_ready[:] = xs[c], x_readys[c], fs[c], f_readys[c]
-        core.l0.clear()
-        core.l0.extend(l0[c, :l0n].tolist())
-        if row[C_SEQ_GEN] or len(core.seq_body) != recorded:
-            _restore_sequencer(core, [objects[i] for i in body[c, :recorded].tolist()])
-        queue = core.queue
-        queue.clear()
-        depth = oq.shape[1]
-        for k in range(q_count):
-            slot = (q_head + k) % depth
-            queue.append((objects[int(oq[c, slot, 0])], int(oq[c, slot, 1])))
-        lsu = core.lsu
-        lsu.queue.clear()
-        depth = lq.shape[1]
-        for k in range(l_count):
-            slot = (l_head + k) % depth
-            addr, kind, reg, value, size, signed = lq[c, slot].tolist()
-            if kind == 3:
-                value = float(lq_fval[c, slot])
-            lsu.queue.append((addr, kind, reg, value, size, bool(signed)))
-        if lsu.queue:
-            lsu.addr = lsu.queue[0][0]
-        core.parked = False  # the plain issue checks are exact; the core parks again when it stalls
-        core.leave_replay_step()
-        for k, s in enumerate(core.ssrs):
-            if touched[3 * c + k]:
-                _write_streamer(s, states[3 * c + k], fifo_ready[3 * c + k], fifo_value[3 * c + k],
-                                fifo_uses[3 * c + k], depth_cap)
-        core.streaming = [s for s in core.ssrs if s.active]
-    cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + \
-        [c for c in waiting if c not in cluster.waiting]
-    if any(core.done for core in running):
-        cluster.running = [c for c in cluster.running if not c.done]
-
-
-def _restore_sequencer(core, recorded: list) -> None:
-    """The FREP body the loop recorded, as the core's stagger copies and replay functions
-    (cached per body: a kernel replays the same few bodies over and over)."""
-    cache = core.__dict__.setdefault("_restored_bodies", {})
-    key = (tuple(map(id, recorded)), core.seq_smax, core.seq_mask, core.ssr_on)
-    entry = cache.get(key)
-    if entry is None:
-        if len(cache) > 64:
-            cache.clear()
-        body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)] for ins in recorded]
-        entry = cache[key] = (body, [[core._compiled(copy) for copy in copies] for copies in body], recorded)
-    # the core appends to these lists while it records the rest of a body: give it copies
-    core.seq_body, core.seq_issue = list(entry[0]), list(entry[1])
-
-
-def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap: int) -> None:
-    s.writes, s.active, s.job_writes = bool(st[S_WRITES]), bool(st[S_ACTIVE]), bool(st[S_JOB_WRITES])
-    s.addr, s.left = st[S_ADDR], st[S_LEFT]
-    s.idx = st[S_IDX:S_IDX + 4]
-    s.bounds = st[S_BOUNDS:S_BOUNDS + 4]
-    s.adj = st[S_ADJ:S_ADJ + 4]
-    s.dims, s.uses, s.repeat = st[S_DIMS], st[S_USES], st[S_REPEAT]
-    s.cfg_bounds[:] = st[S_CFGB:S_CFGB + 4]
-    s.cfg_strides[:] = st[S_CFGS:S_CFGS + 4]
-    s.run, s.run_len, s.launched = st[S_RUN], st[S_RUN_LEN], bool(st[S_LAUNCHED])
-    s.adj0 = s.adj[0]
-    s.reads_stream = s.active and not s.job_writes
-    s.jobs.clear()
-    if st[S_JN]:
-        dims = st[S_JDIMS]
-        s.jobs.append((st[S_JBASE], dims, st[S_JB:S_JB + dims], st[S_JS:S_JS + dims], st[S_JREPEAT],
-                       bool(st[S_JWRITES])))
-    fifo = s.fifo
-    fifo.clear()
-    head = st[S_HEAD]
-    for k in range(st[S_COUNT]):
-        at = (head + k) % depth_cap
-        if uses[at] < 0:
-            fifo.append([ready[at], value[at]])
-        else:
-            fifo.append([ready[at], value[at], uses[at]])
-
-
-def _dma_arrays(dma) -> tuple:
-    """The DMA engine's running transfer, lanes and buffers as arrays (see D_*, L_*, R_*)."""
-    transfer = dma.current
-    lanes = np.zeros((len(dma.lane_objs), 4), np.int64)
-    rb = np.zeros((2, 5), np.int64)
-    rbuf = np.zeros((2, dma.burst_bytes // 8), np.int64)
-    if transfer is None:
-        dm = np.zeros(D_WIDTH, np.int64)
-        dm[D_QLEN], dm[D_QDEPTH] = len(dma.queue), dma.queue_depth
-        return dm, np.zeros((1, 3), np.int64), np.zeros((1, 2), np.int64), lanes, rb, rbuf
-    words = dma.write_words
-    ww = np.zeros((max(1, len(words)), 2), np.int64)
-    if words:
-        ww[:, 0] = [entry[2] for entry in words]
-        ww[:, 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
-    bursts = np.array(list(transfer.bursts) or [(0, 0, 0)], np.int64)
-    for slot, burst in enumerate(dma.read_bursts):
-        rb[slot] = (burst[0], burst[1], burst[2], burst[4], burst[5])
-        rbuf[slot, :burst[2] // 8] = np.frombuffer(bytes(burst[3]), np.int64)
-    slots = {id(burst): slot for slot, burst in enumerate(dma.read_bursts)}
-    for k, lane in enumerate(dma.lane_objs):
-        entry = lane.entry
-        if entry is None:
-            continue
-        if entry[0] is None:
-            lanes[k] = (1, lane.addr, int.from_bytes(entry[1], "little", signed=True), 0)
-        else:
-            lanes[k] = (1, lane.addr, slots[id(entry[0])], entry[1])
-    dm = np.array([1, int(transfer.inbound), transfer.id, 0, len(transfer.bursts), len(dma.pending_reads),
-                   dma.writes_in_flight, dma.outstanding, len(dma.queue), dma.queue_depth, dma.n_in, dma.n_out,
-                   dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0, len(dma.read_bursts)], np.int64)
-    return dm, bursts, ww, lanes, rb, rbuf
-
-
-def _dma_write_back(dma, g, dm, bursts, ww, lanes, rb, rbuf) -> None:
-    """Copy the DMA engine's state after a batch back into its Python objects."""
-    transfer = dma.current
-    dma.n_in, dma.n_out, dma.n_done, dma.n_busy = (int(v) for v in dm[D_N_IN:D_N_BUSY + 1])
-    dma.completed = int(g[G_DMA_COMPLETED])
-    if not dm[D_CUR]:
-        dma.current = None
-    transfer.bursts.clear()
-    transfer.bursts.extend(tuple(b) for b in bursts[dm[D_BHEAD]:dm[D_BHEAD] + dm[D_NB]].tolist())
-    words = dma.write_words
-    words.clear()
-    cap = ww.shape[0]
-    data = ww[:, 1].tobytes()
-    for k in range(dm[D_WW_COUNT]):
-        at = (dm[D_WW_HEAD] + k) % cap
-        words.append((None, data[8 * at:8 * at + 8], int(ww[at, 0])))
-    dma.read_bursts.clear()
-    by_slot = {}
-    for j in range(dm[D_RB_COUNT]):
-        slot = (dm[D_RB_HEAD] + j) % 2
-        outside, local, size, left, issued = rb[slot].tolist()
-        burst = by_slot[slot] = [outside, local, size, bytearray(rbuf[slot, :size // 8].tobytes()), left, issued]
-        dma.read_bursts.append(burst)
-    for k, lane in enumerate(dma.lane_objs):
-        busy, addr, bits, at = lanes[k].tolist()
-        if not busy:
-            lane.entry = None
-            continue
-        lane.addr = addr
-        if dm[D_INBOUND]:
-            lane.entry = (None, int(bits).to_bytes(8, "little", signed=True), addr)
-        else:
-            lane.entry = (by_slot[bits], at)

@@ -326,6 +326,7 @@ class SnitchCore(Component):
         self.compiled: dict = {}  # replay functions of this core's FREP bodies, see _compiled
         self.fp_pending_until = 0
         self.at_barrier = False
+        self.barrier_since = 0  # the cycle this core reached the barrier it waits at
         self.parked = False  # stalled on a full offload queue; see _may_park
         self.replay_steps: dict = {}  # fused steps of FREP bodies, see _install_replay_step
         self.n_replay_steps = 0  # how often fused steps took over (tests check they are reached)

@@ -1,0 +1,494 @@
+"""The cluster's state in arrays, and the batches of the compiled loop that run on it.
+
+:func:`run_compiled` is what the cluster's tick calls. It copies the Python model's state
+(cores, streamers, I$, TCDM arbitration, DMA engine) into the int64/float64 arrays of
+:mod:`compiled_cluster` (a :class:`Resident`), runs a batch of cycles there and sleeps
+until the batch's end. The state stays in the arrays between batches while only the
+outside world set the batch's end (a response on its way, the memory's next tick, a burst
+to send): at the next tick Python does the DMA port's part of that cycle (receive a
+response, start a queued transfer, send a burst) on the arrays and the loop goes on. It
+is copied back into the Python objects, and the Python model steps the next cycle itself,
+whenever a core needs Python there (a fault, an instruction the loop leaves out), and
+before anything could read it: at a progress report, the watchdog's deadline, the run's
+limit, and when the last core has finished.
+
+While the state is held in arrays the Python objects are behind; only the cluster reads
+them then. A run stopped from outside the cluster (another model calling ``stop()``, an
+error elsewhere) may leave the cluster's objects behind the arrays: call
+:func:`release` before reading them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from operator import attrgetter
+
+import numpy as np
+
+from archmodel.kernel import ModelAssertion
+from archmodel.models.messages import MemRequest
+
+from .compiled_cluster import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_ID, D_INBOUND, D_N_BUSY, D_N_IN, D_N_OUT,
+                               D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_WIDTH,
+                               D_WIF, D_WW_COUNT, D_WW_HEAD, EXIT_REASONS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
+                               G_DMA_SRC, G_EXIT, G_FINISHED, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
+                               R_LEFT, R_LOCAL, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
+                               S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
+                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
+                               _compiled_cluster_cycles, encode_programs)
+
+_STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
+_STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")
+_STREAM_TAIL = attrgetter("run", "run_len", "launched", "rid", "depth")
+_NO_JOB = [0] * 12
+_CORE_FIELDS = attrgetter("ip", "stall_until", "halted", "done", "done_cycle", "at_barrier", "barrier_since",
+                          "cur_line")
+_CORE_COUNTERS = attrgetter("n_instr", "n_fpu", "n_flops", "s_raw", "s_offload", "s_lsu", "s_icache", "s_sync",
+                            "s_stream", "s_fdep", "fp_pending_until", "ssr_on", "seq_on", "seq_inner", "seq_n",
+                            "seq_reps", "seq_it", "seq_pos", "seq_smax", "seq_mask")
+
+
+class _Programs:
+    """The encoded programs of a cluster's cores, kept while the same programs are loaded."""
+
+    def __init__(self, cores):
+        self.key = tuple(id(c.instrs) for c in cores)
+        self.table, self.objects, bases = encode_programs(cores)
+        self.base_of = {id(c): b for c, b in zip(cores, bases)}
+        self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
+
+
+def _programs(cluster) -> _Programs:
+    cores = cluster.core_list
+    programs = cluster.__dict__.get("_compiled_programs")
+    if programs is None or programs.key != tuple(id(c.instrs) for c in cores):
+        programs = cluster._compiled_programs = _Programs(cores)
+    return programs
+
+
+def _streamer_row(s) -> list:
+    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array)."""
+    if s.jobs:
+        base, dims, bounds, strides, repeat, writes = s.jobs[0]
+        job = [base, dims, *bounds, *[0] * (4 - dims), *strides, *[0] * (4 - dims), repeat, writes]
+    else:
+        job = _NO_JOB
+    return [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
+            *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job]
+
+
+def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap: int) -> None:
+    s.writes, s.active, s.job_writes = bool(st[S_WRITES]), bool(st[S_ACTIVE]), bool(st[S_JOB_WRITES])
+    s.addr, s.left = st[S_ADDR], st[S_LEFT]
+    s.idx = st[S_IDX:S_IDX + 4]
+    s.bounds = st[S_BOUNDS:S_BOUNDS + 4]
+    s.adj = st[S_ADJ:S_ADJ + 4]
+    s.dims, s.uses, s.repeat = st[S_DIMS], st[S_USES], st[S_REPEAT]
+    s.cfg_bounds[:] = st[S_CFGB:S_CFGB + 4]
+    s.cfg_strides[:] = st[S_CFGS:S_CFGS + 4]
+    s.run, s.run_len, s.launched = st[S_RUN], st[S_RUN_LEN], bool(st[S_LAUNCHED])
+    s.adj0 = s.adj[0]
+    s.reads_stream = s.active and not s.job_writes
+    s.jobs.clear()
+    if st[S_JN]:
+        dims = st[S_JDIMS]
+        s.jobs.append((st[S_JBASE], dims, st[S_JB:S_JB + dims], st[S_JS:S_JS + dims], st[S_JREPEAT],
+                       bool(st[S_JWRITES])))
+    fifo = s.fifo
+    fifo.clear()
+    head = st[S_HEAD]
+    for k in range(st[S_COUNT]):
+        at = (head + k) % depth_cap
+        if uses[at] < 0:
+            fifo.append([ready[at], value[at]])
+        else:
+            fifo.append([ready[at], value[at], uses[at]])
+
+
+def _restore_sequencer(core, recorded: list) -> None:
+    """The FREP body the loop recorded, as the core's stagger copies and replay functions
+    (cached per body: a kernel replays the same few bodies over and over)."""
+    cache = core.__dict__.setdefault("_restored_bodies", {})
+    key = (tuple(map(id, recorded)), core.seq_smax, core.seq_mask, core.ssr_on)
+    entry = cache.get(key)
+    if entry is None:
+        if len(cache) > 64:
+            cache.clear()
+        body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)] for ins in recorded]
+        entry = cache[key] = (body, [[core._compiled(copy) for copy in copies] for copies in body], recorded)
+    # the core appends to these lists while it records the rest of a body: give it copies
+    core.seq_body, core.seq_issue = list(entry[0]), list(entry[1])
+
+
+class Resident:
+    """The state of one cluster in the compiled loop's arrays (see the module docstring)."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.running = running = list(cluster.running)
+        self.programs = programs = _programs(cluster)
+        self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
+        index_of = programs.index_of
+        ncores = len(running)
+        dma_core = cluster.dma_core
+        self.cs = np.array([[*_CORE_FIELDS(core), len(core.l0), *_CORE_COUNTERS(core), len(core.seq_body), 0,
+                             len(core.queue), 0, len(core.lsu.queue), programs.base_of[id(core)], len(core.instrs),
+                             core.hartid, core.ibase, core.offload_depth, core.lsu_depth, core.line_shift,
+                             core.l0_lines, core is dma_core, core.lsu.rid, 0] for core in running], np.int64)
+        self.x = np.array([core.x for core in running], np.int64)
+        self.x_ready = np.array([core.x_ready for core in running], np.int64)
+        self.f = np.array([core.f for core in running], np.float64)
+        self.f_ready = np.array([core.f_ready for core in running], np.int64)
+        self.body = body = np.zeros((ncores, 16), np.int64)
+        self.l0 = l0 = np.zeros((ncores, max(core.l0_lines for core in running) + 1), np.int64)
+        self.oq = oq = np.zeros((ncores, max(core.offload_depth for core in running), 2), np.int64)
+        self.lq = lq = np.zeros((ncores, max(core.lsu_depth for core in running), 6), np.int64)
+        self.lq_fval = lq_fval = np.zeros((ncores, lq.shape[1]), np.float64)
+        for c, core in enumerate(running):
+            for k, copies in enumerate(core.seq_body):
+                body[c, k] = index_of[id(copies[0])]
+            l0[c, :len(core.l0)] = list(core.l0)
+            for k, (ins, operand) in enumerate(core.queue):
+                oq[c, k] = (index_of[id(ins)], operand)
+            for k, (addr, kind, reg, value, size, signed) in enumerate(core.lsu.queue):
+                lq[c, k] = (addr, kind, reg, value if kind == 1 else 0, size, signed)
+                lq_fval[c, k] = value if kind == 3 else 0.0
+        self.streamers = streamers = [s for core in running for s in core.ssrs]
+        self.ss = np.array([_streamer_row(s) for s in streamers], np.int64)
+        depth = max(s.depth for s in streamers)
+        self.fq_ready = fq_ready = np.zeros((len(streamers), depth), np.int64)
+        self.fq_val = fq_val = np.zeros((len(streamers), depth), np.float64)
+        self.fq_uses = fq_uses = np.full((len(streamers), depth), -1, np.int64)
+        for g, s in enumerate(streamers):
+            for k, entry in enumerate(s.fifo):
+                fq_ready[g, k], fq_val[g, k] = entry[0], entry[1]
+                if len(entry) > 2:
+                    fq_uses[g, k] = entry[2]
+        self.before = (self.ss.copy(), fq_ready.copy(), fq_val.copy(), fq_uses.copy())
+        tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
+        lines = icache.lines
+        cap = icache.capacity
+        self.ic_line = np.zeros(cap, np.int64)
+        self.ic = np.zeros((2, cap), np.int64)
+        self.ic_line[:len(lines)] = list(lines)
+        self.ic[0, :len(lines)] = list(lines.values())
+        self.ic[1, :len(lines)] = np.arange(len(lines))  # least recently used first, as the OrderedDict
+        cfg = dma.cfg
+        self.g = np.array([cluster.n_halted, len(cluster.waiting), len(cluster.core_list), len(lines), len(lines),
+                           icache.n_hits, icache.n_misses, cap, icache.hit_cycles, icache.miss_cycles,
+                           icache.line_bytes // 4, tcdm.n_grants, tcdm.n_conflicts, dma.completed, dma.next_id,
+                           cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
+                           tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0,
+                           0], np.int64)
+        self.rr = np.array(tcdm.rr, np.int64)
+        self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
+        work = cluster.__dict__.get("_compiled_work")
+        if work is None:
+            data = tcdm.data
+            nreq = 4 * len(cluster.core_list) + cluster.dma_lanes
+            work = cluster._compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
+                                             np.frombuffer(data, np.uint8), np.frombuffer(data, np.int64),
+                                             np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
+        self.words, self.singles, self.mbytes, self.words_i64, self.reqs, self.owner = work
+        self._load_dma(dma)
+
+    # -- the DMA engine ------------------------------------------------------------------------------
+    def _load_dma(self, dma) -> None:
+        self.transfer = transfer = dma.current
+        self.lanes = lanes = np.zeros((len(dma.lane_objs), 4), np.int64)
+        self.rb = rb = np.zeros((2, 5), np.int64)
+        self.rbuf = rbuf = np.zeros((2, dma.burst_bytes // 8), np.int64)
+        words = dma.write_words
+        self.ww = ww = np.zeros((len(words) + (dma.outstanding + 1) * dma.burst_bytes // 8, 2), np.int64)
+        if words:
+            ww[:len(words), 0] = [entry[2] for entry in words]
+            ww[:len(words), 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
+        self.pend = pend = np.zeros((dma.outstanding, 2), np.int64)
+        for k, (local, size) in enumerate(dma.pending_reads):
+            pend[k] = (local, size)
+        self.bursts = np.array(list(transfer.bursts) if transfer is not None and transfer.bursts else [(0, 0, 0)],
+                               np.int64)
+        for slot, burst in enumerate(dma.read_bursts):
+            rb[slot] = (burst[0], burst[1], burst[2], burst[4], burst[5])
+            rbuf[slot, :burst[2] // 8] = np.frombuffer(bytes(burst[3]), np.int64)
+        slots = {id(burst): slot for slot, burst in enumerate(dma.read_bursts)}
+        for k, lane in enumerate(dma.lane_objs):
+            entry = lane.entry
+            if entry is not None:
+                if entry[0] is None:
+                    lanes[k] = (1, lane.addr, int.from_bytes(entry[1], "little", signed=True), 0)
+                else:
+                    lanes[k] = (1, lane.addr, slots[id(entry[0])], entry[1])
+        dm = self.dm = np.zeros(D_WIDTH, np.int64)
+        dm[:D_RB_COUNT + 1] = [transfer is not None, transfer is not None and transfer.inbound,
+                               transfer.id if transfer is not None else 0, 0,
+                               len(transfer.bursts) if transfer is not None else 0, len(dma.pending_reads),
+                               dma.writes_in_flight, dma.outstanding, len(dma.queue), dma.queue_depth, dma.n_in,
+                               dma.n_out, dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0,
+                               len(dma.read_bursts)]
+
+    def port_step(self) -> None:
+        """The DMA port's part of this cycle, as ``SnitchDma.step`` does it, on the arrays:
+        start a queued transfer, take a response, send a burst (the loop does the rest)."""
+        cluster = self.cluster
+        dma, dm = cluster.dma, self.dm
+        if not dm[D_CUR]:
+            if not dma.queue:
+                return
+            self.transfer = transfer = dma.current = dma.queue.popleft()
+            dm[D_CUR], dm[D_INBOUND], dm[D_ID], dm[D_QLEN] = 1, transfer.inbound, transfer.id, len(dma.queue)
+            self.bursts = np.array(list(transfer.bursts), np.int64)
+            dm[D_BHEAD], dm[D_NB] = 0, len(self.bursts)
+        rsp = cluster.ext_rsp
+        if rsp.channel is not None and rsp.valid:
+            response = rsp.recv()
+            if response.data is None:
+                dm[D_WIF] -= 1
+            else:
+                local, size = self.pend[dm[D_P_HEAD]].tolist()
+                dm[D_P_HEAD] = (dm[D_P_HEAD] + 1) % len(self.pend)
+                dm[D_PENDING] -= 1
+                self._take_words(local, np.frombuffer(response.data, np.int64, count=size // 8))
+        req = cluster.ext_req
+        now = cluster.sim.now
+        if dm[D_INBOUND]:
+            if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and req.ready:
+                outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
+                req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local, created_ps=now))
+                self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
+                dm[D_PENDING] += 1
+                dm[D_BHEAD] += 1
+                dm[D_NB] -= 1
+            return
+        rb = self.rb
+        while dm[D_NB] and dm[D_RB_COUNT] < 2:
+            slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
+            outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
+            rb[slot] = (outside, local, size, size // 8, 0)
+            self.rbuf[slot] = 0
+            dm[D_BHEAD] += 1
+            dm[D_NB] -= 1
+            dm[D_RB_COUNT] += 1
+        head = dm[D_RB_HEAD]
+        if dm[D_RB_COUNT] and rb[head, R_LEFT] == 0 and req.ready:
+            size = int(rb[head, R_SIZE])
+            req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
+                                data=self.rbuf[head, :size // 8].tobytes(), source="dma", created_ps=now))
+            dm[D_WIF] += 1
+            dm[D_N_OUT] += size
+            dm[D_RB_HEAD] = (head + 1) % 2
+            dm[D_RB_COUNT] -= 1
+
+    def _take_words(self, local: int, data: np.ndarray) -> None:
+        """Queue a read burst's words for the lanes (``write_words``)."""
+        dm, ww = self.dm, self.ww
+        count, cap = dm[D_WW_COUNT], len(ww)
+        if count + len(data) > cap:  # more came back than the lanes took: grow the ring
+            order = (dm[D_WW_HEAD] + np.arange(count)) % cap
+            grown = np.zeros((2 * (count + len(data)), 2), np.int64)
+            grown[:count] = ww[order]
+            self.ww = ww = grown
+            dm[D_WW_HEAD] = 0
+            cap = len(ww)
+        slots = (dm[D_WW_HEAD] + count + np.arange(len(data))) % cap
+        ww[slots, 0] = local + 8 * np.arange(len(data))
+        ww[slots, 1] = data
+        dm[D_WW_COUNT] = count + len(data)
+
+    # -- the batches ---------------------------------------------------------------------------------
+    def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
+        """Run cycles ``start`` .. ``end`` - 1 in the loop (see _cluster_cycles)."""
+        return _compiled_cluster_cycles()(
+            start, end, check_only, port_done, self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f,
+            self.f_ready, self.body, self.l0, self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val,
+            self.fq_uses, self.ic, self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr,
+            self.per_bank, self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf)
+
+    # -- back into the Python objects ------------------------------------------------------------------
+    def store(self) -> None:
+        """Copy the arrays back into the Python model's objects."""
+        cluster, g = self.cluster, self.g
+        objects = self.programs.objects
+        tcdm, icache, dma = cluster.tcdm, cluster.icache, cluster.dma
+        tcdm.rr[:] = self.rr.tolist()
+        tcdm.conflicts_per_bank[:] = self.per_bank.tolist()
+        tcdm.n_grants, tcdm.n_conflicts = int(g[G_GRANTS]), int(g[G_CONFLICTS])
+        if (icache.n_hits, icache.n_misses) != (g[G_IC_HITS], g[G_IC_MISSES]):
+            order = np.argsort(self.ic[1, :g[G_IC_N]])
+            icache.lines = OrderedDict(zip(self.ic_line[order].tolist(), self.ic[0, order].tolist()))
+            icache.n_hits, icache.n_misses = int(g[G_IC_HITS]), int(g[G_IC_MISSES])
+        cfg = dma.cfg
+        cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"] = self.g[G_DMA_SRC:G_DMA_REPS + 1].tolist()
+        dma.completed = int(g[G_DMA_COMPLETED])
+        cluster.n_halted = int(g[G_N_HALTED])
+        rows = self.cs.tolist()
+        xs, x_readys, fs, f_readys = self.x.tolist(), self.x_ready.tolist(), self.f.tolist(), self.f_ready.tolist()
+        ss, fq_ready, fq_val, fq_uses = self.ss, self.fq_ready, self.fq_val, self.fq_uses
+        before = self.before
+        touched = ((ss != before[0]).any(1) | (fq_ready != before[1]).any(1) | (fq_uses != before[3]).any(1)
+                   | (fq_val.view(np.int64) != before[2].view(np.int64)).any(1)).tolist()
+        states, ready_at, values, uses = ss.tolist(), fq_ready.tolist(), fq_val.tolist(), fq_uses.tolist()
+        depth_cap = fq_ready.shape[1]
+        oq, lq, lq_fval, l0, body = self.oq, self.lq, self.lq_fval, self.l0, self.body
+        waiting = []
+        for c, core in enumerate(self.running):
+            row = rows[c]
+            was = (core.halted, core.at_barrier)
+            (core.ip, core.stall_until, halted, done, core.done_cycle, at_barrier, core.barrier_since, core.cur_line,
+             l0n, core.n_instr, core.n_fpu, core.n_flops, core.s_raw, core.s_offload, core.s_lsu, core.s_icache,
+             core.s_sync, core.s_stream, core.s_fdep, core.fp_pending_until, ssr_on, seq_on, seq_inner, core.seq_n,
+             core.seq_reps, core.seq_it, core.seq_pos, core.seq_smax, core.seq_mask, recorded, q_head, q_count,
+             l_head, l_count) = row[:C_CBASE]
+            core.halted, core.done, core.at_barrier = bool(halted), bool(done), bool(at_barrier)
+            core.ssr_on, core.seq_on, core.seq_inner = bool(ssr_on), bool(seq_on), bool(seq_inner)
+            if at_barrier:
+                waiting.append(core)
+            if was != (core.halted, core.at_barrier):
+                core.state_reg.set("halt" if core.halted else ("barrier" if core.at_barrier else "run"))
+            core.x[:], core.x_ready[:], core.f[:], core.f_ready[:] = xs[c], x_readys[c], fs[c], f_readys[c]
+            core.l0.clear()
+            core.l0.extend(l0[c, :l0n].tolist())
+            if row[C_SEQ_GEN] or len(core.seq_body) != recorded:
+                _restore_sequencer(core, [objects[i] for i in body[c, :recorded].tolist()])
+            queue = core.queue
+            queue.clear()
+            depth = oq.shape[1]
+            for k in range(q_count):
+                index, operand = oq[c, (q_head + k) % depth].tolist()
+                queue.append((objects[index], operand))
+            lsu = core.lsu
+            lsu.queue.clear()
+            depth = lq.shape[1]
+            for k in range(l_count):
+                slot = (l_head + k) % depth
+                addr, kind, reg, value, size, signed = lq[c, slot].tolist()
+                lsu.queue.append((addr, kind, reg, float(lq_fval[c, slot]) if kind == 3 else value, size,
+                                  bool(signed)))
+            if lsu.queue:
+                lsu.addr = lsu.queue[0][0]
+            core.parked = False  # the plain issue checks are exact; the core parks again when it stalls
+            core.leave_replay_step()
+            for k, s in enumerate(core.ssrs):
+                g_index = 3 * c + k
+                if touched[g_index]:
+                    _write_streamer(s, states[g_index], ready_at[g_index], values[g_index], uses[g_index], depth_cap)
+            core.streaming = [s for s in core.ssrs if s.active]
+        cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + [c for c in waiting if c not in cluster.waiting]
+        if any(core.done for core in self.running):
+            cluster.running = [c for c in cluster.running if not c.done]
+        self._store_dma(dma)
+
+    def _store_dma(self, dma) -> None:
+        dm = self.dm
+        dma.n_in, dma.n_out, dma.n_done, dma.n_busy = dm[D_N_IN:D_N_BUSY + 1].tolist()
+        transfer = self.transfer
+        dma.current = transfer if dm[D_CUR] else None
+        if transfer is not None:
+            transfer.bursts.clear()
+            transfer.bursts.extend(tuple(b) for b in self.bursts[dm[D_BHEAD]:dm[D_BHEAD] + dm[D_NB]].tolist())
+        dma.writes_in_flight = int(dm[D_WIF])
+        dma.pending_reads.clear()
+        for k in range(dm[D_PENDING]):
+            dma.pending_reads.append(tuple(self.pend[(dm[D_P_HEAD] + k) % len(self.pend)].tolist()))
+        words = dma.write_words
+        words.clear()
+        ww = self.ww
+        cap = len(ww)
+        order = (dm[D_WW_HEAD] + np.arange(dm[D_WW_COUNT])) % cap
+        data = ww[order, 1].tobytes()
+        for k, addr in enumerate(ww[order, 0].tolist()):
+            words.append((None, data[8 * k:8 * k + 8], addr))
+        dma.read_bursts.clear()
+        by_slot = {}
+        for j in range(dm[D_RB_COUNT]):
+            slot = (dm[D_RB_HEAD] + j) % 2
+            outside, local, size, left, issued = self.rb[slot].tolist()
+            burst = by_slot[slot] = [outside, local, size, bytearray(self.rbuf[slot, :size // 8].tobytes()), left,
+                                     issued]
+            dma.read_bursts.append(burst)
+        for k, lane in enumerate(dma.lane_objs):
+            busy, addr, bits, at = self.lanes[k].tolist()
+            if not busy:
+                lane.entry = None
+                continue
+            lane.addr = addr
+            if dm[D_INBOUND]:
+                lane.entry = (None, bits.to_bytes(8, "little", signed=True), addr)
+            else:
+                lane.entry = (by_slot[bits], at)
+
+
+def _dma_core_starts_a_transfer(cluster, cycle: int) -> bool:
+    """The DMA core issues ``dmcpy``/``dmcpyi`` at ``cycle`` (Python's part): no batch can
+    begin there, and knowing it spares copying the state."""
+    core = cluster.dma_core
+    return (not core.done and not core.halted and core.stall_until <= cycle and core.ip < len(core.instrs)
+            and core.instrs[core.ip].op in ("dmcpyi", "dmcpy"))
+
+
+def release(cluster) -> None:
+    """Copy a cluster's state held in arrays back into its Python objects (see the module
+    docstring); nothing to do when none is held."""
+    resident = cluster.resident
+    if resident is not None:
+        cluster.resident = None
+        resident.store()
+
+
+def run_compiled(cluster, cycle: int) -> bool:
+    """Run the cluster from ``cycle`` in the compiled loop as far as it can go; True when at
+    least one cycle ran (the cluster then sleeps until its next cycle), False when the
+    Python model must step ``cycle`` (its objects are then up to date)."""
+    sim = cluster.sim
+    domain = cluster.domain
+    # A batch stops before the run's limit, the next progress report and the watchdog's
+    # deadline, so the objects show the state of those edges.
+    hard_end = min(cluster.check_at, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
+    if sim.limit_ps is not None:
+        hard_end = min(hard_end, domain.cycle_of(sim.limit_ps) + 1)
+    resident = cluster.resident
+    if resident is not None and resident.next_cycle != cycle:
+        raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
+                             f"{resident.next_cycle}")
+    if cycle >= hard_end or cluster.python_cycle == cycle:
+        release(cluster)
+        return False
+    if resident is None:
+        if not cluster.running or _dma_core_starts_a_transfer(cluster, cycle):
+            return False
+        resident = Resident(cluster)
+    if not resident.run(cycle, cycle + 1, check_only=True):
+        cluster.compiled_exits[EXIT_REASONS[resident.g[G_EXIT]]] = \
+            cluster.compiled_exits.get(EXIT_REASONS[resident.g[G_EXIT]], 0) + 1
+        cluster.resident = resident
+        release(cluster)
+        return False
+    resident.port_step()
+    end = hard_end
+    if resident.dm[D_CUR] or resident.dm[D_QLEN]:
+        # a burst may come back: stop before anything outside can reach the cluster
+        until = sim.undisturbed_until_ps(cluster)
+        if until is not None:
+            end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
+    ran = resident.run(cycle, end, port_done=True)
+    g = resident.g
+    reason = EXIT_REASONS[g[G_EXIT]] if cycle + ran < end else "end"
+    cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
+    cluster.n_compiled_cycles += ran  # tests check the path is taken
+    cluster.n_compiled_batches += 1
+    resident.next_cycle = cycle + ran
+    cluster.resident = resident
+    if g[G_FINISHED]:
+        release(cluster)
+        if ran == 1:
+            cluster.finish_if_idle(cycle)
+        else:
+            cluster.sleep_for(ran - 1)  # the tick at the last cycle finds every core finished
+        return True
+    if reason in ("fp", "integer"):
+        cluster.python_cycle = cycle + ran
+        release(cluster)
+    elif cycle + ran >= hard_end:
+        release(cluster)
+    cluster.sleep_for(ran)
+    return True
