@@ -59,6 +59,7 @@ a caret under the offending token, with a hint where one helps.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 
 from archmodel.kernel import ArchError, Span
@@ -169,8 +170,50 @@ def _copysign(a, b):
     return math.copysign(abs(a), b)
 
 
+def _fmin(a, b):
+    """RISC-V fmin: a NaN operand yields the other one (both NaN: the canonical NaN), and
+    -0.0 counts as less than +0.0."""
+    if a != a:
+        return b if b == b else float("nan")
+    if b != b:
+        return a
+    if a == b:
+        return a if math.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
+def _fmax(a, b):
+    """RISC-V fmax, the mirror of :func:`_fmin`."""
+    if a != a:
+        return b if b == b else float("nan")
+    if b != b:
+        return a
+    if a == b:
+        return a if math.copysign(1.0, a) > 0 else b
+    return a if a > b else b
+
+
+def _fcvt_w(a):
+    """RISC-V fcvt.w.d: round to nearest even, saturate to 32 bits; NaN gives 2^31 - 1."""
+    if a != a or a >= 2**31 - 0.5:
+        return 2**31 - 1
+    if a <= -2**31 - 0.5:
+        return -2**31
+    return round(a)
+
+
+def _fcvt_wu(a):
+    """RISC-V fcvt.wu.d: round to nearest even, saturate to 0 .. 2^32 - 1 (NaN: the top);
+    the register holds the 32-bit pattern, read as signed like every other result."""
+    if a != a or a >= 2**32 - 0.5:
+        return _s32(2**32 - 1)
+    if a <= -0.5:
+        return 0
+    return _s32(round(a))
+
+
 _FP2 = {"fadd": lambda a, b: a + b, "fsub": lambda a, b: a - b, "fmul": lambda a, b: a * b, "fdiv": _fdiv,
-        "fmin": min, "fmax": max, "fsgnj": _copysign,
+        "fmin": _fmin, "fmax": _fmax, "fsgnj": _copysign,
         "fsgnjn": lambda a, b: _copysign(a, -b if b == b else b), "fsgnjx": lambda a, b: _copysign(a, b) if a * b >= 0 or a == 0 else -abs(a)}
 _FP3 = {"fmadd": lambda a, b, c: a * b + c, "fmsub": lambda a, b, c: a * b - c,
         "fnmadd": lambda a, b, c: -(a * b) - c, "fnmsub": lambda a, b, c: -(a * b) + c}
@@ -694,7 +737,7 @@ class _Assembler:
             if op in _FCMP:
                 ins.fn, ins.fsrc = _FCMP[op], (ins.rs1, ins.rs2)
             else:
-                ins.fn, ins.fsrc = (lambda a: _s32(int(round(a))) if a == a else 0x7FFFFFFF), (ins.rs1,)
+                ins.fn, ins.fsrc = (_fcvt_w if op == "fcvt.w.d" else _fcvt_wu), (ins.rs1,)
         else:
             ins.kind, ins.fkind, ins.fdst = K_FP, F_COMP, ins.rd
             ins.fp32 = op.endswith(".s")

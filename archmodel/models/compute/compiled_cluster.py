@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
-                        K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_NOP, K_STORE)
+                        K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 
 NEVER = 1 << 62
 
@@ -42,7 +42,7 @@ _BRANCH_OPS = {"beq": 0, "bne": 1, "blt": 2, "bge": 3, "bltu": 4, "bgeu": 5}
 _FP_OPS = {"fmadd": 0, "fmsub": 1, "fnmadd": 2, "fnmsub": 3, "fadd": 4, "fsub": 5, "fmul": 6, "fmv": 7,
            "fneg": 8, "fabs": 9, "fdiv": 10, "fmin": 11, "fmax": 12, "fsgnj": 13, "fsgnjn": 14, "fsgnjx": 15,
            "fcvt.s.d": 16, "fcvt.d.s": 7}
-_TOINT_OPS = {"fcvt.w.d": 0, "fcvt.wu.d": 0, "feq.d": 1, "flt.d": 2, "fle.d": 3}
+_TOINT_OPS = {"fcvt.w.d": 0, "feq.d": 1, "flt.d": 2, "fle.d": 3, "fcvt.wu.d": 4}
 _DMA_OPS = {"dmsrc": 0, "dmdst": 1, "dmstr": 2, "dmrep": 3, "dmcpyi": 4, "dmcpy": 4, "dmstati": 5, "dmstat": 5}
 _CSR_OPS = {"csrrw": 0, "csrrwi": 0, "csrrs": 1, "csrrsi": 1, "csrrc": 2, "csrrci": 2}
 _CSR_NAMES = {"mhartid": 0, "mcycle": 1, "minstret": 2}
@@ -267,9 +267,9 @@ def _fp(op, a, b, c, fp32):
     elif op == 10:
         r = a / b
     elif op == 11:
-        r = b if b < a else a
+        r = _fmin(a, b)
     elif op == 12:
-        r = b if b > a else a
+        r = _fmax(a, b)
     elif op == 13:
         r = _copysign(a, b)
     elif op == 14:
@@ -281,6 +281,48 @@ def _fp(op, a, b, c, fp32):
     if fp32:
         r = _round32(r)
     return r
+
+
+def _fmin(a, b):
+    """assembler._fmin (RISC-V: NaN operands give way, -0.0 < +0.0)."""
+    if a != a:
+        return b if b == b else np.nan
+    if b != b:
+        return a
+    if a == b:
+        return a if np.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
+def _fmax(a, b):
+    if a != a:
+        return b if b == b else np.nan
+    if b != b:
+        return a
+    if a == b:
+        return a if np.copysign(1.0, a) > 0 else b
+    return a if a > b else b
+
+
+def _to_int(op, a, b):
+    """The integer result of an F_TOINT instruction (assembler._fcvt_w, _fcvt_wu, _FCMP)."""
+    if op == 0:
+        if a != a or a >= 2147483647.5:
+            return 2147483647
+        if a <= -2147483648.5:
+            return -2147483648
+        return np.int64(np.rint(a))
+    if op == 4:
+        if a != a or a >= 4294967295.5:
+            return -1
+        if a <= -0.5:
+            return 0
+        return _s32(np.int64(np.rint(a)))
+    if op == 1:
+        return 1 if a == b else 0
+    if op == 2:
+        return 1 if a < b else 0
+    return 1 if a <= b else 0
 
 
 def _stagger(reg, k, mask, bit):
@@ -342,24 +384,10 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
             return False
     else:
         return False
-    fkind = code[i, I_FKIND]
-    if fkind == F_LOAD or fkind == F_SSR_ENABLE or fkind == F_FROMINT:
-        return False
+    if code[i, I_FKIND] != F_COMP:
+        return False  # loads, stores, moves and conversions cannot fault when they issue
     rd, r1, r2, r3 = _fields(code, i, k, mask)
     nsrc = code[i, I_NSRC]
-    if fkind == F_STORE:
-        if code[i, I_SIZE] == 4 and f_ready[c, r2] <= cycle:
-            v = f[c, r2]
-            return v == v and not np.isinf(v) and abs(v) > 3.0e38  # rounding near FLT_MAX: Python's
-        return False
-    if fkind == F_TOINT:
-        for j in range(nsrc):
-            if f_ready[c, r1 if j == 0 else r2] > cycle:
-                return False
-        if code[i, I_OP] == 0 and rd != 0:
-            v = f[c, r1]
-            return v == v and not abs(v) < 4.0e18  # round() of inf raises; huge values wrap
-        return False
     op = code[i, I_OP]
     if op < 0:
         return True
@@ -412,8 +440,7 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
     if kind == K_MUL:
         return not _mul_supported(op, x[c, code[i, I_RS1]], x[c, code[i, I_RS2]])
     if kind == K_FP:
-        if cs[c, C_Q_COUNT] >= cs[c, C_ODEPTH]:
-            return False
+        # (the FP subsystem steps first and may make room in a full offload queue)
         fkind = code[i, I_FKIND]
         if fkind == F_LOAD or fkind == F_STORE:
             return _access_fault(g, _s32(x[c, code[i, I_RS1]] + code[i, I_IMM]) & 0xFFFFFFFF, code[i, I_SIZE])
@@ -655,17 +682,7 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
                 cs[c, C_S_FDEP] += 1
                 return -1
         if rd:
-            a = f[c, r1]
-            op = code[i, I_OP]
-            if op == 0:
-                value = _s32(np.int64(np.rint(a))) if a == a else 0x7FFFFFFF
-            elif op == 1:
-                value = 1 if a == f[c, r2] else 0
-            elif op == 2:
-                value = 1 if a < f[c, r2] else 0
-            else:
-                value = 1 if a <= f[c, r2] else 0
-            x[c, rd] = value
+            x[c, rd] = _to_int(code[i, I_OP], f[c, r1], f[c, r2])
             x_ready[c, rd] = cycle + 1
         cs[c, C_N_FPU] += 1
         return 1
@@ -1211,7 +1228,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_round32", "_copysign", "_fp", "_stagger",
+_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_round32", "_copysign", "_fmin", "_fmax",
+            "_to_int", "_fp", "_stagger",
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
             "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant")

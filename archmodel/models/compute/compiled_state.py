@@ -32,7 +32,7 @@ from .compiled_cluster import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_ID, D_INBOU
                                D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_WIDTH,
                                D_WIF, D_WW_COUNT, D_WW_HEAD, EXIT_REASONS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_EXIT, G_FINISHED, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
-                               R_LEFT, R_LOCAL, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
+                               R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
                                S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
                                S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
                                _compiled_cluster_cycles, encode_programs)
@@ -125,6 +125,7 @@ class Resident:
 
     def __init__(self, cluster):
         self.cluster = cluster
+        cluster.n_compiled_loads += 1
         self.running = running = list(cluster.running)
         self.programs = programs = _programs(cluster)
         self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
@@ -373,7 +374,10 @@ class Resident:
                 if touched[g_index]:
                     _write_streamer(s, states[g_index], ready_at[g_index], values[g_index], uses[g_index], depth_cap)
             core.streaming = [s for s in core.ssrs if s.active]
-        cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + [c for c in waiting if c not in cluster.waiting]
+        # the cores that came to the barrier in the batch, in the order they came
+        came = sorted((c for c in waiting if c not in cluster.waiting),
+                      key=lambda core: (core.barrier_since, cluster.core_list.index(core)))
+        cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + came
         if any(core.done for core in self.running):
             cluster.running = [c for c in cluster.running if not c.done]
         self._store_dma(dma)

@@ -14,6 +14,44 @@ def run_programs(sources, cores=1, **params):
     return cluster
 
 
+CONVERSIONS = [  # (value, fcvt.w.d, fcvt.wu.d as the register reads it): RISC-V saturates, NaN is the top
+    (2.5, 2, 2), (-2.5, -2, 0), (3.5, 4, 4), (-5.0, -5, 0), (-0.5, 0, 0), (4e12, 2**31 - 1, -1),
+    (-4e12, -2**31, 0), (float("inf"), 2**31 - 1, -1), (float("-inf"), -2**31, 0), (float("nan"), 2**31 - 1, -1),
+    (4294967295.0, 2**31 - 1, -1), (2147483648.0, 2**31 - 1, -2**31)]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_fp_to_integer_conversions_round_to_even_and_saturate_as_risc_v(compiled, monkeypatch):
+    monkeypatch.setattr(SnitchCluster, "compiled", compiled)
+    lines = [f"li a0, {TCDM_BASE}"]
+    for k in range(len(CONVERSIONS)):
+        lines += [f"fld fa0, {8 * k}(a0)", "fcvt.w.d t0, fa0", "fcvt.wu.d t1, fa0", f"sw t0, {512 + 8 * k}(a0)",
+                  f"sw t1, {516 + 8 * k}(a0)"]
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    cluster.tcdm_array(TCDM_BASE, (len(CONVERSIONS),))[:] = [v for v, _, _ in CONVERSIONS]
+    cluster.load_programs([assemble("\n".join(lines + ["fence", "ecall"]) + "\n", "cvt.S")])
+    Simulator(cluster).run()
+    got = cluster.tcdm_array(TCDM_BASE + 512, (len(CONVERSIONS), 2), np.int32).tolist()
+    assert got == [[w, wu] for _, w, wu in CONVERSIONS]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_fmin_and_fmax_let_a_nan_operand_give_way_and_order_signed_zeros(compiled, monkeypatch):
+    monkeypatch.setattr(SnitchCluster, "compiled", compiled)
+    nan = float("nan")
+    pairs = [(1.0, 2.0), (nan, 2.0), (2.0, nan), (nan, nan), (0.0, -0.0), (-0.0, 0.0)]
+    lines = [f"li a0, {TCDM_BASE}"]
+    for k in range(len(pairs)):
+        lines += [f"fld fa0, {16 * k}(a0)", f"fld fa1, {16 * k + 8}(a0)", "fmin.d fa2, fa0, fa1", "fmax.d fa3, fa0, fa1",
+                  f"fsd fa2, {512 + 16 * k}(a0)", f"fsd fa3, {520 + 16 * k}(a0)"]
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    cluster.tcdm_array(TCDM_BASE, (len(pairs), 2))[:] = pairs
+    cluster.load_programs([assemble("\n".join(lines + ["fence", "ecall"]) + "\n", "minmax.S")])
+    Simulator(cluster).run()
+    got = [[repr(v) for v in row] for row in cluster.tcdm_array(TCDM_BASE + 512, (len(pairs), 2)).tolist()]
+    assert got == [["1.0", "2.0"], ["2.0", "2.0"], ["2.0", "2.0"], ["nan", "nan"], ["-0.0", "0.0"], ["-0.0", "0.0"]]
+
+
 def test_integer_instructions_issue_one_per_cycle_after_the_first_fetch_misses():
     cluster = run_programs(["li t0, 5\naddi t0, t0, 1\necall\n"])
     core = cluster.core_list[0]

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from archmodel.kernel import SimulationError, Simulator
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
-from archmodel.workloads.snitch import run_kernel
+from archmodel.workloads.snitch import SETUPS, build_system, run_kernel
 
 from .test_fast_paths import run_random
 
@@ -111,12 +111,21 @@ def snapshot(cluster) -> dict:
         cores.append((c.done_cycle, c.n_instr, c.n_fpu, c.n_flops, c.s_raw, c.s_offload, c.s_lsu, c.s_icache,
                       c.s_sync, c.s_stream, c.s_fdep, c.fp_pending_until, c.ip, list(c.x), list(c.x_ready),
                       [repr(v) for v in c.f], list(c.f_ready), c.seq_on, c.seq_pos, c.seq_it,
-                      [([e[:] for e in s.fifo], s.addr, s.left, list(s.idx), s.run, s.active, len(s.jobs))
-                       for s in c.ssrs]))
-    tcdm = cluster.tcdm
+                      [([e[:] for e in s.fifo], s.addr, s.left, list(s.idx), s.run, s.active, list(s.jobs))
+                       for s in c.ssrs],
+                      c.halted, c.at_barrier, c.stall_until, c.cur_line, list(c.l0), c.ssr_on,
+                      [(ins.index, operand) for ins, operand in c.queue], list(c.lsu.queue),
+                      [[ins.index for ins in copies] for copies in c.seq_body], c.state_reg.value))
+    tcdm, dma = cluster.tcdm, cluster.dma
     return {"cycles": cluster.run_cycles(), "cores": cores, "grants": tcdm.n_grants,
             "conflicts": tcdm.n_conflicts, "per_bank": list(tcdm.conflicts_per_bank), "rr": list(tcdm.rr),
-            "memory": bytes(tcdm.data), "dma": (cluster.dma.n_in, cluster.dma.n_out, cluster.dma.n_done)}
+            "memory": bytes(tcdm.data), "icache": (list(cluster.icache.lines.items()), cluster.icache.n_hits),
+            "barrier": ([c.hartid for c in cluster.waiting], cluster.n_halted, [c.hartid for c in cluster.running]),
+            "dma": (dma.n_in, dma.n_out, dma.n_done, dma.n_busy, dma.completed, dma.next_id, dict(dma.cfg),
+                    dma.current.id if dma.current else None, len(dma.queue), list(dma.pending_reads),
+                    [(w[1], w[2]) for w in dma.write_words], dma.writes_in_flight,
+                    [b[:3] + [bytes(b[3])] + b[4:] for b in dma.read_bursts],
+                    [None if lane.entry is None else (lane.addr, lane.entry[1]) for lane in dma.lane_objs])}
 
 
 KERNELS = [
@@ -200,3 +209,40 @@ def test_a_run_in_slices_sees_the_state_of_each_slices_last_edge():
         assert states[True] == states[False]
         compared += len(states[True])
     assert steady > 0 and compared > 50
+
+
+STREAMED = [("gemm", {"m": 16, "n": 16, "k": 8, "streamed": True}, {}),
+            ("axpy", {"n": 512, "tile": 128}, {"memory_latency_cycles": 7, "memory_bytes_per_cycle": 16}),
+            ("jacobi", {"rows": 10, "cols": 18, "sweeps": 2}, {"memory_latency_cycles": 3})]
+
+
+@pytest.mark.parametrize("kernel, params, system", STREAMED, ids=[k[0] for k in STREAMED])
+def test_kernels_with_dma_traffic_run_in_slices_see_the_state_of_each_slices_last_edge(kernel, params, system):
+    # Between DMA events the state stays in the loop's arrays; every slice's end (the run's
+    # limit) must still show exactly the plain model's state, bursts and lanes included.
+    states = {}
+    for on in (True, False):
+        top = build_system(**system)
+        cluster = top.child("cluster")
+        SETUPS[kernel](cluster, top.child("memory"), **params)
+        sim = Simulator(top)
+        seen = []
+        with _compiled(on):
+            for end in range(17, 20000, 17):
+                result = sim.run(cycles=end)
+                seen.append((result.time_ps, snapshot(cluster)))
+                if result.reason != "limit":
+                    break
+        assert result.reason == "quiescent" and cluster.result_ok
+        states[on] = (seen, cluster.n_compiled_cycles)
+    assert states[True][0] == states[False][0]
+    assert states[True][1] > 0
+
+
+def test_between_dma_events_the_state_stays_in_the_loop():
+    with _compiled(True):
+        report, cluster = run_kernel("gemm", m=64, n=32, k=32, streamed=True)
+    exits = cluster.compiled_exits
+    assert exits["dma"] > 0 and exits["end"] > 0  # bursts sent and responses taken on the arrays
+    assert cluster.n_compiled_loads < cluster.n_compiled_batches / 4
+    assert cluster.n_compiled_cycles > report.cycles * 0.97
