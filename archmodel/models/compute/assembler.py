@@ -28,7 +28,10 @@ The subset:
 * D extension (and the FP32 arithmetic of F): ``fld fsd flw fsw``, ``fadd fsub fmul fdiv
   fmin fmax fsqrt fsgnj fsgnjn fsgnjx fmadd fmsub fnmadd fnmsub`` with ``.d`` or ``.s``,
   ``fmv.d fneg.d fabs.d``, ``fcvt.d.w fcvt.d.wu fcvt.w.d fcvt.wu.d fcvt.s.d fcvt.d.s``,
-  ``feq.d flt.d fle.d``.
+  ``feq.d flt.d fle.d``. As RISC-V specifies, ``fcvt.w.d``/``fcvt.wu.d`` round to nearest
+  even and saturate (NaN gives the largest value), and ``fmin``/``fmax`` return the other
+  operand when one is NaN and order -0.0 below +0.0; rounding modes other than
+  round-to-nearest-even and the FP exception flags are not modelled.
 * CSRs (``csrrw csrrs csrrc csrrwi csrrsi csrrci`` and the pseudo forms): ``mhartid``
   (core index in the cluster), ``mcycle``, ``minstret``, ``ssr`` (bit 0 enables the stream
   semantic registers: ft0, ft1, ft2 then read/write streamers 0, 1, 2; the write is ordered

@@ -7,7 +7,7 @@ from typing import Callable
 from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
 
 from .assembler import Instruction, Program
-from .compiled_state import run_compiled
+from .compiled_state import release, run_compiled
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
@@ -31,7 +31,8 @@ class SnitchCluster(Component):
     The cluster is the one component that ticks: each cycle it steps the DMA engine and
     every unfinished core, then arbitrates the TCDM for all their requests. This keeps the
     per-cycle cost to plain Python calls (no channel per core and bank); bank conflicts,
-    round-robin fairness, the TCDM latency and every queue's bound are still modelled. The
+    round-robin fairness, the TCDM latency and every queue's bound are still modelled. Unless
+    the run is traced, a compiled loop runs the same cycles in batches (see ``compiled``). The
     outside memory port ``ext_req``/``ext_rsp`` carries
     :class:`~archmodel.models.messages.MemRequest`/``MemResponse`` bursts of the DMA to any
     memory model (its width and latency are the link's); it may stay unconnected when no
@@ -70,8 +71,10 @@ class SnitchCluster(Component):
                      lambda c: sum(k.n_flops for k in c.core_list) * 1000 / (c.run_cycles() * c.domain.period_ps))
 
     compiled = True
-    """Step the cluster by the compiled loop (see compiled_cluster) wherever it can, while
-    nothing traces it; tests turn it off to compare."""
+    """Run the cluster's cycles in batches in the compiled loop (compiled_cluster, with its
+    state kept by compiled_state) wherever it can, while nothing traces the run; the Python
+    code here steps every other cycle and is what tests hold the loop to (they switch it
+    off to compare)."""
 
     def setup(self) -> None:
         self.tcdm = SnitchTcdm("tcdm", self, size_bytes=self.tcdm_bytes, banks=self.banks,
@@ -216,8 +219,11 @@ class SnitchCluster(Component):
             for part in self.core_list + [self.tcdm, self.dma]:
                 part.traced = traced
         dma = self.dma
-        if self.compiled and not self.traced and run_compiled(self, cycle):
-            return
+        if self.compiled and not self.traced:
+            if run_compiled(self, cycle):
+                return
+        elif self.resident is not None:
+            release(self)  # the loop was switched off mid-run: the objects catch up first
         requests: list = []
         dma_active = False
         if dma.current is not None or dma.queue:
