@@ -1233,6 +1233,7 @@ _HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_roun
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
             "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant")
+_INLINED = ("_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
 
@@ -1244,7 +1245,8 @@ def _compiled_cluster_cycles():
     if _COMPILED is None:
         from numba import njit
         jit = njit(cache=True, nogil=True, _nrt=False)
+        inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
         for name in _HELPERS:
-            globals()[name] = jit(globals()[name])
+            globals()[name] = (inline if name in _INLINED else jit)(globals()[name])
         _COMPILED = jit(_cluster_cycles)
     return _COMPILED

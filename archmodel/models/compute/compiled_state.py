@@ -105,19 +105,30 @@ def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap
             fifo.append([ready[at], value[at], uses[at]])
 
 
+class _Replays:
+    """The replay functions of one FREP body position's stagger copies, made when the
+    Python model first replays one (``SnitchCore.seq_issue`` entries are indexed the same
+    way): a batch that ends inside a replay hands the body back without building them."""
+
+    __slots__ = ("core", "copies", "made")
+
+    def __init__(self, core, copies: list):
+        self.core = core
+        self.copies = copies
+        self.made = [None] * len(copies)
+
+    def __getitem__(self, k: int):
+        issue = self.made[k]
+        if issue is None:
+            issue = self.made[k] = self.core._compiled(self.copies[k])
+        return issue
+
+
 def _restore_sequencer(core, recorded: list) -> None:
-    """The FREP body the loop recorded, as the core's stagger copies and replay functions
-    (cached per body: a kernel replays the same few bodies over and over)."""
-    cache = core.__dict__.setdefault("_restored_bodies", {})
-    key = (tuple(map(id, recorded)), core.seq_smax, core.seq_mask, core.ssr_on)
-    entry = cache.get(key)
-    if entry is None:
-        if len(cache) > 64:
-            cache.clear()
-        body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)] for ins in recorded]
-        entry = cache[key] = (body, [[core._compiled(copy) for copy in copies] for copies in body], recorded)
-    # the core appends to these lists while it records the rest of a body: give it copies
-    core.seq_body, core.seq_issue = list(entry[0]), list(entry[1])
+    """The FREP body the loop recorded, as the core's stagger copies and replay functions."""
+    body = [[ins.stagger_copy(k, core.seq_mask) for k in range(core.seq_smax + 1)] for ins in recorded]
+    core.seq_body = body
+    core.seq_issue = [_Replays(core, copies) for copies in body]
 
 
 class Resident:
