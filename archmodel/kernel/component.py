@@ -197,6 +197,12 @@ class Component:
     def start(self) -> None:
         """Called once the simulator is bound, before the first edge."""
 
+    def settle(self) -> None:
+        """Called whenever a run returns (its limit reached, quiescent, stopped, or an error
+        raised): a model that computes several cycles at once and keeps their state
+        elsewhere (a compiled loop's arrays) copies it back here, so statistics and tests
+        read it. Most models keep nothing aside and need not override it."""
+
     def register(self, name: str, init: Any = 0, width: int | None = None) -> Register:
         """Create a register of this component (see :class:`Register`)."""
         reg = Register(self, name, init, width)

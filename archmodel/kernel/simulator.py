@@ -137,6 +137,7 @@ class Simulator:
         for ch in self.channels:
             ch.bind(self)
         self._holders = [c for c in self.components if type(c).holding is not Component.holding]
+        self._settlers = [c for c in self.components if type(c).settle is not Component.settle]
 
     def _begin(self) -> None:
         self._started = True
@@ -234,6 +235,8 @@ class Simulator:
         try:
             reason = self._loop(limit)
         finally:
+            for comp in self._settlers:
+                comp.settle()
             for obs in self.observers:
                 obs.flush(self)
         return RunResult(reason, self.now, self.ticks)

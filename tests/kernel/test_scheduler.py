@@ -2,7 +2,7 @@
 
 import pytest
 
-from archmodel.kernel import (ClockDomain, Component, Counter, DeadlockError, In, Out, Param,
+from archmodel.kernel import (ClockDomain, Component, Counter, DeadlockError, In, ModelAssertion, Out, Param,
                               Simulator, connect, model)
 
 from .components import Consumer, Napper, Producer
@@ -277,3 +277,36 @@ def test_watchdog_deadline_moves_with_each_transfer():
     assert sim.watchdog_deadline_ps == 100_000
     sim.run()
     assert sim.watchdog_deadline_ps == 5000 + 100_000  # the message was taken at cycle 5
+
+
+@model(catalogue=False)
+class Settler(Component):
+    """Counts ticks and the runs that returned; fails at cycle ``fail_at``."""
+
+    fail_at = Param(int, -1, "cycle to raise a model error at (-1: never)")
+
+    def setup(self):
+        self.settled: list = []
+
+    def tick(self):
+        if self.cycle == self.fail_at:
+            self.fail("planned failure")
+        if self.cycle == 20:
+            self.sleep()
+
+    def settle(self):
+        self.settled.append(self.now)
+
+
+def test_settle_is_called_whenever_a_run_returns_even_with_an_error():
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    settler = Settler("s", top)
+    sim = Simulator(top)
+    sim.run(cycles=5)
+    sim.run()
+    assert settler.settled == [4000, 20_000]  # at the limit, then quiescent
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    failing = Settler("s", top, fail_at=7)
+    with pytest.raises(ModelAssertion):
+        Simulator(top).run()
+    assert failing.settled == [7000]

@@ -237,6 +237,10 @@ class SnitchCluster(Component):
         if cycle >= self.check_at:
             self._report_progress(cycle)
 
+    def settle(self) -> None:
+        """A run returned: the state the compiled loop holds goes back into the objects."""
+        release(self)
+
     def finish_if_idle(self, cycle: int) -> bool:
         """At the end of ``cycle``: when every core has finished and the DMA is idle, the run's
         result is in (the finish callbacks run once) and the cluster sleeps; True then."""

@@ -13,9 +13,9 @@ before anything could read it: at a progress report, the watchdog's deadline, th
 limit, and when the last core has finished.
 
 While the state is held in arrays the Python objects are behind; only the cluster reads
-them then. A run stopped from outside the cluster (another model calling ``stop()``, an
-error elsewhere) may leave the cluster's objects behind the arrays: call
-:func:`release` before reading them.
+them then, and every return from ``Simulator.run`` brings them up to date (the cluster's
+``settle``). A run stopped from outside the cluster in the middle of a batch (another model
+calling ``stop()``, an error elsewhere) shows the cluster at the end of its last batch.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from archmodel.kernel import SimulationError, Simulator
+from archmodel.kernel import Component, Param, SimulationError, Simulator, model
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
 from archmodel.workloads.snitch import SETUPS, build_system, run_kernel
 
@@ -246,3 +246,38 @@ def test_between_dma_events_the_state_stays_in_the_loop():
     assert exits["dma"] > 0 and exits["end"] > 0  # bursts sent and responses taken on the arrays
     assert cluster.n_compiled_loads < cluster.n_compiled_batches / 4
     assert cluster.n_compiled_cycles > report.cycles * 0.97
+
+
+@model(catalogue=False)
+class StopAt(Component):
+    """Stops the run at cycle ``at`` (another model ending a run while the cluster is in a batch)."""
+
+    at = Param(int, 1, "cycle to stop at")
+
+    def tick(self):
+        if self.cycle >= self.at:
+            self.sim.stop("stopped from outside")
+            self.sleep()
+        else:
+            self.sleep_for(self.at - self.cycle)
+
+
+@pytest.mark.parametrize("params", [{"m": 32, "n": 32, "k": 32}, {"m": 16, "n": 16, "k": 8, "streamed": True}],
+                         ids=["resident", "streamed"])
+def test_a_run_stopped_from_outside_settles_the_cluster_and_resumes_to_the_same_end(params):
+    ends = []
+    for stop_at in (None, 300):
+        top = build_system()
+        cluster = top.child("cluster")
+        SETUPS["gemm"](cluster, top.child("memory"), **params)
+        if stop_at is not None:
+            StopAt("stopper", top, at=stop_at)
+        sim = Simulator(top)
+        with _compiled(True):
+            if stop_at is not None:
+                assert sim.run().reason == "stopped"
+                assert cluster.resident is None  # settled: the objects hold the loop's state
+            sim.run()
+        assert cluster.result_ok
+        ends.append(snapshot(cluster))
+    assert ends[0] == ends[1]
