@@ -177,7 +177,7 @@ def _fmin(a, b):
     """RISC-V fmin: a NaN operand yields the other one (both NaN: the canonical NaN), and
     -0.0 counts as less than +0.0."""
     if a != a:
-        return b if b == b else float("nan")
+        return b if b == b else math.nan
     if b != b:
         return a
     if a == b:
@@ -188,7 +188,7 @@ def _fmin(a, b):
 def _fmax(a, b):
     """RISC-V fmax, the mirror of :func:`_fmin`."""
     if a != a:
-        return b if b == b else float("nan")
+        return b if b == b else math.nan
     if b != b:
         return a
     if a == b:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .assembler import _fmax, _fmin  # the Python model's own definitions, compiled with the loop
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 
@@ -281,27 +282,6 @@ def _fp(op, a, b, c, fp32):
     if fp32:
         r = _round32(r)
     return r
-
-
-def _fmin(a, b):
-    """assembler._fmin (RISC-V: NaN operands give way, -0.0 < +0.0)."""
-    if a != a:
-        return b if b == b else np.nan
-    if b != b:
-        return a
-    if a == b:
-        return a if np.copysign(1.0, a) < 0 else b
-    return a if a < b else b
-
-
-def _fmax(a, b):
-    if a != a:
-        return b if b == b else np.nan
-    if b != b:
-        return a
-    if a == b:
-        return a if np.copysign(1.0, a) > 0 else b
-    return a if a > b else b
 
 
 def _to_int(op, a, b):
@@ -652,26 +632,20 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
         cs[c, C_N_FPU] += 1
         cs[c, C_N_FLOPS] += code[i, I_FLOPS]
         return 1
-    if fkind == F_LOAD:
-        rd = code[i, I_RD]
-        if f_ready[c, rd] > cycle:
-            cs[c, C_S_FDEP] += 1
-            return -1
-        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
-            cs[c, C_S_LSU] += 1
-            return -1
-        _lsu_push(c, cs, lq, lq_fval, operand, 2, rd, 0, 0.0, code[i, I_SIZE], 0)
-        f_ready[c, rd] = NEVER
-        return 0
-    if fkind == F_STORE:
-        r = code[i, I_RS2]
+    if fkind == F_LOAD or fkind == F_STORE:
+        # the register loaded, or stored from, must be ready, and the LSU have room
+        r = code[i, I_RD] if fkind == F_LOAD else code[i, I_RS2]
         if f_ready[c, r] > cycle:
             cs[c, C_S_FDEP] += 1
             return -1
         if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
             cs[c, C_S_LSU] += 1
             return -1
-        _lsu_push(c, cs, lq, lq_fval, operand, 3, 0, 0, f[c, r], code[i, I_SIZE], 0)
+        if fkind == F_LOAD:
+            _lsu_push(c, cs, lq, lq_fval, operand, 2, r, 0, 0.0, code[i, I_SIZE], 0)
+            f_ready[c, r] = NEVER
+        else:
+            _lsu_push(c, cs, lq, lq_fval, operand, 3, 0, 0, f[c, r], code[i, I_SIZE], 0)
         return 0
     if fkind == F_TOINT:
         rd = code[i, I_RD]
@@ -709,59 +683,38 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
 
 
 def _seq_advance(c, cs):
-    """The FREP sequencer moves on after an issue (``SnitchCore._seq_advance``)."""
+    """The FREP sequencer moves on after an issue (``SnitchCore._seq_advance``): frep.o
+    steps through the body and then counts a repetition, frep.i the other way round."""
     if cs[c, C_SEQ_INNER]:
-        it = cs[c, C_SEQ_IT] + 1
-        if it == cs[c, C_SEQ_REPS]:
-            cs[c, C_SEQ_IT] = 0
-            cs[c, C_SEQ_POS] += 1
-            if cs[c, C_SEQ_POS] == cs[c, C_SEQ_N]:
-                cs[c, C_SEQ_ON] = 0
-        else:
-            cs[c, C_SEQ_IT] = it
+        fast, fast_end, slow, slow_end = C_SEQ_IT, C_SEQ_REPS, C_SEQ_POS, C_SEQ_N
     else:
-        pos = cs[c, C_SEQ_POS] + 1
-        if pos == cs[c, C_SEQ_N]:
-            cs[c, C_SEQ_POS] = 0
-            cs[c, C_SEQ_IT] += 1
-            if cs[c, C_SEQ_IT] == cs[c, C_SEQ_REPS]:
-                cs[c, C_SEQ_ON] = 0
-        else:
-            cs[c, C_SEQ_POS] = pos
+        fast, fast_end, slow, slow_end = C_SEQ_POS, C_SEQ_N, C_SEQ_IT, C_SEQ_REPS
+    step = cs[c, fast] + 1
+    if step == cs[c, fast_end]:
+        cs[c, fast] = 0
+        cs[c, slow] += 1
+        if cs[c, slow] == cs[c, slow_end]:
+            cs[c, C_SEQ_ON] = 0
+    else:
+        cs[c, fast] = step
 
 
 def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val, fq_uses):
-    """``SnitchCore.fp_step``: issue at most one FP instruction."""
-    if cs[c, C_SEQ_ON]:
-        it = cs[c, C_SEQ_IT]
-        if it:
-            k = it % (cs[c, C_SEQ_SMAX] + 1)
-            i = body[c, cs[c, C_SEQ_POS]]
-            if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
-                         fq_ready, fq_val, fq_uses) >= 0:
-                _seq_advance(c, cs)
-            return
-        if cs[c, C_Q_COUNT] == 0:
-            return
-        head = cs[c, C_Q_HEAD]
-        i = oq[c, head, 0]
-        if _fp_issue(c, i, 0, 0, oq[c, head, 1], cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
-                     fq_ready, fq_val, fq_uses) < 0:
-            return
-        cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
-        cs[c, C_Q_COUNT] -= 1
-        body[c, cs[c, C_SEQ_REC]] = i
-        cs[c, C_SEQ_REC] += 1
-        _seq_advance(c, cs)
+    """``SnitchCore.fp_step``: issue at most one FP instruction; the FREP sequencer replays
+    its body, and records it from the offload queue during the first repetition."""
+    if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
+        i = body[c, cs[c, C_SEQ_POS]]
+        if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
+                     fq_ready, fq_val, fq_uses) >= 0:
+            _seq_advance(c, cs)
         return
     if cs[c, C_Q_COUNT] == 0:
         return
     head = cs[c, C_Q_HEAD]
     i = oq[c, head, 0]
     operand = oq[c, head, 1]
-    if code[i, I_KIND] == K_FREP:
-        cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
-        cs[c, C_Q_COUNT] -= 1
+    if not cs[c, C_SEQ_ON] and code[i, I_KIND] == K_FREP:
         cs[c, C_SEQ_ON] = 1
         cs[c, C_SEQ_INNER] = code[i, I_INNER]
         cs[c, C_SEQ_N] = code[i, I_IMM]
@@ -772,11 +725,15 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
         cs[c, C_SEQ_MASK] = code[i, I_SMASK]
         cs[c, C_SEQ_REC] = 0
         cs[c, C_SEQ_GEN] += 1
+    elif _fp_issue(c, i, 0, 0, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
+                   fq_uses) < 0:
         return
-    if _fp_issue(c, i, 0, 0, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
-                 fq_uses) >= 0:
-        cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
-        cs[c, C_Q_COUNT] -= 1
+    elif cs[c, C_SEQ_ON]:
+        body[c, cs[c, C_SEQ_REC]] = i
+        cs[c, C_SEQ_REC] += 1
+        _seq_advance(c, cs)
+    cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
+    cs[c, C_Q_COUNT] -= 1
 
 
 def _release_if_all_arrived(cycle, g, cs):

@@ -24,7 +24,7 @@ from archmodel.kernel import SimulationError, Simulator
 from archmodel.models.compute import TCDM_BASE, assemble
 from archmodel.workloads.snitch import build_system
 
-from .test_compiled_kernels import _compiled as _Switch, snapshot
+from .test_compiled_kernels import _compiled as _Switch, random_frep_body, snapshot
 
 EXT_BASE = 0x8000_0000
 EXT_BYTES = 0x1_0000
@@ -210,17 +210,9 @@ def frep_block(w: _Writer) -> None:
     rng = w.rng
     size = rng.randint(1, 4)
     writes = rng.random() < 0.4
-    sources = ["ft0", "ft1", "fa1", "fa2", "fa3"]
     targets = ["fa0", "fa1", "fa4", "fa5"] + (["ft2"] * 2 if writes else [])
-    body = []
-    for _ in range(size):
-        names = dict(d=rng.choice(targets), a=rng.choice(sources[:2]), b=rng.choice(sources),
-                     c=rng.choice(sources[2:] + targets[:2]))
-        if names["b"] == names["a"]:
-            names["b"] = "fa2"
-        op = rng.choice(FREP_OPS)
-        fields = ["d", "a", "b"] + (["c"] if "{c}" in op else [])
-        body.append((op.format(**names), [FREG[names[k]] for k in fields]))
+    body = [(op.format(**names), [FREG[names[k]] for k in ["d", "a", "b"] + (["c"] if "{c}" in op else [])])
+            for op, names in random_frep_body(rng, size, FREP_OPS, targets)]
     reps = rng.randint(1, 30)
     smax, mask = rng.randint(0, 3), rng.randint(0, 15)
     # a stagger that moves a register onto or off a stream register would fault: leave it out

@@ -19,6 +19,22 @@ STEADY_OPS = ["fmadd.d {d}, {a}, {b}, {c}", "fmul.d {d}, {a}, {b}", "fadd.d {d},
               "fnmsub.d {d}, {a}, {b}, {c}", "fmsub.d {d}, {a}, {b}, {c}", "fnmadd.d {d}, {a}, {b}, {c}"]
 
 
+FREP_SOURCES = ["ft0", "ft1", "fa1", "fa2", "fa3"]
+
+
+def random_frep_body(rng: random.Random, size: int, ops: list, targets: list) -> list:
+    """``size`` FREP body instructions as (template, register names d/a/b/c): operand a a
+    stream (ft0/ft1), b anything, c a register, never one stream read twice."""
+    body = []
+    for _ in range(size):
+        names = dict(d=rng.choice(targets), a=rng.choice(FREP_SOURCES[:2]), b=rng.choice(FREP_SOURCES),
+                     c=rng.choice(FREP_SOURCES[2:] + targets[:2]))
+        if names["b"] == names["a"]:
+            names["b"] = "fa2"
+        body.append((rng.choice(ops), names))
+    return body
+
+
 def steady_program(rng: random.Random, core: int) -> str:
     """Long FREPs behind a full offload queue on every core at once (the steady state), with
     stream strides that collide in the banks and jobs sized to the replay (now and then one
@@ -28,16 +44,9 @@ def steady_program(rng: random.Random, core: int) -> str:
     lines = []
     for block in range(rng.randint(1, 2)):
         size = rng.randint(1, 4)
-        sources = ["ft0", "ft1", "fa1", "fa2", "fa3"]
         targets = ["fa0", "fa1", "fa4", "fa5"] + (["ft2"] * 3 if writes else [])
-        body = []
-        for _ in range(size):
-            names = dict(d=rng.choice(targets), a=rng.choice(sources[:2]), b=rng.choice(sources),
-                         c=rng.choice(sources[2:] + targets[:2]))
-            if names["b"] == names["a"]:
-                names["b"] = "fa2"
-            op = rng.choice(STEADY_OPS)
-            body.append((op.format(**names), [names[k] for k in "ab" + ("c" if "{c}" in op else "")], names["d"]))
+        body = [(op.format(**names), [names[k] for k in "ab" + ("c" if "{c}" in op else "")], names["d"])
+                for op, names in random_frep_body(rng, size, STEADY_OPS, targets)]
         reps = rng.randint(10, 60)
         for stream in (0, 1, 2) if writes else (0, 1):
             name = f"ft{stream}"
