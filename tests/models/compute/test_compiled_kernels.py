@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from archmodel.kernel import Component, Param, SimulationError, Simulator, model
-from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
+from archmodel.kernel import Component, Param, SimulationError, Simulator, connect, model
+from archmodel.models.compute import TCDM_BASE, FixedLatencyMemory, SnitchCluster, assemble
 from archmodel.workloads.snitch import SETUPS, build_system, run_kernel
 
 from .test_fast_paths import run_random
@@ -290,3 +290,26 @@ def test_a_run_stopped_from_outside_settles_the_cluster_and_resumes_to_the_same_
         assert cluster.result_ok
         ends.append(snapshot(cluster))
     assert ends[0] == ends[1]
+
+
+def test_two_clusters_with_dma_traffic_in_one_run_behave_as_the_python_model():
+    # Each cluster's batches also end at the other's ticks (undisturbed_until_ps), and the
+    # two keep their own state in the loop's arrays.
+    def run(on: bool):
+        top = Component("system")
+        clusters = []
+        for i, (kernel, params) in enumerate([("gemm", dict(m=16, n=16, k=8, streamed=True)),
+                                              ("axpy", dict(n=512, tile=128))]):
+            cluster = SnitchCluster(f"cluster{i}", top)
+            memory = FixedLatencyMemory(f"memory{i}", top, latency_cycles=7 + 13 * i)
+            connect(cluster.ext_req, memory.req, latency=1, width_bits=512)
+            connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
+            SETUPS[kernel](cluster, memory, **params)
+            clusters.append(cluster)
+        with _compiled(on):
+            Simulator(top).run()
+        assert all(c.result_ok for c in clusters)
+        return [snapshot(c) for c in clusters], [c.n_compiled_cycles for c in clusters]
+    (on, compiled), (off, _) = run(True), run(False)
+    assert on == off
+    assert min(compiled) > 0
