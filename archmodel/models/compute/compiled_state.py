@@ -441,6 +441,10 @@ def _dma_core_starts_a_transfer(cluster, cycle: int) -> bool:
             and core.instrs[core.ip].op in ("dmcpyi", "dmcpy"))
 
 
+def _count_exit(cluster, reason: str) -> None:
+    cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
+
+
 def release(cluster) -> None:
     """Copy a cluster's state held in arrays back into its Python objects (see the module
     docstring); nothing to do when none is held."""
@@ -473,10 +477,9 @@ def run_compiled(cluster, cycle: int) -> bool:
             return False
         resident = Resident(cluster)
     if not resident.run(cycle, cycle + 1, check_only=True):
-        cluster.compiled_exits[EXIT_REASONS[resident.g[G_EXIT]]] = \
-            cluster.compiled_exits.get(EXIT_REASONS[resident.g[G_EXIT]], 0) + 1
+        _count_exit(cluster, EXIT_REASONS[resident.g[G_EXIT]])
         cluster.resident = resident
-        release(cluster)
+        release(cluster)  # (a state held from earlier batches is behind in the objects)
         return False
     resident.port_step()
     end = hard_end
@@ -488,7 +491,7 @@ def run_compiled(cluster, cycle: int) -> bool:
     ran = resident.run(cycle, end, port_done=True)
     g = resident.g
     reason = EXIT_REASONS[g[G_EXIT]] if cycle + ran < end else "end"
-    cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
+    _count_exit(cluster, reason)
     cluster.n_compiled_cycles += ran  # tests check the path is taken
     cluster.n_compiled_batches += 1
     resident.next_cycle = cycle + ran
