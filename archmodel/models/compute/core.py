@@ -655,13 +655,22 @@ class SnitchCore(Component):
                         self.s_stream += 1
                         return None
                 else:
-                    have = fifo[0][2] if fifo else 0
-                    if have <= k:
-                        if len(fifo) < 2 or fifo[1][0] > cycle or have + fifo[1][2] <= k:
-                            if not s.active and have + sum(e[2] for e in list(fifo)[1:]) <= k:
-                                self.stream_exhausted(ins, r)
-                            self.s_stream += 1
-                            return None
+                    # the reads the ready entries at the FIFO's head can serve
+                    ready = 0
+                    for entry in fifo:
+                        if entry[0] > cycle:
+                            break
+                        ready += entry[2]
+                    if ready <= k:
+                        total = sum(entry[2] for entry in fifo)
+                        if not s.active and total <= k:
+                            self.stream_exhausted(ins, r)
+                        if len(fifo) >= s.depth and total <= k:
+                            self.fault(ins, f"reads ft{r} {ins.fsrc.count(r)} times, but SSR {r}'s FIFO of "
+                                            f"{s.depth} element(s) serves {total} read(s) when full: raise "
+                                            "ssr_fifo_depth or the stream's repeat")
+                        self.s_stream += 1
+                        return None
                 taken[r] = k + 1
             elif f_ready[r] > cycle:
                 self.s_fdep += 1

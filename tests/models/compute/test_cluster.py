@@ -52,6 +52,37 @@ def test_fmin_and_fmax_let_a_nan_operand_give_way_and_order_signed_zeros(compile
     assert got == [["1.0", "2.0"], ["2.0", "2.0"], ["2.0", "2.0"], ["nan", "nan"], ["-0.0", "0.0"], ["-0.0", "0.0"]]
 
 
+STREAM_READ_TWICE = f"""li t1, 15
+csrw ssr0_bound0, t1
+li t1, 8
+csrw ssr0_stride0, t1
+li a0, {TCDM_BASE}
+csrw ssr0_rptr0, a0
+csrwi ssr, 1
+fmadd.d fa0, ft0, ft0, ft0
+fsd fa0, 256(a0)
+csrwi ssr, 0
+fence
+ecall
+"""
+
+
+def test_an_instruction_reads_one_stream_three_times_from_consecutive_elements():
+    cluster = SnitchCluster("cl", cores=1, ssr_fifo_depth=4, icache_miss_cycles=0)
+    cluster.tcdm_array(TCDM_BASE, (16,))[:] = np.arange(1.0, 17.0)
+    cluster.load_programs([assemble(STREAM_READ_TWICE, "dup.S")])
+    Simulator(cluster).run()
+    assert cluster.tcdm_array(TCDM_BASE + 256, (1,))[0] == 1.0 * 2.0 + 3.0
+
+
+def test_a_stream_read_more_times_at_once_than_its_fifo_holds_is_a_fault_not_a_hang():
+    cluster = SnitchCluster("cl", cores=1, ssr_fifo_depth=2, icache_miss_cycles=0)
+    cluster.load_programs([assemble(STREAM_READ_TWICE, "dup.S")])
+    with pytest.raises(ModelAssertion, match=r"dup.S:8: fmadd.d fa0, ft0, ft0, ft0\): reads ft0 3 times, but SSR 0's "
+                                             r"FIFO of 2 element\(s\) serves 2 read\(s\) when full"):
+        Simulator(cluster, watchdog_cycles=1000).run()
+
+
 def test_integer_instructions_issue_one_per_cycle_after_the_first_fetch_misses():
     cluster = run_programs(["li t0, 5\naddi t0, t0, 1\necall\n"])
     core = cluster.core_list[0]

@@ -10,9 +10,9 @@ everything a program or a statistic can see: cycles, every counter, registers an
 readiness, queues, FIFOs and stream state, the barrier, I$ and L0 contents, the DMA, the
 TCDM and the outside memory; a run that faults (misaligned or out-of-TCDM accesses, some
 behind a full queue or a pending base register, a used-up stream, a bad jump, a read-only
-CSR, a DMA instruction on a compute core, an illegal DMA transfer) or hangs (a write job
-never filled, a third SSR job, a stream read twice from a one-entry FIFO) must fail with the
-same message at the same time.
+CSR, a DMA instruction on a compute core, an illegal DMA transfer, a stream read more
+times at once than its FIFO can hold) or hangs (a write job never filled, a third SSR job)
+must fail with the same message at the same time.
 """
 
 import random
@@ -275,7 +275,7 @@ def frep_block(w: _Writer) -> None:
 def fault_block(w: _Writer) -> None:
     """A runtime fault or a hang both runs must report alike."""
     rng = w.rng
-    kind = rng.choice([0, 0, 1, 2, 2, 2, 3, 4, 5, 6, 7, 8])  # accesses: a compiled loop checks them itself
+    kind = rng.choice([0, 0, 1, 2, 2, 2, 3, 4, 5, 6, 7, 7, 8, 8])  # accesses: a compiled loop checks them itself
     # The faulting access waits first, now and then: for a full LSU queue, for its base
     # register (a load), or for room in the offload queue behind a slow FP divide.
     if kind == 0:
