@@ -12,10 +12,11 @@ and runs the batches.
 
 A cycle the loop cannot reproduce is left to Python: the batch ends *before* it when some
 core would fault there (the Python model then raises the fault with its message), would
-execute an instruction the loop leaves out (``dmcpy``, FP square roots, a division by
-zero, a multiply-high of operands wider than 32 bits, a stream read twice by one
-instruction, ...), or when the DMA engine must use its outside port (send a burst, start a
-queued transfer; responses end a batch from outside, see compiled_state). The
+execute an instruction the loop leaves out (FP square roots, a division by zero, a
+multiply-high of operands wider than 32 bits, a stream read twice by one instruction,
+...), or when the DMA engine must use its outside port (send a burst, start a queued
+transfer; responses end a batch from outside, see compiled_state). A ``dmcpy`` the loop
+queues in its own table; Python makes it a SnitchDma transfer when the engine takes it. The
 cross-checks in tests/models/compute/test_compiled_kernels.py and
 test_compiled_cluster.py run kernels and random programs with the loop on and off and
 compare cycles, every counter, registers, queues, FIFOs, stream state, the I$ and every
@@ -138,7 +139,11 @@ FP subsystem or an integer pipeline needs Python for."""
 
 # -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
 (D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
- D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_WIDTH) = range(21)
+ D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_SUBMITTED, D_EXT,
+ D_WIDTH) = range(23)
+# transfers the DMA core queued in a batch (Python makes them SnitchDma transfers): the
+# configuration registers and size read by dmcpy, the instruction and the id it returned
+(Q_SRC, Q_DST, Q_SIZE, Q_REPS, Q_SSTR, Q_DSTR, Q_INS, Q_ID, Q_WIDTH) = range(9)
 # lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
@@ -401,7 +406,7 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
     return False
 
 
-def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
+def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     """Whether the integer pipeline of core ``c`` would fault at ``cycle`` or execute an
     instruction the loop leaves to Python (``SnitchCore.int_step``'s checks in order; an
     instruction fetch that would stall is not foreseen, which only costs a batch end)."""
@@ -464,8 +469,38 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
                 bad = True
         return bad or low < g[G_TCDM_BASE] or high + 8 > g[G_TCDM_END]
     if kind == K_DMA:
-        return cs[c, C_IS_DMA] == 0 or op == 4
+        if cs[c, C_IS_DMA] == 0:
+            return True
+        if op != 4 or dm[D_QLEN] >= dm[D_QDEPTH]:
+            return False  # a full queue holds dmcpy back before anything is checked
+        src, dst, size, reps, sstr, dstr = _dmcpy_operands(i, code, g, x[c, code[i, I_RS1]], x[c, code[i, I_RS2]])
+        return _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr)
     return False
+
+
+def _dmcpy_operands(i, code, g, rs1, rs2):
+    """The transfer ``dmcpy``/``dmcpyi`` instruction ``i`` starts: source, destination,
+    bytes per row, rows and strides (``SnitchDma.submit``)."""
+    config = code[i, I_IMM] if code[i, I_USES_IMM] else rs2
+    if config & 2:
+        return g[G_DMA_SRC], g[G_DMA_DST], rs1, g[G_DMA_REPS], g[G_DMA_SSTR], g[G_DMA_DSTR]
+    return g[G_DMA_SRC], g[G_DMA_DST], rs1, 1, 0, 0
+
+
+def _in_tcdm(g, addr, size):
+    return g[G_TCDM_BASE] <= addr and addr + size <= g[G_TCDM_END]
+
+
+def _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr):
+    """Whether the DMA faults on this transfer (SnitchCluster.dma_instruction and
+    SnitchDma.queue_transfer's checks)."""
+    if (src >= g[G_TCDM_END] or dst >= g[G_TCDM_END]) and not dm[D_EXT]:
+        return True
+    if size <= 0 or reps <= 0 or size % 8 or src % 8 or dst % 8 or sstr % 8 or dstr % 8:
+        return True
+    src_local = _in_tcdm(g, src, size) and _in_tcdm(g, src + (reps - 1) * sstr, size)
+    dst_local = _in_tcdm(g, dst, size) and _in_tcdm(g, dst + (reps - 1) * dstr, size)
+    return src_local == dst_local
 
 
 def _fp_idle(c, cycle, cs, ss):
@@ -756,7 +791,7 @@ def _offload(c, i, operand, cs, oq):
     cs[c, C_Q_COUNT] += 1
 
 
-def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line, dm):
+def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line, dm, submitted):
     """``SnitchCore.int_step``: issue at most one integer-pipeline instruction."""
     ip = cs[c, C_IP]
     line = ip >> cs[c, C_LSHIFT]
@@ -915,6 +950,20 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
             g[G_DMA_DSTR] = x[c, code[i, I_RS2]]
         elif op == 3:
             g[G_DMA_REPS] = a
+        elif op == 4:  # dmcpy: queued here, made a SnitchDma transfer by Python (compiled_state)
+            if dm[D_QLEN] >= dm[D_QDEPTH]:
+                cs[c, C_S_SYNC] += 1
+                return
+            src, dst, size, reps, sstr, dstr = _dmcpy_operands(i, code, g, a, x[c, code[i, I_RS2]])
+            n = dm[D_SUBMITTED]
+            submitted[n, Q_SRC], submitted[n, Q_DST], submitted[n, Q_SIZE] = src, dst, size
+            submitted[n, Q_REPS], submitted[n, Q_SSTR], submitted[n, Q_DSTR] = reps, sstr, dstr
+            submitted[n, Q_INS], submitted[n, Q_ID] = i, g[G_DMA_NEXT_ID]
+            dm[D_SUBMITTED] = n + 1
+            dm[D_QLEN] += 1
+            if rd:
+                x[c, rd] = g[G_DMA_NEXT_ID]
+            g[G_DMA_NEXT_ID] += 1
         else:  # dmstat
             which = (code[i, I_IMM] if code[i, I_USES_IMM] else a) & 3
             if which == 0:
@@ -1064,7 +1113,7 @@ def _lane_grant(k, g, dm, lanes, rb, rbuf, words_i64):
 
 def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
                     fq_val, fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner, dm,
-                    bursts, ww, lanes, rb, rbuf):
+                    bursts, ww, lanes, rb, rbuf, submitted):
     """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
     module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
     core finished in the last cycle run. ``port_done``: Python already did the DMA port's
@@ -1089,7 +1138,7 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
             if _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
                 g[G_EXIT] = 2
                 return cycle - start
-            if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss):
+            if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
                 g[G_EXIT] = 3
                 return cycle - start
         if check_only:
@@ -1107,7 +1156,7 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
             _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val,
                      fq_uses)
             if not cs[c, C_HALTED] and cs[c, C_STALL] <= cycle:
-                _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line, dm)
+                _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic_line, dm, submitted)
             # the requests of this core: its LSU head, then its running streamers in order
             if cs[c, C_L_COUNT]:
                 reqs[nr, 0] = -1 - c
@@ -1189,7 +1238,8 @@ _HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_roun
             "_to_int", "_fp", "_stagger",
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
-            "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant")
+            "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant", "_dmcpy_operands", "_in_tcdm",
+            "_dmcpy_illegal")
 _INLINED = ("_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 

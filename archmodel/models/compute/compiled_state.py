@@ -28,8 +28,9 @@ import numpy as np
 from archmodel.kernel import ModelAssertion
 from archmodel.models.messages import MemRequest
 
-from .compiled_cluster import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_ID, D_INBOUND, D_N_BUSY, D_N_IN, D_N_OUT,
-                               D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_WIDTH,
+from .compiled_cluster import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
+                               D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
+                               D_SUBMITTED, D_WIDTH, Q_WIDTH,
                                D_WIF, D_WW_COUNT, D_WW_HEAD, EXIT_REASONS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_EXIT, G_FINISHED, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
                                R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
@@ -231,6 +232,7 @@ class Resident:
                     lanes[k] = (1, lane.addr, int.from_bytes(entry[1], "little", signed=True), 0)
                 else:
                     lanes[k] = (1, lane.addr, slots[id(entry[0])], entry[1])
+        self.submitted = np.zeros((dma.queue_depth, Q_WIDTH), np.int64)
         dm = self.dm = np.zeros(D_WIDTH, np.int64)
         dm[:D_RB_COUNT + 1] = [transfer is not None, transfer is not None and transfer.inbound,
                                transfer.id if transfer is not None else 0, 0,
@@ -238,12 +240,25 @@ class Resident:
                                dma.writes_in_flight, dma.outstanding, len(dma.queue), dma.queue_depth, dma.n_in,
                                dma.n_out, dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0,
                                len(dma.read_bursts)]
+        dm[D_EXT] = self.cluster.ext_req.channel is not None
+
+    def _queue_submitted(self) -> None:
+        """Make the transfers the DMA core started in the loop SnitchDma transfers, with the
+        ids the loop gave them."""
+        dma, dm = self.cluster.dma, self.dm
+        objects = self.programs.objects
+        for src, dst, size, reps, sstr, dstr, ins, ident in self.submitted[:dm[D_SUBMITTED]].tolist():
+            queued = dma.queue_transfer(src, dst, size, reps, sstr, dstr, objects[ins].where())
+            if queued != ident:  # the loop checked the transfer and counted the ids as the engine does
+                raise ModelAssertion(f"{self.cluster.path}: transfer {ident} from the compiled loop became {queued!r}")
+        dm[D_SUBMITTED] = 0
 
     def port_step(self) -> None:
         """The DMA port's part of this cycle, as ``SnitchDma.step`` does it, on the arrays:
         start a queued transfer, take a response, send a burst (the loop does the rest)."""
         cluster = self.cluster
         dma, dm = cluster.dma, self.dm
+        self._queue_submitted()
         if not dm[D_CUR]:
             if not dma.queue:
                 return
@@ -314,7 +329,8 @@ class Resident:
             start, end, check_only, port_done, self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f,
             self.f_ready, self.body, self.l0, self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val,
             self.fq_uses, self.ic, self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr,
-            self.per_bank, self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf)
+            self.per_bank, self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf,
+            self.submitted)
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:
@@ -394,6 +410,7 @@ class Resident:
         self._store_dma(dma)
 
     def _store_dma(self, dma) -> None:
+        self._queue_submitted()
         dm = self.dm
         dma.n_in, dma.n_out, dma.n_done, dma.n_busy = dm[D_N_IN:D_N_BUSY + 1].tolist()
         transfer = self.transfer
@@ -433,14 +450,6 @@ class Resident:
                 lane.entry = (by_slot[bits], at)
 
 
-def _dma_core_starts_a_transfer(cluster, cycle: int) -> bool:
-    """The DMA core issues ``dmcpy``/``dmcpyi`` at ``cycle`` (Python's part): no batch can
-    begin there, and knowing it spares copying the state."""
-    core = cluster.dma_core
-    return (not core.done and not core.halted and core.stall_until <= cycle and core.ip < len(core.instrs)
-            and core.instrs[core.ip].op in ("dmcpyi", "dmcpy"))
-
-
 def _count_exit(cluster, reason: str) -> None:
     cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
 
@@ -473,7 +482,7 @@ def run_compiled(cluster, cycle: int) -> bool:
         release(cluster)
         return False
     if resident is None:
-        if not cluster.running or _dma_core_starts_a_transfer(cluster, cycle):
+        if not cluster.running:
             return False
         resident = Resident(cluster)
     if not resident.run(cycle, cycle + 1, check_only=True):

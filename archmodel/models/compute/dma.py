@@ -124,9 +124,14 @@ class SnitchDma(Component):
     def submit(self, size: int, two_d: bool, where: str) -> int | str:
         """Queue a transfer from the configuration registers; its id, or a reason it is illegal."""
         cfg = self.cfg
-        src, dst = cfg["src"], cfg["dst"]
-        reps = cfg["reps"] if two_d else 1
-        sstr, dstr = (cfg["sstr"], cfg["dstr"]) if two_d else (0, 0)
+        if two_d:
+            return self.queue_transfer(cfg["src"], cfg["dst"], size, cfg["reps"], cfg["sstr"], cfg["dstr"], where)
+        return self.queue_transfer(cfg["src"], cfg["dst"], size, 1, 0, 0, where)
+
+    def queue_transfer(self, src: int, dst: int, size: int, reps: int, sstr: int, dstr: int,
+                       where: str) -> int | str:
+        """Queue a transfer of ``reps`` rows of ``size`` bytes; its id, or a reason it is
+        illegal (``submit`` with the configuration registers read)."""
         if size <= 0 or reps <= 0:
             return f"transfer of {size} bytes x {reps} rows is empty"
         if size % 8 or src % 8 or dst % 8 or sstr % 8 or dstr % 8:

@@ -313,3 +313,69 @@ def test_two_clusters_with_dma_traffic_in_one_run_behave_as_the_python_model():
     (on, compiled), (off, _) = run(True), run(False)
     assert on == off
     assert min(compiled) > 0
+
+
+def _dma_only(program: str, on: bool, **system) -> dict:
+    """Run ``program`` on the DMA core of a 2-core cluster next to an outside memory."""
+    top = build_system(cores=2, **system)
+    cluster = top.child("cluster")
+    cluster.tcdm_array(TCDM_BASE, (4096,))[:] = np.arange(4096.0)
+    cluster.load_programs([None, None, assemble(program, "dma.S")])
+    with _compiled(on):
+        try:
+            Simulator(top, watchdog_cycles=2000).run()
+            error = None
+        except SimulationError as err:
+            error = str(err)
+    memory = top.child("memory")
+    return {"error": error, "state": snapshot(cluster), "outside": bytes(memory.data[:65536]),
+            "compiled": cluster.n_compiled_cycles}
+
+
+def _copies(count: int, two_d: bool) -> str:
+    lines = [f"li t0, {TCDM_BASE}", "dmsrc t0, zero", "li t0, 0x80000000", "dmdst t0, zero",
+             "li t0, 64", "li t1, 128", "dmstr t0, t1", "li t0, 3", "dmrep t0"]
+    lines += [f"li t0, {64 * (k + 1)}\ndmcpyi a{k % 8}, t0, {2 if two_d else 0}" for k in range(count)]
+    return "\n".join(lines + ["1: dmstati t6, 2", "bnez t6, 1b", "ecall"]) + "\n"
+
+
+@pytest.mark.parametrize("two_d", [False, True], ids=["1d", "2d"])
+def test_the_dma_core_waits_on_a_full_transfer_queue_alike_in_the_loop(two_d):
+    # six transfers behind a queue of four: the DMA core stalls on dmcpyi, and every id
+    # it reads back, each burst and every byte written outside come out the same
+    on, off = _dma_only(_copies(6, two_d), True), _dma_only(_copies(6, two_d), False)
+    assert on.pop("compiled") > 0 and off.pop("compiled") == 0
+    assert on == off and on["error"] is None
+    assert on["state"]["cores"][2][8] > 0  # stall_sync: the queue was full
+
+
+ILLEGAL = [  # (the transfer's configuration lines, the fault both must raise)
+    ("li t0, 0\ndmcpyi zero, t0, 0", "transfer of 0 bytes x 1 rows is empty"),
+    ("li t0, 12\ndmcpyi zero, t0, 0", "multiples of 8 bytes"),
+    ("li t0, 12\nli t1, 64\ndmstr t0, t1\nli t0, 2\ndmrep t0\nli t0, 64\ndmcpyi zero, t0, 2", "multiples of 8 bytes"),
+    (f"li t0, {TCDM_BASE + 64}\ndmdst t0, zero\nli t0, 64\ndmcpyi zero, t0, 0", "stays inside the TCDM"),
+]
+
+
+@pytest.mark.parametrize("transfer, fault", ILLEGAL, ids=["empty", "size", "stride", "inside"])
+def test_an_illegal_transfer_faults_alike_in_the_loop(transfer, fault):
+    program = (f"li t0, {TCDM_BASE}\ndmsrc t0, zero\nli t0, 0x80000000\ndmdst t0, zero\nli t0, 64\n"
+               f"dmcpyi zero, t0, 0\n{transfer}\necall\n")
+    on, off = _dma_only(program, True), _dma_only(program, False)
+    assert fault in on["error"]
+    assert on.pop("compiled") > 0 and off.pop("compiled") == 0
+    assert on == off
+
+
+def test_a_transfer_to_an_unconnected_outside_port_faults_alike_in_the_loop():
+    program = (f"li t0, {TCDM_BASE}\ndmsrc t0, zero\nli t0, 0x80000000\ndmdst t0, zero\nli t0, 64\n"
+               "li t1, 100\n1: addi t1, t1, -1\nbnez t1, 1b\ndmcpyi zero, t0, 0\necall\n")
+    errors = []
+    for on in (True, False):
+        cluster = SnitchCluster("cl", cores=1)
+        cluster.load_programs([None, assemble(program, "dma.S")])
+        with _compiled(on), pytest.raises(SimulationError) as raised:
+            Simulator(cluster).run()
+        errors.append((str(raised.value), snapshot(cluster), cluster.n_compiled_cycles > 0))
+    assert "ext_req is not connected" in errors[0][0]
+    assert errors[0][:2] == errors[1][:2] and errors[0][2] and not errors[1][2]
