@@ -90,14 +90,19 @@ def steady_cluster(seed: int) -> SnitchCluster:
     return cluster
 
 
-def run_steady_random(seed: int, on: bool) -> dict:
-    cluster = steady_cluster(seed)
+def run_to_end(top, on: bool, watchdog_cycles: int = 1000) -> str | None:
+    """Run ``top`` with the compiled loop on or off; the error that stopped it, or None."""
     with _compiled(on):
         try:
-            Simulator(cluster, watchdog_cycles=1000).run()
-            error = None
+            Simulator(top, watchdog_cycles=watchdog_cycles).run()
         except SimulationError as err:
-            error = str(err)
+            return str(err)
+    return None
+
+
+def run_steady_random(seed: int, on: bool) -> dict:
+    cluster = steady_cluster(seed)
+    error = run_to_end(cluster, on)
     return {"error": error, "state": snapshot(cluster), "compiled": cluster.n_compiled_cycles if on else 0}
 
 
@@ -321,12 +326,7 @@ def _dma_only(program: str, on: bool, **system) -> dict:
     cluster = top.child("cluster")
     cluster.tcdm_array(TCDM_BASE, (4096,))[:] = np.arange(4096.0)
     cluster.load_programs([None, None, assemble(program, "dma.S")])
-    with _compiled(on):
-        try:
-            Simulator(top, watchdog_cycles=2000).run()
-            error = None
-        except SimulationError as err:
-            error = str(err)
+    error = run_to_end(top, on, watchdog_cycles=2000)
     memory = top.child("memory")
     return {"error": error, "state": snapshot(cluster), "outside": bytes(memory.data[:65536]),
             "compiled": cluster.n_compiled_cycles}
