@@ -366,7 +366,9 @@ class Simulator:
             for other in sched.awake:
                 if other is not comp and other._awake:
                     tick = sched.next_edge if sched.next_edge is not None else self.now
-                    soonest = domain.edge_after(max(tick, self.now))
+                    seen = domain.edge_after(max(tick, self.now))
+                    if soonest is None or seen < soonest:
+                        soonest = seen
                     break
         for time_ps, _, other in self._wakes:
             if other is not comp and (soonest is None or time_ps < soonest):

@@ -310,3 +310,24 @@ def test_settle_is_called_whenever_a_run_returns_even_with_an_error():
     with pytest.raises(ModelAssertion):
         Simulator(top).run()
     assert failing.settled == [7000]
+
+
+@model(catalogue=False)
+class Busy(Component):
+    """Ticks every cycle of its clock until its cycle ``until``."""
+
+    until = Param(int, 10, "last cycle it ticks")
+
+    def tick(self):
+        if self.cycle >= self.until:
+            self.sleep()
+
+
+def test_undisturbed_until_takes_the_soonest_of_awake_components_in_every_clock_domain():
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    probe = Probe("p", top)
+    Busy("fast", top, until=10)  # ticks at every 1 ns edge
+    Busy("slow", top, clock=ClockDomain("slow", 5000), until=10)  # next ticks at 5 ns
+    Simulator(top).run()
+    # at 2 ns the fast neighbour's next tick (3 ns) comes before the slow one's (5 ns)
+    assert probe.seen[1] == (2000, 3000)
