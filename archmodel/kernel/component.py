@@ -265,6 +265,23 @@ class Component:
         self.sleep()
         self.wake_in(cycles)
 
+    def earliest_send_ps(self, port) -> int | None:
+        """A lower bound on the time (ps) this component next sends a message on its output
+        ``port`` from the state it holds now, with no new input; None: never without new
+        input. The kernel's lookahead (:meth:`Simulator.undisturbed_until_ps`) asks it of
+        every sender. By default, its next tick (:meth:`Simulator.next_tick_ps`). A model
+        that knows better declares a later bound (a memory holding no request cannot
+        answer); the bound must never be later than the truth, or a model computing ahead
+        would miss the message."""
+        return self.sim.next_tick_ps(self)
+
+    def reaction_ps(self, inp, out) -> int:
+        """A lower bound on the time from a message arriving on input port ``inp`` to a
+        message on output port ``out`` that it causes (0 by default: the component may
+        answer at the edge the message arrives). The lookahead adds it after each arrival;
+        a memory declares its minimum access time."""
+        return 0
+
     def holding(self) -> str | None:
         """Work this component holds inside (flits in its buffers, requests in its queues) that
         it cannot finish without others moving, described in a few words (``"3 flits"``), or

@@ -20,6 +20,7 @@ import networkx as nx
 
 from .component import Component
 from .errors import DeadlockError, PortError
+from .lookahead import earliest_arrival_ps
 from .time import ClockDomain, format_time
 
 DEFAULT_CLOCK = ClockDomain("clk", 1000)
@@ -136,6 +137,8 @@ class Simulator:
                 raise PortError(f"channel {ch.name}: {ch.dst_owner.path} is not part of {top.path}")
         for ch in self.channels:
             ch.bind(self)
+        for comp in self.components:
+            comp._declares_sends = type(comp).earliest_send_ps is not Component.earliest_send_ps
         self._holders = [c for c in self.components if type(c).holding is not Component.holding]
         self._settlers = [c for c in self.components if type(c).settle is not Component.settle]
 
@@ -355,32 +358,39 @@ class Simulator:
                 return "stopped"
 
     def undisturbed_until_ps(self, comp: Component) -> int | None:
-        """The earliest time at which ``comp`` could observe something it did not cause
-        (None: never, as things stand): the edge of ``comp`` after another component's next
-        tick (that tick's messages and returned credits show one edge later at the soonest),
-        or the arrival of a message already in flight to one of ``comp``'s inputs. A model
-        that computes several of its cycles at once may run the cycles before that time."""
-        soonest = None
-        domain = comp.domain
-        for sched in self._schedules:
-            for other in sched.awake:
-                if other is not comp and other._awake:
-                    tick = sched.next_edge if sched.next_edge is not None else self.now
-                    seen = domain.edge_after(max(tick, self.now))
-                    if soonest is None or seen < soonest:
-                        soonest = seen
-                    break
+        """The earliest time a message from elsewhere can arrive at one of ``comp``'s inputs
+        (None: never, as things stand), by conservative lookahead over the connection graph
+        (:mod:`.lookahead`): only what is wired to ``comp`` counts, through channel latencies
+        and the bounds models declare (:meth:`Component.earliest_send_ps`,
+        :meth:`Component.reaction_ps`). A model that computes several of its cycles at once
+        may run the cycles before that time, provided it sends nothing meanwhile."""
+        return earliest_arrival_ps(self, comp)
+
+    def next_tick_ps(self, comp: Component) -> int | None:
+        """When ``comp`` next ticks as things stand: now while it is awake, its earliest
+        requested wake-up while it sleeps, None when it sleeps with nothing requested (a
+        message or credit may still wake it)."""
+        if comp._awake:
+            return self.now
+        return self.wake_times().get(comp)
+
+    def wake_times(self) -> dict:
+        """The earliest requested wake-up of every sleeping component that has one."""
+        times: dict = {}
         for time_ps, _, other in self._wakes:
-            if other is not comp and (soonest is None or time_ps < soonest):
-                soonest = domain.edge_after(time_ps)
-        if self._soon and any(other is not comp for _, other in self._soon):
-            seen = domain.edge_after(self._soon_at)
-            if soonest is None or seen < soonest:
-                soonest = seen
-        for ch in comp._in_channels:
-            if ch.flight and (soonest is None or ch.flight[0][0] < soonest):
-                soonest = ch.flight[0][0]
-        return soonest
+            if not other._awake and (other not in times or time_ps < times[other]):
+                times[other] = time_ps
+        if self._soon:
+            at = self._soon_at
+            for _, other in self._soon:
+                if not other._awake and (other not in times or at < times[other]):
+                    times[other] = at
+        return times
+
+    def pending_credit_returns(self) -> list:
+        """Channels whose receivers took a message at this time point: their credits reach
+        the senders at the commit."""
+        return list(self._credit_returns)
 
     @property
     def watchdog_deadline_ps(self) -> int:

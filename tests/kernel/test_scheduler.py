@@ -220,54 +220,6 @@ def test_work_held_inside_components_is_a_deadlock_with_who_holds_what():
     assert not sim.tracing
 
 
-@model(catalogue=False)
-class Probe(Component):
-    """Takes any message that arrived, then asks the simulator until when nothing can reach
-    it; looks again two cycles after its first tick, then sleeps."""
-
-    inp = In("anything", required=False)
-
-    def setup(self):
-        self.seen: list = []
-
-    def tick(self):
-        if self.inp.channel is not None and self.inp.valid:
-            self.inp.recv()
-        self.seen.append((self.now, self.sim.undisturbed_until_ps(self)))
-        if len(self.seen) == 1:
-            self.sleep_for(2)
-        else:
-            self.sleep()
-
-
-def test_undisturbed_until_is_the_edge_after_another_components_next_tick():
-    top = Component("top", clock=ClockDomain("clk", 1000))
-    Napper("n", top, cycles=10)  # ticks at 0 (before the probe), then sleeps until cycle 10
-    probe = Probe("p", top)
-    Simulator(top).run()
-    # the napper's tick at cycle 10 can show in the probe's inputs at cycle 11 at the soonest
-    assert probe.seen == [(0, 11_000), (2000, 11_000)]
-
-
-def test_undisturbed_until_is_the_next_edge_while_another_component_is_awake():
-    top = Component("top", clock=ClockDomain("clk", 1000))
-    probe = Probe("p", top)
-    Napper("n", top, cycles=10)  # awake at cycle 0, after the probe: it ticks then
-    Simulator(top).run()
-    assert probe.seen == [(0, 1000), (2000, 11_000)]
-
-
-def test_undisturbed_until_is_a_messages_arrival_and_none_when_nothing_is_scheduled():
-    top = Component("top", clock=ClockDomain("clk", 1000))
-    producer = Producer("src", top, count=1)
-    probe = Probe("p", top)
-    connect(producer.out, probe.inp, latency=5)
-    Simulator(top).run()
-    # at cycle 0 the producer is awake; at cycle 2 only the message (arriving at cycle 5) is
-    # on its way; once the probe took it at cycle 5 nothing is scheduled
-    assert probe.seen == [(0, 1000), (2000, 5000), (5000, None)]
-
-
 def test_watchdog_deadline_moves_with_each_transfer():
     top = Component("top", clock=ClockDomain("clk", 1000))
     producer = Producer("src", top, count=1)
@@ -310,24 +262,3 @@ def test_settle_is_called_whenever_a_run_returns_even_with_an_error():
     with pytest.raises(ModelAssertion):
         Simulator(top).run()
     assert failing.settled == [7000]
-
-
-@model(catalogue=False)
-class Busy(Component):
-    """Ticks every cycle of its clock until its cycle ``until``."""
-
-    until = Param(int, 10, "last cycle it ticks")
-
-    def tick(self):
-        if self.cycle >= self.until:
-            self.sleep()
-
-
-def test_undisturbed_until_takes_the_soonest_of_awake_components_in_every_clock_domain():
-    top = Component("top", clock=ClockDomain("clk", 1000))
-    probe = Probe("p", top)
-    Busy("fast", top, until=10)  # ticks at every 1 ns edge
-    Busy("slow", top, clock=ClockDomain("slow", 5000), until=10)  # next ticks at 5 ns
-    Simulator(top).run()
-    # at 2 ns the fast neighbour's next tick (3 ns) comes before the slow one's (5 ns)
-    assert probe.seen[1] == (2000, 3000)

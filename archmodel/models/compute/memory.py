@@ -60,6 +60,19 @@ class FixedLatencyMemory(Component):
         offset = address - self.base_address
         return bytes(self.data[offset:offset + size])
 
+    def earliest_send_ps(self, port) -> int | None:
+        """The next response is due when its service and latency are over; with none
+        pending, only a new request can make one (see :meth:`reaction_ps`)."""
+        if not self.ready:
+            return None
+        domain = self.domain
+        return domain.phase_ps + self.ready[0][0] * domain.period_ps
+
+    def reaction_ps(self, inp, out) -> int:
+        """A request taken at cycle c is served from c for at least one cycle, then waits
+        ``latency_cycles``: its response leaves at cycle c + 1 + latency at the soonest."""
+        return (1 + self.latency_cycles) * self.domain.period_ps
+
     def tick(self) -> None:
         cycle = self.cycle
         if self.req.valid:

@@ -1,0 +1,105 @@
+"""Conservative lookahead over the connection graph (the Chandy-Misra-Bryant rule).
+
+A model that computes several of its cycles at once (a compiled loop) may run ahead up to the
+earliest time anything from outside can reach it. That time comes from the wiring, as in SST's
+partitioned runs, never from "is anyone else awake": a busy memory next door, or a thousand
+other clusters, matter only through the channels that lead to the model.
+
+The earliest time a message can arrive on a channel is the earliest time its sender can send
+plus the channel's latency, where
+
+* a sender can send on its own (from the state it already holds) no earlier than
+  :meth:`Component.earliest_send_ps` says: by default its next tick (its next edge while
+  awake, its earliest requested wake-up while asleep, never while asleep with nothing
+  requested); a model may declare a later bound (a memory holding no request cannot answer
+  before one arrives);
+* a message arriving at time ``a`` on input ``inp`` lets its receiver send on output ``out``
+  no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself), and lets it
+  take the message at ``a``, which returns a credit that wakes the sender at its next edge
+  if the sender is blocked on that channel now (a sender that is not blocked sends again
+  only after something else activates it, and that activation is counted on its own);
+* messages already in flight arrive when the channel says.
+
+The earliest arrival over every channel is a shortest-path problem with non-negative delays
+(Dijkstra), seeded by the senders' own earliest sends and the messages in flight. The model
+computing ahead is left out as a sender: by the protocol it sends nothing during a batch, so
+its own earlier messages reach others only as messages in flight. Credits returning to its
+own outputs are left out too: they matter only to a send.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+
+def arrival_ps(channel, send_ps: int) -> int:
+    """The earliest arrival at the receiver of a message sent on ``channel`` at the sender's
+    first edge at or after ``send_ps`` (one beat; a wider message arrives later)."""
+    send = channel.src_owner.domain.edge_at_or_after(send_ps)
+    return channel.dst_domain.edge_after(send) + channel.tail_delay
+
+
+def earliest_arrival_ps(sim, comp) -> int | None:
+    """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
+    things stand): see the module docstring."""
+    inputs = comp._in_channels
+    if not inputs:
+        return None
+    now = sim.now
+    wake_times = sim.wake_times()
+    order = itertools.count()
+    best: dict = {}  # channel -> earliest arrival found so far
+    heap: list = []
+
+    def offer(channel, time_ps: int) -> None:
+        known = best.get(channel)
+        if known is None or time_ps < known:
+            best[channel] = time_ps
+            heapq.heappush(heap, (time_ps, next(order), channel))
+
+    for channel in sim.channels:
+        if channel.flight:
+            offer(channel, channel.flight[0][0])
+    for other in sim.components:
+        if other is comp or not other._out_channels:
+            continue
+        if other._declares_sends:
+            for channel in other._out_channels:
+                send = other.earliest_send_ps(channel.src)
+                if send is not None:
+                    offer(channel, arrival_ps(channel, max(send, now)))
+            continue
+        if other._awake:
+            send = now
+        else:
+            send = wake_times.get(other)
+            if send is None:
+                continue
+        for channel in other._out_channels:
+            offer(channel, arrival_ps(channel, send))
+    # Credits freed at this time point reach their senders at the senders' next edges.
+    for channel in sim.pending_credit_returns():
+        sender = channel.src_owner
+        if sender is not comp and channel.blocked:
+            woken = sender.domain.edge_after(now)
+            for out in sender._out_channels:
+                offer(out, arrival_ps(out, woken))
+
+    settled = set()
+    while heap:
+        time_ps, _, channel = heapq.heappop(heap)
+        if channel in settled:
+            continue
+        settled.add(channel)
+        receiver = channel.dst_owner
+        if receiver is comp:
+            return time_ps  # the first of comp's inputs to be reached
+        for out in receiver._out_channels:
+            offer(out, arrival_ps(out, time_ps + receiver.reaction_ps(channel.dst, out.src)))
+        sender = channel.src_owner
+        if sender is not comp and channel.blocked:
+            woken = sender.domain.edge_after(time_ps)
+            for out in sender._out_channels:
+                offer(out, arrival_ps(out, woken))
+    return None
