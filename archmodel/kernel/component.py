@@ -134,6 +134,7 @@ class Component:
         self._sched = None  # the simulator's schedule of this component's clock domain
         self.registers: list[Register] = []
         self._awake = False
+        self.progress_count = 0  # progress() calls, for the per-part watchdog
         self._rng = None
         self._set_params(params)
         self.ports: list = []
@@ -295,8 +296,13 @@ class Component:
         return []
 
     def progress(self) -> None:
-        """Tell the deadlock watchdog this component did useful work without a transfer."""
+        """Tell the deadlock watchdog this component (and every part inside it) did useful
+        work without a transfer. Report it only when state changed: the per-part watchdog
+        takes a part that holds work and reports none for a whole window as stuck, even
+        while the rest of the system moves (a core spinning on a poll that cannot succeed
+        changes nothing)."""
         self.sim.transfers += 1
+        self.progress_count += 1
 
     def fail(self, message: str) -> None:
         """Stop the simulation: this model found an impossible state."""

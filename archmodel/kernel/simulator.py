@@ -30,6 +30,17 @@ def _sequence(entry: tuple) -> int:
     return entry[0]
 
 
+def _progress_signature(comp: Component) -> tuple:
+    """What changes when ``comp`` makes progress: messages on its channels, and progress
+    reported by it or by any part it belongs to (a core's cluster reports for its cores)."""
+    reported = 0
+    part = comp
+    while part is not None:
+        reported += part.progress_count
+        part = part.parent
+    return (reported, sum(ch.sent for ch in comp._out_channels), sum(ch.received for ch in comp._in_channels))
+
+
 class _Schedule:
     """One simulator's scheduling state for one clock domain (domains themselves are plain
     values that several simulators may share)."""
@@ -92,6 +103,8 @@ class Simulator:
         fastest = min(d.period_ps for d in self.domains) if self.domains else 1
         self.watchdog_ps = watchdog_cycles * fastest
         self._last_progress = (0, 0)
+        self._parts_seen: dict = {}  # holder -> (progress signature, since when unchanged)
+        self._parts_check_at = 0
         self._started = False
 
     # -- elaboration --------------------------------------------------------------------
@@ -354,6 +367,8 @@ class Simulator:
                 # Nothing is pending, and a message becomes pending only by a send, which is
                 # progress: restart the window instead of scanning every channel each edge.
                 self._last_progress = (t, self.transfers)
+            if t >= self._parts_check_at and self._holders:
+                self._check_parts(t)
             if self.stopped is not None:
                 return "stopped"
 
@@ -391,6 +406,23 @@ class Simulator:
         """Channels whose receivers took a message at this time point: their credits reach
         the senders at the commit."""
         return list(self._credit_returns)
+
+    def _check_parts(self, t: int) -> None:
+        """The per-part watchdog, every quarter window: a component that holds work and has
+        neither moved a message on its channels nor reported progress (itself or a part it
+        belongs to) for a whole window is stuck, however busy the rest of the system is."""
+        self._parts_check_at = t + max(1, self.watchdog_ps // 4)
+        seen = self._parts_seen
+        for comp in self._holders:
+            held = comp.holding()
+            signature = _progress_signature(comp)
+            last = seen.get(comp)
+            if held is None or last is None or last[0] != signature:
+                seen[comp] = (signature, t)
+            elif t - last[1] > self.watchdog_ps:
+                raise DeadlockError(self.deadlock_report(
+                    f"{comp.path} holds {held} and has made no progress for {format_time(t - last[1])} "
+                    "while the rest of the system moves"))
 
     @property
     def watchdog_deadline_ps(self) -> int:

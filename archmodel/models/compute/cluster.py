@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import Callable
 
 from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
@@ -255,12 +256,17 @@ class SnitchCluster(Component):
 
     def _report_progress(self, cycle: int) -> None:
         # The kernel's watchdog judges hangs: work inside the cluster moves no message, so
-        # the cluster tells it about progress (instructions, FP operations, TCDM grants, DMA
-        # bytes) every quarter of the watchdog's window. A stuck cluster then
-        # stops the run with a DeadlockError whose report has each unfinished core's
-        # state (SnitchCore.holding) and who waits on whom at the barrier.
-        signature = (sum(c.n_instr + c.n_fpu for c in self.core_list), self.tcdm.n_grants,
-                     self.dma.n_in + self.dma.n_out + self.dma.n_done)
+        # the cluster tells it about progress every quarter of the watchdog's window. Progress
+        # is a change of state: FP operations, DMA bytes, cores halting or reaching the
+        # barrier, the TCDM's contents, any core's registers. Instructions alone are not: a
+        # core spinning on a poll that cannot succeed (a DMA status that never changes, a
+        # flag nobody writes) executes without changing anything. A stuck cluster then
+        # stops the run with a DeadlockError whose report has each unfinished core's state
+        # (SnitchCore.holding) and who waits on whom at the barrier, even while the rest
+        # of the system still moves (the kernel's per-part watchdog).
+        signature = (sum(c.n_fpu for c in self.core_list), self.dma.n_in + self.dma.n_out + self.dma.n_done,
+                     self.n_halted, len(self.waiting), zlib.crc32(self.tcdm.data),
+                     tuple(tuple(c.x) for c in self.core_list), tuple(tuple(c.f) for c in self.core_list))
         if signature != self.signature:
             self.signature = signature
             self.progress()

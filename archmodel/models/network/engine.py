@@ -135,6 +135,9 @@ class NocEngine(Component):
             moved = True
         if moved:
             self.moved = True
+            # Flits move inside this one component, on no kernel channel: tell the kernel's
+            # watchdog, or a busy network looks stuck to it after one window.
+            self.progress()
         if now == self.check_ps and self._check(now):
             return
         self._rest(now)

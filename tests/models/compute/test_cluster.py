@@ -288,3 +288,40 @@ def test_a_dma_transfer_the_memory_never_answers_is_a_deadlock_on_that_memory():
         "0 write(s) unanswered, 0 transfer(s) queued behind",
         "  top.cl.dma waits on top.mem (it holds work)",
     ]
+
+
+def test_a_core_spinning_on_a_flag_nobody_writes_is_a_deadlock_not_progress():
+    spin = f"li a0, {TCDM_BASE}\n1: lw t0, 0(a0)\nbeqz t0, 1b\necall\n"
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    cluster.load_programs([assemble(spin, "spin.S")])
+    with pytest.raises(DeadlockError) as info:
+        Simulator(cluster, watchdog_cycles=1000).run()
+    report = str(info.value).splitlines()
+    assert report[1].startswith("  cl.core0 holds an unfinished program: core 0: pc ")
+    assert "(spin.S:" in report[1]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_stuck_cluster_is_named_while_the_rest_of_the_system_still_moves(compiled, monkeypatch):
+    from tests.kernel.components import Consumer, Producer
+    monkeypatch.setattr(SnitchCluster, "compiled", compiled)
+    top = Component("top")
+    cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0)
+    memory = Sink("mem", top)  # takes the read burst and never answers
+    connect(cluster.ext_req, memory.inp)
+    producer, consumer = Producer("busy", top, count=1_000_000), Consumer("also_busy", top)
+    connect(producer.out, consumer.inp)  # a message every cycle, for a million cycles
+    source = (f"li t0, 0x80000000\ndmsrc t0, zero\nli t0, {TCDM_BASE}\ndmdst t0, zero\nli t0, 256\n"
+              "dmcpyi zero, t0, 0\n1: dmstati t6, 2\nbnez t6, 1b\necall\n")
+    cluster.load_programs([None, assemble(source, "poll.S")])
+    sim = Simulator(top, watchdog_cycles=1000)
+    with pytest.raises(DeadlockError) as info:
+        sim.run()
+    report = str(info.value).splitlines()
+    assert sim.now < 3000 * 1000  # within three windows, long before the busy pair is done
+    assert report[0].startswith("deadlock at ")
+    assert report[0].endswith("and has made no progress for 1.25 us while the rest of the system moves")
+    assert report[0].startswith("deadlock at 1.5 us: top.cl.dma holds transfer 0 (poll.S:6: dmcpyi zero, t0, 0)")
+    assert any(line.startswith("  top.cl.core1 holds an unfinished program: core 1: pc ") and "(poll.S:" in line
+               for line in report)
+    assert "  top.cl.dma waits on top.mem (it holds work)" in report

@@ -179,3 +179,14 @@ def test_a_packet_sent_between_runs_is_created_and_delivered_alike_under_both_en
     assert injected == created
     noc = Noc("probe", topology="mesh(3, 3)", routing="dor")
     assert (arrived - created) // 1000 == noc.zero_load_latency(8, 1, 4)
+
+
+@pytest.mark.parametrize("engine", ["components", "fast"])
+def test_a_busy_network_outlasts_a_kernel_watchdog_window_shorter_than_its_run(engine):
+    # flits move inside the fast engine on no kernel channel; it tells the watchdog so
+    noc = Noc("net", topology="mesh(8, 8)", routing="dor", traffic="uniform", rate=0.1, warmup_periods=1,
+              sample_period=300,
+              engine=engine)
+    sim = Simulator(noc, watchdog_cycles=200)
+    sim.run()  # no DeadlockError
+    assert sim.now > 400_000
