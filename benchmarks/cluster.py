@@ -10,7 +10,7 @@ memory one cluster takes (tracemalloc) after building it and loading the kernel,
 running it (caches the cluster keeps: encoded programs, replay functions). The memory is
 measured in a run of its own after a warm-up, so one-time allocations of the first build
 (and loading the compiled loop) do not count; the speed is the fastest of 3 timed runs.
-``--compare`` runs the Python model alone (``SnitchCluster.compiled = False``) on the same
+``--compare`` runs the Python model alone (``SnitchCluster(engine="python")``) on the same
 cases in the same minutes, checks that it ends in the same cycle count, and prints the
 speed-up.
 """
@@ -33,17 +33,17 @@ CASES = [
 ]
 
 
-def _build(params: dict):
-    top = build_system()
+def _build(params: dict, engine: str = "auto"):
+    top = build_system(engine=engine)
     cluster = top.child("cluster")
     SETUPS["gemm"](cluster, top.child("memory"), **params)
     return top, cluster
 
 
-def measure(params: dict, repeats: int) -> dict:
-    _build(params)  # warm-up: one-time allocations (imports, caches) are not the cluster's
+def measure(params: dict, repeats: int, engine: str = "auto") -> dict:
+    _build(params, engine)  # warm-up: one-time allocations (imports, caches) are not the cluster's
     tracemalloc.start()
-    top, cluster = _build(params)
+    top, cluster = _build(params, engine)
     # the outside memory's data array is not part of the cluster
     outside = top.child("memory").size_bytes
     built = tracemalloc.get_traced_memory()[0] - outside
@@ -52,7 +52,7 @@ def measure(params: dict, repeats: int) -> dict:
     tracemalloc.stop()
     best = None
     for _ in range(repeats):
-        top, cluster = _build(params)
+        top, cluster = _build(params, engine)
         sim = Simulator(top)
         started, started_cpu = time.perf_counter(), time.process_time()
         sim.run()
@@ -85,11 +85,7 @@ def main() -> None:
     for name, params in cases:
         row = measure(params, repeats)
         if args.compare:
-            SnitchCluster.compiled = False
-            try:
-                plain = measure(params, repeats)
-            finally:
-                SnitchCluster.compiled = True
+            plain = measure(params, repeats, engine="python")
             if plain["cycles"] != row["cycles"]:
                 raise SystemExit(f"{name}: the Python model ends at cycle {plain['cycles']}, the compiled loop "
                                  f"at {row['cycles']}")

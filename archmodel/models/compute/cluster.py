@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
-from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
+from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model, one_of
 
 from .assembler import Instruction, Program
 from .compiled_state import release, run_compiled
@@ -33,7 +33,7 @@ class SnitchCluster(Component):
     every unfinished core, then arbitrates the TCDM for all their requests. This keeps the
     per-cycle cost to plain Python calls (no channel per core and bank); bank conflicts,
     round-robin fairness, the TCDM latency and every queue's bound are still modelled. Unless
-    the run is traced, a compiled loop runs the same cycles in batches (see ``compiled``). The
+    the run is traced, a compiled loop runs the same cycles in batches (see ``engine``). The
     outside memory port ``ext_req``/``ext_rsp`` carries
     :class:`~archmodel.models.messages.MemRequest`/``MemResponse`` bursts of the DMA to any
     memory model (its width and latency are the link's); it may stay unconnected when no
@@ -60,6 +60,11 @@ class SnitchCluster(Component):
     icache_bytes = Param(int, 8 * 1024, "shared instruction cache", unit="bytes", check=at_least(4))
     icache_miss_cycles = Param(int, 20, "instruction cache miss penalty", unit="cycles", check=at_least(0))
     dma_lanes = Param(int, 8, "64-bit DMA lanes into the TCDM (8 = 512 bit/cycle)", check=at_least(1))
+    engine = Param(str, "auto", "compiled: run the cluster's cycles in batches in one numba loop "
+                   "(compiled_cluster, its state kept by compiled_state) wherever it can, the Python model "
+                   "stepping the rest; python: the Python model every cycle (the reference the loop is held "
+                   "to); auto: compiled unless the run is traced (waveforms need the Python model)",
+                   check=one_of("auto", "python", "compiled"))
 
     ext_req = Out("DMA bursts to the outside memory (MemRequest)", required=False)
     ext_rsp = In("responses from the outside memory (MemResponse)", required=False)
@@ -70,12 +75,6 @@ class SnitchCluster(Component):
     flops = Formula("flop", "floating-point operations of all cores", lambda c: sum(k.n_flops for k in c.core_list))
     gflops = Formula("GFLOP/s", "floating-point operations per second at the cluster clock",
                      lambda c: sum(k.n_flops for k in c.core_list) * 1000 / (c.run_cycles() * c.domain.period_ps))
-
-    compiled = True
-    """Run the cluster's cycles in batches in the compiled loop (compiled_cluster, with its
-    state kept by compiled_state) wherever it can, while nothing traces the run; the Python
-    code here steps every other cycle and is what tests hold the loop to (they switch it
-    off to compare)."""
 
     def setup(self) -> None:
         self.tcdm = SnitchTcdm("tcdm", self, size_bytes=self.tcdm_bytes, banks=self.banks,
@@ -103,6 +102,7 @@ class SnitchCluster(Component):
         self.check_every = None
         self.signature = None
         self.traced = None  # set at the first tick: an observer watches the run
+        self.use_compiled = False  # set at the first tick from engine and traced
         self.n_compiled_cycles = 0  # cycles the compiled loop ran (tests check it is reached)
         self.n_compiled_batches = 0
         self.n_compiled_loads = 0  # times the model's state was copied into the loop's arrays
@@ -219,8 +219,12 @@ class SnitchCluster(Component):
             traced = self.traced = bool(self.sim.observers)
             for part in self.core_list + [self.tcdm, self.dma]:
                 part.traced = traced
+            if traced and self.engine == "compiled":
+                self.fail("engine 'compiled' cannot run a traced run: waveforms come from the Python model "
+                          "(use engine = \"auto\")")
+            self.use_compiled = self.engine != "python" and not traced
         dma = self.dma
-        if self.compiled and not self.traced:
+        if self.use_compiled:
             if run_compiled(self, cycle):
                 return
         elif self.resident is not None:

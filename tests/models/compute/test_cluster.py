@@ -21,13 +21,12 @@ CONVERSIONS = [  # (value, fcvt.w.d, fcvt.wu.d as the register reads it): RISC-V
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
-def test_fp_to_integer_conversions_round_to_even_and_saturate_as_risc_v(compiled, monkeypatch):
-    monkeypatch.setattr(SnitchCluster, "compiled", compiled)
+def test_fp_to_integer_conversions_round_to_even_and_saturate_as_risc_v(compiled):
     lines = [f"li a0, {TCDM_BASE}"]
     for k in range(len(CONVERSIONS)):
         lines += [f"fld fa0, {8 * k}(a0)", "fcvt.w.d t0, fa0", "fcvt.wu.d t1, fa0", f"sw t0, {512 + 8 * k}(a0)",
                   f"sw t1, {516 + 8 * k}(a0)"]
-    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0, engine="compiled" if compiled else "python")
     cluster.tcdm_array(TCDM_BASE, (len(CONVERSIONS),))[:] = [v for v, _, _ in CONVERSIONS]
     cluster.load_programs([assemble("\n".join(lines + ["fence", "ecall"]) + "\n", "cvt.S")])
     Simulator(cluster).run()
@@ -36,15 +35,14 @@ def test_fp_to_integer_conversions_round_to_even_and_saturate_as_risc_v(compiled
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
-def test_fmin_and_fmax_let_a_nan_operand_give_way_and_order_signed_zeros(compiled, monkeypatch):
-    monkeypatch.setattr(SnitchCluster, "compiled", compiled)
+def test_fmin_and_fmax_let_a_nan_operand_give_way_and_order_signed_zeros(compiled):
     nan = float("nan")
     pairs = [(1.0, 2.0), (nan, 2.0), (2.0, nan), (nan, nan), (0.0, -0.0), (-0.0, 0.0)]
     lines = [f"li a0, {TCDM_BASE}"]
     for k in range(len(pairs)):
         lines += [f"fld fa0, {16 * k}(a0)", f"fld fa1, {16 * k + 8}(a0)", "fmin.d fa2, fa0, fa1", "fmax.d fa3, fa0, fa1",
                   f"fsd fa2, {512 + 16 * k}(a0)", f"fsd fa3, {520 + 16 * k}(a0)"]
-    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0)
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0, engine="compiled" if compiled else "python")
     cluster.tcdm_array(TCDM_BASE, (len(pairs), 2))[:] = pairs
     cluster.load_programs([assemble("\n".join(lines + ["fence", "ecall"]) + "\n", "minmax.S")])
     Simulator(cluster).run()
@@ -302,11 +300,10 @@ def test_a_core_spinning_on_a_flag_nobody_writes_is_a_deadlock_not_progress():
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
-def test_a_stuck_cluster_is_named_while_the_rest_of_the_system_still_moves(compiled, monkeypatch):
+def test_a_stuck_cluster_is_named_while_the_rest_of_the_system_still_moves(compiled):
     from tests.kernel.components import Consumer, Producer
-    monkeypatch.setattr(SnitchCluster, "compiled", compiled)
     top = Component("top")
-    cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0)
+    cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0, engine="compiled" if compiled else "python")
     memory = Sink("mem", top)  # takes the read burst and never answers
     connect(cluster.ext_req, memory.inp)
     producer, consumer = Producer("busy", top, count=1_000_000), Consumer("also_busy", top)
@@ -325,3 +322,41 @@ def test_a_stuck_cluster_is_named_while_the_rest_of_the_system_still_moves(compi
     assert any(line.startswith("  top.cl.core1 holds an unfinished program: core 1: pc ") and "(poll.S:" in line
                for line in report)
     assert "  top.cl.dma waits on top.mem (it holds work)" in report
+
+
+class _Watcher:
+    """An observer that watches nothing: enough to make a run traced."""
+
+    def begin(self, sim):
+        pass
+
+    def registers(self, t, dirty):
+        pass
+
+    def channels(self, t, touched):
+        pass
+
+    def flush(self, sim):
+        pass
+
+
+def test_engine_auto_traces_with_the_python_model_and_compiled_refuses_a_traced_run():
+    program = assemble("li t0, 100\n1: addi t0, t0, -1\nbnez t0, 1b\necall\n", "loop.S")
+    cycles = {}
+    for engine in ("auto", "python", "compiled"):
+        for traced in (False, True):
+            cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0, engine=engine)
+            cluster.load_programs([program])
+            sim = Simulator(cluster)
+            if traced:
+                sim.add_observer(_Watcher())
+            if traced and engine == "compiled":
+                with pytest.raises(ModelAssertion, match="engine 'compiled' cannot run a traced run"):
+                    sim.run()
+                continue
+            sim.run()
+            cycles[engine, traced] = (cluster.run_cycles(), cluster.n_compiled_cycles > 0)
+    assert len(set(c for c, _ in cycles.values())) == 1
+    assert {key: on for key, (_, on) in cycles.items()} == {
+        ("auto", False): True, ("auto", True): False, ("python", False): False, ("python", True): False,
+        ("compiled", False): True}

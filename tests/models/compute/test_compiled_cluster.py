@@ -4,7 +4,7 @@ Random multi-core programs (integer ALU, multiply/divide with edge operands, cou
 over every branch kind, calls, byte/half/word loads and stores with load-use
 dependencies, FP loads/stores and FP<->integer moves, CSR reads, SSR jobs of 1-4
 dimensions with FREP bodies, fences, barriers, and a DMA core copying to and from an
-outside memory) run on randomly sized clusters with ``SnitchCluster.compiled`` on and off.
+outside memory) run on randomly sized clusters with the compiled loop on and off (``engine``).
 Both runs must agree on
 everything a program or a statistic can see: cycles, every counter, registers and their
 readiness, queues, FIFOs and stream state, the barrier, I$ and L0 contents, the DMA, the
@@ -24,7 +24,7 @@ from archmodel.kernel import SimulationError, Simulator
 from archmodel.models.compute import TCDM_BASE, assemble
 from archmodel.workloads.snitch import build_system
 
-from .test_compiled_kernels import _compiled as _Switch, random_frep_body, snapshot
+from .test_compiled_kernels import random_frep_body, snapshot, use_engine
 
 EXT_BASE = 0x8000_0000
 EXT_BYTES = 0x1_0000
@@ -468,14 +468,14 @@ def run_random(seed: int, on: bool) -> dict:
     """Run ``seed``'s system with the compiled loop on or off: its end state and outcome."""
     top, cluster, memory = build(seed)
     sim = Simulator(top, watchdog_cycles=1000)
-    with _Switch(on):
-        try:
-            result = sim.run()
-            error = None
-            end = (result.reason, result.time_ps)
-        except SimulationError as err:
-            error = f"{type(err).__name__}: {err}"
-            end = ("error", sim.now)
+    use_engine(top, on)
+    try:
+        result = sim.run()
+        error = None
+        end = (result.reason, result.time_ps)
+    except SimulationError as err:
+        error = f"{type(err).__name__}: {err}"
+        end = ("error", sim.now)
     state = full_snapshot(cluster, memory)
     if error is not None and error.startswith("ModelAssertion"):
         # A fault stops the run inside the cluster's tick; whether the outside memory has
@@ -520,15 +520,15 @@ def test_runs_in_slices_see_the_same_state_after_every_slice():
             sim = Simulator(top, watchdog_cycles=1000)
             slice_cycles = 5 + seed % 9
             seen = []
-            with _Switch(on):
-                try:
-                    for end in range(slice_cycles, 20000, slice_cycles):
-                        result = sim.run(cycles=end)
-                        seen.append((result.reason, result.time_ps, full_snapshot(cluster, memory)))
-                        if result.reason != "limit":
-                            break
-                except SimulationError as err:
-                    seen.append(f"{type(err).__name__}: {err}")
+            use_engine(top, on)
+            try:
+                for end in range(slice_cycles, 20000, slice_cycles):
+                    result = sim.run(cycles=end)
+                    seen.append((result.reason, result.time_ps, full_snapshot(cluster, memory)))
+                    if result.reason != "limit":
+                        break
+            except SimulationError as err:
+                seen.append(f"{type(err).__name__}: {err}")
             states[on] = seen
         assert states[True] == states[False], first_difference(states[True], states[False])
         compared += len(states[True])

@@ -1,5 +1,5 @@
 """The compiled cluster loop changes speed, never behaviour: kernels and random FREP/SSR
-programs run with ``SnitchCluster.compiled`` on and off must agree on cycles, every counter,
+programs run with the compiled loop on and off (``engine``) must agree on cycles, every counter,
 the integer and FP registers and their readiness, SSR FIFO entries and stream positions, the
 TCDM's round-robin pointers, conflicts per bank and every byte of memory."""
 
@@ -92,11 +92,11 @@ def steady_cluster(seed: int) -> SnitchCluster:
 
 def run_to_end(top, on: bool, watchdog_cycles: int = 1000) -> str | None:
     """Run ``top`` with the compiled loop on or off; the error that stopped it, or None."""
-    with _compiled(on):
-        try:
-            Simulator(top, watchdog_cycles=watchdog_cycles).run()
-        except SimulationError as err:
-            return str(err)
+    use_engine(top, on)
+    try:
+        Simulator(top, watchdog_cycles=watchdog_cycles).run()
+    except SimulationError as err:
+        return str(err)
     return None
 
 
@@ -106,16 +106,17 @@ def run_steady_random(seed: int, on: bool) -> dict:
     return {"error": error, "state": snapshot(cluster), "compiled": cluster.n_compiled_cycles if on else 0}
 
 
-def _compiled(on: bool):
-    """A context that turns the compiled cluster loop on or off."""
-    class Switch:
-        def __enter__(self):
-            self.old = SnitchCluster.compiled
-            SnitchCluster.compiled = on
+def use_engine(top, on: bool) -> None:
+    """Run every Snitch cluster in ``top`` with the compiled loop on (engine 'compiled') or
+    off (engine 'python', the reference)."""
+    for part in top.walk():
+        if isinstance(part, SnitchCluster):
+            part.engine = engine(on)
 
-        def __exit__(self, *exc):
-            SnitchCluster.compiled = self.old
-    return Switch()
+
+def engine(on: bool) -> str:
+    """The cluster engine that has the compiled loop on or off."""
+    return "compiled" if on else "python"
 
 
 def snapshot(cluster) -> dict:
@@ -155,18 +156,15 @@ KERNELS = [
 
 @pytest.mark.parametrize("kernel, params, cluster_params", KERNELS, ids=[k[0] + str(i) for i, k in enumerate(KERNELS)])
 def test_kernels_end_in_the_same_state_with_the_compiled_loop_on_and_off(kernel, params, cluster_params):
-    with _compiled(True):
-        report_on, on = run_kernel(kernel, cluster_params=cluster_params, **params)
-    with _compiled(False):
-        report_off, off = run_kernel(kernel, cluster_params=cluster_params, **params)
+    report_on, on = run_kernel(kernel, cluster_params={**(cluster_params or {}), "engine": "compiled"}, **params)
+    report_off, off = run_kernel(kernel, cluster_params={**(cluster_params or {}), "engine": "python"}, **params)
     assert snapshot(on) == snapshot(off)
     assert report_on == report_off
     assert off.n_compiled_cycles == 0
 
 
 def test_resident_gemm_runs_nearly_all_cycles_in_the_compiled_loop():
-    with _compiled(True):
-        report, cluster = run_kernel("gemm", m=32, n=32, k=32)
+    report, cluster = run_kernel("gemm", m=32, n=32, k=32, cluster_params={"engine": "compiled"})
     assert cluster.n_compiled_cycles > report.cycles * 0.99
 
 
@@ -208,15 +206,15 @@ def test_a_run_in_slices_sees_the_state_of_each_slices_last_edge():
             cluster = steady_cluster(seed)
             sim = Simulator(cluster, watchdog_cycles=1000)
             seen = []
-            with _compiled(on):
-                try:
-                    for end in range(13, 5000, 13):
-                        result = sim.run(cycles=end)
-                        seen.append((result.time_ps, snapshot(cluster)))
-                        if result.reason != "limit":
-                            break
-                except SimulationError as err:
-                    seen.append(str(err))
+            use_engine(cluster, on)
+            try:
+                for end in range(13, 5000, 13):
+                    result = sim.run(cycles=end)
+                    seen.append((result.time_ps, snapshot(cluster)))
+                    if result.reason != "limit":
+                        break
+            except SimulationError as err:
+                seen.append(str(err))
             states[on] = seen
             if on:
                 steady += cluster.n_compiled_cycles
@@ -241,12 +239,12 @@ def test_kernels_with_dma_traffic_run_in_slices_see_the_state_of_each_slices_las
         SETUPS[kernel](cluster, top.child("memory"), **params)
         sim = Simulator(top)
         seen = []
-        with _compiled(on):
-            for end in range(17, 20000, 17):
-                result = sim.run(cycles=end)
-                seen.append((result.time_ps, snapshot(cluster)))
-                if result.reason != "limit":
-                    break
+        use_engine(top, on)
+        for end in range(17, 20000, 17):
+            result = sim.run(cycles=end)
+            seen.append((result.time_ps, snapshot(cluster)))
+            if result.reason != "limit":
+                break
         assert result.reason == "quiescent" and cluster.result_ok
         states[on] = (seen, cluster.n_compiled_cycles)
     assert states[True][0] == states[False][0]
@@ -254,8 +252,7 @@ def test_kernels_with_dma_traffic_run_in_slices_see_the_state_of_each_slices_las
 
 
 def test_between_dma_events_the_state_stays_in_the_loop():
-    with _compiled(True):
-        report, cluster = run_kernel("gemm", m=64, n=32, k=32, streamed=True)
+    report, cluster = run_kernel("gemm", m=64, n=32, k=32, streamed=True, cluster_params={"engine": "compiled"})
     exits = cluster.compiled_exits
     assert exits["dma"] > 0 and exits["end"] > 0  # bursts sent and responses taken on the arrays
     assert cluster.n_compiled_loads < cluster.n_compiled_batches / 4
@@ -287,11 +284,11 @@ def test_a_run_stopped_from_outside_settles_the_cluster_and_resumes_to_the_same_
         if stop_at is not None:
             StopAt("stopper", top, at=stop_at)
         sim = Simulator(top)
-        with _compiled(True):
-            if stop_at is not None:
-                assert sim.run().reason == "stopped"
-                assert cluster.resident is None  # settled: the objects hold the loop's state
-            sim.run()
+        use_engine(top, True)
+        if stop_at is not None:
+            assert sim.run().reason == "stopped"
+            assert cluster.resident is None  # settled: the objects hold the loop's state
+        sim.run()
         assert cluster.result_ok
         ends.append(snapshot(cluster))
     assert ends[0] == ends[1]
@@ -311,8 +308,8 @@ def test_two_clusters_with_dma_traffic_in_one_run_behave_as_the_python_model():
             connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
             SETUPS[kernel](cluster, memory, **params)
             clusters.append(cluster)
-        with _compiled(on):
-            Simulator(top).run()
+        use_engine(top, on)
+        Simulator(top).run()
         assert all(c.result_ok for c in clusters)
         return [snapshot(c) for c in clusters], [c.n_compiled_cycles for c in clusters]
     (on, compiled), (off, _) = run(True), run(False)
@@ -374,7 +371,8 @@ def test_a_transfer_to_an_unconnected_outside_port_faults_alike_in_the_loop():
     for on in (True, False):
         cluster = SnitchCluster("cl", cores=1)
         cluster.load_programs([None, assemble(program, "dma.S")])
-        with _compiled(on), pytest.raises(SimulationError) as raised:
+        use_engine(cluster, on)
+        with pytest.raises(SimulationError) as raised:
             Simulator(cluster).run()
         errors.append((str(raised.value), snapshot(cluster), cluster.n_compiled_cycles > 0))
     assert "ext_req is not connected" in errors[0][0]

@@ -64,18 +64,18 @@ def run_random(seed: int, fast: bool, long_replays: bool = False, compiled: bool
     params = dict(cores=rng.randint(1, 3), offload_depth=rng.randint(1, 8), ssr_fifo_depth=rng.randint(1, 4),
                   tcdm_latency_cycles=rng.randint(1, 3), banks=rng.choice([4, 8, 32]), icache_miss_cycles=0)
     programs = [assemble(random_program(rng, c, long_replays), f"random{c}.S") for c in range(params["cores"])]
-    cluster = SnitchCluster("cl", **params)
+    cluster = SnitchCluster("cl", engine="compiled" if compiled else "python", **params)
     cluster.tcdm_array(TCDM_BASE, (16384,))[:] = np.random.default_rng(seed).standard_normal(16384)
     cluster.load_programs(programs)
-    old = SnitchCore.fast_paths, SnitchCluster.compiled
-    SnitchCore.fast_paths, SnitchCluster.compiled = fast, compiled
+    old = SnitchCore.fast_paths
+    SnitchCore.fast_paths = fast
     try:
         Simulator(cluster, watchdog_cycles=1000).run()
         error = None
     except SimulationError as err:
         error = str(err)
     finally:
-        SnitchCore.fast_paths, SnitchCluster.compiled = old
+        SnitchCore.fast_paths = old
     cores = [(c.done_cycle, c.n_instr, c.n_fpu, c.n_flops, c.s_raw, c.s_offload, c.s_lsu, c.s_sync, c.s_stream,
               c.s_fdep, c.x, [repr(v) for v in c.f], [[e[:] for e in s.fifo] for s in c.ssrs])
              for c in cluster.core_list]
