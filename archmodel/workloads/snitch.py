@@ -34,6 +34,7 @@ Kernels (all FP64):
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import attrs
@@ -94,12 +95,20 @@ def _check(cluster: SnitchCluster, name: str, got: np.ndarray, want: np.ndarray)
     cluster.result_ok = True
 
 
-def _outside(cluster: SnitchCluster, memory):
+def _outside(cluster: SnitchCluster, memory, region: tuple | None = None):
+    """The memory at the cluster's DMA port (or ``memory``) and an allocator over ``region``
+    (first address, bytes) of it, all of it by default."""
     memory = memory if memory is not None else cluster.outside_memory()
-    if memory is None or not hasattr(memory, "backdoor_write"):
-        raise ValueError(f"{cluster.path}: this kernel streams data from outside: connect ext_req/ext_rsp "
-                         "to a memory with backdoor_write/backdoor_read (e.g. FixedLatencyMemory)")
-    return memory
+    missing = [name for name in ("backdoor_write", "backdoor_read", "base_address", "size_bytes")
+               if not hasattr(memory, name)]
+    if memory is None or missing:
+        found = "nothing is connected" if memory is None else \
+            f"{memory.path} ({type(memory).__name__}) has no {', '.join(missing)}"
+        raise ValueError(f"{cluster.path}: this kernel streams data from outside, but {found}: connect "
+                         "ext_req/ext_rsp to a memory (FixedLatencyMemory, DramController, InterleavedMemory, or "
+                         "a memory-mapped network interface in front of one)")
+    first, size = region if region is not None else (memory.base_address, memory.size_bytes)
+    return memory, _Layout(first, size)
 
 
 def _put(memory, address: int, array: np.ndarray) -> None:
@@ -180,9 +189,10 @@ def _gemm_setup_streams(k: int, ldb: int) -> list[str]:
 
 
 def setup_gemm(cluster: SnitchCluster, memory=None, *, m: int = 32, n: int = 32, k: int = 32,
-               streamed: bool = False, seed: int = 0, pad: int = 0) -> Callable:
+               streamed: bool = False, seed: int = 0, pad: int = 0, region: tuple | None = None) -> Callable:
     """C = A B (m x k times k x n) on the cluster's compute cores; ``pad`` extra words per
-    row of A and B (a layout knob). Resident unless ``streamed``."""
+    row of A and B (a layout knob). Resident unless ``streamed``; then A, B and C live
+    outside, in ``region`` (first address, bytes) of the memory if given."""
     cores = cluster.cores
     if n % 8 or k < 2 or (streamed and m % cores):
         raise ValueError(f"gemm needs n a multiple of 8, k >= 2{f' and m a multiple of {cores}' if streamed else ''}")
@@ -206,20 +216,32 @@ def setup_gemm(cluster: SnitchCluster, memory=None, *, m: int = 32, n: int = 32,
         cluster.load_programs([program] * cores)
         cluster.on_finish(lambda cl: _check(cl, "gemm", cl.tcdm_array(c_addr, (m, n)), a @ b))
         return lambda: a @ b
-    memory = _outside(cluster, memory)
-    outside = _Layout(memory.base_address, memory.size_bytes)
+    if pad:
+        raise ValueError("streamed gemm keeps the outside layout: pad must be 0")
+    memory, outside = _outside(cluster, memory, region)
     ext_a, ext_b, ext_c = outside.take(8 * m * k), outside.take(8 * k * n), outside.take(8 * m * n)
     _put(memory, ext_a, a)
     _put(memory, ext_b, b)
-    if pad:
-        raise ValueError("streamed gemm keeps the outside layout: pad must be 0")
+    _gemm_streamed(cluster, memory, tcdm, b_addr, (ext_a, ext_b, ext_c), 0, m, k, n, a @ b)
+    return lambda: a @ b
+
+
+def _gemm_streamed(cluster: SnitchCluster, memory, tcdm: _Layout, b_addr: int, operands: tuple, first_row: int,
+                   rows: int, k: int, n: int, want: np.ndarray) -> None:
+    """Load the programs computing rows ``first_row`` .. ``first_row + rows`` of C = A B with
+    A, B and C outside at ``operands``: B is fetched once, A in blocks of one row per core and
+    C written back block by block, double-buffered."""
+    cores = cluster.cores
+    ext_a, ext_b, ext_c = operands
+    ext_a += 8 * first_row * k
+    ext_c += 8 * first_row * n
     a_buf = [tcdm.take(8 * cores * k) for _ in range(2)]
     c_buf = [tcdm.take(8 * cores * n) for _ in range(2)]
-    blocks = m // cores
+    blocks = rows // cores
     tiles_in = [[(ext_a + 8 * t * cores * k, a_buf[t % 2], 8 * cores * k)] for t in range(blocks)]
     tiles_out = [[(c_buf[t % 2], ext_c + 8 * t * cores * n, 8 * cores * n)] for t in range(blocks)]
     dma = _assemble("gemm_dma.S", _dma_program([(ext_b, b_addr, 8 * k * n)], tiles_in, tiles_out))
-    lines = ["csrr s3, mhartid"] + _gemm_setup_streams(k, k and n) + BARRIER
+    lines = ["csrr s3, mhartid"] + _gemm_setup_streams(k, n) + BARRIER
     for t in range(blocks):
         lines += [f"li t0, {8 * k}", "mul t1, s3, t0", f"li s6, {a_buf[t % 2]}", "add s6, s6, t1",
                   f"li t0, {8 * n}", "mul t1, s3, t0", f"li s9, {c_buf[t % 2]}", "add s9, s9, t1"]
@@ -227,8 +249,41 @@ def setup_gemm(cluster: SnitchCluster, memory=None, *, m: int = 32, n: int = 32,
     lines += ["csrwi ssr, 0", "ecall"]
     compute = _assemble("gemm_streamed.S", lines)
     cluster.load_programs([compute] * cores + [dma])
-    cluster.on_finish(lambda cl: _check(cl, "gemm", _get(memory, ext_c, (m, n)), a @ b))
-    return lambda: a @ b
+    mine = want[first_row:first_row + rows]
+    cluster.on_finish(lambda cl: _check(cl, "gemm", _get(memory, ext_c, (rows, n)), mine))
+
+
+def setup_gemm_shared(clusters: list, memory=None, *, m: int = 64, n: int = 32, k: int = 32, seed: int = 0,
+                      region: tuple | None = None) -> Callable:
+    """One C = A B on several clusters that reach one outside memory (directly, or over a
+    network whose address map leads every cluster to it): A, B and C are placed there once,
+    and cluster j computes its share of C's rows, streamed as in ``gemm(streamed = true)``;
+    each cluster checks its rows against numpy."""
+    count = len(clusters)
+    cores = clusters[0].cores
+    if any(c.cores != cores for c in clusters):
+        raise ValueError("a shared gemm needs clusters with the same number of cores")
+    if n % 8 or k < 2 or m % (count * cores):
+        raise ValueError(f"a shared gemm needs n a multiple of 8, k >= 2 and m a multiple of {count * cores} "
+                         f"({count} clusters x {cores} cores)")
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    want = a @ b
+    memory, outside = _outside(clusters[0], memory, region)
+    operands = (outside.take(8 * m * k), outside.take(8 * k * n), outside.take(8 * m * n))
+    _put(memory, operands[0], a)
+    _put(memory, operands[1], b)
+    rows = m // count
+    for j, cluster in enumerate(clusters):
+        view, _ = _outside(cluster, None)
+        if not np.array_equal(_get(view, operands[0], (m, k)), a):
+            raise ValueError(f"{cluster.path} does not see the operands placed through {clusters[0].path}: a shared "
+                             "gemm needs one memory that every cluster reaches")
+        tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+        b_addr = tcdm.take(8 * k * n)
+        _gemm_streamed(cluster, view, tcdm, b_addr, operands, j * rows, rows, k, n, want)
+    return lambda: want
 
 
 # -- AXPY, dot, reduction -------------------------------------------------------------------------------
@@ -239,14 +294,14 @@ def _tiles(n: int, cores: int, tile: int) -> int:
 
 
 def setup_axpy(cluster: SnitchCluster, memory=None, *, n: int = 4096, alpha: float = 2.0, tile: int = 512,
-               seed: int = 0) -> Callable:
-    """y = alpha x + y with x, y outside, streamed by DMA in double-buffered tiles."""
-    memory = _outside(cluster, memory)
+               seed: int = 0, region: tuple | None = None) -> Callable:
+    """y = alpha x + y with x, y outside (in ``region``, first address and bytes, if given),
+    streamed by DMA in double-buffered tiles."""
+    memory, outside = _outside(cluster, memory, region)
     cores = cluster.cores
     steps = _tiles(n, cores, tile)
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
-    outside = _Layout(memory.base_address, memory.size_bytes)
     ext_x, ext_y = outside.take(8 * n), outside.take(8 * n)
     _put(memory, ext_x, x)
     _put(memory, ext_y, y)
@@ -273,13 +328,13 @@ def setup_axpy(cluster: SnitchCluster, memory=None, *, n: int = 4096, alpha: flo
     return lambda: want
 
 
-def _setup_sum(cluster: SnitchCluster, memory, n: int, tile: int, seed: int, dot: bool) -> Callable:
-    memory = _outside(cluster, memory)
+def _setup_sum(cluster: SnitchCluster, memory, n: int, tile: int, seed: int, dot: bool,
+               region: tuple | None) -> Callable:
+    memory, outside = _outside(cluster, memory, region)
     cores = cluster.cores
     steps = _tiles(n, cores, tile)
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
-    outside = _Layout(memory.base_address, memory.size_bytes)
     ext_x, ext_y = outside.take(8 * n), outside.take(8 * n)
     _put(memory, ext_x, x)
     _put(memory, ext_y, y)
@@ -315,14 +370,16 @@ def _setup_sum(cluster: SnitchCluster, memory, n: int, tile: int, seed: int, dot
     return lambda: want
 
 
-def setup_dot(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0) -> Callable:
-    """x . y with x, y outside, streamed by DMA in double-buffered tiles."""
-    return _setup_sum(cluster, memory, n, tile, seed, dot=True)
+def setup_dot(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0,
+              region: tuple | None = None) -> Callable:
+    """x . y with x, y outside (in ``region`` if given), streamed by DMA in double-buffered tiles."""
+    return _setup_sum(cluster, memory, n, tile, seed, dot=True, region=region)
 
 
-def setup_reduction(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0) -> Callable:
-    """sum(x) with x outside, streamed by DMA in double-buffered tiles."""
-    return _setup_sum(cluster, memory, n, tile, seed, dot=False)
+def setup_reduction(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0,
+                    region: tuple | None = None) -> Callable:
+    """sum(x) with x outside (in ``region`` if given), streamed by DMA in double-buffered tiles."""
+    return _setup_sum(cluster, memory, n, tile, seed, dot=False, region=region)
 
 
 # -- Jacobi -----------------------------------------------------------------------------------------------
@@ -364,15 +421,16 @@ def _jacobi_band(rows: int, cols: int, sweeps: int, tcdm_bytes: int) -> int:
 
 
 def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: int = 34, sweeps: int = 2,
-                 band: int | None = None, seed: int = 0) -> Callable:
+                 band: int | None = None, seed: int = 0, region: tuple | None = None) -> Callable:
     """``sweeps`` Jacobi sweeps of the 5-point stencil on a rows x cols grid from outside
     (boundary fixed). With ``band`` (interior rows per tile) the grid streams by DMA with
     double buffering: each sweep reads one outside copy of the grid and writes the other,
     band by band (the band with a halo row above and below in, the band's interior out
     by a 2D transfer) while the cores work on the band before. Without ``band`` a grid whose
     two copies fit in the TCDM is fetched once, swept there and written back; a larger grid
-    streams in the tallest band that fits."""
-    memory = _outside(cluster, memory)
+    streams in the tallest band that fits. The grid's outside copies go in ``region`` (first
+    address, bytes) if given."""
+    memory, outside = _outside(cluster, memory, region)
     width = cols - 2
     if width % 4 or rows < 3:
         raise ValueError("jacobi needs cols - 2 a multiple of 4 and rows >= 3")
@@ -388,7 +446,6 @@ def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: i
         nxt[1:-1, 1:-1] = (0.25 * want[:-2, 1:-1] + 0.25 * want[2:, 1:-1] + 0.25 * want[1:-1, :-2]
                            + 0.25 * want[1:-1, 2:])
         want = nxt
-    outside = _Layout(memory.base_address, memory.size_bytes)
     if band is None and 16 * rows * cols > cluster.tcdm_bytes:
         band = _jacobi_band(rows, cols, sweeps, cluster.tcdm_bytes)
     if band is None:
@@ -526,15 +583,38 @@ def _binder(setup: Callable) -> Callable:
                             hint="target a cluster, e.g. run gemm(...) on node.cluster")
         if args:
             raise ArchError(f"workload '{name}' takes named arguments only, e.g. {name}(n = 1024)")
-        for cluster in clusters:
-            try:
-                setup(cluster, None, **kwargs)
-            except TypeError as err:
-                raise ArchError(f"workload '{name}': {err}".replace(f"setup_{name}() ", "")) from None
-            except ValueError as err:
-                raise ArchError(f"workload '{name}': {err}") from None
+        try:
+            if name == "gemm" and kwargs.get("streamed") and len(clusters) > 1:
+                # one GEMM, its rows shared out: the operands live once in the memory they all reach
+                setup_gemm_shared(clusters, None, **{k: v for k, v in kwargs.items() if k != "streamed"})
+                return
+            places_outside = "region" in inspect.signature(setup).parameters
+            regions = _regions(clusters) if places_outside else [None] * len(clusters)
+            for cluster, region in zip(clusters, regions):
+                if region is None:
+                    setup(cluster, None, **kwargs)
+                else:
+                    setup(cluster, None, region=region, **kwargs)
+        except TypeError as err:
+            raise ArchError(f"workload '{name}': {err}".replace(f"setup_{name}() ", "")) from None
+        except ValueError as err:
+            raise ArchError(f"workload '{name}': {err}") from None
     bind.__doc__ = setup.__doc__
     return bind
+
+
+def _regions(clusters: list) -> list:
+    """Disjoint parts of the outside memory for clusters that run the same kernel on their own
+    data: several clusters on one memory would otherwise place their data at the same
+    addresses. None for a cluster without an outside memory (its kernel must be resident)."""
+    memories = [c.outside_memory() for c in clusters]
+    if len(clusters) == 1 or any(m is None or not hasattr(m, "size_bytes") for m in memories):
+        return [None] * len(clusters)
+    regions = []
+    for j, memory in enumerate(memories):
+        share = memory.size_bytes // len(clusters) // 4096 * 4096
+        regions.append((memory.base_address + j * share, share))
+    return regions
 
 
 KERNELS = {name: _binder(setup) for name, setup in SETUPS.items()}

@@ -111,3 +111,48 @@ def test_double_buffering_overlaps_dma_and_compute(kernel, params):
     assert report.cycles <= 0.8 * (dma_only + compute_only)
     # at least half of the shorter of the two hides under the longer
     assert report.cycles <= max(dma_only, compute_only) + 0.5 * min(dma_only, compute_only)
+
+
+def _two_clusters_with_their_own_memories():
+    from archmodel.kernel import Component, connect
+    from archmodel.models.compute import FixedLatencyMemory, SnitchCluster
+    top = Component("top")
+    clusters = []
+    for i in range(2):
+        cluster = SnitchCluster(f"cluster{i}", top, cores=2)
+        memory = FixedLatencyMemory(f"memory{i}", top, latency_cycles=5 + 10 * i, size_bytes=1 << 20)
+        connect(cluster.ext_req, memory.req, latency=1, width_bits=512)
+        connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
+        clusters.append(cluster)
+    return top, clusters
+
+
+def test_clusters_of_one_run_statement_place_their_data_in_disjoint_regions():
+    from archmodel.workloads.snitch import KERNELS
+    top, clusters = _two_clusters_with_their_own_memories()
+    KERNELS["axpy"](clusters, n=256, tile=64)
+    Simulator(top).run()
+    assert all(c.result_ok for c in clusters)
+    # the second cluster's x starts in the second half of its memory
+    second = clusters[1].outside_memory()
+    first_half = second.backdoor_read(second.base_address, 8 * 256)
+    assert first_half == bytes(8 * 256)
+
+
+def test_a_shared_gemm_needs_one_memory_that_every_cluster_reaches():
+    from archmodel.kernel import ArchError
+    from archmodel.workloads.snitch import KERNELS
+    _, clusters = _two_clusters_with_their_own_memories()
+    with pytest.raises(ArchError) as info:
+        KERNELS["gemm"](clusters, m=8, n=8, k=4, streamed=True)
+    assert str(info.value) == ("error: workload 'gemm': top.cluster1 does not see the operands placed through top.cluster0: "
+                               "a shared gemm needs one memory that every cluster reaches")
+
+
+def test_a_kernel_that_streams_from_outside_names_what_its_port_reaches():
+    from archmodel.models.compute import SnitchCluster
+    from archmodel.workloads.snitch import setup_axpy
+    with pytest.raises(ValueError) as info:
+        setup_axpy(SnitchCluster("lonely"), n=256, tile=64)
+    assert str(info.value).startswith("lonely: this kernel streams data from outside, but nothing is connected: "
+                                      "connect ext_req/ext_rsp to a memory")
