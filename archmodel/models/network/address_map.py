@@ -55,8 +55,8 @@ class AddressMap:
         for entry in entries:
             item = entry if isinstance(entry, AddressRange) else _as_range(entry, prefix)
             if terminals is not None and not 0 <= item.terminal < terminals:
-                raise ParameterError(f"{prefix}address range {item} names terminal {item.terminal}, but the "
-                                     f"network has terminals 0 .. {terminals - 1}")
+                raise ParameterError(f"{prefix}address range {item}: the network has terminals "
+                                     f"0 .. {terminals - 1}")
             self.add(item, prefix)
 
     def add(self, item: AddressRange, prefix: str = "") -> None:

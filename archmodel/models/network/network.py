@@ -181,6 +181,8 @@ class Noc(Component):
     watchdog = Param(int, 2000, "cycles without progress while flits are buffered before a deadlock is reported",
                      unit="cycles", check=at_least(1))
     occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
+    flit_bits = Param(int, 128, "bits per flit when interfaces packetise messages (memory traffic)", unit="bits",
+                      check=at_least(1))
     address_map = Param((list, tuple), (), "memory traffic: (start, end, terminal) byte ranges [start, end), "
                         "each owned by the memory at that terminal's to_memory port")
     engine = Param(str, "components", "'components': every router and interface a kernel component (waveforms); "
@@ -191,10 +193,11 @@ class Noc(Component):
     network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
     measured_packets = Formula("packets", "packets created in the measurement window",
                                lambda c: c.measurement.measured if c.measurement else 0)
+    # Without traffic or a trace (memory traffic only) there is no window: both are 0.
     offered = Formula("flits/terminal/cycle", "flits created per terminal per cycle in the window",
-                      lambda c: c.measurement.offered_flits / c.window_terminal_cycles())
+                      lambda c: c.measurement.offered_flits / c.window_terminal_cycles() if c.measurement else 0.0)
     accepted = Formula("flits/terminal/cycle", "flits arriving per terminal per cycle in the window",
-                       lambda c: c.measurement.accepted_flits / c.window_terminal_cycles())
+                       lambda c: c.measurement.accepted_flits / c.window_terminal_cycles() if c.measurement else 0.0)
 
     def setup(self) -> None:
         self.graph: nx.Graph = build_topology(self.topology)
@@ -241,10 +244,10 @@ class Noc(Component):
         interface_class = NetworkInterface if self.memory_map is None else MemoryMappedInterface
         for t in range(pm.terminals):
             ni = interface_class(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
-                                  buffer_depth=self.buffer_depth, traffic=self.traffic, rate=self.rate,
-                                  packet_size=self.packet_size, injection=self.injection,
-                                  burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
-                                  hotspot_fraction=self.hotspot_fraction)
+                                 buffer_depth=self.buffer_depth, flit_bits=self.flit_bits, traffic=self.traffic,
+                                 rate=self.rate, packet_size=self.packet_size, injection=self.injection,
+                                 burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
+                                 hotspot_fraction=self.hotspot_fraction)
             ni.attach(self.measurement, self.route, dims)
             ni.load_trace(trace_by_source[t])
             if self.memory_map is not None:
