@@ -108,6 +108,16 @@ class ListLit:
 
 
 @node
+class AddressRange:
+    """``start .. end -> target`` in a list: the bytes ``[start, end)`` owned by terminal ``target``."""
+
+    start: object
+    end: object
+    target: object
+    span: Span
+
+
+@node
 class Index:
     """``list[i]``."""
 

@@ -30,8 +30,8 @@ from . import ast, units
 from .errors import LanguageErrors, SourceText
 from .expressions import Expressions, unit_example
 from .parser import parse, parse_expression
-from .scope import (POISON, Cascade, ClockBinding, InstanceBinding, ModelRef, Scope, describe, did_you_mean,
-                    format_value)
+from .scope import (POISON, AddressRangeValue, Cascade, ClockBinding, InstanceBinding, ModelRef, Scope, describe,
+                    did_you_mean, format_value)
 from .topology import topology_generators
 from .units import Quantity
 from .workloads import workloads
@@ -134,6 +134,8 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, ModelRef):
         return value.name
+    if isinstance(value, AddressRangeValue):
+        return (value.start, value.end, value.terminal)
     return value
 
 

@@ -13,7 +13,8 @@ from math import ceil, floor, log2
 
 from ..kernel import ArchError
 from . import ast, units
-from .scope import POISON, Cascade, ClockBinding, InstanceBinding, ModelRef, Scope, describe, did_you_mean
+from .scope import (POISON, AddressRangeValue, Cascade, ClockBinding, InstanceBinding, ModelRef, Scope, describe,
+                    did_you_mean)
 from .units import Quantity
 
 BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min")
@@ -60,7 +61,12 @@ class Expressions:
         if kind is ast.Call:
             return self._call(expr, scope)
         if kind is ast.ListLit:
-            return [self.evaluate(item, scope) for item in expr.items]
+            values = [self.evaluate(item, scope) for item in expr.items]
+            if any(isinstance(v, AddressRangeValue) for v in values):
+                self._check_address_map(expr, values)
+            return values
+        if kind is ast.AddressRange:
+            return self._address_range(expr, scope)
         if kind is ast.Index:
             base = self.evaluate(expr.base, scope)
             index = self._int(self.evaluate(expr.index, scope), "an index", expr.index.span)
@@ -154,6 +160,42 @@ class Expressions:
                 self.fail("division by zero", expr.span, hint="0 to a negative power")
             return units.normalise(lval ** right)
         self.fail(f"unknown operator '{op}'", expr.span)
+
+    def _address_range(self, expr: ast.AddressRange, scope: Scope) -> AddressRangeValue:
+        start, end = (self._address(self.evaluate(e, scope), what, e.span)
+                      for e, what in ((expr.start, "an address range's start"), (expr.end, "an address range's end")))
+        terminal = self._int(self.evaluate(expr.target, scope), "an address range's terminal", expr.target.span)
+        if terminal < 0:
+            self.fail(f"an address range's terminal must be at least 0, got {terminal}", expr.target.span)
+        value = AddressRangeValue(start, end, terminal, expr.span)
+        if end <= start:
+            self.fail(f"address range {value} is empty", expr.span, hint="its end (exclusive) must lie above its start")
+        return value
+
+    def _address(self, value, what: str, span) -> int:
+        """A byte address: a plain integer, or a data size (``8 GiB``) counted in bytes."""
+        if isinstance(value, Quantity):
+            units.check_dimension(value, units.DATA, what, span)
+            value = units.whole(units.in_unit(value, "B"), what, "B", span)
+        address = self._int(value, what, span)
+        if address < 0:
+            self.fail(f"{what} must be at least 0, got {address}", span)
+        return address
+
+    def _check_address_map(self, expr: ast.ListLit, values: list) -> None:
+        """A list holding address ranges is an address map: ranges only, and no byte in two."""
+        for item, value in zip(expr.items, values):
+            if not isinstance(value, AddressRangeValue):
+                self.fail(f"an address map holds address ranges (start .. end -> terminal), not {describe(value)}",
+                          item.span)
+        ordered = sorted(values, key=lambda v: v.start)
+        for before, after in zip(ordered, ordered[1:]):
+            if after.start < before.end:
+                later, earlier = (after, before) if (after.span.line, after.span.col) > \
+                    (before.span.line, before.span.col) else (before, after)
+                self.fail(f"address range {later} overlaps {earlier}", later.span,
+                          hint=f"every byte belongs to one memory; the other range is at line {earlier.span.line}, "
+                               f"column {earlier.span.col}")
 
     def _call(self, expr: ast.Call, scope: Scope):
         name = expr.name

@@ -41,6 +41,8 @@ def _join(first: Span, last: Span) -> Span:
 
 
 def _number(text: str):
+    if text[:2] in ("0x", "0X"):
+        return int(text, 16)
     if "." in text or "e" in text or "E" in text:
         value = Fraction(text)
         return int(value) if value.denominator == 1 else value
@@ -271,6 +273,10 @@ class _Builder(Transformer):
         if values:
             return ast.ListLit(values, _join(values[0].span, values[-1].span))
         return ast.ListLit((), Span(self.file, 0, 0))
+
+    def address_range(self, items):
+        start, end, target = items
+        return ast.AddressRange(start, end, target, _join(start.span, target.span))
 
     def index(self, items):
         base, index = items

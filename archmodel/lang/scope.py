@@ -26,6 +26,20 @@ class ModelRef:
     name: str
 
 
+@attrs.frozen
+class AddressRangeValue:
+    """An address map entry as a language value: bytes ``[start, end)`` owned by network
+    terminal ``terminal``; ``span`` is where it was written (for overlap errors)."""
+
+    start: int
+    end: int
+    terminal: int
+    span: Span = attrs.field(eq=False)
+
+    def __str__(self) -> str:
+        return f"{self.start:#_x} .. {self.end:#_x} -> {self.terminal}"
+
+
 class Cascade(Exception):
     """A use of something that already failed: stay silent, the first error was reported."""
 
@@ -102,6 +116,8 @@ def describe(value) -> str:
         return "a list"
     if isinstance(value, ModelRef):
         return f"model {value.name}"
+    if isinstance(value, AddressRangeValue):
+        return f"address range {value}"
     return type(value).__name__
 
 
@@ -119,4 +135,6 @@ def format_value(value) -> str:
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     if isinstance(value, ModelRef):
         return value.name
+    if isinstance(value, AddressRangeValue):
+        return str(value)
     return repr(value)

@@ -136,3 +136,28 @@ def test_parser_spans_are_one_based_and_end_exclusive():
     instance = parsed.modules[0].body[0]
     assert (instance.name_span.line, instance.name_span.col, instance.name_span.end_col) == (2, 3, 4)
     assert (instance.model.name_span.col, instance.model.name_span.end_col) == (7, 11)
+
+
+def test_hex_numbers_and_address_ranges_become_an_address_map(tmp_path):
+    top = elaborate(tmp_path, """
+const BASE = 0x8000_0000
+system T {
+    net : Noc(topology = "mesh(2, 2)",
+              address_map = [BASE .. BASE + 0x10_0000 -> 1, 0x0 .. 64 KiB -> 2 + 1, 0xFF_0000 .. 0xff_0010 -> 0])
+}
+""").top
+    assert top.child("net").address_map == [(0x8000_0000, 0x8010_0000, 1), (0, 65536, 3), (0xFF0000, 0xFF0010, 0)]
+    assert top.child("net").memory_port("mem_req", 2).path == "T.net.ni[2].mem_req"
+
+
+def test_address_range_errors_name_the_range(tmp_path):
+    assert errors_of(tmp_path, """
+system T {
+    net : Noc(topology = "mesh(2, 2)", address_map = [0x0 .. 2 ns -> 1, 0x0 .. 8 bit -> 1, 0 .. 1 -> -1])
+}
+""") == ["an address range's end expects a data size, got a time (2 ns)"]
+    assert errors_of(tmp_path, """
+system T {
+    net : Noc(topology = "mesh(2, 2)", address_map = [0x0 .. 4 bit -> 1])
+}
+""") == ["an address range's end is not a whole number of bytes (0.5 B)"]

@@ -360,6 +360,7 @@ def _compiled_run():
 def unsupported_reason(noc) -> str | None:
     """Why ``noc`` cannot run on the compiled engine, or None when it can."""
     checks = (
+        (not noc.address_map, "memory traffic (address_map): the loop carries only synthetic packets"),
         (noc.router == "NocRouter", f"router {noc.router!r} (only NocRouter)"),
         (noc.packet_size == 1, f"packet_size {noc.packet_size} (only single-flit packets)"),
         (noc.allocator == "islip" and noc.alloc_iterations == 1,
@@ -387,17 +388,24 @@ class CompiledNocEngine(Component):
     def setup(self) -> None:
         self.unstable = False
         self.done = None  # (stop time in ps, reason) once the compiled loop has run
+        if self.parent.address_map:
+            # Refused at once: the memory ports would belong to interfaces no kernel schedules.
+            self._refuse_unsupported()
 
     def start(self) -> None:
+        self._refuse_unsupported()
         noc = self.parent
-        why = unsupported_reason(noc)
-        if why is not None:
-            raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}", hint=_USE_FAST)
         self._tables()
         seed = self.sim.seed
         period = self.domain.period_ps
         for ni in noc.interfaces:
             ni.begin(self.now, period, self.domain.phase_ps, component_rng(seed, ni.path))
+
+    def _refuse_unsupported(self) -> None:
+        noc = self.parent
+        why = unsupported_reason(noc)
+        if why is not None:
+            raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}", hint=_USE_FAST)
 
     def _tables(self) -> None:
         noc = self.parent

@@ -16,22 +16,41 @@ a run ends the same way at the same edge: measured, unstable after the drain lim
 the same DeadlockError naming the cycle of waiting VCs. The routers' and interfaces'
 statistics are reported under the Noc as the per-component network reports them.
 
+Memory traffic (a Noc with an ``address_map``) runs here too: the engine owns the memory ports
+of every terminal (``mem_req``, ``mem_rsp``, ``to_memory``, ``from_memory``), because a port's
+arrivals and returning credits wake its owner and only kernel components are woken; each
+:class:`~.memory_interface.MemoryMappedInterface` serves the engine's ports of its terminal in
+its own :meth:`step`, so the messages cross them at the edges the per-component network
+crosses its interfaces' ports. The engine also forwards the functional path
+(``backdoor_read``/``backdoor_write``) through the address map, since a requester finds the
+engine at the other end of its port.
+
 Choose it with ``Noc(engine="fast")`` for sweeps and benchmarks; keep the default
 ``engine="components"`` for waveforms (routers' occupancy registers and per-port handshakes are
-not traced here) and for interfaces fed by other models' ports.
+not traced here) and for interfaces fed by other models' generic ``inp``/``out`` ports.
 """
 
 from __future__ import annotations
 
-from archmodel.kernel import Component, DeadlockError, component_rng, model
+from archmodel.kernel import Component, DeadlockError, In, Out, Param, at_least, component_rng, model
+
+from .address_map import ForwardsFunctionalAccess
 
 
 @model(catalogue=False)
-class NocEngine(Component):
+class NocEngine(ForwardsFunctionalAccess, Component):
     """Steps all routers and interfaces of its parent :class:`Noc` each cycle, moving link
     words with their link latencies, and checks the network when :class:`NocMonitor` would
     (stop when every measured packet has arrived, ``unstable`` after the drain limit, a
-    DeadlockError when flits are buffered and none moved since the previous check)."""
+    DeadlockError when flits are buffered and none moved since the previous check). Owns the
+    memory ports of ``memory_terminals`` terminals (see the module docstring)."""
+
+    memory_terminals = Param(int, 0, "terminals with memory ports (0 unless the Noc has an address map)",
+                             check=at_least(0))
+    mem_req = In("per terminal: a requester's MemRequests", count="memory_terminals", required=False)
+    mem_rsp = Out("per terminal: MemResponses to the requester", count="memory_terminals", required=False)
+    to_memory = Out("per terminal: MemRequests to the memory there", count="memory_terminals", required=False)
+    from_memory = In("per terminal: that memory's MemResponses", count="memory_terminals", required=False)
 
     def setup(self) -> None:
         self.unstable = False
@@ -43,6 +62,7 @@ class NocEngine(Component):
         self.busy_terminals: set = set()
         self.check_ps = None  # the monitor's next check, None while it would be idle
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
+        self.port_terminals: list = []
 
     def start(self) -> None:
         noc = self.parent
@@ -52,6 +72,7 @@ class NocEngine(Component):
             router.begin(period, component_rng(seed, router.path), False)
         pm = noc.port_map
         for ni in noc.interfaces:
+            ni.sim = self.sim  # for the time in its errors; it is never scheduled
             ni.begin(self.now, period, self.domain.phase_ps, component_rng(seed, ni.path))
         # Where each router port's words go: (is_router, target, target port, delay in ps).
         self.links = []
@@ -73,6 +94,9 @@ class NocEngine(Component):
         self.measuring = noc.measurement is not None and noc.stop_when_measured
         self.check_ps = self.domain.phase_ps  # the monitor ticks at the first edge
         self.busy_terminals = set(range(pm.terminals))  # every interface ticks at the first edge
+        # Interfaces whose ports carry memory traffic: checked every edge the engine is woken,
+        # since a message or credit on their ports wakes the engine, not them.
+        self.port_terminals = [t for t in range(self.memory_terminals) if noc.interfaces[t].memory_ports_in_use()]
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NetworkInterface.send_packet` for an interface this engine steps: the packet
@@ -190,6 +214,9 @@ class NocEngine(Component):
         woken = self.ni_wakes.pop(now, None)
         if woken is not None:
             due |= woken
+        for t in self.port_terminals:
+            if interfaces[t].port_work():
+                due.add(t)
         if arriving is not None:
             words = dict(arriving)
             due.update(words)

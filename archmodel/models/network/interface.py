@@ -184,8 +184,7 @@ class NetworkInterface(Component):
                 self._new_packet(dest, size, None, when)
         if self.inp.connected and self.inp.valid and len(self.queue) < 2:
             msg = self.inp.recv()
-            size = max(1, math.ceil(getattr(msg, "size_bits", 64) / self.flit_bits))
-            self._new_packet(msg.dest, size, msg, now)
+            self._new_packet(msg.dest, self.flits_for(msg), msg, now)
         flit = None
         if self.sending is None and self.queue:
             self._start_packet()
@@ -195,6 +194,11 @@ class NetworkInterface(Component):
         if flit is not None or credit != NO_CREDIT:
             return (flit, credit)
         return None
+
+    def flits_for(self, message) -> int:
+        """Flits of the packet carrying ``message``: ``ceil(size_bits / flit_bits)``, at least one
+        (a message without ``size_bits`` is one 64-bit word)."""
+        return max(1, math.ceil(getattr(message, "size_bits", 64) / self.flit_bits))
 
     def busy(self) -> bool:
         """Whether the next edge has work even if no word arrives and no packet is due."""
@@ -262,5 +266,9 @@ class NetworkInterface(Component):
             meas.delivered(packet, now, self.period)
         if self.log is not None:
             self.log.append((packet, now))
+        self._deliver(packet, now)
+
+    def _deliver(self, packet: NetPacket, now: int) -> None:
+        """Hand on a packet whose tail arrived: its message leaves on ``out`` (when connected)."""
         if packet.payload is not None and self.out.connected:
             self.delivering.append(packet.payload)

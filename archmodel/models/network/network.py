@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import networkx as nx
 
-from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, Param, at_least,
+from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, Param, ParameterError, at_least,
                               connect, in_range, model, one_of)
 
 from .compiled_engine import CompiledNocEngine
 from .engine import NocEngine
+from .address_map import AddressMap
 from .interface import NetworkInterface
+from .memory_interface import MemoryMappedInterface
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology
@@ -133,6 +135,15 @@ class Noc(Component):
     ``engine = "fast"`` steps the same routers and interfaces from one engine component
     (:mod:`archmodel.models.network.engine`): the same packets with the same latencies, several
     times faster, without waveforms of the routers.
+
+    With ``address_map`` set (``[(start, end, terminal), ...]``, byte ranges ``[start, end)``,
+    disjoint) the network carries memory traffic: every interface is a
+    :class:`~.memory_interface.MemoryMappedInterface`, and the Noc offers per terminal the port
+    arrays ``mem_req``/``mem_rsp`` (a requester's MemRequests in, its MemResponses out) and
+    ``to_memory``/``from_memory`` (to the memory owning that terminal's ranges), in ``.arch`` as
+    ``net.mem_req[0]``, in Python as :meth:`memory_port`. The ports are the interfaces' own
+    under ``engine="components"`` and the engine's under ``engine="fast"``; both give the same
+    responses at the same times. ``engine="compiled"`` refuses memory traffic.
     """
 
     topology = Param(str, "mesh(4, 4)", "topology generator call")
@@ -170,6 +181,10 @@ class Noc(Component):
     watchdog = Param(int, 2000, "cycles without progress while flits are buffered before a deadlock is reported",
                      unit="cycles", check=at_least(1))
     occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
+    flit_bits = Param(int, 128, "bits per flit when interfaces packetise messages (memory traffic)", unit="bits",
+                      check=at_least(1))
+    address_map = Param((list, tuple), (), "memory traffic: (start, end, terminal) byte ranges [start, end), "
+                        "each owned by the memory at that terminal's to_memory port")
     engine = Param(str, "components", "'components': every router and interface a kernel component (waveforms); "
                    "'fast': one engine steps them all, same results; 'compiled': experimental numba loop "
                    "(reference configurations only)", check=one_of("components", "fast", "compiled"))
@@ -178,10 +193,11 @@ class Noc(Component):
     network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
     measured_packets = Formula("packets", "packets created in the measurement window",
                                lambda c: c.measurement.measured if c.measurement else 0)
+    # Without traffic or a trace (memory traffic only) there is no window: both are 0.
     offered = Formula("flits/terminal/cycle", "flits created per terminal per cycle in the window",
-                      lambda c: c.measurement.offered_flits / c.window_terminal_cycles())
+                      lambda c: c.measurement.offered_flits / c.window_terminal_cycles() if c.measurement else 0.0)
     accepted = Formula("flits/terminal/cycle", "flits arriving per terminal per cycle in the window",
-                       lambda c: c.measurement.accepted_flits / c.window_terminal_cycles())
+                       lambda c: c.measurement.accepted_flits / c.window_terminal_cycles() if c.measurement else 0.0)
 
     def setup(self) -> None:
         self.graph: nx.Graph = build_topology(self.topology)
@@ -224,14 +240,18 @@ class Noc(Component):
             self.trace_window = max(p.cycle for p in trace) + 1
             self.measurement = NetworkMeasurement(self, 0, self.trace_window)
         trace_by_source = by_source(trace, pm.terminals)
+        self.memory_map = AddressMap(self.address_map, pm.terminals, self.path) if self.address_map else None
+        interface_class = NetworkInterface if self.memory_map is None else MemoryMappedInterface
         for t in range(pm.terminals):
-            ni = NetworkInterface(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
-                                  buffer_depth=self.buffer_depth, traffic=self.traffic, rate=self.rate,
-                                  packet_size=self.packet_size, injection=self.injection,
-                                  burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
-                                  hotspot_fraction=self.hotspot_fraction)
+            ni = interface_class(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
+                                 buffer_depth=self.buffer_depth, flit_bits=self.flit_bits, traffic=self.traffic,
+                                 rate=self.rate, packet_size=self.packet_size, injection=self.injection,
+                                 burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
+                                 hotspot_fraction=self.hotspot_fraction)
             ni.attach(self.measurement, self.route, dims)
             ni.load_trace(trace_by_source[t])
+            if self.memory_map is not None:
+                ni.share_memory_map(self.memory_map)
             self.interfaces.append(ni)
             if fast:
                 ni.parent = self
@@ -241,10 +261,14 @@ class Noc(Component):
             connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_latency)
             connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
         if fast:
-            engine_class = CompiledNocEngine if self.engine == "compiled" else NocEngine
-            self.monitor = engine_class("engine", self)
+            if self.engine == "compiled":
+                self.monitor = CompiledNocEngine("engine", self)
+            else:
+                memory_terminals = 0 if self.memory_map is None else pm.terminals
+                self.monitor = NocEngine("engine", self, memory_terminals=memory_terminals)
             for ni in self.interfaces:
                 ni.engine = self.monitor
+            self._expose_memory_ports()
             return
         for u in pm.routers:
             for p, v in enumerate(pm.neighbour[u]):
@@ -252,6 +276,32 @@ class Noc(Component):
                     continue
                 connect(self.routers[u].out[p], self.routers[v].inp[pm.in_port_from[v][u]], latency=pm.latency(u, v))
         self.monitor = NocMonitor("monitor", self)
+        self._expose_memory_ports()
+
+    MEMORY_PORTS = ("mem_req", "mem_rsp", "to_memory", "from_memory")
+    """The per-terminal port arrays of a memory-mapped Noc."""
+
+    def _expose_memory_ports(self) -> None:
+        """With an address map, name the ports that carry memory traffic as this Noc's own
+        (``exposed``, as a module's, so ``.arch`` paths reach them): the interfaces', or under
+        the fast engine the engine's, which the interfaces then serve."""
+        if self.memory_map is None:
+            return
+        if isinstance(self.monitor, NocEngine):
+            engine = self.monitor
+            for t, ni in enumerate(self.interfaces):
+                ni.use_ports(*(getattr(engine, name)[t] for name in self.MEMORY_PORTS))
+            engine.memory_map = self.memory_map
+        self.exposed = {name: [ni.io[k] for ni in self.interfaces] for k, name in enumerate(self.MEMORY_PORTS)}
+        self.memory_map.memory_ports = dict(enumerate(self.exposed["to_memory"]))
+
+    def memory_port(self, name: str, terminal: int):
+        """Port ``name`` (one of :attr:`MEMORY_PORTS`) of ``terminal``, for connecting a
+        requester or a memory from Python."""
+        if self.memory_map is None:
+            raise ParameterError(f"{self.path} has no address_map, so no memory ports",
+                                 hint="give address_map = [(start, end, terminal), ...]")
+        return self.exposed[name][terminal]
 
     def start(self) -> None:
         if self.measurement is not None:

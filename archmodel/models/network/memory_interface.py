@@ -1,0 +1,197 @@
+"""The memory-mapped network interface: MemRequests in, packets across, MemResponses back."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import attrs
+
+from archmodel.kernel import In, Out, Param, ParameterError, model
+
+from ..messages import MemRequest, MemResponse
+from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
+from .interface import NetworkInterface
+
+
+@attrs.frozen
+class RequestTrip:
+    """What a request packet carries: the request, the requesting terminal, the request's
+    number among that requester's requests (``order``, the key of its reorder buffer) and
+    among those it sent to this destination (``pair_seq``, restoring order on arrival)."""
+
+    requester: int
+    order: int
+    pair_seq: int
+    request: MemRequest
+
+
+@attrs.frozen
+class ResponseTrip:
+    """What a response packet carries: the response and the ``order`` of its request."""
+
+    order: int
+    response: MemResponse
+
+
+@model
+class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
+    """A network interface that carries memory traffic: a requester on one terminal reaches the
+    memories on others through an address map, as an AXI or TileLink bridge onto a NoC does.
+
+    Requester side: a MemRequest taken from ``mem_req`` is looked up in the address map; the
+    terminal owning its bytes is the packet's destination. The packet has
+    ``ceil(size_bits / flit_bits)`` flits: one control word for a read, the control word and
+    the data for a write. The response comes back as a packet of its own size (the read data,
+    or one word for a write acknowledgement) and leaves on ``mem_rsp`` with the request's
+    ``tag`` and ``source``. A request to an address no range holds, or one whose bytes cross
+    the end of its range into the next, stops the run (ModelAssertion naming the address):
+    the interface does not split requests, because reassembling the pieces of one response
+    from several memories is the requester's protocol, not the network's.
+
+    Memory side: a request packet arriving here leaves on ``to_memory`` with a tag of this
+    interface's own (so requesters' tags never collide at the memory), and the memory's
+    response, taken from ``from_memory``, is matched to its request by that tag and sent
+    back. The memory may answer in any order.
+
+    Ordering. The network itself keeps no order between packets (virtual channels and
+    adaptive routing let a later packet overtake), so the interfaces restore it: each memory
+    receives a requester's requests in the order the requester issued them (no read
+    overtakes an earlier write to the same bytes), and each requester receives its responses
+    in the order of its requests, across memories too (a reorder buffer), which is what the
+    Snitch cluster's DMA expects. With one in-order memory that is the order the memory gave.
+
+    The source queue takes a request from ``mem_req`` while it holds fewer than two packets, as
+    ``inp`` does, so a busy network pushes back on the requester. Responses from the memory
+    are always taken. A workload that finds this interface at the end of its memory port can
+    use ``backdoor_read``/``backdoor_write`` (forwarded to the memories owning the bytes),
+    ``base_address`` (the lowest mapped address) and ``size_bytes`` (the span of the map).
+
+    Built by :class:`~.network.Noc` (``address_map = [(start, end, terminal), ...]``), which
+    shares one map among its interfaces; standalone (beside a ``topology ... of NocRouter``)
+    give each interface the same ``address_map``; the functional path then reaches only the
+    memory on the interface's own terminal.
+    Leaves out: atomics, bursts split by the interface, limits on outstanding requests.
+    """
+
+    address_map = Param((list, tuple), (), "standalone: (start, end, terminal) byte ranges, end exclusive")
+    mem_req = In("MemRequests of a requester, routed by the address map", required=False)
+    mem_rsp = Out("MemResponses to the requester, in the order of its requests", required=False)
+    to_memory = Out("MemRequests for the memory at this terminal", required=False)
+    from_memory = In("MemResponses of the memory at this terminal", required=False)
+
+    def setup(self) -> None:
+        super().setup()
+        self.memory_map = AddressMap(self.address_map, self.terminals, self.path)
+        self.memory_map.memory_ports[self.terminal] = self.to_memory
+        self.io = (self.mem_req, self.mem_rsp, self.to_memory, self.from_memory)
+        self.requests_issued = 0
+        self.responses_delivered = 0
+        self.early_responses: dict = {}  # order -> response that overtook an earlier one
+        self.sent_to: dict = {}  # destination terminal -> requests sent there
+        self.expected_from: dict = {}  # requester terminal -> pair_seq of its next request
+        self.early_requests: dict = {}  # (requester, pair_seq) -> RequestTrip that overtook
+        self.at_memory: dict = {}  # our tag at the memory -> RequestTrip
+        self.memory_tags = 0
+        self.to_requester: deque = deque()
+        self.for_memory: deque = deque()
+
+    def share_memory_map(self, memory_map: AddressMap) -> None:
+        """Route by ``memory_map`` (one map for every interface of a network)."""
+        self.memory_map = memory_map
+
+    def use_ports(self, mem_req, mem_rsp, to_memory, from_memory) -> None:
+        """Serve these four ports instead of this interface's own: under ``Noc(engine="fast")``
+        the engine, a kernel component, owns them, and steps this interface."""
+        self.io = (mem_req, mem_rsp, to_memory, from_memory)
+
+    def memory_ports_in_use(self) -> bool:
+        """Whether any of the served memory ports is connected."""
+        return any(port.connected for port in self.io)
+
+    def begin(self, now: int, period: int, phase: int, rng) -> None:
+        mem_req, mem_rsp, to_memory, from_memory = self.io
+        for needs, given in ((mem_req, mem_rsp), (mem_rsp, mem_req), (to_memory, from_memory),
+                             (from_memory, to_memory)):
+            if given.connected and not needs.connected:
+                raise ParameterError(f"{given.path} is connected but {needs.path} is not",
+                                     hint="a memory port pair carries requests one way and responses the other")
+        super().begin(now, period, phase, rng)
+
+    def step(self, now: int, word):
+        mem_req, mem_rsp, to_memory, from_memory = self.io
+        if mem_req.connected and mem_req.valid and len(self.queue) < 2:
+            self._send_request(mem_req.recv(), now)
+        if from_memory.connected and from_memory.valid:
+            self._send_response(from_memory.recv(), now)
+        word = super().step(now, word)
+        # What arrived this edge leaves this edge, as a flit's credit does.
+        while self.to_requester and mem_rsp.try_send(self.to_requester[0]):
+            self.to_requester.popleft()
+        while self.for_memory and to_memory.try_send(self.for_memory[0]):
+            self.for_memory.popleft()
+        return word
+
+    def busy(self) -> bool:
+        mem_req, _, _, from_memory = self.io
+        return (super().busy() or (mem_req.connected and mem_req.valid)
+                or (from_memory.connected and from_memory.valid))
+
+    def port_work(self) -> bool:
+        """Whether a served port has a message to take or one waits to leave (for an engine
+        deciding which interfaces to step)."""
+        return bool(self.to_requester or self.for_memory) or self.busy()
+
+    def _send_request(self, request: MemRequest, now: int) -> None:
+        address, size = request.address, request.size_bytes
+        owner = self.memory_map.find(address)
+        if owner is None:
+            self.fail(f"MemRequest to unmapped address {hex_address(address)} (mapped: "
+                      f"{self.memory_map.describe()})")
+        if address + size > owner.end:
+            self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
+                      f"{owner} at {hex_address(owner.end)}; split it at the boundary")
+        dest = owner.terminal
+        pair_seq = self.sent_to.get(dest, 0)
+        self.sent_to[dest] = pair_seq + 1
+        trip = RequestTrip(self.terminal, self.requests_issued, pair_seq, request)
+        self.requests_issued += 1
+        self._new_packet(dest, self.flits_for(request), trip, now)
+
+    def _send_response(self, response: MemResponse, now: int) -> None:
+        trip = self.at_memory.pop(response.tag, None)
+        if trip is None:
+            self.fail(f"MemResponse with tag {response.tag} from {self.io[3].channel.src.path} answers no "
+                      "request this interface sent")
+        request = trip.request
+        back = attrs.evolve(response, tag=request.tag, source=request.source)
+        self._new_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
+
+    def _deliver(self, packet, now: int) -> None:
+        payload = packet.payload
+        if isinstance(payload, RequestTrip):
+            self._request_arrived(payload)
+        elif isinstance(payload, ResponseTrip):
+            self.early_responses[payload.order] = payload.response
+            while self.responses_delivered in self.early_responses:
+                self.to_requester.append(self.early_responses.pop(self.responses_delivered))
+                self.responses_delivered += 1
+        else:
+            super()._deliver(packet, now)
+
+    def _request_arrived(self, trip: RequestTrip) -> None:
+        if not self.io[2].connected:
+            self.fail(f"a MemRequest for {hex_address(trip.request.address)} arrived, but no memory is "
+                      "connected to to_memory")
+        requester = trip.requester
+        expected = self.expected_from.get(requester, 0)
+        if trip.pair_seq != expected:
+            self.early_requests[(requester, trip.pair_seq)] = trip
+            return
+        while trip is not None:
+            tag = self.memory_tags
+            self.memory_tags += 1
+            self.at_memory[tag] = trip
+            self.for_memory.append(attrs.evolve(trip.request, tag=tag))
+            expected += 1
+            trip = self.early_requests.pop((requester, expected), None)
+        self.expected_from[requester] = expected
