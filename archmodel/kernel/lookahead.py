@@ -33,11 +33,38 @@ import heapq
 import itertools
 
 
-def arrival_ps(channel, send_ps: int) -> int:
-    """The earliest arrival at the receiver of a message sent on ``channel`` at the sender's
-    first edge at or after ``send_ps`` (one beat; a wider message arrives later)."""
-    send = channel.src_owner.domain.edge_at_or_after(send_ps)
-    return channel.dst_domain.edge_after(send) + channel.tail_delay
+class ConnectionGraph:
+    """The wiring as the lookahead reads it, built once per simulator: for each component
+    asked about, the components whose activity can reach it (over channels either way:
+    messages one way, credits the other), so a run of many separate systems (clusters with
+    memories of their own) looks at one system per question."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self._reach: dict = {}
+        # (sender phase, sender period, receiver phase, receiver period, latency - 1 receiver
+        # periods) per channel, for the arrival times of the hot loop below.
+        self.timing = {ch: (ch.src_owner.domain.phase_ps, ch.src_owner.domain.period_ps, ch.dst_domain.phase_ps,
+                            ch.dst_domain.period_ps, ch.tail_delay) for ch in sim.channels}
+
+    def reach(self, comp) -> tuple:
+        """The components (other than ``comp``) that can influence ``comp``, and the channels
+        among them: those connected to ``comp`` by channels, in either direction."""
+        cached = self._reach.get(comp)
+        if cached is None:
+            seen = {comp}
+            frontier = [comp]
+            while frontier:
+                node = frontier.pop()
+                for channel in node._in_channels + node._out_channels:
+                    for other in (channel.src_owner, channel.dst_owner):
+                        if other not in seen:
+                            seen.add(other)
+                            frontier.append(other)
+            others = [c for c in self.sim.components if c in seen and c is not comp]
+            channels = [ch for ch in self.sim.channels if ch.src_owner in seen and ch.dst_owner in seen]
+            cached = self._reach[comp] = (others, channels)
+        return cached
 
 
 def earliest_arrival_ps(sim, comp) -> int | None:
@@ -51,6 +78,15 @@ def earliest_arrival_ps(sim, comp) -> int | None:
     order = itertools.count()
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
+    graph = sim.connection_graph
+    timing = graph.timing
+
+    def arrive(channel, send_ps: int) -> int:
+        # the sender's edge at or after send_ps, then the receiver's first edge strictly
+        # after it, then latency - 1 more receiver edges (a wider message arrives later)
+        src_phase, src_period, dst_phase, dst_period, tail = timing[channel]
+        send = src_phase + max(0, -((src_phase - send_ps) // src_period)) * src_period
+        return dst_phase + max(0, -((dst_phase - send - 1) // dst_period)) * dst_period + tail
 
     def offer(channel, time_ps: int) -> None:
         known = best.get(channel)
@@ -58,17 +94,18 @@ def earliest_arrival_ps(sim, comp) -> int | None:
             best[channel] = time_ps
             heapq.heappush(heap, (time_ps, next(order), channel))
 
-    for channel in sim.channels:
+    others, channels = graph.reach(comp)
+    for channel in channels:
         if channel.flight:
             offer(channel, channel.flight[0][0])
-    for other in sim.components:
-        if other is comp or not other._out_channels:
+    for other in others:
+        if not other._out_channels:
             continue
         if other._declares_sends:
             for channel in other._out_channels:
                 send = other.earliest_send_ps(channel.src)
                 if send is not None:
-                    offer(channel, arrival_ps(channel, max(send, now)))
+                    offer(channel, arrive(channel, max(send, now)))
             continue
         if other._awake:
             send = now
@@ -77,14 +114,14 @@ def earliest_arrival_ps(sim, comp) -> int | None:
             if send is None:
                 continue
         for channel in other._out_channels:
-            offer(channel, arrival_ps(channel, send))
+            offer(channel, arrive(channel, send))
     # Credits freed at this time point reach their senders at the senders' next edges.
     for channel in sim.pending_credit_returns():
         sender = channel.src_owner
         if sender is not comp and channel.blocked:
             woken = sender.domain.edge_after(now)
             for out in sender._out_channels:
-                offer(out, arrival_ps(out, woken))
+                offer(out, arrive(out, woken))
 
     settled = set()
     while heap:
@@ -96,10 +133,10 @@ def earliest_arrival_ps(sim, comp) -> int | None:
         if receiver is comp:
             return time_ps  # the first of comp's inputs to be reached
         for out in receiver._out_channels:
-            offer(out, arrival_ps(out, time_ps + receiver.reaction_ps(channel.dst, out.src)))
+            offer(out, arrive(out, time_ps + receiver.reaction_ps(channel.dst, out.src)))
         sender = channel.src_owner
         if sender is not comp and channel.blocked:
             woken = sender.domain.edge_after(time_ps)
             for out in sender._out_channels:
-                offer(out, arrival_ps(out, woken))
+                offer(out, arrive(out, woken))
     return None

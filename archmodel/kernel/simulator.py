@@ -20,7 +20,7 @@ import networkx as nx
 
 from .component import Component
 from .errors import DeadlockError, PortError
-from .lookahead import earliest_arrival_ps
+from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
 
 DEFAULT_CLOCK = ClockDomain("clk", 1000)
@@ -152,6 +152,7 @@ class Simulator:
             ch.bind(self)
         for comp in self.components:
             comp._declares_sends = type(comp).earliest_send_ps is not Component.earliest_send_ps
+        self.connection_graph = ConnectionGraph(self)
         self._holders = [c for c in self.components if type(c).holding is not Component.holding]
         self._settlers = [c for c in self.components if type(c).settle is not Component.settle]
 
