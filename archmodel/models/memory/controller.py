@@ -23,7 +23,7 @@ from .compiled_core import core_for
 from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
 from .constraints import scheduler_constraints
 from .energy import DramEnergy
-from .splitting import NEVER, ResponseOrder, check_request, split
+from .splitting import NEVER, ResponseOrder, SplitsRequests
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
 _LEVELS = {"bank": 0, "bankgroup": 1, "rank": 2, "other_rank": 3}
@@ -69,7 +69,7 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(FunctionalMemory, Component):
+class DramController(SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order
@@ -167,8 +167,6 @@ class DramController(FunctionalMemory, Component):
     bytes_read = Counter("bytes", "bytes read from DRAM or forwarded")
     bytes_written = Counter("bytes", "bytes written to DRAM")
     forwarded_reads = Counter("requests", "read bursts answered from the write queue")
-    client_requests = Counter("requests", "requests taken on req (each one or more bursts)")
-    split_requests = Counter("requests", "requests on req that needed more than one burst")
     row_hits = Counter("requests", "requests whose first command was RD/WR (row open)")
     row_misses = Counter("requests", "requests that needed an ACT on a closed bank")
     row_conflicts = Counter("requests", "requests that needed a PRE of another row first")
@@ -375,47 +373,9 @@ class DramController(FunctionalMemory, Component):
         how a :class:`~.checker.DramTimingChecker` watches without a channel."""
         self._listeners.append(listener)
 
-    def _take(self, c: int) -> None:
-        """Let the request on ``req`` (or the one already entering) put its bursts into the
-        queues as room allows. The next request is taken only once every burst of the
-        previous one has entered, and only when its first burst has room, so a request of
-        one burst is taken exactly when the queue has room for it."""
-        job = self._job
-        if job is None:
-            port = self.req
-            if not port.valid:
-                return
-            message = port.peek()
-            if not (self._wq_count < self.write_queue if message.is_write else self._rq_count < self.read_queue):
-                return
-            port.recv()
-            offset = check_request(self, message)
-            size = message.size_bytes
-            self.client_requests.value += 1
-            if message.is_write:
-                self.store.write(offset, message.data)
-                data = None
-            else:
-                # Data is functional at arrival: the read sees exactly the writes taken before it.
-                data = self.store.read(offset, size)
-            pieces = split(offset, size, self.burst_bytes)
-            if len(pieces) > 1:
-                self.split_requests.value += 1
-            job = self._order.open(message, pieces, data, track=self._resp_on)
-        self._enter(c, job)
-
-    def _enter(self, c: int, job) -> None:
-        """Put the bursts of ``job`` that find room into the queues at cycle c."""
-        pieces = job.pieces
-        count = len(pieces)
-        write = job.message.is_write
-        while job.entered < count and (self._wq_count < self.write_queue if write
-                                       else self._rq_count < self.read_queue):
-            offset, size = pieces[job.entered]
-            job.entered += 1
-            bank, row, column = self._local_decode(offset)
-            self._enqueue(c, offset, write, job, size, bank, row, column)
-        self._job = job if job.entered < count else None
+    def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
+        bank, row, column = self._local_decode(offset)
+        self._enqueue(c, offset, job.message.is_write, job, size, bank, row, column)
 
     def _enqueue(self, c: int, address: int, write: bool, job, size: int, bank: int, row: int,
                  column: int) -> None:

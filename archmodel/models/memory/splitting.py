@@ -16,6 +16,8 @@ import heapq
 from collections import deque
 from typing import Any
 
+from archmodel.kernel import Counter
+
 from ..messages import MemRequest, MemResponse
 
 NEVER = 1 << 62
@@ -149,3 +151,103 @@ def check_request(owner, message: MemRequest) -> int:
         owner.fail(f"req: {kind} of {size} bytes at {address:#x} {who} is outside this memory "
                    f"({owner.address_range()})")
     return offset
+
+
+class SplitsRequests:
+    """The front door of a DRAM controller (a mixin): takes requests from ``req``, cuts them
+    into bursts that enter the read and write queues as room allows, and keeps the
+    :class:`ResponseOrder` that answers them on ``resp``.
+
+    The controller provides ``store`` (its :class:`~.backing_store.BackingStore`),
+    ``burst_bytes``, ``timing`` (CL, tBL), ``forward_cycles``, the queue counts and
+    capacities (``_rq_count``, ``read_queue``, ``_wq_count``, ``write_queue``),
+    ``_order``, ``_job`` and ``_resp_on``, and ``_enqueue_piece(c, job, offset, size)``,
+    which queues one burst (and reports a finished piece to ``_order``).
+    """
+
+    client_requests = Counter("requests", "requests taken on req (each one or more bursts)")
+    split_requests = Counter("requests", "requests on req that needed more than one burst")
+
+    def _room(self, write: bool) -> bool:
+        return self._wq_count < self.write_queue if write else self._rq_count < self.read_queue
+
+    def _take(self, c: int) -> None:
+        """Let the request on ``req`` (or the one already entering) put its bursts into the
+        queues as room allows. The next request is taken only once every burst of the
+        previous one has entered, and only when its first burst has room, so a request of
+        one burst is taken exactly when the queue has room for it."""
+        job = self._job
+        if job is None:
+            port = self.req
+            if not port.valid:
+                return
+            message = port.peek()
+            if not self._room(message.is_write):
+                return
+            port.recv()
+            offset = check_request(self, message)
+            self.client_requests.value += 1
+            if message.is_write:
+                self.store.write(offset, message.data)
+                data = None
+            else:
+                # Data is functional at arrival: the read sees exactly the writes taken before it.
+                data = self.store.read(offset, message.size_bytes)
+            pieces = split(offset, message.size_bytes, self.burst_bytes)
+            if len(pieces) > 1:
+                self.split_requests.value += 1
+            job = self._order.open(message, pieces, data, track=self._resp_on)
+        self._enter(c, job)
+
+    def _enter(self, c: int, job: Job) -> None:
+        """Put the bursts of ``job`` that find room into the queues at cycle c."""
+        pieces = job.pieces
+        count = len(pieces)
+        write = job.message.is_write
+        while job.entered < count and self._room(write):
+            offset, size = pieces[job.entered]
+            job.entered += 1
+            self._enqueue_piece(c, job, offset, size)
+        self._job = job if job.entered < count else None
+
+    # -- computing ahead --------------------------------------------------------------
+    def earliest_send_ps(self, port) -> int | None:
+        """A lower bound on the time of the next message on ``port`` from what this
+        controller holds now, with no new input (None: none without input). For ``resp``:
+        the earliest due response, else the soonest an unfinished request could finish (a
+        posted write one cycle after its last burst enters, a read burst ``forward_cycles``
+        after it enters if a write to it waits, else CL + tBL after its RD). Other outputs
+        (the command bus) may send at once."""
+        now = self.sim.now if self.sim is not None else 0
+        if port is not self.resp:
+            return now
+        if not self._resp_on:
+            return None
+        period, phase = self._period, self._phase
+        c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
+        column = self.timing.CL + self.timing.tBL
+        early = min(column, self.forward_cycles)
+        best = self._order.due
+        if best < c0:
+            best = c0
+        for job in self._order.unfinished():
+            if job.message.is_write:
+                at = c0 + 1
+            else:
+                at = c0 + (early if job.waiting else column)
+            if job.done > at:
+                at = job.done
+            if at < best:
+                best = at
+        if self.req.connected and self.req.channel.flight and self.req.channel.flight[0][0] <= now:
+            # A request already arrived but not taken is held too: at the soonest a write, acked next cycle.
+            best = min(best, c0 + 1)
+        return None if best >= NEVER else phase + best * period
+
+    def reaction_ps(self, inp, out) -> int:
+        """A lower bound on the time from a message arriving on ``inp`` to a message it causes
+        on ``out``: one cycle from ``req`` to ``resp`` (a write is acknowledged the cycle after
+        it is queued; a read takes at least ``forward_cycles``), none otherwise."""
+        if inp is self.req and out is self.resp:
+            return self.domain.period_ps
+        return 0
