@@ -249,5 +249,5 @@ class SplitsRequests:
         on ``out``: one cycle from ``req`` to ``resp`` (a write is acknowledged the cycle after
         it is queued; a read takes at least ``forward_cycles``), none otherwise."""
         if inp is self.req and out is self.resp:
-            return self.domain.period_ps
+            return (self.domain or self.clock).period_ps
         return 0

@@ -334,3 +334,18 @@ def test_a_request_outside_the_cached_memory_names_the_requester():
         run(top)
     assert str(err.value) == ("top.mem at 833 ps: req: read of 8 bytes at 0x200000000 from 'core0' is outside "
                               "this memory (0x0 .. 0x1ffffffff, 8589934592 bytes)")
+
+
+@pytest.mark.parametrize("cache", ["none", "figcache_fast", "lisa_villa"])
+def test_no_response_leaves_before_the_cache_controllers_bound(cache):
+    import random
+
+    from .test_splitting import _random_requests, check_the_bound_at_every_slice
+
+    for seed in range(3):
+        requests = _random_requests(seed, 40, 1 << 13, 0)
+        cycles = sorted(random.Random(seed + 1).randrange(0, 300) for _ in requests)
+        top, src, mem, sink, checker = ported_cache(requests, cycles, cache=cache, read_queue=4, write_queue=4,
+                                                    segment_bursts=4)
+        assert mem.reaction_ps(mem.req, mem.resp) == preset(STANDARD).tCK_ps
+        assert check_the_bound_at_every_slice(top, mem, src, sink, preset(STANDARD).tCK_ps, step=3, seed=seed)

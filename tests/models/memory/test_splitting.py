@@ -144,3 +144,76 @@ def test_random_sizes_and_clients_lose_nothing_and_keep_each_clients_order(seed,
     run(top, seed=seed)
     check_against_a_bytearray(requests, sink.messages, base, span, dram)
     assert checker.violation_count.value == 0
+
+
+def _next_arrival_ps(memory, src, now, period):
+    """The soonest a request not yet arrived at ``now`` can arrive (None: none will)."""
+    flight = [arrival for arrival, _ in memory.req.channel.flight if arrival > now]
+    if src.next_due is not None:
+        flight.append((max(src.next_due, now // period + 1) + 1) * period)
+    return min(flight) if flight else None
+
+
+def check_the_bound_at_every_slice(top, memory, src, sink, period, step, seed=0):
+    """Run in slices of ``step`` cycles, each ending 1 ps before an edge (the edge is still to
+    come, so a bound one cycle early is caught); after each, the memory's next response must
+    not leave before its own bound or, should a request arrive meanwhile, before that
+    arrival plus the reaction bound. Returns the (slice end, bound, first send after it)
+    triples."""
+    from archmodel.kernel import Simulator
+
+    sim = Simulator(top, seed=seed)
+    marks = []
+    t = period - 1
+    reaction = memory.reaction_ps(memory.req, memory.resp)
+    while True:
+        result = sim.run(until_ps=t)
+        if result.reason != "limit":
+            break
+        marks.append((t, memory.earliest_send_ps(memory.resp), _next_arrival_ps(memory, src, t, period)))
+        t += step * period
+    sends = [a.time_ps - period for a in sink.arrivals]  # one cycle of channel latency
+    checked = []
+    for t, bound, arrival in marks:
+        after = [s for s in sends if s > t]
+        limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
+        if after:
+            assert limits, f"at {t} ps the memory claims it never answers, but it answers at {after[0]} ps"
+            assert after[0] >= min(limits), (t, bound, arrival, after[0])
+            checked.append((t, bound, after[0]))
+    return checked
+
+
+def test_the_bound_is_exact_for_a_read_whose_rd_has_issued_and_never_late_for_a_write():
+    t = PRESETS["DDR4-2400R"]
+    requests = [MemRequest(address=0x40, size_bytes=64, tag=0),
+                MemRequest(address=0x1000, size_bytes=8, is_write=True, data=bytes(8), tag=1)]
+    top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests, cycles=[0, 100])
+    period = t.tCK_ps
+    assert dram.reaction_ps(dram.req, dram.resp) == period
+    checked = check_the_bound_at_every_slice(top, dram, src, sink, period, step=1)
+    by_time = {mark: (bound, send) for mark, bound, send in checked}
+    # The read arrives at cycle 1, ACT at 1, RD at 1 + tRCD: just before the RD the bound is
+    # exact, after it the response is due.
+    rd = 1 + t.tRCD
+    send = (rd + t.CL + t.tBL) * period
+    assert by_time[rd * period - 1] == by_time[(rd + 1) * period - 1] == (send, send)
+    # Before, the bound is CL + tBL from the next edge: early, never late.
+    assert by_time[2 * period - 1] == ((2 + t.CL + t.tBL) * period, send)
+    # The write arrives at cycle 101 (before that nothing is held: the bound is None) and is
+    # acknowledged at 102, exactly when the bound says.
+    assert by_time[101 * period - 1] == (None, 102 * period)
+    assert by_time[102 * period - 1] == (102 * period, 102 * period)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), standard=st.sampled_from(["DDR4-2400R", "HBM2E"]),
+       queue=st.sampled_from([2, 8, 32]), forward=st.sampled_from([1, 3]))
+def test_no_response_leaves_before_the_controllers_bound(seed, standard, queue, forward):
+    base, span = 0, 1 << 13
+    requests = _random_requests(seed, 40, span, base)
+    cycles = sorted(random.Random(seed + 1).randrange(0, 300) for _ in requests)
+    top, src, dram, sink, checker = ported_controller(standard, requests, cycles=cycles, read_queue=queue,
+                                                      write_queue=queue, forward_cycles=forward)
+    checked = check_the_bound_at_every_slice(top, dram, src, sink, PRESETS[standard].tCK_ps, step=3, seed=seed)
+    assert checked
