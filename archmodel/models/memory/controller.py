@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Level, Out, Param,
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param,
                               ParameterError, at_least, in_range, model, one_of)
 
 from .address import AddressMapping
@@ -157,9 +157,6 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
     stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
                            "request is served (refresh would otherwise run forever)")
 
-    req = In("memory requests (MemRequest, any size and alignment inside the memory)", required=False)
-    resp = Out("read data and write acknowledgements (MemResponse), one per request, in request order "
-               "per source", required=False)
     cmd = Out("every issued command (DramCommand), for a timing checker", required=False)
 
     reads = Counter("requests", "read bursts completed (from DRAM or forwarded)")

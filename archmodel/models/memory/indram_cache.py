@@ -16,7 +16,7 @@ import heapq
 
 import numpy as np
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Out, Param, ParameterError, at_least, in_range,
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Param, ParameterError, at_least, in_range,
                               model, one_of)
 
 from .address import AddressMapping
@@ -232,9 +232,6 @@ class InDramCacheController(SplitsRequests, FunctionalMemory, Component):
     gap_cycles = Param(int, 20, "cycles a core computes between issues", unit=None, check=at_least(0))
     mapping = Param(str, "RoBaRaCoCh", "address bit-field order of requests on req, most significant first")
 
-    req = In("memory requests (MemRequest, any size and alignment inside the memory)", required=False)
-    resp = Out("read data and write acknowledgements (MemResponse), one per request, in request order "
-               "per source", required=False)
     cmd = Out("every issued command (DramCommand)", required=False)
 
     reads = Counter("requests", "reads served (from DRAM or forwarded)")

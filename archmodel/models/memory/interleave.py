@@ -9,7 +9,7 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import NEVER, ResponseOrder, check_request, split
+from .splitting import NEVER, REQUESTS, RESPONSES, ResponseOrder, check_request, split
 from .timing import PRESETS, dram_clock, preset
 
 
@@ -59,9 +59,8 @@ class InterleavedMemory(FunctionalMemory, Component):
     pending_pieces = Param(int, 32, "pieces held waiting for their channel's link before a new request is "
                            "taken", check=at_least(1))
 
-    req = In("memory requests (MemRequest, any size and alignment inside the memory)", required=False)
-    resp = Out("read data and write acknowledgements (MemResponse), one per request, in request order "
-               "per source", required=False)
+    req = In(REQUESTS, required=False)
+    resp = Out(RESPONSES, required=False)
     to_channel = Out("pieces to the channels", count="channels")
     from_channel = In("answers from the channels", count="channels")
 

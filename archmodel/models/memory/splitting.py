@@ -16,12 +16,15 @@ import heapq
 from collections import deque
 from typing import Any
 
-from archmodel.kernel import Counter
+from archmodel.kernel import Counter, In, Out
 
 from ..messages import MemRequest, MemResponse
 
 NEVER = 1 << 62
 """A cycle later than any simulation reaches (no response is due)."""
+
+REQUESTS = "memory requests (MemRequest, any size and alignment inside the memory)"
+RESPONSES = "read data and write acknowledgements (MemResponse), one per request, in request order per source"
 
 
 def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
@@ -165,6 +168,8 @@ class SplitsRequests:
     which queues one burst (and reports a finished piece to ``_order``).
     """
 
+    req = In(REQUESTS, required=False)
+    resp = Out(RESPONSES, required=False)
     client_requests = Counter("requests", "requests taken on req (each one or more bursts)")
     split_requests = Counter("requests", "requests on req that needed more than one burst")
 
