@@ -14,7 +14,8 @@ from .indram_cache import CACHE_MODES, InDramCacheController, SubarrayLayout, Su
 from .frontend import DramTrafficGenerator, dramsim3_trace, ramulator_trace, synthetic_stream
 from .timing import PRESETS, TIMING_FIELDS, DramTiming, fast_subarray_timing, preset
 
-__all__ = ["AddressMapping", "BackingStore", "FunctionalMemory", "InterleavedMemory", "CACHE_MODES", "InDramCacheController", "SubarrayLayout", "SubarrayTimingChecker",
+__all__ = ["AddressMapping", "BackingStore", "FunctionalMemory", "InterleavedMemory", "CACHE_MODES",
+           "InDramCacheController", "SubarrayLayout", "SubarrayTimingChecker",
            "skewed_streams", "COMMAND_NAMES", "Constraint", "DramCommand", "DramController", "DramEnergy",
            "DramTiming", "DramTimingChecker", "fast_subarray_timing", "DramTrafficGenerator", "dramsim3_trace", "jedec_rules",
            "ramulator_trace", "synthetic_stream", "FIXED_OVERHEAD_CYCLES", "NAMED_ORDERS", "PRESETS", "TIMING_FIELDS", "preset",

@@ -188,8 +188,8 @@ class InDramCacheController(SplitsRequests, FunctionalMemory, Component):
     answered by one response in request order per source; writes are posted. Cached copies
     hold the same bytes as their home row, so the store is the data of both.
 
-    Leaves out: data for the synthetic cores (the order of accesses to a burst is kept all the same: a read
-    never reaches DRAM while a write to its burst waits, it is forwarded; a write never
+    Leaves out: data for the synthetic cores (the order of accesses to a burst is kept all
+    the same: a read never reaches DRAM while a write to its burst waits, it is forwarded; a write never
     reaches DRAM before an older read of its burst, it is passed over until that read has
     issued, and a drain neither starts nor goes on while every queued write waits so),
     closed and adaptive page policies, multiple ranks, per-bank refresh. Energy: DRAMPower
