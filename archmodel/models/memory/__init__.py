@@ -1,5 +1,6 @@
 """Main memory: DRAM timing presets, address mapping, the controller with its device, an
-independent timing checker, trace and synthetic frontends, energy, and in-DRAM caches."""
+independent timing checker, trace and synthetic frontends, energy, in-DRAM caches, and
+interleaved multi-channel memories; every memory holds its data (a sparse backing store)."""
 
 from .checker import DramTimingChecker, jedec_rules
 from .address import NAMED_ORDERS, AddressMapping
@@ -7,11 +8,14 @@ from .commands import COMMAND_NAMES, DramCommand
 from .constraints import Constraint, scheduler_constraints
 from .controller import FIXED_OVERHEAD_CYCLES, DramController
 from .energy import DramEnergy
+from .backing_store import BackingStore, FunctionalMemory
+from .interleave import InterleavedMemory
 from .indram_cache import CACHE_MODES, InDramCacheController, SubarrayLayout, SubarrayTimingChecker, skewed_streams
 from .frontend import DramTrafficGenerator, dramsim3_trace, ramulator_trace, synthetic_stream
 from .timing import PRESETS, TIMING_FIELDS, DramTiming, fast_subarray_timing, preset
 
-__all__ = ["AddressMapping", "CACHE_MODES", "InDramCacheController", "SubarrayLayout", "SubarrayTimingChecker",
+__all__ = ["AddressMapping", "BackingStore", "FunctionalMemory", "InterleavedMemory", "CACHE_MODES",
+           "InDramCacheController", "SubarrayLayout", "SubarrayTimingChecker",
            "skewed_streams", "COMMAND_NAMES", "Constraint", "DramCommand", "DramController", "DramEnergy",
            "DramTiming", "DramTimingChecker", "fast_subarray_timing", "DramTrafficGenerator", "dramsim3_trace", "jedec_rules",
            "ramulator_trace", "synthetic_stream", "FIXED_OVERHEAD_CYCLES", "NAMED_ORDERS", "PRESETS", "TIMING_FIELDS", "preset",

@@ -10,24 +10,24 @@ independent :class:`~.checker.DramTimingChecker` watches.
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Level, Out, Param,
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param,
                               ParameterError, at_least, in_range, model, one_of)
 
-from ..messages import MemResponse
 from .address import AddressMapping
+from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
 from .compiled_core import core_for
 from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
 from .constraints import scheduler_constraints
 from .energy import DramEnergy
+from .splitting import NEVER, ResponseOrder, SplitsRequests
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
 _LEVELS = {"bank": 0, "bankgroup": 1, "rank": 2, "other_rank": 3}
-_NEVER = 1 << 62
+_NEVER = NEVER
 _HIT, _MISS, _CONFLICT = 1, 2, 3
 
 FIXED_OVERHEAD_CYCLES = 0
@@ -37,21 +37,22 @@ channels to and from the controller add their own latency.)"""
 
 
 class _Entry:
-    """One queued request: where it goes, when it came, and how it was served."""
+    """One queued burst: where it goes, when it came, how it was served, and the client
+    request it is a piece of (None for an attached stream's)."""
 
-    __slots__ = ("seq", "arrival", "bank", "row", "column", "write", "message", "kind", "address", "response")
+    __slots__ = ("seq", "arrival", "bank", "row", "column", "write", "job", "kind", "address", "size")
 
-    def __init__(self, seq, arrival, bank, row, column, write, message, address):
+    def __init__(self, seq, arrival, bank, row, column, write, job, address, size):
         self.seq = seq
         self.arrival = arrival
         self.bank = bank
         self.row = row
         self.column = column
         self.write = write
-        self.message = message
+        self.job = job
         self.kind = 0
         self.address = address
-        self.response = None
+        self.size = size
 
 
 def _ns(cycles: float | None, controller) -> float | None:
@@ -68,7 +69,7 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(Component):
+class DramController(SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order
@@ -85,10 +86,23 @@ class DramController(Component):
     every tREFIpb, the other banks keep working) or none.
 
     The device is the channel's ranks x bank groups x banks x rows x columns; each bank is the
-    state machine of :mod:`.bank`. Data is functional: a write's bytes are stored when the
-    request is accepted and a read returns the bytes of every write accepted before it (a
-    read that finds a pending write to its burst is answered from the write queue after
-    ``forward_cycles``, without a DRAM access). Writes are acknowledged when accepted.
+    state machine of :mod:`.bank`.
+
+    A full memory: it holds ``size_bytes`` (the channel's capacity) from ``base_address`` in
+    a sparse :class:`~.backing_store.BackingStore`, reachable without simulated time through
+    ``backdoor_write``/``backdoor_read``. Data is functional: a write's bytes are stored when
+    the request is taken and a read returns the bytes of every write taken before it (a read
+    burst that finds a pending write to its burst is answered from the write queue after
+    ``forward_cycles``, without a DRAM access). A request of any size and alignment is cut
+    into device bursts (:mod:`.splitting`) that enter the queues as room allows, one request
+    after another; its one response carries all its bytes once its last burst is done, and
+    a write is acknowledged once its last burst entered the write queue (posted; a write
+    smaller than a burst merges into the stored burst and costs one WR). Responses to one
+    client (``source``) leave in the order of its requests, whatever order FR-FCFS served
+    them in. A request outside the memory stops the run with an error naming it. With
+    ``channels`` > 1 this controller is channel ``channel`` of an interleaved memory: it
+    answers to the ``interleave_bytes`` blocks of the range whose channel bits are its index
+    (default: the ``Ch`` field of ``mapping``).
 
     The controller runs in its own clock of period tCK (unless placed in one). Timing
     overrides (``tRCD = 18``...) are in DRAM cycles; an impossible set is an error with a
@@ -109,7 +123,8 @@ class DramController(Component):
 
     Leaves out: per-bank queues of real controllers, additive latency, power-down and
     self-refresh, ECC, command/address parity, rank-to-rank ODT details beyond tRTRS, and
-    requests wider than one burst (a request must lie inside one burst).
+    masked writes (a sub-burst write is timed as one WR burst; its merge into the stored
+    burst is functional).
     Sources: JEDEC JESD79-4/JESD79-5/JESD235; Ramulator 2 and DRAMSim3 presets (see
     :mod:`.timing`).
     """
@@ -129,6 +144,9 @@ class DramController(Component):
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", check=at_least(1))
     channels = Param(int, 1, "channels the address map spreads over", check=at_least(1))
     channel = Param(int, 0, "this controller's channel index", check=at_least(0))
+    interleave_bytes = Param(int, None, "bytes of one channel's block when channels > 1 (a power of two, at "
+                             "least a burst); default: where mapping puts the Ch field", unit="bytes",
+                             check=at_least(1))
     omit_constraints = Param((tuple, list), (), "constraint names the scheduler ignores (for testing the checker)")
     ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
     lookahead_cycles = Param(int, 512, "cycles the controller may schedule ahead of simulated time while "
@@ -139,15 +157,13 @@ class DramController(Component):
     stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
                            "request is served (refresh would otherwise run forever)")
 
-    req = In("memory requests (MemRequest, inside one burst)", required=False)
-    resp = Out("read data and write acknowledgements (MemResponse)", required=False)
     cmd = Out("every issued command (DramCommand), for a timing checker", required=False)
 
-    reads = Counter("requests", "reads completed (from DRAM or forwarded)")
-    writes = Counter("requests", "writes written to DRAM")
+    reads = Counter("requests", "read bursts completed (from DRAM or forwarded)")
+    writes = Counter("requests", "write bursts written to DRAM")
     bytes_read = Counter("bytes", "bytes read from DRAM or forwarded")
     bytes_written = Counter("bytes", "bytes written to DRAM")
-    forwarded_reads = Counter("requests", "reads answered from the write queue")
+    forwarded_reads = Counter("requests", "read bursts answered from the write queue")
     row_hits = Counter("requests", "requests whose first command was RD/WR (row open)")
     row_misses = Counter("requests", "requests that needed an ACT on a closed bank")
     row_conflicts = Counter("requests", "requests that needed a PRE of another row first")
@@ -195,6 +211,7 @@ class DramController(Component):
         self.tck_ps = t.tCK_ps
         self.address_map = AddressMapping(t, self.mapping, self.channels)
         self._decode = self.address_map.bank_decoder()
+        self._setup_channel_share(t)
         self.energy = DramEnergy(t)
         self.burst_bytes = t.burst_bytes
         self._burst_mask = ~(t.burst_bytes - 1)
@@ -218,13 +235,13 @@ class DramController(Component):
         self._low = int(self.write_low * self.write_queue)
         self._write_mode = False
         self._pending_writes: dict[int, int] = {}
-        self.data: dict[int, bytearray] = {}
+        self._order = ResponseOrder()
+        self._job = None  # the request whose bursts are entering the queues
         self._seq = 0
         self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
         self._hits_run = [0] * n
         self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
         self._last_column = [0] * n
-        self._responses: list = []
         self._open_banks = 0
         self._active_since = 0
         self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
@@ -265,6 +282,49 @@ class DramController(Component):
         self.data_bus = self.register("data_bus", "idle")
         self.rq_depth = self.register("rq_depth", 0, 8)
         self.wq_depth = self.register("wq_depth", 0, 8)
+
+    def _setup_channel_share(self, t) -> None:
+        """This channel's share of the address range, its store, and the decoder of its
+        requests (their channel bits removed)."""
+        channels = self.channels
+        capacity = self.address_map.capacity_bytes // channels
+        self.store = BackingStore(capacity)
+        self._channel_bits = channels.bit_length() - 1
+        if channels == 1:
+            self._channel_shift = 0
+            self._local_decode = self._decode
+            return
+        block = self.interleave_bytes
+        if block is None:
+            block = 1 << self.address_map.fields["Ch"][0]
+        if block & (block - 1) or block < t.burst_bytes or block > capacity:
+            raise ParameterError(f"{self.path}: interleave_bytes {block} must be a power of two from the burst "
+                                 f"({t.burst_bytes} bytes) to the channel capacity ({capacity} bytes)")
+        self.interleave_bytes = block
+        self._channel_shift = block.bit_length() - 1
+        self._local_decode = AddressMapping(t, self.mapping, 1).bank_decoder()
+
+    def _local(self, address: int, size: int) -> int | None:
+        """The store offset of ``size`` bytes at ``address``, or None if they are not all this
+        channel's (outside the range, or in another channel's block)."""
+        offset = address - self.base_address
+        if offset < 0 or size < 0 or offset + size > (self.store.size_bytes << self._channel_bits):
+            return None
+        if self._channel_bits == 0:
+            return offset
+        shift = self._channel_shift
+        mask = (1 << self._channel_bits) - 1
+        if (offset >> shift) != ((offset + max(size, 1) - 1) >> shift) or (offset >> shift) & mask != self.channel:
+            return None
+        return ((offset >> (shift + self._channel_bits)) << shift) | (offset & ((1 << shift) - 1))
+
+    def address_range(self) -> str:
+        """The addresses this controller answers to, as errors print them."""
+        if self._channel_bits == 0:
+            return range_text(self.base_address, self.size_bytes)
+        span = range_text(self.base_address, self.size_bytes << self._channel_bits)
+        return (f"channel {self.channel} of {self.channels}: the {self.interleave_bytes}-byte blocks of "
+                f"{span} with channel index {self.channel}")
 
     def _compile_constraints(self) -> None:
         known = {c.name for c in scheduler_constraints(self.timing)}
@@ -310,18 +370,20 @@ class DramController(Component):
         how a :class:`~.checker.DramTimingChecker` watches without a channel."""
         self._listeners.append(listener)
 
-    def _enqueue(self, c: int, address: int, write: bool, message) -> None:
-        """Accept one request at cycle c (the queue has room)."""
-        bank, row, column = self._decode(address)
+    def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
+        bank, row, column = self._local_decode(offset)
+        self._enqueue(c, offset, job.message.is_write, job, size, bank, row, column)
+
+    def _enqueue(self, c: int, address: int, write: bool, job, size: int, bank: int, row: int,
+                 column: int) -> None:
+        """Accept one burst at cycle c (the queue has room)."""
         burst = address & self._burst_mask
         self._seq += 1
         if write:
-            if message is not None and message.data is not None:
-                self._store(address, message.data)
-                if self._resp_on:
-                    heapq.heappush(self._responses, (c, self._seq, MemResponse(
-                        tag=message.tag, source=message.source, created_ps=message.created_ps)))
-            entry = _Entry(self._seq, c, bank, row, column, True, message, burst)
+            if job is not None:
+                # Posted: the write is done for its client once its bursts are queued.
+                self._order.piece_done(job, c)
+            entry = _Entry(self._seq, c, bank, row, column, True, job, burst, size)
             queue = self._wq[bank]
             if not queue:
                 self._wq_active[bank] = None
@@ -333,17 +395,12 @@ class DramController(Component):
             if burst in self._pending_writes:
                 self.forwarded_reads.add()
                 self.reads.add()
-                size = message.size_bytes if message is not None else self.burst_bytes
                 self.bytes_read.add(size)
                 self.read_latency.sample(self.forward_cycles)
-                if message is not None and self._resp_on:
-                    heapq.heappush(self._responses, (c + self.forward_cycles, self._seq,
-                                                     self._response(message)))
+                if job is not None:
+                    self._order.piece_done(job, c + self.forward_cycles)
                 return
-            entry = _Entry(self._seq, c, bank, row, column, False, message, burst)
-            if message is not None and self._resp_on:
-                # Data is functional at arrival: the read sees exactly the writes before it.
-                entry.response = self._response(message)
+            entry = _Entry(self._seq, c, bank, row, column, False, job, burst, size)
             queue = self._rq[bank]
             if not queue:
                 self._rq_active[bank] = None
@@ -361,32 +418,6 @@ class DramController(Component):
             self._dirty = True
         else:
             self._consider(bank, c)
-
-    def _store(self, address: int, data: bytes) -> None:
-        burst = address & self._burst_mask
-        block = self.data.get(burst)
-        if block is None:
-            block = self.data[burst] = bytearray(self.burst_bytes)
-        offset = address - burst
-        block[offset:offset + len(data)] = data
-
-    def _response(self, message) -> MemResponse:
-        burst = message.address & self._burst_mask
-        block = self.data.get(burst)
-        offset = message.address - burst
-        data = bytes(block[offset:offset + message.size_bytes]) if block is not None else bytes(message.size_bytes)
-        return MemResponse(tag=message.tag, data=data, source=message.source, created_ps=message.created_ps)
-
-    def _check_request(self, message) -> None:
-        address, size = message.address, message.size_bytes
-        burst = address & self._burst_mask
-        if size < 1 or address - burst + size > self.burst_bytes:
-            self.fail(f"req: {'write' if message.is_write else 'read'} of {size} bytes at {address:#x} does not "
-                      f"lie inside one {self.burst_bytes}-byte burst")
-        if not 0 <= address < self.address_map.capacity_bytes:
-            self.fail(f"req: address {address:#x} is outside the {self.address_map.capacity_bytes}-byte channel")
-        if message.is_write and message.data is not None and len(message.data) != size:
-            self.fail(f"req: write of {size} bytes at {address:#x} carries {len(message.data)} bytes of data")
 
     # -- scheduling ---------------------------------------------------------------------
     def _mode_flips(self) -> bool:
@@ -699,7 +730,6 @@ class DramController(Component):
             self.row_conflicts.value += 1
         self._hits_run[b] += 1
         self._last_column[b] = c
-        message = entry.message
         if k == RD:
             queue = self._rq[b]
             queue.remove(entry)
@@ -709,11 +739,11 @@ class DramController(Component):
             self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
             self.rds.value += 1
             self.reads.value += 1
-            self.bytes_read.value += message.size_bytes if message is not None else self.burst_bytes
+            self.bytes_read.value += entry.size
             done = c + timing.CL + timing.tBL
             self.read_latency.sample(done - entry.arrival)
-            if message is not None and self._resp_on:
-                heapq.heappush(self._responses, (done, entry.seq, entry.response))
+            if entry.job is not None:
+                self._order.piece_done(entry.job, done)
             if self._traced:
                 self._data_bus("RD", c + timing.CL, done)
         else:
@@ -730,7 +760,7 @@ class DramController(Component):
                 del self._pending_writes[entry.address]
             self.wrs.value += 1
             self.writes.value += 1
-            self.bytes_written.value += message.size_bytes if message is not None else self.burst_bytes
+            self.bytes_written.value += entry.size
             done = c + timing.CWL + timing.tBL
             self.write_latency.sample(done - entry.arrival)
             if self._traced:
@@ -831,18 +861,11 @@ class DramController(Component):
             # Due waveform changes first: a command issued now may override one (an ACT at
             # the cycle its bank's precharge ends).
             self._apply_transitions(c)
-        responses = self._responses
-        if responses and responses[0][0] <= c and self.resp.try_send(responses[0][2]):
-            heapq.heappop(responses)
+        order = self._order
+        if order.due <= c and self.resp.try_send(order.head()):
+            order.pop()
         if self._req_on:
-            port = self.req
-            if port.valid:
-                message = port.peek()
-                room = self._wq_count < self.write_queue if message.is_write else self._rq_count < self.read_queue
-                if room:
-                    port.recv()
-                    self._check_request(message)
-                    self._enqueue(c, message.address, message.is_write, message)
+            self._take(c)
         head = self._stream_head
         if head is not None and head[0] <= c and (
                 self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
@@ -854,6 +877,10 @@ class DramController(Component):
         best = self._best
         if best is not None and best[0] <= c:
             self._issue(c)
+            job = self._job
+            if job is not None:
+                # The issued burst may have made room: the rest of a request enters next cycle.
+                self._enter(c + 1, job)
             head = self._stream_head
             if head is not None and head[0] <= c + 1 and (
                     self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
@@ -861,8 +888,9 @@ class DramController(Component):
             self._choose(c + 1)
             best = self._best
         wake = best[0] if best is not None else _NEVER
-        if responses and responses[0][0] < wake:
-            wake = responses[0][0] if responses[0][0] > c else c + 1
+        due = order.due
+        if due < wake:
+            wake = due if due > c else c + 1
         if self._refresh_due < wake and not self._refresh_pending and not self._refpb_banks:
             wake = self._refresh_due
         head = self._stream_head
@@ -887,7 +915,8 @@ class DramController(Component):
                     break
             elif self._rq_count >= self.read_queue:
                 break
-            self._enqueue(c, head[1], head[2], None)
+            bank, row, column = self._decode(head[1])
+            self._enqueue(c, head[1], head[2], None, self.burst_bytes, bank, row, column)
             head = next(stream, None)
         self._stream_head = head
 
@@ -905,5 +934,5 @@ class DramController(Component):
     @property
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
-        return (self._rq_count == 0 and self._wq_count == 0 and not self._responses
+        return (self._rq_count == 0 and self._wq_count == 0 and not self._order and self._job is None
                 and self._stream_head is None)

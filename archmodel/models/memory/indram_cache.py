@@ -16,13 +16,16 @@ import heapq
 
 import numpy as np
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Param, ParameterError, at_least, in_range, model,
-                              one_of)
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Param, ParameterError, at_least, in_range,
+                              model, one_of)
 
+from .address import AddressMapping
+from .backing_store import BackingStore, FunctionalMemory
 from .bank import BankProtocol
 from .checker import DramTimingChecker
 from .commands import ACT, COMMAND_NAMES, PRE, RD, REF, RELOC, WR, DramCommand
 from .energy import DramEnergy
+from .splitting import ResponseOrder, SplitsRequests
 from .timing import PRESETS, dram_clock, fast_subarray_timing, preset
 
 CACHE_MODES = ("none", "lisa_villa", "figcache_slow", "figcache_fast")
@@ -85,7 +88,8 @@ class _Op:
 
 
 class _Req:
-    """One queued request: ``seq`` orders requests by arrival, ``index`` is its place in its core's stream."""
+    """One queued request: ``seq`` orders requests by arrival, ``index`` is its place in its
+    core's stream; a burst of a request from ``req`` has core None and its job as index."""
 
     __slots__ = ("core", "index", "seq", "bank", "row", "column", "write", "arrival", "opened")
 
@@ -136,8 +140,9 @@ def skewed_streams(standard: str, cores: int, requests: int, seed: int, hot_segm
 
 
 @model
-class InDramCacheController(Component):
-    """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores.
+class InDramCacheController(SplitsRequests, FunctionalMemory, Component):
+    """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores
+    and/or any client on ``req``.
 
     One channel, one rank of ``standard``, organised like :class:`.controller.DramController`:
     separate read and write queues (``read_queue``, ``write_queue`` entries), FR-FCFS (the
@@ -173,10 +178,18 @@ class InDramCacheController(Component):
 
     Cores: ``cores`` closed-loop cores, each with at most ``mlp`` reads outstanding and
     ``gap_cycles`` between its issues, replay :func:`skewed_streams` (or streams given with
-    :meth:`attach_cores`); ``finish`` holds each core's finishing cycle.
+    :meth:`attach_cores`); ``finish`` holds each core's finishing cycle. The run stops when
+    the cores are done, unless ``req`` is connected.
 
-    Leaves out: request data (the order of accesses to a burst is kept all the same: a read
-    never reaches DRAM while a write to its burst waits, it is forwarded; a write never
+    A full memory on ``req``/``resp``, as :class:`.controller.DramController` is: it holds
+    ``size_bytes`` (the channel's home rows, decoded by ``mapping``) from ``base_address``
+    in a sparse backing store with ``backdoor_write``/``backdoor_read``; a request of any
+    size is cut into bursts that enter the queues beside the cores' (:mod:`.splitting`),
+    answered by one response in request order per source; writes are posted. Cached copies
+    hold the same bytes as their home row, so the store is the data of both.
+
+    Leaves out: data for the synthetic cores (the order of accesses to a burst is kept all
+    the same: a read never reaches DRAM while a write to its burst waits, it is forwarded; a write never
     reaches DRAM before an older read of its burst, it is passed over until that read has
     issued, and a drain neither starts nor goes on while every queued write waits so),
     closed and adaptive page policies, multiple ranks, per-bank refresh. Energy: DRAMPower
@@ -217,6 +230,7 @@ class InDramCacheController(Component):
     write_fraction = Param(float, 0.25, "share of writes")
     mlp = Param(int, 4, "outstanding reads per core (writes are posted)", check=at_least(1))
     gap_cycles = Param(int, 20, "cycles a core computes between issues", unit=None, check=at_least(0))
+    mapping = Param(str, "RoBaRaCoCh", "address bit-field order of requests on req, most significant first")
 
     cmd = Out("every issued command (DramCommand)", required=False)
 
@@ -253,6 +267,12 @@ class InDramCacheController(Component):
             self.clock = dram_clock(t)
         self.energy = DramEnergy(t)
         self.fast_energy = DramEnergy(lay.fast)
+        self.address_map = AddressMapping(t, self.mapping)
+        self._decode = self.address_map.bank_decoder()
+        self.burst_bytes = t.burst_bytes
+        self.store = BackingStore(self.address_map.capacity_bytes)
+        self._order = ResponseOrder()
+        self._job = None  # the request on req whose bursts are entering the queues
         n = self._n = t.banks
         self._open = [[] for _ in range(n)]  # open rows (two during a relocation)
         self._next = {k: [0] * n for k in ("act", "pre", "rd", "wr", "reloc", "act2")}
@@ -344,6 +364,8 @@ class InDramCacheController(Component):
         self._period = self.domain.period_ps
         self._phase = self.domain.phase_ps
         self._cmd_on = self.cmd.connected
+        self._req_on = self.req.connected
+        self._resp_on = self.resp.connected
 
     @property
     def elapsed_cycles(self) -> int:
@@ -563,6 +585,11 @@ class InDramCacheController(Component):
             self._outstanding[core] -= 1
             self._retire(done, core, index, write, forwarded)
             self._cores_blocked = False
+        order = self._order
+        if order.due <= c and self.resp.try_send(order.head()):
+            order.pop()
+        if self._req_on:
+            self._take(c)
         # A core may issue only once its gap has passed, a read of its completed or its
         # queue has room again (a RD or WR issued): until then the intake has nothing to do.
         if self._cores_blocked and c < self._intake_at:
@@ -571,7 +598,7 @@ class InDramCacheController(Component):
             wake = self._intake_at = self._intake(c)
             self._cores_blocked = True
         issued = self._schedule(c)
-        if not (self._rq_count or self._wq_count or comps or any(self._ops)) and all(
+        if not self._req_on and not (self._rq_count or self._wq_count or comps or any(self._ops)) and all(
                 p >= len(s) for p, s in zip(self._pos, self._streams)):
             self.sim.stop("cores done")
             self.sleep()
@@ -580,6 +607,8 @@ class InDramCacheController(Component):
             # or a refresh falls due; all of those are known now.
             if comps and comps[0][0] < wake:
                 wake = comps[0][0]
+            if order.due < wake:
+                wake = order.due if order.due > c else c + 1
             ready = self._next_ready(c)
             if ready < wake:
                 wake = ready
@@ -593,6 +622,38 @@ class InDramCacheController(Component):
             self.finish[core] = done
         for listener in self._completion_listeners:
             listener(done, core, index, write, forwarded)
+
+    def _admit(self, c: int, core, index, bank: int, row: int, column: int, write: bool) -> None:
+        """Queue one burst (the queue has room) from a core, or from req (core None, index its job)."""
+        self._seq += 1
+        key = (bank, row, column)
+        req = _Req(core, index, self._seq, bank, row, column, write, c)
+        if write:
+            self._wq[bank].append(req)
+            self._wq_count += 1
+            self._pending_writes[key] = self._pending_writes.get(key, 0) + 1
+            if key in self._pending_reads:
+                self._blocked_writes += 1
+        else:
+            self._rq[bank].append(req)
+            self._rq_count += 1
+            self._pending_reads[key] = self._pending_reads.get(key, 0) + 1
+
+    def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
+        """Queue one burst of a request from req (see :class:`.splitting.SplitsRequests`)."""
+        bank, row, column = self._decode(offset)
+        write = job.message.is_write
+        if not write and (bank, row, column) in self._pending_writes:
+            self.reads.add()
+            self.forwarded_reads.add()
+            self.read_latency.sample(self.forward_cycles)
+            self._order.piece_done(job, c + self.forward_cycles)
+            return
+        self._admit(c, None, job, bank, row, column, write)
+        if write:
+            self._order.piece_done(job, c)
+        if write == self._write_mode:
+            self._stale.add(bank)
 
     def _intake(self, c: int) -> int:
         """Let the cores issue at cycle c; return the next cycle one of them may issue (or _NEVER)."""
@@ -612,14 +673,7 @@ class InDramCacheController(Component):
                 # Writes are posted: complete for the core once the write queue takes them.
                 if self._wq_count >= self.write_queue:
                     continue  # room comes only with a WR issued, after which the controller ticks
-                self._seq += 1
-                req = _Req(core, pos, self._seq, bank, row, column, True, c)
-                self._wq[bank].append(req)
-                self._wq_count += 1
-                key = (bank, row, column)
-                self._pending_writes[key] = self._pending_writes.get(key, 0) + 1
-                if key in self._pending_reads:
-                    self._blocked_writes += 1
+                self._admit(c, core, pos, bank, row, column, True)
                 self._retire(c, core, pos, True, False)
             elif (bank, row, column) in self._pending_writes:
                 # A read of a burst a queued write will write: answered from the write queue.
@@ -631,11 +685,7 @@ class InDramCacheController(Component):
             else:
                 if self._rq_count >= self.read_queue:
                     continue
-                self._seq += 1
-                self._rq[bank].append(_Req(core, pos, self._seq, bank, row, column, False, c))
-                self._rq_count += 1
-                key = (bank, row, column)
-                self._pending_reads[key] = self._pending_reads.get(key, 0) + 1
+                self._admit(c, core, pos, bank, row, column, False)
                 self._outstanding[core] += 1
             if write == self._write_mode:
                 self._stale.add(bank)
@@ -812,7 +862,10 @@ class InDramCacheController(Component):
             self._issue(c, RD, b, row, column)
             self.reads.add()
             done = c + t.CL + t.tBL
-            heapq.heappush(self._completions, (done, req.seq, req.core, req.index, False, False))
+            if req.core is None:
+                self._order.piece_done(req.index, done)
+            else:
+                heapq.heappush(self._completions, (done, req.seq, req.core, req.index, False, False))
             self.read_latency.sample(done - req.arrival)
         if self.cache == "none":
             return

@@ -5,10 +5,13 @@ subarray-aware timing checker on random traffic, and the controller's read and w
 import numpy as np
 import pytest
 
-from archmodel.kernel import Component, Simulator
+from archmodel.kernel import Component, ModelAssertion, Simulator
 from archmodel.models.memory import CACHE_MODES, InDramCacheController, SubarrayTimingChecker, skewed_streams
 from archmodel.models.memory.commands import ACT, PRE, RD, RELOC, WR
 from archmodel.models.memory.timing import dram_clock, fast_subarray_timing, preset
+from archmodel.models.messages import MemRequest
+
+from .wiring import ported_cache, run
 
 STANDARD = "DDR4-2400R"
 
@@ -294,3 +297,55 @@ def test_random_reads_and_writes_of_few_bursts_keep_write_after_read_order(cache
                 order += sum(1 for _, later_seq, later_write in commands[i:] if later_write and later_seq > seq)
     assert order > 100  # write-after-read pairs were plentiful
     assert checker.violation_count.value == 0, checker.violations[:3]
+
+
+def test_a_client_on_req_reads_4_kib_that_the_backdoor_wrote_and_merges_an_8_byte_write():
+    content = bytes(range(256)) * 16
+    requests = [MemRequest(address=0x2004, size_bytes=4096, source="dma", tag=1),
+                MemRequest(address=0x2008, size_bytes=8, is_write=True, data=b"\xee" * 8, source="dma", tag=2),
+                MemRequest(address=0x2000, size_bytes=16, source="dma", tag=3)]
+    top, src, mem, sink, checker = ported_cache(requests, cache="figcache_fast")
+    mem.backdoor_write(0x2004, content)
+    run(top)
+    assert [(m.tag, m.data) for m in sink.messages] == [
+        (1, content), (2, None), (3, bytes(4) + content[:4] + b"\xee" * 8)]
+    assert (mem.client_requests.value, mem.split_requests.value) == (3, 1)
+    assert checker.violation_count.value == 0
+
+
+@pytest.mark.parametrize("cache", CACHE_MODES)
+def test_random_requests_on_req_answer_as_a_bytearray_would_in_order_per_client(cache):
+    from .test_splitting import _random_requests, check_against_a_bytearray
+
+    base, span = 0x1000_0000, 1 << 15
+    requests = _random_requests(3, 120, span, base)
+    top, src, mem, sink, checker = ported_cache(requests, cache=cache, base_address=base, read_queue=4,
+                                                write_queue=4, segment_bursts=4)
+    run(top)
+    check_against_a_bytearray(requests, sink.messages, base, span, mem)
+    assert checker.violation_count.value == 0
+    assert (mem.cache_hits.value > 0) is (cache != "none")
+
+
+def test_a_request_outside_the_cached_memory_names_the_requester():
+    requests = [MemRequest(address=8 << 30, size_bytes=8, source="core0")]
+    top, src, mem, sink, checker = ported_cache(requests)
+    with pytest.raises(ModelAssertion) as err:
+        run(top)
+    assert str(err.value) == ("top.mem at 833 ps: req: read of 8 bytes at 0x200000000 from 'core0' is outside "
+                              "this memory (0x0 .. 0x1ffffffff, 8589934592 bytes)")
+
+
+@pytest.mark.parametrize("cache", ["none", "figcache_fast", "lisa_villa"])
+def test_no_response_leaves_before_the_cache_controllers_bound(cache):
+    import random
+
+    from .test_splitting import _random_requests, check_the_bound_at_every_slice
+
+    for seed in range(3):
+        requests = _random_requests(seed, 40, 1 << 13, 0)
+        cycles = sorted(random.Random(seed + 1).randrange(0, 300) for _ in requests)
+        top, src, mem, sink, checker = ported_cache(requests, cycles, cache=cache, read_queue=4, write_queue=4,
+                                                    segment_bursts=4)
+        assert mem.reaction_ps(mem.req, mem.resp) == preset(STANDARD).tCK_ps
+        assert check_the_bound_at_every_slice(top, mem, src, sink, preset(STANDARD).tCK_ps, step=3, seed=seed)

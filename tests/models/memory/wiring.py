@@ -2,7 +2,7 @@
 
 from archmodel.kernel import Component, Simulator, connect
 from archmodel.models.basic import Sink, Source
-from archmodel.models.memory import DramController, DramTimingChecker
+from archmodel.models.memory import DramController, DramTimingChecker, InDramCacheController, SubarrayTimingChecker
 from archmodel.models.memory.timing import dram_clock, preset
 
 
@@ -29,6 +29,23 @@ def ported_controller(standard, messages, cycles=None, **params):
     connect(dram.resp, sink.inp)
     connect(dram.cmd, checker.cmd)
     return top, src, dram, sink, checker
+
+
+def ported_cache(messages, cycles=None, standard="DDR4-2400R", **params):
+    """Source -> in-DRAM cache controller (no synthetic cores) -> Sink, with its subarray checker."""
+    clock = dram_clock(preset(standard))
+    top = Component("top", clock=clock)
+    src = Source("src", top, pattern="list", messages=messages, cycles=cycles, wrap_in_packet=False)
+    params.setdefault("cores", 0)
+    mem = InDramCacheController("mem", top, standard=standard, **params)
+    sink = Sink("sink", top, stop_after=len(messages))
+    checker = SubarrayTimingChecker("checker", top, standard=standard, cache=mem.cache,
+                                    cache_rows_per_bank=mem.cache_rows_per_bank, tRELOC=mem.tRELOC,
+                                    villa_subarrays=mem.villa_subarrays, lisa_hop_cycles=mem.lisa_hop_cycles)
+    connect(src.out, mem.req)
+    connect(mem.resp, sink.inp)
+    connect(mem.cmd, checker.cmd)
+    return top, src, mem, sink, checker
 
 
 def run(top, seed=0):

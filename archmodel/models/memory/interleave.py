@@ -1,0 +1,227 @@
+"""Several DRAM channels seen as one memory: addresses spread over the channels in blocks of
+``interleave_bytes``, a request cut where it crosses from one channel's block to the next.
+"""
+
+from __future__ import annotations
+
+from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError, at_least, connect, model, one_of
+
+from ..messages import MemRequest
+from .backing_store import FunctionalMemory
+from .controller import DramController
+from .splitting import NEVER, REQUESTS, RESPONSES, ResponseOrder, check_request, split
+from .timing import PRESETS, dram_clock, preset
+
+
+def _power_of_two(value: int) -> str | None:
+    return None if value >= 1 and value & (value - 1) == 0 else "must be a power of two"
+
+
+@model
+class InterleavedMemory(FunctionalMemory, Component):
+    """``channels`` DRAM channels of ``standard`` behind one ``req``/``resp`` pair: to a
+    client, one memory of ``channels`` times a channel's capacity from ``base_address``.
+
+    Consecutive blocks of ``interleave_bytes`` go to consecutive channels (the channel index
+    is the address bits just above the block offset), so a stream spreads over every
+    channel. The default, 256 B, is the channel interleave granularity recent Intel Xeon and
+    AMD EPYC memory controllers use by default (firmware offers 64 B up to 4 KiB), and GPUs
+    with HBM spread addresses over channels in blocks of a few hundred bytes. The channels
+    are children ``ch0`` .. ``ch{N-1}``, each a :class:`~.controller.DramController` with
+    its ``channel`` index and ``channels`` = N, so each decodes and holds its own blocks;
+    they connect to this component by channels of ``link_latency_cycles``.
+
+    A request of any size is cut at block boundaries into one piece per block; pieces wait
+    (at most ``pending_pieces`` of them) for their channel's link, one piece per channel per
+    cycle; each channel cuts its pieces into bursts. The response to a request leaves once
+    every piece is answered, in request order per client (``source``), at the cycle the last
+    piece's answer arrives. ``backdoor_write``/``backdoor_read`` forward to the owning
+    channels block by block.
+
+    Leaves out: address hashing (XOR of row bits into the channel index), a shared command
+    bus between channels, and any queueing or arbitration delay of a real interconnect
+    beyond the links' latency.
+    """
+
+    standard = Param(str, "HBM2E", "timing preset of every channel", check=one_of(*PRESETS))
+    channels = Param(int, 8, "channels (a power of two)", check=_power_of_two)
+    interleave_bytes = Param(int, 256, "bytes of one channel's block (a power of two, at least a burst)",
+                             unit="bytes", check=_power_of_two)
+    ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
+    mapping = Param(str, "RoBaRaCoCh", "address bit-field order inside each channel")
+    scheduler = Param(str, "frfcfs", "each channel's scheduler", check=one_of("frfcfs", "fcfs", "frfcfs_cap"))
+    page_policy = Param(str, "open", "each channel's page policy", check=one_of("open", "closed", "adaptive"))
+    refresh = Param(str, "all_bank", "each channel's refresh", check=one_of("all_bank", "per_bank", "none"))
+    read_queue = Param(int, 32, "read queue entries per channel", unit="requests", check=at_least(1))
+    write_queue = Param(int, 32, "write queue entries per channel", unit="requests", check=at_least(1))
+    link_latency_cycles = Param(int, 1, "latency of the links to and from each channel", unit="cycles",
+                                check=at_least(1))
+    pending_pieces = Param(int, 32, "pieces held waiting for their channel's link before a new request is "
+                           "taken", check=at_least(1))
+
+    req = In(REQUESTS, required=False)
+    resp = Out(RESPONSES, required=False)
+    to_channel = Out("pieces to the channels", count="channels")
+    from_channel = In("answers from the channels", count="channels")
+
+    client_requests = Counter("requests", "requests taken on req")
+    split_requests = Counter("requests", "requests that spanned more than one channel block")
+
+    def setup(self) -> None:
+        t = preset(self.standard)
+        if self.clock is None:
+            self.clock = dram_clock(t)
+        if self.interleave_bytes < t.burst_bytes:
+            raise ParameterError(f"{self.path}: interleave_bytes {self.interleave_bytes} is smaller than a "
+                                 f"{self.standard} burst ({t.burst_bytes} bytes)",
+                                 hint="a channel block holds whole bursts")
+        self.channel_list = []
+        for i in range(self.channels):
+            ch = DramController(f"ch{i}", self, clock=self.clock, standard=self.standard, ranks=self.ranks,
+                                mapping=self.mapping, scheduler=self.scheduler, page_policy=self.page_policy,
+                                refresh=self.refresh, read_queue=self.read_queue, write_queue=self.write_queue,
+                                channels=self.channels, channel=i, interleave_bytes=self.interleave_bytes,
+                                base_address=self.base_address)
+            connect(self.to_channel[i], ch.req, latency=self.link_latency_cycles)
+            connect(ch.resp, self.from_channel[i], latency=self.link_latency_cycles)
+            self.channel_list.append(ch)
+        self._shift = self.interleave_bytes.bit_length() - 1
+        self._mask = self.channels - 1
+        self._order = ResponseOrder()
+        self._waiting = [[] for _ in range(self.channels)]  # per channel: (tag, MemRequest) to send
+        self._held = 0
+        self._outstanding: dict[int, tuple] = {}  # tag -> (job, offset in the request)
+        self._next_tag = 0
+
+    def start(self) -> None:
+        self._period = self.domain.period_ps
+        self._phase = self.domain.phase_ps
+        self._resp_on = self.resp.connected
+
+    # -- the functional side ------------------------------------------------------------
+    @property
+    def size_bytes(self) -> int:
+        """Capacity: every channel's."""
+        return self.channel_list[0].size_bytes * self.channels
+
+    def _local(self, address: int, size: int) -> int | None:
+        offset = address - self.base_address
+        if offset < 0 or size < 0 or offset + size > self.size_bytes:
+            return None
+        return offset
+
+    def _blocks(self, offset: int, size: int):
+        """(channel, absolute address, bytes, offset in the access) of each block touched."""
+        for at, n in split(offset, size, self.interleave_bytes):
+            yield (at >> self._shift) & self._mask, self.base_address + at, n, at - offset
+
+    def backdoor_write(self, address: int, data: bytes) -> None:
+        """Place bytes without simulated time, block by block in the owning channels."""
+        offset = self._backdoor_offset("write", address, len(data))
+        for ch, at, n, inside in self._blocks(offset, len(data)):
+            self.channel_list[ch].backdoor_write(at, data[inside:inside + n])
+
+    def backdoor_read(self, address: int, size: int) -> bytes:
+        """Read bytes without simulated time, block by block from the owning channels."""
+        offset = self._backdoor_offset("read", address, size)
+        return b"".join(self.channel_list[ch].backdoor_read(at, n) for ch, at, n, _ in self._blocks(offset, size))
+
+    def channel_of(self, address: int) -> int:
+        """The channel that holds the byte at ``address``."""
+        return ((address - self.base_address) >> self._shift) & self._mask
+
+    # -- the clock edge -----------------------------------------------------------------
+    def tick(self) -> None:
+        c = (self.sim.now - self._phase) // self._period
+        order = self._order
+        outstanding = self._outstanding
+        for port in self.from_channel:
+            if port.valid:
+                answer = port.recv()
+                job, inside = outstanding.pop(answer.tag)
+                order.piece_done(job, c, inside, answer.data)
+        if order.due <= c and self.resp.try_send(order.head()):
+            order.pop()
+        port = self.req
+        if port.valid and self._held < self.pending_pieces:
+            self._take(c, port.recv())
+        busy = False
+        for ch, waiting in enumerate(self._waiting):
+            if waiting and self.to_channel[ch].try_send(waiting[0][1]):
+                tag, _ = waiting.pop(0)
+                self._held -= 1
+                busy = busy or bool(waiting)
+        if busy or order.due <= c or (port.valid and self._held < self.pending_pieces):
+            return
+        # Anything else comes with an answer arriving, a credit returning or a request arriving.
+        self.sleep()
+
+    def _take(self, c: int, message: MemRequest) -> None:
+        offset = check_request(self, message)
+        self.client_requests.add()
+        size = message.size_bytes
+        blocks = list(self._blocks(offset, size))
+        if len(blocks) > 1:
+            self.split_requests.add()
+        job = self._order.open(message, [(at, n) for _, at, n, _ in blocks],
+                               None if message.is_write else bytearray(size), track=self._resp_on)
+        for ch, at, n, inside in blocks:
+            tag = self._next_tag
+            self._next_tag += 1
+            data = message.data[inside:inside + n] if message.is_write else None
+            piece = MemRequest(address=at, size_bytes=n, is_write=message.is_write, data=data, source=message.source,
+                               tag=tag, created_ps=message.created_ps)
+            self._outstanding[tag] = (job, inside)
+            self._waiting[ch].append((tag, piece))
+            self._held += 1
+        job.entered = len(blocks)
+
+    def holding(self) -> str | None:
+        """Requests taken and not yet answered (for the deadlock report)."""
+        return f"{len(self._order)} requests" if len(self._order) else None
+
+    # -- computing ahead ----------------------------------------------------------------
+    def earliest_send_ps(self, port) -> int | None:
+        """A lower bound on the time of the next message on ``port`` from what this memory
+        and its channels hold, with no new input (None: none without input). For ``resp``:
+        a finished response at once; else the soonest answer of a channel (one already on
+        its way back, a channel's own bound plus the link, a piece still to be sent or on its
+        way to its channel plus the channel's reaction) arrives."""
+        now = self.sim.now
+        if port is not self.resp:
+            return now
+        if not self._resp_on:
+            return None
+        period, phase = self._period, self._phase
+        due = self._order.due
+        best = max(now, phase + due * period) if due < NEVER else None
+        if not any(True for _ in self._order.unfinished()):
+            return best
+        back = self.link_latency_cycles * period
+        trip = back + self.channel_list[0].reaction_ps(self.channel_list[0].req, self.channel_list[0].resp) + back
+        times = []
+        for ch, child in enumerate(self.channel_list):
+            inbound = self.from_channel[ch].channel.flight
+            if inbound:
+                times.append(inbound[0][0])
+            outbound = self.to_channel[ch].channel.flight
+            if outbound:
+                times.append(outbound[0][0] - back + trip)
+            if self._waiting[ch]:
+                times.append(max(now, phase + (-(-(now - phase) // period)) * period) + trip)
+            sent = child.earliest_send_ps(child.resp)
+            if sent is not None:
+                times.append(sent + back)
+        if times:
+            soonest = min(times)
+            best = soonest if best is None else min(best, soonest)
+        return best
+
+    def reaction_ps(self, inp, out) -> int:
+        """A lower bound on the time from a request arriving on ``req`` to a response it
+        causes on ``resp``: the link to a channel, the channel's reaction, the link back."""
+        if inp is self.req and out is self.resp:
+            child = self.channel_list[0]
+            back = self.link_latency_cycles * (self.domain or self.clock).period_ps
+            return 2 * back + child.reaction_ps(child.req, child.resp)
+        return 0

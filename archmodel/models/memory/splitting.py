@@ -1,0 +1,258 @@
+"""Client requests of any size: cut into pieces (device bursts, or one channel's share), each
+answered once all its pieces are, and answered in request order per client.
+
+A memory takes a :class:`~archmodel.models.messages.MemRequest` of any size and alignment,
+serves it as pieces that may finish in any order (FR-FCFS reorders bursts; channels of an
+interleaved memory finish independently), and sends one
+:class:`~archmodel.models.messages.MemResponse` per request carrying all its bytes (or one
+write acknowledgement). Responses to one client (one ``source``) leave in the order its
+requests were taken, as AXI requires of one ID and as clients that match responses by order
+(the Snitch cluster DMA) rely on; responses to different clients are independent.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from typing import Any
+
+from archmodel.kernel import Counter, In, Out
+
+from ..messages import MemRequest, MemResponse
+
+NEVER = 1 << 62
+"""A cycle later than any simulation reaches (no response is due)."""
+
+REQUESTS = "memory requests (MemRequest, any size and alignment inside the memory)"
+RESPONSES = "read data and write acknowledgements (MemResponse), one per request, in request order per source"
+
+
+def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
+    """``(address, size)`` pieces of a request, cut at multiples of ``piece_bytes`` (a power
+    of two), in address order."""
+    pieces = []
+    end = address + size
+    while address < end:
+        stop = min(end, (address | (piece_bytes - 1)) + 1)
+        pieces.append((address, stop - address))
+        address = stop
+    return pieces
+
+
+class Job:
+    """One client request in service: its pieces, how many of them entered service and how
+    many are still to finish, the cycle the last known piece finishes, and its read data."""
+
+    __slots__ = ("message", "pieces", "entered", "left", "done", "data", "seq", "tracked")
+
+    def __init__(self, message: MemRequest, pieces: list[tuple[int, int]], data, seq: int, tracked: bool):
+        self.message = message
+        self.pieces = pieces
+        self.entered = 0
+        self.left = len(pieces)
+        self.done = 0
+        self.data = data
+        self.seq = seq
+        self.tracked = tracked
+
+    @property
+    def write(self) -> bool:
+        return self.message.is_write
+
+    @property
+    def waiting(self) -> bool:
+        """Some pieces have not entered service yet."""
+        return self.entered < len(self.pieces)
+
+    def response(self) -> MemResponse:
+        """The one response to the whole request."""
+        m = self.message
+        data = None if m.is_write else bytes(self.data)
+        return MemResponse(tag=m.tag, data=data, source=m.source, created_ps=m.created_ps)
+
+
+class ResponseOrder:
+    """The reorder buffer of a memory: jobs by client in arrival order, and a heap of the
+    responses that may leave (``(due cycle, seq, job)``, each the oldest unanswered job of its
+    client with every piece finished)."""
+
+    def __init__(self) -> None:
+        self._clients: dict[Any, deque[Job]] = {}
+        self._ready: list[tuple[int, int, Job]] = []
+        self._seq = 0
+        self.jobs = 0
+
+    def open(self, message: MemRequest, pieces: list[tuple[int, int]], data=None, track: bool = True) -> Job:
+        """Start serving ``message`` as ``pieces``; ``data`` is its read data if known now (a
+        controller reads its store at arrival) or a buffer the pieces fill. With ``track``
+        false (no response port) nothing is remembered."""
+        self._seq += 1
+        job = Job(message, pieces, data, self._seq, track)
+        if track:
+            self._clients.setdefault(message.source, deque()).append(job)
+            self.jobs += 1
+        return job
+
+    def piece_done(self, job: Job, cycle: int, offset: int = -1, data: bytes | None = None) -> None:
+        """One piece of ``job`` finishes at ``cycle``; ``data`` (read bytes at ``offset`` of the
+        request) fills the buffer when the data comes with the piece."""
+        if data is not None:
+            job.data[offset:offset + len(data)] = data
+        if cycle > job.done:
+            job.done = cycle
+        job.left -= 1
+        if job.left == 0 and job.tracked and self._clients[job.message.source][0] is job:
+            heapq.heappush(self._ready, (job.done, job.seq, job))
+
+    @property
+    def due(self) -> int:
+        """The cycle the next response may leave (:data:`NEVER` if none may)."""
+        return self._ready[0][0] if self._ready else NEVER
+
+    def head(self) -> MemResponse:
+        """The response that may leave first (call only when ``due`` has come)."""
+        return self._ready[0][2].response()
+
+    def pop(self) -> None:
+        """The head response left: its client's next job may follow once it is finished."""
+        _, _, job = heapq.heappop(self._ready)
+        self.jobs -= 1
+        queue = self._clients[job.message.source]
+        queue.popleft()
+        if not queue:
+            del self._clients[job.message.source]
+        elif queue[0].left == 0:
+            nxt = queue[0]
+            heapq.heappush(self._ready, (nxt.done, nxt.seq, nxt))
+
+    def unfinished(self):
+        """The jobs with pieces still to finish, every client's, oldest first per client."""
+        for queue in self._clients.values():
+            for job in queue:
+                if job.left:
+                    yield job
+
+    def __len__(self) -> int:
+        return self.jobs
+
+
+def check_request(owner, message: MemRequest) -> int:
+    """The store offset of a request's first byte, after checking it against ``owner`` (a
+    :class:`~.backing_store.FunctionalMemory`): a positive size, data of that size for a
+    write, every byte inside the memory. A bad request stops the run with a sentence naming
+    the requester, the address and the memory's range."""
+    address, size = message.address, message.size_bytes
+    kind = "write" if message.is_write else "read"
+    who = f"from {message.source!r}" if message.source is not None else "from an unnamed source"
+    if size < 1:
+        owner.fail(f"req: {kind} of {size} bytes at {address:#x} {who}: a request needs at least one byte")
+    if message.is_write and (message.data is None or len(message.data) != size):
+        got = "no data" if message.data is None else f"{len(message.data)} bytes of data"
+        owner.fail(f"req: write of {size} bytes at {address:#x} {who} carries {got}")
+    offset = owner._local(address, size)
+    if offset is None:
+        owner.fail(f"req: {kind} of {size} bytes at {address:#x} {who} is outside this memory "
+                   f"({owner.address_range()})")
+    return offset
+
+
+class SplitsRequests:
+    """The front door of a DRAM controller (a mixin): takes requests from ``req``, cuts them
+    into bursts that enter the read and write queues as room allows, and keeps the
+    :class:`ResponseOrder` that answers them on ``resp``.
+
+    The controller provides ``store`` (its :class:`~.backing_store.BackingStore`),
+    ``burst_bytes``, ``timing`` (CL, tBL), ``forward_cycles``, the queue counts and
+    capacities (``_rq_count``, ``read_queue``, ``_wq_count``, ``write_queue``),
+    ``_order``, ``_job`` and ``_resp_on``, and ``_enqueue_piece(c, job, offset, size)``,
+    which queues one burst (and reports a finished piece to ``_order``).
+    """
+
+    req = In(REQUESTS, required=False)
+    resp = Out(RESPONSES, required=False)
+    client_requests = Counter("requests", "requests taken on req (each one or more bursts)")
+    split_requests = Counter("requests", "requests on req that needed more than one burst")
+
+    def _room(self, write: bool) -> bool:
+        return self._wq_count < self.write_queue if write else self._rq_count < self.read_queue
+
+    def _take(self, c: int) -> None:
+        """Let the request on ``req`` (or the one already entering) put its bursts into the
+        queues as room allows. The next request is taken only once every burst of the
+        previous one has entered, and only when its first burst has room, so a request of
+        one burst is taken exactly when the queue has room for it."""
+        job = self._job
+        if job is None:
+            port = self.req
+            if not port.valid:
+                return
+            message = port.peek()
+            if not self._room(message.is_write):
+                return
+            port.recv()
+            offset = check_request(self, message)
+            self.client_requests.value += 1
+            if message.is_write:
+                self.store.write(offset, message.data)
+                data = None
+            else:
+                # Data is functional at arrival: the read sees exactly the writes taken before it.
+                data = self.store.read(offset, message.size_bytes)
+            pieces = split(offset, message.size_bytes, self.burst_bytes)
+            if len(pieces) > 1:
+                self.split_requests.value += 1
+            job = self._order.open(message, pieces, data, track=self._resp_on)
+        self._enter(c, job)
+
+    def _enter(self, c: int, job: Job) -> None:
+        """Put the bursts of ``job`` that find room into the queues at cycle c."""
+        pieces = job.pieces
+        count = len(pieces)
+        write = job.message.is_write
+        while job.entered < count and self._room(write):
+            offset, size = pieces[job.entered]
+            job.entered += 1
+            self._enqueue_piece(c, job, offset, size)
+        self._job = job if job.entered < count else None
+
+    # -- computing ahead --------------------------------------------------------------
+    def earliest_send_ps(self, port) -> int | None:
+        """A lower bound on the time of the next message on ``port`` from what this
+        controller holds now, with no new input (None: none without input). For ``resp``:
+        the earliest due response, else the soonest an unfinished request could finish (a
+        posted write one cycle after its last burst enters, a read burst ``forward_cycles``
+        after it enters if a write to it waits, else CL + tBL after its RD). Other outputs
+        (the command bus) may send at once."""
+        now = self.sim.now if self.sim is not None else 0
+        if port is not self.resp:
+            return now
+        if not self._resp_on:
+            return None
+        period, phase = self._period, self._phase
+        c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
+        column = self.timing.CL + self.timing.tBL
+        early = min(column, self.forward_cycles)
+        best = self._order.due
+        if best < c0:
+            best = c0
+        for job in self._order.unfinished():
+            if job.message.is_write:
+                at = c0 + 1
+            else:
+                at = c0 + (early if job.waiting else column)
+            if job.done > at:
+                at = job.done
+            if at < best:
+                best = at
+        if self.req.connected and self.req.channel.flight and self.req.channel.flight[0][0] <= now:
+            # A request already arrived but not taken is held too: at the soonest a write, acked next cycle.
+            best = min(best, c0 + 1)
+        return None if best >= NEVER else phase + best * period
+
+    def reaction_ps(self, inp, out) -> int:
+        """A lower bound on the time from a message arriving on ``inp`` to a message it causes
+        on ``out``: one cycle from ``req`` to ``resp`` (a write is acknowledged the cycle after
+        it is queued; a read takes at least ``forward_cycles``), none otherwise."""
+        if inp is self.req and out is self.resp:
+            return (self.domain or self.clock).period_ps
+        return 0

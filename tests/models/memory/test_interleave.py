@@ -1,0 +1,129 @@
+"""Interleaved memories: which channel serves which address, requests crossing channels,
+backdoor access block by block, order per client, and the computing-ahead bound."""
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archmodel.kernel import Component, ModelAssertion, connect
+from archmodel.models.basic import Sink, Source
+from archmodel.models.memory import InterleavedMemory
+from archmodel.models.memory.timing import dram_clock, preset
+from archmodel.models.messages import MemRequest
+
+from .test_splitting import _random_requests, check_against_a_bytearray, check_the_bound_at_every_slice
+from .wiring import run
+
+
+def ported_interleaved(messages, cycles=None, standard="HBM2E", **params):
+    """Source -> InterleavedMemory -> Sink in the DRAM clock."""
+    top = Component("top", clock=dram_clock(preset(standard)))
+    src = Source("src", top, pattern="list", messages=messages, cycles=cycles, wrap_in_packet=False)
+    mem = InterleavedMemory("mem", top, standard=standard, **params)
+    sink = Sink("sink", top, stop_after=len(messages))
+    connect(src.out, mem.req)
+    connect(mem.resp, sink.inp)
+    return top, src, mem, sink
+
+
+def test_consecutive_256_byte_blocks_go_to_consecutive_channels():
+    mem = InterleavedMemory("mem", Component("top"), channels=4, base_address=0x1_0000_0000)
+    assert [mem.channel_of(0x1_0000_0000 + i * 256) for i in range(6)] == [0, 1, 2, 3, 0, 1]
+    assert mem.channel_of(0x1_0000_00ff) == 0 and mem.channel_of(0x1_0000_0100) == 1
+    assert mem.size_bytes == 4 * (256 << 20)
+
+
+def test_a_request_crossing_channels_is_served_by_each_and_answered_once():
+    content = bytes(random.Random(2).getrandbits(8) for _ in range(1024))
+    requests = [MemRequest(address=0x80, size_bytes=1024, source="dma", tag=5),
+                MemRequest(address=0xf8, size_bytes=16, is_write=True, data=b"\x77" * 16, source="dma", tag=6)]
+    top, src, mem, sink = ported_interleaved(requests, cycles=[0, 400], channels=4)
+    mem.backdoor_write(0x80, content)
+    run(top)
+    assert [(m.tag, m.data) for m in sink.messages] == [(5, content), (6, None)]
+    # 0x80 .. 0x47f: half a block in channel 0, whole blocks in 1, 2, 3, then half a block in 0.
+    assert [ch.bytes_read.value for ch in mem.channel_list] == [256, 256, 256, 256]
+    # The write crosses from channel 0's block into channel 1's: 8 bytes each.
+    assert [ch.bytes_written.value for ch in mem.channel_list] == [8, 8, 0, 0]
+    assert mem.backdoor_read(0xf0, 32) == content[0x70:0x78] + b"\x77" * 16 + content[0x88:0x90]
+    assert mem.channel_list[1].backdoor_read(0x100, 8) == b"\x77" * 8
+    assert (mem.client_requests.value, mem.split_requests.value) == (2, 2)
+
+
+def test_a_channel_refuses_an_address_of_another_channel():
+    mem = InterleavedMemory("mem", Component("top"), channels=2)
+    with pytest.raises(ValueError) as err:
+        mem.channel_list[1].backdoor_read(0x0, 8)
+    assert str(err.value) == ("top.mem.ch1: backdoor read of 8 bytes at 0x0 is outside this memory (channel 1 of 2: "
+                              "the 256-byte blocks of 0x0 .. 0x1fffffff, 536870912 bytes with channel index 1)")
+
+
+def test_a_request_beyond_the_interleaved_memory_names_the_requester_and_the_range():
+    requests = [MemRequest(address=0x7fff_fff0, size_bytes=32, source="dma")]
+    top, src, mem, sink = ported_interleaved(requests, channels=8)
+    with pytest.raises(ModelAssertion) as err:
+        run(top)
+    assert str(err.value) == ("top.mem at 625 ps: req: read of 32 bytes at 0x7ffffff0 from 'dma' is outside this "
+                              "memory (0x0 .. 0x7fffffff, 2147483648 bytes)")
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), channels=st.sampled_from([2, 4]), block=st.sampled_from([64, 256]))
+def test_random_requests_over_channels_answer_as_a_bytearray_would_in_order_per_client(seed, channels, block):
+    base, span = 0x2000_0000, 1 << 13
+    requests = _random_requests(seed, 60, span, base)
+    cycles = sorted(random.Random(seed).randrange(0, 300) for _ in requests)
+    top, src, mem, sink = ported_interleaved(requests, cycles, channels=channels, interleave_bytes=block,
+                                             base_address=base, read_queue=4, write_queue=4, pending_pieces=4)
+    run(top, seed=seed)
+    check_against_a_bytearray(requests, sink.messages, base, span, mem)
+
+
+def test_no_response_leaves_before_the_interleaved_memorys_bound():
+    period = preset("HBM2E").tCK_ps
+    for seed in range(3):
+        requests = _random_requests(seed, 40, 1 << 12, 0)
+        cycles = sorted(random.Random(seed + 1).randrange(0, 200) for _ in requests)
+        top, src, mem, sink = ported_interleaved(requests, cycles, channels=4, read_queue=4, write_queue=4)
+        assert mem.reaction_ps(mem.req, mem.resp) == 3 * period
+        assert check_the_bound_at_every_slice(top, mem, src, sink, period, step=2, seed=seed)
+
+
+SYSTEM = """
+import "dram.arch"
+
+system Memories(requests: int = 200) {
+    clock dram = 1600 MHz
+    hbm_gen  : DramTrafficGenerator(pattern = "random", count = requests, write_fraction = 0.33,
+                                    capacity_bytes = 2 GiB, burst_bytes = 64)
+    hbm      : HBM2E(channels = 8)
+    hbm_sink : Sink(stop_after = requests, record = false)
+    ddr_gen  : DramTrafficGenerator(pattern = "sequential", count = requests, capacity_bytes = 32 GiB,
+                                    burst_bytes = 128)
+    ddr      : DDR4(channels = 2, ranks = 2, base_address = 0)
+    ddr_sink : Sink(record = false)
+    one      : HBM2E_PC(base_address = 0)
+    hbm_gen.out -> hbm.req
+    hbm.resp -> hbm_sink.inp
+    ddr_gen.out -> ddr.req
+    ddr.resp -> ddr_sink.inp
+}
+"""
+
+
+def test_the_library_modules_check_and_run_in_a_system(tmp_path, capsys):
+    from archmodel.cli import main
+
+    path = tmp_path / "memories.arch"
+    path.write_text(SYSTEM)
+    assert main(["check", str(path)]) == 0
+    stats = tmp_path / "stats.json"
+    assert main(["run", str(path), "-q", "--stats", str(stats)]) == 0
+    values = {k: v["value"] for k, v in json.loads(stats.read_text())["statistics"].items() if "value" in v}
+    # The run stops when the HBM's sink has every answer; the DDR4 is still busy then.
+    assert values["Memories.hbm.mem.client_requests"] == values["Memories.hbm_sink.received"] == 200
+    assert sum(values[f"Memories.hbm.mem.ch{i}.client_requests"] for i in range(8)) >= 200
+    assert values["Memories.ddr_sink.received"] > 0

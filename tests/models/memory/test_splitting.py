@@ -1,0 +1,219 @@
+"""Requests of any size on a DRAM channel: split into bursts, reassembled, answered in
+request order per client."""
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archmodel.kernel import ModelAssertion
+from archmodel.models.memory import AddressMapping, PRESETS
+from archmodel.models.memory.splitting import ResponseOrder, split
+from archmodel.models.messages import MemRequest
+
+from .wiring import ported_controller, run
+
+
+def test_split_cuts_at_burst_boundaries_in_address_order():
+    assert split(0x1010, 0x40, 32) == [(0x1010, 16), (0x1020, 32), (0x1040, 16)]
+    assert split(0x48, 8, 64) == [(0x48, 8)]
+    assert split(0, 128, 64) == [(0, 64), (64, 64)]
+
+
+def test_the_response_order_holds_a_younger_finished_request_behind_an_older_one_of_its_client():
+    order = ResponseOrder()
+    old = order.open(MemRequest(address=0, size_bytes=4, source="a", tag=1), [(0, 4)], b"old!")
+    young = order.open(MemRequest(address=8, size_bytes=4, source="a", tag=2), [(8, 4)], b"new!")
+    other = order.open(MemRequest(address=16, size_bytes=4, source="b", tag=3), [(16, 4)], b"othr")
+    order.piece_done(young, 10)
+    order.piece_done(other, 12)
+    assert order.due == 12 and order.head().tag == 3
+    order.pop()
+    order.piece_done(old, 20)
+    assert (order.due, order.head().tag) == (20, 1)
+    order.pop()
+    assert (order.due, order.head().tag, order.head().data) == (10, 2, b"new!")
+    order.pop()
+    assert len(order) == 0
+
+
+def test_a_4_kib_read_on_hbm2e_is_129_bursts_and_one_response_with_every_byte():
+    rng = random.Random(1)
+    content = bytes(rng.getrandbits(8) for _ in range(4096))
+    reads = [MemRequest(address=0x1010, size_bytes=4096, source="dma", tag=7)]
+    top, src, dram, sink, checker = ported_controller("HBM2E", reads)
+    dram.backdoor_write(0x1010, content)
+    run(top)
+    assert [(m.tag, m.data) for m in sink.messages] == [(7, content)]
+    # 0x1010 is not 32-byte aligned: a 16-byte head, 127 whole bursts and a 16-byte tail.
+    assert (dram.reads.value, dram.bytes_read.value) == (129, 4096)
+    assert (dram.client_requests.value, dram.split_requests.value) == (1, 1)
+    assert checker.violation_count.value == 0
+
+
+def test_an_8_byte_write_merges_into_its_stored_burst_as_one_wr():
+    requests = [MemRequest(address=0x48, size_bytes=8, is_write=True, data=b"\x11" * 8, source="core", tag=1),
+                MemRequest(address=0x40, size_bytes=64, source="core", tag=2)]
+    top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests, cycles=[0, 200])
+    dram.backdoor_write(0x40, b"\xaa" * 64)
+    run(top)
+    assert [(m.tag, m.data) for m in sink.messages] == [(1, None), (2, b"\xaa" * 8 + b"\x11" * 8 + b"\xaa" * 48)]
+    assert (dram.wrs.value, dram.bytes_written.value) == (1, 8)
+    assert dram.backdoor_read(0x40, 64) == b"\xaa" * 8 + b"\x11" * 8 + b"\xaa" * 48
+
+
+def test_responses_follow_request_order_per_client_though_fr_fcfs_serves_a_younger_hit_first():
+    m = AddressMapping(PRESETS["DDR4-2400R"])
+    opener = m.encode(bank=1, row=7, column=0)
+    conflict = m.encode(bank=1, row=8, column=0)
+    hit = m.encode(bank=1, row=7, column=5)
+    requests = [MemRequest(address=opener, size_bytes=64, source="a", tag=0),
+                MemRequest(address=conflict, size_bytes=64, source="a", tag=1),
+                MemRequest(address=hit, size_bytes=64, source="a", tag=2),
+                MemRequest(address=hit, size_bytes=64, source="b", tag=3)]
+    top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests, cycles=[0, 1, 2, 3])
+    run(top)
+    # Tag 1 must wait tRAS to precharge the row tag 0 opened; meanwhile FR-FCFS reads the open
+    # row for tags 2 and 3. Client a still sees 0, 1, 2; client b's answer does not wait for a's.
+    assert dram.row_conflicts.value == 1 and dram.row_hits.value == 2
+    assert [m.tag for m in sink.messages] == [0, 3, 1, 2]
+    assert checker.violation_count.value == 0
+
+
+def test_a_request_beyond_the_capacity_names_the_address_the_range_and_the_requester():
+    requests = [MemRequest(address=(8 << 30) - 32, size_bytes=64, source="dma", tag=0)]
+    top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests)
+    with pytest.raises(ModelAssertion) as err:
+        run(top)
+    assert str(err.value) == ("top.dram at 833 ps: req: read of 64 bytes at 0x1ffffffe0 from 'dma' is outside "
+                              "this memory (0x0 .. 0x1ffffffff, 8589934592 bytes)")
+
+
+def test_a_request_below_the_base_address_is_outside_too():
+    requests = [MemRequest(address=0x7fff_fff8, size_bytes=16, is_write=True, data=bytes(16), source="core")]
+    top, src, dram, sink, checker = ported_controller("HBM2E", requests, base_address=0x8000_0000)
+    with pytest.raises(ModelAssertion) as err:
+        run(top)
+    assert str(err.value) == ("top.dram at 625 ps: req: write of 16 bytes at 0x7ffffff8 from 'core' is outside "
+                              "this memory (0x80000000 .. 0x8fffffff, 268435456 bytes)")
+
+
+def _random_requests(seed, count, span, base):
+    rng = random.Random(seed)
+    requests = []
+    for i in range(count):
+        size = rng.choice([1, 3, 8, 16, 32, 64, 100, 256, 1024])
+        address = base + rng.randrange(0, span - size)
+        source = rng.choice(["a", "b", "c"])
+        if rng.random() < 0.4:
+            data = bytes(rng.getrandbits(8) for _ in range(size))
+            requests.append(MemRequest(address=address, size_bytes=size, is_write=True, data=data, source=source, tag=i))
+        else:
+            requests.append(MemRequest(address=address, size_bytes=size, source=source, tag=i))
+    return requests
+
+
+def check_against_a_bytearray(requests, responses, base, span, memory):
+    """Every response equals what a plain bytearray answers, each client's in its order."""
+    model = bytearray(span)
+    expected = {}
+    for r in requests:
+        offset = r.address - base
+        if r.is_write:
+            model[offset:offset + r.size_bytes] = r.data
+            expected.setdefault(r.source, []).append((r.tag, None))
+        else:
+            expected.setdefault(r.source, []).append((r.tag, bytes(model[offset:offset + r.size_bytes])))
+    got = {}
+    for m in responses:
+        got.setdefault(m.source, []).append((m.tag, m.data))
+    assert got == expected
+    assert memory.backdoor_read(base, span) == bytes(model)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), standard=st.sampled_from(["DDR4-2400R", "HBM2E"]),
+       scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]), queue=st.sampled_from([2, 32]))
+def test_random_sizes_and_clients_lose_nothing_and_keep_each_clients_order(seed, standard, scheduler, queue):
+    base, span = 0x4000_0000, 1 << 14
+    requests = _random_requests(seed, 60, span, base)
+    cycles = sorted(random.Random(seed).randrange(0, 400) for _ in requests)
+    top, src, dram, sink, checker = ported_controller(standard, requests, cycles=cycles, base_address=base,
+                                                      scheduler=scheduler, read_queue=queue, write_queue=queue)
+    run(top, seed=seed)
+    check_against_a_bytearray(requests, sink.messages, base, span, dram)
+    assert checker.violation_count.value == 0
+
+
+def _next_arrival_ps(memory, src, now, period):
+    """The soonest a request not yet arrived at ``now`` can arrive (None: none will)."""
+    flight = [arrival for arrival, _ in memory.req.channel.flight if arrival > now]
+    if src.next_due is not None:
+        flight.append((max(src.next_due, now // period + 1) + 1) * period)
+    return min(flight) if flight else None
+
+
+def check_the_bound_at_every_slice(top, memory, src, sink, period, step, seed=0):
+    """Run in slices of ``step`` cycles, each ending 1 ps before an edge (the edge is still to
+    come, so a bound one cycle early is caught); after each, the memory's next response must
+    not leave before its own bound or, should a request arrive meanwhile, before that
+    arrival plus the reaction bound. Returns the (slice end, bound, first send after it)
+    triples."""
+    from archmodel.kernel import Simulator
+
+    sim = Simulator(top, seed=seed)
+    marks = []
+    t = period - 1
+    reaction = memory.reaction_ps(memory.req, memory.resp)
+    while True:
+        result = sim.run(until_ps=t)
+        if result.reason != "limit":
+            break
+        marks.append((t, memory.earliest_send_ps(memory.resp), _next_arrival_ps(memory, src, t, period)))
+        t += step * period
+    sends = [a.time_ps - period for a in sink.arrivals]  # one cycle of channel latency
+    checked = []
+    for t, bound, arrival in marks:
+        after = [s for s in sends if s > t]
+        limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
+        if after:
+            assert limits, f"at {t} ps the memory claims it never answers, but it answers at {after[0]} ps"
+            assert after[0] >= min(limits), (t, bound, arrival, after[0])
+            checked.append((t, bound, after[0]))
+    return checked
+
+
+def test_the_bound_is_exact_for_a_read_whose_rd_has_issued_and_never_late_for_a_write():
+    t = PRESETS["DDR4-2400R"]
+    requests = [MemRequest(address=0x40, size_bytes=64, tag=0),
+                MemRequest(address=0x1000, size_bytes=8, is_write=True, data=bytes(8), tag=1)]
+    top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests, cycles=[0, 100])
+    period = t.tCK_ps
+    assert dram.reaction_ps(dram.req, dram.resp) == period
+    checked = check_the_bound_at_every_slice(top, dram, src, sink, period, step=1)
+    by_time = {mark: (bound, send) for mark, bound, send in checked}
+    # The read arrives at cycle 1, ACT at 1, RD at 1 + tRCD: just before the RD the bound is
+    # exact, after it the response is due.
+    rd = 1 + t.tRCD
+    send = (rd + t.CL + t.tBL) * period
+    assert by_time[rd * period - 1] == by_time[(rd + 1) * period - 1] == (send, send)
+    # Before, the bound is CL + tBL from the next edge: early, never late.
+    assert by_time[2 * period - 1] == ((2 + t.CL + t.tBL) * period, send)
+    # The write arrives at cycle 101 (before that nothing is held: the bound is None) and is
+    # acknowledged at 102, exactly when the bound says.
+    assert by_time[101 * period - 1] == (None, 102 * period)
+    assert by_time[102 * period - 1] == (102 * period, 102 * period)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), standard=st.sampled_from(["DDR4-2400R", "HBM2E"]),
+       queue=st.sampled_from([2, 8, 32]), forward=st.sampled_from([1, 3]))
+def test_no_response_leaves_before_the_controllers_bound(seed, standard, queue, forward):
+    base, span = 0, 1 << 13
+    requests = _random_requests(seed, 40, span, base)
+    cycles = sorted(random.Random(seed + 1).randrange(0, 300) for _ in requests)
+    top, src, dram, sink, checker = ported_controller(standard, requests, cycles=cycles, read_queue=queue,
+                                                      write_queue=queue, forward_cycles=forward)
+    checked = check_the_bound_at_every_slice(top, dram, src, sink, PRESETS[standard].tCK_ps, step=3, seed=seed)
+    assert checked
