@@ -276,6 +276,12 @@ class Component:
         would miss the message."""
         return self.sim.next_tick_ps(self)
 
+    bounds_inputs_in_flight = False
+    """True when :meth:`earliest_send_ps` already counts the messages on their way to (or
+    waiting at) this component's inputs, so the lookahead adds no reaction for them (a
+    memory knows that a request queues behind its client's earlier ones). Messages that
+    others send later still count through :meth:`reaction_ps`."""
+
     def reaction_ps(self, inp, out) -> int:
         """A lower bound on the time from a message arriving on input port ``inp`` to a
         message on output port ``out`` that it causes (0 by default: the component may

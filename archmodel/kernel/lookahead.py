@@ -18,7 +18,9 @@ plus the channel's latency, where
   take the message at ``a``, which returns a credit that wakes the sender at its next edge
   if the sender is blocked on that channel now (a sender that is not blocked sends again
   only after something else activates it, and that activation is counted on its own);
-* messages already in flight arrive when the channel says.
+* messages already in flight arrive when the channel says (a message waiting since before
+  now is taken from now), unless their receiver's declared earliest send already counts
+  them (``Component.bounds_inputs_in_flight``).
 
 The earliest arrival over every channel is a shortest-path problem with non-negative delays
 (Dijkstra), seeded by the senders' own earliest sends and the messages in flight. The model
@@ -94,10 +96,25 @@ def earliest_arrival_ps(sim, comp) -> int | None:
             best[channel] = time_ps
             heapq.heappush(heap, (time_ps, next(order), channel))
 
+    def credit_frees(channel, taken_ps: int) -> None:
+        # the receiver takes a message at taken_ps: a sender blocked on the channel is
+        # woken at its next edge by the returning credit
+        sender = channel.src_owner
+        if sender is not comp and channel.blocked:
+            woken = sender.domain.edge_after(taken_ps)
+            for out in sender._out_channels:
+                offer(out, arrive(out, woken))
+
     others, channels = graph.reach(comp)
     for channel in channels:
         if channel.flight:
-            offer(channel, channel.flight[0][0])
+            # nobody acts in the past: a message waiting since before now is taken from now
+            head = max(channel.flight[0][0], now)
+            receiver = channel.dst_owner
+            if receiver is not comp and receiver.bounds_inputs_in_flight:
+                credit_frees(channel, head)
+            else:
+                offer(channel, head)
     for other in others:
         if not other._out_channels:
             continue
@@ -117,11 +134,7 @@ def earliest_arrival_ps(sim, comp) -> int | None:
             offer(channel, arrive(channel, send))
     # Credits freed at this time point reach their senders at the senders' next edges.
     for channel in sim.pending_credit_returns():
-        sender = channel.src_owner
-        if sender is not comp and channel.blocked:
-            woken = sender.domain.edge_after(now)
-            for out in sender._out_channels:
-                offer(out, arrive(out, woken))
+        credit_frees(channel, now)
 
     settled = set()
     while heap:
@@ -134,9 +147,5 @@ def earliest_arrival_ps(sim, comp) -> int | None:
             return time_ps  # the first of comp's inputs to be reached
         for out in receiver._out_channels:
             offer(out, arrive(out, time_ps + receiver.reaction_ps(channel.dst, out.src)))
-        sender = channel.src_owner
-        if sender is not comp and channel.blocked:
-            woken = sender.domain.edge_after(time_ps)
-            for out in sender._out_channels:
-                offer(out, arrive(out, woken))
+        credit_frees(channel, time_ps)
     return None

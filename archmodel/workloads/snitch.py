@@ -587,20 +587,32 @@ def _binder(setup: Callable) -> Callable:
             if name == "gemm" and kwargs.get("streamed") and len(clusters) > 1:
                 # one GEMM, its rows shared out: the operands live once in the memory they all reach
                 setup_gemm_shared(clusters, None, **{k: v for k, v in kwargs.items() if k != "streamed"})
-                return
-            places_outside = "region" in inspect.signature(setup).parameters
-            regions = _regions(clusters) if places_outside else [None] * len(clusters)
-            for cluster, region in zip(clusters, regions):
-                if region is None:
-                    setup(cluster, None, **kwargs)
-                else:
-                    setup(cluster, None, region=region, **kwargs)
+            else:
+                places_outside = "region" in inspect.signature(setup).parameters
+                regions = _regions(clusters) if places_outside else [None] * len(clusters)
+                for cluster, region in zip(clusters, regions):
+                    if region is None:
+                        setup(cluster, None, **kwargs)
+                    else:
+                        setup(cluster, None, region=region, **kwargs)
+            for cluster in clusters:
+                cluster.on_finish(_end_when_every_cluster_finished)
         except TypeError as err:
             raise ArchError(f"workload '{name}': {err}".replace(f"setup_{name}() ", "")) from None
         except ValueError as err:
             raise ArchError(f"workload '{name}': {err}") from None
     bind.__doc__ = setup.__doc__
     return bind
+
+
+def _end_when_every_cluster_finished(cluster: SnitchCluster) -> None:
+    """A workload of a ``run`` statement ends the simulation once every cluster with a program
+    has finished: the memories next to them may never fall quiet (DRAM refreshes for ever)."""
+    for part in cluster.sim.components:
+        if isinstance(part, SnitchCluster) and part.done_cycle < 0 \
+                and any(core.program is not None for core in part.core_list):
+            return
+    cluster.sim.stop("workload finished")
 
 
 def _regions(clusters: list) -> list:

@@ -69,8 +69,8 @@ class Timer(Component):
 class Relay(Component):
     """Forwards each message ``delay_cycles`` after taking it, holding at most ``depth``.
     With ``declare`` it tells the lookahead the truth: that delay as its reaction, and, from
-    what it holds, when it can send next (a wake-up the arrival of a message asked for does
-    not let it send any sooner)."""
+    what it holds and what is on its way to it, when it can send next (a wake-up the arrival
+    of a message asked for does not let it send any sooner)."""
 
     delay_cycles = Param(int, 0, "cycles from taking a message to offering it", check=at_least(0))
     depth = Param(int, 2, "messages held", check=at_least(1))
@@ -80,13 +80,19 @@ class Relay(Component):
 
     def setup(self):
         self.held: deque = deque()
+        # declaring, it also counts the messages on their way to it (see earliest_send_ps)
+        self.bounds_inputs_in_flight = self.declare
 
     def earliest_send_ps(self, port):
         if not self.declare:
             return super().earliest_send_ps(port)
-        if not self.held:
-            return None
-        return self.domain.phase_ps + self.held[0][0] * self.domain.period_ps
+        domain = self.domain
+        times = [domain.phase_ps + self.held[0][0] * domain.period_ps] if self.held else []
+        flight = self.inp.channel.flight
+        if flight:  # taken at its arrival edge at the soonest, and not before now
+            taken = domain.edge_at_or_after(max(flight[0][0], self.now))
+            times.append(taken + self.delay_cycles * domain.period_ps)
+        return min(times) if times else None
 
     def reaction_ps(self, inp, out):
         return self.delay_cycles * self.domain.period_ps if self.declare else 0
@@ -280,8 +286,9 @@ def test_a_credit_that_frees_a_blocked_head_of_line_lets_its_sender_reach_the_pr
     Simulator(top).run()
     # at 5 the sender sleeps with nothing requested, blocked behind the taker, which takes
     # the first message at 20: the credit lets the second go at 21 and the probe's at 22,
-    # arriving at 24. The lookahead sees the first message waiting at the taker since 1, so
-    # a credit may come at 2 and the probe's message arrive at 4 at the soonest. (At 0 the
-    # sender is to look again at 1, when its link is free: its message could arrive at 3.)
+    # arriving at 24. The lookahead sees the first message waiting at the taker, which may
+    # take it from 5 on, so a credit may come at 6 and the probe's message arrive at 8 at the
+    # soonest. (At 0 the sender is to look again at 1, when its link is free: its message
+    # could arrive at 3.)
     assert probe.took == [24_000]
-    assert probe.seen[:2] == [(0, 3000), (5000, 4000)]
+    assert probe.seen[:2] == [(0, 3000), (5000, 8000)]

@@ -50,7 +50,10 @@ class SnitchDma(Component):
 
     A transfer copies ``size`` bytes per row (``reps`` rows with source and destination
     strides for 2D) between the TCDM and the outside memory port, in either direction. It is
-    cut into bursts of at most ``burst_bytes`` (never across a row). Inbound, the engine
+    cut into bursts of at most ``burst_bytes`` that never cross a row nor a multiple of
+    ``burst_bytes`` in the outside address space (as an AXI DMA's bursts never cross a 4 KiB
+    boundary; so a burst never spans two interleaved memories or address ranges whose
+    blocks are multiples of it). Inbound, the engine
     issues read bursts (up to ``outstanding`` in flight) and writes the returned data into
     the TCDM through ``lanes`` 64-bit lanes, 512 bit/cycle with 8 lanes (Zaruba et al., IEEE
     Micro 2021), each lane contending for its bank; outbound it reads a burst through the
@@ -58,7 +61,7 @@ class SnitchDma(Component):
     count from 0 and ``dmstati rd, 0`` returns the last completed one.
 
     Sizes, addresses and strides must be multiples of 8 bytes. Leaves out: TCDM-to-TCDM and
-    outside-to-outside copies, the AXI 4 KiB boundary rule, error responses.
+    outside-to-outside copies, error responses.
     """
 
     lanes = Param(int, 8, "64-bit lanes into the TCDM (8 = 512 bit/cycle)", check=at_least(1))
@@ -147,7 +150,7 @@ class SnitchDma(Component):
             outside, local = (s, d) if dst_local else (d, s)
             done = 0
             while done < size:
-                chunk = min(self.burst_bytes, size - done)
+                chunk = min(self.burst_bytes - (outside + done) % self.burst_bytes, size - done)
                 bursts.append((outside + done, local + done, chunk))
                 done += chunk
         ident = self.next_id

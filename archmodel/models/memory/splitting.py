@@ -132,6 +132,16 @@ class ResponseOrder:
                 if job.left:
                     yield job
 
+    def heads(self):
+        """Each client's oldest unanswered job: the only one of its jobs whose response can
+        leave next."""
+        for queue in self._clients.values():
+            yield queue[0]
+
+    def has_client(self, source) -> bool:
+        """Whether ``source`` has a request here still to be answered."""
+        return source in self._clients
+
     def __len__(self) -> int:
         return self.jobs
 
@@ -216,13 +226,22 @@ class SplitsRequests:
         self._job = job if job.entered < count else None
 
     # -- computing ahead --------------------------------------------------------------
+    bounds_inputs_in_flight = True
+    """:meth:`earliest_send_ps` counts the requests already on their way to ``req`` (their
+    answers queue behind their client's earlier ones), so the kernel's lookahead does not add
+    a reaction for them."""
+
     def earliest_send_ps(self, port) -> int | None:
         """A lower bound on the time of the next message on ``port`` from what this
-        controller holds now, with no new input (None: none without input). For ``resp``:
-        the earliest due response, else the soonest an unfinished request could finish (a
-        posted write one cycle after its last burst enters, a read burst ``forward_cycles``
-        after it enters if a write to it waits, else CL + tBL after its RD). Other outputs
-        (the command bus) may send at once."""
+        controller holds now and the requests already on their way to it (None: none
+        without new input). For ``resp``: responses leave in request order per client, so
+        only each client's oldest unanswered request can answer next: the earliest of those
+        (a posted write one cycle after its last burst enters; a read once its queued bursts
+        have had their RDs, one data burst per tBL on the data bus, the last CL + tBL after
+        its RD; a burst not yet queued ``forward_cycles`` after it enters if a write to it
+        waits), and for a client with nothing here yet the first of its requests on the way
+        (from its arrival, as soon as a write or a read can be answered). Other outputs (the
+        command bus) may send at once."""
         now = self.sim.now if self.sim is not None else 0
         if port is not self.resp:
             return now
@@ -230,23 +249,35 @@ class SplitsRequests:
             return None
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
-        column = self.timing.CL + self.timing.tBL
-        early = min(column, self.forward_cycles)
-        best = self._order.due
-        if best < c0:
-            best = c0
-        for job in self._order.unfinished():
-            if job.message.is_write:
+        cl, burst_cycles = self.timing.CL, self.timing.tBL
+        early = min(cl + burst_cycles, self.forward_cycles)
+        order = self._order
+        best = NEVER
+        for job in order.heads():
+            if not job.left:
+                at = job.done  # answered once its turn comes (order.due for the first)
+            elif job.message.is_write:
                 at = c0 + 1
             else:
-                at = c0 + (early if job.waiting else column)
-            if job.done > at:
-                at = job.done
-            if at < best:
-                best = at
-        if self.req.connected and self.req.channel.flight and self.req.channel.flight[0][0] <= now:
-            # A request already arrived but not taken is held too: at the soonest a write, acked next cycle.
-            best = min(best, c0 + 1)
+                # Queued bursts still need their RD: one data burst per tBL on the channel's
+                # data bus, the first CL after an RD issued now at the soonest. Bursts not yet
+                # queued might still be answered from the write queue.
+                unqueued = len(job.pieces) - job.entered
+                queued = job.left - unqueued
+                at = c0 + cl + queued * burst_cycles if queued else c0 + early
+                if unqueued:
+                    at = max(at, c0 + early)
+                at = max(at, job.done)
+            best = min(best, max(at, c0))
+        if self.req.connected:
+            newcomers = set()
+            for arrival, message in self.req.channel.flight:
+                source = message.source
+                if order.has_client(source) or source in newcomers:
+                    continue  # answered after its client's earlier requests
+                newcomers.add(source)
+                enters = max(c0, -(-(arrival - phase) // period))
+                best = min(best, enters + (1 if message.is_write else early))
         return None if best >= NEVER else phase + best * period
 
     def reaction_ps(self, inp, out) -> int:

@@ -61,15 +61,20 @@ def _at_least(name: str, value, low: int) -> int:
     return value
 
 
-@register_topology("mesh", size=lambda rows, cols: rows * cols)
-def mesh(rows: int, cols: int) -> nx.Graph:
+@register_topology("mesh", size=lambda rows, cols, terminals=1: rows * cols)
+def mesh(rows: int, cols: int, terminals: int = 1) -> nx.Graph:
     """A ``rows`` x ``cols`` 2-D mesh; node ``r * cols + c`` sits at row r, column c
-    (``coord`` = (column, row), i.e. (x, y))."""
+    (``coord`` = (column, row), i.e. (x, y)). ``terminals`` per router makes it a
+    concentrated mesh (a cluster and a memory controller on one router, say): terminal
+    ``t`` is local port ``t % terminals`` of router ``t // terminals``."""
     rows, cols = _positive("rows", rows), _positive("cols", cols)
+    terminals = _positive("terminals", terminals)
     grid = nx.grid_2d_graph(rows, cols)
     graph = nx.relabel_nodes(grid, {(r, c): r * cols + c for r, c in grid.nodes})
     for r, c in itertools.product(range(rows), range(cols)):
         graph.nodes[r * cols + c]["coord"] = (c, r)
+        if terminals > 1:
+            graph.nodes[r * cols + c]["terminals"] = terminals
     graph.graph.update(kind="mesh", dims=(cols, rows))
     return graph
 

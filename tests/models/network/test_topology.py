@@ -111,3 +111,19 @@ def test_odd_even_routes_are_minimal_adaptive_and_take_no_forbidden_turn():
                     assert not (east_then_vertical and xb % 2 == 0), (path, "EN/ES turn in an even column")
                     assert not (vertical_then_west and xb % 2 == 1), (path, "NW/SW turn in an odd column")
     assert adaptive > 0
+
+
+def test_a_concentrated_mesh_puts_several_terminals_on_each_router():
+    from archmodel.kernel import Simulator
+    from archmodel.models.network import Noc
+    graph = build_topology("mesh(2, 3, 2)")
+    assert [graph.nodes[n]["terminals"] for n in sorted(graph)] == [2] * 6
+    delivered = []
+    for engine in ("components", "fast"):
+        noc = Noc("net", topology="mesh(2, 3, 2)", routing="dor", traffic="uniform", rate=0.2,
+                  warmup_periods=1, sample_period=200, engine=engine)
+        sim = Simulator(noc, seed=3)
+        sim.run()
+        assert len(noc.interfaces) == 12
+        delivered.append((sim.now, noc.accepted.value, sorted(noc.packet_latency.samples)))
+    assert delivered[0] == delivered[1] and delivered[0][1] > 0.15
