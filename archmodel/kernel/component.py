@@ -282,11 +282,13 @@ class Component:
     memory knows that a request queues behind its client's earlier ones). Messages that
     others send later still count through :meth:`reaction_ps`."""
 
-    def reaction_ps(self, inp, out) -> int:
+    def reaction_ps(self, inp, out) -> int | None:
         """A lower bound on the time from a message arriving on input port ``inp`` to a
         message on output port ``out`` that it causes (0 by default: the component may
         answer at the edge the message arrives). The lookahead adds it after each arrival;
-        a memory declares its minimum access time."""
+        a memory declares its minimum access time. None: nothing on ``inp`` ever causes a
+        message on ``out`` that :meth:`earliest_send_ps` does not already count (a memory
+        whose channels answer only it, and whose bound follows their state)."""
         return 0
 
     def holding(self) -> str | None:

@@ -14,7 +14,8 @@ plus the channel's latency, where
   requested); a model may declare a later bound (a memory holding no request cannot answer
   before one arrives);
 * a message arriving at time ``a`` on input ``inp`` lets its receiver send on output ``out``
-  no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself), and lets it
+  no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself; never, when
+  the receiver says None: its declared earliest send already counts what comes that way), and lets it
   take the message at ``a``, which returns a credit that wakes the sender at its next edge
   if the sender is blocked on that channel now (a sender that is not blocked sends again
   only after something else activates it, and that activation is counted on its own);
@@ -146,6 +147,8 @@ def earliest_arrival_ps(sim, comp) -> int | None:
         if receiver is comp:
             return time_ps  # the first of comp's inputs to be reached
         for out in receiver._out_channels:
-            offer(out, arrive(out, time_ps + receiver.reaction_ps(channel.dst, out.src)))
+            reaction = receiver.reaction_ps(channel.dst, out.src)
+            if reaction is not None:
+                offer(out, arrive(out, time_ps + reaction))
         credit_frees(channel, time_ps)
     return None

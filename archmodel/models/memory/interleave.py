@@ -184,42 +184,76 @@ class InterleavedMemory(FunctionalMemory, Component):
     def earliest_send_ps(self, port) -> int | None:
         """A lower bound on the time of the next message on ``port`` from what this memory
         and its channels hold, with no new input (None: none without input). For ``resp``:
-        a finished response at once; else the soonest answer of a channel (one already on
-        its way back, a channel's own bound plus the link, a piece still to be sent or on its
-        way to its channel plus the channel's reaction) arrives."""
+        responses leave in request order per client, each once every piece is back, so the
+        next is a client's oldest request: at once if all its pieces are back, else not
+        before the last of its channels with a piece outstanding can answer (an answer on
+        its way back; a channel's own bound plus the link; a piece still to be sent, or on
+        its way to the channel, plus the channel's reaction)."""
         now = self.sim.now
         if port is not self.resp:
             return now
         if not self._resp_on:
             return None
         period, phase = self._period, self._phase
-        due = self._order.due
-        best = max(now, phase + due * period) if due < NEVER else None
-        if not any(True for _ in self._order.unfinished()):
-            return best
         back = self.link_latency_cycles * period
-        trip = back + self.channel_list[0].reaction_ps(self.channel_list[0].req, self.channel_list[0].resp) + back
-        times = []
-        for ch, child in enumerate(self.channel_list):
-            inbound = self.from_channel[ch].channel.flight
-            if inbound:
-                times.append(inbound[0][0])
-            outbound = self.to_channel[ch].channel.flight
-            if outbound:
-                times.append(outbound[0][0] - back + trip)
-            if self._waiting[ch]:
-                times.append(max(now, phase + (-(-(now - phase) // period)) * period) + trip)
-            sent = child.earliest_send_ps(child.resp)
-            if sent is not None:
-                times.append(sent + back)
-        if times:
-            soonest = min(times)
-            best = soonest if best is None else min(best, soonest)
+        child = self.channel_list[0]
+        trip = back + child.reaction_ps(child.req, child.resp) + back
+        next_edge = phase + max(0, -(-(now - phase) // period)) * period
+        soonest: dict = {}  # channel -> the earliest an answer from it can arrive here
+        best = None
+
+        def channel_bound(ch: int) -> int | None:
+            if ch not in soonest:
+                times = []
+                inbound = self.from_channel[ch].channel.flight
+                if inbound:
+                    times.append(inbound[0][0])
+                outbound = self.to_channel[ch].channel.flight
+                if outbound:
+                    times.append(outbound[0][0] - back + trip)
+                if self._waiting[ch]:
+                    times.append(next_edge + trip)
+                sent = self.channel_list[ch].earliest_send_ps(self.channel_list[ch].resp)
+                if sent is not None:
+                    times.append(sent + back)
+                soonest[ch] = min(times) if times else None
+            return soonest[ch]
+
+        if self.req.connected:
+            # a client with nothing here yet: its first request on the way, answered through
+            # a channel at the soonest
+            react = self.reaction_ps(self.req, self.resp)
+            seen = set()
+            for arrival, message in self.req.channel.flight:
+                if message.source not in seen and not self._order.has_client(message.source):
+                    seen.add(message.source)
+                    at = max(arrival, now) + react
+                    best = at if best is None else min(best, at)
+        outstanding: dict = {}  # job -> channels still to answer one of its pieces
+        for job, inside in self._outstanding.values():
+            outstanding.setdefault(job, set()).add(self.channel_of(job.message.address + inside))
+        for job in self._order.heads():
+            if not job.left:
+                at = max(now, phase + job.done * period)
+            else:
+                bounds = [channel_bound(ch) for ch in outstanding.get(job, ())]
+                if not bounds or any(b is None for b in bounds):
+                    continue  # a piece no channel can answer without new input
+                at = max(bounds)
+            best = at if best is None else min(best, at)
         return best
 
-    def reaction_ps(self, inp, out) -> int:
+    bounds_inputs_in_flight = True
+    """:meth:`earliest_send_ps` counts the requests on their way to ``req`` and the answers on
+    their way back from the channels, so the kernel's lookahead adds no reaction for them."""
+
+    def reaction_ps(self, inp, out) -> int | None:
         """A lower bound on the time from a request arriving on ``req`` to a response it
-        causes on ``resp``: the link to a channel, the channel's reaction, the link back."""
+        causes on ``resp``: the link to a channel, the channel's reaction, the link back.
+        An answer from a channel causes a response only as :meth:`earliest_send_ps` counts
+        it (the channels hear from nobody else): None."""
+        if out is self.resp and inp is not self.req:
+            return None
         if inp is self.req and out is self.resp:
             child = self.channel_list[0]
             back = self.link_latency_cycles * (self.domain or self.clock).period_ps

@@ -251,33 +251,53 @@ class SplitsRequests:
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
         cl, burst_cycles = self.timing.CL, self.timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
+        free = {False: self.read_queue - self._rq_count, True: self.write_queue - self._wq_count}
+
+        def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
+            # The cycle the last of ``pieces`` bursts can enter (be stamped): now while the
+            # queue has room; else a slot frees when a burst's RD or WR issues, one per tBL
+            # on the data bus at most, and the burst waiting for it enters the next cycle.
+            departures = ahead + pieces - free[write]
+            return c0 if departures <= 0 else c0 + 1 + (departures - 1) * burst_cycles
+
         order = self._order
+        entering = self._job  # the one request whose bursts are entering (one at a time)
         best = NEVER
         for job in order.heads():
+            write = job.message.is_write
+            unqueued = len(job.pieces) - job.entered
             if not job.left:
                 at = job.done  # answered once its turn comes (order.due for the first)
-            elif job.message.is_write:
-                at = c0 + 1
+            elif write:
+                # posted: acknowledged once every burst is queued, the cycle after it is taken
+                # at the soonest (or at the stamp of a burst entering as a slot frees)
+                at = max(c0 + 1, last_entry(unqueued, True))
             else:
                 # Queued bursts still need their RD: one data burst per tBL on the channel's
                 # data bus, the first CL after an RD issued now at the soonest. Bursts not yet
-                # queued might still be answered from the write queue.
-                unqueued = len(job.pieces) - job.entered
+                # queued might still be answered from the write queue once they enter.
                 queued = job.left - unqueued
                 at = c0 + cl + queued * burst_cycles if queued else c0 + early
                 if unqueued:
-                    at = max(at, c0 + early)
+                    at = max(at, last_entry(unqueued, False) + early)
                 at = max(at, job.done)
             best = min(best, max(at, c0))
         if self.req.connected:
+            ahead = {False: 0, True: 0}
+            if entering is not None:
+                ahead[entering.message.is_write] = len(entering.pieces) - entering.entered
             newcomers = set()
             for arrival, message in self.req.channel.flight:
                 source = message.source
                 if order.has_client(source) or source in newcomers:
                     continue  # answered after its client's earlier requests
                 newcomers.add(source)
-                enters = max(c0, -(-(arrival - phase) // period))
-                best = min(best, enters + (1 if message.is_write else early))
+                write = message.is_write
+                pieces = len(split(message.address, message.size_bytes, self.burst_bytes))
+                arrives = max(c0, -(-(arrival - phase) // period))
+                enters = last_entry(pieces, write, ahead[write])
+                at = max(arrives + 1, enters) if write else max(arrives, enters) + early
+                best = min(best, at)
         return None if best >= NEVER else phase + best * period
 
     def reaction_ps(self, inp, out) -> int:
