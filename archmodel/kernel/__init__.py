@@ -8,7 +8,7 @@ from .component import Component, catalogue, component_rng, model, register_mode
 from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, PortError,
                      SimulationError, Span)
 from .params import Param, at_least, in_range, one_of
-from .ports import In, InPort, Out, OutPort
+from .ports import In, InPort, Out, OutPort, unpaired_port
 from .register import Register
 from .simulator import RunResult, Simulator
 from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_csv,
@@ -20,5 +20,5 @@ __all__ = [
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
     "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
     "catalogue", "component_rng", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
-    "period_from_frequency", "register_model", "stats_csv", "stats_dict", "stats_table",
+    "period_from_frequency", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
 ]

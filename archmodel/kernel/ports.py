@@ -18,11 +18,12 @@ class PortDecl:
     direction = ""
 
     def __init__(self, doc: str = "", *, width: int | None = None, required: bool = True,
-                 count: str | int | None = None):
+                 count: str | int | None = None, pair: str | None = None):
         self.doc = doc
         self.width = width
         self.required = required
         self.count = count
+        self.pair = pair  # the port that must be connected whenever this one is (requests and their answers)
         self.name = ""
 
     def __set_name__(self, owner, name):
@@ -200,3 +201,22 @@ class OutPort(Port):
             ch.payload = msg
             sim._mark(ch)
         return True
+
+
+def unpaired_port(port) -> tuple[str, str] | None:
+    """(message, hint) when ``port`` is connected and the port its declaration pairs it with
+    is not (a request port whose answers could never come back), else None."""
+    name = port.decl.pair
+    if name is None or port.channel is None:
+        return None
+    partner = getattr(port.owner, name)
+    if partner.channel is not None:
+        return None
+    if port.decl.direction == "out":
+        hint = f"connect the answers back: ... -> {port.owner.name}.{name}"
+        why = "requests sent there would never be answered"
+    else:
+        hint = f"connect the requests: {port.owner.name}.{name} -> ..."
+        why = "answers would come to a port that sends no requests"
+    return f"{port.path} is connected but {partner.path} is not: {why}", hint
+

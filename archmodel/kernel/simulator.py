@@ -19,6 +19,7 @@ import attrs
 import networkx as nx
 
 from .component import Component
+from .ports import unpaired_port
 from .errors import DeadlockError, PortError
 from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
@@ -131,6 +132,9 @@ class Simulator:
             ins, outs = [], []
             for port in comp.ports:
                 channel = port.channel
+                unpaired = unpaired_port(port)
+                if unpaired is not None:
+                    raise PortError(unpaired[0], hint=unpaired[1])
                 if channel is None:
                     if port.decl.required:
                         kind = "input" if port.decl.direction == "in" else "output"

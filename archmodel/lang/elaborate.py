@@ -24,7 +24,7 @@ from pathlib import Path
 
 import attrs
 
-from ..kernel import ArchError, ClockDomain, Component, Span, catalogue, connect
+from ..kernel import ArchError, ClockDomain, Component, Span, catalogue, connect, unpaired_port
 from ..paths import data_path
 from . import ast, units
 from .errors import LanguageErrors, SourceText
@@ -961,16 +961,25 @@ _TOPOLOGY_MODULE = ast.ModuleDef("module", "Topology", (), (), Span("<builtin>",
                                  "<builtin>")
 
 
+def _origin_span(elab: Elaborator, comp: Component):
+    """The span of the instance statement that made ``comp`` (or its nearest ancestor)."""
+    owner = comp
+    while owner is not None and id(owner) not in elab.origins:
+        owner = owner.parent
+    return elab.origins.get(id(owner)) if owner is not None else None
+
+
 def check_required_ports(elab: Elaborator, top: Component) -> None:
-    """Report every required port left unconnected, one error per instance statement and port."""
+    """Report every required port left unconnected, one error per instance statement and port,
+    and every request port connected without the port its answers come back on."""
     groups: dict = {}
     for comp in top.walk():
         for port in comp.ports:
+            unpaired = unpaired_port(port)
+            if unpaired is not None and port.decl.direction == "out":
+                elab.error(ArchError(unpaired[0], hint=unpaired[1], span=_origin_span(elab, comp)))
             if port.channel is None and port.decl.required:
-                owner = comp
-                while owner is not None and id(owner) not in elab.origins:
-                    owner = owner.parent
-                span = elab.origins.get(id(owner)) if owner is not None else None
+                span = _origin_span(elab, comp)
                 groups.setdefault((span, port.decl.name, port.decl.direction), []).append(port)
     for (span, name, direction), ports in groups.items():
         kind = "input" if direction == "in" else "output"

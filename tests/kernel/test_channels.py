@@ -127,3 +127,19 @@ def test_each_side_moves_at_most_one_message_per_edge():
     Simulator(top).run()
     assert greedy.sent == [0, 1000, 2000, 3000, 4000, 5000]
     assert gulper.log == [(1000, 0), (2000, 1), (3000, 2), (4000, 3), (5000, 4)]
+
+
+def test_a_request_port_connected_without_its_answer_port_is_an_error_naming_both():
+    from archmodel.kernel import PortError, Simulator
+    from archmodel.models.basic import Sink
+    from archmodel.models.compute import SnitchCluster
+
+    top = Component("top")
+    cluster = SnitchCluster("cl", top, cores=1)
+    memory = Sink("mem", top)
+    connect(cluster.ext_req, memory.inp)
+    with pytest.raises(PortError) as info:
+        Simulator(top)
+    assert info.value.message == ("top.cl.ext_req is connected but top.cl.ext_rsp is not: requests sent there "
+                               "would never be answered")
+    assert info.value.hint == "connect the answers back: ... -> cl.ext_rsp"

@@ -66,8 +66,8 @@ class SnitchCluster(Component):
                    "to); auto: compiled unless the run is traced (waveforms need the Python model)",
                    check=one_of("auto", "python", "compiled"))
 
-    ext_req = Out("DMA bursts to the outside memory (MemRequest)", required=False)
-    ext_rsp = In("responses from the outside memory (MemResponse)", required=False)
+    ext_req = Out("DMA bursts to the outside memory (MemRequest)", required=False, pair="ext_rsp")
+    ext_rsp = In("responses from the outside memory (MemResponse)", required=False, pair="ext_req")
 
     cycles = Formula("cycles", "cycles until every core finished (or so far)", lambda c: c.run_cycles())
     fpu_utilisation = Formula("%", "FP computations per compute-core cycle",
