@@ -69,6 +69,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         period = self.period = self.domain.period_ps
         seed = self.sim.seed
         for router in noc.routers:
+            router.sim = self.sim  # for the time in its errors; it is never scheduled
             router.begin(period, component_rng(seed, router.path), False)
         pm = noc.port_map
         for ni in noc.interfaces:
@@ -143,11 +144,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         if words is not None:
             moved = True
             for r, p, flit, credit in words:
-                router = routers[r]
-                if credit >= 0:
-                    router._credit(p * router.vcs + credit)
-                if flit is not None:
-                    router._arrive(p, flit, now)
+                routers[r].take(p, flit, credit, now)
                 busy.add(r)
         if self._step_terminals(now):
             moved = True
@@ -259,16 +256,14 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         idle = None
         for r in self.busy_routers:
             router = routers[r]
-            if router.va_waiting:
-                router._allocate_vcs(now)
-            if router.sa_active and router._allocate_switch(now):
+            if router.arbitrate(now):
                 for at in (now + router.st_total, now + router.cr_delay):
                     senders = sends.get(at)
                     if senders is None:
                         sends[at] = {r}
                     else:
                         senders.add(r)
-            if not (router.va_waiting or router.sa_active):
+            if not router.has_requests():
                 if idle is None:
                     idle = [r]
                 else:
@@ -282,13 +277,9 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         links = self.links
         r_wheel, n_wheel = self.r_wheel, self.n_wheel
         for r in senders:
-            router = routers[r]
-            words = router.outbox.pop(now)
+            words = routers[r].words_due(now)
             row = links[r]
-            leaving = router.leaving
             for p, (flit, credit) in words.items():
-                if flit is not None:
-                    leaving[p] -= 1
                 to_router, target, port, delay = row[p]
                 at = now + delay
                 if to_router:

@@ -230,21 +230,54 @@ class NocRouter(Component):
             if flight and flight[0][0] <= now:
                 flit, credit = port.recv()
                 active = True
-                if credit >= 0:
-                    self._credit(p * self.vcs + credit)
-                if flit is not None:
-                    self._arrive(p, flit, now)
+                self.take(p, flit, credit, now)
         if self.va_waiting:
             active = self._allocate_vcs(now) or active
         if self.sa_active:
             active = self._allocate_switch(now) or active
         if self.outbox:
-            words = self.outbox.pop(now, None)
+            words = self.words_due(now)
             if words is not None:
-                self._send(words)
+                outs = self.out
+                for p, word in words.items():
+                    outs[p].send(tuple(word))
             active = True
         if not active:
             self._rest(now)
+
+    # -- stepping, for the network-level engine (and tick) ---------------------------------
+    def take(self, p: int, flit, credit: int, now: int) -> None:
+        """Take the link word ``(flit, credit)`` arriving on input port ``p`` at ``now``: the
+        credit (a VC number, or NO_CREDIT) returns to output VC ``credit`` of port ``p``, the
+        flit (or None) enters its input VC's buffer."""
+        if credit >= 0:
+            self._credit(p * self.vcs + credit)
+        if flit is not None:
+            self._arrive(p, flit, now)
+
+    def arbitrate(self, now: int) -> bool:
+        """VC allocation for the waiting heads, then switch allocation; returns whether flits
+        won the switch (their words are due at ``now + st_total``, their credits upstream at
+        ``now + cr_delay``, see :meth:`words_due`)."""
+        if self.va_waiting:
+            self._allocate_vcs(now)
+        return bool(self.sa_active) and self._allocate_switch(now)
+
+    def has_requests(self) -> bool:
+        """Whether heads wait for an output VC or input VCs for the switch (a step may move
+        something even with no word arriving)."""
+        return bool(self.va_waiting or self.sa_active)
+
+    def words_due(self, now: int) -> dict | None:
+        """The link words to send at ``now`` (output port -> [flit or None, credit vc or
+        NO_CREDIT]), taken out of the router, or None."""
+        words = self.outbox.pop(now, None)
+        if words is not None:
+            leaving = self.leaving
+            for p, (flit, _) in words.items():
+                if flit is not None:
+                    leaving[p] -= 1
+        return words
 
     def _credit(self, ovc: int) -> None:
         credits = self.ovc_credits
@@ -635,16 +668,6 @@ class NocRouter(Component):
                     self._new_front(ivc, now + self.period)
             elif not q:
                 sa_active.discard(ivc)
-
-    def _send(self, words: dict) -> None:
-        """Send this edge's link words: on each port a flit whose switch traversal ends now
-        and a credit whose delay has passed, together."""
-        outs = self.out
-        leaving = self.leaving
-        for p, (flit, credit) in words.items():
-            if flit is not None:
-                leaving[p] -= 1
-            outs[p].send((flit, credit))
 
     def _rest(self, now: int) -> None:
         """Nothing moved this edge: sleep until an arrival, a credit, or the next timed event."""
