@@ -34,7 +34,11 @@ from __future__ import annotations
 
 from archmodel.kernel import Component, DeadlockError, In, Out, Param, at_least, component_rng, model
 
+import networkx as nx
+
 from .address_map import ForwardsFunctionalAccess
+from .flit import UNCAUSED_PS
+from .memory_interface import RequestTrip, ResponseTrip
 
 
 @model(catalogue=False)
@@ -63,12 +67,16 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         self.check_ps = None  # the monitor's next check, None while it would be idle
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
+        self.steps = 0  # edges this engine has ticked (the lookahead bounds are cached per edge)
+        self.bounds_at = None
+        self.bounds: dict = {}
 
     def start(self) -> None:
         noc = self.parent
         period = self.period = self.domain.period_ps
         seed = self.sim.seed
         for router in noc.routers:
+            router.sim = self.sim  # for the time in its errors; it is never scheduled
             router.begin(period, component_rng(seed, router.path), False)
         pm = noc.port_map
         for ni in noc.interfaces:
@@ -97,6 +105,11 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         # Interfaces whose ports carry memory traffic: checked every edge the engine is woken,
         # since a message or credit on their ports wakes the engine, not them.
         self.port_terminals = [t for t in range(self.memory_terminals) if noc.interfaces[t].memory_ports_in_use()]
+        self.port_terminal = {}  # memory port -> its terminal
+        for t in range(self.memory_terminals):
+            for port in (self.mem_req[t], self.mem_rsp[t], self.to_memory[t], self.from_memory[t]):
+                self.port_terminal[port] = t
+        self._plan_bounds()
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NetworkInterface.send_packet` for an interface this engine steps: the packet
@@ -107,6 +120,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         started = sim is not None and sim._started
         when = self.domain.edge_after(sim.now) if started else 0
         packet = ni._new_packet(dest, size, payload, when)
+        self.bounds_at = None  # a packet created between edges changes the lookahead bounds
         if started:
             edge = self._edge_at_or_after(when)
             wakes = self.ni_wakes.get(edge)
@@ -133,7 +147,104 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         buffered = sum(r.buffered for r in self.parent.routers)
         return f"{buffered} flits" if buffered else None
 
+    # -- lookahead (archmodel.kernel.lookahead) --------------------------------------------
+    # A message leaves on mem_rsp[t] only when the tail of a response packet for t arrives
+    # there, on to_memory[t] when a request's does. So a port's earliest send is the soonest
+    # any such flit can reach terminal t from where it is now (a router's pipeline, a link, a
+    # source queue), each leg at its least time; and a message arriving on a memory port
+    # reaches the other terminal's port no sooner than the network's least latency.
+
+    def _plan_bounds(self) -> None:
+        """The least cycles from a flit leaving each router to its arrival at each router's
+        terminals, for heads (every stage at every router) and other flits (switch
+        allocation and traversal only, their head having routed and allocated)."""
+        noc = self.parent
+        pm = noc.port_map
+        model = noc.routers[0]
+        self.body_stages = model.sw_alloc_delay + model.st_delay
+        self.head_stages = model.routing_delay + model.vc_alloc_delay + self.body_stages
+        self.reach = {}
+        for head, stages in ((True, self.head_stages), (False, self.body_stages)):
+            for r in pm.routers:
+                lengths = nx.single_source_dijkstra_path_length(
+                    noc.graph, r, weight=lambda u, v, _, st=stages: pm.latency(u, v) + st)
+                self.reach[head, r] = {g: cycles + noc.ejection_latency for g, cycles in lengths.items()}
+
+    def _port_bounds(self) -> dict:
+        """Per memory port in use, the soonest time (ps) a message can leave on it from what
+        the network holds now (see the comment above); cached for the current edge."""
+        now = self.sim.now
+        key = (now, self.steps)
+        if self.bounds_at == key:
+            return self.bounds
+        noc = self.parent
+        pm = noc.port_map
+        period = self.period
+        bounds: dict = {}
+
+        def offer(packet, at: int) -> None:
+            payload = packet.payload
+            if isinstance(payload, ResponseTrip):
+                port = self.mem_rsp[packet.dest]
+            elif isinstance(payload, RequestTrip):
+                port = self.to_memory[packet.dest]
+            else:
+                return
+            if port not in bounds or at < bounds[port]:
+                bounds[port] = at
+
+        def offer_flit(flit, at_router: int, leave: int) -> None:
+            # leaves router at_router at `leave`; the tail follows one cycle per flit
+            packet = flit.packet
+            reach = self.reach[flit.head, at_router][pm.terminal_router[packet.dest]]
+            offer(packet, leave + (reach + packet.size - 1 - flit.index) * period)
+
+        for r, router in enumerate(noc.routers):
+            for flit, _, leave, _, _ in router.departures(now):
+                offer_flit(flit, r, leave)
+        for at, words in self.r_wheel.items():
+            for r, _, flit, _ in words:
+                if flit is not None:
+                    stages = self.head_stages if flit.head else self.body_stages
+                    offer_flit(flit, r, at + stages * period)
+        for at, words in self.n_wheel.items():
+            for _, (flit, _) in words:
+                if flit is not None:
+                    offer(flit.packet, at + (flit.packet.size - 1 - flit.index) * period)
+        for u, ni in enumerate(noc.interfaces):
+            for packet in ni.queue:
+                offer(packet, now + noc.min_latency(u, packet.dest, packet.size) * period)
+            packet = ni.sending
+            if packet is not None:
+                offer(packet, max(now, packet.injected_ps + noc.min_latency(u, packet.dest, packet.size) * period))
+            _, mem_rsp, to_memory, _ = ni.io
+            if ni.to_requester:
+                bounds[mem_rsp] = now
+            if ni.for_memory:
+                bounds[to_memory] = now
+        self.bounds_at, self.bounds = key, bounds
+        return bounds
+
+    def earliest_send_ps(self, port) -> int | None:
+        """The soonest a response can leave on ``mem_rsp[t]`` or a request on ``to_memory[t]``
+        from what the network holds now: the next edge while one waits there, else the
+        soonest tail of such a packet can arrive at terminal t (see :meth:`_port_bounds`);
+        None: only a message arriving on a memory port can make one."""
+        return self._port_bounds().get(port)
+
+    def reaction_ps(self, inp, out) -> int:
+        """A request taken on ``mem_req[u]`` reaches ``to_memory[t]``, and a response taken
+        on ``from_memory[u]`` reaches ``mem_rsp[t]``, no sooner than the least latency of a
+        one-flit packet from u to t (:meth:`Noc.min_latency`); a request causes no response
+        and a response no request directly (they pass through the memory outside)."""
+        requests = inp.name.startswith("mem_req")
+        if requests != out.name.startswith("to_memory"):
+            return UNCAUSED_PS
+        noc = self.parent
+        return noc.min_latency(self.port_terminal[inp], self.port_terminal[out]) * self.period
+
     def tick(self) -> None:
+        self.steps += 1
         now = self.sim.now
         noc = self.parent
         routers = noc.routers
@@ -143,11 +254,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         if words is not None:
             moved = True
             for r, p, flit, credit in words:
-                router = routers[r]
-                if credit >= 0:
-                    router._credit(p * router.vcs + credit)
-                if flit is not None:
-                    router._arrive(p, flit, now)
+                routers[r].take(p, flit, credit, now)
                 busy.add(r)
         if self._step_terminals(now):
             moved = True
@@ -259,16 +366,14 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         idle = None
         for r in self.busy_routers:
             router = routers[r]
-            if router.va_waiting:
-                router._allocate_vcs(now)
-            if router.sa_active and router._allocate_switch(now):
+            if router.arbitrate(now):
                 for at in (now + router.st_total, now + router.cr_delay):
                     senders = sends.get(at)
                     if senders is None:
                         sends[at] = {r}
                     else:
                         senders.add(r)
-            if not (router.va_waiting or router.sa_active):
+            if not router.has_requests():
                 if idle is None:
                     idle = [r]
                 else:
@@ -282,13 +387,9 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         links = self.links
         r_wheel, n_wheel = self.r_wheel, self.n_wheel
         for r in senders:
-            router = routers[r]
-            words = router.outbox.pop(now)
+            words = routers[r].words_due(now)
             row = links[r]
-            leaving = router.leaving
             for p, (flit, credit) in words.items():
-                if flit is not None:
-                    leaving[p] -= 1
                 to_router, target, port, delay = row[p]
                 at = now + delay
                 if to_router:

@@ -9,7 +9,7 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
-from .flit import NO_CREDIT, Flit, NetPacket
+from .flit import NO_CREDIT, UNCAUSED_PS, Flit, NetPacket
 from .traffic import make_pattern, make_process
 
 _INDEX = re.compile(r"\[(\d+)\]$")
@@ -194,6 +194,31 @@ class NetworkInterface(Component):
         if flit is not None or credit != NO_CREDIT:
             return (flit, credit)
         return None
+
+    def earliest_send_ps(self, port) -> int | None:
+        """Lookahead: on ``to_router`` the next edge while a credit is to go back or a flit can
+        go (see :meth:`busy`), else when the next synthetic or trace packet is due (a flit
+        waiting for a credit goes when one arrives); on ``out`` the next edge while a message
+        waits to leave. None: only an arrival can make one."""
+        if port is self.to_router:
+            if self.busy():
+                return self.sim.now
+            due = [t for t in (self.next_packet_ps, self.trace_queue[0][0] if self.trace_queue else None)
+                   if t is not None]
+            return min(due) if due else None
+        if port is self.out:
+            return self.sim.now if self.delivering else None
+        return None
+
+    def reaction_ps(self, inp, out) -> int:
+        """A word from the router acts at the edge it arrives (its credit lets a flit go, its
+        flit's credit goes back, a completed packet is delivered), and a message taken becomes
+        a packet whose first flit may go at once; a message taken causes nothing on the other
+        outputs directly (:data:`~.flit.UNCAUSED_PS`): it reaches them only through the
+        network, as flits that arrive from the router."""
+        if inp is self.from_router or out is self.to_router:
+            return 0
+        return UNCAUSED_PS
 
     def flits_for(self, message) -> int:
         """Flits of the packet carrying ``message``: ``ceil(size_bits / flit_bits)``, at least one

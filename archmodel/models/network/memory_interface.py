@@ -10,6 +10,7 @@ from archmodel.kernel import In, Out, Param, ParameterError, model
 
 from ..messages import MemRequest, MemResponse
 from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
+from .flit import UNCAUSED_PS
 from .interface import NetworkInterface
 
 
@@ -94,6 +95,9 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.memory_tags = 0
         self.to_requester: deque = deque()
         self.for_memory: deque = deque()
+        # The least cycles from taking a request to its response arriving (a lower bound, for
+        # the lookahead); Noc sets the network's, standalone it is 0.
+        self.round_trip_cycles = 0
 
     def share_memory_map(self, memory_map: AddressMap) -> None:
         """Route by ``memory_map`` (one map for every interface of a network)."""
@@ -135,6 +139,72 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         mem_req, _, _, from_memory = self.io
         return (super().busy() or (mem_req.connected and mem_req.valid)
                 or (from_memory.connected and from_memory.valid))
+
+    def earliest_send_ps(self, port) -> int | None:
+        """Lookahead: on ``mem_rsp`` the next edge while a response in request order waits to
+        leave, else the soonest answer to a request not yet injected whole
+        (:meth:`unsent_answered_ps`); on ``to_memory`` the next edge while a request waits to
+        leave. Else None: a response is reassembled only from flits still to arrive (one
+        waiting for an earlier response needs that one first), and a request likewise."""
+        _, mem_rsp, to_memory, _ = self.io
+        if port is mem_rsp:
+            if self.to_requester:
+                return self.sim.now
+            return self.unsent_answered_ps()
+        if port is to_memory:
+            return self.sim.now if self.for_memory else None
+        return super().earliest_send_ps(port)
+
+    def reaction_ps(self, inp, out) -> int:
+        """As :meth:`NetworkInterface.reaction_ps`, but on ``mem_rsp``: a request taken is
+        answered no sooner than the network's least round trip (``round_trip_cycles``), and a
+        word from the router completes a response only as :meth:`completion_ps` says."""
+        mem_req, mem_rsp, _, _ = self.io
+        if out is mem_rsp:
+            if inp is self.from_router:
+                return self.completion_ps()
+            if inp is mem_req:
+                return self.round_trip_cycles * self.period
+        return super().reaction_ps(inp, out)
+
+    def _unsent_requests(self) -> list:
+        """This interface's request packets not yet injected whole: queued, or being sent."""
+        packets = [p for p in self.queue if isinstance(p.payload, RequestTrip)]
+        if self.sending is not None and isinstance(self.sending.payload, RequestTrip):
+            packets.append(self.sending)
+        return packets
+
+    def unsent_answered_ps(self) -> int | None:
+        """The soonest a response to a request still (partly) in the source queue can leave:
+        its head goes no sooner than now (or went at its injection), its tail arrives one
+        cycle per further flit behind, and the round trip takes ``round_trip_cycles``."""
+        now = self.sim.now
+        soonest = None
+        for packet in self._unsent_requests():
+            if packet.injected_ps < 0:
+                at = now + self.round_trip_cycles * self.period
+            else:
+                at = max(now, packet.injected_ps + (self.round_trip_cycles + packet.size - 1) * self.period)
+            if soonest is None or at < soonest:
+                soonest = at
+        return soonest
+
+    def completion_ps(self) -> int:
+        """The soonest a response completes after the next word from the router, for the
+        responses to the requests injected whole so far (those to later requests are charged
+        to the request, see :meth:`reaction_ps`, and to requests still being injected, see
+        :meth:`unsent_answered_ps`): at once while one has not begun to arrive (it
+        may be a single flit), else when the packet with the fewest flits to come has had
+        them, one per cycle; never (:data:`~.flit.UNCAUSED_PS`) when none is awaited."""
+        awaited = (self.requests_issued - self.responses_delivered - len(self.early_responses)
+                   - len(self._unsent_requests()))  # those are bounded on their own
+        to_come = [packet.size - index for packet, index in self.arriving.values()
+                   if isinstance(packet.payload, ResponseTrip)]
+        if awaited > len(to_come):
+            return 0
+        if not to_come:
+            return UNCAUSED_PS
+        return (min(to_come) - 1) * self.period
 
     def port_work(self) -> bool:
         """Whether a served port has a message to take or one waits to leave (for an engine

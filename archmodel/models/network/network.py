@@ -202,6 +202,7 @@ class Noc(Component):
     def setup(self) -> None:
         self.graph: nx.Graph = build_topology(self.topology)
         self.port_map = PortMap(self.graph, self.link_latency)
+        self._router_distances: dict = {}  # router -> least cycles to every router (min_latency)
         self.route = make_routing(self.routing, self.port_map, self.vcs)
         pm = self.port_map
         kind = SimpleRouter if self.router == "SimpleRouter" else NocRouter
@@ -252,6 +253,7 @@ class Noc(Component):
             ni.load_trace(trace_by_source[t])
             if self.memory_map is not None:
                 ni.share_memory_map(self.memory_map)
+                ni.round_trip_cycles = self._least_round_trip(t)
             self.interfaces.append(ni)
             if fast:
                 ni.parent = self
@@ -277,6 +279,13 @@ class Noc(Component):
                 connect(self.routers[u].out[p], self.routers[v].inp[pm.in_port_from[v][u]], latency=pm.latency(u, v))
         self.monitor = NocMonitor("monitor", self)
         self._expose_memory_ports()
+
+    def _least_round_trip(self, t: int) -> int:
+        """The least cycles from terminal ``t`` sending a request to its response arriving
+        back, the network's part only (a one-flit request and response, the memory taking no
+        time): the bound its interface declares to the lookahead."""
+        owners = {item.terminal for item in self.memory_map.ranges}
+        return min(self.min_latency(t, d) + self.min_latency(d, t) for d in owners)
 
     MEMORY_PORTS = ("mem_req", "mem_rsp", "to_memory", "from_memory")
     """The per-terminal port arrays of a memory-mapped Noc."""
@@ -332,8 +341,7 @@ class Noc(Component):
         gives (the first choice at each router): injection link, per router the pipeline
         stages, per link its latency, ejection link, and one cycle per further flit."""
         pm = self.port_map
-        model = self.routers[0]
-        stages = model.routing_delay + model.vc_alloc_delay + model.sw_alloc_delay + model.st_delay
+        stages = self._router_stages()
         r, target = pm.terminal_router[source], pm.terminal_router[dest]
         latency = self.injection_latency + self.ejection_latency + (size - 1)
         in_port, in_vc = pm.terminal_port[source], 0
@@ -347,6 +355,25 @@ class Noc(Component):
             nxt = pm.neighbour[r][port]
             latency += pm.latency(r, nxt)
             in_port, in_vc, r = pm.in_port_from[nxt][r], first, nxt
+
+    def min_latency(self, source: int, dest: int, size: int = 1) -> int:
+        """The least latency in cycles any packet of ``size`` flits can have from terminal
+        ``source`` to ``dest``, over every route the topology offers (whatever the routing
+        function picks): :meth:`zero_load_latency` along a shortest path, so never more than
+        any packet takes (equal to it for minimal routing). The network's lookahead bounds
+        rest on it."""
+        pm = self.port_map
+        stages = self._router_stages()
+        distances = self._router_distances.get(pm.terminal_router[source])
+        if distances is None:
+            distances = self._router_distances[pm.terminal_router[source]] = nx.single_source_dijkstra_path_length(
+                self.graph, pm.terminal_router[source],
+                weight=lambda u, v, _: pm.latency(u, v) + stages)
+        return self.injection_latency + stages + distances[pm.terminal_router[dest]] + self.ejection_latency + size - 1
+
+    def _router_stages(self) -> int:
+        model = self.routers[0]
+        return model.routing_delay + model.vc_alloc_delay + model.sw_alloc_delay + model.st_delay
 
     def deadlock_report(self, now: int) -> str:
         """Buffered flits, and the cycle of input VCs waiting on each other if there is one."""

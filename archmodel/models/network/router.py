@@ -176,6 +176,8 @@ class NocRouter(Component):
                 _SHARED_ROUTING[key] = make_routing(self.routing, PortMap(build_topology(self.topology)), self.vcs)
             self.attach_routing(_SHARED_ROUTING[key])
         self.ports_in = [(p, port, port.channel.flight) for p, port in enumerate(self.inp) if port.connected]
+        self.in_index = {port: p for p, port in enumerate(self.inp)}
+        self.out_index = {port: o for o, port in enumerate(self.out)}
         self.begin(self.domain.period_ps, self.rng, self.occupancy_registers)
 
     def begin(self, period: int, rng, trace_occupancy: bool) -> None:
@@ -230,21 +232,54 @@ class NocRouter(Component):
             if flight and flight[0][0] <= now:
                 flit, credit = port.recv()
                 active = True
-                if credit >= 0:
-                    self._credit(p * self.vcs + credit)
-                if flit is not None:
-                    self._arrive(p, flit, now)
+                self.take(p, flit, credit, now)
         if self.va_waiting:
             active = self._allocate_vcs(now) or active
         if self.sa_active:
             active = self._allocate_switch(now) or active
         if self.outbox:
-            words = self.outbox.pop(now, None)
+            words = self.words_due(now)
             if words is not None:
-                self._send(words)
+                outs = self.out
+                for p, word in words.items():
+                    outs[p].send(tuple(word))
             active = True
         if not active:
             self._rest(now)
+
+    # -- stepping, for the network-level engine (and tick) ---------------------------------
+    def take(self, p: int, flit, credit: int, now: int) -> None:
+        """Take the link word ``(flit, credit)`` arriving on input port ``p`` at ``now``: the
+        credit (a VC number, or NO_CREDIT) returns to output VC ``credit`` of port ``p``, the
+        flit (or None) enters its input VC's buffer."""
+        if credit >= 0:
+            self._credit(p * self.vcs + credit)
+        if flit is not None:
+            self._arrive(p, flit, now)
+
+    def arbitrate(self, now: int) -> bool:
+        """VC allocation for the waiting heads, then switch allocation; returns whether flits
+        won the switch (their words are due at ``now + st_total``, their credits upstream at
+        ``now + cr_delay``, see :meth:`words_due`)."""
+        if self.va_waiting:
+            self._allocate_vcs(now)
+        return bool(self.sa_active) and self._allocate_switch(now)
+
+    def has_requests(self) -> bool:
+        """Whether heads wait for an output VC or input VCs for the switch (a step may move
+        something even with no word arriving)."""
+        return bool(self.va_waiting or self.sa_active)
+
+    def words_due(self, now: int) -> dict | None:
+        """The link words to send at ``now`` (output port -> [flit or None, credit vc or
+        NO_CREDIT]), taken out of the router, or None."""
+        words = self.outbox.pop(now, None)
+        if words is not None:
+            leaving = self.leaving
+            for p, (flit, _) in words.items():
+                if flit is not None:
+                    leaving[p] -= 1
+        return words
 
     def _credit(self, ovc: int) -> None:
         credits = self.ovc_credits
@@ -636,16 +671,6 @@ class NocRouter(Component):
             elif not q:
                 sa_active.discard(ivc)
 
-    def _send(self, words: dict) -> None:
-        """Send this edge's link words: on each port a flit whose switch traversal ends now
-        and a credit whose delay has passed, together."""
-        outs = self.out
-        leaving = self.leaving
-        for p, (flit, credit) in words.items():
-            if flit is not None:
-                leaving[p] -= 1
-            outs[p].send((flit, credit))
-
     def _rest(self, now: int) -> None:
         """Nothing moved this edge: sleep until an arrival, a credit, or the next timed event."""
         soonest = min(self.outbox) if self.outbox else None
@@ -660,6 +685,110 @@ class NocRouter(Component):
         self.sleep()
         if soonest is not None:
             self.wake_at(soonest)
+
+    # -- lookahead (archmodel.kernel.lookahead) --------------------------------------------
+    # Every link word a router sends is charged to one flit: the flit it carries, or the one
+    # whose freed buffer slot its credit reports. A flit held now bounds its words by its place
+    # in the pipeline (departures); a flit that arrives later bounds them by its arrival plus
+    # the pipeline it still has to pass (reaction_ps). A returning credit is never the cause
+    # of a word: what it unblocks is charged to the unblocked flit, whose bound ignores
+    # blocking. So the bounds hold whatever the allocators and credits do.
+
+    def departures(self, now: int) -> list:
+        """Every flit this router holds, as ``(flit, ports, leave_ps, in_port, credit_ps)``: the
+        output ports it may leave on (None: any, for a packet queued behind another, not routed
+        yet), the soonest time it can go on that link, and for a flit still in the buffer of
+        input ``in_port`` the soonest its credit can go back on output ``in_port`` (both None
+        once it has left its buffer). From the pipeline alone (routing, VC
+        and switch allocation, traversal), as though no flit competed and every credit were
+        there, so never later than the truth."""
+        held = []
+        period = self.period
+        for when, words in self.outbox.items():
+            for o, (flit, _) in words.items():
+                if flit is not None:
+                    held.append((flit, (o,), when, None, None))
+        if not self.buffered:
+            return held
+        head_wait = self.va_ready_delay  # from winning an output VC to asking for the switch
+        for ivc, q in enumerate(self.buf):
+            if not q:
+                continue
+            p = self.port_of[ivc]
+            ready = max(self.ivc_ready[ivc], now)
+            ovc = self.ivc_out[ivc]
+            if ovc >= 0:
+                switch, ports = ready, (self.out_port_of[ovc],)
+            else:
+                switch, ports = ready + head_wait, tuple(port for port, _, _ in self.ivc_route[ivc])
+            for k, flit in enumerate(q):
+                if k:
+                    switch += period  # one flit per VC per cycle
+                    if flit.head:  # routed when it reaches the front, the cycle after the tail left
+                        switch = max(switch, flit.arrived_ps + self.rc_delay) + head_wait
+                        ports = None
+                held.append((flit, ports, switch + self.st_total, p, switch + self.cr_delay))
+        return held
+
+    def earliest_send_ps(self, port) -> int | None:
+        """The soonest link word on output ``port``: a flit held for it (or not routed yet),
+        or the credit of a flit held in the input buffer of the same port number (see
+        :meth:`departures`); None when it holds neither (only an arrival can make one)."""
+        o = self.out_index[port]
+        soonest = None
+        for when, words in self.outbox.items():
+            if o in words and (soonest is None or when < soonest):
+                soonest = when
+        if not self.buffered and soonest is None:
+            return None
+        for _, ports, leave, p, credit in self.departures(self.sim.now):
+            if ports is None or o in ports:
+                if soonest is None or leave < soonest:
+                    soonest = leave
+            if p == o and (soonest is None or credit < soonest):
+                soonest = credit
+        return soonest
+
+    def reaction_ps(self, inp, out) -> int:
+        """The soonest a flit arriving on ``inp`` makes a word on ``out``: its own flit word
+        after switch allocation and traversal (plus routing and VC allocation for a head, which
+        every flit on ``inp`` belongs to unless a packet already in progress there may take
+        ``out``), or, when ``out`` has the same port number, its credit after ``credit_delay``
+        (plus routing and VC allocation for a head). A credit arriving causes nothing of its
+        own (see the comment above :meth:`departures`)."""
+        p = self.in_index[inp]
+        o = self.out_index[out]
+        head = self.rc_delay + self.va_ready_delay
+        flit = self.st_total + (0 if self._in_progress(p, o) else head)
+        if o != p:
+            return flit
+        return min(flit, self.cr_delay + (0 if self._in_progress(p, None) else head))
+
+    def _in_progress(self, p: int, o: int | None) -> bool:
+        """Whether a VC of input port ``p`` has a packet whose head arrived and tail did not,
+        that may leave on output ``o`` (None: on any): only such a packet's body flits skip
+        routing and VC allocation."""
+        v = self.vcs
+        for ivc in range(p * v, p * v + v):
+            q = self.buf[ivc]
+            ovc = self.ivc_out[ivc]
+            if q:
+                last = q[-1]
+                if last.tail:
+                    continue
+                if last.packet is not q[0].packet:
+                    ports = None
+                elif ovc >= 0:
+                    ports = (self.out_port_of[ovc],)
+                else:
+                    ports = tuple(port for port, _, _ in self.ivc_route[ivc])
+            elif ovc >= 0:
+                ports = (self.out_port_of[ovc],)
+            else:
+                continue
+            if o is None or ports is None or o in ports:
+                return True
+        return False
 
     # -- inspection -----------------------------------------------------------------------
     def holding(self) -> str | None:
