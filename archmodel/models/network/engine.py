@@ -37,7 +37,6 @@ from archmodel.kernel import Component, DeadlockError, In, Out, Param, at_least,
 import networkx as nx
 
 from .address_map import ForwardsFunctionalAccess
-from .flit import UNCAUSED_PS
 from .memory_interface import RequestTrip, ResponseTrip
 
 
@@ -232,14 +231,14 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         None: only a message arriving on a memory port can make one."""
         return self._port_bounds().get(port)
 
-    def reaction_ps(self, inp, out) -> int:
+    def reaction_ps(self, inp, out) -> int | None:
         """A request taken on ``mem_req[u]`` reaches ``to_memory[t]``, and a response taken
         on ``from_memory[u]`` reaches ``mem_rsp[t]``, no sooner than the least latency of a
         one-flit packet from u to t (:meth:`Noc.min_latency`); a request causes no response
         and a response no request directly (they pass through the memory outside)."""
         requests = inp.name.startswith("mem_req")
         if requests != out.name.startswith("to_memory"):
-            return UNCAUSED_PS
+            return None
         noc = self.parent
         return noc.min_latency(self.port_terminal[inp], self.port_terminal[out]) * self.period
 

@@ -78,10 +78,3 @@ NO_CREDIT = -1
 LinkWord = tuple
 """What a link carries in one cycle: ``(flit or None, vc whose credit returns or NO_CREDIT)``."""
 
-
-UNCAUSED_PS = 1 << 62
-"""The reaction (ps) a network model declares for an input and an output when no message on
-the output is ever caused by a message on that input directly: what it causes leaves on
-another output first (a request on ``mem_req`` leaves as flits towards the router; the
-response that comes back is charged to the flits that bring it). Far beyond any run, so the
-kernel's lookahead never reaches a receiver along that pair."""

@@ -9,7 +9,7 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
-from .flit import NO_CREDIT, UNCAUSED_PS, Flit, NetPacket
+from .flit import NO_CREDIT, Flit, NetPacket
 from .traffic import make_pattern, make_process
 
 _INDEX = re.compile(r"\[(\d+)\]$")
@@ -210,15 +210,15 @@ class NetworkInterface(Component):
             return self.sim.now if self.delivering else None
         return None
 
-    def reaction_ps(self, inp, out) -> int:
+    def reaction_ps(self, inp, out) -> int | None:
         """A word from the router acts at the edge it arrives (its credit lets a flit go, its
         flit's credit goes back, a completed packet is delivered), and a message taken becomes
         a packet whose first flit may go at once; a message taken causes nothing on the other
-        outputs directly (:data:`~.flit.UNCAUSED_PS`): it reaches them only through the
+        outputs directly (None): it reaches them only through the
         network, as flits that arrive from the router."""
         if inp is self.from_router or out is self.to_router:
             return 0
-        return UNCAUSED_PS
+        return None
 
     def flits_for(self, message) -> int:
         """Flits of the packet carrying ``message``: ``ceil(size_bits / flit_bits)``, at least one

@@ -10,7 +10,6 @@ from archmodel.kernel import In, Out, Param, ParameterError, model
 
 from ..messages import MemRequest, MemResponse
 from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
-from .flit import UNCAUSED_PS
 from .interface import NetworkInterface
 
 
@@ -155,7 +154,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             return self.sim.now if self.for_memory else None
         return super().earliest_send_ps(port)
 
-    def reaction_ps(self, inp, out) -> int:
+    def reaction_ps(self, inp, out) -> int | None:
         """As :meth:`NetworkInterface.reaction_ps`, but on ``mem_rsp``: a request taken is
         answered no sooner than the network's least round trip (``round_trip_cycles``), and a
         word from the router completes a response only as :meth:`completion_ps` says."""
@@ -189,13 +188,13 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                 soonest = at
         return soonest
 
-    def completion_ps(self) -> int:
+    def completion_ps(self) -> int | None:
         """The soonest a response completes after the next word from the router, for the
         responses to the requests injected whole so far (those to later requests are charged
         to the request, see :meth:`reaction_ps`, and to requests still being injected, see
         :meth:`unsent_answered_ps`): at once while one has not begun to arrive (it
         may be a single flit), else when the packet with the fewest flits to come has had
-        them, one per cycle; never (:data:`~.flit.UNCAUSED_PS`) when none is awaited."""
+        them, one per cycle; never (None) when none is awaited."""
         awaited = (self.requests_issued - self.responses_delivered - len(self.early_responses)
                    - len(self._unsent_requests()))  # those are bounded on their own
         to_come = [packet.size - index for packet, index in self.arriving.values()
@@ -203,7 +202,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         if awaited > len(to_come):
             return 0
         if not to_come:
-            return UNCAUSED_PS
+            return None
         return (min(to_come) - 1) * self.period
 
     def port_work(self) -> bool:

@@ -749,7 +749,7 @@ class NocRouter(Component):
                 soonest = credit
         return soonest
 
-    def reaction_ps(self, inp, out) -> int:
+    def reaction_ps(self, inp, out) -> int | None:
         """The soonest a flit arriving on ``inp`` makes a word on ``out``: its own flit word
         after switch allocation and traversal (plus routing and VC allocation for a head, which
         every flit on ``inp`` belongs to unless a packet already in progress there may take

@@ -5,6 +5,7 @@ from archmodel.kernel import Component, DeadlockError, ModelAssertion, Simulator
 from archmodel.models.basic import Sink
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
 from archmodel.workloads.snitch import build_system, run_kernel
+from tests.kernel.components import Producer
 
 
 def run_programs(sources, cores=1, **params):
@@ -276,6 +277,7 @@ def test_a_dma_transfer_the_memory_never_answers_is_a_deadlock_on_that_memory():
     cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0)
     memory = Sink("mem", top)  # takes the read burst and never answers
     connect(cluster.ext_req, memory.inp)
+    connect(Producer("silent", top, count=0).out, cluster.ext_rsp)  # the answers' way back, never used
     source = (f"li t0, 0x80000000\ndmsrc t0, zero\nli t0, {TCDM_BASE}\ndmdst t0, zero\nli t0, 256\n"
               "dmcpyi zero, t0, 0\necall\n")
     cluster.load_programs([None, assemble(source, "lost.S")])
@@ -301,11 +303,12 @@ def test_a_core_spinning_on_a_flag_nobody_writes_is_a_deadlock_not_progress():
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
 def test_a_stuck_cluster_is_named_while_the_rest_of_the_system_still_moves(compiled):
-    from tests.kernel.components import Consumer, Producer
+    from tests.kernel.components import Consumer
     top = Component("top")
     cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0, engine="compiled" if compiled else "python")
     memory = Sink("mem", top)  # takes the read burst and never answers
     connect(cluster.ext_req, memory.inp)
+    connect(Producer("silent", top, count=0).out, cluster.ext_rsp)  # the answers' way back, never used
     producer, consumer = Producer("busy", top, count=1_000_000), Consumer("also_busy", top)
     connect(producer.out, consumer.inp)  # a message every cycle, for a million cycles
     source = (f"li t0, 0x80000000\ndmsrc t0, zero\nli t0, {TCDM_BASE}\ndmdst t0, zero\nli t0, 256\n"

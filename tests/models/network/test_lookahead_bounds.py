@@ -158,14 +158,16 @@ def test_no_response_beats_a_horizon_and_no_port_sends_before_its_declared_bound
         other.script.extend(random_request(rng) for _ in range(rng.randrange(0, 12)))
         sim = Simulator(top)
         log = SendLog(monkeypatch, sim)
-        senders = [c for c in sim.components if c._declares_sends and c is not probe]
+        senders = [c for c in sim.components
+                   if type(c).earliest_send_ps is not Component.earliest_send_ps and c is not probe]
         declared = []  # (seq, time, port, bound)
         ask = sim.undisturbed_until_ps
 
         def asking(comp):
             for sender in senders:
-                for channel in sender._out_channels:
-                    declared.append((log.seq, sim.now, channel.src, sender.earliest_send_ps(channel.src)))
+                for port in sender.ports:
+                    if port.decl.direction == "out" and port.channel is not None:
+                        declared.append((log.seq, sim.now, port, sender.earliest_send_ps(port)))
             return ask(comp)
 
         sim.undisturbed_until_ps = asking
