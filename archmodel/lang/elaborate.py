@@ -135,7 +135,8 @@ def _plain(value):
     if isinstance(value, ModelRef):
         return value.name
     if isinstance(value, AddressRangeValue):
-        return (value.start, value.end, value.terminal)
+        terminal = list(value.terminal) if isinstance(value.terminal, tuple) else value.terminal
+        return (value.start, value.end, terminal)
     return value
 
 

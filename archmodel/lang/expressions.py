@@ -164,10 +164,19 @@ class Expressions:
     def _address_range(self, expr: ast.AddressRange, scope: Scope) -> AddressRangeValue:
         start, end = (self._address(self.evaluate(e, scope), what, e.span)
                       for e, what in ((expr.start, "an address range's start"), (expr.end, "an address range's end")))
-        terminal = self._int(self.evaluate(expr.target, scope), "an address range's terminal", expr.target.span)
-        if terminal < 0:
-            self.fail(f"an address range's terminal must be at least 0, got {terminal}", expr.target.span)
-        value = AddressRangeValue(start, end, terminal, expr.span)
+        target = self.evaluate(expr.target, scope)
+        # one terminal, or a list of them for a range interleaved over several memories
+        owners = target if isinstance(target, list) else [target]
+        if not owners:
+            self.fail("an address range's terminal list is empty", expr.target.span,
+                      hint="name one terminal, or the terminals to interleave over: [1, 5]")
+        terminals = []
+        for owner in owners:
+            terminal = self._int(owner, "an address range's terminal", expr.target.span)
+            if terminal < 0:
+                self.fail(f"an address range's terminal must be at least 0, got {terminal}", expr.target.span)
+            terminals.append(terminal)
+        value = AddressRangeValue(start, end, terminals[0] if len(terminals) == 1 else tuple(terminals), expr.span)
         if end <= start:
             self.fail(f"address range {value} is empty", expr.span, hint="its end (exclusive) must lie above its start")
         return value

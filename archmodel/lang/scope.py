@@ -29,15 +29,17 @@ class ModelRef:
 @attrs.frozen
 class AddressRangeValue:
     """An address map entry as a language value: bytes ``[start, end)`` owned by network
-    terminal ``terminal``; ``span`` is where it was written (for overlap errors)."""
+    terminal ``terminal`` (or interleaved over a tuple of terminals); ``span`` is where it was
+    written (for overlap errors)."""
 
     start: int
     end: int
-    terminal: int
+    terminal: int | tuple
     span: Span = attrs.field(eq=False)
 
     def __str__(self) -> str:
-        return f"{self.start:#_x} .. {self.end:#_x} -> {self.terminal}"
+        owner = list(self.terminal) if isinstance(self.terminal, tuple) else self.terminal
+        return f"{self.start:#_x} .. {self.end:#_x} -> {owner}"
 
 
 class Cascade(Exception):

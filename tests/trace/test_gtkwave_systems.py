@@ -19,6 +19,10 @@ SYSTEMS = {
                  ["occ0_0", "occ1_0", "valid", "ready"], None),
     "snitch_cluster": (["-p", "m=16", "-p", "n=16", "-p", "k=8"],
                        ["core0.pc", "core0.fpu_busy", "core0.ssr0_fifo", "bank_grants"], None),
+    # one waveform of a composed system: a cluster's cores, the routers' VC occupancy, DRAM banks
+    "clusters_mesh": (["-p", "m=32"], ["cluster[0].core0.pc", "cluster[0].core3.fpu_busy", "router[0].occ1_0",
+                                       "router[3].occ2_1", "ddr0.bank0_state", "ddr1.bank15_state"],
+                      "ddr0.bank0_state"),
 }
 
 

@@ -51,6 +51,8 @@ def _hbm_stack(tmp_path):
     ("memory_mesh", {}),
     ("memory_mesh", {"engine": '"fast"'}),
     ("hbm_stack", {}),
+    ("clusters_mesh", {"m": "32"}),
+    ("clusters_mesh", {"m": "32", "engine": '"fast"'}),
 ])
 def test_a_composed_system_ends_alike_with_the_compiled_cluster_loop_and_the_python_model(system, params,
                                                                                            tmp_path):

@@ -1,7 +1,9 @@
 """Address maps: which network terminal owns which bytes, for memory-mapped traffic.
 
 An :class:`AddressMap` is a set of non-overlapping byte ranges ``[start, end)``, each owned by one
-terminal of a network (the terminal whose interface has the memory on its ``to_memory`` port).
+terminal of a network (the terminal whose interface has the memory on its ``to_memory`` port),
+or interleaved over several in blocks of ``interleave_bytes`` (block k of the range at its
+k-th terminal, round robin), as a NoC spreads addresses over memory controllers.
 Requester interfaces look a request up in it to find the packet's destination, and forward
 functional accesses (``backdoor_read``/``backdoor_write``) through it to the memory that owns the
 bytes, so a workload that finds "the memory at the other end of my port" can load and check
@@ -24,39 +26,64 @@ def hex_address(address: int) -> str:
 
 @attrs.frozen
 class AddressRange:
-    """Bytes ``[start, end)`` owned by ``terminal``; ``label`` names the owner in errors (the
+    """Bytes ``[start, end)`` owned by ``terminal``, or with ``interleave`` (several terminals)
+    spread over them in blocks of ``block_bytes``; ``label`` names the owner in errors (the
     memory's instance name when the range came from a ``.arch`` file, else ``terminal N``)."""
 
     start: int
     end: int
     terminal: int
     label: str = ""
+    interleave: tuple = ()
+    block_bytes: int = 0
+
+    @property
+    def terminals(self) -> tuple:
+        """Every terminal that owns some of the range's bytes."""
+        return self.interleave or (self.terminal,)
+
+    def owner(self, address: int) -> int:
+        """The terminal owning the byte at ``address`` (inside the range)."""
+        if not self.interleave:
+            return self.terminal
+        return self.interleave[(address - self.start) // self.block_bytes % len(self.interleave)]
+
+    def piece_end(self, address: int) -> int:
+        """The end of the bytes from ``address`` on that one terminal owns: the range's end, or
+        the end of its interleave block."""
+        if not self.interleave:
+            return self.end
+        return min(self.end, self.start + ((address - self.start) // self.block_bytes + 1) * self.block_bytes)
 
     def __str__(self) -> str:
-        return f"{hex_address(self.start)} .. {hex_address(self.end)} -> {self.label or f'terminal {self.terminal}'}"
+        owner = self.label or (f"terminals {list(self.interleave)} in {self.block_bytes}-byte blocks"
+                               if self.interleave else f"terminal {self.terminal}")
+        return f"{hex_address(self.start)} .. {hex_address(self.end)} -> {owner}"
 
 
 class AddressMap:
     """Non-overlapping address ranges, each owned by a terminal, looked up by address.
 
-    ``entries`` are :class:`AddressRange` objects or ``(start, end, terminal)`` triples; a
-    range that is empty, owned by a terminal outside ``0 .. terminals - 1``, or overlapping
-    another is a ParameterError naming the ranges (``owner`` prefixes the message). Gaps
+    ``entries`` are :class:`AddressRange` objects or ``(start, end, terminal)`` triples, the
+    terminal a list of terminals for a range interleaved over them in ``interleave_bytes``
+    blocks; a range that is empty, owned by a terminal outside ``0 .. terminals - 1``, or
+    overlapping another is a ParameterError naming the ranges (``owner`` prefixes the message). Gaps
     between ranges are allowed; a timing request landing in one is the requester's run-time
     error. ``memory_ports`` (terminal -> the ``to_memory`` port used there) is bound by whoever
     wires the interfaces, for the functional path.
     """
 
-    def __init__(self, entries=(), terminals: int | None = None, owner: str = ""):
+    def __init__(self, entries=(), terminals: int | None = None, owner: str = "", interleave_bytes: int = 4096):
         self.ranges: list[AddressRange] = []
         self.starts: list[int] = []
         self.memory_ports: dict = {}
         prefix = f"{owner}: " if owner else ""
         for entry in entries:
-            item = entry if isinstance(entry, AddressRange) else _as_range(entry, prefix)
-            if terminals is not None and not 0 <= item.terminal < terminals:
-                raise ParameterError(f"{prefix}address range {item}: the network has terminals "
-                                     f"0 .. {terminals - 1}")
+            item = entry if isinstance(entry, AddressRange) else _as_range(entry, prefix, interleave_bytes)
+            for terminal in item.terminals:
+                if terminals is not None and not 0 <= terminal < terminals:
+                    raise ParameterError(f"{prefix}address range {item}: the network has terminals "
+                                         f"0 .. {terminals - 1}")
             self.add(item, prefix)
 
     def add(self, item: AddressRange, prefix: str = "") -> None:
@@ -86,6 +113,10 @@ class AddressMap:
             return self.ranges[k]
         return None
 
+    def owners(self) -> set:
+        """Every terminal that owns some mapped bytes."""
+        return {terminal for item in self.ranges for terminal in item.terminals}
+
     def describe(self) -> str:
         """The ranges, for errors: ``0x0 .. 0x10_0000 -> terminal 1, ...``."""
         return ", ".join(str(r) for r in self.ranges) or "no ranges"
@@ -109,19 +140,20 @@ class AddressMap:
             item = self.find(address)
             if item is None:
                 raise ValueError(f"no address range holds {hex_address(address)} (mapped: {self.describe()})")
-            step = min(end, item.end) - address
-            yield self.memory(item), address, step
+            step = min(end, item.piece_end(address)) - address
+            yield self.memory(item, item.owner(address)), address, step
             address += step
 
-    def memory(self, item: AddressRange):
-        """The component at the other end of the ``to_memory`` port of ``item``'s terminal."""
-        port = self.memory_ports.get(item.terminal)
+    def memory(self, item: AddressRange, terminal: int):
+        """The component at the other end of the ``to_memory`` port of ``terminal`` (an owner of
+        ``item``'s bytes)."""
+        port = self.memory_ports.get(terminal)
         if port is None or not port.connected:
-            raise ValueError(f"address range {item}: no memory is connected to terminal {item.terminal}'s "
+            raise ValueError(f"address range {item}: no memory is connected to terminal {terminal}'s "
                              "to_memory port")
         memory = port.channel.dst_owner
         if not hasattr(memory, "backdoor_read"):
-            raise ValueError(f"address range {item}: {memory.path} at terminal {item.terminal} offers no "
+            raise ValueError(f"address range {item}: {memory.path} at terminal {terminal} offers no "
                              "backdoor_read/backdoor_write")
         return memory
 
@@ -137,14 +169,25 @@ class AddressMap:
             offset += n
 
 
-def _as_range(entry, prefix: str) -> AddressRange:
+def _as_range(entry, prefix: str, interleave_bytes: int) -> AddressRange:
     try:
         start, end, terminal = entry
     except (TypeError, ValueError):
         raise ParameterError(f"{prefix}address map entry {entry!r} is not (start, end, terminal)") from None
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, terminal)):
-        raise ParameterError(f"{prefix}address map entry {entry!r} must hold three integers")
-    return AddressRange(start, end, terminal)
+    owners = list(terminal) if isinstance(terminal, (list, tuple)) else [terminal]
+    if not owners or not all(isinstance(v, int) and not isinstance(v, bool) for v in [start, end] + owners):
+        raise ParameterError(f"{prefix}address map entry {entry!r} must hold integers (start, end, and a terminal "
+                             "or a list of terminals)")
+    if len(owners) == 1:
+        return AddressRange(start, end, owners[0])
+    if len(set(owners)) != len(owners):
+        raise ParameterError(f"{prefix}address map entry {entry!r} names a terminal twice")
+    if interleave_bytes < 1 or interleave_bytes & (interleave_bytes - 1) or (end - start) % interleave_bytes \
+            or start % interleave_bytes:
+        raise ParameterError(f"{prefix}address range {hex_address(start)} .. {hex_address(end)} is interleaved in "
+                             f"{interleave_bytes}-byte blocks, so its ends must be multiples of the block",
+                             hint="interleave_bytes must be a power of two; align the range to it")
+    return AddressRange(start, end, owners[0], interleave=tuple(owners), block_bytes=interleave_bytes)
 
 
 class ForwardsFunctionalAccess:

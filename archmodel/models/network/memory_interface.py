@@ -216,10 +216,12 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         if owner is None:
             self.fail(f"MemRequest to unmapped address {hex_address(address)} (mapped: "
                       f"{self.memory_map.describe()})")
-        if address + size > owner.end:
-            self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
-                      f"{owner} at {hex_address(owner.end)}; split it at the boundary")
-        dest = owner.terminal
+        if address + size > owner.piece_end(address):
+            where = "the end of address range" if owner.piece_end(address) == owner.end else \
+                f"an interleave block ({owner.block_bytes} bytes) of address range"
+            self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses {where} "
+                      f"{owner} at {hex_address(owner.piece_end(address))}; split it at the boundary")
+        dest = owner.owner(address)
         pair_seq = self.sent_to.get(dest, 0)
         self.sent_to[dest] = pair_seq + 1
         trip = RequestTrip(self.terminal, self.requests_issued, pair_seq, request)

@@ -183,6 +183,8 @@ class Noc(Component):
     occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
     flit_bits = Param(int, 128, "bits per flit when interfaces packetise messages (memory traffic)", unit="bits",
                       check=at_least(1))
+    interleave_bytes = Param(int, 4096, "memory traffic: block size of a range interleaved over several "
+                             "terminals", unit="bytes", check=at_least(1))
     address_map = Param((list, tuple), (), "memory traffic: (start, end, terminal) byte ranges [start, end), "
                         "each owned by the memory at that terminal's to_memory port")
     engine = Param(str, "components", "'components': every router and interface a kernel component (waveforms); "
@@ -241,7 +243,8 @@ class Noc(Component):
             self.trace_window = max(p.cycle for p in trace) + 1
             self.measurement = NetworkMeasurement(self, 0, self.trace_window)
         trace_by_source = by_source(trace, pm.terminals)
-        self.memory_map = AddressMap(self.address_map, pm.terminals, self.path) if self.address_map else None
+        self.memory_map = (AddressMap(self.address_map, pm.terminals, self.path, self.interleave_bytes)
+                           if self.address_map else None)
         interface_class = NetworkInterface if self.memory_map is None else MemoryMappedInterface
         for t in range(pm.terminals):
             ni = interface_class(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
@@ -284,7 +287,7 @@ class Noc(Component):
         """The least cycles from terminal ``t`` sending a request to its response arriving
         back, the network's part only (a one-flit request and response, the memory taking no
         time): the bound its interface declares to the lookahead."""
-        owners = {item.terminal for item in self.memory_map.ranges}
+        owners = self.memory_map.owners()
         return min(self.min_latency(t, d) + self.min_latency(d, t) for d in owners)
 
     MEMORY_PORTS = ("mem_req", "mem_rsp", "to_memory", "from_memory")

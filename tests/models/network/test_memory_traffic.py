@@ -285,3 +285,47 @@ def test_the_memory_mesh_example_checks_and_runs_the_same_on_both_engines(capsys
         cycles.append(next(line.split()[1] for line in table.splitlines()
                            if line.startswith("MemoryMesh.cluster.cycles ")))
     assert cycles[0] == cycles[1]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_range_interleaved_over_two_memories_sends_each_block_to_its_owner(engine):
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, 2 * MIB, [1, 3])], interleave_bytes=4096,
+              engine=engine)
+    cpu = ScriptedRequester("cpu", top)
+    connect(cpu.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), cpu.rsp)
+    memories = {}
+    for t in (1, 3):  # each memory spans the whole range and holds only its own blocks
+        memories[t] = FixedLatencyMemory(f"mem{t}", top, base_address=0, size_bytes=2 * MIB, latency_cycles=10)
+        connect(noc.memory_port("to_memory", t), memories[t].req)
+        connect(memories[t].rsp, noc.memory_port("from_memory", t))
+    blocks = [bytes([b]) * 4096 for b in range(1, 5)]
+    noc.memory_map.backdoor_write(0, b"".join(blocks))  # the functional path splits at the blocks too
+    assert memories[1].backdoor_read(0, 4096) == blocks[0] and memories[3].backdoor_read(4096, 4096) == blocks[1]
+    assert memories[1].backdoor_read(2 * 4096, 4096) == blocks[2] and memories[3].backdoor_read(4096 - 8, 8) == bytes(8)
+    requests = [MemRequest(4096 * b + 64, 64, source="cpu", tag=b) for b in range(4)]
+    received = run(top, cpu, requests)
+    assert [r.data for _, r in received] == [block[:64] for block in blocks]
+    assert memories[1].n_read == memories[3].n_read == 128
+    top2 = Component("top")
+    noc2 = Noc("net", top2, topology="mesh(2, 2)", address_map=[(0, 2 * MIB, [1, 3])], engine=engine)
+    cpu2 = ScriptedRequester("cpu", top2)
+    connect(cpu2.req, noc2.memory_port("mem_req", 0))
+    connect(noc2.memory_port("mem_rsp", 0), cpu2.rsp)
+    for t in (1, 3):
+        memory = FixedLatencyMemory(f"mem{t}", top2, base_address=0, size_bytes=2 * MIB)
+        connect(noc2.memory_port("to_memory", t), memory.req)
+        connect(memory.rsp, noc2.memory_port("from_memory", t))
+    cpu2.script.append(MemRequest(4096 - 32, 64, source="cpu"))
+    with pytest.raises(ModelAssertion) as info:
+        Simulator(top2).run(cycles=100)
+    assert "MemRequest of 64 bytes at 0xfe0 crosses an interleave block (4096 bytes) of address range 0x0 .. " \
+           "0x20_0000 -> terminals [1, 3] in 4096-byte blocks at 0x1000; split it at the boundary" in str(info.value)
+
+
+def test_an_interleaved_range_must_be_aligned_to_its_blocks():
+    with pytest.raises(ParameterError) as info:
+        Noc("net", topology="mesh(2, 2)", address_map=[(0, 6000, [1, 3])], interleave_bytes=4096)
+    assert info.value.message == ("net: address range 0x0 .. 0x1770 is interleaved in 4096-byte blocks, so its ends "
+                                  "must be multiples of the block")
