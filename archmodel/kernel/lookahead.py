@@ -35,6 +35,8 @@ from __future__ import annotations
 import heapq
 import itertools
 
+_FOREVER = 1 << 62
+
 
 class ConnectionGraph:
     """The wiring as the lookahead reads it, built once per simulator: for each component
@@ -70,9 +72,10 @@ class ConnectionGraph:
         return cached
 
 
-def earliest_arrival_ps(sim, comp) -> int | None:
+def earliest_arrival_ps(sim, comp, within_ps: int | None = None) -> int | None:
     """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
-    things stand): see the module docstring."""
+    things stand): see the module docstring. With ``within_ps`` the search stops there: any
+    time at or after it comes back as None (a caller that cannot use a later horizon)."""
     inputs = comp._in_channels
     if not inputs:
         return None
@@ -83,19 +86,28 @@ def earliest_arrival_ps(sim, comp) -> int | None:
     heap: list = []
     graph = sim.connection_graph
     timing = graph.timing
+    # Arrivals at or after the earliest one already offered on comp's own inputs cannot make
+    # it earlier (delays only add), nor can anything beyond within_ps: they are not explored.
+    cap = [within_ps if within_ps is not None else _FOREVER]
 
     def arrive(channel, send_ps: int) -> int:
         # the sender's edge at or after send_ps, then the receiver's first edge strictly
         # after it, then latency - 1 more receiver edges (a wider message arrives later)
         src_phase, src_period, dst_phase, dst_period, tail = timing[channel]
-        send = src_phase + max(0, -((src_phase - send_ps) // src_period)) * src_period
-        return dst_phase + max(0, -((dst_phase - send - 1) // dst_period)) * dst_period + tail
+        k = -((src_phase - send_ps) // src_period)
+        send = src_phase + (k if k > 0 else 0) * src_period
+        k = -((dst_phase - send - 1) // dst_period)
+        return dst_phase + (k if k > 0 else 0) * dst_period + tail
 
     def offer(channel, time_ps: int) -> None:
+        if time_ps >= cap[0]:
+            return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
             heapq.heappush(heap, (time_ps, next(order), channel))
+            if channel.dst_owner is comp:
+                cap[0] = time_ps
 
     def credit_frees(channel, taken_ps: int) -> None:
         # the receiver takes a message at taken_ps: a sender blocked on the channel is

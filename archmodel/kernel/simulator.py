@@ -377,14 +377,16 @@ class Simulator:
             if self.stopped is not None:
                 return "stopped"
 
-    def undisturbed_until_ps(self, comp: Component) -> int | None:
+    def undisturbed_until_ps(self, comp: Component, within_ps: int | None = None) -> int | None:
         """The earliest time a message from elsewhere can arrive at one of ``comp``'s inputs
         (None: never, as things stand), by conservative lookahead over the connection graph
         (:mod:`.lookahead`): only what is wired to ``comp`` counts, through channel latencies
         and the bounds models declare (:meth:`Component.earliest_send_ps`,
         :meth:`Component.reaction_ps`). A model that computes several of its cycles at once
-        may run the cycles before that time, provided it sends nothing meanwhile."""
-        return earliest_arrival_ps(self, comp)
+        may run the cycles before that time, provided it sends nothing meanwhile. A caller
+        that cannot use a horizon beyond ``within_ps`` (the end of its batch anyway) says so,
+        and gets None for anything from there on, found sooner."""
+        return earliest_arrival_ps(self, comp, within_ps)
 
     def next_tick_ps(self, comp: Component) -> int | None:
         """When ``comp`` next ticks as things stand: now while it is awake, its earliest

@@ -22,6 +22,7 @@ class Probe(Component):
 
     def setup(self):
         self.seen: list = []
+        self.seen_within: list = []  # the same, asked to look no further than 7 ns ahead
         self.took: list = []
 
     def tick(self):
@@ -30,6 +31,7 @@ class Probe(Component):
                 port.recv()
                 self.took.append(self.now)
         self.seen.append((self.now, self.sim.undisturbed_until_ps(self)))
+        self.seen_within.append((self.now, self.sim.undisturbed_until_ps(self, self.now + 7000)))
         self.sleep()
         later = [c for c in self.look_at if c > self.cycle]
         if later:
@@ -239,6 +241,10 @@ def test_no_message_ever_reaches_the_probe_before_the_horizon_it_was_given(data)
             assert not later, (asked_at, horizon, probe.took)
         elif later:
             assert later[0] >= horizon, (asked_at, horizon, probe.took)
+    for (asked_at, horizon), (_, near) in zip(probe.seen, probe.seen_within):
+        # looking no further than 7 ns changes nothing before then
+        within = asked_at + 7000
+        assert near == (horizon if horizon is not None and horizon < within else None), (asked_at, horizon, near)
 
 
 @model(catalogue=False)

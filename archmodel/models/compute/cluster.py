@@ -109,6 +109,8 @@ class SnitchCluster(Component):
         self.compiled_exits: dict = {}  # why batches ended (compiled_cluster.EXIT_REASONS), for tuning
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
+        self.lookahead_skip = 0  # one-cycle batches to run before asking the horizon again
+        self.lookahead_backoff = 0  # how many the last short horizon set (doubles while short)
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:

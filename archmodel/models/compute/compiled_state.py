@@ -463,6 +463,35 @@ def release(cluster) -> None:
         resident.store()
 
 
+SHORT_HORIZON = 4
+"""Cycles below which a horizon counts as short: asking again soon would cost more than the
+cycles it can give (a lookahead query walks the system's wiring)."""
+
+MAX_BACKOFF = 16
+"""The most one-cycle batches run without asking, after repeatedly short horizons."""
+
+
+def _undisturbed_end(cluster, cycle: int, end: int) -> int:
+    """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``.
+    A batch of one cycle needs no question (what arrives at this cycle has arrived), so after
+    a short horizon the cluster runs one-cycle batches for a while before it asks again,
+    backing off further each time the answer is short again: in a busy system, where every
+    horizon is a cycle or two away, asking each time would cost more than the loop saves."""
+    if cluster.lookahead_skip:
+        cluster.lookahead_skip -= 1
+        return cycle + 1
+    sim, domain = cluster.sim, cluster.domain
+    until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
+    if until is not None:
+        end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
+    if end - cycle < SHORT_HORIZON:
+        cluster.lookahead_backoff = min(MAX_BACKOFF, 2 * cluster.lookahead_backoff or 1)
+        cluster.lookahead_skip = cluster.lookahead_backoff
+    else:
+        cluster.lookahead_backoff = 0
+    return end
+
+
 def run_compiled(cluster, cycle: int) -> bool:
     """Run the cluster from ``cycle`` in the compiled loop as far as it can go; True when at
     least one cycle ran (the cluster then sleeps until its next cycle), False when the
@@ -494,9 +523,7 @@ def run_compiled(cluster, cycle: int) -> bool:
     end = hard_end
     if resident.dm[D_CUR] or resident.dm[D_QLEN]:
         # a burst may come back: stop before anything outside can reach the cluster
-        until = sim.undisturbed_until_ps(cluster)
-        if until is not None:
-            end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
+        end = _undisturbed_end(cluster, cycle, end)
     ran = resident.run(cycle, end, port_done=True)
     g = resident.g
     reason = EXIT_REASONS[g[G_EXIT]] if cycle + ran < end else "end"

@@ -66,6 +66,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         self.check_ps = None  # the monitor's next check, None while it would be idle
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
+        self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self.steps = 0  # edges this engine has ticked (the lookahead bounds are cached per edge)
         self.bounds_at = None
         self.bounds: dict = {}
@@ -236,11 +237,17 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         on ``from_memory[u]`` reaches ``mem_rsp[t]``, no sooner than the least latency of a
         one-flit packet from u to t (:meth:`Noc.min_latency`); a request causes no response
         and a response no request directly (they pass through the memory outside)."""
+        key = (inp, out)
+        known = self._reactions.get(key, False)
+        if known is not False:
+            return known
         requests = inp.name.startswith("mem_req")
         if requests != out.name.startswith("to_memory"):
-            return None
-        noc = self.parent
-        return noc.min_latency(self.port_terminal[inp], self.port_terminal[out]) * self.period
+            reaction = None
+        else:
+            reaction = self.parent.min_latency(self.port_terminal[inp], self.port_terminal[out]) * self.period
+        self._reactions[key] = reaction  # the wiring and the network do not change: asked again and again
+        return reaction
 
     def tick(self) -> None:
         self.steps += 1

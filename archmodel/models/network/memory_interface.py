@@ -49,7 +49,9 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
     from several memories is the requester's protocol, not the network's.
 
     Memory side: a request packet arriving here leaves on ``to_memory`` with a tag of this
-    interface's own (so requesters' tags never collide at the memory), and the memory's
+    interface's own (so requesters' tags never collide at the memory) and, as its source,
+    the pair (requester terminal, original source), so that a memory answering in order per
+    source keeps only each requester's order, as AXI keeps it per ID; the memory's
     response, taken from ``from_memory``, is matched to its request by that tag and sent
     back. The memory may answer in any order.
 
@@ -262,7 +264,11 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             tag = self.memory_tags
             self.memory_tags += 1
             self.at_memory[tag] = trip
-            self.for_memory.append(attrs.evolve(trip.request, tag=tag))
+            # the requester's terminal joins the source, as an AXI interconnect widens the ID
+            # with the master's index: requests of different requesters are different clients
+            # to the memory, answered in order per requester only
+            self.for_memory.append(attrs.evolve(trip.request, tag=tag,
+                                                source=(trip.requester, trip.request.source)))
             expected += 1
             trip = self.early_requests.pop((requester, expected), None)
         self.expected_from[requester] = expected
