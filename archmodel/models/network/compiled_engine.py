@@ -357,6 +357,33 @@ def _compiled_run():
     return _RUN
 
 
+def refusal(noc) -> str | None:
+    """Why ``noc`` cannot run on the compiled engine (its configuration, its routing or its
+    delays), or None when it can: what ``engine="compiled"`` refuses with, and what
+    ``engine="auto"`` asks before choosing it."""
+    why = unsupported_reason(noc)
+    if why is not None:
+        return why
+    pm = noc.port_map
+    vcs = noc.vcs
+    for r in pm.routers:
+        route_fn = noc.routers[r].route_fn
+        for t in range(pm.terminals):
+            packet = NetPacket(0, 0, t, 1)
+            hops = list(route_fn(0, 0, packet))
+            if len(hops) != 1 or tuple(hops[0][1:]) != (0, vcs) or list(route_fn(0, vcs - 1, packet)) != hops:
+                return (f"routing {noc.routing!r} on {noc.topology!r} (only routing with one output port and every "
+                        "VC per hop, dor on a mesh)")
+    if tuple(noc.route.injection_vcs(NetPacket(0, 0, 0, 1))) != (0, vcs):
+        return "injection on some VCs only (it needs every VC)"
+    links = [pm.latency(u, v) for u in pm.routers for v in pm.neighbour[u] if v is not None]
+    widest = max(links + [noc.ejection_latency])
+    longest = max(noc.sw_alloc_delay + noc.st_delay + widest, noc.credit_delay + widest, noc.injection_latency)
+    if longest >= _WHEEL:
+        return f"delays of {longest} cycles (only below {_WHEEL})"
+    return None
+
+
 def unsupported_reason(noc) -> str | None:
     """Why ``noc`` cannot run on the compiled engine, or None when it can."""
     checks = (
@@ -403,7 +430,7 @@ class CompiledNocEngine(Component):
 
     def _refuse_unsupported(self) -> None:
         noc = self.parent
-        why = unsupported_reason(noc)
+        why = refusal(noc)
         if why is not None:
             raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}", hint=_USE_FAST)
 
@@ -430,27 +457,13 @@ class CompiledNocEngine(Component):
                     self.out_kind[u, p] = 2
                     self.out_target[u, p] = terminal_at[(u, p)]
                     self.out_lat[u, p] = noc.ejection_latency
-        route = noc.route
         self.route_port = np.zeros((R, T), np.int64)
         for r in pm.routers:
             route_fn = noc.routers[r].route_fn
             for t in range(T):
-                packet = NetPacket(0, 0, t, 1)
-                hops = list(route_fn(0, 0, packet))
-                if len(hops) != 1 or tuple(hops[0][1:]) != (0, V) or list(route_fn(0, V - 1, packet)) != hops:
-                    raise ParameterError(f"{noc.path}: engine='compiled' supports routing with one output port "
-                                         f"and every VC per hop (dor on a mesh), not {noc.routing!r} on {noc.topology!r}",
-                                         hint=_USE_FAST)
-                self.route_port[r, t] = hops[0][0]
-        if tuple(route.injection_vcs(NetPacket(0, 0, 0, 1))) != (0, V):
-            raise ParameterError(f"{noc.path}: engine='compiled' needs injection on every VC", hint=_USE_FAST)
+                self.route_port[r, t] = next(iter(route_fn(0, 0, NetPacket(0, 0, t, 1))))[0]
         self.term_router = np.array(pm.terminal_router[:T], np.int64)
         self.term_port = np.array(pm.terminal_port[:T], np.int64)
-        longest = noc.sw_alloc_delay + noc.st_delay + int(self.out_lat.max())
-        longest = max(longest, noc.credit_delay + int(self.out_lat.max()), noc.injection_latency)
-        if longest >= _WHEEL:
-            raise ParameterError(f"{noc.path}: engine='compiled' supports delays below {_WHEEL} cycles, not {longest}",
-                                 hint=_USE_FAST)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """Not supported: the compiled engine draws only synthetic traffic."""

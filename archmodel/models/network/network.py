@@ -7,7 +7,7 @@ import networkx as nx
 from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, Param, ParameterError, at_least,
                               connect, in_range, model, one_of)
 
-from .compiled_engine import CompiledNocEngine
+from .compiled_engine import CompiledNocEngine, refusal
 from .engine import NocEngine
 from .address_map import AddressMap
 from .interface import NetworkInterface
@@ -134,7 +134,11 @@ class Noc(Component):
 
     ``engine = "fast"`` steps the same routers and interfaces from one engine component
     (:mod:`archmodel.models.network.engine`): the same packets with the same latencies, several
-    times faster, without waveforms of the routers.
+    times faster, without waveforms of the routers. ``engine`` takes the vocabulary every
+    model with a compiled form shares: ``"python"`` is the reference (``"components"``),
+    ``"compiled"`` the numba loop (refused with the reason where the configuration needs
+    more), ``"auto"`` the compiled loop where it applies and the fast engine elsewhere;
+    ``stepping`` says which one runs.
 
     With ``address_map`` set (``[(start, end, terminal), ...]``, byte ranges ``[start, end)``,
     disjoint) the network carries memory traffic: every interface is a
@@ -187,9 +191,11 @@ class Noc(Component):
                              "terminals", unit="bytes", check=at_least(1))
     address_map = Param((list, tuple), (), "memory traffic: (start, end, terminal) byte ranges [start, end), "
                         "each owned by the memory at that terminal's to_memory port")
-    engine = Param(str, "components", "'components': every router and interface a kernel component (waveforms); "
-                   "'fast': one engine steps them all, same results; 'compiled': experimental numba loop "
-                   "(reference configurations only)", check=one_of("components", "fast", "compiled"))
+    engine = Param(str, "components", "'components' (or 'python', the reference): every router and interface a "
+                   "kernel component (waveforms); 'fast': one engine steps them all, same results; 'compiled': one "
+                   "numba loop (reference configurations only, others refused with the reason); 'auto': compiled "
+                   "where the configuration allows, else fast", check=one_of("components", "python", "fast",
+                                                                              "compiled", "auto"))
 
     packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
     network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
@@ -219,7 +225,7 @@ class Noc(Component):
                 del router_params[key]
         # With the fast engine, routers and interfaces are objects it steps: not children, so
         # the kernel does not schedule them, but named under this Noc (errors, random streams).
-        fast = self.engine != "components"
+        fast = self.engine not in ("components", "python")
         owner = None if fast else self
         self.routers = []
         for r in pm.routers:
@@ -266,7 +272,9 @@ class Noc(Component):
             connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_latency)
             connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
         if fast:
-            if self.engine == "compiled":
+            compiled = self.engine == "compiled" or (self.engine == "auto" and refusal(self) is None)
+            self.stepping = "compiled" if compiled else "fast"
+            if compiled:
                 self.monitor = CompiledNocEngine("engine", self)
             else:
                 memory_terminals = 0 if self.memory_map is None else pm.terminals
@@ -281,6 +289,7 @@ class Noc(Component):
                     continue
                 connect(self.routers[u].out[p], self.routers[v].inp[pm.in_port_from[v][u]], latency=pm.latency(u, v))
         self.monitor = NocMonitor("monitor", self)
+        self.stepping = "components"
         self._expose_memory_ports()
 
     def _least_round_trip(self, t: int) -> int:
@@ -327,7 +336,7 @@ class Noc(Component):
         it steps (they are not children, so the simulator would not list them), in the order
         and with the names the per-component network reports them."""
         own = super().stats
-        if self.engine == "components":
+        if self.stepping == "components":
             return own
         return own + [stat for part in (*self.routers, *self.interfaces) for stat in part.stats]
 

@@ -190,3 +190,19 @@ def test_a_busy_network_outlasts_a_kernel_watchdog_window_shorter_than_its_run(e
     sim = Simulator(noc, watchdog_cycles=200)
     sim.run()  # no DeadlockError
     assert sim.now > 400_000
+
+
+def test_engine_auto_takes_the_compiled_loop_where_it_applies_and_python_is_the_reference():
+    reference = dict(topology="mesh(4, 4)", routing="dor", traffic="uniform", rate=0.1, warmup_periods=1,
+                     sample_period=200)
+    runs = {}
+    for engine, params in [("auto", reference), ("compiled", reference), ("python", reference),
+                           ("auto", dict(reference, routing="odd_even")), ("fast", dict(reference, routing="odd_even"))]:
+        noc = Noc("net", engine=engine, **params)
+        sim = Simulator(noc, seed=2)
+        sim.run()
+        runs[engine, params["routing"]] = (noc.stepping, sim.now, sorted(noc.packet_latency.samples))
+    assert runs["auto", "dor"][0] == "compiled" and runs["python", "dor"][0] == "components"
+    assert runs["auto", "odd_even"][0] == "fast"  # the loop routes dor only
+    assert runs["auto", "dor"][1:] == runs["compiled", "dor"][1:] == runs["python", "dor"][1:]
+    assert runs["auto", "odd_even"][1:] == runs["fast", "odd_even"][1:]
