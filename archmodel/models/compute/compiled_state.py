@@ -463,11 +463,11 @@ def release(cluster) -> None:
         resident.store()
 
 
-SHORT_HORIZON = 4
+SHORT_HORIZON = 8
 """Cycles below which a horizon counts as short: asking again soon would cost more than the
 cycles it can give (a lookahead query walks the system's wiring)."""
 
-MAX_BACKOFF = 16
+MAX_BACKOFF = 64
 """The most one-cycle batches run without asking, after repeatedly short horizons."""
 
 
