@@ -14,11 +14,11 @@ plus the channel's latency, where
   requested); a model may declare a later bound (a memory holding no request cannot answer
   before one arrives);
 * a message arriving at time ``a`` on input ``inp`` lets its receiver send on output ``out``
-  no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself; never, when
-  the receiver says None: its declared earliest send already counts what comes that way), and lets it
-  take the message at ``a``, which returns a credit that wakes the sender at its next edge
-  if the sender is blocked on that channel now (a sender that is not blocked sends again
-  only after something else activates it, and that activation is counted on its own);
+  no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself; never when
+  the receiver says None, its declared earliest send already counting what comes that way),
+  and lets it take the message at ``a``, which returns a credit that wakes the sender at its
+  next edge if the sender is blocked on that channel now (a sender that is not blocked sends
+  again only after something else activates it, and that activation is counted on its own);
 * messages already in flight arrive when the channel says (a message waiting since before
   now is taken from now), unless their receiver's declared earliest send already counts
   them (``Component.bounds_inputs_in_flight``).

@@ -145,27 +145,28 @@ def test_a_sleeping_sender_limits_its_receiver_from_its_wake_up_plus_the_latency
     assert probe.took == [13_000]
 
 
+def timer_relay_probe(at: int, delay_cycles: int, declare: bool, to_relay: int, to_probe: int) -> Probe:
+    """A timer sending at cycle ``at`` through a relay to a probe, run to the end; the probe
+    is made last, so at cycle 0 it asks when the others already sleep."""
+    top = one_clock()
+    timer = Timer("t", top, at=(at,))
+    relay = Relay("r", top, delay_cycles=delay_cycles, declare=declare)
+    probe = Probe("p", top)
+    connect(timer.out, relay.inp, latency=to_relay)
+    connect(relay.out, probe.inp, latency=to_probe)
+    Simulator(top).run()
+    return probe
+
+
 def test_latencies_add_up_along_a_path_with_the_reactions_models_declare():
     for declare, want in ((False, 10 + 3 + 2), (True, 10 + 3 + 4 + 2)):
-        top = one_clock()
-        timer = Timer("t", top, at=(10,))
-        relay = Relay("r", top, delay_cycles=4, declare=declare)
-        probe = Probe("p", top)  # ticks last at 0, when the others sleep
-        connect(timer.out, relay.inp, latency=3)
-        connect(relay.out, probe.inp, latency=2)
-        Simulator(top).run()
+        probe = timer_relay_probe(10, 4, declare, to_relay=3, to_probe=2)
         assert probe.seen[0] == (0, want * 1000)
         assert probe.took == [(10 + 3 + 4 + 2) * 1000]
 
 
 def test_a_message_in_flight_counts_from_its_arrival():
-    top = one_clock()
-    timer = Timer("t", top, at=(0,))
-    relay = Relay("r", top, delay_cycles=5, declare=True)
-    probe = Probe("p", top)  # ticks last at 0, when the relay sleeps
-    connect(timer.out, relay.inp, latency=4)
-    connect(relay.out, probe.inp, latency=1)
-    Simulator(top).run()
+    probe = timer_relay_probe(0, 5, True, to_relay=4, to_probe=1)
     # sent at 0, arrives at the relay at 4, leaves it at 9 and reaches the probe at 10
     assert probe.seen[0] == (0, 10_000)
     assert probe.took == [10_000]
