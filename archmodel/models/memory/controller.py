@@ -19,10 +19,11 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
-from .compiled_core import core_for
+from .compiled_core import DONE, HELD_STOP, STOP_NOW, core_for
 from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
 from .constraints import scheduler_constraints
 from .energy import DramEnergy
+from .scheduling_state import HasSchedulingState
 from .splitting import NEVER, ResponseOrder, SplitsRequests
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
@@ -69,7 +70,7 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(SplitsRequests, FunctionalMemory, Component):
+class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order
@@ -241,7 +242,6 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
         self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
         self._hits_run = [0] * n
         self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
-        self._last_column = [0] * n
         self._open_banks = 0
         self._active_since = 0
         self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
@@ -729,7 +729,6 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
         else:
             self.row_conflicts.value += 1
         self._hits_run[b] += 1
-        self._last_column[b] = c
         if k == RD:
             queue = self._rq[b]
             queue.remove(entry)
@@ -809,7 +808,7 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
             self._ahead = (self.lookahead_cycles if not (observed or self._req_on or self._resp_on
                                                          or self._cmd_on) else 0)
             if self.engine != "python":
-                self._core = core_for(self)
+                self._core = core_for(self, self._core)
         if self._held is not None:
             # Work up to this cycle was done ahead; the edge is kept so that simulated time
             # reaches it (the run ends here, or goes quiescent here, as without running ahead).
@@ -819,7 +818,12 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
             self.sleep()
             return
         if self._core is not None:
-            wake = self._core.advance(c)
+            wake, outcome = self._core.advance(c)
+            if outcome != DONE:
+                if outcome == STOP_NOW:
+                    self.sim.stop("stream done")
+                else:
+                    self._held = outcome == HELD_STOP
         elif not self._ahead:
             wake = self._cycle(c)
             if self.stop_when_done and self._stream is not None and self.idle:
@@ -934,5 +938,31 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
     @property
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
+        if self._core is not None:
+            return self._core.idle
         return (self._rq_count == 0 and self._wq_count == 0 and not self._order and self._job is None
                 and self._stream_head is None)
+
+    @property
+    def banks_open_since(self) -> int | None:
+        """The cycle since which at least one bank has been open, None while all are closed
+        (for background energy)."""
+        if self._core is not None:
+            return self._core.banks_open_since
+        return self._active_since if self._open_banks else None
+
+    @property
+    def command_listeners(self) -> tuple:
+        """The listeners :meth:`add_command_listener` registered, in order."""
+        return tuple(self._listeners)
+
+    @property
+    def running_ahead(self) -> bool:
+        """True while the controller may do the work of several cycles in one tick (see
+        "Scheduling ahead" above); decided at its first tick and whenever observers change."""
+        return bool(self._ahead)
+
+    @property
+    def engine_in_use(self) -> str:
+        """"compiled" while the compiled core does the scheduling, else "python"."""
+        return "python" if self._core is None else "compiled"
