@@ -281,7 +281,7 @@ class CompiledCore:
         """The cycle since which a bank has been open, or None while all are closed."""
         return int(self.st[ACTIVE_SINCE]) if self.st[OPEN_BANKS] else None
 
-    def snapshot(self, held: bool | None = None):
+    def snapshot(self, held: tuple | None = None):
         """The state in the arrays as a :class:`~.scheduling_state.SchedulingState`, with the
         controller's statistics. The unread stream is handed over: this core is done with it."""
         st = self.st

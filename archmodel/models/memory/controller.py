@@ -273,7 +273,7 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         self._traced = None  # registers follow the state only while an observer watches
         self._ahead = 0
         self._listeners: list = []
-        self._held = None  # True/False: a kept edge that stops / does not stop the run
+        self._held = None  # (stops, cycle): a kept edge, at which the run stops or goes on
         self._core = None  # the compiled scheduling core, when engine selects it (see tick)
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
@@ -812,7 +812,13 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         if self._held is not None:
             # Work up to this cycle was done ahead; the edge is kept so that simulated time
             # reaches it (the run ends here, or goes quiescent here, as without running ahead).
-            if self._held:
+            stops, at = self._held
+            if c < at:
+                # Woken before the kept edge (a restore asks for the next edge): wait on.
+                self.sleep()
+                self.wake_at(self._phase + at * self._period)
+                return
+            if stops:
                 self.sim.stop("stream done")
             self._held = None
             self.sleep()
@@ -823,7 +829,7 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
                 if outcome == STOP_NOW:
                     self.sim.stop("stream done")
                 else:
-                    self._held = outcome == HELD_STOP
+                    self._held = (outcome == HELD_STOP, wake)
         elif not self._ahead:
             wake = self._cycle(c)
             if self.stop_when_done and self._stream is not None and self.idle:
@@ -842,12 +848,12 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
                     if c == first:
                         self.sim.stop("stream done")
                     else:
-                        self._held = True
+                        self._held = (True, c)
                         wake = c
                     break
                 if wake >= _NEVER:
                     if c > first:
-                        self._held = False
+                        self._held = (False, c)
                         wake = c
                     break
                 if wake <= c:

@@ -79,8 +79,8 @@ class SchedulingState:
     ``read_queues[b]``/``write_queues[b]`` are bank b's queued bursts, oldest first, as
     tuples of :data:`QUEUED_FIELDS`; ``stream`` yields the attached stream's requests not yet
     taken, ``(cycle, address, is_write)`` (None: no stream); it is handed over, not copied,
-    so a snapshot is restored once. ``held``: an edge kept after work done ahead (True: the
-    run stops there). ``counters``, ``read_latency``/``write_latency`` (samples) and
+    so a snapshot is restored once. ``held``: (stops, cycle) of an edge kept after work done
+    ahead (the run stops there or goes on), or None. ``counters``, ``read_latency``/``write_latency`` (samples) and
     ``levels`` (``read_queue_depth``/``write_queue_depth`` as value, maximum, area, since)
     are the statistics so far.
     """
@@ -102,7 +102,7 @@ class SchedulingState:
     read_queues: list
     write_queues: list
     stream: Iterator | None
-    held: bool | None
+    held: tuple | None
     counters: dict
     read_latency: array
     write_latency: array
