@@ -13,6 +13,22 @@ the controller hands to its command listeners; counters, latency samples and que
 are updated exactly as the Python path updates them. Anything else (closed or adaptive page,
 per-bank refresh, ports, waveforms) stays on the Python path.
 
+It follows the controller's public protocol (see :class:`~.controller.DramController`):
+
+- *compute ahead*: one :meth:`CompiledCore.advance` does the work of one tick, up to
+  ``lookahead_cycles`` past it, which the controller allows only while nothing outside can
+  see or change its work (an attached stream, no port, no observer); a compiled model with
+  inputs would bound its batch by ``Simulator.undisturbed_until_ps``, the run's
+  ``limit_ps`` and ``Simulator.watchdog_deadline_ps`` instead;
+- *settle*: nothing is kept aside when a run returns, since every call ends by handing its
+  commands to the controller's listeners and its counts to its statistics (:meth:`CompiledCore.flush`);
+- *snapshot/restore*: the core is built from the controller's ``scheduling_config()`` and a
+  ``snapshot()`` (:class:`~.scheduling_state.SchedulingState`), owns that state from then on,
+  and gives it back as a snapshot (:meth:`CompiledCore.snapshot`), which the controller's
+  ``restore`` takes on either engine. It reads only the controller's public attributes (the
+  kernel's Level has no public accessor for its running integral: see
+  :func:`~.scheduling_state.level_figures`).
+
 Used by the controller's ``engine`` parameter. numba is a dependency of archmodel; on a
 platform where it cannot be installed, ``auto`` uses the Python path.
 """

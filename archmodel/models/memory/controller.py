@@ -122,6 +122,25 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
     ``lookahead_cycles = 0`` (a test compares them); only statistics read after a run cut
     short by a time limit may include up to ``lookahead_cycles`` cycles of work beyond it.
 
+    The protocol of a compiled engine (:mod:`.compiled_core`, and any other):
+
+    - *Compute ahead*, conservatively: only as far as nothing can reach the controller.
+      Here that is ``lookahead_cycles`` with an attached stream and no port or observer; a
+      model with inputs bounds its batch by the kernel's
+      :meth:`~archmodel.kernel.Simulator.undisturbed_until_ps` (the connection graph's
+      lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`.
+    - *Settle*: :meth:`~archmodel.kernel.Component.settle` runs whenever a run returns; a
+      model keeping state aside copies it back there. This controller's compiled core keeps
+      nothing aside between batches (statistics and listeners are updated after each one),
+      so it needs no ``settle``.
+    - *Snapshot/restore*: :meth:`snapshot` returns the scheduling state as plain data
+      (:class:`~.scheduling_state.SchedulingState`; the fixed numbers and tables are
+      :meth:`scheduling_config`), :meth:`restore` continues from one, in this controller or
+      an identical one whose simulator reached the same time. A compiled core is built from
+      a snapshot and owns the state from then on (the controller asks it for :attr:`idle`
+      and :attr:`banks_open_since`); :meth:`snapshot` then asks the core. No engine reads
+      the controller's private attributes. A snapshot holds stream work only.
+
     Leaves out: per-bank queues of real controllers, additive latency, power-down and
     self-refresh, ECC, command/address parity, rank-to-rank ODT details beyond tRTRS, and
     masked writes (a sub-burst write is timed as one WR burst; its merge into the stored
