@@ -13,6 +13,22 @@ the controller hands to its command listeners; counters, latency samples and que
 are updated exactly as the Python path updates them. Anything else (closed or adaptive page,
 per-bank refresh, ports, waveforms) stays on the Python path.
 
+It follows the controller's public protocol (see :class:`~.controller.DramController`):
+
+- *compute ahead*: one :meth:`CompiledCore.advance` does the work of one tick, up to
+  ``lookahead_cycles`` past it, which the controller allows only while nothing outside can
+  see or change its work (an attached stream, no port, no observer); a compiled model with
+  inputs would bound its batch by ``Simulator.undisturbed_until_ps``, the run's
+  ``limit_ps`` and ``Simulator.watchdog_deadline_ps`` instead;
+- *settle*: nothing is kept aside when a run returns, since every call ends by handing its
+  commands to the controller's listeners and its counts to its statistics (:meth:`CompiledCore.flush`);
+- *snapshot/restore*: the core is built from the controller's ``scheduling_config()`` and a
+  ``snapshot()`` (:class:`~.scheduling_state.SchedulingState`), owns that state from then on,
+  and gives it back as a snapshot (:meth:`CompiledCore.snapshot`), which the controller's
+  ``restore`` takes on either engine. It reads only the controller's public attributes (the
+  kernel's Level has no public accessor for its running integral: see
+  :func:`~.scheduling_state.level_figures`).
+
 Used by the controller's ``engine`` parameter. numba is a dependency of archmodel; on a
 platform where it cannot be installed, ``auto`` uses the Python path.
 """
@@ -27,6 +43,7 @@ import numpy as np
 from archmodel.kernel import ParameterError
 
 from .commands import PREA, REF
+from .scheduling_state import SchedulingState, level_figures, set_level_figures
 
 _NEVER = 1 << 62
 
@@ -87,72 +104,93 @@ def kernel():
 class CompiledCore:
     """The controller's scheduling state in arrays, and the driver of the compiled core.
 
-    Built from a controller that has not issued anything yet; from then on it owns the
-    controller's queues, bank state and stream, and writes the figures the rest of the
-    controller reads (statistics, queue counts, the stream head) back after every call.
+    Built from a controller's :meth:`~.controller.DramController.scheduling_config` and a
+    :meth:`~.controller.DramController.snapshot`; from then on it owns the scheduling state
+    (the queues, bank state and stream), answers :attr:`idle` and :attr:`banks_open_since`
+    for the controller, and hands the state back as a snapshot (:meth:`snapshot`). It updates
+    the controller's statistics and calls its command listeners after every call, so nothing
+    is left aside when a run returns. It reads only the controller's public attributes.
     ``chunk`` is how many stream requests are decoded into the arrays at a time.
     """
 
-    def __init__(self, controller, chunk: int | None = None):
+    def __init__(self, controller, state, chunk: int | None = None):
         self.dram = d = controller
-        t = d.timing
-        n = d._bank_count
+        self.config = g = d.scheduling_config()
+        n = g.banks
         self.run = kernel()
         self.chunk = max(1, chunk or STREAM_CHUNK)
         cf = np.zeros(CONFIG_SIZE, dtype=np.int64)
         cf[C_BANKS] = n
-        cf[C_BANKS_PER_RANK] = t.banks
-        cf[C_RANKS] = t.ranks
-        cf[C_CL], cf[C_CWL], cf[C_TBL], cf[C_TREFI] = t.CL, t.CWL, t.tBL, t.tREFI
-        cf[C_FAW] = d._faw_cycles
-        cf[C_HIGH], cf[C_LOW] = d._high, d._low
-        cf[C_RQ_CAP], cf[C_WQ_CAP] = d.read_queue, d.write_queue
-        cf[C_FCFS] = d.scheduler == "fcfs"
-        cf[C_CAP] = min(d._cap, _NEVER)
-        cf[C_BURST] = d.burst_bytes
-        cf[C_FORWARD] = d.forward_cycles
-        cf[C_PHASE], cf[C_PERIOD] = d._phase, d._period
-        cf[C_WATCH_DONE] = bool(d.stop_when_done)
+        cf[C_BANKS_PER_RANK] = g.banks_per_rank
+        cf[C_RANKS] = g.ranks
+        cf[C_CL], cf[C_CWL], cf[C_TBL], cf[C_TREFI] = g.CL, g.CWL, g.tBL, g.tREFI
+        cf[C_FAW] = g.faw_cycles
+        cf[C_HIGH], cf[C_LOW] = g.write_high, g.write_low
+        cf[C_RQ_CAP], cf[C_WQ_CAP] = g.read_queue, g.write_queue
+        cf[C_FCFS] = g.fcfs
+        cf[C_CAP] = min(g.row_hit_cap, _NEVER)
+        cf[C_BURST] = g.burst_bytes
+        cf[C_FORWARD] = g.forward_cycles
+        cf[C_PHASE], cf[C_PERIOD] = g.phase_ps, g.period_ps
+        cf[C_WATCH_DONE] = bool(g.stop_when_done)
         self.cf = cf
         st = np.zeros(STATE_SIZE, dtype=np.int64)
-        st[SEQ] = d._seq
+        st[SEQ] = state.seq
         st[DIRTY] = 1
-        st[REF_DUE] = d._refresh_due
-        st[FREE_TOP] = d.read_queue + d.write_queue
+        st[REF_DUE] = state.refresh_due
+        st[REF_PENDING] = state.refresh_pending
+        st[WMODE] = state.write_mode
+        st[OPEN_BANKS] = state.open_banks
+        st[ACTIVE_SINCE] = state.active_since
         self.st = st
-        self.nxt = np.array(d._nxt, dtype=np.int64)
+        self.nxt = np.array(state.next_allowed, dtype=np.int64)
         ptr, idx, cyc = [0], [], []
-        for updates in d._compiled:
+        for updates in g.updates:
             idx += [i for i, _ in updates]
             cyc += [v for _, v in updates]
             ptr.append(len(idx))
         self.upd = (np.array(ptr, dtype=np.int64), np.array(idx, dtype=np.int64), np.array(cyc, dtype=np.int64))
-        self.gbase = np.array([base[1] for base in d._bases], dtype=np.int64)
-        self.rbase = np.array([base[2] for base in d._bases], dtype=np.int64)
-        self.rank_of = np.array(d._rank_of, dtype=np.int64)
-        self.rows = np.full(n, -1, dtype=np.int64)
-        self.hits_run = np.zeros(n, dtype=np.int64)
-        self.faw = np.array(d._faw, dtype=np.int64).reshape(t.ranks, 4)
-        self.needs = np.zeros(t.ranks, dtype=np.int64)
-        self.queues = (np.zeros((n, d.read_queue), dtype=np.int64), np.zeros(n, dtype=np.int64),
-                       np.zeros((n, d.write_queue), dtype=np.int64), np.zeros(n, dtype=np.int64))
-        size = d.read_queue + d.write_queue
+        self.gbase = np.array(g.group_base, dtype=np.int64)
+        self.rbase = np.array(g.rank_base, dtype=np.int64)
+        self.rank_of = np.array(g.rank_of, dtype=np.int64)
+        self.rows = np.array(state.open_rows, dtype=np.int64)
+        self.hits_run = np.array(state.hits_run, dtype=np.int64)
+        self.faw = np.array(state.faw, dtype=np.int64).reshape(g.ranks, 4)
+        self.needs = np.array(state.rank_needs_refresh, dtype=np.int64)
+        self.queues = (np.zeros((n, g.read_queue), dtype=np.int64), np.zeros(n, dtype=np.int64),
+                       np.zeros((n, g.write_queue), dtype=np.int64), np.zeros(n, dtype=np.int64))
+        size = g.read_queue + g.write_queue
         self.entries = tuple(np.zeros(size, dtype=np.int64) for _ in range(6))  # seq arrival row column burst kind
-        self.free = np.arange(size, dtype=np.int64)
+        self._load_queues(state)
         self.buffer = tuple(np.zeros(self.chunk, dtype=np.int64) for _ in range(6))  # cycle bank row column burst write
-        out = d.lookahead_cycles + 2
+        out = g.lookahead_cycles + 2
         self.cmd_log = np.zeros((out, 5), dtype=np.int64)
         self.rsamples = np.zeros(out + self.chunk, dtype=np.float64)
         self.wsamples = np.zeros(out, dtype=np.float64)
-        m = d.address_map
-        (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = m._ra, m._bg, m._ba
-        (self._os, self._om), (self._ks, self._km) = m._ro, m._co
-        self._groups, self._per_group = t.bankgroups, t.banks_per_group
-        self._stream = d._stream
-        if d._stream_head is not None:
-            self._stream = itertools.chain([d._stream_head], d._stream)
+        fields = g.address_fields
+        (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = fields["Ra"], fields["Bg"], fields["Ba"]
+        (self._os, self._om), (self._ks, self._km) = fields["Ro"], fields["Co"]
+        self._burst_mask = ~(g.burst_bytes - 1)
+        self._stream = iter(()) if state.stream is None else state.stream
         self.refill()
         self.counters = [(getattr(d, name), slot) for name, slot in COUNTER_SLOTS.items()]
+
+    def _load_queues(self, state) -> None:
+        """Place the snapshot's queued bursts in the entry arrays; the rest of the entries are free."""
+        rq_ids, rq_len, wq_ids, wq_len = self.queues
+        used = 0
+        for side, ids, lengths in ((state.read_queues, rq_ids, rq_len), (state.write_queues, wq_ids, wq_len)):
+            for b, items in enumerate(side):
+                for i, item in enumerate(items):
+                    for column, value in zip(self.entries, item[:5] + item[6:]):  # all but the size
+                        column[used] = value
+                    ids[b, i] = used
+                    used += 1
+                lengths[b] = len(items)
+        self.st[RQC], self.st[WQC] = int(rq_len.sum()), int(wq_len.sum())
+        free = np.arange(len(self.entries[0]), dtype=np.int64)
+        self.free = np.concatenate([free[used:], free[:used]])
+        self.st[FREE_TOP] = len(free) - used
 
     def refill(self) -> None:
         """Keep the unread stream requests at the front of the buffer and decode more behind them."""
@@ -175,27 +213,27 @@ class CompiledCore:
             cycle, bank, row, column, burst, write = self.buffer
             end = left + got
             cycle[left:end] = cycles
-            bank[left:end] = ((((a >> self._rs) & self._rm) * self._groups + ((a >> self._gs) & self._gm))
-                              * self._per_group + ((a >> self._bs) & self._bm))
+            bank[left:end] = ((((a >> self._rs) & self._rm) * self.config.bankgroups + ((a >> self._gs) & self._gm))
+                              * self.config.banks_per_group + ((a >> self._bs) & self._bm))
             row[left:end] = (a >> self._os) & self._om
             column[left:end] = (a >> self._ks) & self._km
-            burst[left:end] = a & self.dram._burst_mask
+            burst[left:end] = a & self._burst_mask
             write[left:end] = writes
         st[POS] = 0
         st[BUF_LEN] = left + got
 
-    def advance(self, c: int) -> int:
+    def advance(self, c: int) -> tuple[int, int]:
         """Do the work of the tick at cycle c (the controller's run-ahead loop); return the
-        cycle to wake at, having set the controller's held edge or stopped the run as the
+        cycle to wake at and how the work ended: DONE, STOP_NOW (stop the run now),
+        HELD_STOP or HELD_GO (keep the edge at the wake cycle, then stop or go on), as the
         Python loop would."""
         d = self.dram
         st = self.st
-        horizon = c + d._ahead
+        horizon = c + self.config.lookahead_cycles
         first = c
         phase = 0
-        levels = (d.read_queue_depth, d.write_queue_depth)
-        st[RL_VALUE:RL_SINCE + 1] = (levels[0].value, levels[0].maximum, levels[0]._area, levels[0]._since)
-        st[WL_VALUE:WL_SINCE + 1] = (levels[1].value, levels[1].maximum, levels[1]._area, levels[1]._since)
+        st[RL_VALUE:RL_SINCE + 1] = level_figures(d.read_queue_depth)
+        st[WL_VALUE:WL_SINCE + 1] = level_figures(d.write_queue_depth)
         st[COUNTER_FIRST:] = 0
         st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = 0
         rq_ids, rq_len, wq_ids, wq_len = self.queues
@@ -217,14 +255,7 @@ class CompiledCore:
             c = int(st[OUT_C])
             phase = int(st[OUT_PHASE])
         self.flush()
-        wake = int(st[OUT_WAKE])
-        if status == STOP_NOW:
-            d.sim.stop("stream done")
-        elif status == HELD_STOP:
-            d._held = True
-        elif status == HELD_GO:
-            d._held = False
-        return wake
+        return int(st[OUT_WAKE]), int(status)
 
     def flush(self) -> None:
         """Hand this call's commands, samples and counts to the controller's statistics and listeners."""
@@ -234,56 +265,87 @@ class CompiledCore:
             if st[slot]:
                 stat.value += int(st[slot])
         st[COUNTER_FIRST:] = 0
-        for level, base in ((d.read_queue_depth, RL_VALUE), (d.write_queue_depth, WL_VALUE)):
-            level.value, level.maximum, level._area, level._since = (int(v) for v in st[base:base + 4])
+        set_level_figures(d.read_queue_depth, st[RL_VALUE:RL_VALUE + 4])
+        set_level_figures(d.write_queue_depth, st[WL_VALUE:WL_VALUE + 4])
         if st[N_RSAMPLE]:
             d.read_latency.samples.frombytes(self.rsamples[:st[N_RSAMPLE]].tobytes())
         if st[N_WSAMPLE]:
             d.write_latency.samples.frombytes(self.wsamples[:st[N_WSAMPLE]].tobytes())
         n = int(st[N_CMD])
-        if n and d._listeners:
-            t = d.timing
-            per_rank, per_group = t.banks, t.banks_per_group
+        listeners = d.command_listeners
+        if n and listeners:
+            g = self.config
+            per_rank, per_group = g.banks_per_rank, g.banks_per_group
             for c, k, b, row, column in self.cmd_log[:n].tolist():
                 rank = b // per_rank
                 if k == REF or k == PREA:
                     fields = (c, k, rank, -1, -1, -1, row, column)
                 else:
-                    fields = (c, k, rank, (b // per_group) % t.bankgroups, b % per_group, b, row, column)
-                for listener in d._listeners:
+                    fields = (c, k, rank, (b // per_group) % g.bankgroups, b % per_group, b, row, column)
+                for listener in listeners:
                     listener(*fields)
         st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = 0
-        d._seq = int(st[SEQ])
-        d._rq_count = int(st[RQC])
-        d._wq_count = int(st[WQC])
-        d._open_banks = int(st[OPEN_BANKS])
-        d._active_since = int(st[ACTIVE_SINCE])
-        d._refresh_due = int(st[REF_DUE])
-        d._write_mode = bool(st[WMODE])
-        # The controller's own code reads the stream head only as "is there one" (``idle``).
-        d._stream_head = None if st[POS] >= st[BUF_LEN] and st[EXHAUSTED] else (0, 0, False)
+
+    @property
+    def idle(self) -> bool:
+        """No burst queued and no stream request left (the controller's ``idle``)."""
+        st = self.st
+        return not st[RQC] and not st[WQC] and bool(st[EXHAUSTED]) and st[POS] >= st[BUF_LEN]
+
+    @property
+    def banks_open_since(self) -> int | None:
+        """The cycle since which a bank has been open, or None while all are closed."""
+        return int(self.st[ACTIVE_SINCE]) if self.st[OPEN_BANKS] else None
+
+    def snapshot(self, held: tuple | None = None):
+        """The state in the arrays as a :class:`~.scheduling_state.SchedulingState`, with the
+        controller's statistics. The unread stream is handed over: this core is done with it."""
+        st = self.st
+        g = self.config
+        rq_ids, rq_len, wq_ids, wq_len = self.queues
+        entries = [column.tolist() for column in self.entries]
+
+        def queued(ids, lengths):
+            return [[tuple(column[e] for column in entries[:5]) + (g.burst_bytes, entries[5][e])
+                     for e in ids[b, :lengths[b]].tolist()] for b in range(g.banks)]
+
+        pos, length = int(st[POS]), int(st[BUF_LEN])
+        cycle, _, _, _, burst, write = (column[pos:length].tolist() for column in self.buffer)
+        unread = list(zip(cycle, burst, map(bool, write)))
+        self._stream, stream = iter(()), itertools.chain(unread, self._stream)
+        st[POS] = st[BUF_LEN] = 0
+        st[EXHAUSTED] = 1
+        return SchedulingState(
+            seq=int(st[SEQ]), next_allowed=self.nxt.tolist(), open_rows=self.rows.tolist(),
+            hits_run=self.hits_run.tolist(), faw=self.faw.tolist(), refresh_due=int(st[REF_DUE]),
+            refresh_pending=bool(st[REF_PENDING]), rank_needs_refresh=[bool(x) for x in self.needs],
+            refpb_next_set=0, refpb_banks=(), to_close={}, write_mode=bool(st[WMODE]),
+            open_banks=int(st[OPEN_BANKS]), active_since=int(st[ACTIVE_SINCE]),
+            read_queues=queued(rq_ids, rq_len), write_queues=queued(wq_ids, wq_len), stream=stream, held=held,
+            **self.dram.statistics_figures())
 
 
-def core_for(controller):
-    """The compiled core for this controller's run from its first tick, or None for the Python
-    path (``engine = "auto"`` when the core does not apply; ``"compiled"`` then fails)."""
+def core_for(controller, current):
+    """The compiled core for this controller's run from its first tick (``current`` if it
+    has one already), or None for the Python path (``engine = "auto"`` when the core does
+    not apply; ``"compiled"`` then fails)."""
     d = controller
-    core = d._core
-    if core is not None:
-        if not d._ahead:
+    if current is not None:
+        if not d.running_ahead:
             d.fail("engine: the compiled core cannot hand its work back to the Python path once an observer "
                    "watches (attach tracers before the run, or use engine = 'python')")
-        return core
+        return current
     reason = unsupported_reason(d)
-    if reason is None and not d._ahead:
+    if reason is None and not d.running_ahead:
         reason = ("a port is connected or an observer watches" if d.lookahead_cycles
                   else "lookahead_cycles is 0")
-    if reason is None and d._stream is None:
+    state = d.snapshot() if reason is None else None
+    if reason is None and state.stream is None:
         reason = "no request stream is attached"
-    if reason is None and (d._seq or d._rq_count or d._wq_count):
+    if reason is None and (state.seq or state.queued):
         reason = "the controller has already served requests on the Python path"
     if reason is None:
-        return CompiledCore(d)
+        return CompiledCore(d, state)
     if d.engine == "compiled":
         raise ParameterError(f"{d.path}: engine compiled does not apply: {reason}",
                              hint='engine = "auto" picks the compiled core where it applies, the Python path elsewhere')

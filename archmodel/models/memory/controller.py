@@ -19,10 +19,11 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
-from .compiled_core import core_for
+from .compiled_core import DONE, HELD_STOP, STOP_NOW, core_for
 from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
 from .constraints import scheduler_constraints
 from .energy import DramEnergy
+from .scheduling_state import HasSchedulingState
 from .splitting import NEVER, ResponseOrder, SplitsRequests
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
@@ -69,7 +70,7 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(SplitsRequests, FunctionalMemory, Component):
+class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order
@@ -120,6 +121,25 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
     commands, their cycles and the statistics at the end of the run are the same as with
     ``lookahead_cycles = 0`` (a test compares them); only statistics read after a run cut
     short by a time limit may include up to ``lookahead_cycles`` cycles of work beyond it.
+
+    The protocol of a compiled engine (:mod:`.compiled_core`, and any other):
+
+    - *Compute ahead*, conservatively: only as far as nothing can reach the controller.
+      Here that is ``lookahead_cycles`` with an attached stream and no port or observer; a
+      model with inputs bounds its batch by the kernel's
+      :meth:`~archmodel.kernel.Simulator.undisturbed_until_ps` (the connection graph's
+      lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`.
+    - *Settle*: :meth:`~archmodel.kernel.Component.settle` runs whenever a run returns; a
+      model keeping state aside copies it back there. This controller's compiled core keeps
+      nothing aside between batches (statistics and listeners are updated after each one),
+      so it needs no ``settle``.
+    - *Snapshot/restore*: :meth:`snapshot` returns the scheduling state as plain data
+      (:class:`~.scheduling_state.SchedulingState`; the fixed numbers and tables are
+      :meth:`scheduling_config`), :meth:`restore` continues from one, in this controller or
+      an identical one whose simulator reached the same time. A compiled core is built from
+      a snapshot and owns the state from then on (the controller asks it for :attr:`idle`
+      and :attr:`banks_open_since`); :meth:`snapshot` then asks the core. No engine reads
+      the controller's private attributes. A snapshot holds stream work only.
 
     Leaves out: per-bank queues of real controllers, additive latency, power-down and
     self-refresh, ECC, command/address parity, rank-to-rank ODT details beyond tRTRS, and
@@ -241,7 +261,6 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
         self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
         self._hits_run = [0] * n
         self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
-        self._last_column = [0] * n
         self._open_banks = 0
         self._active_since = 0
         self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
@@ -273,7 +292,7 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
         self._traced = None  # registers follow the state only while an observer watches
         self._ahead = 0
         self._listeners: list = []
-        self._held = None  # True/False: a kept edge that stops / does not stop the run
+        self._held = None  # (stops, cycle): a kept edge, at which the run stops or goes on
         self._core = None  # the compiled scheduling core, when engine selects it (see tick)
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
@@ -729,7 +748,6 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
         else:
             self.row_conflicts.value += 1
         self._hits_run[b] += 1
-        self._last_column[b] = c
         if k == RD:
             queue = self._rq[b]
             queue.remove(entry)
@@ -809,17 +827,28 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
             self._ahead = (self.lookahead_cycles if not (observed or self._req_on or self._resp_on
                                                          or self._cmd_on) else 0)
             if self.engine != "python":
-                self._core = core_for(self)
+                self._core = core_for(self, self._core)
         if self._held is not None:
             # Work up to this cycle was done ahead; the edge is kept so that simulated time
             # reaches it (the run ends here, or goes quiescent here, as without running ahead).
-            if self._held:
+            stops, at = self._held
+            if c < at:
+                # Woken before the kept edge (a restore asks for the next edge): wait on.
+                self.sleep()
+                self.wake_at(self._phase + at * self._period)
+                return
+            if stops:
                 self.sim.stop("stream done")
             self._held = None
             self.sleep()
             return
         if self._core is not None:
-            wake = self._core.advance(c)
+            wake, outcome = self._core.advance(c)
+            if outcome != DONE:
+                if outcome == STOP_NOW:
+                    self.sim.stop("stream done")
+                else:
+                    self._held = (outcome == HELD_STOP, wake)
         elif not self._ahead:
             wake = self._cycle(c)
             if self.stop_when_done and self._stream is not None and self.idle:
@@ -838,12 +867,12 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
                     if c == first:
                         self.sim.stop("stream done")
                     else:
-                        self._held = True
+                        self._held = (True, c)
                         wake = c
                     break
                 if wake >= _NEVER:
                     if c > first:
-                        self._held = False
+                        self._held = (False, c)
                         wake = c
                     break
                 if wake <= c:
@@ -934,5 +963,31 @@ class DramController(SplitsRequests, FunctionalMemory, Component):
     @property
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
+        if self._core is not None:
+            return self._core.idle
         return (self._rq_count == 0 and self._wq_count == 0 and not self._order and self._job is None
                 and self._stream_head is None)
+
+    @property
+    def banks_open_since(self) -> int | None:
+        """The cycle since which at least one bank has been open, None while all are closed
+        (for background energy)."""
+        if self._core is not None:
+            return self._core.banks_open_since
+        return self._active_since if self._open_banks else None
+
+    @property
+    def command_listeners(self) -> tuple:
+        """The listeners :meth:`add_command_listener` registered, in order."""
+        return tuple(self._listeners)
+
+    @property
+    def running_ahead(self) -> bool:
+        """True while the controller may do the work of several cycles in one tick (see
+        "Scheduling ahead" above); decided at its first tick and whenever observers change."""
+        return bool(self._ahead)
+
+    @property
+    def engine_in_use(self) -> str:
+        """"compiled" while the compiled core does the scheduling, else "python"."""
+        return "python" if self._core is None else "compiled"

@@ -51,8 +51,9 @@ class DramEnergy:
         """A controller's DRAM energy so far, in nJ."""
         c = controller
         active = c.active_cycles.value
-        if c._open_banks:
-            active += c.elapsed_cycles - c._active_since
+        since = c.banks_open_since
+        if since is not None:
+            active += c.elapsed_cycles - since
         parts = self.breakdown_nj(c.acts.value, c.rds.value, c.wrs.value, c.refs.value, c.refpbs.value,
                                   active, c.elapsed_cycles)
         return sum(parts.values())
