@@ -147,6 +147,16 @@ class Level(Stat):
         if value > self.maximum:
             self.maximum = value
 
+    def figures(self) -> tuple:
+        """(value, maximum, area, since): everything the level holds, its running integral
+        included, for a model that continues it elsewhere (a compiled loop) and hands it back
+        with :meth:`resume`."""
+        return self.value, self.maximum, self._area, self._since
+
+    def resume(self, figures) -> None:
+        """Take back a level's :meth:`figures`, as continued elsewhere."""
+        self.value, self.maximum, self._area, self._since = figures
+
     def mean(self) -> float:
         """The time-weighted mean over the elapsed time of the owner's clock."""
         end = self.owner.elapsed_ps

@@ -115,15 +115,14 @@ class SchedulingState:
 
 
 def level_figures(level: Level) -> tuple[int, int, int, int]:
-    """A Level's (value, maximum, area, since). The kernel's Level has no public accessor for
-    its running integral, and a compiled engine must continue it exactly; this and
-    :func:`set_level_figures` are the one place outside the kernel that reaches into it."""
-    return level.value, level.maximum, level._area, level._since
+    """A Level's (value, maximum, area, since), its running integral included: a compiled
+    engine continues it exactly."""
+    return level.figures()
 
 
 def set_level_figures(level: Level, figures) -> None:
     """Set a Level from :func:`level_figures`' tuple."""
-    level.value, level.maximum, level._area, level._since = (int(v) for v in figures)
+    level.resume(tuple(int(v) for v in figures))
 
 
 class HasSchedulingState:
