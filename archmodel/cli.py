@@ -231,6 +231,38 @@ def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, ctrl_c:
             bar.close()
 
 
+def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -> None:
+    """Before the run: no output may replace an input (the .arch files read, plugins) or
+    another output (the VCD, its .gtkw save file, the statistics)."""
+    outputs = []
+    if vcd_path is not None:
+        outputs += [("--vcd", Path(vcd_path)), ("the waveform's save file", Path(vcd_path).with_suffix(".gtkw"))]
+    if stats_path:
+        outputs.append(("--stats", Path(stats_path)))
+    read = {}
+    for name in inputs:
+        if Path(name).is_file():
+            read[Path(name).resolve()] = name
+    written = {}
+    for what, path in outputs:
+        where = path.resolve()
+        if where in read:
+            raise ArchError(f"{what} {path} would overwrite the input {read[where]}",
+                            hint="write the outputs somewhere else, e.g. waves/")
+        if where in written:
+            raise ArchError(f"{what} {path} is also {written[where]}: one would overwrite the other",
+                            hint="give each output a name of its own (the save file is the VCD's name with .gtkw)")
+        written[where] = what
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` under a temporary name beside it and rename it into place,
+    so a reader (or an earlier file of that name) never sees a half-written file."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
 def cmd_run(args) -> int:
     """Simulate a system; print and write its statistics, and a VCD if asked."""
     _load_models(args.plugin)
@@ -257,11 +289,13 @@ def cmd_run(args) -> int:
     vcd_path = args.vcd
     if vcd_path is None and traces:
         vcd_path = "auto"
+    if vcd_path == "auto":
+        vcd_path = str(Path("waves") / f"{top.name}.vcd")
+    inputs = list(elaborated.sources.files) if _is_arch(args.target) else []
+    _check_outputs(inputs + list(args.plugin or []), vcd_path, args.stats)
     if vcd_path is not None:
         from .trace import VcdTracer
 
-        if vcd_path == "auto":
-            vcd_path = str(Path("waves") / f"{top.name}.vcd")
         Path(vcd_path).parent.mkdir(parents=True, exist_ok=True)
         tracer = VcdTracer(vcd_path, select=tuple(traces or ["*"]),
                            start_ps=parse_time(args.trace_from) if args.trace_from else None,
@@ -294,17 +328,18 @@ def cmd_run(args) -> int:
             tracer.close()
     wall = time.perf_counter() - started
     stats = sim.all_stats()
-    if not args.quiet:
-        print(stats_table(stats) if stats else "(no statistics)")
+    # The files first: a reader of the table that goes away (`| head`) must not lose them.
     if args.stats:
         path = Path(args.stats)
         path.parent.mkdir(parents=True, exist_ok=True)
         manifest = _manifest(args, sim, source, build_params, outcome)
         if path.suffix == ".csv":
-            path.write_text(stats_csv(stats, manifest))
+            text = stats_csv(stats, manifest)
         else:
-            document = {"manifest": manifest, "statistics": stats_dict(stats)}
-            path.write_text(json.dumps(document, indent=2, default=str) + "\n")
+            text = json.dumps({"manifest": manifest, "statistics": stats_dict(stats)}, indent=2, default=str) + "\n"
+        _write_whole(path, text)
+    if not args.quiet:
+        print(stats_table(stats) if stats else "(no statistics)")
     rate = sim.ticks / wall if wall > 0 else 0.0
     print(f"{outcome} at {format_time(sim.now)} after {sim.ticks} component ticks "
           f"({wall:.2f} s wall, {rate:,.0f} ticks/s)", file=sys.stderr)

@@ -101,3 +101,54 @@ def test_a_trace_selection_that_matches_nothing_is_bad_input_before_the_run(tmp_
     assert main(["run", "tests.cli_systems:pair", "--vcd", str(vcd), "--trace", "pair.nothing*", "-q"]) == 2
     assert capsys.readouterr().err == ("error: trace selection 'pair.nothing*' matches no signal\n"
                                        "hint: did you mean 'pair.p.out.*'?\n")
+
+
+def _pipeline(tmp_path):
+    """A copy of the bundled pipeline system (and the module it imports) in ``tmp_path``."""
+    from archmodel.paths import data_path
+    for folder, name in (("topologies", "pipeline.arch"), ("library", "stages.arch")):
+        (tmp_path / name).write_text((data_path(folder) / name).read_text())
+    return tmp_path / "pipeline.arch"
+
+
+def test_an_output_that_would_replace_an_input_or_another_output_is_bad_input_before_the_run(tmp_path, capsys):
+    arch = _pipeline(tmp_path)
+    original = arch.read_text()
+    stats = tmp_path / "s.json"
+    cases = [
+        (["--stats", str(arch)], f"error: --stats {arch} would overwrite the input {arch}"),
+        (["--vcd", str(arch)], f"error: --vcd {arch} would overwrite the input {arch}"),
+        (["--vcd", str(tmp_path / "x.gtkw")],
+         f"error: the waveform's save file {tmp_path / 'x.gtkw'} is also --vcd: one would overwrite the other"),
+        (["--vcd", str(tmp_path / "w.vcd"), "--stats", str(tmp_path / "w.gtkw")],
+         f"error: --stats {tmp_path / 'w.gtkw'} is also the waveform's save file: one would overwrite the other"),
+        (["--vcd", str(stats), "--stats", str(stats)],
+         f"error: --stats {stats} is also --vcd: one would overwrite the other"),
+    ]
+    for options, message in cases:
+        assert main(["run", str(arch), "-q", *options]) == 2
+        err = capsys.readouterr().err
+        assert err.splitlines()[0] == message, err
+        assert arch.read_text() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipeline.arch", "stages.arch"]  # nothing written
+
+
+def test_statistics_are_written_whole_before_a_reader_of_the_table_goes_away(tmp_path):
+    arch = _pipeline(tmp_path)
+    stats = tmp_path / "s.json"
+    done = subprocess.run(f"{sys.executable} -m archmodel.cli run {arch} --stats {stats} | head -1",
+                          shell=True, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0
+    assert json.loads(stats.read_text())["manifest"]["outcome"] in ("quiescent", "stopped")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]  # no temporary left
+
+
+def test_a_waveform_replaces_the_old_one_only_when_it_is_complete(tmp_path, capsys):
+    arch = _pipeline(tmp_path)
+    vcd = tmp_path / "w.vcd"
+    assert main(["run", str(arch), "-q", "--vcd", str(vcd)]) == 0
+    first = vcd.read_text()
+    assert first.rstrip().splitlines()[-1].startswith("#")  # closed with a final timestamp
+    assert main(["run", str(arch), "-q", "--vcd", str(vcd), "--cycles", "5"]) == 0
+    assert vcd.read_text() != first and (tmp_path / "w.gtkw").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]

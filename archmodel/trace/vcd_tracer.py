@@ -118,6 +118,12 @@ class _ChannelTrace:
                 "occupancy": self.occupancy, "data": self.data}
 
 
+def partial_path(path: Path) -> Path:
+    """Where a file being written to ``path`` lives until it is complete: beside it, under a
+    hidden name of this process's own."""
+    return path.with_name(f".{path.name}.{os.getpid()}.partial")
+
+
 class VcdTracer:
     """Write a VCD of the selected registers and channel handshakes, and a ``.gtkw`` beside it.
 
@@ -129,6 +135,9 @@ class VcdTracer:
 
     Use it as ``with VcdTracer("waves/run.vcd") as tracer: sim.add_observer(tracer); sim.run()``
     or call :meth:`close` yourself (it is idempotent). One tracer observes one simulator.
+    Until it is closed the VCD grows at ``writing_path``, a hidden name of this process's
+    beside ``path``; closing renames it (and then the save file, written the same way) into
+    place, so a file at ``path`` is always a whole waveform.
     """
 
     def __init__(self, path: str | os.PathLike, select: Sequence[str] | str = ("*",),
@@ -141,6 +150,9 @@ class VcdTracer:
             raise ArchError(f"trace window ends ({end_ps} ps) before it starts ({start_ps} ps)")
         self.path = Path(path)
         self.gtkw_path = self.path.with_suffix(".gtkw") if gtkw else None
+        if self.gtkw_path is not None and self.gtkw_path == self.path:
+            raise ArchError(f"the waveform {self.path} would be replaced by its GTKWave save file of the same name",
+                            hint=f"name the waveform {self.path.with_suffix('.vcd')}")
         self.selection = Selection(select)
         self.start_ps = start_ps
         self.end_ps = end_ps
@@ -149,7 +161,11 @@ class VcdTracer:
         self.groups: list[Group] = []  # what the .gtkw shows
         self.sim = None
         self.closed = False
-        self._stream = open(self.path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
+        # Written under a name of this process's own (writing_path) and renamed into place when
+        # closed, so an earlier waveform of the same name stays whole until this one is, and
+        # two runs writing the same name never share a file.
+        self.writing_path = partial_path(self.path)
+        self._stream = open(self.writing_path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
         self._writer: VCDWriter | None = None
         self._write = self._stream.write
         self._last_ts: int | None = None  # the last timestamp written after the header
@@ -312,8 +328,11 @@ class VcdTracer:
         finally:
             self._release()
             self._stream.close()
+            os.replace(self.writing_path, self.path)
         if self.gtkw_path is not None:
-            write_save_file(self.gtkw_path, self.path, self.groups, self._lo, final)
+            partial = partial_path(self.gtkw_path)
+            write_save_file(partial, self.path, self.groups, self._lo, final)
+            os.replace(partial, self.gtkw_path)
 
     def __enter__(self) -> "VcdTracer":
         return self

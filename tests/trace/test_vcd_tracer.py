@@ -154,7 +154,8 @@ def test_running_in_slices_gives_the_same_bytes(tmp_path):
     with VcdTracer(sliced) as tracer:
         sim.add_observer(tracer)
         sim.run(cycles=17)
-        assert b"$enddefinitions" in sliced.read_bytes()  # flushed at the end of each run()
+        # flushed at the end of each run(), under its temporary name until closed
+        assert b"$enddefinitions" in tracer.writing_path.read_bytes() and not sliced.exists()
         sim.run(cycles=50)
     assert sliced.read_bytes() == whole.read_bytes()
 
