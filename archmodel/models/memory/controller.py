@@ -121,6 +121,14 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
     commands, their cycles and the statistics at the end of the run are the same as with
     ``lookahead_cycles = 0`` (a test compares them); only statistics read after a run cut
     short by a time limit may include up to ``lookahead_cycles`` cycles of work beyond it.
+    Fed through its ports (no stream, nothing on ``cmd``, no observer), it schedules ahead
+    while a client waits for an answer and no request waits on ``req``: the cycles before the
+    earliest arrival of a request (the kernel's lookahead over the wiring, the run's limit,
+    the watchdog's deadline, and the next response's due cycle, since a client may answer a
+    response) are scheduled in one tick, and each response still leaves at its own cycle.
+    Commands, responses and statistics are those of ``lookahead_cycles = 0`` (tests compare
+    them); a run stopped by another component while a request is in service may count the
+    work scheduled up to that request's next response.
 
     The protocol of a compiled engine (:mod:`.compiled_core`, and any other):
 
@@ -170,8 +178,8 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
     omit_constraints = Param((tuple, list), (), "constraint names the scheduler ignores (for testing the checker)")
     ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
     lookahead_cycles = Param(int, 512, "cycles the controller may schedule ahead of simulated time while "
-                             "nothing outside can see or change its work (attached stream, no port, no "
-                             "waveform); 0 turns it off", check=at_least(0))
+                             "nothing outside can see or change its work (an attached stream, or ports no "
+                             "request can arrive on meanwhile; no waveform); 0 turns it off", check=at_least(0))
     engine = Param(str, "auto", "scheduling engine while running ahead: python, compiled (numba, see "
                    ".compiled_core) or auto (compiled where it applies)", check=one_of("auto", "python", "compiled"))
     stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
@@ -293,6 +301,9 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         self._ahead = 0
         self._listeners: list = []
         self._held = None  # (stops, cycle): a kept edge, at which the run stops or goes on
+        self._port_ahead = False
+        self._processed = -1  # the last cycle whose scheduling work is done (fed through ports)
+        self._next_work = 0  # the next cycle with scheduling work after it
         self._core = None  # the compiled scheduling core, when engine selects it (see tick)
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
@@ -826,6 +837,10 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
             self._traced = observed
             self._ahead = (self.lookahead_cycles if not (observed or self._req_on or self._resp_on
                                                          or self._cmd_on) else 0)
+            # Fed through its ports, it schedules ahead while no request can arrive (see
+            # _tick_ports), unless something watches its command bus cycle by cycle.
+            self._port_ahead = bool(self.lookahead_cycles and not observed and not self._cmd_on
+                                    and (self._req_on or self._resp_on) and self._stream is None)
             if self.engine != "python":
                 self._core = core_for(self, self._core)
         if self._held is not None:
@@ -841,6 +856,9 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
                 self.sim.stop("stream done")
             self._held = None
             self.sleep()
+            return
+        if self._port_ahead:
+            self._tick_ports(c)
             return
         if self._core is not None:
             wake, outcome = self._core.advance(c)
@@ -884,6 +902,72 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         if wake < _NEVER:
             self.wake_at(self._phase + wake * self._period)
 
+    def _tick_ports(self, c: int) -> None:
+        """The edge at cycle c of a controller fed through its ports, scheduling ahead.
+
+        Responses leave at their true cycles (one per cycle, as :meth:`_cycle` sends them), so
+        the ``resp`` channel sees what it sees cycle by cycle. The scheduling work (which command
+        issues when) depends only on the queued requests, which change only when one is taken
+        from ``req``: while a client waits for an answer and no request waits on ``req``, the
+        cycles up to the earliest one at which a request can arrive (the kernel's lookahead,
+        the run's limit and watchdog deadline, and the next response's due cycle, since a
+        client may answer a response) are scheduled now. A request waiting on ``req`` (the
+        queues full, or another request still entering) keeps the work cycle by cycle, so it
+        enters at the cycle it would have entered at."""
+        order = self._order
+        if order.due <= c and self.resp.try_send(order.head()):
+            order.pop()
+        if c > self._processed:
+            wake = self._schedule(c)
+            self._processed = c
+            if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
+                wake = self._schedule_ahead(c, wake)
+            self._next_work = wake
+        elif self.req.valid:
+            self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
+                      "(a lookahead bound was not conservative)")
+        wake = self._next_work
+        due = order.due
+        if due < wake:
+            wake = due if due > c else c + 1
+        if wake <= c + 1:
+            return
+        self.sleep()
+        if wake < _NEVER:
+            self.wake_at(self._phase + wake * self._period)
+
+    def _schedule_ahead(self, c: int, wake: int) -> int:
+        """Schedule the cycles after c with work (the next is ``wake``) that no request can
+        reach; return the next cycle with work after them."""
+        order = self._order
+        end = c + self.lookahead_cycles + 1  # the first cycle not scheduled now
+        due = order.due
+        # A client may answer a response sent at its due cycle (or later): its request then
+        # arrives after that cycle.
+        if due < end:
+            end = due + 1
+        if wake >= end:
+            return wake
+        sim, domain = self.sim, self.domain
+        end = min(end, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
+        if sim.limit_ps is not None:
+            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
+        if wake >= end:
+            return wake
+        until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
+        if until is not None:
+            end = min(end, domain.cycle_of(until - 1) + 1)
+        while wake < end:
+            c = wake
+            wake = self._schedule(c)
+            self._processed = c
+            if wake <= c:
+                wake = c + 1
+            due = order.due
+            if due < end:
+                end = due + 1
+        return wake
+
     def _cycle(self, c: int) -> int:
         """Do the work of DRAM cycle c; return the next cycle with work (_NEVER if none)."""
         if self._traced and self._transitions:
@@ -893,6 +977,22 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         order = self._order
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
+        wake = self._schedule(c)
+        due = order.due
+        if due < wake:
+            wake = due if due > c else c + 1
+        if self._traced:
+            self.rq_depth.set(self._rq_count)
+            self.wq_depth.set(self._wq_count)
+            soonest = self._apply_transitions(c)
+            if soonest < wake:
+                wake = soonest
+        return wake
+
+    def _schedule(self, c: int) -> int:
+        """The scheduling work of DRAM cycle c (intake, refresh, one command), without
+        sending a response: return the next cycle with such work (_NEVER if none). What it
+        decides never depends on the responses sent (they only leave the ResponseOrder)."""
         if self._req_on:
             self._take(c)
         head = self._stream_head
@@ -917,9 +1017,6 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
             self._choose(c + 1)
             best = self._best
         wake = best[0] if best is not None else _NEVER
-        due = order.due
-        if due < wake:
-            wake = due if due > c else c + 1
         if self._refresh_due < wake and not self._refresh_pending and not self._refpb_banks:
             wake = self._refresh_due
         head = self._stream_head
@@ -927,12 +1024,6 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
             room = self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue
             if room and head[0] < wake:
                 wake = head[0]
-        if self._traced:
-            self.rq_depth.set(self._rq_count)
-            self.wq_depth.set(self._wq_count)
-            soonest = self._apply_transitions(c)
-            if soonest < wake:
-                wake = soonest
         return wake
 
     def _pull_stream(self, c: int) -> None:
