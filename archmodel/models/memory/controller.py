@@ -304,6 +304,8 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         self._port_ahead = False
         self._processed = -1  # the last cycle whose scheduling work is done (fed through ports)
         self._next_work = 0  # the next cycle with scheduling work after it
+        self._ahead_skip = 0  # scheduling edges to pass before asking the lookahead again
+        self._ahead_backoff = 0  # how many the last fruitless question set (doubles while fruitless)
         self._core = None  # the compiled scheduling core, when engine selects it (see tick)
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
@@ -954,9 +956,19 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
             end = min(end, domain.cycle_of(sim.limit_ps) + 1)
         if wake >= end:
             return wake
+        if self._ahead_skip:
+            # the last questions gave nothing to schedule ahead: not running ahead is always
+            # right, and asking each cycle would cost more (it walks the wiring)
+            self._ahead_skip -= 1
+            return wake
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
         if until is not None:
             end = min(end, domain.cycle_of(until - 1) + 1)
+        if wake >= end:
+            self._ahead_backoff = min(64, 2 * self._ahead_backoff or 1)
+            self._ahead_skip = self._ahead_backoff
+            return wake
+        self._ahead_backoff = 0
         while wake < end:
             c = wake
             wake = self._schedule(c)
