@@ -85,7 +85,7 @@ class FunctionalMemory:
     ``size_bytes`` and :meth:`backdoor_write`/:meth:`backdoor_read` over ``self.store``, a
     :class:`BackingStore` of ``size_bytes`` that the model creates in ``setup()``.
 
-    ``_local(address, size)`` maps an absolute address to the store's offset, or returns
+    ``store_offset(address, size)`` maps an absolute address to the store's offset, or returns
     None when it lies outside; a model whose store is not contiguous in the address space
     (one channel of several) overrides it.
     """
@@ -98,7 +98,9 @@ class FunctionalMemory:
         """Capacity in bytes."""
         return self.store.size_bytes
 
-    def _local(self, address: int, size: int) -> int | None:
+    def store_offset(self, address: int, size: int) -> int | None:
+        """The offset in the backing store of ``size`` bytes at ``address``, or None when they
+        do not all lie in this memory."""
         offset = address - self.base_address
         if offset < 0 or offset + size > self.store.size_bytes:
             return None
@@ -109,7 +111,7 @@ class FunctionalMemory:
         return range_text(self.base_address, self.size_bytes)
 
     def _backdoor_offset(self, what: str, address: int, size: int) -> int:
-        offset = self._local(address, size)
+        offset = self.store_offset(address, size)
         if offset is None:
             raise ValueError(f"{self.path}: backdoor {what} of {size} bytes at {address:#x} is outside this memory "
                              f"({self.address_range()})")

@@ -336,7 +336,7 @@ class DramController(HasSchedulingState, SplitsRequests, FunctionalMemory, Compo
         self._channel_shift = block.bit_length() - 1
         self._local_decode = AddressMapping(t, self.mapping, 1).bank_decoder()
 
-    def _local(self, address: int, size: int) -> int | None:
+    def store_offset(self, address: int, size: int) -> int | None:
         """The store offset of ``size`` bytes at ``address``, or None if they are not all this
         channel's (outside the range, or in another channel's block)."""
         offset = address - self.base_address

@@ -104,7 +104,9 @@ class InterleavedMemory(FunctionalMemory, Component):
         """Capacity: every channel's."""
         return self.channel_list[0].size_bytes * self.channels
 
-    def _local(self, address: int, size: int) -> int | None:
+    def store_offset(self, address: int, size: int) -> int | None:
+        """The offset of ``size`` bytes at ``address`` from the first byte, or None when they do
+        not all lie in this memory."""
         offset = address - self.base_address
         if offset < 0 or size < 0 or offset + size > self.size_bytes:
             return None

@@ -159,7 +159,7 @@ def check_request(owner, message: MemRequest) -> int:
     if message.is_write and (message.data is None or len(message.data) != size):
         got = "no data" if message.data is None else f"{len(message.data)} bytes of data"
         owner.fail(f"req: write of {size} bytes at {address:#x} {who} carries {got}")
-    offset = owner._local(address, size)
+    offset = owner.store_offset(address, size)
     if offset is None:
         owner.fail(f"req: {kind} of {size} bytes at {address:#x} {who} is outside this memory "
                    f"({owner.address_range()})")
