@@ -182,28 +182,47 @@ def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outc
 
 
 class _CtrlC:
-    """While active, the first Ctrl-C asks the simulator to stop after the current time point
-    (so models, the tracer and the statistics are left consistent); a second one interrupts
-    at once, as usual."""
+    """While active, the first Ctrl-C (SIGINT), SIGTERM or SIGHUP (what batch schedulers and
+    closing terminals send) asks the simulator to stop after the current time point, so
+    models, the tracer and the statistics are left consistent and written; a second one acts
+    at once, as usual. ``signal_number`` is the one that came (None while none did)."""
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
     def __init__(self, sim: Simulator):
         self.sim = sim
-        self.pressed = False
-        self._previous = None
+        self.signal_number = None
+        self._previous: dict = {}
+
+    @property
+    def pressed(self) -> bool:
+        """A stop signal came."""
+        return self.signal_number is not None
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a process the signal ended: 130 for
+        SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
+        return 128 + int(self.signal_number)
 
     def _handle(self, signum, frame) -> None:
-        self.pressed = True
+        self.signal_number = signum
         self.sim.stop("interrupted")
-        signal.signal(signal.SIGINT, self._previous)
+        self._restore()
+
+    def _restore(self) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous = {}
 
     def __enter__(self) -> "_CtrlC":
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for number in self.SIGNALS:
+                self._previous[number] = signal.signal(number, self._handle)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        self._restore()
 
 
 def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, ctrl_c: _CtrlC):
@@ -314,7 +333,7 @@ def cmd_run(args) -> int:
             result = _run_with_progress(sim, limit, show_progress, ctrl_c)
         outcome = result.reason
         if ctrl_c.pressed:
-            outcome, code = "interrupted", EXIT_INTERRUPTED
+            outcome, code = "interrupted", ctrl_c.exit_code
     except KeyboardInterrupt:  # a second Ctrl-C, or one while a model's tick never returns
         outcome, code = "interrupted", EXIT_INTERRUPTED
     except SimulationError as err:
@@ -347,8 +366,9 @@ def cmd_run(args) -> int:
         print(f"waveform: {vcd_path} (open with: gtkwave {Path(vcd_path).with_suffix('.gtkw')})", file=sys.stderr)
     if failure:
         print(failure, file=sys.stderr)
-    if code == EXIT_INTERRUPTED:
-        print("interrupted: waveform closed and statistics so far written", file=sys.stderr)
+    if outcome == "interrupted":
+        how = "interrupted" if code == EXIT_INTERRUPTED else f"stopped by {signal.Signals(code - 128).name}"
+        print(f"{how}: waveform closed and statistics so far written", file=sys.stderr)
     return code
 
 

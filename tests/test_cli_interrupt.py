@@ -1,4 +1,5 @@
-"""Ctrl-C stops a run cleanly: exit 130, a well-formed VCD, the statistics gathered so far."""
+"""Ctrl-C, SIGTERM and SIGHUP stop a run cleanly: exit 130, 143 or 129, a well-formed VCD, the
+statistics gathered so far."""
 
 import json
 import signal
@@ -6,10 +7,16 @@ import subprocess
 import sys
 import time
 
+import pytest
 from vcd.reader import TokenKind, tokenize
 
 
-def test_ctrl_c_closes_the_vcd_and_writes_statistics(tmp_path):
+@pytest.mark.parametrize("stop, code, said", [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "stopped by SIGTERM"),
+    (signal.SIGHUP, 129, "stopped by SIGHUP"),
+])
+def test_ctrl_c_sigterm_and_sighup_close_the_vcd_and_write_statistics(tmp_path, stop, code, said):
     vcd_path, stats_path = tmp_path / "run.vcd", tmp_path / "run.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
@@ -22,11 +29,11 @@ def test_ctrl_c_closes_the_vcd_and_writes_statistics(tmp_path):
         assert proc.poll() is None, proc.stderr.read()
         assert time.monotonic() < deadline, "the run never got going"
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(stop)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert "Traceback" not in err
-    assert "interrupted: waveform closed and statistics so far written" in err
+    assert f"{said}: waveform closed and statistics so far written" in err
     document = json.loads(stats_path.read_text())
     assert document["manifest"]["outcome"] == "interrupted"
     received = document["statistics"]["pair.c.received"]["value"]
