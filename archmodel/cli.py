@@ -492,6 +492,18 @@ def cmd_sweep(args) -> int:
     return EXIT_OK
 
 
+def _at_least_one(text: str) -> int:
+    """An argument that counts cycles: a whole number of at least 1 (0 would report a
+    deadlock at the first edge that moves nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cycles") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 cycle, got {value}")
+    return value
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``archmodel`` command."""
     parser = argparse.ArgumentParser(prog="archmodel", description=__doc__.split("\n")[0])
@@ -522,7 +534,7 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--trace-from", metavar="TIME", help="start of the traced time window")
     run.add_argument("--trace-to", metavar="TIME", help="end of the traced time window")
     run.add_argument("--stats", metavar="FILE", help="write statistics and the run manifest as JSON, or as CSV if FILE ends in .csv")
-    run.add_argument("--watchdog", type=int, default=100_000, metavar="CYCLES",
+    run.add_argument("--watchdog", type=_at_least_one, default=100_000, metavar="CYCLES",
                      help="report a deadlock after this many cycles without a transfer (default 100000)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: when stderr is a terminal)")

@@ -152,3 +152,13 @@ def test_a_waveform_replaces_the_old_one_only_when_it_is_complete(tmp_path, caps
     assert main(["run", str(arch), "-q", "--vcd", str(vcd), "--cycles", "5"]) == 0
     assert vcd.read_text() != first and (tmp_path / "w.gtkw").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+def test_a_watchdog_of_no_cycles_is_bad_input_not_a_false_deadlock(capsys):
+    from archmodel.paths import data_path
+    import pytest
+    with pytest.raises(SystemExit) as done:
+        main(["run", str(data_path("topologies") / "pipeline.arch"), "-q", "--watchdog", "0"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        "archmodel run: error: argument --watchdog: must be at least 1 cycle, got 0"
