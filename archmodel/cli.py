@@ -394,6 +394,14 @@ def cmd_check(args) -> int:
     _load_models(args.plugin)
     if not _is_arch(args.target):
         raise ArchError(f"'{args.target}' is not a .arch file", hint="check takes a .arch file, e.g. topologies/pipeline.arch")
+    from .lang import Limits, check_library, is_library
+
+    if args.top is None and not args.param and is_library(args.target):
+        # a library: every module on its own, with its defaults, its exposed ports open
+        checked = check_library(args.target, limits=Limits(max_instances=args.max_instances))
+        print(f"ok: {args.target}: library of {len(checked)} module{'s' if len(checked) != 1 else ''} "
+              f"({', '.join(e.top.name for e in checked)})")
+        return EXIT_OK
     elaborated, _ = load_arch(args)
     sim = Simulator(elaborated.top, seed=0)
     print(f"ok: {args.target}: system {elaborated.top.name}, {len(sim.components)} components "

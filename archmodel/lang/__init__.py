@@ -7,12 +7,12 @@ generators and workloads the language resolves names against.
 diagnostic of the file.
 """
 
-from .elaborate import Elaborated, Limits, load, param_unit
+from .elaborate import Elaborated, Limits, check_library, is_library, load, param_unit
 from .errors import LanguageErrors
 from .parser import parse, parse_expression
 from .show import show_text, to_dot
 from .topology import register_topology, topology_generators
 from .workloads import register_workload, workloads
 
-__all__ = ["Elaborated", "LanguageErrors", "Limits", "load", "param_unit", "parse", "parse_expression",
+__all__ = ["Elaborated", "LanguageErrors", "Limits", "check_library", "is_library", "load", "param_unit", "parse", "parse_expression",
            "register_topology", "register_workload", "show_text", "to_dot", "topology_generators", "workloads"]

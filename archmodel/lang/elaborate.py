@@ -970,12 +970,29 @@ def _origin_span(elab: Elaborator, comp: Component):
     return elab.origins.get(id(owner)) if owner is not None else None
 
 
-def check_required_ports(elab: Elaborator, top: Component) -> None:
+def _exposed_ports(comp: Component) -> set:
+    """The ports ``comp`` exposes (port arrays and nested lists flattened), by identity."""
+    found: set = set()
+    pending = list((getattr(comp, "exposed", None) or {}).values())
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        else:
+            found.add(id(item))
+    return found
+
+
+def check_required_ports(elab: Elaborator, top: Component, interface=()) -> None:
     """Report every required port left unconnected, one error per instance statement and port,
-    and every request port connected without the port its answers come back on."""
+    and every request port connected without the port its answers come back on. Ports in
+    ``interface`` (ids of the top's exposed ports, for a module checked on its own) may stay
+    unconnected."""
     groups: dict = {}
     for comp in top.walk():
         for port in comp.ports:
+            if id(port) in interface:
+                continue
             unpaired = unpaired_port(port)
             if unpaired is not None and port.decl.direction == "out":
                 elab.error(ArchError(unpaired[0], hint=unpaired[1], span=_origin_span(elab, comp)))
@@ -995,10 +1012,13 @@ def check_required_ports(elab: Elaborator, top: Component) -> None:
 
 
 def load(path: str | os.PathLike, *, top: str | None = None, params: dict[str, str] | None = None,
-         limits: Limits = Limits(), search_path: list[Path] | None = None) -> Elaborated:
+         limits: Limits = Limits(), search_path: list[Path] | None = None,
+         interface_open: bool = False) -> Elaborated:
     """Parse and elaborate a ``.arch`` file into a component tree ready for a Simulator.
 
-    ``params`` overrides parameters of the top (``NAME -> expression text``). Raises
+    ``params`` overrides parameters of the top (``NAME -> expression text``). With
+    ``interface_open`` the ports the top exposes are its interface and may stay unconnected
+    (a module of a library checked on its own). Raises
     :class:`LanguageErrors` holding every diagnostic found.
     """
     # The tree and the components are many small objects that all stay alive; the cyclic
@@ -1006,13 +1026,13 @@ def load(path: str | os.PathLike, *, top: str | None = None, params: dict[str, s
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load(path, top, params, limits, search_path)
+        return _load(path, top, params, limits, search_path, interface_open)
     finally:
         if collecting:
             gc.enable()
 
 
-def _load(path, top, params, limits, search_path) -> Elaborated:
+def _load(path, top, params, limits, search_path, interface_open=False) -> Elaborated:
     shown = str(path)
     elab = Elaborator(limits, search_path)
     main_path = Path(path)
@@ -1031,7 +1051,7 @@ def _load(path, top, params, limits, search_path) -> Elaborated:
                 module = elab.choose_top(main, top, Span(shown, 1, 1, 1, 2))
                 root = elab.build(module, overrides)
                 if not elab.errors:  # after another error, unconnected ports are mostly its echo
-                    check_required_ports(elab, root)
+                    check_required_ports(elab, root, _exposed_ports(root) if interface_open else ())
                 for binder, targets, args, kwargs, span in elab.runs:
                     try:
                         binder(targets, *args, **kwargs)
@@ -1049,3 +1069,40 @@ def _load(path, top, params, limits, search_path) -> Elaborated:
     if elab.errors:
         raise LanguageErrors(elab.errors, elab.sources)
     return result
+
+
+def check_library(path: str | os.PathLike, *, limits: Limits = Limits(),
+                  search_path: list[Path] | None = None) -> list[Elaborated]:
+    """Check a ``.arch`` file of modules and no system (a library): every module it defines is
+    elaborated on its own with its default parameters, its exposed ports its interface.
+    Returns each module's :class:`Elaborated`; raises :class:`LanguageErrors` with the
+    diagnostics of every module that fails."""
+    main_path = Path(path)
+    if not main_path.is_file():
+        raise ArchError(f"no such file: {path}")
+    names = [m.name for m in parse(main_path.read_text(encoding="utf-8"), str(path)).modules]
+    checked, errors, sources, seen = [], [], SourceText(), set()
+    for name in names:
+        try:
+            checked.append(load(path, top=name, limits=limits, search_path=search_path, interface_open=True))
+        except LanguageErrors as failed:
+            for err in failed.errors:
+                key = (str(err.span), err.message)
+                if key not in seen:  # a module instanced by another fails in both checks
+                    seen.add(key)
+                    errors.append(err)
+            sources.files.update(failed.sources.files)
+    if errors:
+        raise LanguageErrors(errors, sources)
+    return checked
+
+
+def is_library(path: str | os.PathLike) -> bool:
+    """Whether a ``.arch`` file parses and defines modules but no system (False when it does
+    not parse: loading it then reports why)."""
+    try:
+        modules = parse(Path(path).read_text(encoding="utf-8"), str(path)).modules
+    except (ArchError, OSError, UnicodeDecodeError):
+        return False
+    return bool(modules) and not any(m.kind == "system" for m in modules)
+

@@ -72,3 +72,28 @@ def test_trace_statements_select_signals(tmp_path, capsys):
     assert main(["run", str(data_path("topologies") / "pipeline.arch"), "--vcd", str(vcd), "-q"]) == 0
     text = vcd.read_text()
     assert "$scope module src $end" in text and "$scope module snk" not in text
+
+
+LIBRARY = sorted(data_path("library").glob("*.arch"))
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.stem)
+def test_every_bundled_library_checks_clean_module_by_module(path, capsys, monkeypatch):
+    monkeypatch.chdir(path.parent)
+    assert main(["check", path.name]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"ok: {path.name}: library of ")
+    modules = [line.split()[1].split("(")[0] for line in path.read_text().splitlines() if line.startswith("module ")]
+    assert out.rstrip().endswith("(" + ", ".join(modules) + ")")
+
+
+def test_a_library_reports_every_broken_module_once_with_its_location(tmp_path, capsys):
+    lib = tmp_path / "lib.arch"
+    lib.write_text("module Good(depth: int = 2) {\n    q : Fifo(depth = depth)\n    expose q.inp as inp\n"
+                   "    expose q.out as out\n}\n"
+                   "module Bad() {\n    q : Fifo(dpeth = 2)\n}\n"
+                   "module UsesBad() {\n    b : Bad()\n}\n")
+    assert main(["check", str(lib)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error: 'Fifo' has no parameter 'dpeth'") == 1
+    assert f"{lib}:7:14: error: 'Fifo' has no parameter 'dpeth'" in err
