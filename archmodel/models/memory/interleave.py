@@ -9,7 +9,7 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import NEVER, REQUESTS, RESPONSES, ResponseOrder, check_request, split
+from .splitting import REQUESTS, RESPONSES, ResponseOrder, check_request, split
 from .timing import PRESETS, dram_clock, preset
 
 

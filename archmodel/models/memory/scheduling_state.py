@@ -21,6 +21,8 @@ import attrs
 
 from archmodel.kernel import Level, ModelAssertion, ParameterError
 
+from .command_scheduler import QueuedBurst
+
 QUEUED_FIELDS = ("seq", "arrival", "row", "column", "burst", "size", "kind")
 """The fields of one queued burst in :attr:`SchedulingState.read_queues` (and ``write_queues``):
 sequence number, arrival cycle, row, column, burst-aligned address, bytes, and how it was
@@ -176,7 +178,6 @@ class HasSchedulingState:
         at the simulated time now): the queues, banks, refresh, stream and statistics become
         the snapshot's, and the controller looks at its next edge (an extra edge does no work
         twice). With a compiled core in use, a new one takes the state."""
-        from .controller import _Entry  # the controller's module imports this one
 
         if len(state.open_rows) != self._bank_count or len(state.next_allowed) != len(self._nxt):
             raise ParameterError(f"{self.path}: the snapshot is of a controller with {len(state.open_rows)} banks, "
@@ -199,7 +200,7 @@ class HasSchedulingState:
             for b, items in enumerate(side):
                 queues[b] = []
                 for seq, arrival, row, column, burst, size, kind in items:
-                    entry = _Entry(seq, arrival, b, row, column, write, None, burst, size)
+                    entry = QueuedBurst(seq, arrival, b, row, column, write, None, burst, size)
                     entry.kind = kind
                     queues[b].append(entry)
                     if write:

@@ -1,0 +1,415 @@
+"""How :class:`~.controller.DramController` chooses and issues its commands (a mixin of the
+controller, which holds the state): FR-FCFS, FCFS or capped FR-FCFS over one candidate
+command per bank, kept in buckets by the rank-level next-allowed cycle so a choice scans
+few; refresh candidates; and issuing a command: next-allowed cycles, bank state machines,
+the data bus, row hit/miss/conflict statistics, and the command listeners and waveforms."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+
+from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
+from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
+from .splitting import NEVER
+
+_NEVER = NEVER
+_HIT, _MISS, _CONFLICT = 1, 2, 3
+
+
+class QueuedBurst:
+    """One queued burst: where it goes, when it came, how it was served, and the client
+    request it is a piece of (None for an attached stream's)."""
+
+    __slots__ = ("seq", "arrival", "bank", "row", "column", "write", "job", "kind", "address", "size")
+
+    def __init__(self, seq, arrival, bank, row, column, write, job, address, size):
+        self.seq = seq
+        self.arrival = arrival
+        self.bank = bank
+        self.row = row
+        self.column = column
+        self.write = write
+        self.job = job
+        self.kind = 0
+        self.address = address
+        self.size = size
+
+
+class CommandScheduler:
+    """The controller's command choice and issue (see the module docstring)."""
+
+    def _mode_flips(self) -> bool:
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            return wq == 0 or (wq <= self._low and rq > 0)
+        return wq >= self._high or (rq == 0 and wq > 0)
+
+    def _refresh_bank(self, b: int) -> None:
+        """Recompute bank b's candidate after its queue or state changed: its next command for
+        its queue of the active mode, as (bank-level ready cycle, seq, command, bank-group
+        index, rank index, entry). It changes only when the bank's queue or state does, so
+        it is kept in ``_cands`` and in its bucket."""
+        cands = self._cands
+        old = cands.get(b)
+        if old is not None:
+            bucket = self._buckets[old[4]]
+            del bucket[bisect_left(bucket, (old[1],))]
+        queue = (self._wq if self._write_mode else self._rq)[b]
+        if queue and (self._rows[b] >= 0 or not self._refpb_banks or b not in self._refpb_banks):
+            row = self._rows[b]
+            entry = queue[0]
+            if row < 0:
+                k = ACT
+            elif entry.row == row:
+                k = WR if self._write_mode else RD
+            elif self._fcfs:
+                k = PRE
+            else:
+                for e in queue:
+                    if e.row == row:
+                        break
+                else:
+                    e = None
+                if e is not None and self._hits_run[b] < self._cap:
+                    entry, k = e, (WR if self._write_mode else RD)
+                else:
+                    k = PRE
+            bb, gb, rb = self._bases[b][:3]
+            cand = (self._nxt[bb + k], entry.seq, k, gb + k, rb + k, entry)
+            cands[b] = cand
+            insort(self._buckets[rb + k], (entry.seq, b, cand))
+        elif old is not None:
+            del cands[b]
+
+    def _rebuild(self) -> None:
+        active = self._wq_active if self._write_mode else self._rq_active
+        self._cands = {}
+        for bucket in self._buckets.values():
+            bucket.clear()
+        for b in active:
+            self._refresh_bank(b)
+        self._cands_mode = self._write_mode
+
+    def _consider(self, b: int, c: int) -> None:
+        """A request arrived for bank b: compare its bank's candidate with the best so far."""
+        self._refresh_bank(b)
+        cand = self._cands.get(b)
+        best = self._best
+        if cand is None:
+            return
+        nxt = self._nxt
+        t = cand[0]
+        v = nxt[cand[3]]
+        if v > t:
+            t = v
+        v = nxt[cand[4]]
+        if v > t:
+            t = v
+        if t < c:
+            t = c
+        bt = best[0] if best[0] > c else c
+        if t < bt or (t == bt and cand[1] < best[1]):
+            self._best = (t, cand[1], b, cand[2], cand[5])
+
+    def _choose(self, c: int) -> None:
+        """Find the next command: the earliest-ready one, oldest first among equals."""
+        self._dirty = False
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            if wq == 0 or (wq <= self._low and rq > 0):
+                self._write_mode = False
+        elif wq >= self._high or (rq == 0 and wq > 0):
+            self._write_mode = True
+        if self._write_mode != self._cands_mode:
+            self._rebuild()
+        if self._refresh_pending:
+            self._best = self._refresh_candidate(c)
+            return
+        cands = self._cands
+        best = None
+        best_t = best_seq = _NEVER
+        nxt = self._nxt
+        if self._fcfs:
+            if cands:
+                b = min(cands, key=lambda x: cands[x][1])
+                t, seq, k, gi, ri, entry = cands[b]
+                best_t = max(t, nxt[gi], nxt[ri], c)
+                best_seq = seq
+                best = (best_t, seq, b, k, entry)
+        else:
+            # Candidates are bucketed by (rank, command): a bucket whose rank-level floor is
+            # already later than the best found cannot win, so it is skipped unread. Column
+            # commands and PRE come first, ACT (most often held by tFAW/tRRD) last.
+            for ri, bucket in self._scans[self._write_mode]:
+                if not bucket:
+                    continue
+                floor = nxt[ri]
+                if floor < c:
+                    floor = c
+                if floor > best_t:
+                    continue
+                for seq, b, (t, _, k, gi, _, entry) in bucket:
+                    v = nxt[gi]
+                    if v > t:
+                        t = v
+                    if t <= floor:
+                        if floor < best_t or (floor == best_t and seq < best_seq):
+                            best_t = floor
+                            best_seq = seq
+                            best = (floor, seq, b, k, entry)
+                        break
+                    if t < best_t or (t == best_t and seq < best_seq):
+                        best_t = t
+                        best_seq = seq
+                        best = (t, seq, b, k, entry)
+        if self._to_close:
+            active = self._cands
+            for b, earliest in self._to_close.items():
+                if b in active:
+                    continue
+                t = self._ready(b, PRE)
+                if earliest > t:
+                    t = earliest
+                if t < c:
+                    t = c
+                if t < best_t:
+                    best_t = t
+                    best = (t, _NEVER, b, PRE, None)
+        if self._refpb_banks:
+            cand = self._refpb_candidate(c)
+            if cand is not None and cand[0] <= best_t:
+                best = cand
+        self._best = best
+
+    def _ready(self, b: int, k: int) -> int:
+        bb, gb, rb = self._bases[b][:3]
+        nxt = self._nxt
+        return max(nxt[bb + k], nxt[gb + k], nxt[rb + k])
+
+    def _refresh_candidate(self, c: int):
+        """All-bank refresh: PREA while any bank of the rank is open, then REF."""
+        t = self.timing
+        for rank in range(t.ranks):
+            banks = range(rank * t.banks, (rank + 1) * t.banks)
+            first = rank * t.banks
+            if any(self._rows[b] >= 0 for b in banks):
+                ready = max([self._ready(first, PREA)] + [self._ready(b, PRE) for b in banks if self._rows[b] >= 0])
+                return (max(ready, c), -1, first, PREA, None)
+            if self._rank_needs_refresh[rank]:
+                return (max(self._ready(first, REF), c), -1, first, REF, None)
+        return None
+
+    def _refpb_candidate(self, c: int):
+        """Per-bank refresh of the due bank set: PRE its open banks, then REFpb."""
+        for b in self._refpb_banks:
+            if self._rows[b] >= 0:
+                return (max(self._ready(b, PRE), c), -1, b, PRE, None)
+        first = self._refpb_banks[0]
+        ready = max(self._ready(b, REFPB) for b in self._refpb_banks)
+        return (max(ready, c), -1, first, REFPB, None)
+
+    # -- issuing ------------------------------------------------------------------------
+    def _apply(self, k: int, b: int, c: int) -> None:
+        """Advance the next-allowed cycles after command k on bank b at cycle c."""
+        nxt = self._nxt
+        for i, cycles in self._compiled[k * self._bank_count + b]:
+            v = c + cycles
+            if nxt[i] < v:
+                nxt[i] = v
+
+    def _compile_updates(self, k: int, b: int) -> list[tuple[int, int]]:
+        """The (next-array index, cycles) pairs command k on bank b advances."""
+        t = self.timing
+        bases = self._bases
+        rank = bases[b][3]
+        rank_banks = range(rank * t.banks, (rank + 1) * t.banks)
+        rank_wide = k in (PREA, REF)
+        out = []
+        for level, then, cycles in self._updates[k]:
+            if level == 0:
+                targets = rank_banks if rank_wide else (
+                    [x for x in rank_banks if x % self._refpb_sets == b % self._refpb_sets] if k == REFPB else (b,))
+                out += [(x * COMMAND_COUNT + then, cycles) for x in targets]
+            elif level == 1:
+                groups = sorted({bases[x][1] for x in rank_banks}) if rank_wide else [bases[b][1]]
+                out += [(g + then, cycles) for g in groups]
+            elif level == 2:
+                out.append((bases[b][2] + then, cycles))
+            else:
+                out += [(bases[r * t.banks][2] + then, cycles) for r in range(t.ranks) if r != rank]
+        return out
+
+    def _issue(self, c: int) -> None:
+        t_ready, _, b, k, entry = self._best
+        self._best = None
+        self._dirty = True
+        nxt = self._nxt
+        for i, cycles in self._compiled[k * self._bank_count + b]:
+            v = c + cycles
+            if nxt[i] < v:
+                nxt[i] = v
+        timing = self.timing
+        traced = self._traced
+        if k == RD or k == WR:
+            self._column(k, b, c, entry)
+        elif k == ACT:
+            self.acts.value += 1
+            if self._open_banks == 0:
+                self._active_since = c
+            self._open_banks += 1
+            self._rows[b] = entry.row
+            self._hits_run[b] = 0
+            rank = self._rank_of[b]
+            window = self._faw[rank]
+            window.pop(0)
+            window.append(c)
+            if self._faw_cycles:
+                # The next ACT of the rank is the fifth after the four in the window.
+                i = self._bases[b][2] + ACT
+                v = window[0] + self._faw_cycles
+                if self._nxt[i] < v:
+                    self._nxt[i] = v
+            if entry.kind == 0:
+                entry.kind = _MISS
+            if traced:
+                self._bank_state(b, ACTIVATING, c, OPEN, c + timing.tRCD, entry.row)
+        elif k == PRE:
+            self.pres.value += 1
+            self._close(b, c)
+            if entry is not None and entry.kind == 0:
+                entry.kind = _CONFLICT
+            if traced:
+                self._bank_state(b, PRECHARGING, c, CLOSED, c + timing.tRP, -1)
+        elif k == PREA:
+            self.preas.add()
+            first = self._bases[b][3] * timing.banks
+            for x in range(first, first + timing.banks):
+                if self._rows[x] >= 0:
+                    self._close(x, c)
+                    if traced:
+                        self._bank_state(x, PRECHARGING, c, CLOSED, c + timing.tRP, -1)
+        elif k == REF:
+            self.refs.add()
+            rank = self._bases[b][3]
+            self._rank_needs_refresh[rank] = False
+            if not any(self._rank_needs_refresh):
+                self._refresh_pending = False
+                self._refresh_due += timing.tREFI
+            if traced:
+                for x in range(rank * timing.banks, (rank + 1) * timing.banks):
+                    self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFC, -1)
+        elif k == REFPB:
+            self.refpbs.add()
+            if traced:
+                for x in self._refpb_banks:
+                    self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFCpb, -1)
+            self._refpb_banks = ()
+            self._refresh_due += timing.tREFIpb
+        if k in (PREA, REF, REFPB) or (k == PRE and entry is None and self._refpb_banks):
+            self._rebuild()
+        elif b in self._cands or k != PRE or entry is not None:
+            self._refresh_bank(b)
+        if self._cmd_on or self._listeners:
+            base = self._bases[b]
+            row = entry.row if entry is not None and k in (ACT, RD, WR) else -1
+            column = entry.column if entry is not None and k in (RD, WR) else -1
+            if k == REF or k == PREA:
+                fields = (c, k, base[3], -1, -1, -1, row, column)
+            else:
+                fields = (c, k, base[3], base[4], base[5], b, row, column)
+            for listener in self._listeners:
+                listener(*fields)
+            if self._cmd_on:
+                if not self.cmd.ready:
+                    self.fail("cmd: the timing checker did not take the previous command (connect it with "
+                              "latency 1 and the default capacity)")
+                self.cmd.send(DramCommand(*fields))
+        if traced:
+            self.command.set(COMMAND_NAMES[k])
+            self._transitions.append((c + 1, self.command, "idle"))
+
+    def _close(self, b: int, c: int) -> None:
+        self._rows[b] = -1
+        self._to_close.pop(b, None)
+        self._open_banks -= 1
+        if self._open_banks == 0:
+            self.active_cycles.add(c - self._active_since)
+
+    def _column(self, k: int, b: int, c: int, entry: QueuedBurst) -> None:
+        timing = self.timing
+        if entry.kind == 0:
+            entry.kind = _HIT
+        kind = entry.kind
+        if kind == _HIT:
+            self.row_hits.value += 1
+        elif kind == _MISS:
+            self.row_misses.value += 1
+        else:
+            self.row_conflicts.value += 1
+        self._hits_run[b] += 1
+        if k == RD:
+            queue = self._rq[b]
+            queue.remove(entry)
+            if not queue:
+                del self._rq_active[b]
+            self._rq_count -= 1
+            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
+            self.rds.value += 1
+            self.reads.value += 1
+            self.bytes_read.value += entry.size
+            done = c + timing.CL + timing.tBL
+            self.read_latency.sample(done - entry.arrival)
+            if entry.job is not None:
+                self._order.piece_done(entry.job, done)
+            if self._traced:
+                self._data_bus("RD", c + timing.CL, done)
+        else:
+            queue = self._wq[b]
+            queue.remove(entry)
+            if not queue:
+                del self._wq_active[b]
+            self._wq_count -= 1
+            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
+            left = self._pending_writes[entry.address] - 1
+            if left:
+                self._pending_writes[entry.address] = left
+            else:
+                del self._pending_writes[entry.address]
+            self.wrs.value += 1
+            self.writes.value += 1
+            self.bytes_written.value += entry.size
+            done = c + timing.CWL + timing.tBL
+            self.write_latency.sample(done - entry.arrival)
+            if self._traced:
+                self._data_bus("WR", c + timing.CWL, done)
+        if self.page_policy != "open":
+            row = self._rows[b]
+            if not any(e.row == row for e in self._rq[b]) and not any(e.row == row for e in self._wq[b]):
+                self._to_close[b] = c if self.page_policy == "closed" else c + self.adaptive_idle_cycles
+            else:
+                self._to_close.pop(b, None)
+
+    # -- waveforms ----------------------------------------------------------------------
+    def _bank_state(self, b: int, state: str, c: int, then: str, at: int, row: int) -> None:
+        self.bank_states[b].set(state)
+        self.open_rows[b].set(row)
+        if then != state:
+            self._transitions.append((at, self.bank_states[b], then if then != OPEN or self._rows[b] >= 0 else CLOSED))
+
+    def _data_bus(self, what: str, start: int, end: int) -> None:
+        self._transitions.append((start, self.data_bus, what))
+        self._transitions.append((end, self.data_bus, "idle"))
+
+    def _apply_transitions(self, c: int) -> int:
+        """Set the waveform registers whose change is due; return the next change's cycle."""
+        later = []
+        soonest = _NEVER
+        for item in self._transitions:
+            if item[0] <= c:
+                item[1].set(item[2])
+            else:
+                later.append(item)
+                if item[0] < soonest:
+                    soonest = item[0]
+        self._transitions = later
+        return soonest
