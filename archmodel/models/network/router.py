@@ -4,51 +4,20 @@ from __future__ import annotations
 
 import random
 import re
-from bisect import bisect_left
 from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, model, one_of
 
-from .allocators import ALLOCATORS
+from .allocators import ALLOCATORS, islip_shared, set_bits
+from .router_reports import RouterReports
 from .flit import NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
 _SHARED_ROUTING: dict = {}
 
 
-def _bits(mask: int) -> list[int]:
-    """The indices of the set bits of ``mask``, in increasing order."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def _islip_shared(requesters: list, resources: list, in_ptr: list, out_ptr: list, n_in: int, n_out: int,
-                  grants: dict) -> None:
-    """One iSLIP round when every requester (sorted) asks for the same resources (sorted):
-    exactly :func:`~.allocators.islip` with ``iterations=1``, by binary search on the pointers."""
-    offers: dict = {}
-    last = len(requesters)
-    for o in resources:
-        k = bisect_left(requesters, out_ptr[o])
-        i = requesters[k] if k < last else requesters[0]
-        if i in offers:
-            offers[i].append(o)
-        else:
-            offers[i] = [o]
-    for i, outs in offers.items():
-        k = bisect_left(outs, in_ptr[i])
-        o = outs[k] if k < len(outs) else outs[0]
-        grants[i] = o
-        out_ptr[o] = (i + 1) % n_in
-        in_ptr[i] = (o + 1) % n_out
-
-
 @model
-class NocRouter(Component):
+class NocRouter(RouterReports, Component):
     """An input-queued virtual-channel router with credit flow control, as BookSim 2's ``iq``
     router (Jiang et al., ISPASS 2013; Dally and Towles, Principles and Practices of
     Interconnection Networks, ch. 16-19).
@@ -427,13 +396,13 @@ class NocRouter(Component):
                     out_ptr[ovc] = (ivc + 1) % n_in
                     grants[ivc] = ovc
                 elif self.allocator == "islip" and self.alloc_iterations == 1:
-                    _islip_shared(sorted(ivcs), _bits(request), in_ptr, out_ptr, n_in, n_out, grants)
+                    islip_shared(sorted(ivcs), set_bits(request), in_ptr, out_ptr, n_in, n_out, grants)
                 else:
-                    ovcs = _bits(request)
+                    ovcs = set_bits(request)
                     grants.update(self.allocate({ivc: ovcs for ivc in ivcs}, in_ptr, out_ptr, n_in, n_out,
                                                 self.alloc_iterations))
         else:
-            requests = {ivc: _bits(request) for request, ivcs in groups.items() for ivc in ivcs}
+            requests = {ivc: set_bits(request) for request, ivcs in groups.items() for ivc in ivcs}
             grants = self.allocate(requests, in_ptr, out_ptr, n_in, n_out, self.alloc_iterations)
         owner = self.ovc_owner
         ready = now + self.va_ready_delay
@@ -685,154 +654,6 @@ class NocRouter(Component):
         self.sleep()
         if soonest is not None:
             self.wake_at(soonest)
-
-    # -- lookahead (archmodel.kernel.lookahead) --------------------------------------------
-    # Every link word a router sends is charged to one flit: the flit it carries, or the one
-    # whose freed buffer slot its credit reports. A flit held now bounds its words by its place
-    # in the pipeline (departures); a flit that arrives later bounds them by its arrival plus
-    # the pipeline it still has to pass (reaction_ps). A returning credit is never the cause
-    # of a word: what it unblocks is charged to the unblocked flit, whose bound ignores
-    # blocking. So the bounds hold whatever the allocators and credits do.
-
-    def departures(self, now: int) -> list:
-        """Every flit this router holds, as ``(flit, ports, leave_ps, in_port, credit_ps)``: the
-        output ports it may leave on (None: any, for a packet queued behind another, not routed
-        yet), the soonest time it can go on that link, and for a flit still in the buffer of
-        input ``in_port`` the soonest its credit can go back on output ``in_port`` (both None
-        once it has left its buffer). From the pipeline alone (routing, VC
-        and switch allocation, traversal), as though no flit competed and every credit were
-        there, so never later than the truth."""
-        held = []
-        period = self.period
-        for when, words in self.outbox.items():
-            for o, (flit, _) in words.items():
-                if flit is not None:
-                    held.append((flit, (o,), when, None, None))
-        if not self.buffered:
-            return held
-        head_wait = self.va_ready_delay  # from winning an output VC to asking for the switch
-        for ivc, q in enumerate(self.buf):
-            if not q:
-                continue
-            p = self.port_of[ivc]
-            ready = max(self.ivc_ready[ivc], now)
-            ovc = self.ivc_out[ivc]
-            if ovc >= 0:
-                switch, ports = ready, (self.out_port_of[ovc],)
-            else:
-                switch, ports = ready + head_wait, tuple(port for port, _, _ in self.ivc_route[ivc])
-            for k, flit in enumerate(q):
-                if k:
-                    switch += period  # one flit per VC per cycle
-                    if flit.head:  # routed when it reaches the front, the cycle after the tail left
-                        switch = max(switch, flit.arrived_ps + self.rc_delay) + head_wait
-                        ports = None
-                held.append((flit, ports, switch + self.st_total, p, switch + self.cr_delay))
-        return held
-
-    def earliest_send_ps(self, port) -> int | None:
-        """The soonest link word on output ``port``: a flit held for it (or not routed yet),
-        or the credit of a flit held in the input buffer of the same port number (see
-        :meth:`departures`); None when it holds neither (only an arrival can make one)."""
-        o = self.out_index[port]
-        soonest = None
-        for when, words in self.outbox.items():
-            if o in words and (soonest is None or when < soonest):
-                soonest = when
-        if not self.buffered and soonest is None:
-            return None
-        for _, ports, leave, p, credit in self.departures(self.sim.now):
-            if ports is None or o in ports:
-                if soonest is None or leave < soonest:
-                    soonest = leave
-            if p == o and (soonest is None or credit < soonest):
-                soonest = credit
-        return soonest
-
-    def reaction_ps(self, inp, out) -> int | None:
-        """The soonest a flit arriving on ``inp`` makes a word on ``out``: its own flit word
-        after switch allocation and traversal (plus routing and VC allocation for a head, which
-        every flit on ``inp`` belongs to unless a packet already in progress there may take
-        ``out``), or, when ``out`` has the same port number, its credit after ``credit_delay``
-        (plus routing and VC allocation for a head). A credit arriving causes nothing of its
-        own (see the comment above :meth:`departures`)."""
-        p = self.in_index[inp]
-        o = self.out_index[out]
-        head = self.rc_delay + self.va_ready_delay
-        flit = self.st_total + (0 if self._in_progress(p, o) else head)
-        if o != p:
-            return flit
-        return min(flit, self.cr_delay + (0 if self._in_progress(p, None) else head))
-
-    def _in_progress(self, p: int, o: int | None) -> bool:
-        """Whether a VC of input port ``p`` has a packet whose head arrived and tail did not,
-        that may leave on output ``o`` (None: on any): only such a packet's body flits skip
-        routing and VC allocation."""
-        v = self.vcs
-        for ivc in range(p * v, p * v + v):
-            q = self.buf[ivc]
-            ovc = self.ivc_out[ivc]
-            if q:
-                last = q[-1]
-                if last.tail:
-                    continue
-                if last.packet is not q[0].packet:
-                    ports = None
-                elif ovc >= 0:
-                    ports = (self.out_port_of[ovc],)
-                else:
-                    ports = tuple(port for port, _, _ in self.ivc_route[ivc])
-            elif ovc >= 0:
-                ports = (self.out_port_of[ovc],)
-            else:
-                continue
-            if o is None or ports is None or o in ports:
-                return True
-        return False
-
-    # -- inspection -----------------------------------------------------------------------
-    def holding(self) -> str | None:
-        """Flits in the input buffers (for the kernel's deadlock watchdog)."""
-        return f"{self.buffered} flits" if self.buffered else None
-
-    def waiting_for(self) -> list[Component]:
-        """The neighbours this router waits on: behind each output port that a buffered VC
-        needs a credit from (it holds the output VC) or a free VC of (its head waits)."""
-        v = self.vcs
-        needed = set()
-        for ivc, q in enumerate(self.buf):
-            if not q:
-                continue
-            ovc = self.ivc_out[ivc]
-            if ovc >= 0:
-                if self.ovc_credits[ovc] == 0:
-                    needed.add(ovc // v)
-            elif self.ivc_route[ivc]:
-                needed.update(port for port, _, _ in self.ivc_route[ivc])
-        return [self.out[port].channel.dst_owner for port in sorted(needed) if self.out[port].connected]
-
-    def waits(self) -> list[tuple[str, str]]:
-        """Who waits on whom, for deadlock reports: pairs of input VCs named
-        ``<input port path>.vc<v>``. A VC holding an output VC without credits waits on the
-        downstream VC it feeds; a head waiting for an output VC waits on each VC holding one."""
-        v = self.vcs
-        edges = []
-        for ivc, q in enumerate(self.buf):
-            if not q:
-                continue
-            me = f"{self.inp[ivc // v].path}.vc{ivc % v}"
-            ovc = self.ivc_out[ivc]
-            if ovc >= 0:
-                if self.ovc_credits[ovc] == 0:
-                    fed = self.downstream[ovc // v] if self.downstream else self.out[ovc // v].channel.dst.path
-                    edges.append((me, f"{fed}.vc{ovc % v}"))
-            elif self.ivc_route[ivc]:
-                for port, first, end in self.ivc_route[ivc]:
-                    for w in range(first, end):
-                        holder = self.ovc_owner[port * v + w]
-                        if holder >= 0 and holder != ivc:
-                            edges.append((me, f"{self.inp[holder // v].path}.vc{holder % v}"))
-        return edges
 
 
 @model
