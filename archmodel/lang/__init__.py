@@ -7,7 +7,8 @@ generators and workloads the language resolves names against.
 diagnostic of the file.
 """
 
-from .elaborate import Elaborated, Limits, check_library, is_library, load, param_unit
+from .elaborate import Elaborated, check_library, is_library, load
+from .structure import Limits, param_unit
 from .errors import LanguageErrors
 from .parser import parse, parse_expression
 from .show import show_text, to_dot

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..kernel import Component, Simulator
-from .elaborate import ModuleComponent
+from .structure import ModuleComponent
 from .scope import format_value
 
 _INDEXED = re.compile(r"^(.*)\[(\d+)\]$")

@@ -1,0 +1,179 @@
+"""Instances: arrays, model and module instances, and their parameters as Python values.
+
+A mixin of the elaborator, which holds the state (the scope, the limits, the diagnostics)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..kernel import ArchError, ClockDomain, Component, Span
+from . import ast, units
+from .scope import POISON, InstanceBinding, ModelRef, Scope, describe, did_you_mean, format_value
+from .structure import DEFAULT_CLOCK_PS, Abort, accepts, module_class, param_unit, plain_value
+from .units import Quantity
+
+class Instancing:
+    """A part of :class:`~.elaborate.Elaborator`: its instances (see the module docstring)."""
+
+    def _array_count(self, selector: ast.Selector | None, scope: Scope, name: str) -> int | None:
+        if selector is None:
+            return None
+        if selector.kind != "index":
+            self.fail(f"an instance array takes a count, as in '{name}[8]'", selector.span)
+        count = self._int(self.evaluate(selector.start, scope), "an array size", selector.span)
+        if count < 0:
+            self.fail(f"an array size must not be negative, got {count}", selector.span)
+        if self.instances + count > self.limits.max_instances:
+            self.error(ArchError(f"array '{name}' of {count} instances would exceed the limit of "
+                                 f"{self.limits.max_instances} instances",
+                                 hint="raise the limit with --max-instances if this is intended", span=selector.span))
+            raise Abort()
+        return count
+
+    def _resolve_model(self, call: ast.ModelCall, scope: Scope):
+        name = call.name
+        binding = self._peek(scope, name)
+        if isinstance(binding, ModelRef):
+            name = binding.name
+        if name in self.modules:
+            return self.modules[name]
+        if name in self.models:
+            return self.models[name]
+        options = list(self.modules) + list(self.models)
+        self.fail(f"unknown model '{name}'", call.name_span,
+                  hint=did_you_mean(name, options) or "run 'archmodel list' for the catalogue")
+
+    def _instance(self, stmt: ast.Instance, scope: Scope, comp: Component, clock):
+        module_scope = scope.module
+        if stmt.name in module_scope.names:
+            previous = module_scope.names[stmt.name]
+            where = getattr(previous, "span", None)
+            self.fail(f"'{stmt.name}' is already defined in this module", stmt.name_span,
+                      hint=f"first defined at {where}" if where else "choose another name")
+        module_scope.names[stmt.name] = POISON
+        count = self._array_count(stmt.count, scope, stmt.name)
+        target = self._resolve_model(stmt.model, scope)
+        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
+        if isinstance(target, ast.ModuleDef):
+            given = self._module_args(stmt.model, target, scope)
+            make = lambda name: self._make_module(target, name, comp, given, stmt, placed)
+        else:
+            kwargs = self._model_args(stmt.model, target, scope, placed or self._clock_of(comp))
+            make = lambda name: self._make_model(target, name, comp, kwargs, stmt, placed)
+        if count is None:
+            items = [make(stmt.name)]
+        else:
+            items = [make(f"{stmt.name}[{i}]") for i in range(count)]
+        module_scope.names[stmt.name] = InstanceBinding(items, count is not None, stmt.name_span)
+
+    def _count_instance(self, span: Span):
+        self.instances += 1
+        if self.instances > self.limits.max_instances:
+            self.error(ArchError(f"the system would have more than {self.limits.max_instances} instances",
+                                 hint="raise the limit with --max-instances if this is intended", span=span))
+            raise Abort()
+
+    def _make_model(self, klass, name, parent, kwargs, stmt, placed):
+        self._count_instance(stmt.span)
+        try:
+            child = klass(name, parent, clock=placed, **kwargs)
+        except ArchError as err:
+            err.span = err.span or stmt.model.span
+            raise
+        except Exception as exc:  # a model that raises on odd input must not crash 'check'
+            raise ArchError(f"model '{klass.model_name}' failed to build {parent.path}.{name}: "
+                            f"{type(exc).__name__}: {exc}", hint="a bug in the model, or a parameter value it "
+                            "does not handle", span=stmt.model.span) from None
+        self.origins[id(child)] = stmt.span
+        return child
+
+    def _make_module(self, module, name, parent, given, stmt, placed):
+        self._count_instance(stmt.span)
+        klass = module_class(module)
+        child = klass(name, parent, clock=placed)
+        self.origins[id(child)] = stmt.span
+        self._elaborate_module(child, module, given, stmt.model.span, placed)
+        return child
+
+    def _module_args(self, call: ast.ModelCall, module: ast.ModuleDef, scope: Scope) -> dict:
+        params = {p.name: p for p in module.params}
+        given = {}
+        for arg in call.args:
+            if arg.name not in params:
+                self.fail(f"'{module.name}' has no parameter '{arg.name}'", arg.name_span,
+                          hint=did_you_mean(arg.name, params) or
+                          ("parameters: " + ", ".join(params) if params else "it takes no parameters"))
+            if arg.name in given:
+                self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
+            given[arg.name] = (self.evaluate(arg.value, scope, expected=params[arg.name].type), arg.value.span)
+        return given
+
+    def _model_args(self, call: ast.ModelCall, klass, scope: Scope, clock: ClockDomain | None) -> dict:
+        decls = klass._param_decls
+        kwargs = {}
+        for arg in call.args:
+            if arg.name not in decls:
+                self.fail(f"'{klass.model_name}' has no parameter '{arg.name}'", arg.name_span,
+                          hint=did_you_mean(arg.name, decls) or
+                          ("parameters: " + ", ".join(decls) if decls else "it takes no parameters"))
+            if arg.name in kwargs:
+                self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
+            value = self.evaluate(arg.value, scope)
+            kwargs[arg.name] = self.to_python(value, decls[arg.name], klass, clock, arg.value.span)
+        missing = [k for k, p in decls.items() if p.required and k not in kwargs]
+        if missing:
+            self.fail(f"'{klass.model_name}' is missing required parameter '{missing[0]}'", call.name_span,
+                      hint=decls[missing[0]].describe())
+        return kwargs
+
+    def to_python(self, value, param, klass, clock: ClockDomain | None, span: Span):
+        """Convert a language value to the Python value of a model parameter (see REFERENCE.md,
+        'Parameters of Python models')."""
+        what = f"parameter '{param.name}' of '{klass.model_name}'"
+        unit = param_unit(param)
+        types = param.type if isinstance(param.type, tuple) else (param.type,)
+        value = units.normalise(value)
+        if isinstance(value, Quantity):
+            if unit is None:
+                raise ArchError(f"{what} takes a plain number, got {describe(value)}",
+                                hint=param.describe(), span=span)
+            if unit == "cycles":
+                units.check_dimension(value, units.TIME, what, span)
+                period = (clock.period_ps if clock else DEFAULT_CLOCK_PS)
+                value = units.cycles_ceil(value, period)
+            else:
+                units.check_dimension(value, units.UNITS[unit][1], what, span)
+                number = units.in_unit(value, unit)
+                if int in types and float not in types:
+                    value = round(number) if units.UNITS[unit][1] == units.TIME else \
+                        units.whole(number, what, unit, span)
+                else:
+                    value = float(number) if number.denominator != 1 else int(number)
+        elif isinstance(value, Fraction):
+            if float in types:
+                value = float(value)
+            else:
+                raise ArchError(f"{what} expects {param.type_name()}, got {describe(value)}",
+                                hint=param.describe(), span=span)
+        value = plain_value(value)
+        if isinstance(value, list) and tuple in types and list not in types:
+            value = tuple(value)
+        if not accepts(param.type, value) and not (value is None and param.default is None):
+            shown = units.format_number(value) if isinstance(value, (int, Fraction)) else None
+            got = describe(value) if shown is None or isinstance(value, bool) else f"{type(value).__name__} {shown}"
+            raise ArchError(f"{what} expects {param.type_name()}, got {got}", hint=param.describe(), span=span)
+        if param.check is not None:
+            try:
+                problem = param.check(value)
+            except TypeError:
+                problem = "has an unusable value"
+            if problem:
+                raise ArchError(f"{what} {problem}, got {format_value(value)}", hint=param.describe(), span=span)
+        return value
+
+    def _clock_of(self, comp: Component) -> ClockDomain | None:
+        while comp is not None:
+            if comp.clock is not None:
+                return comp.clock
+            comp = comp.parent
+        return None
