@@ -256,8 +256,10 @@ class SplitsRequests:
         def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
             # The cycle the last of ``pieces`` bursts can enter (be stamped): now while the
             # queue has room; else a slot frees when a burst's RD or WR issues, one per tBL
-            # on the data bus at most, and the burst waiting for it enters the next cycle.
-            departures = ahead + pieces - free[write]
+            # on the data bus at most, and the burst waiting for it enters the next cycle. A
+            # read burst answered from the write queue takes no slot, so one free slot may
+            # let every read burst in at once.
+            departures = ahead + pieces - free[write] if write else (0 if free[write] else 1)
             return c0 if departures <= 0 else c0 + 1 + (departures - 1) * burst_cycles
 
         order = self._order
