@@ -10,7 +10,9 @@ from .controller import FIXED_OVERHEAD_CYCLES, DramController
 from .energy import DramEnergy
 from .backing_store import BackingStore, FunctionalMemory
 from .interleave import InterleavedMemory
-from .indram_cache import CACHE_MODES, InDramCacheController, SubarrayLayout, SubarrayTimingChecker, skewed_streams
+from .frontend import skewed_streams
+from .indram_cache import CACHE_MODES, InDramCacheController
+from .subarrays import SubarrayLayout, SubarrayTimingChecker
 from .frontend import DramTrafficGenerator, dramsim3_trace, ramulator_trace, synthetic_stream
 from .timing import PRESETS, TIMING_FIELDS, DramTiming, fast_subarray_timing, preset
 

@@ -16,6 +16,7 @@ import numpy as np
 from archmodel.kernel import ArchError, Component, Counter, Out, Param, Span, at_least, in_range, model, one_of
 
 from ..messages import MemRequest
+from .timing import preset
 
 
 def _open(path: str):
@@ -166,3 +167,39 @@ class DramTrafficGenerator(Component):
             self._head = next(self._stream, None)
         else:
             self.sleep()
+
+
+def skewed_streams(standard: str, cores: int, requests: int, seed: int, hot_segments: int = 256,
+                   zipf_s: float = 1.1, segment_bursts: int = 16, write_fraction: float = 0.25,
+                   cold_fraction: float = 0.1):
+    """Per core, ``requests`` of (bank, row, column burst, is_write): a Zipf(``zipf_s``) choice
+    among ``hot_segments`` row segments of ``segment_bursts`` bursts spread over random banks
+    and rows, a random burst within the segment; ``cold_fraction`` go to uniformly random
+    places. Each core has its own segments (8 cores = 8 interleaved streams)."""
+    t = preset(standard)
+    rng = np.random.default_rng(seed)
+    banks, bursts = t.banks * t.ranks, t.bursts_per_row
+    segments = bursts // segment_bursts
+    ranks = np.arange(1, hot_segments + 1, dtype=float)
+    weights = ranks ** -zipf_s
+    weights /= weights.sum()
+    out = []
+    for _ in range(cores):
+        seg_bank = rng.integers(0, banks, hot_segments)
+        seg_row = rng.integers(0, t.rows, hot_segments)
+        seg_index = rng.integers(0, segments, hot_segments)
+        pick = rng.choice(hot_segments, size=requests, p=weights)
+        offset = rng.integers(0, segment_bursts, requests)
+        cold = rng.random(requests) < cold_fraction
+        writes = rng.random(requests) < write_fraction
+        stream = []
+        for i in range(requests):
+            if cold[i]:
+                stream.append((int(rng.integers(banks)), int(rng.integers(t.rows)), int(rng.integers(bursts)),
+                               bool(writes[i])))
+            else:
+                s = pick[i]
+                stream.append((int(seg_bank[s]), int(seg_row[s]), int(seg_index[s] * segment_bursts + offset[i]),
+                               bool(writes[i])))
+        out.append(stream)
+    return out
