@@ -277,7 +277,9 @@ def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -
 def _write_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` under a temporary name beside it and rename it into place,
     so a reader (or an earlier file of that name) never sees a half-written file."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    from .trace.vcd_tracer import partial_path
+
+    partial = partial_path(path)
     partial.write_text(text)
     os.replace(partial, path)
 

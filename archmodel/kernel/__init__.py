@@ -10,6 +10,7 @@ from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, P
 from .params import Param, at_least, in_range, one_of
 from .ports import In, InPort, Out, OutPort, unpaired_port
 from .register import Register
+from .lookahead import QuestionBackoff
 from .simulator import RunResult, Simulator
 from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_csv,
                     stats_dict, stats_table)
@@ -18,7 +19,7 @@ from .time import ClockDomain, format_time, parse_time, period_from_frequency
 __all__ = [
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
-    "PortError", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
+    "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
     "catalogue", "component_rng", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
     "period_from_frequency", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
 ]

@@ -38,6 +38,36 @@ import itertools
 _FOREVER = 1 << 62
 
 
+class QuestionBackoff:
+    """When to ask the lookahead again, for a model whose answers keep coming back too short
+    to use: a question walks the wiring, so after a useless answer the model skips 1, then 2,
+    4 ... up to ``most`` chances to ask (not running ahead is always right), and a useful
+    answer resets it. The models that compute ahead (a Snitch cluster, a DRAM controller)
+    keep one each."""
+
+    __slots__ = ("most", "skip", "backoff")
+
+    def __init__(self, most: int = 64):
+        self.most = most
+        self.skip = 0  # chances still to pass
+        self.backoff = 0  # how many the last useless answer set
+
+    def should_ask(self) -> bool:
+        """Whether to ask now (else one chance passes)."""
+        if self.skip:
+            self.skip -= 1
+            return False
+        return True
+
+    def answered(self, useful: bool) -> None:
+        """The answer was long enough to use, or not."""
+        if useful:
+            self.backoff = 0
+        else:
+            self.backoff = min(self.most, 2 * self.backoff or 1)
+            self.skip = self.backoff
+
+
 class ConnectionGraph:
     """The wiring as the lookahead reads it, built once per simulator: for each component
     asked about, the components whose activity can reach it (over channels either way:

@@ -299,3 +299,18 @@ def test_a_credit_that_frees_a_blocked_head_of_line_lets_its_sender_reach_the_pr
     # could arrive at 3.)
     assert probe.took == [24_000]
     assert probe.seen[:2] == [(0, 3000), (5000, 8000)]
+
+
+def test_question_backoff_doubles_the_chances_it_passes_after_useless_answers_and_resets():
+    from archmodel.kernel import QuestionBackoff
+    backoff = QuestionBackoff(most=4)
+    asked = []
+    for useful in [False, False, False, False, True, False]:
+        passed = 0
+        while not backoff.should_ask():
+            passed += 1
+        asked.append(passed)
+        backoff.answered(useful)
+    # before each question: 0, then 1, 2, 4, 4 (the most) passed after useless answers; a
+    # useful one resets, so the question after it comes at once
+    assert asked == [0, 1, 2, 4, 4, 0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
-from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model, one_of
+from archmodel.kernel import Component, Formula, In, Out, Param, QuestionBackoff, at_least, model, one_of
 
 from .assembler import Instruction, Program
 from .compiled_state import release, run_compiled
@@ -109,8 +109,7 @@ class SnitchCluster(Component):
         self.compiled_exits: dict = {}  # why batches ended (compiled_cluster.EXIT_REASONS), for tuning
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
-        self.lookahead_skip = 0  # one-cycle batches to run before asking the horizon again
-        self.lookahead_backoff = 0  # how many the last short horizon set (doubles while short)
+        self.lookahead = QuestionBackoff()  # when to ask the horizon again after short answers
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:

@@ -465,30 +465,22 @@ def release(cluster) -> None:
 
 SHORT_HORIZON = 8
 """Cycles below which a horizon counts as short: asking again soon would cost more than the
-cycles it can give (a lookahead query walks the system's wiring)."""
-
-MAX_BACKOFF = 64
-"""The most one-cycle batches run without asking, after repeatedly short horizons."""
+cycles it can give (a lookahead question walks the system's wiring)."""
 
 
 def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``.
     A batch of one cycle needs no question (what arrives at this cycle has arrived), so after
-    a short horizon the cluster runs one-cycle batches for a while before it asks again,
-    backing off further each time the answer is short again: in a busy system, where every
-    horizon is a cycle or two away, asking each time would cost more than the loop saves."""
-    if cluster.lookahead_skip:
-        cluster.lookahead_skip -= 1
+    short horizons the cluster runs one-cycle batches for a while before it asks again
+    (``cluster.lookahead``, a QuestionBackoff): in a busy system, where every horizon is a
+    cycle or two away, asking each time would cost more than the loop saves."""
+    if not cluster.lookahead.should_ask():
         return cycle + 1
     sim, domain = cluster.sim, cluster.domain
     until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
     if until is not None:
         end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
-    if end - cycle < SHORT_HORIZON:
-        cluster.lookahead_backoff = min(MAX_BACKOFF, 2 * cluster.lookahead_backoff or 1)
-        cluster.lookahead_skip = cluster.lookahead_backoff
-    else:
-        cluster.lookahead_backoff = 0
+    cluster.lookahead.answered(end - cycle >= SHORT_HORIZON)
     return end
 
 

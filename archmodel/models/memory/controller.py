@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param,
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, QuestionBackoff,
                               ParameterError, at_least, in_range, model, one_of)
 
 from .address import AddressMapping
@@ -284,8 +284,7 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
         self._port_ahead = False
         self._processed = -1  # the last cycle whose scheduling work is done (fed through ports)
         self._next_work = 0  # the next cycle with scheduling work after it
-        self._ahead_skip = 0  # scheduling edges to pass before asking the lookahead again
-        self._ahead_backoff = 0  # how many the last fruitless question set (doubles while fruitless)
+        self._lookahead = QuestionBackoff()  # when to ask again after questions that gave nothing
         self._core = None  # the compiled scheduling core, when engine selects it (see tick)
         self._transitions: list = []
         self.bank_states = [self.register(f"bank{b}_state", CLOSED) for b in range(n)]
@@ -559,19 +558,16 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
             end = min(end, domain.cycle_of(sim.limit_ps) + 1)
         if wake >= end:
             return wake
-        if self._ahead_skip:
+        if not self._lookahead.should_ask():
             # the last questions gave nothing to schedule ahead: not running ahead is always
             # right, and asking each cycle would cost more (it walks the wiring)
-            self._ahead_skip -= 1
             return wake
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
         if until is not None:
             end = min(end, domain.cycle_of(until - 1) + 1)
+        self._lookahead.answered(wake < end)
         if wake >= end:
-            self._ahead_backoff = min(64, 2 * self._ahead_backoff or 1)
-            self._ahead_skip = self._ahead_backoff
             return wake
-        self._ahead_backoff = 0
         while wake < end:
             c = wake
             wake = self._schedule(c)
