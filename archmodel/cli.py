@@ -181,7 +181,7 @@ def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outc
     }
 
 
-class _CtrlC:
+class _StopSignals:
     """While active, the first Ctrl-C (SIGINT), SIGTERM or SIGHUP (what batch schedulers and
     closing terminals send) asks the simulator to stop after the current time point, so
     models, the tracer and the statistics are left consistent and written; a second one acts
@@ -215,7 +215,7 @@ class _CtrlC:
             signal.signal(number, previous)
         self._previous = {}
 
-    def __enter__(self) -> "_CtrlC":
+    def __enter__(self) -> "_StopSignals":
         if threading.current_thread() is threading.main_thread():
             for number in self.SIGNALS:
                 self._previous[number] = signal.signal(number, self._handle)
@@ -225,7 +225,7 @@ class _CtrlC:
         self._restore()
 
 
-def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, ctrl_c: _CtrlC):
+def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, stop_signals: _StopSignals):
     """Run to ``limit_ps`` (or until done or Ctrl-C) in slices, so a progress bar can follow
     simulated time."""
     period = sim.top.domain.period_ps
@@ -243,7 +243,7 @@ def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, ctrl_c:
             if bar is not None:
                 bar.update(sim.now - bar.n)
                 bar.set_postfix_str(format_time(sim.now))
-            if ctrl_c.pressed or result.reason != "limit" or end == limit_ps:
+            if stop_signals.pressed or result.reason != "limit" or end == limit_ps:
                 return result
     finally:
         if bar is not None:
@@ -331,11 +331,11 @@ def cmd_run(args) -> int:
     outcome, code, failure = "finished", EXIT_OK, None
     started = time.perf_counter()
     try:
-        with _CtrlC(sim) as ctrl_c:
-            result = _run_with_progress(sim, limit, show_progress, ctrl_c)
+        with _StopSignals(sim) as stop_signals:
+            result = _run_with_progress(sim, limit, show_progress, stop_signals)
         outcome = result.reason
-        if ctrl_c.pressed:
-            outcome, code = "interrupted", ctrl_c.exit_code
+        if stop_signals.pressed:
+            outcome, code = "interrupted", stop_signals.exit_code
     except KeyboardInterrupt:  # a second Ctrl-C, or one while a model's tick never returns
         outcome, code = "interrupted", EXIT_INTERRUPTED
     except SimulationError as err:
