@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
-from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, DramCommand
+from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, PublishesCommands
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -35,7 +35,7 @@ class QueuedBurst:
         self.size = size
 
 
-class CommandScheduler:
+class CommandScheduler(PublishesCommands):
     """The controller's command choice and issue (see the module docstring)."""
 
     def _mode_flips(self) -> bool:
@@ -317,13 +317,7 @@ class CommandScheduler:
                 fields = (c, k, base[3], -1, -1, -1, row, column)
             else:
                 fields = (c, k, base[3], base[4], base[5], b, row, column)
-            for listener in self._listeners:
-                listener(*fields)
-            if self._cmd_on:
-                if not self.cmd.ready:
-                    self.fail("cmd: the timing checker did not take the previous command (connect it with "
-                              "latency 1 and the default capacity)")
-                self.cmd.send(DramCommand(*fields))
+            self._publish(fields)
         if traced:
             self.command.set(COMMAND_NAMES[k])
             self._transitions.append((c + 1, self.command, "idle"))

@@ -40,3 +40,18 @@ class DramCommand:
         where = f"rank {self.rank}" if self.bank < 0 else f"rank {self.rank} bg {self.bankgroup} bank {self.bank}"
         row = f" row {self.row}" if self.row >= 0 else ""
         return f"{self.name} {where}{row} at cycle {self.cycle}"
+
+
+class PublishesCommands:
+    """How a DRAM controller tells who watches its command bus about a command it issued: the
+    listeners added with ``add_command_listener`` (``self._listeners``) get the fields at
+    once, and a checker on the ``cmd`` port (``self._cmd_on``) gets a :class:`DramCommand`."""
+
+    def _publish(self, fields: tuple) -> None:
+        for listener in self._listeners:
+            listener(*fields)
+        if self._cmd_on:
+            if not self.cmd.ready:
+                self.fail("cmd: the timing checker did not take the previous command (connect it with "
+                          "latency 1 and the default capacity)")
+            self.cmd.send(DramCommand(*fields))

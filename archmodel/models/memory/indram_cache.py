@@ -19,7 +19,7 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Pa
 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory
-from .commands import ACT, PRE, RD, REF, RELOC, WR, DramCommand
+from .commands import ACT, PRE, RD, REF, RELOC, WR, PublishesCommands
 from .energy import DramEnergy
 from .frontend import skewed_streams
 from .segment_cache import Req, SegmentCache
@@ -34,7 +34,7 @@ _NEVER = 1 << 62
 
 
 @model
-class InDramCacheController(SegmentCache, SplitsRequests, FunctionalMemory, Component):
+class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, FunctionalMemory, Component):
     """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores
     and/or any client on ``req``.
 
@@ -362,13 +362,7 @@ class InDramCacheController(SegmentCache, SplitsRequests, FunctionalMemory, Comp
         if self._listeners or self._cmd_on:
             fields = (c, kind, 0, -1 if kind == REF else bg, -1 if kind == REF else b % t.banks_per_group,
                       -1 if kind == REF else b, row, column)
-            for listener in self._listeners:
-                listener(*fields)
-            if self._cmd_on:
-                if not self.cmd.ready:
-                    self.fail("cmd: the timing checker did not take the previous command (connect it with "
-                              "latency 1 and the default capacity)")
-                self.cmd.send(DramCommand(*fields))
+            self._publish(fields)
 
     # -- one cycle -----------------------------------------------------------------------
     def tick(self) -> None:
