@@ -157,7 +157,14 @@ class SnitchCluster(Component):
         core.stall_until = NEVER
         core.barrier_since = cycle
         self.waiting.append(core)
+        self.waiting.sort(key=self.arrival_order)
         self._maybe_release(cycle)
+
+    def arrival_order(self, core: SnitchCore) -> tuple[int, int]:
+        """Where ``core`` stands among the cores waiting at the barrier: by the cycle it came,
+        then by its number. One order whichever way the cores ran (stepped or in a compiled
+        batch, which learns of arrivals only when the batch ends)."""
+        return core.barrier_since, self.core_list.index(core)
 
     def halted(self, core: SnitchCore) -> None:
         self.n_halted += 1

@@ -401,10 +401,9 @@ class Resident:
                 if touched[g_index]:
                     _write_streamer(s, states[g_index], ready_at[g_index], values[g_index], uses[g_index], depth_cap)
             core.streaming = [s for s in core.ssrs if s.active]
-        # the cores that came to the barrier in the batch, in the order they came
-        came = sorted((c for c in waiting if c not in cluster.waiting),
-                      key=lambda core: (core.barrier_since, cluster.core_list.index(core)))
-        cluster.waiting = [c for c in cluster.waiting if c.at_barrier] + came
+        # the cores at the barrier, those that came in the batch among them, in the order they came
+        came = [c for c in waiting if c not in cluster.waiting]
+        cluster.waiting = sorted([c for c in cluster.waiting if c.at_barrier] + came, key=cluster.arrival_order)
         if any(core.done for core in self.running):
             cluster.running = [c for c in cluster.running if not c.done]
         self._store_dma(dma)

@@ -18,7 +18,7 @@ must fail with the same message at the same time.
 import random
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from archmodel.kernel import SimulationError, Simulator
 from archmodel.models.compute import TCDM_BASE, assemble
@@ -487,6 +487,7 @@ def run_random(seed: int, on: bool) -> dict:
 
 @settings(max_examples=250, derandomize=True, deadline=None)
 @given(st.integers(0, 2**32 - 1))
+@example(9364)  # cores reach the barrier in batches synced out of arrival order
 def test_random_cluster_programs_behave_the_same_with_the_compiled_loop(seed):
     on, off = run_random(seed, True), run_random(seed, False)
     assert off["compiled_cycles"] == 0
