@@ -29,7 +29,7 @@ from pathlib import Path
 import attrs
 
 from . import __version__
-from .kernel import (ArchError, Component, SimulationError, Simulator, catalogue, format_time,
+from .kernel import (ArchError, Component, SimulationError, Simulator, Span, catalogue, format_time,
                      parse_time, stats_csv, stats_dict, stats_table)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -86,7 +86,17 @@ def load_arch(args):
             raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p cores=8 or -p 'lat=2 ns'")
         params[key] = value
     limits = Limits(max_instances=args.max_instances)
-    return load(args.target, top=args.top, params=params, limits=limits), params
+    return load(args.target, top=args.top, params=params, limits=limits, search_path=_import_paths(args)), params
+
+
+def _import_paths(args) -> list[Path]:
+    """The folders given with ``--import-path``, each checked to exist."""
+    folders = []
+    for folder in args.import_path:
+        if not Path(folder).is_dir():
+            raise ArchError(f"--import-path {folder}: no such folder")
+        folders.append(Path(folder))
+    return folders
 
 
 def _parse_value(text: str):
@@ -114,23 +124,30 @@ def load_builder(target: str):
     """Resolve ``package.module:function`` or ``path/to/file.py:function`` to a callable
     and the file it came from."""
     module_name, sep, func_name = target.partition(":")
-    if not sep or not func_name:
+    if not sep or not func_name or not module_name:
         raise ArchError(f"'{target}' is not a builder",
                         hint="give MODULE:FUNCTION, e.g. archmodel.examples.banked_memory:build")
-    if module_name.endswith(".py"):
-        path = Path(module_name)
-        if not path.is_file():
-            raise ArchError(f"no such file: {module_name}")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
-    else:
-        try:
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            if not path.is_file():
+                raise ArchError(f"no such file: {module_name}")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[path.stem] = module
+            spec.loader.exec_module(module)
+        else:
             module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            raise ArchError(f"cannot import module '{module_name}': {err}",
-                            hint="is the package installed, or did you mean a path ending in .py?") from None
+    except SyntaxError as err:  # the builder's file does not parse: say where, as for a .arch file
+        raise ArchError(f"the builder module does not parse: {err.msg}",
+                        span=Span(err.filename or module_name, err.lineno or 1, err.offset or 1)) from None
+    except ModuleNotFoundError as err:
+        raise ArchError(f"cannot import module '{module_name}': {err}",
+                        hint="is the package installed, or did you mean a path ending in .py?") from None
+    except (ArchError, KeyboardInterrupt):
+        raise
+    except Exception:  # the builder module itself raised while loading: its author needs the traceback
+        raise SimulationError(f"importing the builder module '{module_name}' raised:\n{traceback.format_exc()}") from None
     builder = getattr(module, func_name, None)
     if not callable(builder):
         names = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
@@ -165,12 +182,14 @@ def _resolved_params(sim: Simulator) -> dict:
     return {c.path: attrs.asdict(c.params) for c in sim.components if attrs.asdict(c.params)}
 
 
-def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outcome: str) -> dict:
+def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outcome: str,
+              files_read: dict[str, str]) -> dict:
     return {
         "archmodel_version": __version__,
         "target": args.target,
         "input_file": source,
         "input_sha256": _file_hash(source),
+        "files_read": files_read,
         "build_parameters": build_params,
         "seed": args.seed,
         "outcome": outcome,
@@ -274,6 +293,24 @@ def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -
         written[where] = what
 
 
+def _check_trace_statements(elaborated, sim: Simulator) -> None:
+    """Each ``trace`` statement of a ``.arch`` file must select some signal: one that selects
+    none is an error at the statement (``check`` finds it, not only ``run``)."""
+    from .lang import LanguageErrors
+    from .trace import Selection, signal_names
+
+    names = signal_names(sim) if elaborated.traces else []
+    errors = []
+    for pattern in dict.fromkeys(elaborated.traces):
+        try:
+            Selection([pattern]).check_matches(names)
+        except ArchError as err:
+            err.span = elaborated.trace_spans.get(pattern)
+            errors.append(err)
+    if errors:
+        raise LanguageErrors(errors, elaborated.sources)
+
+
 def _write_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` under a temporary name beside it and rename it into place,
     so a reader (or an earlier file of that name) never sees a half-written file."""
@@ -297,6 +334,8 @@ def cmd_run(args) -> int:
         build_params = _parse_params(args.param)
         top, source = build_top(args.target, build_params)
     sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog)
+    if _is_arch(args.target) and not args.trace:
+        _check_trace_statements(elaborated, sim)
     limit = None
     if args.until is not None:
         limit = parse_time(args.until)
@@ -313,6 +352,9 @@ def cmd_run(args) -> int:
     if vcd_path == "auto":
         vcd_path = str(Path("waves") / f"{top.name}.vcd")
     inputs = list(elaborated.sources.files) if _is_arch(args.target) else []
+    # every file the run read, with its SHA-256: the .arch files as read, the builder, plugins
+    files_read = dict(elaborated.sources.digests) if _is_arch(args.target) else {source: _file_hash(source)}
+    files_read.update({plugin: _file_hash(plugin) for plugin in args.plugin or []})
     _check_outputs(inputs + list(args.plugin or []), vcd_path, args.stats)
     if vcd_path is not None:
         from .trace import VcdTracer
@@ -353,7 +395,7 @@ def cmd_run(args) -> int:
     if args.stats:
         path = Path(args.stats)
         path.parent.mkdir(parents=True, exist_ok=True)
-        manifest = _manifest(args, sim, source, build_params, outcome)
+        manifest = _manifest(args, sim, source, build_params, outcome, files_read)
         if path.suffix == ".csv":
             text = stats_csv(stats, manifest)
         else:
@@ -400,12 +442,14 @@ def cmd_check(args) -> int:
 
     if args.top is None and not args.param and is_library(args.target):
         # a library: every module on its own, with its defaults, its exposed ports open
-        checked = check_library(args.target, limits=Limits(max_instances=args.max_instances))
+        checked = check_library(args.target, limits=Limits(max_instances=args.max_instances),
+                                search_path=_import_paths(args))
         print(f"ok: {args.target}: library of {len(checked)} module{'s' if len(checked) != 1 else ''} "
               f"({', '.join(e.top.name for e in checked)})")
         return EXIT_OK
     elaborated, _ = load_arch(args)
     sim = Simulator(elaborated.top, seed=0)
+    _check_trace_statements(elaborated, sim)
     print(f"ok: {args.target}: system {elaborated.top.name}, {len(sim.components)} components "
           f"({elaborated.instances} instances), {len(sim.channels)} channels, {len(sim.domains)} "
           f"clock domain{'s' if len(sim.domains) != 1 else ''}")
@@ -502,6 +546,17 @@ def cmd_sweep(args) -> int:
     return EXIT_OK
 
 
+def _seed(text: str) -> int:
+    """A random seed: a whole number of at least 0 (numpy's generators take no other)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def _at_least_one(text: str) -> int:
     """An argument that counts cycles: a whole number of at least 1 (0 would report a
     deadlock at the first edge that moves nothing)."""
@@ -529,6 +584,9 @@ def make_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--top", metavar="NAME", help="the system or module of the .arch file to build")
         cmd.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
                          help="a Python file whose @model classes join the catalogue (repeatable)")
+        cmd.add_argument("--import-path", action="append", default=[], metavar="DIR",
+                         help="a folder .arch imports may also come from (repeatable; by default "
+                              "only the importing file's folder and the bundled library)")
         cmd.add_argument("--max-instances", type=int, default=10_000_000, metavar="N",
                          help="refuse .arch systems of more than N instances (default 10000000)")
 
@@ -536,7 +594,7 @@ def make_parser() -> argparse.ArgumentParser:
     arch_options(run)
     run.add_argument("--cycles", type=int, help="stop after this many cycles of the top clock")
     run.add_argument("--until", metavar="TIME", help="stop at this simulated time, e.g. 10us")
-    run.add_argument("--seed", type=int, default=0, help="global random seed (default 0)")
+    run.add_argument("--seed", type=_seed, default=0, help="global random seed, 0 or more (default 0)")
     run.add_argument("--vcd", nargs="?", const="auto", metavar="FILE",
                      help="write a VCD (and a .gtkw beside it); default waves/<top>.vcd")
     run.add_argument("--trace", action="append", metavar="GLOB",

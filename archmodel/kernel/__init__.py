@@ -12,6 +12,7 @@ from .ports import In, InPort, Out, OutPort, unpaired_port
 from .register import Register
 from .lookahead import QuestionBackoff
 from .simulator import RunResult, Simulator
+from .source_files import read_lines, read_source
 from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_csv,
                     stats_dict, stats_table)
 from .time import ClockDomain, format_time, parse_time, period_from_frequency
@@ -21,5 +22,5 @@ __all__ = [
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
     "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
     "catalogue", "component_rng", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
-    "period_from_frequency", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
+    "period_from_frequency", "read_lines", "read_source", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
 ]

@@ -24,6 +24,10 @@ class Span:
         return f"{self.file}:{self.line}:{self.col}"
 
 
+QUOTE_WIDTH = 100
+"""The most characters of a source line a diagnostic quotes (a window around the column)."""
+
+
 class ArchError(Exception):
     """Bad input: a configuration, parameter, connection or source file that cannot be used.
 
@@ -43,10 +47,19 @@ class ArchError(Exception):
         head = f"{self.span}: error: {self.message}" if self.span else f"error: {self.message}"
         lines = [head]
         if self.span is not None and source_line is not None:
-            lines.append(source_line.rstrip("\n"))
+            text = source_line.rstrip("\n")
+            start = self.span.col - 1
             end = self.span.end_col if self.span.end_line in (None, self.span.line) else None
             width = max(1, (end or self.span.col + 1) - self.span.col)
-            lines.append(" " * (self.span.col - 1) + "^" * width)
+            if len(text) > QUOTE_WIDTH:  # quote a window around the column, not a whole huge line
+                first = max(0, min(start - QUOTE_WIDTH // 4, len(text) - QUOTE_WIDTH))
+                window = text[first:first + QUOTE_WIDTH]
+                prefix = "..." if first > 0 else ""
+                text = prefix + window + ("..." if first + QUOTE_WIDTH < len(text) else "")
+                start = start - first + len(prefix)
+                width = max(1, min(width, len(prefix) + QUOTE_WIDTH - start))
+            lines.append(text)
+            lines.append(" " * start + "^" * width)
         if self.hint:
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)

@@ -11,6 +11,8 @@ run when the component is built, so a wrong type or an out-of-range value is one
 
 from __future__ import annotations
 
+import difflib
+
 from typing import Any, Callable
 
 import attrs
@@ -101,4 +103,11 @@ def in_range(low, high) -> Check:
 def one_of(*choices) -> Check:
     """Check that a value is one of ``choices``."""
     listed = ", ".join(repr(c) for c in choices)
-    return lambda v: None if v in choices else f"must be one of {listed}"
+    words = [c for c in choices if isinstance(c, str)]
+
+    def check(value):
+        if value in choices:
+            return None
+        close = difflib.get_close_matches(value, words, n=1) if isinstance(value, str) else []
+        return f"must be one of {listed}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    return check

@@ -20,7 +20,7 @@ import networkx as nx
 
 from .component import Component
 from .ports import unpaired_port
-from .errors import DeadlockError, PortError
+from .errors import ArchError, DeadlockError, PortError
 from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
 
@@ -76,6 +76,9 @@ class Simulator:
 
     def __init__(self, top: Component, *, seed: int = 0, watchdog_cycles: int = 100_000,
                  shuffle: bool = False, shuffle_seed: int | None = None):
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            # numpy's generators (every component's stream) take whole numbers from 0 up only
+            raise ArchError(f"the seed must be a whole number of at least 0, got {seed!r}")
         self.top = top
         self.seed = seed
         self.now = 0

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import attrs
 
-from ..kernel import ArchError, ClockDomain, Component, Span, catalogue
+from ..kernel import ArchError, ClockDomain, Component, Span, catalogue, read_source
 from ..paths import data_path
 from . import ast, units
 from .errors import LanguageErrors, SourceText
@@ -51,6 +51,8 @@ class Elaborated:
     instances: int
     origins: dict
     top_module: ast.ModuleDef
+    trace_spans: dict = attrs.Factory(dict)
+    """Where each of ``traces`` was written (a ``trace`` statement), for diagnostics."""
 
 
 class Elaborator(Instancing, Wiring, Expressions):
@@ -67,12 +69,16 @@ class Elaborator(Instancing, Wiring, Expressions):
         self.instances = 0
         self.origins: dict[int, Span] = {}
         self.traces: list[str] = []
+        self.trace_spans: dict[str, Span] = {}
         self.domains: dict[tuple, ClockDomain] = {}
         self.runs: list = []
         self.depth_stack: list[str] = []
         self.load_failed = False
         library = data_path("library")
-        self.search_path = list(search_path or []) + [library, library.parent]
+        self.library = library
+        # Imports resolve beside the importing file, then in the bundled library, then in the
+        # folders the user allows (--import-path); never anywhere else.
+        self.search_path = [library] + [Path(p) for p in search_path or []]
         self.models = catalogue()
 
     # -- diagnostics --------------------------------------------------------------------------
@@ -102,11 +108,9 @@ class Elaborator(Instancing, Wiring, Expressions):
         resolved = path.resolve()
         if resolved in self.files:
             return self.files[resolved]
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as err:
-            raise ArchError(f"cannot read {shown}: {getattr(err, 'strerror', None) or err}") from None
+        text, digest = read_source(path, "file", shown)
         self.sources.add(shown, text)
+        self.sources.digests[shown] = digest
         try:
             parsed = parse(text, shown)
         except ArchError as err:
@@ -134,20 +138,35 @@ class Elaborator(Instancing, Wiring, Expressions):
         return parsed
 
     def _find_import(self, imp: ast.Import, importer: Path) -> Path | None:
-        candidates = [importer.parent / imp.path] + [base / imp.path for base in self.search_path]
-        for candidate in candidates:
-            if candidate.is_file():
+        where = ("imports are looked up beside the importing file, then in the bundled library, then in "
+                 "folders given with --import-path DIR")
+        if not imp.path.endswith(".arch"):
+            self.load_failed = True
+            self.error(ArchError(f"import '{imp.path}' does not name a .arch file", hint=where, span=imp.span))
+            return None
+        outside = None
+        for root in [importer.parent] + self.search_path:
+            candidate = root / imp.path
+            if not candidate.is_file():
+                continue
+            if candidate.resolve().is_relative_to(root.resolve()):
                 return candidate
+            outside = outside or candidate
+        self.load_failed = True
+        if outside is not None:  # say nothing of the file itself: it may be anything
+            self.error(ArchError(f"import '{imp.path}' leaves the folders imports may come from",
+                                 hint=f"{where}; to use it, import \"{outside.resolve().name}\" and give "
+                                      f"--import-path {outside.resolve().parent}",
+                                 span=imp.span))
+            return None
         nearby = []
         folder = importer.parent
         if folder.is_dir():
             nearby = [p.name for p in folder.glob("*.arch")]
-        library = [p.name for p in self.search_path[-2].glob("*.arch")] if self.search_path[-2].is_dir() else []
-        self.load_failed = True
+        library = [p.name for p in self.library.glob("*.arch")] if self.library.is_dir() else []
         hint = did_you_mean(Path(imp.path).name, nearby + library)
         if hint is None:
-            hint = ("imports are looked up beside the importing file, then in the bundled library: "
-                    + (", ".join(sorted(library)) or "(empty)"))
+            hint = f"{where}; the library has: " + (", ".join(sorted(library)) or "(nothing)")
         self.error(ArchError(f"cannot find import '{imp.path}'", hint=hint, span=imp.span))
         return None
 
@@ -208,12 +227,13 @@ class Elaborator(Instancing, Wiring, Expressions):
 
     def build(self, module: ast.ModuleDef, overrides: dict) -> Component:
         values = {}
+        declared = {p.name: p for p in module.params}
         for name, (expr, text) in overrides.items():
-            if name not in {p.name for p in module.params}:
+            if name not in declared:
                 raise ArchError(f"-p {name}: '{module.name}' has no parameter '{name}'",
-                                hint=did_you_mean(name, [p.name for p in module.params])
-                                or "parameters: " + (", ".join(p.name for p in module.params) or "none"))
-            values[name] = (self.evaluate(expr, self.global_scope), expr.span)
+                                hint=did_you_mean(name, list(declared))
+                                or "parameters: " + (", ".join(declared) or "none"))
+            values[name] = (self.evaluate(expr, self.global_scope, expected=declared[name].type), expr.span)
         klass = module_class(module)
         top = klass(module.name, None)
         self.instances += 1
@@ -372,7 +392,9 @@ class Elaborator(Instancing, Wiring, Expressions):
             self._statements(stmt.body, Scope(scope, scope.module), comp, domain, deferred)
         elif isinstance(stmt, ast.Trace):
             prefix = comp.path
-            self.traces.append(f"{prefix}.{stmt.glob}" if stmt.glob else prefix)
+            pattern = f"{prefix}.{stmt.glob}" if stmt.glob else prefix
+            self.traces.append(pattern)
+            self.trace_spans.setdefault(pattern, stmt.span)
 
     def _for(self, stmt: ast.For, scope: Scope, comp: Component, clock, deferred: list):
         start = self._int(self.evaluate(stmt.start, scope), "a loop start", stmt.start.span)
@@ -463,7 +485,8 @@ def _load(path, top, params, limits, search_path, interface_open=False) -> Elabo
                         binder(targets, *args, **kwargs)
                     except ArchError as err:
                         elab.error(err, span)
-                result = Elaborated(root, shown, elab.traces, elab.sources, elab.instances, elab.origins, module)
+                result = Elaborated(root, shown, elab.traces, elab.sources, elab.instances, elab.origins, module,
+                                    elab.trace_spans)
         except ArchError as err:
             elab.error(err)
         except Abort:
@@ -486,7 +509,7 @@ def check_library(path: str | os.PathLike, *, limits: Limits = Limits(),
     main_path = Path(path)
     if not main_path.is_file():
         raise ArchError(f"no such file: {path}")
-    names = [m.name for m in parse(main_path.read_text(encoding="utf-8"), str(path)).modules]
+    names = [m.name for m in parse(read_source(main_path)[0], str(path)).modules]
     checked, errors, sources, seen = [], [], SourceText(), set()
     for name in names:
         try:
@@ -507,8 +530,8 @@ def is_library(path: str | os.PathLike) -> bool:
     """Whether a ``.arch`` file parses and defines modules but no system (False when it does
     not parse: loading it then reports why)."""
     try:
-        modules = parse(Path(path).read_text(encoding="utf-8"), str(path)).modules
-    except (ArchError, OSError, UnicodeDecodeError):
+        modules = parse(read_source(path)[0], str(path)).modules
+    except ArchError:
         return False
     return bool(modules) and not any(m.kind == "system" for m in modules)
 

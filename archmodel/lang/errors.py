@@ -12,10 +12,12 @@ from ..kernel import ArchError, Span
 
 
 class SourceText:
-    """The text of every file read in one load, so diagnostics can quote their lines."""
+    """The text of every file read in one load, so diagnostics can quote their lines, and the
+    SHA-256 of every file read (for the run manifest)."""
 
     def __init__(self):
         self.files: dict[str, list[str]] = {}
+        self.digests: dict[str, str] = {}
 
     def add(self, name: str, text: str) -> None:
         self.files[name] = text.splitlines()

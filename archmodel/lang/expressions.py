@@ -91,9 +91,12 @@ class Expressions:
                           hint="only parameters of type 'model' take model names")
             names = [n for n in scope.visible() if not isinstance(self._peek(scope, n), (InstanceBinding,
                                                                                           ClockBinding))]
-            self.fail(f"'{expr.name}' is not defined", expr.span,
-                      hint=did_you_mean(expr.name, names) or (f"one of: {', '.join(expected.members)}"
-                                                               if expected is not None and expected.members else None))
+            hint = did_you_mean(expr.name, names) or (f"one of: {', '.join(expected.members)}"
+                                                      if expected is not None and expected.members else None)
+            if expected is not None and expected.name == "string":
+                quoted = f"'\"{expr.name}\"'" if expr.span.file.startswith("-p ") else f'"{expr.name}"'
+                hint = f"a string is written in quotes: {quoted}"
+            self.fail(f"'{expr.name}' is not defined", expr.span, hint=hint)
         if value is POISON:
             raise Cascade()
         if isinstance(value, InstanceBinding):

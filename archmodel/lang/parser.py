@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
+from decimal import Decimal
 from fractions import Fraction
 
 import lark
@@ -40,13 +42,27 @@ def _join(first: Span, last: Span) -> Span:
     return Span(first.file, first.line, first.col, last.end_line, last.end_col)
 
 
-def _number(text: str):
+MAX_EXPONENT = 308
+"""The largest power of ten a number may reach, as for a double: a literal beyond it is an
+error before it is computed (``1e100000000`` would take minutes and gigabytes as a fraction)."""
+
+
+def _number(text: str, span: Span):
     if text[:2] in ("0x", "0X"):
+        digits = text[2:].replace("_", "").lstrip("0")
+        if len(digits) * 4 > 1024:
+            raise ArchError(f"the number {text[:20]}... is too large (more than 1024 bits)", span=span)
         return int(text, 16)
-    if "." in text or "e" in text or "E" in text:
-        value = Fraction(text)
+    plain = text.replace("_", "")
+    magnitude = Decimal(plain)  # holds any exponent cheaply, so it can be checked first
+    if magnitude and not -MAX_EXPONENT <= magnitude.adjusted() <= MAX_EXPONENT:
+        shown = text if len(text) <= 24 else text[:20] + "..."
+        raise ArchError(f"the number {shown} is out of range", span=span,
+                        hint=f"numbers lie between 1e-{MAX_EXPONENT} and 1e{MAX_EXPONENT} in magnitude")
+    if "." in plain or "e" in plain or "E" in plain:
+        value = Fraction(plain)
         return int(value) if value.denominator == 1 else value
-    return int(text)
+    return int(plain)
 
 
 def _unescape(token: Token) -> str:
@@ -240,7 +256,7 @@ class _Builder(Transformer):
     # -- expressions --------------------------------------------------------------------------
     def number(self, items):
         (tok,) = items
-        return ast.Number(_number(tok), self._tspan(tok))
+        return ast.Number(_number(tok, self._tspan(tok)), self._tspan(tok))
 
     def quantity(self, items):
         (tok,) = items
@@ -248,7 +264,7 @@ class _Builder(Transformer):
         split = len(text)
         while split > 0 and (text[split - 1].isalpha() or text[split - 1] == "/"):
             split -= 1
-        return ast.Quantity(_number(text[:split].strip()), text[split:], self._tspan(tok))
+        return ast.Quantity(_number(text[:split].strip(), self._tspan(tok)), text[split:], self._tspan(tok))
 
     def string(self, items):
         (tok,) = items
@@ -408,11 +424,17 @@ def syntax_error(err: UnexpectedInput, text: str, file: str) -> ArchError:
             hint = "a string ends on the line it starts on"
         elif char == "#":
             hint = "comments start with //"
-        return ArchError(f"unexpected character {char!r}", hint=hint or f"expected {_expected(err, parser)}",
+        elif not char.isascii():
+            return ArchError(f"unexpected character {char!r}: names are ASCII letters, digits and '_'",
+                             hint="non-ASCII text may appear in strings and comments only", span=span)
+        expected = _expected(err, parser)
+        return ArchError(f"unexpected character {char!r}", hint=hint or (f"expected {expected}" if expected else None),
                          span=span)
     if not isinstance(err, UnexpectedToken):
         return ArchError(f"syntax error: {err}", span=Span(file, 1, 1))
     token = err.token
+    if text.startswith("/*", token.start_pos or 0) and "*/" not in text[token.start_pos:]:
+        return ArchError("a '/*' comment is never closed", hint="end it with '*/'", span=_tok_span(file, token))
     if token.type == "$END":
         expected = set(err.accepts or err.expected)
         hint = "a '}' is missing" if "RBRACE" in expected else f"expected {_expected(err, parser)}"
@@ -423,11 +445,16 @@ def syntax_error(err: UnexpectedInput, text: str, file: str) -> ArchError:
         # Inside a block a top-level keyword lexes as a name, so the error surfaces one token late.
         return ArchError(f"missing '}}' before '{previous}'", hint="close the block above with '}'",
                          span=_tok_span(file, previous))
+    unit = None
     if previous is not None and previous.type == "NUMBER" and token.type == "NAME":
-        close = difflib.get_close_matches(str(token), UNIT_NAMES, n=1)
-        return ArchError(f"unknown unit '{token}'",
+        unit = token
+    elif previous is not None and previous.type == "NAME" and str(previous) not in KEYWORDS and _follows_number(text, previous):
+        unit = previous  # '10 THz' then a newline: the unknown unit parsed as the next statement's first name
+    if unit is not None:
+        close = difflib.get_close_matches(str(unit), UNIT_NAMES, n=1)
+        return ArchError(f"unknown unit '{unit}'",
                          hint=f"did you mean '{close[0]}'?" if close else "units: " + ", ".join(UNIT_NAMES),
-                         span=span)
+                         span=_tok_span(file, unit))
     label = None
     _normalise_state(err)
     try:
@@ -452,6 +479,12 @@ def syntax_error(err: UnexpectedInput, text: str, file: str) -> ArchError:
         if close and f"'{close[0]}'" in hint:
             hint = f"did you mean '{close[0]}'?"
     return ArchError(f"unexpected '{shown}'", hint=hint, span=span)
+
+
+def _follows_number(text: str, token: Token) -> bool:
+    """Whether ``token`` follows a number on its line, as a unit would."""
+    line_start = text.rfind("\n", 0, token.start_pos) + 1
+    return re.search(r"(^|[^\w.])\d[\d_]*(\.\d+)?([eE][+-]?\d+)?[ \t]*$", text[line_start:token.start_pos]) is not None
 
 
 def _normalise_state(err: UnexpectedInput) -> None:

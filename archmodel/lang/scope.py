@@ -98,7 +98,9 @@ class Scope:
 
 def did_you_mean(name: str, options) -> str | None:
     """A hint naming the closest of ``options`` to a misspelt ``name``, or None."""
-    close = difflib.get_close_matches(name, list(options), n=1)
+    options = list(options)
+    same_letters = [option for option in options if option.lower() == name.lower()]
+    close = same_letters or difflib.get_close_matches(name, options, n=1)
     return f"did you mean '{close[0]}'?" if close else None
 
 

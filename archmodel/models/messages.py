@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from archmodel.kernel import Span
+
 CONTROL_BITS = 64
 """Bits of a message that carries no data (a read request, a write acknowledgement): one
 address-and-control word, as on a 64-bit AXI or TileLink request channel."""
@@ -24,7 +26,9 @@ class MemRequest:
 
     ``data`` holds the bytes to write (``len(data) == size_bytes``) and is ``None`` for a
     read. ``source`` names the requester and ``tag`` tells its outstanding requests apart;
-    both come back unchanged in the :class:`MemResponse`.
+    both come back unchanged in the :class:`MemResponse`. ``origin`` is the line of an input
+    file the request was read from (a trace), so a memory that must refuse it can say where
+    it came from, as bad input.
     """
 
     address: int
@@ -34,6 +38,7 @@ class MemRequest:
     source: Any = None
     tag: int = 0
     created_ps: int = 0
+    origin: Span | None = None
 
     @property
     def size_bits(self) -> int:

@@ -124,6 +124,19 @@ def partial_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.partial")
 
 
+def _connected_outputs(sim) -> dict:
+    return {comp: [p for p in comp.ports if p.decl.direction == "out" and p.channel is not None]
+            for comp in sim.components}
+
+
+def signal_names(sim) -> list[str]:
+    """Every signal a trace of ``sim`` can record: each register, and the handshake signals
+    of each connected output port."""
+    return ([reg.path for comp in sim.components for reg in comp.registers]
+            + [f"{port.path}.{signal}" for ports in _connected_outputs(sim).values() for port in ports
+               for signal in CHANNEL_SIGNALS])
+
+
 class VcdTracer:
     """Write a VCD of the selected registers and channel handshakes, and a ``.gtkw`` beside it.
 
@@ -218,12 +231,8 @@ class VcdTracer:
     def check(self, sim) -> dict:
         """Raise an ArchError if a selection pattern matches no signal of ``sim`` (call it
         before running to fail early); returns each component's connected output ports."""
-        outputs = {comp: [p for p in comp.ports if p.decl.direction == "out" and p.channel is not None]
-                   for comp in sim.components}
-        self.selection.check_matches(
-            [reg.path for comp in sim.components for reg in comp.registers]
-            + [f"{port.path}.{signal}" for ports in outputs.values() for port in ports for signal in CHANNEL_SIGNALS])
-        return outputs
+        self.selection.check_matches(signal_names(sim))
+        return _connected_outputs(sim)
 
     def registers(self, t: int, dirty: list) -> None:
         """Write the registers changing at ``t`` (called before commit: ``_next`` is new)."""

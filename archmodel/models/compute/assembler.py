@@ -65,7 +65,7 @@ import difflib
 import math
 import re
 
-from archmodel.kernel import ArchError, Span
+from archmodel.kernel import ArchError, Span, read_source
 
 FREP_BUFFER_ENTRIES = 16
 """Instructions the FREP sequencer's buffer holds (Snitch, IEEE TC 2021)."""
@@ -789,6 +789,4 @@ def assemble(text: str, file: str = "<program>") -> Program:
 
 def assemble_file(path) -> Program:
     """Assemble a ``.S`` file."""
-    from pathlib import Path
-    source = Path(path)
-    return assemble(source.read_text(encoding="utf-8"), str(path))
+    return assemble(read_source(path, "assembly file")[0], str(path))

@@ -13,17 +13,11 @@ from typing import Iterator
 
 import numpy as np
 
-from archmodel.kernel import ArchError, Component, Counter, Out, Param, Span, at_least, in_range, model, one_of
+from archmodel.kernel import (ArchError, Component, Counter, Out, Param, Span, at_least, in_range, model, one_of,
+                              read_lines)
 
 from ..messages import MemRequest
 from .timing import preset
-
-
-def _open(path: str):
-    try:
-        return open(path, encoding="utf-8")
-    except OSError as err:
-        raise ArchError(f"cannot read trace '{path}': {err.strerror}") from None
 
 
 def _address(text: str, path: str, number: int) -> int:
@@ -37,43 +31,46 @@ def _address(text: str, path: str, number: int) -> int:
     return value
 
 
-def ramulator_trace(path: str) -> Iterator[tuple[int, int, bool]]:
+def ramulator_trace(path: str, with_lines: bool = False) -> Iterator[tuple]:
     """Ramulator's load/store trace: one ``LD 0xADDR`` or ``ST 0xADDR`` per line, untimed
     (every request is due at cycle 0: the controller takes them as fast as it can). Blank
-    lines and ``#`` comments are skipped; a malformed line is an ArchError naming file and line."""
-    with _open(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            fields = text.split()
-            if len(fields) != 2 or fields[0] not in ("LD", "ST"):
-                raise ArchError(f"expected 'LD 0xADDR' or 'ST 0xADDR', got {text!r}", span=Span(path, number, 1))
-            yield 0, _address(fields[1], path, number), fields[0] == "ST"
+    lines and ``#`` comments are skipped; a malformed line is an ArchError naming file and line.
+    Items are ``(cycle, address, is_write)``, with the line's :class:`Span` fourth if
+    ``with_lines``."""
+    for number, line in read_lines(path, "trace"):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        fields = text.split()
+        if len(fields) != 2 or fields[0] not in ("LD", "ST"):
+            raise ArchError(f"expected 'LD 0xADDR' or 'ST 0xADDR', got {text!r}", span=Span(path, number, 1))
+        request = 0, _address(fields[1], path, number), fields[0] == "ST"
+        yield (*request, Span(path, number, 1)) if with_lines else request
 
 
-def dramsim3_trace(path: str) -> Iterator[tuple[int, int, bool]]:
+def dramsim3_trace(path: str, with_lines: bool = False) -> Iterator[tuple]:
     """DRAMSim3's trace: ``0xADDR READ|WRITE cycle`` per line, cycles non-decreasing (in
-    DRAM cycles). A malformed line is an ArchError naming file and line."""
+    DRAM cycles). A malformed line is an ArchError naming file and line. Items as
+    :func:`ramulator_trace`'s."""
     previous = 0
-    with _open(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            fields = text.split()
-            where = Span(path, number, 1)
-            if len(fields) != 3 or fields[1] not in ("READ", "WRITE"):
-                raise ArchError(f"expected '0xADDR READ|WRITE cycle', got {text!r}", span=where)
-            try:
-                cycle = int(fields[2])
-            except ValueError:
-                raise ArchError(f"the cycle {fields[2]!r} is not a whole number", span=where) from None
-            if cycle < previous:
-                raise ArchError(f"cycle {cycle} comes before the previous line's cycle {previous}",
-                                hint="list the lines in time order", span=where)
-            previous = cycle
-            yield cycle, _address(fields[0], path, number), fields[1] == "WRITE"
+    for number, line in read_lines(path, "trace"):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        fields = text.split()
+        where = Span(path, number, 1)
+        if len(fields) != 3 or fields[1] not in ("READ", "WRITE"):
+            raise ArchError(f"expected '0xADDR READ|WRITE cycle', got {text!r}", span=where)
+        try:
+            cycle = int(fields[2])
+        except ValueError:
+            raise ArchError(f"the cycle {fields[2]!r} is not a whole number", span=where) from None
+        if cycle < previous:
+            raise ArchError(f"cycle {cycle} comes before the previous line's cycle {previous}",
+                            hint="list the lines in time order", span=where)
+        previous = cycle
+        request = cycle, _address(fields[0], path, number), fields[1] == "WRITE"
+        yield (*request, Span(path, number, 1)) if with_lines else request
 
 
 def synthetic_stream(kind: str, count: int, *, capacity_bytes: int, burst_bytes: int = 64, seed: int = 0,
@@ -107,6 +104,12 @@ def synthetic_stream(kind: str, count: int, *, capacity_bytes: int, burst_bytes:
     return zip(itertools.repeat(0), addresses, writes.tolist())
 
 
+def _unnumbered(requests: Iterator[tuple]) -> Iterator[tuple]:
+    # a synthetic request comes from no line of any file
+    for request in requests:
+        yield (*request, None)
+
+
 @model
 class DramTrafficGenerator(Component):
     """Sends a request stream as MemRequests on ``out``: a synthetic pattern or a trace file.
@@ -132,14 +135,14 @@ class DramTrafficGenerator(Component):
 
     def start(self) -> None:
         if self.pattern == "ramulator":
-            stream = ramulator_trace(self._trace())
+            stream = ramulator_trace(self._trace(), with_lines=True)
         elif self.pattern == "dramsim3":
-            stream = dramsim3_trace(self._trace())
+            stream = dramsim3_trace(self._trace(), with_lines=True)
         else:
-            stream = synthetic_stream(self.pattern, self.count, capacity_bytes=self.capacity_bytes,
+            stream = _unnumbered(synthetic_stream(self.pattern, self.count, capacity_bytes=self.capacity_bytes,
                                       burst_bytes=self.burst_bytes, seed=self.sim.seed,
                                       write_fraction=self.write_fraction, stride_bytes=self.stride_bytes,
-                                      hot_bytes=self.hot_bytes, hot_fraction=self.hot_fraction)
+                                      hot_bytes=self.hot_bytes, hot_fraction=self.hot_fraction))
         self._stream = stream
         self._head = next(stream, None)
         self._period = self.domain.period_ps
@@ -158,10 +161,10 @@ class DramTrafficGenerator(Component):
         if head[0] > cycle:
             self.sleep_for(head[0] - cycle)
             return
-        _, address, write = head
+        _, address, write, line = head
         data = (address & 0xFFFFFFFF).to_bytes(4, "little") * (self.burst_bytes // 4) if write else None
         message = MemRequest(address=address, size_bytes=self.burst_bytes, is_write=write, data=data,
-                             source=self.path, tag=self.sent.value, created_ps=self.sim.now)
+                             source=self.path, tag=self.sent.value, created_ps=self.sim.now, origin=line)
         if self.out.try_send(message):
             self.sent.add()
             self._head = next(self._stream, None)

@@ -16,7 +16,7 @@ import heapq
 from collections import deque
 from typing import Any
 
-from archmodel.kernel import Counter, In, Out
+from archmodel.kernel import ArchError, Counter, In, Out
 
 from ..messages import MemRequest, MemResponse
 
@@ -161,8 +161,11 @@ def check_request(owner, message: MemRequest) -> int:
         owner.fail(f"req: write of {size} bytes at {address:#x} {who} carries {got}")
     offset = owner.store_offset(address, size)
     if offset is None:
-        owner.fail(f"req: {kind} of {size} bytes at {address:#x} {who} is outside this memory "
-                   f"({owner.address_range()})")
+        problem = f"req: {kind} of {size} bytes at {address:#x} {who} is outside this memory ({owner.address_range()})"
+        if message.origin is not None:  # read from an input file: the file is at fault, say where
+            raise ArchError(f"{owner.path}: {problem}", span=message.origin,
+                            hint="keep the addresses inside the range in parentheses")
+        owner.fail(problem)
     return offset
 
 

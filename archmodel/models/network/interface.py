@@ -10,7 +10,7 @@ from collections import deque
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
 from .flit import NO_CREDIT, Flit, NetPacket
-from .traffic import make_pattern, make_process
+from .traffic import PATTERNS, make_pattern, make_process
 
 _INDEX = re.compile(r"\[(\d+)\]$")
 
@@ -40,7 +40,7 @@ class NetworkInterface(Component):
     vcs = Param(int, 2, "VCs of the router's local input port", check=at_least(1))
     buffer_depth = Param(int, 4, "flits per VC buffer of the router's local input port", check=at_least(1))
     flit_bits = Param(int, 128, "bits per flit when packetising messages", unit="bits", check=at_least(1))
-    traffic = Param(str, "none", "synthetic destination pattern, or 'none'")
+    traffic = Param(str, "none", "synthetic destination pattern, or 'none'", check=one_of("none", *PATTERNS))
     rate = Param(float, 0.0, "offered load in flits per cycle", check=in_range(0.0, 1.0))
     packet_size = Param(int, 1, "flits per synthetic packet", check=at_least(1))
     packets = Param(int, 0, "synthetic packets to create before stopping (0: no limit)", check=at_least(0))

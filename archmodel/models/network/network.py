@@ -16,6 +16,7 @@ from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology
 from .trace import by_source, read_trace
+from .traffic import PATTERNS
 
 
 class NetworkMeasurement:
@@ -167,7 +168,8 @@ class Noc(Component):
     link_latency = Param(int, 1, "router-to-router link latency", unit="cycles", check=at_least(1))
     injection_latency = Param(int, 1, "interface-to-router link latency", unit="cycles", check=at_least(1))
     ejection_latency = Param(int, 1, "router-to-interface link latency", unit="cycles", check=at_least(1))
-    traffic = Param(str, "none", "synthetic traffic pattern (uniform, transpose, bitcomp, ...) or none")
+    traffic = Param(str, "none", "synthetic traffic pattern (uniform, transpose, bitcomp, ...) or none",
+                    check=one_of("none", *PATTERNS))
     rate = Param(float, 0.0, "offered load in flits per terminal per cycle", check=in_range(0.0, 1.0))
     packet_size = Param(int, 1, "flits per synthetic packet", check=at_least(1))
     injection = Param(str, "bernoulli", "injection process", check=one_of("bernoulli", "onoff"))

@@ -25,7 +25,7 @@ from typing import Callable
 
 import networkx as nx
 
-from archmodel.kernel import ArchError
+from archmodel.kernel import ArchError, read_lines
 
 _GENERATORS: dict[str, Callable[..., nx.Graph]] = {}
 
@@ -248,7 +248,7 @@ def edge_list(path: str, terminals: int = 1) -> nx.Graph:
     if not file.is_file():
         raise ArchError(f"edge list '{path}' not found")
     graph = nx.Graph()
-    for number, line in enumerate(file.read_text().splitlines(), 1):
+    for number, line in read_lines(file, "edge list"):
         words = line.split("#")[0].split()
         if not words:
             continue

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Iterable, NamedTuple
 
-from archmodel.kernel import ArchError, Span
+from archmodel.kernel import ArchError, Span, read_lines
 
 
 class TracePacket(NamedTuple):
@@ -68,11 +68,7 @@ def parse_trace(lines: Iterable[str], name: str = "<trace>", terminals: int | No
 
 def read_trace(path: str, terminals: int | None = None) -> list[TracePacket]:
     """The packets of the trace file at ``path`` (see the module docstring for the format)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return parse_trace(handle, str(path), terminals)
-    except OSError as err:
-        raise ArchError(f"cannot read packet trace '{path}': {err.strerror}") from None
+    return parse_trace((text for _, text in read_lines(path, "packet trace")), str(path), terminals)
 
 
 def by_source(packets: Iterable[TracePacket], terminals: int) -> list[list[TracePacket]]:

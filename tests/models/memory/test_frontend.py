@@ -2,7 +2,7 @@
 
 import pytest
 
-from archmodel.kernel import ArchError, Component, Simulator, connect
+from archmodel.kernel import ArchError, Component, Simulator, Span, connect
 from archmodel.models.basic import Sink
 from archmodel.models.memory import (DramController, DramTrafficGenerator, dramsim3_trace, ramulator_trace,
                                      synthetic_stream)
@@ -13,12 +13,17 @@ def test_ramulator_trace_reads_loads_and_stores(tmp_path):
     path = tmp_path / "t.trace"
     path.write_text("LD 0x40\n# comment\n\nST 0x80\nLD 192\n")
     assert list(ramulator_trace(str(path))) == [(0, 0x40, False), (0, 0x80, True), (0, 192, False)]
+    where = [Span(str(path), line, 1) for line in (1, 4, 5)]
+    assert list(ramulator_trace(str(path), with_lines=True)) == [(0, 0x40, False, where[0]), (0, 0x80, True, where[1]),
+                                                                 (0, 192, False, where[2])]
 
 
 def test_dramsim3_trace_reads_timed_requests(tmp_path):
     path = tmp_path / "t.trace"
     path.write_text("0x40 READ 0\n0x1000 WRITE 5\n")
     assert list(dramsim3_trace(str(path))) == [(0, 0x40, False), (5, 0x1000, True)]
+    assert list(dramsim3_trace(str(path), with_lines=True)) == [(0, 0x40, False, Span(str(path), 1, 1)),
+                                                                (5, 0x1000, True, Span(str(path), 2, 1))]
 
 
 @pytest.mark.parametrize("reader, text, message", [
@@ -62,3 +67,26 @@ def test_a_dramsim3_trace_drives_the_controller_through_its_port(tmp_path):
     sim.run(until_ps=sim.now + 200 * dram.domain.period_ps)
     assert dram.idle
     assert dram.reads.value == 20 and dram.writes.value == 10
+
+
+def test_a_trace_that_is_not_utf8_is_an_error_at_its_first_bad_byte(tmp_path):
+    path = tmp_path / "latin1.trace"
+    path.write_bytes(b"LD 0x40\nST 0x8\xe9\n")
+    with pytest.raises(ArchError) as err:
+        list(ramulator_trace(str(path)))
+    assert str(err.value).startswith(f"{path}:2:7: error: the file is not UTF-8 text: byte 0xe9")
+
+
+def test_a_trace_address_outside_the_memory_is_bad_input_at_its_line(tmp_path):
+    path = tmp_path / "far.trace"
+    path.write_text("LD 0x40\n# the next one is past 8 GiB\nLD 0x7000000000\n")
+    top = Component("top", clock=dram_clock(preset("DDR4-2400R")))
+    gen = DramTrafficGenerator("gen", top, pattern="ramulator", trace_file=str(path))
+    dram = DramController("dram", top, engine="python")
+    sink = Sink("sink", top, stop_after=2)
+    connect(gen.out, dram.req)
+    connect(dram.resp, sink.inp)
+    with pytest.raises(ArchError) as err:
+        Simulator(top).run()
+    assert str(err.value).startswith(f"{path}:3:1: error: top.dram: req: read of 64 bytes at 0x7000000000 "
+                                     "from 'top.gen' is outside this memory (0x0 .. 0x1ffffffff")

@@ -1,0 +1,78 @@
+"""Bad input is exit 2 with a sentence and, where there is one, a location; never a
+traceback (issue 12, classes 6 and 8)."""
+
+import pytest
+
+from archmodel.cli import main
+from archmodel.kernel import ArchError, Component, Simulator
+from archmodel.models.compute.assembler import assemble_file
+
+PAIR = """system S {
+    src : Source(count = 3)
+    sink : Sink()
+    src.out -> sink.inp
+}
+"""
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.err
+
+
+def test_a_negative_seed_is_refused_by_the_command_line_and_the_simulator(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "topologies/pipeline.arch", "--seed", "-1"])
+    assert stop.value.code == 2
+    assert "argument --seed: must be at least 0, got -1" in capsys.readouterr().err
+    with pytest.raises(ArchError, match="the seed must be a whole number of at least 0, got -1"):
+        Simulator(Component("top"), seed=-1)
+
+
+def test_a_builder_module_that_does_not_parse_is_bad_input_at_its_line(tmp_path, capsys):
+    builder = tmp_path / "broken_builder.py"
+    builder.write_text("import archmodel\n\ndef build(:\n    pass\n")
+    code, err = _run(capsys, "run", f"{builder}:build")
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"{builder}:3:11: error: the builder module does not parse: invalid syntax")
+
+
+def test_a_builder_without_a_module_name_is_bad_input(capsys):
+    code, err = _run(capsys, "run", ":build")
+    assert code == 2 and err.startswith("error: ':build' is not a builder")
+
+
+def test_a_bare_word_for_a_string_parameter_suggests_the_quotes(capsys):
+    code, err = _run(capsys, "check", "topologies/dragonfly.arch", "-p", "routing=valiant")
+    assert code == 2
+    assert "-p routing:1:1: error: 'valiant' is not defined" in err
+    assert """hint: a string is written in quotes: '"valiant"'""" in err
+    assert _run(capsys, "check", "topologies/dragonfly.arch", "-p", 'routing="valiant"')[0] == 0
+
+
+def test_check_finds_a_misspelt_traffic_pattern_that_run_would_reject(capsys):
+    code, err = _run(capsys, "check", "topologies/mesh8x8.arch", "-p", 'traffic="unifrom"')
+    assert code == 2
+    assert "topologies/mesh8x8.arch:16:" in err
+    assert "parameter 'traffic' of 'Noc' must be one of 'none', 'uniform'," in err
+    assert "(did you mean 'uniform'?)" in err
+
+
+def test_a_number_of_thousands_of_digits_is_out_of_range_not_a_crash(tmp_path, capsys):
+    top = tmp_path / "digits.arch"
+    top.write_text(PAIR.replace("count = 3", "count = " + "9" * 5000))
+    code, err = _run(capsys, "check", top)
+    assert code == 2 and "Traceback" not in err
+    assert f"{top}:2:26: error: the number 99999999999999999999... is out of range" in err
+    assert len(err) < 1000  # the line is quoted as a window, not 5000 characters
+    code, err = _run(capsys, "check", "topologies/pipeline.arch", "-p", "messages=1" + "0" * 400)
+    assert code == 2 and "is out of range" in err
+
+
+def test_an_assembly_file_that_is_not_utf8_is_an_error_at_its_first_bad_byte(tmp_path):
+    source = tmp_path / "kernel.S"
+    source.write_bytes(b"    li a0, 1\n    li a1, 2 # \xff\n")
+    with pytest.raises(ArchError) as err:
+        assemble_file(source)
+    assert str(err.value).startswith(f"{source}:2:16: error: the file is not UTF-8 text: byte 0xff")
