@@ -257,7 +257,10 @@ def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, stop_si
                    desc="simulated", leave=False)
     try:
         while True:
-            end = sim.now + slice_ps if limit_ps is None else min(sim.now + slice_ps, limit_ps)
+            # a slice covers at least the next event, so a long quiet stretch (a link of 10^12
+            # cycles, a trace line far ahead) is one step, not billions of empty slices
+            end = max(sim.now + slice_ps, sim.next_event_ps() or 0)
+            end = end if limit_ps is None else min(end, limit_ps)
             result = sim.run(until_ps=end)
             if bar is not None:
                 bar.update(sim.now - bar.n)
@@ -587,8 +590,9 @@ def make_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--import-path", action="append", default=[], metavar="DIR",
                          help="a folder .arch imports may also come from (repeatable; by default "
                               "only the importing file's folder and the bundled library)")
-        cmd.add_argument("--max-instances", type=int, default=10_000_000, metavar="N",
-                         help="refuse .arch systems of more than N instances (default 10000000)")
+        cmd.add_argument("--max-instances", type=int, default=1_000_000, metavar="N",
+                         help="refuse .arch systems of more than N components, those models build inside "
+                              "them included (default 1000000, about 4 GB)")
 
     run = sub.add_parser("run", help="simulate a system and print its statistics")
     arch_options(run)

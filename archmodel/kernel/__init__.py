@@ -3,6 +3,7 @@
 It imports nothing else from archmodel; models, tracers, the language and the CLI build on it.
 """
 
+from .budget import check_instances, instance_budget
 from .channel import Channel, connect
 from .component import Component, catalogue, component_rng, model, register_model
 from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, PortError,
@@ -21,6 +22,6 @@ __all__ = [
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
     "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
-    "catalogue", "component_rng", "connect", "format_time", "in_range", "model", "one_of", "parse_time",
+    "catalogue", "check_instances", "component_rng", "connect", "format_time", "in_range", "instance_budget", "model", "one_of", "parse_time",
     "period_from_frequency", "read_lines", "read_source", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
 ]

@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .budget import count_instance
 from .errors import ArchError, ModelAssertion, ParameterError
 from .params import Param, make_params_class
 from .ports import In, InPort, Out, OutPort, PortDecl
@@ -122,6 +123,7 @@ class Component:
     def __init__(self, name: str, parent: "Component | None" = None, *, clock=None, **params: Any):
         if not isinstance(name, str) or not _valid_name(name):
             raise ArchError(f"{name!r} is not a valid component name", hint="use letters, digits and _")
+        count_instance(name)
         self.name = name
         self.parent = None
         self.children: list[Component] = []
@@ -254,6 +256,12 @@ class Component:
     def wake_at(self, time_ps: int) -> None:
         """Make sure this component ticks at its first edge at or after ``time_ps``."""
         self.sim.wake_at(self, time_ps)
+
+    def wake_for_upkeep_at(self, time_ps: int) -> None:
+        """Like :meth:`wake_at`, for upkeep only (a refresh with nothing outstanding): should
+        nothing else be left to happen in the system, the run ends quiescent rather than
+        ticking this component for ever. See :meth:`Simulator.wake_for_upkeep_at`."""
+        self.sim.wake_for_upkeep_at(self, time_ps)
 
     def wake_in(self, cycles: int) -> None:
         """Make sure this component ticks ``cycles`` edges from now (``cycles`` >= 1)."""

@@ -90,6 +90,10 @@ class Simulator:
         self.limit_ps: int | None = None
         self.shuffle = random.Random(seed if shuffle_seed is None else shuffle_seed) if shuffle else None
         self._wakes: list = []
+        # Wake-ups for upkeep only (a DRAM refresh with no request outstanding): (time, seq,
+        # component). They keep time going while anything else happens, but a system with
+        # nothing else left to do is quiescent, not busy for ever.
+        self._upkeep: list = []
         self._seq = itertools.count()
         # Wake-ups for one time (nearly always the next edge) skip the heap: (sequence, component).
         self._soon: list = []
@@ -188,6 +192,15 @@ class Simulator:
             comp._wake_edge = edge
             self._push_wake(comp, edge)
 
+    def wake_for_upkeep_at(self, comp: Component, time_ps: int) -> None:
+        """Schedule ``comp`` to tick at its first edge at or after ``time_ps`` for upkeep only
+        (work no other component waits for or sees, such as a refresh while no request is
+        outstanding): should nothing else be left to happen, the run ends quiescent instead."""
+        edge = comp.domain.edge_at_or_after(time_ps)
+        if edge <= self.now and self._started:
+            edge = comp.domain.edge_after(self.now)
+        heapq.heappush(self._upkeep, (edge, next(self._seq), comp))
+
     def _wake_later(self, comp: Component, time_ps: int) -> None:
         # wake_at for a time after now, as send, sleep and credit returns ask: the time is
         # almost always an edge already, so the rounding is skipped when it is.
@@ -272,6 +285,7 @@ class Simulator:
         heappush = heapq.heappush
         seq = self._seq
         soon = self._soon
+        upkeep = self._upkeep
         dirty = self._dirty
         credit_returns = self._credit_returns
         observers = self.observers
@@ -291,6 +305,11 @@ class Simulator:
                 t = wakes[0][0]
             if soon and (t is None or self._soon_at < t):
                 t = self._soon_at
+            if upkeep:
+                if t is None and not self._pending_messages():
+                    return "quiescent"
+                if t is None or upkeep[0][0] < t:
+                    t = upkeep[0][0]
             if t is None:
                 return self._quiescent()
             if limit is not None and t > limit:
@@ -316,6 +335,13 @@ class Simulator:
                 soon.clear()
             while wakes and wakes[0][0] == t:
                 comp = heappop(wakes)[2]
+                if not comp._awake:
+                    comp._awake = True
+                    d = comp._sched
+                    d.awake.append(comp)
+                    d.next_edge = t
+            while upkeep and upkeep[0][0] == t:
+                comp = heappop(upkeep)[2]
                 if not comp._awake:
                     comp._awake = True
                     d = comp._sched
@@ -391,6 +417,18 @@ class Simulator:
         and gets None for anything from there on, found sooner."""
         return earliest_arrival_ps(self, comp, within_ps)
 
+    def next_event_ps(self) -> int | None:
+        """The earliest time anything is due (an awake domain's edge, a requested wake-up),
+        None when nothing is: a caller running in slices may jump there."""
+        times = [d.next_edge for d in self._schedules if d.next_edge is not None]
+        if self._wakes:
+            times.append(self._wakes[0][0])
+        if self._upkeep:
+            times.append(self._upkeep[0][0])
+        if self._soon:
+            times.append(self._soon_at)
+        return min(times, default=None)
+
     def next_tick_ps(self, comp: Component) -> int | None:
         """When ``comp`` next ticks as things stand: now while it is awake, its earliest
         requested wake-up while it sleeps, None when it sleeps with nothing requested (a
@@ -402,7 +440,7 @@ class Simulator:
     def wake_times(self) -> dict:
         """The earliest requested wake-up of every sleeping component that has one."""
         times: dict = {}
-        for time_ps, _, other in self._wakes:
+        for time_ps, _, other in itertools.chain(self._wakes, self._upkeep):
             if not other._awake and (other not in times or time_ps < times[other]):
                 times[other] = time_ps
         if self._soon:

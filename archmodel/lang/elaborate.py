@@ -27,7 +27,7 @@ from pathlib import Path
 
 import attrs
 
-from ..kernel import ArchError, ClockDomain, Component, Span, catalogue, read_source
+from ..kernel import ArchError, ClockDomain, Component, Span, catalogue, instance_budget, read_source
 from ..paths import data_path
 from . import ast, units
 from .errors import LanguageErrors, SourceText
@@ -67,6 +67,7 @@ class Elaborator(Instancing, Wiring, Expressions):
         self.modules: dict[str, ast.ModuleDef] = {}
         self.global_scope = Scope()
         self.instances = 0
+        self.iterations = 0  # of every for loop, nested ones multiplied
         self.origins: dict[int, Span] = {}
         self.traces: list[str] = []
         self.trace_spans: dict[str, Span] = {}
@@ -399,9 +400,13 @@ class Elaborator(Instancing, Wiring, Expressions):
     def _for(self, stmt: ast.For, scope: Scope, comp: Component, clock, deferred: list):
         start = self._int(self.evaluate(stmt.start, scope), "a loop start", stmt.start.span)
         stop = self._int(self.evaluate(stmt.stop, scope), "a loop end", stmt.stop.span)
-        if stop - start > self.limits.max_instances:
-            self.error(ArchError(f"loop of {stop - start} iterations exceeds the limit of "
-                                 f"{self.limits.max_instances} instances",
+        # Nested loops multiply: the limit is on the iterations of every loop together.
+        self.iterations += max(0, stop - start)
+        if self.iterations > self.limits.max_instances:
+            alone = stop - start > self.limits.max_instances
+            self.error(ArchError(f"loop of {stop - start:,} iterations" + ("" if alone else ", with the loops before "
+                                 f"it and around it {self.iterations:,},") + f" exceeds the limit of "
+                                 f"{self.limits.max_instances:,}",
                                  hint="raise the limit with --max-instances if this is intended", span=stmt.span))
             raise Abort()
         for i in range(start, stop):
@@ -454,7 +459,9 @@ def load(path: str | os.PathLike, *, top: str | None = None, params: dict[str, s
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load(path, top, params, limits, search_path, interface_open)
+        # every component counts against the limit, those models build inside them included
+        with instance_budget(limits.max_instances):
+            return _load(path, top, params, limits, search_path, interface_open)
     finally:
         if collecting:
             gc.enable()

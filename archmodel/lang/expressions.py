@@ -19,6 +19,9 @@ from .units import Quantity
 
 BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min")
 
+MAX_BITS = 1100
+"""The most bits a value's numerator or denominator may take (a double reaches 2**1024)."""
+
 _INT_OPS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
@@ -120,7 +123,8 @@ class Expressions:
             return right
         right = self.evaluate(expr.right, scope)
         if type(left) is int and type(right) is int and op in _INT_OPS:
-            return _INT_OPS[op](left, right)  # the common case (indices, counts) without Fractions
+            result = _INT_OPS[op](left, right)  # the common case (indices, counts) without Fractions
+            return self._bounded(result, expr) if op == "*" else result
         if op in ("==", "!="):
             if isinstance(left, (str, bool, list, ModelRef)) or isinstance(right, (str, bool, list, ModelRef)):
                 return (left == right) == (op == "==")
@@ -149,11 +153,11 @@ class Expressions:
             return {"==": lval == rval, "!=": lval != rval, "<": lval < rval, "<=": lval <= rval,
                     ">": lval > rval, ">=": lval >= rval}[op]
         if op == "*":
-            return units.make(lval * rval, (ldim[0] + rdim[0], ldim[1] + rdim[1]))
+            return units.make(self._bounded(lval * rval, expr), (ldim[0] + rdim[0], ldim[1] + rdim[1]))
         if op == "/":
             if rval == 0:
                 self.fail("division by zero", expr.span, hint="the divisor evaluates to 0")
-            return units.make(lval / rval, (ldim[0] - rdim[0], ldim[1] - rdim[1]))
+            return units.make(self._bounded(lval / rval, expr), (ldim[0] - rdim[0], ldim[1] - rdim[1]))
         if op == "**":
             if ldim != units.NUMBER or rdim != units.NUMBER or not isinstance(right, int):
                 self.fail("'**' takes a plain number and an integer exponent", expr.span)
@@ -161,8 +165,17 @@ class Expressions:
                 self.fail("exponent too large", expr.span)
             if lval == 0 and right < 0:
                 self.fail("division by zero", expr.span, hint="0 to a negative power")
-            return units.normalise(lval ** right)
+            return units.normalise(self._bounded(lval ** right, expr))
         self.fail(f"unknown operator '{op}'", expr.span)
+
+    def _bounded(self, value, expr: ast.BinOp):
+        """``value``, if its magnitude (and, for a fraction, its precision) stays within a
+        double's range: products of products would otherwise double in size each step."""
+        numerator, denominator = (value.numerator, value.denominator) if isinstance(value, Fraction) else (value, 1)
+        if numerator.bit_length() > MAX_BITS or denominator.bit_length() > MAX_BITS:
+            self.fail("the result is out of range", expr.span,
+                      hint=f"values stay within 2**{MAX_BITS} in magnitude and precision")
+        return value
 
     def _address_range(self, expr: ast.AddressRange, scope: Scope) -> AddressRangeValue:
         start, end = (self._address(self.evaluate(e, scope), what, e.span)

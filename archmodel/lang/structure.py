@@ -19,7 +19,7 @@ class Limits:
     """Guards against runaway descriptions: instances created, module nesting depth, and how
     many errors to collect before giving up."""
 
-    max_instances: int = 10_000_000
+    max_instances: int = 1_000_000
     max_depth: int = 64
     max_errors: int = 50
 

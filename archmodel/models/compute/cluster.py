@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
-from archmodel.kernel import Component, Formula, In, Out, Param, QuestionBackoff, at_least, model, one_of
+from archmodel.kernel import Component, Formula, In, Out, Param, QuestionBackoff, at_least, in_range, model, one_of
 
 from .assembler import Instruction, Program
 from .compiled_state import release, run_compiled
@@ -49,15 +49,16 @@ class SnitchCluster(Component):
     and the cluster's AXI crossbar beyond the DMA port.
     """
 
-    cores = Param(int, 8, "compute cores (the DMA core comes in addition)", check=at_least(1))
-    tcdm_bytes = Param(int, 128 * 1024, "TCDM capacity", unit="bytes", check=at_least(64))
-    banks = Param(int, 32, "TCDM banks of 64-bit words", check=at_least(1))
+    cores = Param(int, 8, "compute cores (the DMA core comes in addition; at most 1024)", check=in_range(1, 1024))
+    tcdm_bytes = Param(int, 128 * 1024, "TCDM capacity (at most 64 MiB)", unit="bytes", check=in_range(64, 64 << 20))
+    banks = Param(int, 32, "TCDM banks of 64-bit words (at most 1024)", check=in_range(1, 1024))
     tcdm_latency_cycles = Param(int, 1, "cycles from a TCDM grant to usable read data", unit="cycles",
                                 check=at_least(1))
     fma_latency_cycles = Param(int, 3, "FP64 FMA-class latency", unit="cycles", check=at_least(1))
     ssr_fifo_depth = Param(int, 4, "words each SSR FIFO holds", check=at_least(1))
     offload_depth = Param(int, 8, "entries of each core's FP offload queue", check=at_least(1))
-    icache_bytes = Param(int, 8 * 1024, "shared instruction cache", unit="bytes", check=at_least(4))
+    icache_bytes = Param(int, 8 * 1024, "shared instruction cache (at most 16 MiB)", unit="bytes",
+                         check=in_range(4, 16 << 20))
     icache_miss_cycles = Param(int, 20, "instruction cache miss penalty", unit="cycles", check=at_least(0))
     dma_lanes = Param(int, 8, "64-bit DMA lanes into the TCDM (8 = 512 bit/cycle)", check=at_least(1))
     engine = Param(str, "auto", "compiled: run the cluster's cycles in batches in one numba loop "

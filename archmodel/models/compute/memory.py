@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from archmodel.kernel import Component, Formula, In, Out, Param, at_least, model
+from archmodel.kernel import Component, Formula, In, Out, Param, at_least, in_range, model
 from archmodel.models.messages import MemResponse
 
 
@@ -23,7 +23,9 @@ class FixedLatencyMemory(Component):
     Leaves out: banks, rows, refresh, reordering, several ports.
     """
 
-    size_bytes = Param(int, 16 * 1024 * 1024, "capacity", unit="bytes", check=at_least(8))
+    # Its bytes are one array, allocated whole (the compiled cluster reads it directly):
+    # capped at 1 GiB so that a typo cannot exhaust the machine's memory at elaboration.
+    size_bytes = Param(int, 16 * 1024 * 1024, "capacity (at most 1 GiB)", unit="bytes", check=in_range(8, 1 << 30))
     base_address = Param(int, 0x8000_0000, "first byte address")
     latency_cycles = Param(int, 50, "cycles from the end of service to the response", unit="cycles",
                            check=at_least(1))

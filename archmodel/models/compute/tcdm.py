@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from archmodel.kernel import Component, Formula, Param, at_least, model
+from archmodel.kernel import Component, Formula, Param, at_least, in_range, model
 
 TCDM_BASE = 0x1000_0000
 """Where the TCDM starts in every core's address space."""
@@ -28,8 +28,9 @@ class SnitchTcdm(Component):
     port (its lanes contend with the cores bank by bank instead), energy.
     """
 
-    size_bytes = Param(int, 128 * 1024, "capacity", unit="bytes", check=at_least(8))
-    banks = Param(int, 32, "64-bit banks", check=at_least(1))
+    # Snitch's TCDM is 128 KiB; the caps keep a typo from exhausting memory at elaboration.
+    size_bytes = Param(int, 128 * 1024, "capacity (at most 64 MiB)", unit="bytes", check=in_range(8, 64 << 20))
+    banks = Param(int, 32, "64-bit banks (at most 1024)", check=in_range(1, 1024))
     latency_cycles = Param(int, 1, "cycles from grant until read data is usable", unit="cycles",
                            check=at_least(1))
     base_address = Param(int, TCDM_BASE, "first byte address")

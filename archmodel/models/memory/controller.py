@@ -456,10 +456,13 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
                 self.sleep()
                 self.wake_at(self._phase + at * self._period)
                 return
+            self._held = None
             if stops:
                 self.sim.stop("stream done")
-            self._held = None
-            self.sleep()
+            if stops or self._core is not None:  # (the compiled core kept no work after the edge)
+                self.sleep()
+            else:  # what is left after the kept edge is upkeep (see the loop below)
+                self._sleep_until(self._next_work_cycle())
             return
         if self._port_ahead:
             self._tick_ports(c)
@@ -492,7 +495,9 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
                         self._held = (True, c)
                         wake = c
                     break
-                if wake >= _NEVER:
+                if wake >= _NEVER or self._only_upkeep():
+                    # Nothing more to do, or only upkeep (refresh): the edge of this cycle is
+                    # where a system with nothing else to do goes quiescent, as cycle by cycle.
                     if c > first:
                         self._held = (False, c)
                         wake = c
@@ -502,9 +507,29 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
                 if wake > horizon:
                     break
                 c = wake
+        if self._held is not None:  # simulated time must reach a kept edge: not upkeep
+            self.sleep()
+            self.wake_at(self._phase + self._held[1] * self._period)
+            return
+        self._sleep_until(wake)
+
+    def _sleep_until(self, wake: int) -> None:
+        """Sleep until DRAM cycle ``wake`` (_NEVER: until a request comes). With nothing
+        outstanding and no command due but a refresh's, the work then is upkeep, which should
+        not keep a system with nothing else to do running for ever (a closing precharge is
+        still part of the last access)."""
         self.sleep()
         if wake < _NEVER:
-            self.wake_at(self._phase + wake * self._period)
+            if self._only_upkeep():
+                self.wake_for_upkeep_at(self._phase + wake * self._period)
+            else:
+                self.wake_at(self._phase + wake * self._period)
+
+    def _only_upkeep(self) -> bool:
+        """Nothing outstanding and no command due but a refresh's (the compiled core keeps
+        its own copy of this state: with it the controller goes on as it always did)."""
+        return (self._core is None and self.idle
+                and (self._best is None or self._refresh_pending or bool(self._refpb_banks)))
 
     def _tick_ports(self, c: int) -> None:
         """The edge at cycle c of a controller fed through its ports, scheduling ahead.
@@ -536,9 +561,7 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
             wake = due if due > c else c + 1
         if wake <= c + 1:
             return
-        self.sleep()
-        if wake < _NEVER:
-            self.wake_at(self._phase + wake * self._period)
+        self._sleep_until(wake)
 
     def _schedule_ahead(self, c: int, wake: int) -> int:
         """Schedule the cycles after c with work (the next is ``wake``) that no request can
@@ -627,6 +650,12 @@ class DramController(CommandScheduler, HasSchedulingState, SplitsRequests, Funct
                 self._pull_stream(c + 1)
             self._choose(c + 1)
             best = self._best
+        return self._next_work_cycle()
+
+    def _next_work_cycle(self) -> int:
+        """The next cycle with scheduling work as things stand: a command may issue, a
+        refresh falls due or the attached stream's next request may enter (_NEVER: none)."""
+        best = self._best
         wake = best[0] if best is not None else _NEVER
         if self._refresh_due < wake and not self._refresh_pending and not self._refpb_banks:
             wake = self._refresh_due

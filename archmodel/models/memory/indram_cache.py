@@ -401,7 +401,14 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
             if ready < wake:
                 wake = ready
             if wake > c + 1:
-                self.sleep_for(wake - c if wake < _NEVER else 1 << 40)
+                if wake < _NEVER and not (self._rq_count or self._wq_count or comps or order or any(self._ops)) and all(
+                        p >= len(s) for p, s in zip(self._pos, self._streams)):
+                    # nothing outstanding: what is left is a refresh, upkeep that must not keep
+                    # a system with nothing else to do running for ever
+                    self.sleep()
+                    self.wake_for_upkeep_at(self.sim.now + (wake - c) * self._period)
+                else:
+                    self.sleep_for(wake - c if wake < _NEVER else 1 << 40)
 
     def _retire(self, done: int, core: int, index: int, write: bool, forwarded: bool) -> None:
         """A core's request is complete at cycle done."""

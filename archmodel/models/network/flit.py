@@ -73,6 +73,12 @@ class Flit:
 
 
 NO_CREDIT = -1
+
+MAX_VCS = 256
+"""The most virtual channels per port a router takes (BookSim configurations use up to 16;
+each VC is a buffer, an allocator row and a credit counter, so 10**30 would exhaust memory)."""
+MAX_BUFFER_DEPTH = 1 << 16
+"""The deepest VC buffer a router takes, in flits."""
 """The credit field of a :data:`LinkWord` that returns no credit."""
 
 LinkWord = tuple

@@ -9,7 +9,7 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
-from .flit import NO_CREDIT, Flit, NetPacket
+from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT, Flit, NetPacket
 from .traffic import PATTERNS, make_pattern, make_process
 
 _INDEX = re.compile(r"\[(\d+)\]$")
@@ -37,8 +37,8 @@ class NetworkInterface(Component):
 
     terminal = Param(int, -1, "this terminal's id (-1: the index of the instance name)")
     terminals = Param(int, 1, "terminals in the network (for traffic patterns)", check=at_least(1))
-    vcs = Param(int, 2, "VCs of the router's local input port", check=at_least(1))
-    buffer_depth = Param(int, 4, "flits per VC buffer of the router's local input port", check=at_least(1))
+    vcs = Param(int, 2, "VCs of the router's local input port", check=in_range(1, MAX_VCS))
+    buffer_depth = Param(int, 4, "flits per VC buffer of the router's local input port", check=in_range(1, MAX_BUFFER_DEPTH))
     flit_bits = Param(int, 128, "bits per flit when packetising messages", unit="bits", check=at_least(1))
     traffic = Param(str, "none", "synthetic destination pattern, or 'none'", check=one_of("none", *PATTERNS))
     rate = Param(float, 0.0, "offered load in flits per cycle", check=in_range(0.0, 1.0))

@@ -8,6 +8,7 @@ from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, P
                               connect, in_range, model, one_of)
 
 from .compiled_engine import CompiledNocEngine, refusal
+from .flit import MAX_BUFFER_DEPTH, MAX_VCS
 from .engine import NocEngine
 from .address_map import AddressMap
 from .interface import NetworkInterface
@@ -154,8 +155,8 @@ class Noc(Component):
     topology = Param(str, "mesh(4, 4)", "topology generator call")
     routing = Param(str, "dor", "routing function")
     router = Param(str, "NocRouter", "router model", check=one_of("NocRouter", "SimpleRouter"))
-    vcs = Param(int, 2, "virtual channels per port", check=at_least(1))
-    buffer_depth = Param(int, 4, "flits per VC buffer", check=at_least(1))
+    vcs = Param(int, 2, "virtual channels per port", check=in_range(1, MAX_VCS))
+    buffer_depth = Param(int, 4, "flits per VC buffer", check=in_range(1, MAX_BUFFER_DEPTH))
     routing_delay = Param(int, 0, "router: cycles to compute the route (0: lookahead)", unit="cycles", check=at_least(0))
     vc_alloc_delay = Param(int, 1, "router: cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 1, "router: cycles of switch allocation", unit="cycles", check=at_least(0))

@@ -6,11 +6,11 @@ import random
 import re
 from collections import deque
 
-from archmodel.kernel import Component, Counter, In, Out, Param, at_least, model, one_of
+from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
 from .allocators import ALLOCATORS, islip_shared, set_bits
 from .router_reports import RouterReports
-from .flit import NO_CREDIT
+from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
 _SHARED_ROUTING: dict = {}
@@ -55,8 +55,8 @@ class NocRouter(RouterReports, Component):
 
     inputs = Param(int, 5, "input ports (local ports first, then one per neighbour)", check=at_least(1))
     outputs = Param(int, 5, "output ports (same numbering as the inputs)", check=at_least(1))
-    vcs = Param(int, 2, "virtual channels per port", check=at_least(1))
-    buffer_depth = Param(int, 4, "flits per VC buffer (also the credits per downstream VC)", check=at_least(1))
+    vcs = Param(int, 2, "virtual channels per port", check=in_range(1, MAX_VCS))
+    buffer_depth = Param(int, 4, "flits per VC buffer (also the credits per downstream VC)", check=in_range(1, MAX_BUFFER_DEPTH))
     routing_delay = Param(int, 0, "cycles to compute the route (0: lookahead)", unit="cycles", check=at_least(0))
     vc_alloc_delay = Param(int, 1, "cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 1, "cycles of switch allocation", unit="cycles", check=at_least(0))
@@ -667,7 +667,7 @@ class SimpleRouter(NocRouter):
     under study. Leaves out VCs, so use deadlock-free routing (``dor``, ``updown``).
     """
 
-    vcs = Param(int, 1, "virtual channels per port", check=at_least(1))
+    vcs = Param(int, 1, "virtual channels per port", check=in_range(1, MAX_VCS))
     vc_alloc_delay = Param(int, 0, "cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 0, "cycles of switch allocation", unit="cycles", check=at_least(0))
     st_delay = Param(int, 0, "cycles of switch traversal", unit="cycles", check=at_least(0))

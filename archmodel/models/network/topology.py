@@ -25,7 +25,7 @@ from typing import Callable
 
 import networkx as nx
 
-from archmodel.kernel import ArchError, read_lines
+from archmodel.kernel import ArchError, check_instances, read_lines
 
 _GENERATORS: dict[str, Callable[..., nx.Graph]] = {}
 
@@ -291,6 +291,9 @@ def build_topology(spec: str) -> nx.Graph:
     except ValueError:
         raise ArchError(f"topology {spec!r}: arguments must be literals") from None
     try:
+        if generator.node_count is not None:
+            # a router and at least one interface per node: refuse a huge graph before making it
+            check_instances(2 * generator.node_count(*args, **kwargs), f"topology {spec}")
         return generator(*args, **kwargs)
     except TypeError as err:
         raise ArchError(f"topology {spec!r}: {err}") from None

@@ -90,3 +90,33 @@ def test_a_trace_address_outside_the_memory_is_bad_input_at_its_line(tmp_path):
         Simulator(top).run()
     assert str(err.value).startswith(f"{path}:3:1: error: top.dram: req: read of 64 bytes at 0x7000000000 "
                                      "from 'top.gen' is outside this memory (0x0 .. 0x1ffffffff")
+
+
+def _trace_through_ports(tmp_path, text):
+    path = tmp_path / "timed.trace"
+    path.write_text(text)
+    top = Component("top", clock=dram_clock(preset("DDR4-2400R")))
+    gen = DramTrafficGenerator("gen", top, pattern="dramsim3", trace_file=str(path))
+    dram = DramController("dram", top)
+    sink = Sink("sink", top)
+    connect(gen.out, dram.req)
+    connect(dram.resp, sink.inp)
+    return top, dram, sink
+
+
+def test_an_empty_trace_is_quiescent_at_once_not_refreshing_for_ever(tmp_path):
+    top, dram, sink = _trace_through_ports(tmp_path, "# nothing to replay\n")
+    result = Simulator(top).run()
+    assert result.reason == "quiescent" and result.time_ps == 0
+    assert dram.refs.value == 0 and sink.received.value == 0
+
+
+def test_refresh_goes_on_through_a_quiet_stretch_and_the_run_ends_with_the_last_answer(tmp_path):
+    # two reads 30000 cycles apart (tREFI is 9364 cycles): three refreshes fall in between,
+    # none after the second answer, where only refresh would be left to do
+    top, dram, sink = _trace_through_ports(tmp_path, "0x40 READ 0\n0x80 READ 30000\n")
+    sim = Simulator(top)
+    result = sim.run()
+    assert sink.received.value == 2 and result.reason == "quiescent"
+    assert dram.refs.value == 30000 // preset("DDR4-2400R").tREFI == 3
+    assert result.time_ps == sink.arrivals[-1].time_ps
