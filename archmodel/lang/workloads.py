@@ -29,8 +29,9 @@ def workloads() -> dict[str, Callable]:
 def _register_builtin() -> None:
     # The workload families register here; lang may import workloads (not the reverse).
     from archmodel.workloads.snitch import KERNELS
+    from archmodel.workloads.training import WORKLOADS as TRAINING
 
-    for name, binder in KERNELS.items():
+    for name, binder in {**KERNELS, **TRAINING}.items():
         _WORKLOADS.setdefault(name, binder)
 
 
