@@ -81,8 +81,9 @@ class Gpu(Forwarder, Component):
     Ports: ``inp``/``out`` arrays, one per link; a ``topology`` statement sizes them
     (local ports first: the NIC and the host memory, then one per neighbouring GPU). It
     forwards messages for others (a PCIe switch or NVLink relay) by its routing table.
-    Registers ``phase`` (the compute stream's task, ``idle`` between) and ``comm`` (the
-    communication tasks running) show the step in a waveform; ``out<i>_busy`` each link.
+    Registers ``phase`` (the compute stream's task, ``fwd_L3``; ``idle`` between) and ``comm``
+    (the communication tasks running, comma separated) show the step in a waveform;
+    ``out<i>_busy`` each link.
 
     Defaults: an A100-SXM4-80GB (312 TFLOP/s dense FP16/BF16, NVIDIA A100 datasheet), of
     which large GPT layers sustain about half (Narayanan et al., SC 2021, report 44-52%).
@@ -168,7 +169,7 @@ class Gpu(Forwarder, Component):
         if task.kind == "compute":
             self._compute = task
             self._compute_end = now + task.duration_ps
-            self.phase.set(task.name)
+            self.phase.set(task.name.replace(" ", "_"))  # VCD strings hold no spaces
             if task.duration_ps == 0:
                 self._compute = None
                 self._finish(task)
@@ -232,7 +233,7 @@ class Gpu(Forwarder, Component):
 
     def _show_comm(self) -> None:
         if self.sim.tracing:
-            self.comm.set(", ".join(t.name for t in self._running))
+            self.comm.set(",".join(t.name.replace(" ", "_") for t in self._running))
 
     # -- what the step measured -------------------------------------------------------------------
     def _intervals(self, kind: str) -> list:

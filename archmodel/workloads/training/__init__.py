@@ -57,6 +57,17 @@ def _cluster(targets: list) -> tuple[list, list]:
     return nodes, hosts
 
 
+def _fitting_hint(options: StepOptions) -> str:
+    ways = ["use more GPUs"]
+    if options.micro_batch > 1:
+        ways.append("a smaller micro_batch")
+    if not options.checkpointing:
+        ways.append("checkpointing = true")
+    if options.prefetch > 0:
+        ways.append("prefetch = 0")
+    return ", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0]
+
+
 def _check_reach(nodes: list, hosts: list, reach: dict, endpoint: dict, needs_host: bool) -> None:
     gpus = [g for node in nodes for g in node]
     for gpu in gpus:
@@ -134,8 +145,7 @@ def _bind(targets, *, model, layers, hidden, heads, seq, schedule, micro_batch, 
                             f"the step needs {plan.peak_bytes:,} bytes ({_gib(plan.peak_bytes)}) of its "
                             f"{gpu.memory_bytes:,} ({_gib(gpu.memory_bytes)}), "
                             f"{plan.peak_bytes - gpu.memory_bytes:,} bytes too many",
-                            hint=f"held state {_gib(plan.static_bytes)}; use more GPUs, a smaller micro_batch, "
-                                 "checkpointing = true or prefetch = 0")
+                            hint=f"held state {_gib(plan.static_bytes)}; " + _fitting_hint(options))
     for host in hosts:
         if host is not None and plan.host_bytes > host.capacity_bytes:
             raise ArchError(f"schedule '{options.schedule}' caches {plan.host_bytes:,} bytes in {host.path}, "

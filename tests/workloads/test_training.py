@@ -1,0 +1,120 @@
+"""One training step under ZeRO-3, FCDP and FCDP+PEFT: bytes per link class from the
+simulated traffic, the step's time split, memory, and FCDP against ZeRO-3 on 2 x 4 GPUs."""
+
+import pytest
+
+from archmodel.models.training import shard_bytes
+from archmodel.workloads.training import StepOptions, model_shape, step_layers
+
+from .training_systems import SMALL, run_step
+
+SHAPE = model_shape(layers=4, hidden=512, seq=256)
+
+
+def buffers(p, options=StepOptions(schedule="zero3")):
+    """Each layer's FP16 buffer padded to p shards, and each layer's trainable part so padded."""
+    layers = step_layers(SHAPE, options)
+    return ([p * shard_bytes(2 * layer.params, p) for layer in layers],
+            [p * shard_bytes(2 * layer.trainable, p) if layer.trainable else 0 for layer in layers])
+
+
+@pytest.mark.parametrize("nodes, gpus", [(2, 4), (4, 2)])
+def test_zero3_moves_3x_and_fcdp_2x_the_parameter_bytes_across_nodes(tmp_path, nodes, gpus):
+    zero3, _ = run_step(tmp_path, SMALL + ', schedule = "zero3"', nodes=nodes, gpus=gpus)
+    fcdp, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp"', nodes=nodes, gpus=gpus)
+    psi = sum(buffers(nodes * gpus)[0])
+    # Per collective each node sends (n - 1)/n of the buffer through its NIC: (n - 1) buffers
+    # on the NIC-to-NIC links in all. ZeRO-3 runs three per layer, FCDP two.
+    assert zero3.link_bytes["inter-node"] == 3 * (nodes - 1) * psi
+    assert fcdp.link_bytes["inter-node"] == 2 * (nodes - 1) * psi
+    for result in (zero3, fcdp):
+        assert result.link_bytes["NIC PCIe"] == 2 * result.link_bytes["inter-node"]  # GPU -> NIC -> GPU
+        # Inside every node each collective moves (g - 1)/g of the buffer per GPU.
+        assert result.link_bytes["intra-node"] == 3 * nodes * (gpus - 1) * psi
+    assert zero3.link_bytes["host PCIe"] == 0
+    # FCDP writes each node's copy of every layer to its host in forward and reads it back.
+    assert fcdp.link_bytes["host PCIe"] == 2 * nodes * psi
+
+
+def test_fcdp_with_peft_moves_only_the_adapters_across_nodes(tmp_path):
+    fraction = 0.05
+    peft, _ = run_step(tmp_path, SMALL + f', schedule = "fcdp_peft", trainable_fraction = {fraction}')
+    zero3, _ = run_step(tmp_path, SMALL + ', schedule = "zero3"')
+    options = StepOptions(schedule="fcdp_peft", trainable_fraction=fraction)
+    full, trainable = buffers(8, options)
+    # One all-gather of the adapters in forward and one reduce-scatter of their gradients.
+    assert peft.link_bytes["inter-node"] == 2 * sum(trainable)
+    # ZeRO-3's gradient traffic is a third of its inter-node bytes: PEFT moves about 2f of it
+    # (the adapters' gather as well as their gradients), nothing for the frozen weights. The
+    # adapters are a fraction of every block; the embedding is frozen, so f is of the blocks.
+    layers = step_layers(SHAPE, options)
+    f = sum(layer.trainable for layer in layers) / sum(layer.params for layer in layers)
+    gradients = zero3.link_bytes["inter-node"] / 3
+    assert peft.link_bytes["inter-node"] / gradients == pytest.approx(2 * f, rel=0.01)
+
+
+def test_step_time_splits_into_compute_exposed_and_overlap(tmp_path):
+    for schedule in ("zero3", "fcdp", "fcdp_peft"):
+        result, top = run_step(tmp_path, SMALL + f', schedule = "{schedule}"')
+        assert result.finished
+        assert result.compute_ps + result.exposed_ps == result.step_ps
+        assert 0 < result.overlap_ps <= min(result.compute_ps, result.comm_ps)
+        gpus = [c for c in top.walk() if type(c).__name__ == "Gpu"]
+        assert {g.compute_ps() for g in gpus} == {result.compute_ps}  # the same work on every GPU
+        assert result.step_ps == max(g.step_ps() for g in gpus)
+
+
+def test_compute_time_is_the_flops_over_the_sustained_rate(tmp_path):
+    result, _ = run_step(tmp_path, SMALL + ', schedule = "zero3", checkpointing = false')
+    b, s, h, layers, vocab = 1, 256, 512, 4, 50257
+    block = 24 * b * s * h * h + 4 * b * s * s * h
+    head = 2 * b * s * h * vocab
+    # Forward, then backward at twice the forward; each task lasts round(FLOPs / TFLOP/s) ps
+    # and ends at the GPU's next 1 ns clock edge.
+    tasks = [block] * layers + [head] + [2 * head] + [2 * block] * layers
+    assert result.compute_ps == sum(-(-round(f / 150.0) // 1000) * 1000 for f in tasks)
+
+
+def test_peak_memory_stays_within_the_plan_and_holds_the_sharded_state(tmp_path):
+    for schedule in ("zero3", "fcdp"):
+        result, top = run_step(tmp_path, SMALL + f', schedule = "{schedule}"')
+        p = 8
+        state = sum(8 * shard_bytes(2 * layer.params, p) for layer in step_layers(SHAPE, StepOptions(schedule)))
+        checkpoints = sum(layer.kept for layer in step_layers(SHAPE, StepOptions(schedule)))
+        assert state + checkpoints < result.peak_bytes <= result.planned_peak_bytes
+        gpus = [c for c in top.walk() if type(c).__name__ == "Gpu"]
+        assert all(g.memory.value == state for g in gpus)  # everything allocated was freed
+
+
+def test_fcdp_placement_keeps_slices_on_the_gpu_when_they_fit(tmp_path):
+    roomy, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp", placement = "auto"')
+    host, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp", placement = "host"')
+    assert roomy.link_bytes["host PCIe"] == 0
+    assert roomy.link_bytes["inter-node"] == host.link_bytes["inter-node"]
+    assert roomy.peak_bytes > host.peak_bytes
+    assert roomy.step_ps < host.step_ps
+
+
+def test_flat_ring_crosses_nodes_on_every_boundary(tmp_path):
+    flat, _ = run_step(tmp_path, SMALL + ', schedule = "zero3", hierarchical = false')
+    p = 8
+    per_layer = [p * shard_bytes(2 * layer.params, p) for layer in step_layers(SHAPE, StepOptions("zero3"))]
+    # The ring over all 8 GPUs crosses between the 2 nodes twice; each of its links carries
+    # 7 shards per collective.
+    assert flat.link_bytes["inter-node"] == 3 * 2 * sum((p - 1) * b // p for b in per_layer)
+
+
+def test_same_system_same_step(tmp_path):
+    first, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp", algorithm = "tree", chunks = 2')
+    second, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp", algorithm = "tree", chunks = 2')
+    assert first == second
+
+
+def test_fcdp_beats_zero3_on_10_gbe_and_the_gap_closes_with_bandwidth(tmp_path):
+    speedups = []
+    for rate in ("10 Gbit/s", "25 Gbit/s", "100 Gbit/s"):
+        zero3, _ = run_step(tmp_path, 'model = "1.3b", schedule = "zero3"', inter_bandwidth=rate)
+        fcdp, _ = run_step(tmp_path, 'model = "1.3b", schedule = "fcdp"', inter_bandwidth=rate)
+        speedups.append(zero3.step_ps / fcdp.step_ps)
+    assert speedups[0] > 1.3
+    assert speedups[0] > speedups[1] > speedups[2]
