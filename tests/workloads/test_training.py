@@ -118,3 +118,11 @@ def test_fcdp_beats_zero3_on_10_gbe_and_the_gap_closes_with_bandwidth(tmp_path):
         speedups.append(zero3.step_ps / fcdp.step_ps)
     assert speedups[0] > 1.3
     assert speedups[0] > speedups[1] > speedups[2]
+
+
+def test_a_layer_time_table_replaces_the_flops(tmp_path):
+    # Four blocks at 300 us forward (900 us backward with recomputation); the head from FLOPs.
+    result, _ = run_step(tmp_path, SMALL + ', schedule = "zero3", layer_times_us = [300, 300, 300, 300]')
+    head = 2 * 256 * 512 * 50257
+    heads = sum(-(-round(f / 150.0) // 1000) * 1000 for f in (head, 2 * head))
+    assert result.compute_ps == 4 * (300 + 900) * 10**6 + heads

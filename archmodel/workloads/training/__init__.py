@@ -57,6 +57,16 @@ def _cluster(targets: list) -> tuple[list, list]:
     return nodes, hosts
 
 
+def _times_ps(table) -> tuple | None:
+    """A per-layer forward time table in microseconds (plain numbers) as ps."""
+    if table is None:
+        return None
+    entries = table if isinstance(table, (list, tuple)) else [table]
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0 for t in entries):
+        raise ArchError(f"layer_times_us must be a list of positive numbers (microseconds), got {table!r}")
+    return tuple(round(t * 10**6) for t in entries)
+
+
 def _fitting_hint(options: StepOptions) -> str:
     ways = ["use more GPUs"]
     if options.micro_batch > 1:
@@ -97,7 +107,9 @@ def bind_train_step(targets, *args, **kwargs) -> StepPlan:
     sequences per GPU, ``seq`` tokens each, ``prefetch`` layers gathered ahead,
     ``checkpointing`` of activations, collective ``algorithm`` (``ring``, ``tree``) and
     form (``hierarchical``), ``chunks`` per piece, the PEFT ``trainable_fraction`` and
-    FCDP's cache ``placement`` (``host``, or ``auto``: keep slices on the GPU when they fit)."""
+    FCDP's cache ``placement`` (``host``, or ``auto``: keep slices on the GPU when they fit),
+    and ``layer_times_us``, a measured forward time per block (then the head) instead of
+    FLOPs over the GPUs' rate."""
     if args:
         raise ArchError("train_step takes named arguments only, e.g. train_step(model = \"7b\", schedule = \"fcdp\")")
     unknown = [k for k in kwargs if k not in _ARGUMENTS]
@@ -110,11 +122,11 @@ def bind_train_step(targets, *args, **kwargs) -> StepPlan:
 
 _ARGUMENTS = {"model": None, "layers": None, "hidden": None, "heads": None, "seq": None, "schedule": "fcdp",
               "micro_batch": 1, "prefetch": 1, "checkpointing": True, "algorithm": "ring", "hierarchical": True,
-              "chunks": 1, "trainable_fraction": 0.01, "placement": "host"}
+              "chunks": 1, "trainable_fraction": 0.01, "placement": "host", "layer_times_us": None}
 
 
 def _bind(targets, *, model, layers, hidden, heads, seq, schedule, micro_batch, prefetch, checkpointing,
-          algorithm, hierarchical, chunks, trainable_fraction, placement) -> StepPlan:
+          algorithm, hierarchical, chunks, trainable_fraction, placement, layer_times_us) -> StepPlan:
     if model is None and layers is None and hidden is None:
         model = "7b"
     shape = model_shape(model, layers=layers, hidden=hidden, heads=heads, seq=seq)
@@ -124,7 +136,7 @@ def _bind(targets, *, model, layers, hidden, heads, seq, schedule, micro_batch, 
     if not isinstance(trainable_fraction, (int, float)) or isinstance(trainable_fraction, bool):
         raise ArchError(f"trainable_fraction must be a number, got {trainable_fraction!r}")
     options = StepOptions(schedule_name(schedule), micro_batch, prefetch, checkpointing, algorithm, hierarchical,
-                          chunks, float(trainable_fraction), placement)
+                          chunks, float(trainable_fraction), placement, _times_ps(layer_times_us))
     nodes, hosts = _cluster(targets)
     root = _root(targets[0])
     parts = [c for c in root.walk() if isinstance(c, Forwarder)]

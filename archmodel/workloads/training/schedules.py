@@ -65,6 +65,7 @@ class StepOptions:
     chunks: int = 1
     trainable_fraction: float = 0.01
     placement: str = "host"
+    layer_times_ps: tuple | None = None
 
     def __attrs_post_init__(self):
         schedule_name(self.schedule)
@@ -76,6 +77,8 @@ class StepOptions:
             raise ArchError(f"prefetch must be a non-negative integer, got {self.prefetch!r}")
         if not 0 < self.trainable_fraction <= 1:
             raise ArchError(f"trainable_fraction must be in (0, 1], got {self.trainable_fraction!r}")
+        if self.layer_times_ps is not None and not all(isinstance(t, int) and t > 0 for t in self.layer_times_ps):
+            raise ArchError(f"layer times must be positive, got {list(self.layer_times_ps)!r}")
         if self.placement not in PLACEMENTS:
             raise ArchError(f"unknown placement '{self.placement}'", hint="placements: " + ", ".join(PLACEMENTS))
 
@@ -83,7 +86,9 @@ class StepOptions:
 @attrs.frozen
 class Layer:
     """One layer of the step: its parameters (``trainable`` of them updated), FLOPs and the
-    activation bytes it keeps from forward to backward (``kept``) or needs while it runs."""
+    activation bytes it keeps from forward to backward (``kept``) or needs while it runs.
+    ``forward_ps``, when given (a measured time table), replaces the forward FLOPs over the
+    GPU's rate; the backward then takes it times the backward-to-forward FLOP ratio."""
 
     name: str
     params: int
@@ -93,6 +98,7 @@ class Layer:
     kept: int
     work_forward: int
     work_backward: int
+    forward_ps: int | None = None
 
 
 def step_layers(shape: ModelShape, options: StepOptions) -> list[Layer]:
@@ -116,6 +122,13 @@ def step_layers(shape: ModelShape, options: StepOptions) -> list[Layer]:
     logits = shape.head_activation_bytes(b)
     layers.append(Layer("head", shape.embedding_params, 0 if peft else shape.embedding_params, head,
                         head * (1 if peft else 2), shape.checkpoint_bytes(b), logits, logits))
+    times = options.layer_times_ps
+    if times is not None:
+        if len(times) not in (shape.layers, shape.layers + 1):
+            raise ArchError(f"the layer time table has {len(times)} entries for {shape.layers} blocks",
+                            hint=f"give {shape.layers} forward times (the head's from its FLOPs) or "
+                                 f"{shape.layers + 1} (blocks, then the head)")
+        layers = [attrs.evolve(layer, forward_ps=t) for layer, t in zip(layers, times)] + layers[len(times):]
     return layers
 
 
@@ -192,8 +205,12 @@ class _Builder:
 
     def computing(self, e, pos, layer, backward, deps, alloc, free):
         flops = layer.backward_flops if backward else layer.forward_flops
+        if layer.forward_ps is not None:
+            duration = round(layer.forward_ps * flops / layer.forward_flops)
+        else:
+            duration = self.duration(e, flops)
         name = f"{'bwd' if backward else 'fwd'} {layer.name}"
-        task = self.add(e, Task(name, "compute", "compute", self.duration(e, flops), after=tuple(deps),
+        task = self.add(e, Task(name, "compute", "compute", duration, after=tuple(deps),
                                 alloc_bytes=alloc, free_bytes=free))
         self.compute[e].append(task)
         return task
