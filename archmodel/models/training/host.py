@@ -43,6 +43,3 @@ class HostMemory(Forwarder, Component):
         self._drain()
         self._forwarding_sleep()
 
-    def release(self, nbytes: int) -> None:
-        """Forget ``nbytes`` of cached data (the step that used them is over)."""
-        self.cached.set(self.cached.value - nbytes)
