@@ -4,10 +4,10 @@ with the source line, exit 2."""
 
 from pathlib import Path
 
-from vcd.reader import TokenKind, tokenize
-
 from archmodel.cli import main
 from archmodel.paths import data_path
+
+from ..trace.designs import Waveform
 
 CLUSTER = str(data_path("topologies") / "training_cluster.arch")
 SMALL = ["-p", 'model="1.3b"']
@@ -24,27 +24,26 @@ def test_the_bundled_cluster_reports_the_step(capsys):
 def test_the_waveform_shows_every_gpus_phase_and_every_links_busy_state(tmp_path, capsys):
     vcd = tmp_path / "step.vcd"
     assert main(["run", CLUSTER, "-q", "--vcd", str(vcd), "-p", "waves=true"] + SMALL) == 0
-    scopes, names, phases = [], set(), set()
-    ids = {}
-    with open(vcd, "rb") as stream:
-        for token in tokenize(stream):
-            if token.kind is TokenKind.SCOPE:
-                scopes.append(token.scope.ident)
-            elif token.kind is TokenKind.UPSCOPE:
-                scopes.pop()
-            elif token.kind is TokenKind.VAR:
-                name = ".".join(scopes + [token.var.reference])
-                names.add(name)
-                ids[token.var.id_code] = name
-            elif token.kind is TokenKind.CHANGE_STRING and ids.get(token.data.id_code, "").endswith(".phase"):
-                phases.add(token.data.value)
+    wave = Waveform(vcd)
     for n in range(2):
         for g in range(4):
             gpu = f"TrainingCluster.node[{n}].gpu.node[{g}]"
-            assert f"{gpu}.phase" in names and f"{gpu}.comm" in names
-            assert all(f"{gpu}.out{i}_busy" in names for i in range(5))
-        assert f"TrainingCluster.fabric.node[{n}].out4_busy" in names
-    assert {"fwd_L0", "fwd_head", "bwd_head", "bwd_L23", "bwd_L0", "idle"} <= phases
+            assert f"{gpu}.phase" in wave.vars and f"{gpu}.comm" in wave.vars
+            assert all(f"{gpu}.out{i}_busy" in wave.vars for i in range(5))
+    phases = [value for _, value in wave.edges("TrainingCluster.node[1].gpu.node[2].phase")]
+    forward = [f"fwd_L{i}" for i in range(24)] + ["fwd_head"]
+    backward = ["bwd_head"] + [f"bwd_L{i}" for i in reversed(range(24))]
+    assert [p for p in phases if p != "idle"] == forward + backward
+    assert phases[-1] == "idle"
+    # The NIC-to-NIC link (port 4, after the four GPUs) is busy and idle in turns, and busy
+    # only while some GPU waits for a gather or reduce-scatter it carries.
+    busy = wave.edges("TrainingCluster.fabric.node[0].out4_busy")
+    assert [v for _, v in busy][:4] == [0, 1, 0, 1]
+    comms = [f"TrainingCluster.node[{n}].gpu.node[{g}].comm" for n in range(2) for g in range(4)]
+    for start, value in busy:
+        if value == 1:
+            assert any(wave.at(name, start) != "" for name in comms), start
+    assert any("AG_fwd_L0_inter" in value for _, value in wave.edges(comms[0]))
     assert Path(vcd.with_suffix(".gtkw")).exists()
 
 

@@ -36,9 +36,9 @@ def shard_bytes(nbytes: int, ranks: int) -> int:
     return -(-nbytes // ranks)
 
 
-def ring_all_gather(group: list, shard: int, key, chunks: int = 1) -> dict:
-    """Ring all-gather: rank r sends its piece to r+1, then forwards at step s the piece
-    (r - s) it received from r-1; each rank ends with every rank's ``shard`` bytes."""
+def _ring(group: list, shard: int, key, chunks: int, lag: int) -> dict:
+    """Rank r sends piece (r - s - lag) to r+1 at step s, the first step at once and the
+    others once that piece has come from r-1; r receives every piece but (r - lag)."""
     p = len(group)
     sizes = split(shard, chunks)
     programs = {}
@@ -46,33 +46,26 @@ def ring_all_gather(group: list, shard: int, key, chunks: int = 1) -> dict:
         nxt = group[(r + 1) % p]
         sends = []
         for step in range(p - 1):
-            piece = (r - step) % p
+            piece = (r - step - lag) % p
             for c, size in enumerate(sizes):
                 needs = () if step == 0 else ((key, piece, c),)
                 sends.append(Send(nxt, size, (key, piece, c), needs))
-        receives = tuple((key, q, c) for q in range(p) if q != r for c in range(len(sizes)))
+        receives = tuple((key, q, c) for q in range(p) if q != (r - lag) % p for c in range(len(sizes)))
         programs[me] = RankProgram(tuple(sends), receives)
     return programs
+
+
+def ring_all_gather(group: list, shard: int, key, chunks: int = 1) -> dict:
+    """Ring all-gather: rank r sends its piece to r+1, then forwards at step s the piece
+    (r - s) it received from r-1; each rank ends with every rank's ``shard`` bytes."""
+    return _ring(group, shard, key, chunks, 0)
 
 
 def ring_reduce_scatter(group: list, shard: int, key, chunks: int = 1) -> dict:
     """Ring reduce-scatter: at step s rank r sends its partial sum of piece (r - s - 1) to
     r+1, having added the partial it received for that piece at step s-1; after p-1 steps
     rank r holds piece r summed over every rank."""
-    p = len(group)
-    sizes = split(shard, chunks)
-    programs = {}
-    for r, me in enumerate(group):
-        nxt = group[(r + 1) % p]
-        sends = []
-        for step in range(p - 1):
-            piece = (r - step - 1) % p
-            for c, size in enumerate(sizes):
-                needs = () if step == 0 else ((key, piece, c),)
-                sends.append(Send(nxt, size, (key, piece, c), needs))
-        receives = tuple((key, q, c) for q in range(p) if q != (r - 1) % p for c in range(len(sizes)))
-        programs[me] = RankProgram(tuple(sends), receives)
-    return programs
+    return _ring(group, shard, key, chunks, 1)
 
 
 def _tree(p: int):
