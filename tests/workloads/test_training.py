@@ -92,7 +92,7 @@ def test_fcdp_placement_keeps_slices_on_the_gpu_when_they_fit(tmp_path):
     assert roomy.link_bytes["host PCIe"] == 0
     assert roomy.link_bytes["inter-node"] == host.link_bytes["inter-node"]
     assert roomy.peak_bytes > host.peak_bytes
-    assert roomy.step_ps < host.step_ps
+    assert roomy.step_ps <= host.step_ps  # the host copies overlap the network here
 
 
 def test_flat_ring_crosses_nodes_on_every_boundary(tmp_path):

@@ -111,6 +111,8 @@ class Gpu(Forwarder, Component):
         self.comm = self.register("comm", "")
         self.tasks: list[Task] = []
         self._streams: dict[str, deque] = {}
+        self._current: dict[str, Task | None] = {}  # the task each stream runs
+        self._freed = False
         self._running: list[Task] = []
         self._compute: Task | None = None
         self._compute_end = 0
@@ -125,6 +127,7 @@ class Gpu(Forwarder, Component):
         (sharded parameters, gradients and optimizer state, cached activations)."""
         self.tasks = list(tasks)
         self._streams = {}
+        self._current = {}
         for task in self.tasks:
             self._streams.setdefault(task.stream, deque()).append(task)
         self._static_bytes = static_bytes
@@ -142,21 +145,25 @@ class Gpu(Forwarder, Component):
             self._finish(task)
         self._advance()
         self._drain()
+        while self._freed:  # a task that ended while sending lets its stream start the next
+            self._freed = False
+            self._advance()
+            self._drain()
         self._forwarding_sleep()
         if self._compute is not None:
             self.wake_at(self._compute_end)
 
     def _advance(self) -> None:
-        """Start every task at the head of its stream whose predecessors are done."""
+        """Start the next task of every idle stream once its predecessors are done (a
+        stream runs one task at a time, in order)."""
         started = True
+        current = self._current
         while started:
             started = False
-            for queue in self._streams.values():
-                if queue and all(t.done for t in queue[0].after):
-                    head = queue[0]
-                    if head.kind == "compute" and self._compute is not None:
-                        continue
-                    queue.popleft()
+            for stream, queue in self._streams.items():
+                if queue and current.get(stream) is None and all(t.done for t in queue[0].after):
+                    head = queue.popleft()
+                    current[stream] = head
                     self._begin(head)
                     started = True
 
@@ -225,6 +232,8 @@ class Gpu(Forwarder, Component):
 
     def _finish(self, task: Task) -> None:
         task.done_ps = self.now
+        self._current[task.stream] = None
+        self._freed = True
         self.progress()
         if task.free_bytes:
             self.memory.set(self.memory.value - task.free_bytes)
