@@ -126,3 +126,24 @@ def test_a_layer_time_table_replaces_the_flops(tmp_path):
     head = 2 * 256 * 512 * 50257
     heads = sum(-(-round(f / 150.0) // 1000) * 1000 for f in (head, 2 * head))
     assert result.compute_ps == 4 * (300 + 900) * 10**6 + heads
+
+
+@pytest.mark.parametrize("gpus", [1, 4])
+def test_one_node_needs_no_nic_and_one_gpu_no_collective(tmp_path, gpus):
+    from archmodel.kernel import Simulator
+    from archmodel.lang import load
+
+    path = tmp_path / "one.arch"
+    path.write_text('import "training.arch"\n'
+                    f"system One {{\n    node : GpuNode(gpus = {gpus})\n"
+                    f"    run train_step({SMALL}, schedule = \"zero3\") on node\n}}\n")
+    top = load(path).top
+    Simulator(top).run()
+    result = top.child("step").result()
+    assert result.finished and result.link_bytes["inter-node"] == 0
+    state = sum(8 * shard_bytes(2 * layer.params, gpus) for layer in step_layers(SHAPE, StepOptions("zero3")))
+    gpu = next(c for c in top.walk() if type(c).__name__ == "Gpu")
+    assert gpu.memory.value == state
+    if gpus == 1:
+        assert result.step_ps == result.compute_ps and result.comm_ps == 0
+        assert result.link_bytes == dict.fromkeys(result.link_bytes, 0)

@@ -163,7 +163,6 @@ class _Builder:
         self.n, self.g = len(nodes), len(nodes[0])
         self.p = self.n * self.g
         self.node_of = {e: a for a, node in enumerate(nodes) for e in node}
-        self.local = {e: i for node in nodes for i, e in enumerate(node)}
         self.rails = [[node[i] for node in nodes] for i in range(self.g)]
         self.layers = step_layers(shape, options)
         self.tasks = {e: [] for e in self.gpus}
@@ -203,7 +202,7 @@ class _Builder:
         o = self.options
         return [(label, ph) for ph in grouped(kind, groups, shard, key, algorithm=o.algorithm, chunks=o.chunks)]
 
-    def computing(self, e, pos, layer, backward, deps, alloc, free):
+    def computing(self, e, layer, backward, deps, alloc, free) -> Task:
         flops = layer.backward_flops if backward else layer.forward_flops
         if layer.forward_ps is not None:
             duration = round(layer.forward_ps * flops / layer.forward_flops)
@@ -216,7 +215,16 @@ class _Builder:
         return task
 
     def backward_deps(self, e, bpos: int) -> tuple:
+        """A backward waits for the reduce-scatter two layers before it: at most two
+        gradient buffers live."""
         return (self.reduced[e][bpos - 2],) if bpos >= 2 and self.reduced[e][bpos - 2] is not None else ()
+
+    def reduce(self, e, layer, backward: Task, grads: list, grad_bytes: int) -> None:
+        """The reduce-scatter of a layer's gradients after its backward; it frees them."""
+        rs = self.phases(e, f"RS {layer.name}", "reduce", grads, after=(backward,), free=grad_bytes)
+        if not rs:
+            backward.free_bytes += grad_bytes
+        self.reduced[e].append(rs[-1] if rs else None)
 
 
 def _order(layers):
@@ -228,23 +236,73 @@ def _zero3(b: _Builder) -> None:
         full = b.p * shard_bytes(PARAM_BYTES * layer.params, b.p)
         phases = b.gather("all_gather", PARAM_BYTES * layer.params, ("ag", pos))
         grads = b.gather("reduce_scatter", PARAM_BYTES * layer.params, ("rs", pos)) if backward else []
-        bpos = pos - len(b.layers)
         for e in b.gpus:
             ag = b.phases(e, f"AG {'bwd' if backward else 'fwd'} {layer.name}", "gather", phases,
                           after=b.gate(e, pos), alloc=full)
-            lone = 0 if ag else full  # one GPU: nothing to gather, the layer is whole
-            deps = [ag[-1]] if ag else []
+            lone = 0 if ag else full  # one GPU: nothing to gather, the compute takes the layer
+            deps = list(ag[-1:])
             if backward:
-                deps += b.backward_deps(e, bpos)
-                c = b.computing(e, pos, layer, True, deps, lone + layer.work_backward + full,
-                                lone + full + layer.work_backward + layer.kept)
-                rs = b.phases(e, f"RS {layer.name}", "reduce", grads, after=(c,), free=full)
-                if not rs:
-                    c.free_bytes += full
-                b.reduced[e].append(rs[-1] if rs else None)
+                deps += b.backward_deps(e, pos - len(b.layers))
+                c = b.computing(e, layer, True, deps, lone + layer.work_backward + full,
+                                full + layer.work_backward + layer.kept)
+                b.reduce(e, layer, c, grads, full)
             else:
-                b.computing(e, pos, layer, False, deps, lone + layer.kept + layer.work_forward,
-                            lone + full + layer.work_forward)
+                b.computing(e, layer, False, deps, lone + layer.kept + layer.work_forward, full + layer.work_forward)
+
+
+@attrs.frozen
+class _Cached:
+    """One layer as FCDP caches it: the frozen (or, without PEFT, whole) and trainable parts
+    of a GPU's shard, the slice a GPU caches (its rail's shards), the gathered layer."""
+
+    frozen: int
+    trainable: int
+    slice: int
+    full: int
+    on_gpu: bool
+
+
+def _fcdp_forward(b: _Builder, e, pos: int, layer: Layer, c: _Cached, inter: list, intra: list, peft: bool):
+    """The pieces from the other nodes first (FCDP: the whole layer's; PEFT: the adapters',
+    the frozen slice read from the host meanwhile), copied to the host as they come, then
+    the gather inside the node."""
+    gate = b.gate(e, pos)
+    host = b.hosts[b.node_of[e]]
+    across = b.phases(e, f"AG fwd {layer.name}", "gather", inter, after=gate)
+    read = []
+    if peft and c.frozen and not c.on_gpu:
+        read = [b.add(e, Task(f"read frozen {layer.name}", "host", "comm", after=gate,
+                              program=_host_copy(host, b.n * c.frozen, ("frozen", pos, e), True)))]
+    written = b.n * c.trainable if peft else c.slice  # PEFT's frozen weights are cached already
+    if written and not c.on_gpu:
+        b.add(e, Task(f"cache {layer.name}", "host", "comm", after=tuple(across[-1:]) or gate,
+                      program=_host_copy(host, written, ("cache", pos, e), False)))
+    inside = b.phases(e, f"AG fwd {layer.name}", "gather", intra, after=tuple(read) or (() if across else gate))
+    chain = across + read + inside
+    if chain:
+        chain[0].alloc_bytes += c.full
+    deps = (inside[-1:] or across[-1:]) + read
+    b.computing(e, layer, False, deps, (0 if chain else c.full) + layer.kept + layer.work_forward,
+                c.full - (c.slice if c.on_gpu else 0) + layer.work_forward)
+
+
+def _fcdp_backward(b: _Builder, e, pos: int, layer: Layer, c: _Cached, intra: list, grads: list, grad_full: int):
+    """The slice back from the host (or from GPU memory), the gather inside the node, the
+    backward, and the reduce-scatter of the gradients there are."""
+    gate = b.gate(e, pos)
+    fetch = []
+    if not c.on_gpu:
+        fetch = [b.add(e, Task(f"read {layer.name}", "host", "comm", after=gate,
+                               program=_host_copy(b.hosts[b.node_of[e]], c.slice, ("fetch", pos, e), True)))]
+    alloc = c.full - (c.slice if c.on_gpu else 0)  # a slice kept on the GPU is held already
+    inside = b.phases(e, f"AG bwd {layer.name}", "gather", intra, after=tuple(fetch) or gate)
+    chain = fetch + inside
+    if chain:
+        chain[0].alloc_bytes += alloc
+    deps = chain[-1:] + list(b.backward_deps(e, pos - len(b.layers)))
+    task = b.computing(e, layer, True, deps, (0 if chain else alloc) + layer.work_backward + grad_full,
+                       c.full + layer.work_backward + layer.kept)
+    b.reduce(e, layer, task, grads, grad_full)
 
 
 def _fcdp(b: _Builder, on_gpu: set, peft: bool) -> None:
@@ -253,68 +311,22 @@ def _fcdp(b: _Builder, on_gpu: set, peft: bool) -> None:
     part) gathers it inside the node only."""
     n, g, p = b.n, b.g, b.p
     for pos, (layer, backward) in enumerate(_order(b.layers)):
-        frozen = layer.params - layer.trainable if peft else layer.params
-        trainable = layer.trainable if peft else 0
-        s_f = shard_bytes(PARAM_BYTES * frozen, p) if frozen else 0
-        s_t = shard_bytes(PARAM_BYTES * trainable, p) if trainable else 0
-        slice_bytes = n * (s_f + s_t)  # what one GPU caches for this layer
-        full = p * (s_f + s_t)
-        kept_on_gpu = layer.name in on_gpu
-        tag = "bwd" if backward else "fwd"
-        crossing = s_t if peft else s_f  # the part gathered across nodes in the forward
-        inter = b.level("all_gather", b.rails, crossing, ("agx", pos), "inter") if crossing and n > 1 and not backward else []
+        frozen_params = layer.params - layer.trainable if peft else layer.params
+        s_f = shard_bytes(PARAM_BYTES * frozen_params, p) if frozen_params else 0
+        s_t = shard_bytes(PARAM_BYTES * layer.trainable, p) if peft and layer.trainable else 0
+        c = _Cached(s_f, s_t, n * (s_f + s_t), p * (s_f + s_t), layer.name in on_gpu)
         intra = b.level("all_gather", b.nodes, n * (s_f + s_t), ("agi", pos), "intra") if g > 1 else []
-        grads = []
-        if backward and (trainable if peft else layer.params):
-            grad_bytes = PARAM_BYTES * (trainable if peft else layer.params)
-            grads = b.gather("reduce_scatter", grad_bytes, ("rs", pos))
-        grad_full = p * shard_bytes(PARAM_BYTES * (trainable if peft else layer.params), p) if (trainable or not peft) else 0
-        bpos = pos - len(b.layers)
+        if not backward:
+            crossing = s_t if peft else s_f  # the part gathered across nodes
+            inter = b.level("all_gather", b.rails, crossing, ("agx", pos), "inter") if crossing and n > 1 else []
+            for e in b.gpus:
+                _fcdp_forward(b, e, pos, layer, c, inter, intra, peft)
+            continue
+        updated = layer.trainable if peft else layer.params
+        grads = b.gather("reduce_scatter", PARAM_BYTES * updated, ("rs", pos)) if updated else []
+        grad_full = p * shard_bytes(PARAM_BYTES * updated, p) if updated else 0
         for e in b.gpus:
-            host = b.hosts[b.node_of[e]]
-            gate = b.gate(e, pos)
-            first = []
-            if not backward:
-                # The pieces from the other nodes come first (FCDP: the whole layer's; PEFT:
-                # the adapters', the frozen slice being read from the host meanwhile).
-                x = b.phases(e, f"AG fwd {layer.name}", "gather", inter, after=gate)
-                read = []
-                if peft and s_f and not kept_on_gpu:
-                    read = [b.add(e, Task(f"read frozen {layer.name}", "host", "comm", after=gate,
-                                          program=_host_copy(host, n * s_f, ("frozen", pos, e), True)))]
-                written = n * s_t if peft else slice_bytes  # frozen weights are cached already
-                if not kept_on_gpu and written:
-                    b.add(e, Task(f"cache {layer.name}", "host", "comm", after=tuple(x[-1:]) or gate,
-                                  program=_host_copy(host, written, ("cache", pos, e), False)))
-                ia = b.phases(e, f"AG fwd {layer.name}", "gather", intra, after=tuple(read) or (() if x else gate))
-                chain = x + read + ia
-                if chain:
-                    chain[0].alloc_bytes += full
-                deps = (ia[-1:] or x[-1:]) + read
-                keep = slice_bytes if kept_on_gpu else 0
-                b.computing(e, pos, layer, False, deps, (0 if chain else full) + layer.kept + layer.work_forward,
-                            full - keep + layer.work_forward)
-            else:
-                fetch = []
-                if not kept_on_gpu:
-                    fetch = [b.add(e, Task(f"read {layer.name}", "host", "comm", after=gate,
-                                           program=_host_copy(host, slice_bytes, ("fetch", pos, e), True)))]
-                alloc = full - (slice_bytes if kept_on_gpu else 0)
-                ia = b.phases(e, f"AG bwd {layer.name}", "gather", intra, after=tuple(fetch) or gate)
-                tasks = fetch + ia
-                if tasks:
-                    tasks[0].alloc_bytes += alloc
-                    alloc_now = 0
-                else:
-                    alloc_now = alloc
-                deps = [tasks[-1]] if tasks else []
-                deps += b.backward_deps(e, bpos)
-                c = b.computing(e, pos, layer, True, deps, alloc_now + layer.work_backward + grad_full,
-                                full + layer.work_backward + layer.kept)
-                rs = b.phases(e, f"RS {layer.name}", "reduce", grads, after=(c,), free=grad_full)
-                if not rs:
-                    c.free_bytes += grad_full
-                b.reduced[e].append(rs[-1] if rs else None)
+            _fcdp_backward(b, e, pos, layer, c, intra, grads, grad_full)
 
 
 def _static_bytes(layers, options, p: int) -> int:
