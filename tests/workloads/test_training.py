@@ -1,6 +1,8 @@
 """One training step under ZeRO-3, FCDP and FCDP+PEFT: bytes per link class from the
 simulated traffic, the step's time split, memory, and FCDP against ZeRO-3 on 2 x 4 GPUs."""
 
+from fractions import Fraction
+
 import pytest
 
 from archmodel.models.training import shard_bytes
@@ -18,19 +20,27 @@ def buffers(p, options=StepOptions(schedule="zero3")):
             [p * shard_bytes(2 * layer.trainable, p) if layer.trainable else 0 for layer in layers])
 
 
-@pytest.mark.parametrize("nodes, gpus", [(2, 4), (4, 2)])
-def test_zero3_moves_3x_and_fcdp_2x_the_parameter_bytes_across_nodes(tmp_path, nodes, gpus):
-    zero3, _ = run_step(tmp_path, SMALL + ', schedule = "zero3"', nodes=nodes, gpus=gpus)
-    fcdp, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp"', nodes=nodes, gpus=gpus)
+@pytest.mark.parametrize("nodes, gpus, algorithm", [(2, 4, "ring"), (4, 2, "ring"), (3, 3, "tree")])
+def test_zero3_moves_3x_and_fcdp_2x_the_parameter_bytes_across_nodes(tmp_path, nodes, gpus, algorithm):
+    how = f', algorithm = "{algorithm}", chunks = 2'
+    zero3, _ = run_step(tmp_path, SMALL + ', schedule = "zero3"' + how, nodes=nodes, gpus=gpus)
+    fcdp, _ = run_step(tmp_path, SMALL + ', schedule = "fcdp"' + how, nodes=nodes, gpus=gpus)
     psi = sum(buffers(nodes * gpus)[0])
     # Per collective each node sends (n - 1)/n of the buffer through its NIC: (n - 1) buffers
-    # on the NIC-to-NIC links in all. ZeRO-3 runs three per layer, FCDP two.
-    assert zero3.link_bytes["inter-node"] == 3 * (nodes - 1) * psi
-    assert fcdp.link_bytes["inter-node"] == 2 * (nodes - 1) * psi
+    # on the NIC-to-NIC links in all. ZeRO-3 runs three per layer, FCDP two. A binary tree's
+    # all-gather moves what the ring's does (each shard reaches every other node once); its
+    # reduce-scatter sends every shard's partial sum up and the two leaves' sums back down:
+    # 3 x 2 + 2 shards per rail where the ring sends 3 x 2.
+    tree = 1 if algorithm == "ring" else Fraction(3 * 2 + 2, 3 * 2)  # the tree case: 3 nodes of 3 GPUs
+    gather = (nodes - 1) * psi
+    assert zero3.link_bytes["inter-node"] == 2 * gather + gather * tree
+    assert fcdp.link_bytes["inter-node"] == gather + gather * tree
+    # Inside every node each collective moves (g - 1)/g of the buffer per GPU (the tree's
+    # reduce-scatter more, as across nodes); FCDP's backward gathers inside the node too.
+    inside = nodes * (gpus - 1) * psi
     for result in (zero3, fcdp):
         assert result.link_bytes["NIC PCIe"] == 2 * result.link_bytes["inter-node"]  # GPU -> NIC -> GPU
-        # Inside every node each collective moves (g - 1)/g of the buffer per GPU.
-        assert result.link_bytes["intra-node"] == 3 * nodes * (gpus - 1) * psi
+        assert result.link_bytes["intra-node"] == 2 * inside + inside * tree
     assert zero3.link_bytes["host PCIe"] == 0
     # FCDP writes each node's copy of every layer to its host in forward and reads it back.
     assert fcdp.link_bytes["host PCIe"] == 2 * nodes * psi
