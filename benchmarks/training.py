@@ -4,8 +4,8 @@
 
 Three tables, all from ``topologies/training_cluster.arch`` (every number is simulated):
 
-* **Speed.** 7B on 8 nodes x 8 GPUs (NVSwitch nodes, 80 GB GPUs, one 200 Gbit/s NIC per
-  node), each schedule: simulated step time, component ticks and process CPU time to
+* **Speed.** 7B on 8 nodes x 8 GPUs (NVSwitch nodes, 80 GB GPUs, a 200 Gbit/s NIC per GPU
+  on eight rails), each schedule: simulated step time, component ticks and process CPU time to
   elaborate and simulate it (the issue's target: all three under 30 s).
 * **2 x 4 GPUs at 10, 25 and 100 GbE.** The commodity cluster (A100-PCIe-40GB behind a
   PCIe 4.0 switch, 25 GB/s between GPUs): step time per schedule, ZeRO-3 over FCDP, and
@@ -30,7 +30,7 @@ from archmodel.paths import data_path
 CLUSTER = data_path("topologies") / "training_cluster.arch"
 SCHEDULES = ("zero3", "fcdp", "fcdp_peft")
 DGX = {"nodes": "8", "gpus": "8", "intra_bandwidth": "300 GB/s", "gpu_memory": "80 GiB",
-       "inter_bandwidth": "200 Gbit/s", "host_memory": "1024 GiB"}
+       "inter_bandwidth": "200 Gbit/s", "host_memory": "1024 GiB", "rails": "true"}
 
 
 def step(model: str, schedule: str, **params) -> tuple:
@@ -48,7 +48,7 @@ def step(model: str, schedule: str, **params) -> tuple:
 
 
 def speed_table(model: str) -> None:
-    print(f"\n{model} on 8 x 8 GPUs (NVSwitch nodes, 200 Gbit/s NICs)")
+    print(f"\n{model} on 8 x 8 GPUs (NVSwitch nodes, a 200 Gbit/s NIC per GPU on 8 rails)")
     print(f"{'schedule':<10} {'step (ms)':>10} {'inter-node GB':>14} {'ticks':>9} {'CPU s':>7}")
     total = 0.0
     for schedule in SCHEDULES:

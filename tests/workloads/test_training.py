@@ -157,3 +157,20 @@ def test_one_node_needs_no_nic_and_one_gpu_no_collective(tmp_path, gpus):
     if gpus == 1:
         assert result.step_ps == result.compute_ps and result.comm_ps == 0
         assert result.link_bytes == dict.fromkeys(result.link_bytes, 0)
+
+
+def test_a_nic_per_gpu_on_rails_carries_the_same_bytes_faster(tmp_path):
+    from archmodel.kernel import Simulator
+    from archmodel.lang import load
+    from archmodel.paths import data_path
+
+    results = {}
+    for rails in ("false", "true"):
+        top = load(data_path("topologies") / "training_cluster.arch",
+                   params={"model": '"1.3b"', "schedule": '"zero3"', "rails": rails}).top
+        Simulator(top).run()
+        results[rails] = top.child("step").result()
+    shared, own = results["false"], results["true"]
+    assert own.link_bytes == shared.link_bytes
+    # Each node's 4 rails share nothing: the step is bound by them until compute shows.
+    assert own.step_ps < shared.step_ps / 2

@@ -57,7 +57,7 @@ def error_of(capsys, argv) -> str:
 def test_a_model_that_does_not_fit_says_by_how_many_bytes(capsys):
     err = error_of(capsys, ["run", CLUSTER, "-p", "gpu_memory=8 GiB"])
     assert err == (
-        f"{CLUSTER}:28:9: error: model '7b' does not fit TrainingCluster.node[0].gpu.node[0] under schedule "
+        f"{CLUSTER}:39:9: error: model '7b' does not fit TrainingCluster.node[0].gpu.node[0] under schedule "
         "'fcdp': the step needs 16,540,672,000 bytes (15.40 GiB) of its 8,589,934,592 (8.00 GiB), "
         "7,950,737,408 bytes too many\n"
         "    run train_step(model = model, schedule = schedule, placement = placement,\n"
