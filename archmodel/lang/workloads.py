@@ -2,8 +2,9 @@
 
 A workload registers a binder ``fn(targets, *args, **kwargs)`` under its name; elaboration
 calls it with the list of target components once the system is built. The workload families
-(data-parallel kernels, graph analytics, convolutions) fill this registry; until they land it
-is empty and every ``run`` statement is an 'unknown workload' error listing the known ones.
+fill this registry: the Snitch kernels (:mod:`archmodel.workloads.snitch`) and the training
+step (:mod:`archmodel.workloads.training`); any other name is an 'unknown workload' error
+listing the known ones.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ def workloads() -> dict[str, Callable]:
 def _register_builtin() -> None:
     # The workload families register here; lang may import workloads (not the reverse).
     from archmodel.workloads.snitch import KERNELS
+    from archmodel.workloads.training import WORKLOADS as TRAINING
 
-    for name, binder in KERNELS.items():
+    for name, binder in {**KERNELS, **TRAINING}.items():
         _WORKLOADS.setdefault(name, binder)
 
 
