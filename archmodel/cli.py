@@ -4,7 +4,9 @@
 for ``run`` and ``show``, a Python builder ``MODULE:FUNCTION`` returning the top component.
 
 Exit codes: 0 success, 1 the simulation failed (deadlock, a model's assertion, a bug in model
-code), 2 bad input (the message says what and where), 130 interrupted by Ctrl-C. Errors are
+code), 2 bad input (the message says what and where), 3 the run ended but the measurement it
+made failed (a network past saturation: unstable), 130 interrupted by Ctrl-C (143 SIGTERM, 129
+SIGHUP). Errors are
 one clear message on stderr, never a Python traceback, except for a bug inside model code,
 whose traceback is what its author needs.
 """
@@ -32,7 +34,7 @@ from . import __version__
 from .kernel import (ArchError, Component, SimulationError, Simulator, Span, catalogue, format_time,
                      parse_time, stats_csv, stats_dict, stats_table)
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_UNSTABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _load_models(plugins: list[str] | None = None) -> None:
@@ -379,6 +381,11 @@ def cmd_run(args) -> int:
         with _StopSignals(sim) as stop_signals:
             result = _run_with_progress(sim, limit, show_progress, stop_signals)
         outcome = result.reason
+        if outcome == "stopped" and sim.stopped not in (None, "stopped"):
+            # a model ended the run and said why (measured, unstable, stream done, ...)
+            outcome = sim.stopped
+        if outcome == "unstable":  # a measurement that failed must not look like success
+            code = EXIT_UNSTABLE
         if stop_signals.pressed:
             outcome, code = "interrupted", stop_signals.exit_code
     except KeyboardInterrupt:  # a second Ctrl-C, or one while a model's tick never returns
@@ -413,6 +420,10 @@ def cmd_run(args) -> int:
         print(f"waveform: {vcd_path} (open with: gtkwave {Path(vcd_path).with_suffix('.gtkw')})", file=sys.stderr)
     if failure:
         print(failure, file=sys.stderr)
+    if code == EXIT_UNSTABLE:
+        print("error: the measurement is unstable: packets created in the window did not all arrive "
+              "before the drain limit (the offered load is past saturation); its figures are not a "
+              "steady state", file=sys.stderr)
     if outcome == "interrupted":
         how = "interrupted" if code == EXIT_INTERRUPTED else f"stopped by {signal.Signals(code - 128).name}"
         print(f"{how}: waveform closed and statistics so far written", file=sys.stderr)

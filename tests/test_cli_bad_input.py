@@ -1,6 +1,8 @@
 """Bad input is exit 2 with a sentence and, where there is one, a location; never a
 traceback (issue 12, classes 6 and 8)."""
 
+import json
+
 import pytest
 
 from archmodel.cli import main
@@ -76,3 +78,24 @@ def test_an_assembly_file_that_is_not_utf8_is_an_error_at_its_first_bad_byte(tmp
     with pytest.raises(ArchError) as err:
         assemble_file(source)
     assert str(err.value).startswith(f"{source}:2:16: error: the file is not UTF-8 text: byte 0xff")
+
+
+def test_an_unstable_measurement_is_not_a_success(tmp_path, capsys):
+    # Class 7: offered 1 flit/terminal/cycle on a 4x4 mesh saturates it; the packets of the
+    # window cannot drain in 100 cycles.
+    top = tmp_path / "hot.arch"
+    top.write_text("""system Hot {
+    net : Noc(topology = "mesh(4, 4)", traffic = "uniform", rate = 1.0, sample_period = 200,
+              warmup_periods = 1, sample_periods = 1, drain_limit = 100, watchdog = 100)
+}
+""")
+    stats = tmp_path / "s.json"
+    code, err = _run(capsys, "run", top, "-q", "--stats", stats)
+    assert code == 3
+    assert "unstable at 500 ns" in err and "error: the measurement is unstable" in err
+    assert json.loads(stats.read_text())["manifest"]["outcome"] == "unstable"
+    # below saturation the same measurement ends measured, exit 0, and says so
+    top.write_text(top.read_text().replace("rate = 1.0", "rate = 0.1"))
+    code, err = _run(capsys, "run", top, "-q", "--stats", stats)
+    assert code == 0 and "measured at" in err
+    assert json.loads(stats.read_text())["manifest"]["outcome"] == "measured"
