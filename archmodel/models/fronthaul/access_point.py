@@ -163,6 +163,9 @@ class AccessPoint(Component):
         frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)
         heapq.heappush(self.outbox, (done, next(self.seq), frame))
         self.own_frames.value += 1
+        # New work from the air, not from a channel: tell the watchdog, whose window may have
+        # run through a downlink slot in which nothing moved.
+        self.progress()
 
     def _schedule(self) -> None:
         """Wake at the next own chunk, the end of processing, or when a frame may leave

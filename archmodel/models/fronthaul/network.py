@@ -77,7 +77,11 @@ class FronthaulNetwork(Component):
     cable_m = Formula("m", "total fronthaul cable length", lambda c: sum(c.lengths))
 
     def setup(self) -> None:
-        self.topology = stripe_layout(self._graph())
+        graph = self._graph()
+        try:
+            self.topology = stripe_layout(graph)
+        except ArchError as err:
+            raise ArchError(f"{self.path}: layout {self.layout!r}: {err.message}", hint=err.hint) from None
         count = len(self.topology.aps)
         if count != self.aps:
             raise ParameterError(f"{self.path}: the layout has {count} APs but aps = {self.aps}",

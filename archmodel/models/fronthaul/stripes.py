@@ -12,7 +12,7 @@ l for the far end, 1 for the AP beside the CP); edge attribute ``kind = "frontha
 
 :func:`stripe_layout` checks that a graph really is parallel stripes (each AP one link toward
 the CP, at most one AP feeding it, every AP reaching the CP: no gap) and returns the stripes
-far end first. :func:`place` puts the APs on a square: a grid of ``ceil(sqrt(N_AP))`` columns
+far end first; an undirected graph (an ``edge_list`` file) is first pointed toward the CP. :func:`place` puts the APs on a square: a grid of ``ceil(sqrt(N_AP))`` columns
 walked row by row, alternately left to right and right to left (a serpentine), so consecutive
 APs of a stripe are grid neighbours and a stripe of one row's length lies along a row; the CP
 sits at the middle of the left edge and every stripe runs toward it. Link lengths are the straight distances between the
@@ -81,26 +81,44 @@ class StripeLayout:
         return max(len(stripe) for stripe in self.stripes)
 
 
-def stripe_layout(graph: nx.DiGraph) -> StripeLayout:
-    """The stripes of ``graph`` (directed toward the CP, the node with ``role = "cp"`` or node
-    0), or an ArchError naming the AP that breaks the shape."""
-    if not graph.is_directed():
-        raise ArchError("a fronthaul topology must be directed (each link points toward the CP)",
-                        hint="use radio_stripes(m, l)")
+def _toward(graph: nx.Graph, cp) -> nx.DiGraph:
+    """An undirected graph (an ``edge_list`` file) with every link pointed toward the CP:
+    along the shortest path to it. APs that cannot reach the CP keep their links both ways, so
+    the checks below find them."""
+    distance = nx.single_source_shortest_path_length(graph, cp)
+    directed = nx.DiGraph()
+    directed.add_nodes_from(graph.nodes(data=True))
+    for u, v in graph.edges:
+        if u in distance and v in distance:
+            directed.add_edge(*((u, v) if distance[u] > distance[v] else (v, u)), kind="fronthaul")
+        else:
+            directed.add_edge(u, v, kind="fronthaul")
+            directed.add_edge(v, u, kind="fronthaul")
+    return directed
+
+
+def stripe_layout(graph: nx.Graph) -> StripeLayout:
+    """The stripes of ``graph`` (directed toward the CP, or undirected and then pointed toward
+    it), the CP being the node with ``role = "cp"`` or node 0; or an ArchError naming the AP
+    that breaks the shape: one without a link toward the CP or cut off from it (a gap), or one
+    fed by two APs (a branch)."""
     cps = [n for n, role in graph.nodes(data="role") if role == "cp"] or [0]
     if len(cps) != 1 or cps[0] not in graph:
         raise ArchError("a fronthaul topology needs exactly one CP node", hint="radio_stripes numbers the CP 0")
     cp = cps[0]
+    if not graph.is_directed():
+        graph = _toward(graph, cp)
     if graph.out_degree(cp):
         raise ArchError(f"the CP (node {cp}) must not send on a fronthaul link")
-    for node in graph.nodes:
-        if node == cp:
-            continue
-        if graph.out_degree(node) != 1:
-            raise ArchError(f"AP {node} has {graph.out_degree(node)} links toward the CP; a stripe AP has exactly one",
-                            hint="an AP with none is a gap in its stripe")
-        if graph.in_degree(node) > 1:
-            raise ArchError(f"AP {node} is fed by {graph.in_degree(node)} APs; a stripe is a chain",
+    stranded = sorted(set(graph.nodes) - nx.ancestors(graph, cp) - {cp})
+    if stranded:
+        raise ArchError(f"stripe with a gap: AP {stranded[0]} does not reach the CP "
+                        f"({len(stranded)} AP{'s' if len(stranded) != 1 else ''} cut off)",
+                        hint="every AP must be wired, link by link, to the CP")
+    for node in sorted(graph.nodes):
+        if node != cp and (graph.in_degree(node) > 1 or graph.out_degree(node) > 1):
+            raise ArchError(f"AP {node} has {graph.in_degree(node)} links in and {graph.out_degree(node)} out; "
+                            "a stripe is a chain (one link in at most, one out)",
                             hint="split the branches into stripes of their own")
     stripes = []
     for head in sorted(graph.predecessors(cp)):
@@ -108,12 +126,6 @@ def stripe_layout(graph: nx.DiGraph) -> StripeLayout:
         while graph.in_degree(chain[-1]):
             chain.append(next(iter(graph.predecessors(chain[-1]))))
         stripes.append(tuple(reversed(chain)))
-    reached = {ap for stripe in stripes for ap in stripe}
-    stranded = sorted(set(graph.nodes) - reached - {cp})
-    if stranded:
-        raise ArchError(f"stripe with a gap: AP {stranded[0]} does not reach the CP "
-                        f"({len(stranded)} AP{'s' if len(stranded) != 1 else ''} cut off)",
-                        hint="every AP must be wired, link by link, to the CP")
     return StripeLayout(cp, tuple(stripes))
 
 
