@@ -15,6 +15,8 @@ from archmodel.kernel import (ArchError, Component, Counter, Distribution, In, O
 from . import signal
 from .frames import Frame, SlotPlan
 
+_NEVER = 1 << 62
+
 
 @attrs.frozen(eq=False)
 class ApRole:
@@ -90,14 +92,19 @@ class AccessPoint(Component):
         self.slots = iter(self.role.plan.uplink_slots())
         self.gated = self.inp and self.upstream.connected
         self.tracing = self.sim.tracing
-        self.next_chunk = self._following(None)
+        self.relaying = not self.inp and self.upstream.connected and not self.tracing
+        self.asked_ps = -1  # the wake-up last asked for (the kernel keeps it until it comes)
+        self._advance(None)
 
-    def _following(self, current):
-        """The own chunk after ``current`` (None: the first), or None when the run has no more."""
+    def _advance(self, current) -> None:
+        """Make the own chunk after ``current`` (None: the first) the next one, and remember
+        when its samples are complete (never, when the run has no more)."""
         if current is not None and current[1] + 1 < self.role.plan.chunks:
-            return current[0], current[1] + 1
-        slot = next(self.slots, None)
-        return None if slot is None else (slot, 0)
+            self.next_chunk = current[0], current[1] + 1
+        else:
+            slot = next(self.slots, None)
+            self.next_chunk = None if slot is None else (slot, 0)
+        self.next_end = _NEVER if self.next_chunk is None else self.role.plan.chunk_end_ps(*self.next_chunk)
 
     def holding(self) -> str | None:
         # Frames to send and a chunk in processing are work; an own chunk waiting for its
@@ -112,6 +119,18 @@ class AccessPoint(Component):
 
     def tick(self) -> None:
         now = self.sim.now
+        if self.relaying and self.upstream.valid and not self.outbox and not self.ready and self.next_end > now:
+            # Without INP most edges only pass an upstream frame on: do just that.
+            frame = self.upstream.recv()
+            self.forwarded.value += 1
+            if self.out.ready:
+                self.out.send(frame)
+                self.bits_sent.value += frame.bits
+            else:
+                heapq.heappush(self.outbox, (now, next(self.seq), frame))
+            self.sleep()
+            self._schedule()
+            return
         plan = self.role.plan
         if self.upstream.connected and self.upstream.valid:
             frame = self.upstream.recv()
@@ -120,9 +139,9 @@ class AccessPoint(Component):
             else:
                 heapq.heappush(self.outbox, (now, next(self.seq), frame))
                 self.forwarded.value += 1
-        while self.next_chunk is not None and plan.chunk_end_ps(*self.next_chunk) <= now:
+        while self.next_end <= now:
             self.ready.append(self.next_chunk)
-            self.next_chunk = self._following(self.next_chunk)
+            self._advance(self.next_chunk)
         waiting = False
         while self.ready and self.busy_until <= now:
             key = self.ready[0]
@@ -175,11 +194,14 @@ class AccessPoint(Component):
         later and wakes it."""
         now = self.sim.now
         times = []
-        if self.next_chunk is not None and not self.gated:
-            times.append(self.role.plan.chunk_end_ps(*self.next_chunk))
+        if self.next_end != _NEVER and not self.gated:
+            times.append(self.next_end)
         if self.busy_until > now and (self.ready or self.tracing):
             times.append(self.busy_until)
         if self.outbox:
             times.append(self.outbox[0][0])
         if times:
-            self.wake_at(max(min(times), now + 1))
+            wake = max(min(times), now + 1)
+            if wake != self.asked_ps or wake <= now:
+                self.asked_ps = wake
+                self.wake_at(wake)

@@ -149,3 +149,20 @@ class FronthaulNetwork(Component):
         shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s))) for s in stripes])
         self.cp.attach(CpRole(self.plan, self.scene, per_slot, self.inp, tuple(stripes),
                               self.plan.rate_bits(self.capacity_bps, 1), shared))
+
+    def summary(self) -> dict:
+        """The figures a sweep over capacity and stripes wants, after a run: the topology
+        (``stripes``, ``aps_per_stripe`` as built, ``capacity_bps``), mean sum rates of the
+        scheme run and the three references (bit/s/Hz), slot latency mean and p99 (us),
+        deadline misses, CP ingress (Mbit/s) and the busiest link's utilisation (%)."""
+        cp = self.cp
+        latency = cp.slot_latency
+        return {
+            "stripes": self.topology.cp_ports, "aps_per_stripe": self.topology.worst_hops,
+            "capacity_bps": self.capacity_bps, "inp": self.inp, "slots": cp.slots_done.value,
+            "sum_rate": cp.sum_rate.mean, "sum_rate_inp": cp.sum_rate_inp.mean,
+            "sum_rate_no_inp": cp.sum_rate_no_inp.mean, "sum_rate_unlimited": cp.sum_rate_unlimited.mean,
+            "inp_gain": cp.inp_gain.value, "latency_us": latency.mean, "latency_p99_us": latency.percentile(99),
+            "deadline_misses": cp.deadline_misses.value, "ingress_mbps": cp.ingress.value,
+            "busiest_link": max(link.utilisation.value for link in self.links),
+        }
