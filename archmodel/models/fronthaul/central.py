@@ -16,25 +16,19 @@ from .frames import SlotPlan
 @attrs.frozen(eq=False)
 class CpRole:
     """What the CP must know, set by the network: the TDD ``plan``, the radio ``scene``, the
-    ``frames_per_slot`` that make a slot complete, whether the APs do in-network processing,
-    each stripe's AP indices (far end first), and the compression rates (bits per channel use)
+    ``frames_per_slot`` that make a slot complete, each stripe's AP indices (far end first), and the compression rates (bits per channel use)
     of the two schemes (per AP without INP), for the reference sum rates."""
 
     plan: SlotPlan
     scene: Any
     frames_per_slot: int
-    inp: bool
     stripes: tuple
     inp_bits: float
     no_inp_bits: Any
 
 
-def _mean(stat) -> float | None:
-    return stat.mean
-
-
 def _gain(c) -> float | None:
-    inp, base = _mean(c.sum_rate_inp), _mean(c.sum_rate_no_inp)
+    inp, base = c.sum_rate_inp.mean, c.sum_rate_no_inp.mean
     return None if inp is None or not base else 100.0 * (inp / base - 1.0)
 
 

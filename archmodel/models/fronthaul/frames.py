@@ -10,9 +10,12 @@ equal parts (14: one per OFDM symbol), chunk c being complete at
 time; a frame spends ``header_bits`` of it on its header. With in-network processing each AP
 sends one frame per chunk filling its link: payload ``floor(C * chunk_ps) - header``. Without
 it the L APs of a stripe share the CP-side link: each gets ``(floor(C * chunk_ps) - L * header)
-// L``. So the compressed stream of a slot is produced at the rate its links drain it, and the
-compression rate in bits per channel use is the slot's payload over its
-``bandwidth_hz * slot_ps`` samples (:meth:`SlotPlan.rate_bits`).
+// L``. A payload never exceeds the raw samples, ``sample_bits`` per complex dimension and
+channel use (K dimensions for a combined estimate, N antennas for an AP's own samples): with
+ample capacity the link carries raw samples and idles the rest of the time. So the compressed
+stream of a slot is produced at the rate its links drain it, and the compression rate in bits
+per channel use is the slot's payload over its ``bandwidth_hz * slot_ps`` samples
+(:meth:`SlotPlan.rate_bits`).
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ class SlotPlan:
     slots: int
     bandwidth_hz: float
     header_bits: int
+    sample_bits: int = 32
 
     def __attrs_post_init__(self):
         if not self.pattern or set(self.pattern) - {"U", "D"}:
@@ -99,24 +103,32 @@ class SlotPlan:
         """The end of ``slot``'s air time: slot latency is measured from here."""
         return (slot + 1) * self.slot_ps
 
-    def payload_bits(self, chunk: int, capacity_bps: float, share: int) -> int:
+    def samples(self, chunk: int) -> Fraction:
+        """Channel uses (complex samples per antenna) in ``chunk``."""
+        return exact_rate(self.bandwidth_hz) * self.chunk_ps(chunk) / PS_PER_S
+
+    def payload_bits(self, chunk: int, capacity_bps: float, share: int, dims: int) -> int:
         """The payload of one AP's frame for ``chunk`` on a link of ``capacity_bps`` shared by
-        ``share`` APs' frames (1 with in-network processing, L without)."""
+        ``share`` APs' frames (1 with in-network processing, L without), for a signal of
+        ``dims`` complex dimensions: what the link leaves after the headers, but never more than
+        the samples themselves at ``sample_bits`` each (I and Q together), as a link of ample
+        capacity carries the raw samples."""
         budget = floor(exact_rate(capacity_bps) * self.chunk_ps(chunk) / PS_PER_S)
-        return (budget - share * self.header_bits) // share
+        raw = ceil(dims * self.sample_bits * self.samples(chunk))
+        return min((budget - share * self.header_bits) // share, raw)
 
     def check_budget(self, capacity_bps: float, share: int) -> None:
         """An ArchError naming the capacity when a chunk's frame would have no payload."""
         for chunk in range(self.chunks):
-            if self.payload_bits(chunk, capacity_bps, share) < 1:
+            if self.payload_bits(chunk, capacity_bps, share, 1) < 1:
                 need = (share * (self.header_bits + 1)) * PS_PER_S / self.chunk_ps(chunk)
                 raise ArchError(f"capacity_bps {capacity_bps:g} bit/s leaves no payload in a "
                                 f"{self.chunk_ps(chunk) / 1e6:g} us chunk after {share} frame header"
                                 f"{'s' if share > 1 else ''} of {self.header_bits} bits",
                                 hint=f"give at least {need:.4g} bit/s, fewer chunks or a smaller header_bits")
 
-    def rate_bits(self, capacity_bps: float, share: int) -> float:
-        """Bits per channel use one AP's compressed signal may take: the slot's payload over
-        its samples."""
-        payload = sum(self.payload_bits(c, capacity_bps, share) for c in range(self.chunks))
-        return payload / (self.bandwidth_hz * self.slot_ps / PS_PER_S)
+    def rate_bits(self, capacity_bps: float, share: int, dims: int) -> float:
+        """Bits per channel use one AP's compressed signal of ``dims`` dimensions may take: the
+        slot's payload over its samples."""
+        payload = sum(self.payload_bits(c, capacity_bps, share, dims) for c in range(self.chunks))
+        return payload / float(sum(self.samples(c) for c in range(self.chunks)))

@@ -32,8 +32,8 @@ class FronthaulNetwork(Component):
     users, ``aps`` access points with ``antennas`` each on a square of ``area_m`` metres,
     ``stripes`` (M) radio stripes of ``aps_per_stripe`` (L) APs each ending at one central
     processor; ``stripes = aps`` is the star, ``stripes = 1`` the bus. ``layout`` may name any
-    stripe topology generator call instead (``"radio_stripes(2, 8)"``, an ``edge_list`` file
-    directed toward the CP); it is checked for gaps and branches.
+    stripe topology generator call instead (``"radio_stripes(2, 8)"``, or an ``edge_list`` file
+    with the CP as node 0, pointed toward it); it is checked for gaps and branches.
 
     Built of ordinary components: ``ap[i]`` (:class:`AccessPoint`, in stripe order, far end
     first), ``link[i]`` (:class:`FronthaulLink`, AP i's link toward the CP, of ``capacity_bps``
@@ -68,6 +68,8 @@ class FronthaulNetwork(Component):
     processing_ps = Param(int, 10_000_000, "AP combining and compression time per chunk", unit="ps",
                           check=at_least(0))
     header_bits = Param(int, 64, "header of every frame", unit="bits", check=at_least(0))
+    sample_bits = Param(int, 32, "bits of a raw complex sample (I and Q): the most a frame carries per dimension",
+                        unit="bits", check=at_least(1))
     ps_per_m = Param(int, 5000, "link propagation delay per metre (5000: fibre)", unit="ps", check=at_least(0))
     link_fixed_ps = Param(int, 100_000, "fixed latency of every link (transceivers)", unit="ps", check=at_least(0))
     deadline_ps = Param(int, 1_000_000_000, "a slot must reach the CP this long after its air time", unit="ps",
@@ -91,7 +93,7 @@ class FronthaulNetwork(Component):
                                  f"antennas (aps x antennas): linear detection cannot separate them",
                                  hint="serve at most aps x antennas users, or add antennas")
         self.plan = SlotPlan(self.slot_ps, self.chunks, self.tdd_pattern, self.slots, self.bandwidth_hz,
-                             self.header_bits)
+                             self.header_bits, self.sample_bits)
         self.longest = self.topology.worst_hops
         self.plan.check_budget(self.capacity_bps, 1 if self.inp else self.longest)
         self.positions, self.cp_position = place(self.topology, self.area_m)
@@ -101,7 +103,7 @@ class FronthaulNetwork(Component):
         index = 0
         for number, stripe in enumerate(self.topology.stripes):
             previous = None
-            for position, _node in enumerate(stripe):
+            for _ in stripe:
                 ap = AccessPoint(f"ap[{index}]", self, antennas=self.antennas, inp=self.inp,
                                  processing_ps=self.processing_ps)
                 link = FronthaulLink(f"link[{index}]", self, capacity_bps=self.capacity_bps,
@@ -139,16 +141,17 @@ class FronthaulNetwork(Component):
         for number, stripe in enumerate(self.topology.stripes):
             members = np.arange(index, index + len(stripe))
             stripes.append(members)
-            for position, ap in enumerate(members):
+            for ap in members:
                 share = 1 if self.inp else len(stripe)
-                self.access_points[ap].attach(ApRole(int(ap), number, position, share, self.capacity_bps,
+                self.access_points[ap].attach(ApRole(int(ap), number, share, self.capacity_bps,
                                                      self.plan, self.scene))
             index += len(stripe)
         per_slot = self.chunks * (len(stripes) if self.inp else self.aps)
         # The no-INP reference shares each stripe's CP-side link among its APs, as the APs would.
-        shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s))) for s in stripes])
-        self.cp.attach(CpRole(self.plan, self.scene, per_slot, self.inp, tuple(stripes),
-                              self.plan.rate_bits(self.capacity_bps, 1), shared))
+        shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s), self.antennas))
+                                 for s in stripes])
+        self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes),
+                              self.plan.rate_bits(self.capacity_bps, 1, self.users), shared))
 
     def summary(self) -> dict:
         """The figures a sweep over capacity and stripes wants, after a run: the topology

@@ -169,3 +169,13 @@ def test_the_watchdog_names_a_link_whose_receiver_never_takes():
     connect(link.out, deaf.inp, capacity=1)
     with pytest.raises(DeadlockError, match=r"top.link holds 1 frames"):
         Simulator(top, watchdog_cycles=1000).run()
+
+
+def test_ample_capacity_carries_raw_samples_and_idles():
+    top = build(capacity_bps=10e9)
+    run(top)
+    # 1000 channel uses per 50 us chunk at 20 MHz; INP forwards K = 4 dimensions of 32 bits
+    frame = 4 * 32 * 1000 + 64
+    assert [link.bits.value for link in top.links] == [2 * 2 * frame] * 4
+    assert top.links[0].busy_ps.value == 4 * frame * 100  # 100 ps a bit
+    assert top.cp.sum_rate.mean <= top.cp.sum_rate_unlimited.mean
