@@ -44,8 +44,8 @@ class AccessPoint(Component):
     result to its link's budget (:func:`~archmodel.models.fronthaul.signal.inp_step`) and,
     ``processing_ps`` after both were there, sends a frame that fills its link. Without it, it
     compresses its own samples to its share of the CP-side link (``processing_ps`` after they
-    are complete) and forwards every upstream frame as it arrives, one cycle later. Frames
-    leave in the order they become ready, one per cycle.
+    are complete) and forwards every upstream frame at the edge it arrives. Frames leave in the
+    order they become ready, one per cycle.
 
     It is built by :class:`~archmodel.models.fronthaul.network.FronthaulNetwork`, which tells
     it its place (:meth:`attach`). Statistics: frames of its own and forwarded, bits sent, how
@@ -75,7 +75,6 @@ class AccessPoint(Component):
         self.outbox: list = []  # heap of (ready_ps, seq, Frame)
         self.seq = itertools.count()
         self.busy_until = 0
-        self.slot_signal: dict = {}  # slot -> forwarded Observation, built at its chunk 0
 
     def attach(self, role: ApRole) -> None:
         """Give this AP its place in the network (before the run)."""
@@ -123,8 +122,7 @@ class AccessPoint(Component):
             # Without INP most edges only pass an upstream frame on: do just that.
             frame = self.upstream.recv()
             self.forwarded.value += 1
-            if self.out.ready:
-                self.out.send(frame)
+            if self.out.try_send(frame):
                 self.bits_sent.value += frame.bits
             else:
                 heapq.heappush(self.outbox, (now, next(self.seq), frame))

@@ -80,8 +80,8 @@ class FronthaulLink(Component):
             self.bits.value += frame.bits
             self.busy_ps.value += self.free_ps - start
             self.queueing.samples.append((start - now) / 1000)
-        if wire and wire[0][0] <= now and self.out.ready:
-            self.out.send(wire.popleft()[1])
+        if wire and wire[0][0] <= now and self.out.try_send(wire[0][1]):
+            wire.popleft()
         if self.tracing:
             self.busy.set(now < self.free_ps)
             self.queued.set(len(wire))
