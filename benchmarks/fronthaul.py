@@ -1,7 +1,7 @@
 """Cell-free fronthaul on radio stripes: speed of the timing and signal level, and a sweep of the
 sum rate and slot latency over link capacity C and the number of stripes M.
 
-    python benchmarks/fronthaul.py [--quick] [--sweep] [--slots N] [--png FILE] [--csv FILE]
+    python benchmarks/fronthaul.py [--quick] [--sweep [--no-speed]] [--slots N] [--png FILE] [--csv FILE]
 
 **Speed.** ``topologies/radio_stripes.arch`` with 64 APs x 4 antennas and 16 users on 8
 stripes of 8, 1000 TDD slots of 1 ms (14 frames per AP and slot), timing and signal level in
@@ -127,10 +127,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="few slots (a smoke test)")
     parser.add_argument("--slots", type=int, help="slots of the speed run (default 1000; --quick 20)")
     parser.add_argument("--sweep", action="store_true", help="also sweep C and M, print, write CSV and PNG")
+    parser.add_argument("--no-speed", action="store_true", help="skip the speed table (with --sweep)")
     parser.add_argument("--csv", default="waves/fronthaul-sweep.csv")
     parser.add_argument("--png", default="waves/fronthaul-sweep.png")
     args = parser.parse_args()
-    speed(args.slots or (20 if args.quick else 1000))
+    if not args.no_speed:
+        speed(args.slots or (20 if args.quick else 1000))
     if args.sweep:
         rows = sweep(3 if args.quick else 20, capacities=(50, 400, 3200) if args.quick else CAPACITIES_MBPS)
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)

@@ -21,12 +21,14 @@ _NEVER = 1 << 62
 @attrs.frozen(eq=False)
 class ApRole:
     """Where an AP sits and what it shares, set by the network that builds it: ``index`` in the
-    scene, its ``stripe``, ``share`` (APs whose frames share
+    scene, its ``stripe``, ``dims`` (complex dimensions of the signal it sends: its antennas, or
+    with INP the users, at most the antennas at and upstream of it), ``share`` (APs whose frames share
     the CP-side link: 1 with in-network processing, the stripe's length without),
     ``capacity_bps`` of its outgoing link, the TDD ``plan`` and the radio ``scene``."""
 
     index: int
     stripe: int
+    dims: int
     share: int
     capacity_bps: float
     plan: SlotPlan
@@ -79,9 +81,8 @@ class AccessPoint(Component):
     def attach(self, role: ApRole) -> None:
         """Give this AP its place in the network (before the run)."""
         self.role = role
-        dims = role.scene.users if self.inp else self.antennas  # a combined estimate, or own samples
-        self.rate_bits = role.plan.rate_bits(role.capacity_bps, role.share, dims)
-        self.payload = [role.plan.payload_bits(c, role.capacity_bps, role.share, dims) + role.plan.header_bits
+        self.rate_bits = role.plan.rate_bits(role.capacity_bps, role.share, role.dims)
+        self.payload = [role.plan.payload_bits(c, role.capacity_bps, role.share, role.dims) + role.plan.header_bits
                         for c in range(role.plan.chunks)]
 
     def start(self) -> None:

@@ -16,14 +16,15 @@ from .frames import SlotPlan
 @attrs.frozen(eq=False)
 class CpRole:
     """What the CP must know, set by the network: the TDD ``plan``, the radio ``scene``, the
-    ``frames_per_slot`` that make a slot complete, each stripe's AP indices (far end first), and the compression rates (bits per channel use)
-    of the two schemes (per AP without INP), for the reference sum rates."""
+    ``frames_per_slot`` that make a slot complete, each stripe's AP indices (far end first),
+    and the compression rates (bits per channel use) of the two schemes (by place along a
+    stripe with INP, per AP without), for the reference sum rates."""
 
     plan: SlotPlan
     scene: Any
     frames_per_slot: int
     stripes: tuple
-    inp_bits: float
+    inp_bits: tuple
     no_inp_bits: Any
 
 

@@ -141,17 +141,23 @@ class FronthaulNetwork(Component):
         for number, stripe in enumerate(self.topology.stripes):
             members = np.arange(index, index + len(stripe))
             stripes.append(members)
-            for ap in members:
-                share = 1 if self.inp else len(stripe)
-                self.access_points[ap].attach(ApRole(int(ap), number, share, self.capacity_bps,
+            for position, ap in enumerate(members):
+                dims, share = (self._inp_dims(position), 1) if self.inp else (self.antennas, len(stripe))
+                self.access_points[ap].attach(ApRole(int(ap), number, dims, share, self.capacity_bps,
                                                      self.plan, self.scene))
             index += len(stripe)
         per_slot = self.chunks * (len(stripes) if self.inp else self.aps)
-        # The no-INP reference shares each stripe's CP-side link among its APs, as the APs would.
+        # The references budget every AP as the APs do: by its place along the stripe with INP,
+        # by its share of its stripe's CP-side link without.
+        inp_bits = [self.plan.rate_bits(self.capacity_bps, 1, self._inp_dims(p)) for p in range(self.longest)]
         shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s), self.antennas))
                                  for s in stripes])
-        self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes),
-                              self.plan.rate_bits(self.capacity_bps, 1, self.users), shared))
+        self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes), tuple(inp_bits), shared))
+
+    def _inp_dims(self, position: int) -> int:
+        """Dimensions of the estimate the AP at ``position`` (0: the far end) forwards with INP:
+        the users, or fewer where fewer antennas have seen them (its own and upstream)."""
+        return min(self.users, self.antennas * (position + 1))
 
     def summary(self) -> dict:
         """The figures a sweep over capacity and stripes wants, after a run: the topology

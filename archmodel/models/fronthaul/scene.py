@@ -56,9 +56,10 @@ class RadioScene:
         """AP ``ap``'s channel in ``slot`` (antennas x users)."""
         return self.channels(slot)[ap]
 
-    def references(self, slot: int, stripes: list[np.ndarray], inp_bits: float, no_inp_bits) -> dict:
+    def references(self, slot: int, stripes: list[np.ndarray], inp_bits, no_inp_bits) -> dict:
         """The sum rates (bit/s/Hz) of ``slot`` under each scheme, computed in one batch:
-        ``"inp"`` (sequential in-network processing along each stripe at ``inp_bits`` per link),
+        ``"inp"`` (sequential in-network processing along each stripe, ``inp_bits`` on the link
+        of each place from the far end),
         ``"no_inp"`` (each AP compresses its own samples to ``no_inp_bits``, one per AP or one for all) and
         ``"unlimited"`` (the CP has every sample). ``stripes`` lists each stripe's AP indices,
         far end first."""
@@ -68,6 +69,7 @@ class RadioScene:
         inp = np.zeros_like(unlimited)
         for length in sorted({len(s) for s in stripes}):
             group = np.array([s for s in stripes if len(s) == length])
-            inp = inp + signal.stripe_sequential(channels[group], inp_bits).information().sum(axis=0)
+            rates = np.asarray(inp_bits, dtype=float)[:length]
+            inp = inp + signal.stripe_sequential(channels[group], rates).information().sum(axis=0)
         return {"inp": float(signal.sum_rate(inp)), "no_inp": float(signal.sum_rate(no_inp)),
                 "unlimited": float(signal.sum_rate(unlimited))}

@@ -293,11 +293,14 @@ def inp_step(channel: np.ndarray, upstream: Observation | None, rate_bits) -> In
 
 def stripe_sequential(channels: np.ndarray, rate_bits) -> Observation:
     """Sequential in-network processing along stripes: ``channels`` (..., L, N, K), AP 0 the far
-    end; what the CP receives from each stripe. :class:`~.access_point.AccessPoint` does the same
-    :func:`inp_step` one AP at a time; this is the batched reference of the scene."""
+    end; what the CP receives from each stripe. ``rate_bits`` is one budget for every link, or
+    one per place along the stripe (L values). :class:`~.access_point.AccessPoint` does the
+    same :func:`inp_step` one AP at a time; this is the batched reference of the scene."""
+    length = channels.shape[-3]
+    rates = np.broadcast_to(np.asarray(rate_bits, dtype=float), (length,))
     upstream = None
-    for position in range(channels.shape[-3]):
-        upstream = inp_step(channels[..., position, :, :], upstream, rate_bits).forwarded
+    for position in range(length):
+        upstream = inp_step(channels[..., position, :, :], upstream, rates[position]).forwarded
     return upstream
 
 

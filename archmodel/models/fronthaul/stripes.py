@@ -12,11 +12,12 @@ l for the far end, 1 for the AP beside the CP); edge attribute ``kind = "frontha
 
 :func:`stripe_layout` checks that a graph really is parallel stripes (each AP one link toward
 the CP, at most one AP feeding it, every AP reaching the CP: no gap) and returns the stripes
-far end first; an undirected graph (an ``edge_list`` file) is first pointed toward the CP. :func:`place` puts the APs on a square: a grid of ``ceil(sqrt(N_AP))`` columns
-walked row by row, alternately left to right and right to left (a serpentine), so consecutive
-APs of a stripe are grid neighbours and a stripe of one row's length lies along a row; the CP
-sits at the middle of the left edge and every stripe runs toward it. Link lengths are the straight distances between the
-ends (a cable laid along the stripe).
+far end first; an undirected graph (an ``edge_list`` file) is first pointed toward the CP.
+:func:`place` puts the APs on a square: a grid of ``ceil(sqrt(N_AP))`` columns walked row by
+row, alternately left to right and right to left (a serpentine), so consecutive APs of a stripe
+are grid neighbours and a stripe of one row's length lies along a row; the CP sits at the
+middle of the left edge and every stripe runs toward it. Link lengths are the straight
+distances between the ends (a cable laid along the stripe).
 """
 
 from __future__ import annotations

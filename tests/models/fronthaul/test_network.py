@@ -174,8 +174,10 @@ def test_the_watchdog_names_a_link_whose_receiver_never_takes():
 def test_ample_capacity_carries_raw_samples_and_idles():
     top = build(capacity_bps=10e9)
     run(top)
-    # 1000 channel uses per 50 us chunk at 20 MHz; INP forwards K = 4 dimensions of 32 bits
-    frame = 4 * 32 * 1000 + 64
-    assert [link.bits.value for link in top.links] == [2 * 2 * frame] * 4
-    assert top.links[0].busy_ps.value == 4 * frame * 100  # 100 ps a bit
+    # 1000 channel uses per 50 us chunk at 20 MHz, 32 bits per complex dimension: the far AP's
+    # estimate has its 2 antennas' dimensions, the next one all K = 4 users'
+    far, near = 2 * 32 * 1000 + 64, 4 * 32 * 1000 + 64
+    assert [link.bits.value for link in top.links] == [2 * 2 * far, 2 * 2 * near] * 2
+    assert top.links[1].busy_ps.value == 4 * near * 100  # 100 ps a bit: the link idles 74% of the time
     assert top.cp.sum_rate.mean <= top.cp.sum_rate_unlimited.mean
+    assert list(top.cp.sum_rate.samples) == pytest.approx(list(top.cp.sum_rate_inp.samples), rel=1e-9)
