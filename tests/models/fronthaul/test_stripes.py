@@ -78,3 +78,20 @@ def test_a_branch_is_not_a_stripe():
     graph.add_edge(4, 2)
     with pytest.raises(ArchError, match="AP 2 has 2 links in and 1 out"):
         stripe_layout(graph)
+
+
+def test_the_topology_statement_wires_radio_stripes(tmp_path):
+    from archmodel.lang import load
+
+    source = tmp_path / "stripes.arch"
+    source.write_text('system T {\n'
+                      '    net : topology radio_stripes(m = 2, l = 3, local_ports = 1) of Crossbar(dest_field = "d")\n'
+                      '    src[7] : Source(count = 0)\n    sink[7] : Sink()\n'
+                      '    for n in 0 .. 7 {\n        src[n].out -> net.node[n].inp[0]\n'
+                      '        net.node[n].out[0] -> sink[n].inp\n    }\n}\n')
+    net = load(source).top.child("net")
+    cp = net.child("node[0]")
+    assert len(cp.inp) == 1 + 2 and len(cp.out) == 1  # one link in per stripe, none out
+    far, middle = net.child("node[1]"), net.child("node[2]")
+    assert len(far.inp) == 1 and len(far.out) == 2 and len(middle.inp) == 2
+    assert far.out[1].channel.dst is middle.inp[1]
