@@ -1,6 +1,7 @@
 """The fronthaul network in time: loads measured from the simulated frames, slot latency to the
 picosecond, deadlines, TDD patterns, determinism, waveforms and the watchdog."""
 
+import numpy as np
 import pytest
 
 from archmodel.kernel import (ArchError, ClockDomain, Component, DeadlockError, In, Out, ParameterError,
@@ -181,3 +182,26 @@ def test_ample_capacity_carries_raw_samples_and_idles():
     assert top.links[1].busy_ps.value == 4 * near * 100  # 100 ps a bit: the link idles 74% of the time
     assert top.cp.sum_rate.mean <= top.cp.sum_rate_unlimited.mean
     assert list(top.cp.sum_rate.samples) == pytest.approx(list(top.cp.sum_rate_inp.samples), rel=1e-9)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_nothing_is_lost_on_random_layouts(case):
+    rng = np.random.default_rng(case)
+    m, l = int(rng.integers(1, 4)), int(rng.integers(1, 5))
+    inp = bool(case % 2)
+    pattern = "".join(rng.choice(["U", "D"], size=int(rng.integers(1, 4)))) + "U"
+    top = build(aps=m * l, stripes=m, aps_per_stripe=l, users=int(rng.integers(1, 2 * m * l + 1)),
+                chunks=int(rng.integers(2, 5)), slots=len(pattern) + int(rng.integers(0, 3)), tdd_pattern=pattern,
+                inp=inp,
+                capacity_bps=float(rng.choice([2e8, 1e9, 4e9])), processing_ps=int(rng.integers(0, 3)) * 1_000_000)
+    sim = run(top, seed=case)
+    uplink = len(top.plan.uplink_slots())
+    assert top.cp.slots_done.value == uplink and not top.cp.pending
+    sent = [ap.bits_sent.value for ap in top.access_points]
+    carried = [link.bits.value for link in top.links]
+    assert sent == carried  # every frame an AP sends crosses its link
+    heads = [top.links[(s + 1) * l - 1].bits.value for s in range(m)]
+    assert top.cp.ingress_bits.value == sum(heads)
+    own = sum(ap.own_frames.value for ap in top.access_points)
+    assert own == m * l * top.chunks * uplink
+    assert all(c.holding() is None for c in sim.components)
