@@ -30,8 +30,8 @@ class FronthaulNetwork(Component):
     Park, "Sequential In-Network Processing for Cell-Free Massive MIMO with
     Capacity-Constrained Parallel Radio Stripes", arXiv 2412.07582): ``users`` single-antenna
     users, ``aps`` access points with ``antennas`` each on a square of ``area_m`` metres,
-    ``stripes`` (M) radio stripes of ``aps_per_stripe`` (L) APs each ending at one central
-    processor; ``stripes = aps`` is the star, ``stripes = 1`` the bus. ``layout`` may name any
+    ``stripes`` (M) radio stripes of ``aps_per_stripe`` (L, by default ``aps / stripes``) APs
+    each ending at one central processor; ``stripes = aps`` is the star, ``stripes = 1`` the bus. ``layout`` may name any
     stripe topology generator call instead (``"radio_stripes(2, 8)"``, or an ``edge_list`` file
     with the CP as node 0, pointed toward it); it is checked for gaps and branches.
 
@@ -50,7 +50,7 @@ class FronthaulNetwork(Component):
 
     aps = Param(int, 16, "access points (N_AP = stripes x aps_per_stripe)", check=at_least(1))
     stripes = Param(int, 4, "radio stripes M (aps: star, 1: bus)", check=at_least(1))
-    aps_per_stripe = Param(int, 4, "APs per stripe L", check=at_least(1))
+    aps_per_stripe = Param(int, 0, "APs per stripe L (0: aps / stripes)", check=at_least(0))
     layout = Param(str, "", "a stripe topology generator call instead of radio_stripes(stripes, aps_per_stripe)")
     antennas = Param(int, 4, "antennas per AP N", check=at_least(1))
     users = Param(int, 8, "single-antenna users K", check=at_least(1))
@@ -121,12 +121,19 @@ class FronthaulNetwork(Component):
     def _graph(self):
         if self.layout:
             return build_topology(self.layout)
-        if self.stripes * self.aps_per_stripe != self.aps:
-            raise ParameterError(f"{self.path}: stripes x aps_per_stripe = {self.stripes} x {self.aps_per_stripe} = "
-                                 f"{self.stripes * self.aps_per_stripe} is not aps = {self.aps}",
+        per_stripe = self.aps_per_stripe
+        if per_stripe == 0:
+            if self.aps % self.stripes:
+                raise ParameterError(f"{self.path}: aps = {self.aps} is not a multiple of stripes = {self.stripes}",
+                                     hint="every stripe has the same number of APs: choose stripes dividing aps, "
+                                          "or give a layout")
+            per_stripe = self.aps // self.stripes
+        if self.stripes * per_stripe != self.aps:
+            raise ParameterError(f"{self.path}: stripes x aps_per_stripe = {self.stripes} x {per_stripe} = "
+                                 f"{self.stripes * per_stripe} is not aps = {self.aps}",
                                  hint="every AP sits on one stripe: choose stripes and aps_per_stripe "
-                                      "whose product is aps")
-        return radio_stripes(self.stripes, self.aps_per_stripe)
+                                      "whose product is aps (or aps_per_stripe = 0 for aps / stripes)")
+        return radio_stripes(self.stripes, per_stripe)
 
     def start(self) -> None:
         if self.plan.slot_ps // self.chunks > self.sim.watchdog_ps:

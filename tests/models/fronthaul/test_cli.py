@@ -20,7 +20,8 @@ def test_run_prints_loads_latency_and_sum_rates(capsys):
 
 
 @pytest.mark.parametrize("params, message", [
-    (["-p", "aps=12"], "stripes x aps_per_stripe = 4 x 4 = 16 is not aps = 12"),
+    (["-p", "L=3"], "stripes x aps_per_stripe = 4 x 3 = 12 is not aps = 16"),
+    (["-p", "M=3"], "aps = 16 is not a multiple of stripes = 3"),
     (["-p", "C=0 bit/s"], "parameter 'capacity_bps' of 'FronthaulNetwork' must be greater than 0"),
     (["-p", "users=65"], "users = 65 is more than the 64 antennas (aps x antennas)"),
 ])
