@@ -32,8 +32,7 @@ def test_bundled_systems_run_to_completion(path, tmp_path, capsys):
     assert main(["run", str(path), "--stats", str(stats), "-q", "--vcd", str(tmp_path / "w.vcd")]) == 0
     document = json.loads(stats.read_text())
     # how it ended: by itself, or a model saying its work is done (never a limit or a failure)
-    assert document["manifest"]["outcome"] in ("quiescent", "stopped", "measured", "stream done", "cores done",
-                                               "workload finished")
+    assert document["manifest"]["outcome"] not in ("limit", "failed", "unstable", "interrupted")
     assert document["manifest"]["input_sha256"]
 
 

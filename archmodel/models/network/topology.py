@@ -14,38 +14,22 @@ where a node sits, so routing functions never do index arithmetic of their own:
 
 ``net : topology mesh(4, 4) of Model()`` in a ``.arch`` file calls the generator registered as
 ``mesh``; :class:`~archmodel.models.network.Noc` builds routers and interfaces from the same
-registry. Register more with :func:`register_topology`.
+registry, which lives in :mod:`archmodel.models.topologies` so that every family can add to it.
+Register more with :func:`register_topology`.
 """
 
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Callable
 
 import networkx as nx
 
-from archmodel.kernel import ArchError, check_instances, read_lines
+from archmodel.kernel import ArchError, read_lines
 
-_GENERATORS: dict[str, Callable[..., nx.Graph]] = {}
+from ..topologies import build_topology, register_topology, topology_generators
 
-
-def register_topology(name: str, size: Callable[..., int] | None = None):
-    """Decorator: make a generator ``fn(*args, **kwargs) -> networkx graph`` usable by name.
-
-    ``size(*args, **kwargs)`` (same arguments) returns the node count without building the
-    graph, so the instance limit is enforced before a huge graph is made.
-    """
-    def wrap(fn):
-        fn.node_count = size
-        _GENERATORS[name] = fn
-        return fn
-    return wrap
-
-
-def topology_generators() -> dict[str, Callable[..., nx.Graph]]:
-    """All registered generators by name, sorted."""
-    return dict(sorted(_GENERATORS.items()))
+__all__ = ["build_topology", "register_topology", "terminal_count", "topology_generators"]
 
 
 def _positive(name: str, value) -> int:
@@ -266,34 +250,3 @@ def edge_list(path: str, terminals: int = 1) -> nx.Graph:
 def terminal_count(graph: nx.Graph) -> int:
     """The number of terminals (network interfaces) the graph's routers carry."""
     return sum(graph.nodes[n].get("terminals", 1) for n in graph.nodes)
-
-
-def build_topology(spec: str) -> nx.Graph:
-    """The graph of ``spec``, a generator call such as ``"mesh(8, 8)"`` or
-    ``"dragonfly(2)"`` (arguments are Python literals)."""
-    import ast
-
-    try:
-        call = ast.parse(spec.strip(), mode="eval").body
-    except SyntaxError:
-        call = None
-    if not isinstance(call, (ast.Call, ast.Name)):
-        raise ArchError(f"topology {spec!r} is not a generator call", hint="for example: mesh(8, 8)")
-    name = call.id if isinstance(call, ast.Name) else getattr(call.func, "id", None)
-    generator = _GENERATORS.get(name)
-    if generator is None:
-        raise ArchError(f"unknown topology '{name}'", hint="topologies: " + ", ".join(topology_generators()))
-    if isinstance(call, ast.Name):
-        return generator()
-    try:
-        args = [ast.literal_eval(a) for a in call.args]
-        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-    except ValueError:
-        raise ArchError(f"topology {spec!r}: arguments must be literals") from None
-    try:
-        if generator.node_count is not None:
-            # a router and at least one interface per node: refuse a huge graph before making it
-            check_instances(2 * generator.node_count(*args, **kwargs), f"topology {spec}")
-        return generator(*args, **kwargs)
-    except TypeError as err:
-        raise ArchError(f"topology {spec!r}: {err}") from None

@@ -1,0 +1,206 @@
+"""An access point of a cell-free massive MIMO uplink on a radio stripe."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from typing import Any
+
+import attrs
+
+from archmodel.kernel import (ArchError, Component, Counter, Distribution, In, Out, Param, Utilisation,
+                              at_least, model)
+
+from . import signal
+from .frames import Frame, SlotPlan
+
+_NEVER = 1 << 62
+
+
+@attrs.frozen(eq=False)
+class ApRole:
+    """Where an AP sits and what it shares, set by the network that builds it: ``index`` in the
+    scene, its ``stripe``, ``dims`` (complex dimensions of the signal it sends: its antennas, or
+    with INP the users, at most the antennas at and upstream of it), ``share`` (APs whose frames share
+    the CP-side link: 1 with in-network processing, the stripe's length without),
+    ``capacity_bps`` of its outgoing link, the TDD ``plan`` and the radio ``scene``."""
+
+    index: int
+    stripe: int
+    dims: int
+    share: int
+    capacity_bps: float
+    plan: SlotPlan
+    scene: Any
+
+
+@model
+class AccessPoint(Component):
+    """An access point with ``antennas`` antennas on a radio stripe (Jo, Lee and Park, arXiv
+    2412.07582): every uplink slot it receives its samples chunk by chunk (see
+    :mod:`~archmodel.models.fronthaul.frames`) and sends one frame per chunk toward the CP.
+
+    With ``inp`` (in-network processing) it waits for the upstream AP's frame of the same chunk,
+    combines its own samples with the decompressed upstream signal (LMMSE), compresses the
+    result to its link's budget (:func:`~archmodel.models.fronthaul.signal.inp_step`) and,
+    ``processing_ps`` after both were there, sends a frame that fills its link. Without it, it
+    compresses its own samples to its share of the CP-side link (``processing_ps`` after they
+    are complete) and forwards every upstream frame at the edge it arrives. Frames leave in the
+    order they become ready, one per cycle.
+
+    It is built by :class:`~archmodel.models.fronthaul.network.FronthaulNetwork`, which tells
+    it its place (:meth:`attach`). Statistics: frames of its own and forwarded, bits sent, how
+    long its own chunks waited for upstream, processing utilisation. Waveforms: ``state``
+    (idle, waiting for upstream, processing) and ``backlog`` (frames ready to leave). Leaves
+    out: channel estimation (channels are known, as in the paper), its own fronthaul of CSI.
+    """
+
+    antennas = Param(int, 4, "receive antennas", check=at_least(1))
+    inp = Param(bool, True, "in-network processing: combine with upstream and recompress")
+    processing_ps = Param(int, 10_000_000, "combining and compression time per chunk", unit="ps", check=at_least(0))
+    upstream = In("frames from the AP upstream (unconnected at a stripe's far end)", required=False)
+    out = Out("frames toward the CP")
+    own_frames = Counter("frames", "frames of this AP's own chunks")
+    forwarded = Counter("frames", "upstream frames forwarded unchanged (without INP)")
+    bits_sent = Counter("bits", "bits sent toward the CP")
+    processing_busy = Counter("cycles", "cycles spent combining and compressing")
+    processing = Utilisation("processing_busy", "share of the time spent combining and compressing")
+    upstream_wait = Distribution("ns", "time an own chunk waited for the upstream frame (INP)")
+
+    def setup(self) -> None:
+        self.role: ApRole | None = None
+        self.state = self.register("state", "idle")
+        self.backlog = self.register("backlog", 0, width=16)
+        self.arrived: dict = {}  # (slot, chunk) -> upstream Frame, for INP
+        self.ready: deque = deque()  # own (slot, chunk) whose samples are complete
+        self.outbox: list = []  # heap of (ready_ps, seq, Frame)
+        self.seq = itertools.count()
+        self.busy_until = 0
+
+    def attach(self, role: ApRole) -> None:
+        """Give this AP its place in the network (before the run)."""
+        self.role = role
+        self.rate_bits = role.plan.rate_bits(role.capacity_bps, role.share, role.dims)
+        self.payload = [role.plan.payload_bits(c, role.capacity_bps, role.share, role.dims) + role.plan.header_bits
+                        for c in range(role.plan.chunks)]
+
+    def start(self) -> None:
+        if self.role is None:
+            raise ArchError(f"{self.path}: an AccessPoint is built by FronthaulNetwork, which gives it its "
+                            "channel and place", hint="use FronthaulNetwork(aps = ..., stripes = ...)")
+        self.slots = iter(self.role.plan.uplink_slots())
+        self.gated = self.inp and self.upstream.connected
+        self.tracing = self.sim.tracing
+        self.relaying = not self.inp and self.upstream.connected and not self.tracing
+        self.asked_ps = -1  # the wake-up last asked for (the kernel keeps it until it comes)
+        self._advance(None)
+
+    def _advance(self, current) -> None:
+        """Make the own chunk after ``current`` (None: the first) the next one, and remember
+        when its samples are complete (never, when the run has no more)."""
+        if current is not None and current[1] + 1 < self.role.plan.chunks:
+            self.next_chunk = current[0], current[1] + 1
+        else:
+            slot = next(self.slots, None)
+            self.next_chunk = None if slot is None else (slot, 0)
+        self.next_end = _NEVER if self.next_chunk is None else self.role.plan.chunk_end_ps(*self.next_chunk)
+
+    def holding(self) -> str | None:
+        # Frames to send and a chunk in processing are work; an own chunk waiting for its
+        # upstream frame is not (the AP waits for input, as a sink does): the frame may be a
+        # whole stripe away, longer than a watchdog window, without anything being stuck.
+        held = len(self.outbox) + (1 if self.busy_until > self.sim.now else 0)
+        return f"{held} frames" if held else None
+
+    def waiting_for(self) -> list:
+        upstream = self.upstream.channel.src_owner if self.upstream.connected else None
+        return [c for c in (upstream, self.out.channel.dst_owner) if c is not None]
+
+    def tick(self) -> None:
+        now = self.sim.now
+        if self.relaying and self.upstream.valid and not self.outbox and not self.ready and self.next_end > now:
+            # Without INP most edges only pass an upstream frame on: do just that.
+            frame = self.upstream.recv()
+            self.forwarded.value += 1
+            if self.out.try_send(frame):
+                self.bits_sent.value += frame.bits
+            else:
+                heapq.heappush(self.outbox, (now, next(self.seq), frame))
+            self.sleep()
+            self._schedule()
+            return
+        plan = self.role.plan
+        if self.upstream.connected and self.upstream.valid:
+            frame = self.upstream.recv()
+            if self.inp:
+                self.arrived[frame.slot, frame.chunk] = frame
+            else:
+                heapq.heappush(self.outbox, (now, next(self.seq), frame))
+                self.forwarded.value += 1
+        while self.next_end <= now:
+            self.ready.append(self.next_chunk)
+            self._advance(self.next_chunk)
+        waiting = False
+        while self.ready and self.busy_until <= now:
+            key = self.ready[0]
+            upstream = None
+            if self.inp and self.upstream.connected:
+                upstream = self.arrived.pop(key, None)
+                if upstream is None:
+                    waiting = True
+                    break
+                self.upstream_wait.samples.append((now - plan.chunk_end_ps(*key)) / 1000)
+            self.ready.popleft()
+            self._process(key, upstream, now)
+        if self.outbox and self.outbox[0][0] <= now and self.out.ready:
+            frame = heapq.heappop(self.outbox)[2]
+            self.out.send(frame)
+            self.bits_sent.value += frame.bits
+        if self.tracing:
+            self.state.set("processing" if self.busy_until > now else "waiting" if waiting else "idle")
+            self.backlog.set(len(self.outbox))
+        self.sleep()
+        self._schedule()
+
+    def _process(self, key, upstream: Frame | None, now: int) -> None:
+        """Combine (with INP) and compress one own chunk; its frame is ready when done."""
+        slot, chunk = key
+        role = self.role
+        done = now + self.processing_ps
+        self.busy_until = done
+        self.processing_busy.value += -(-self.processing_ps // self.domain.period_ps)
+        carried = None
+        if chunk == 0:
+            channel = role.scene.channel(slot, role.index)
+            if self.inp:
+                upstream_signal = upstream.signal if upstream is not None else None
+                carried = signal.inp_step(channel, upstream_signal, self.rate_bits).forwarded
+            else:
+                carried = signal.per_ap_compressed(channel, self.rate_bits)
+        frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)
+        heapq.heappush(self.outbox, (done, next(self.seq), frame))
+        self.own_frames.value += 1
+        # New work from the air, not from a channel: tell the watchdog, whose window may have
+        # run through a downlink slot in which nothing moved.
+        self.progress()
+
+    def _schedule(self) -> None:
+        """Wake at the next own chunk, the end of processing, or when a frame may leave
+        (arrivals and returning credits wake it anyway). An AP gated by its upstream (INP, not
+        at the far end) need not wake for its own chunk: the upstream frame of that chunk
+        leaves the upstream AP only after the same chunk ended there, so its arrival comes
+        later and wakes it."""
+        now = self.sim.now
+        times = []
+        if self.next_end != _NEVER and not self.gated:
+            times.append(self.next_end)
+        if self.busy_until > now and (self.ready or self.tracing):
+            times.append(self.busy_until)
+        if self.outbox:
+            times.append(self.outbox[0][0])
+        if times:
+            wake = max(min(times), now + 1)
+            if wake != self.asked_ps or wake <= now:
+                self.asked_ps = wake
+                self.wake_at(wake)

@@ -1,0 +1,93 @@
+"""A fronthaul link: a fibre or cable of finite capacity between two APs or an AP and the CP."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Out, Param, at_least, model)
+
+from .frames import serialisation_ps
+
+
+def _positive(value) -> str | None:
+    return None if value > 0 else "must be greater than 0 (a link of no capacity carries nothing)"
+
+
+@model
+class FronthaulLink(Component):
+    """One direction of a fronthaul link (uplink, toward the CP) of ``capacity_bps``: a frame of
+    S bits is serialised in ``ceil(S / capacity)``, frames one after another in arrival order,
+    then travels ``length_m * ps_per_m + fixed_ps`` (5 ns/m: light in silica fibre, refractive
+    index about 1.47; a copper cable is nearer 4.3 ns/m). The link takes every frame its sender
+    offers (the sender's egress queue is the link's queue), so its backlog shows overload as
+    queueing delay rather than as back-pressure. It carries anything with ``size_bits``.
+
+    Statistics: bits carried, busy time, load (Mbit/s over the elapsed time), utilisation
+    (busy share of the elapsed time), the queueing delay of each frame before its first bit
+    left. Waveforms: ``busy`` (serialising) and ``queued`` (frames accepted but not yet
+    delivered). Leaves out: bit errors and retransmission, the protocol's framing beyond a
+    header per frame (see ``header_bits`` of the network), power.
+    """
+
+    capacity_bps = Param(float, 10e9, "link rate", unit="bit/s", check=_positive)
+    length_m = Param(float, 0.0, "cable length in metres", check=at_least(0.0))
+    ps_per_m = Param(int, 5000, "propagation delay per metre", unit="ps", check=at_least(0))
+    fixed_ps = Param(int, 0, "fixed latency (transceivers, switching)", unit="ps", check=at_least(0))
+    inp = In("frames from the AP upstream")
+    out = Out("frames toward the CP")
+    frames = Counter("frames", "frames carried")
+    bits = Counter("bits", "bits carried, headers included")
+    busy_ps = Counter("ps", "time spent serialising")
+    load = Formula("Mbit/s", "bits carried per elapsed time", lambda c: c.bits.value * 1e6 / c.elapsed_ps)
+    utilisation = Formula("%", "share of the elapsed time spent serialising",
+                          lambda c: 100.0 * c.busy_ps.value / c.elapsed_ps)
+    queueing = Distribution("ns", "wait of a frame behind earlier ones before its first bit leaves")
+
+    def setup(self) -> None:
+        self.flight_ps = self.fixed_ps + round(self.length_m * self.ps_per_m)
+        self.wire: deque = deque()  # (delivered_ps, frame), in order
+        self.serialising: dict = {}  # frame bits -> serialisation ps
+        self.free_ps = 0
+        self.busy = self.register("busy", False)
+        self.queued = self.register("queued", 0, width=16)
+
+    def holding(self) -> str | None:
+        return f"{len(self.wire)} frames" if self.wire else None
+
+    def waiting_for(self) -> list:
+        return [self.out.channel.dst_owner] if self.wire else []
+
+    def start(self) -> None:
+        self.tracing = self.sim.tracing
+        self.period = self.domain.period_ps
+
+    def _serialise_ps(self, bits: int) -> int:
+        # A stripe's frames come in a few sizes (one per chunk length): compute each once.
+        took = self.serialising.get(bits)
+        if took is None:
+            took = self.serialising[bits] = serialisation_ps(bits, self.capacity_bps)
+        return took
+
+    def tick(self) -> None:
+        now = self.sim.now
+        wire = self.wire
+        if self.inp.valid:
+            frame = self.inp.recv()
+            start = now if now > self.free_ps else self.free_ps
+            self.free_ps = start + self._serialise_ps(frame.bits)
+            wire.append((self.free_ps + self.flight_ps, frame))
+            self.frames.value += 1
+            self.bits.value += frame.bits
+            self.busy_ps.value += self.free_ps - start
+            self.queueing.samples.append((start - now) / 1000)
+        if wire and wire[0][0] <= now and self.out.try_send(wire[0][1]):
+            wire.popleft()
+        if self.tracing:
+            self.busy.set(now < self.free_ps)
+            self.queued.set(len(wire))
+        self.sleep()
+        if wire:
+            wake = wire[0][0]
+            if self.tracing and now < self.free_ps < wake:
+                wake = self.free_ps  # show the end of serialisation on the waveform
+            self.wake_at(wake if wake > now else now + self.period)

@@ -1,0 +1,148 @@
+"""Cell-free fronthaul on radio stripes: speed of the timing and signal level, and a sweep of the
+sum rate and slot latency over link capacity C and the number of stripes M.
+
+    python benchmarks/fronthaul.py [--quick] [--sweep [--no-speed]] [--slots N] [--png FILE] [--csv FILE]
+
+**Speed.** ``topologies/radio_stripes.arch`` with 64 APs x 4 antennas and 16 users on 8
+stripes of 8, 1000 TDD slots of 1 ms (14 frames per AP and slot), timing and signal level in
+one run, with and without in-network processing: build time and run time in process CPU
+seconds, component ticks, frames carried by the links, and the sum rates as a check (the
+decoded INP rate must equal the scene's reference).
+
+**Sweep** (``--sweep``). 16 APs, 8 users, the star (M = 16), 4 stripes of 4 and the bus
+(M = 1), C from 25 Mbit/s to 3.2 Gbit/s (20 MHz: 1.25 to 160 bit/s/Hz per link): per point
+the sum rate with and without INP beside the unlimited-fronthaul rate, INP's gain, and the
+slot latency (mean, p99) of each scheme; the table is printed, written as CSV, and plotted.
+Each point is two runs of the same ``.arch`` file with ``-p`` style parameters, what a generic
+``archmodel sweep`` over C and M would do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+from archmodel.kernel import Simulator
+from archmodel.lang import load
+from archmodel.paths import data_path
+
+SYSTEM = data_path("topologies") / "radio_stripes.arch"
+
+
+def run_point(params: dict, seed: int = 0) -> tuple[dict, dict]:
+    """Build and run ``radio_stripes.arch`` with ``params`` (name -> .arch expression); the
+    network's summary and the run's cost."""
+    started = time.process_time()
+    top = load(SYSTEM, params={k: str(v) for k, v in params.items()}).top
+    sim = Simulator(top, seed=seed)
+    built = time.process_time()
+    sim.run()
+    ran = time.process_time()
+    network = next(c for c in top.walk() if c.model_name == "FronthaulNetwork")
+    frames = sum(link.frames.value for link in network.links)
+    return network.summary(), {"build_s": built - started, "run_s": ran - built, "ticks": sim.ticks, "frames": frames}
+
+
+def speed(slots: int) -> None:
+    print(f"64 APs x 4 antennas, 16 users, 8 stripes of 8, {slots} slots of 1 ms (timing and signal level)")
+    print(f"{'scheme':<8} {'build s':>8} {'run s':>8} {'ticks':>10} {'frames':>10} {'slots/s':>8} "
+          f"{'sum rate':>9} {'no-INP':>8} {'unlimited':>9} {'latency us':>10}")
+    for inp in ("true", "false"):
+        params = dict(aps=64, M=8, L=8, users=16, antennas=4, slots=slots, inp=inp)
+        summary, cost = run_point(params)
+        if inp == "true":
+            assert abs(summary["sum_rate"] - summary["sum_rate_inp"]) < 1e-9 * summary["sum_rate_inp"]
+        total = cost["build_s"] + cost["run_s"]
+        print(f"{'INP' if inp == 'true' else 'no INP':<8} {cost['build_s']:8.2f} {cost['run_s']:8.2f} "
+              f"{cost['ticks']:10d} {cost['frames']:10d} {summary['slots'] / total:8.1f} "
+              f"{summary['sum_rate']:9.2f} {summary['sum_rate_no_inp']:8.2f} {summary['sum_rate_unlimited']:9.2f} "
+              f"{summary['latency_us']:10.1f}", flush=True)
+
+
+CAPACITIES_MBPS = (25, 50, 100, 200, 400, 800, 1600, 3200)
+LAYOUTS = ((16, 1), (4, 4), (1, 16))
+FIELDS = ("M", "L", "C_mbps", "sum_rate_inp", "sum_rate_no_inp", "sum_rate_unlimited", "inp_gain",
+          "latency_inp_us", "latency_inp_p99_us", "latency_no_inp_us", "latency_no_inp_p99_us", "misses_inp",
+          "misses_no_inp")
+
+
+def sweep(slots: int, capacities=CAPACITIES_MBPS, layouts=LAYOUTS) -> list[dict]:
+    """One row per (M, L, C): both schemes' sum rates and slot latencies."""
+    print(f"16 APs x 4 antennas, 8 users, {slots} slots per point")
+    print(f"{'M':>3} {'L':>3} {'C Mbit/s':>9} {'INP':>7} {'no INP':>7} {'unlim.':>7} {'gain %':>7} "
+          f"{'lat INP us':>10} {'p99':>7} {'lat no-INP':>10} {'p99':>7}")
+    rows = []
+    for m, l in layouts:
+        for c in capacities:
+            base = dict(aps=m * l, M=m, L=l, slots=slots, C=f"{c} Mbit/s")
+            inp, _ = run_point({**base, "inp": "true"})
+            plain, _ = run_point({**base, "inp": "false"})
+            row = dict(M=m, L=l, C_mbps=c, sum_rate_inp=inp["sum_rate"], sum_rate_no_inp=plain["sum_rate"],
+                       sum_rate_unlimited=inp["sum_rate_unlimited"], inp_gain=100 * (inp["sum_rate"] / plain["sum_rate"] - 1),
+                       latency_inp_us=inp["latency_us"], latency_inp_p99_us=inp["latency_p99_us"],
+                       latency_no_inp_us=plain["latency_us"], latency_no_inp_p99_us=plain["latency_p99_us"],
+                       misses_inp=inp["deadline_misses"], misses_no_inp=plain["deadline_misses"])
+            rows.append(row)
+            print(f"{m:3d} {l:3d} {c:9d} {row['sum_rate_inp']:7.2f} {row['sum_rate_no_inp']:7.2f} "
+                  f"{row['sum_rate_unlimited']:7.2f} {row['inp_gain']:7.1f} {row['latency_inp_us']:10.1f} "
+                  f"{row['latency_inp_p99_us']:7.1f} {row['latency_no_inp_us']:10.1f} {row['latency_no_inp_p99_us']:7.1f}",
+                  flush=True)
+    return rows
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Sum rate and slot latency against C, one colour per M."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (rates, latency) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for (m, l), colour in zip(sorted({(r["M"], r["L"]) for r in rows}, reverse=True), ("C0", "C1", "C2", "C3")):
+        mine = [r for r in rows if (r["M"], r["L"]) == (m, l)]
+        c = [r["C_mbps"] for r in mine]
+        label = f"M={m}, L={l}"
+        rates.plot(c, [r["sum_rate_inp"] for r in mine], "o-", color=colour, label=f"{label} INP")
+        rates.plot(c, [r["sum_rate_no_inp"] for r in mine], "s--", color=colour, label=f"{label} no INP")
+        latency.plot(c, [r["latency_inp_us"] for r in mine], "o-", color=colour, label=f"{label} INP")
+        latency.plot(c, [r["latency_no_inp_us"] for r in mine], "s--", color=colour, label=f"{label} no INP")
+    rates.plot(c, [r["sum_rate_unlimited"] for r in mine], ":", color="grey", label="unlimited fronthaul")
+    for axis in (rates, latency):
+        axis.set_xscale("log")
+        axis.set_xlabel("link capacity C (Mbit/s)")
+    rates.set_ylabel("sum rate (bit/s/Hz)")
+    latency.set_ylabel("slot latency (us)")
+    latency.set_yscale("log")
+    rates.legend(fontsize=7)
+    fig.suptitle("cell-free uplink, 16 APs: radio stripes between star and bus")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few slots (a smoke test)")
+    parser.add_argument("--slots", type=int, help="slots of the speed run (default 1000; --quick 20)")
+    parser.add_argument("--sweep", action="store_true", help="also sweep C and M, print, write CSV and PNG")
+    parser.add_argument("--no-speed", action="store_true", help="skip the speed table (with --sweep)")
+    parser.add_argument("--csv", default="waves/fronthaul-sweep.csv")
+    parser.add_argument("--png", default="waves/fronthaul-sweep.png")
+    args = parser.parse_args()
+    if not args.no_speed:
+        speed(args.slots or (20 if args.quick else 1000))
+    if args.sweep:
+        rows = sweep(3 if args.quick else 20, capacities=(50, 400, 3200) if args.quick else CAPACITIES_MBPS)
+        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.csv, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
+        plot(rows, Path(args.png))
+        print(f"sweep: {args.csv} and {args.png}")
+
+
+if __name__ == "__main__":
+    main()

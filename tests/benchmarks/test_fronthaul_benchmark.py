@@ -1,0 +1,25 @@
+"""Smoke test of the fronthaul benchmark: a few slots of the speed table and a small sweep,
+whose CSV and plot are written."""
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "fronthaul.py"
+
+
+def test_quick_run_prints_the_speed_table_and_writes_the_sweep(tmp_path):
+    table, plot = tmp_path / "sweep.csv", tmp_path / "sweep.png"
+    done = subprocess.run([sys.executable, str(BENCHMARK), "--quick", "--slots", "3", "--sweep",
+                           "--csv", str(table), "--png", str(plot)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("INP ") for line in lines) and any(line.startswith("no INP ") for line in lines)
+    rows = list(csv.DictReader(table.open()))
+    assert {(r["M"], r["L"]) for r in rows} == {("16", "1"), ("4", "4"), ("1", "16")}
+    for row in rows:  # the star has nothing to combine; nothing beats unlimited fronthaul
+        if row["L"] == "1":
+            assert abs(float(row["inp_gain"])) < 1e-6
+        assert float(row["sum_rate_inp"]) <= float(row["sum_rate_unlimited"]) + 1e-9
+    assert plot.stat().st_size > 10_000
