@@ -462,6 +462,8 @@ def cmd_sweep(args) -> int:
         fixed = {key: repr(value) if not isinstance(value, str) else value
                  for key, value in _parse_params(args.param).items()}
         _ship_builder(target)
+    if args.samples is not None and args.zip:
+        raise ArchError("--samples draws random points; --zip pairs lists: give one of them")
     mode = "random" if args.samples is not None else "zip" if args.zip else "grid"
     spec = Sweep(target, [parse_axis(text) for text in args.sweep], fixed, mode=mode, samples=args.samples,
                  seed=args.seed, seeds=args.seeds, metrics=tuple(args.metric or ()), top=args.top,

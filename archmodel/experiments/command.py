@@ -63,10 +63,11 @@ def _check_outputs(inputs: list, outputs: list) -> None:
 
 
 def run_command(spec: Sweep, csv_path: Path, *, plot_spec: PlotSpec | None, png_path: Path | None,
-                executor: Executor, fresh: bool = False, retry_failed: bool = False, out=sys.stdout,
-                err=sys.stderr) -> int:
-    """Check and run the sweep, print a line per finished point and a summary, draw the plot
-    (the latency-throughput figure by default for a network swept over one parameter)."""
+                executor: Executor, fresh: bool = False, retry_failed: bool = False, out=None, err=None) -> int:
+    """Check and run the sweep, print a line per finished point (to ``out``, default stdout)
+    and a summary (to ``err``, default stderr), draw the plot (the latency-throughput figure
+    by default for a network swept over one parameter)."""
+    out, err = out or sys.stdout, err or sys.stderr
     plan = spec.plan()
     _check_outputs(plan.inputs, [("--csv", csv_path)] + ([("--png", png_path)] if png_path else []))
     axes = [axis.name for axis in spec.axes]

@@ -1,0 +1,18 @@
+"""One real Dask cluster of 2 worker processes for the sweep tests (starting one costs seconds)."""
+
+import logging
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A ``distributed.Client`` of a LocalCluster with 2 single-threaded worker processes."""
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
