@@ -446,22 +446,16 @@ def cmd_sweep(args) -> int:
     it finishes (resumed on a re-run), a plot, a network's saturation rate."""
     import functools
 
-    from .experiments import Executor, Sweep, parse_axis, parse_plot
+    from .experiments import Executor, Sweep, parse_axis, parse_fixed, parse_plot
     from .experiments.command import run_command
 
     _load_models(args.plugin)
     if _is_arch(args.target):
-        target, fixed = args.target, {}
-        for pair in args.param:
-            key, sep, value = pair.partition("=")
-            if not sep or not key.isidentifier():
-                raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p vcs=4 or -p 'lat=2 ns'")
-            fixed[key] = value
+        target, fixed = args.target, parse_fixed(args.param)
     else:
         target, _ = load_builder(args.target)
         fixed = {key: repr(value) if not isinstance(value, str) else value
                  for key, value in _parse_params(args.param).items()}
-        _ship_builder(target)
     if args.samples is not None and args.zip:
         raise ArchError("--samples draws random points; --zip pairs lists: give one of them")
     mode = "random" if args.samples is not None else "zip" if args.zip else "grid"
@@ -476,16 +470,6 @@ def cmd_sweep(args) -> int:
                        png_path=Path(args.png) if args.png else None,
                        executor=Executor(args.workers, args.scheduler), fresh=args.fresh,
                        retry_failed=args.retry_failed)
-
-
-def _ship_builder(builder) -> None:
-    """A builder from a ``.py`` file is not importable by name in a Dask worker: send its
-    module's code with it (cloudpickle by value) instead of a reference."""
-    module = sys.modules.get(getattr(builder, "__module__", ""), None)
-    if module is not None and importlib.util.find_spec(module.__name__) is None:
-        import cloudpickle
-
-        cloudpickle.register_pickle_by_value(module)
 
 
 def _at_least_one(text: str) -> int:

@@ -9,9 +9,9 @@ statistics); with a CSV path it writes rows as points finish and resumes where a
 
 from .execution import Executor, cpu_count
 from .plots import PlotSpec, parse_plot, plot
-from .points import Axis, Point, generate, parse_axis
+from .points import Axis, Point, generate, parse_axis, parse_fixed
 from .runner import FAILED, RUN_COLUMNS, TIMING_COLUMNS, Study, run_point
 from .sweep import Plan, Sweep, SweepResult, sweep, table
 
 __all__ = ["Axis", "Executor", "FAILED", "Plan", "PlotSpec", "Point", "RUN_COLUMNS", "Study", "Sweep", "SweepResult",
-           "TIMING_COLUMNS", "cpu_count", "generate", "parse_axis", "parse_plot", "plot", "run_point", "sweep", "table"]
+           "TIMING_COLUMNS", "cpu_count", "generate", "parse_axis", "parse_fixed", "parse_plot", "plot", "run_point", "sweep", "table"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..kernel import ArchError
 from .execution import Executor
-from .plots import PlotSpec, check_plot, plot
+from .plots import NOC_FIGURES, PlotSpec, check_plot, plot
 from .sweep import Sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
@@ -72,7 +72,9 @@ def run_command(spec: Sweep, csv_path: Path, *, plot_spec: PlotSpec | None, png_
     _check_outputs(plan.inputs, [("--csv", csv_path)] + ([("--png", png_path)] if png_path else []))
     axes = [axis.name for axis in spec.axes]
     if plot_spec is None and plan.noc is not None and len(axes) == 1:
-        plot_spec = PlotSpec("noc")
+        # the latency-throughput figure by default, where --metric kept what it draws
+        if all(f"{plan.noc}.{figure}" in plan.columns for figure in NOC_FIGURES):
+            plot_spec = PlotSpec("noc")
     if plot_spec is not None:
         plot_spec = check_plot(plot_spec, plan.names, axes, plan.columns, plan.noc)
     target = spec.target if isinstance(spec.target, str) else getattr(spec.target, "__name__", "builder")

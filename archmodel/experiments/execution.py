@@ -11,9 +11,11 @@ workers are ended with their cluster).
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import logging
 import os
 import signal
+import sys
 import threading
 import uuid
 from typing import Callable
@@ -43,6 +45,39 @@ def _sigint_ignored():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+class _ByValue:
+    """A function that any pickler (Dask tries the standard one first) carries by value."""
+
+    def __init__(self, function: Callable):
+        self.function = function
+        self.__name__ = getattr(function, "__name__", "builder")
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def __reduce__(self):
+        import cloudpickle
+
+        return cloudpickle.loads, (cloudpickle.dumps(self.function),)
+
+
+def ship_by_value(function: Callable) -> Callable:
+    """``function``, or, if it comes from a module a worker cannot import by name (a ``.py``
+    file loaded by its path), a wrapper that sends the module's code with it."""
+    module = sys.modules.get(getattr(function, "__module__", None) or "")
+    if module is None or module.__name__ == "__main__" or "." in module.__name__:
+        return function  # __main__'s functions go by value already; a package's module is importable
+    # Where a fresh process would find the name on sys.path (not this one's sys.modules,
+    # which holds a module loaded by path under its file's stem).
+    found = importlib.machinery.PathFinder.find_spec(module.__name__)
+    if found is not None and found.origin == getattr(module, "__file__", None):
+        return function
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(module)
+    return _ByValue(function)
 
 
 class Executor:
@@ -98,8 +133,9 @@ class Executor:
             self._owned.append(self.client)
             return self
         with _sigint_ignored():
+            # Dask's own log stays quiet: what goes wrong with a point is in its row.
             cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
         self._owned.append(cluster)
         self.client = Client(cluster)
         self._owned.insert(0, self.client)

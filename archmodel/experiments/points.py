@@ -145,6 +145,17 @@ def parse_axis(spec: str) -> Axis:
     return Axis(name, tuple(items))
 
 
+def parse_fixed(pairs: list[str]) -> dict[str, str]:
+    """``-p NAME=VALUE`` pairs -> ``{NAME: expression text}``, the parameters every point shares."""
+    fixed = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.isidentifier():
+            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p vcs=4 or -p 'lat=2 ns'")
+        fixed[name] = text
+    return fixed
+
+
 def axis_from_values(name: str, values) -> Axis:
     """An :class:`Axis` from Python values (:func:`sweep`'s ``axes`` mapping): a list, or a
     spec string as after ``--sweep NAME=``."""

@@ -18,7 +18,7 @@ from typing import Callable, Mapping
 import attrs
 
 from ..kernel import ArchError, Simulator
-from .execution import Executor
+from .execution import Executor, ship_by_value
 from .points import Axis, Point, axis_from_values, generate, value_text
 from .results import ResultsFile, row_key
 from .runner import (FAILED, RUN_COLUMNS, Study, builder_files, file_digest, load_models, matches, source_files,
@@ -129,7 +129,9 @@ class Sweep:
                     files + list(self.extra_inputs))
 
     def _worker_target(self):
-        return str(Path(self.target).resolve()) if self._is_arch else self.target
+        if self._is_arch:
+            return str(Path(self.target).resolve())
+        return ship_by_value(self.target)
 
     @property
     def _is_arch(self) -> bool:

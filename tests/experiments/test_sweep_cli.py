@@ -25,7 +25,7 @@ def _rows(path):
 
 def test_ctrl_c_leaves_the_finished_points_and_a_rerun_on_a_scheduler_finishes_the_rest(tmp_path, dask_client):
     out = tmp_path / "chain.csv"
-    command = [sys.executable, "-m", "archmodel.cli", "sweep", CHAIN, "--sweep", "messages=1000:24000:1000",
+    command = [sys.executable, "-m", "archmodel.cli", "sweep", CHAIN, "--sweep", "messages=500:12000:500",
                "--csv", str(out)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     # its own process group, as a terminal's job: Ctrl-C reaches the driver and its workers
@@ -51,7 +51,7 @@ def test_ctrl_c_leaves_the_finished_points_and_a_rerun_on_a_scheduler_finishes_t
     assert f"24 of 24 points in {out}: {24 - len(finished)} run now" in done.stderr
     assert f", {len(finished)} already there" in done.stderr
     rows = _rows(out)
-    assert [int(r["messages"]) for r in rows] == list(range(1000, 24001, 1000))
+    assert [int(r["messages"]) for r in rows] == list(range(500, 12001, 500))
     assert all(r["Chain.sink.received"] == r["messages"] for r in rows)
 
 
@@ -70,6 +70,33 @@ def test_a_builder_sweeps_on_a_scheduler_and_a_failed_point_makes_exit_code_1(tm
         str(Path(CHAIN).parent) + "/", "")
     assert f"2 of 2 points in {out2}: 2 run now" in printed.err and "; 1 failed (bad-input 1)" in printed.err
     assert out2.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+BUILDER = """
+import os
+
+from tests.cli_systems import pair
+
+
+def dies(code: int = 0):
+    \"\"\"A pair of components, or the end of the worker process that builds it.\"\"\"
+    if code:
+        os._exit(code)
+    return pair(count=5)
+"""
+
+
+def test_a_builder_from_a_file_reaches_the_workers_and_a_worker_that_dies_loses_only_its_point(tmp_path, dask_client,
+                                                                                                   capsys):
+    builder, out = tmp_path / "dying.py", tmp_path / "dies.csv"
+    builder.write_text(BUILDER)
+    assert main(["sweep", f"{builder}:dies", "--sweep", "code=0,3", "--scheduler", dask_client.scheduler.address,
+                 "--csv", str(out)]) == 1
+    rows = _rows(out)
+    assert [(r["code"], r["outcome"], r["pair.c.received"]) for r in rows] == [("0", "quiescent", "5"), ("3", "lost", "")]
+    assert rows[1]["message"].startswith("KilledWorker: ")
+    assert "; 1 failed (lost 1)" in capsys.readouterr().err
+    dask_client.wait_for_workers(2, timeout=60)  # the nanny restarts the worker for the next tests
 
 
 def test_a_plot_with_hue_and_seeds_draws_a_png(tmp_path):
