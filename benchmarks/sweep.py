@@ -5,7 +5,9 @@
 
 1. The same 40 points of ``topologies/mesh8x8.arch`` (offered rate 0.01 .. 0.40, BookSim's
    uniform traffic, the per-component network) on 1 and on 2 local Dask worker processes, in
-   one run: points per second of wall time, the ratio, the CPU time of the points (summed
+   one run: points per second of wall time, the ratio, how many points were running at a
+   time on average (the points' own wall time over the sweep's: what Dask keeps busy), the
+   CPU time of the points (summed
    over the workers, from each row's ``cpu_s``), how many CPUs the workers kept busy (point
    CPU time over wall time: on a host that other jobs load, a second worker only helps as
    far as it gets a second CPU) and the CPU time of this driver process. Each cluster is
@@ -78,13 +80,14 @@ def scaling(points: int, sample: int) -> None:
     rates = f"rate=0.01:{points / 100:.2f}:0.01"
     spec = Sweep(str(ROOT / "topologies" / "mesh8x8.arch"), [parse_axis(rates)], {"sample": str(sample)})
     print(f"{points} points of topologies/mesh8x8.arch ({rates}, sample={sample})")
-    print(f"{'workers':>7} {'start s':>8} {'wall s':>8} {'points/s':>9} {'point CPU s':>12} {'CPUs busy':>10} "
-          f"{'driver CPU s':>13} {'ratio':>6}")
+    print(f"{'workers':>7} {'start s':>8} {'wall s':>8} {'points/s':>9} {'in flight':>10} {'point CPU s':>12} "
+          f"{'CPUs busy':>10} {'driver CPU s':>13} {'ratio':>6}")
     runs = {}
     for workers in (1, 2):
         run = runs[workers] = timed_run(spec, workers)
         ratio = f"{runs[1]['wall'] / run['wall']:.2f}x" if workers == 2 else ""
         print(f"{workers:>7} {run['startup']:8.1f} {run['wall']:8.2f} {points / run['wall']:9.2f} "
+              f"{run['point_wall'] / run['wall']:10.2f} "
               f"{run['point_cpu']:12.2f} {run['point_cpu'] / run['wall']:10.2f} {run['driver_cpu']:13.2f} {ratio:>6}",
               flush=True)
     if untimed(runs[1]["rows"]) != untimed(runs[2]["rows"]):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..kernel import ArchError
 from ..trace.vcd_tracer import partial_path
+from .points import display_value
 from .runner import RUN_COLUMNS
 
 # Columns read back as text whatever they look like (a hash may be all digits).
@@ -23,17 +24,15 @@ TEXT_COLUMNS = ("outcome", "message", "input_sha256")
 
 
 def parse_cell(text: str):
-    """A CSV cell as a Python value: empty -> None, then int, float, True/False, or the text."""
+    """A CSV cell as the Python value that was written: empty -> None, True/False, numbers
+    (nan and inf too), else as :func:`~.points.display_value` reads a value."""
     if text == "":
         return None
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
     if text in ("True", "False"):
         return text == "True"
-    return text
+    if text in ("nan", "inf", "-inf"):
+        return float(text)
+    return display_value(text)
 
 
 def row_key(row: dict, names: list[str]) -> tuple:

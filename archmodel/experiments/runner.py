@@ -66,8 +66,9 @@ def stat_columns(stats) -> list[str]:
 
 
 def matches(column: str, metrics: tuple[str, ...]) -> bool:
-    """Whether a statistic column is selected by the ``--metric`` globs (all, without globs)."""
-    return not metrics or any(fnmatch.fnmatchcase(column, pattern) for pattern in metrics)
+    """Whether a statistic column is selected by the ``--metric`` globs (all, without globs).
+    A pattern equal to the name matches too: in a glob ``router[0]`` is a character class."""
+    return not metrics or any(column == pattern or fnmatch.fnmatchcase(column, pattern) for pattern in metrics)
 
 
 def scalar_statistics(stats, metrics: tuple[str, ...] = ()) -> dict:

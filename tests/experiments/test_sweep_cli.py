@@ -23,23 +23,36 @@ def _rows(path):
         return list(csv.DictReader(handle))
 
 
-def test_ctrl_c_leaves_the_finished_points_and_a_rerun_on_a_scheduler_finishes_the_rest(tmp_path, dask_client):
-    out = tmp_path / "chain.csv"
-    command = [sys.executable, "-m", "archmodel.cli", "sweep", CHAIN, "--sweep", "messages=500:12000:500",
-               "--csv", str(out)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    # its own process group, as a terminal's job: Ctrl-C reaches the driver and its workers
-    proc = subprocess.Popen(command + ["--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=tmp_path, start_new_session=True)
+def _interrupt(command, out, env, stop, **popen):
+    """Start the sweep, send ``stop`` once its CSV has 2 rows; returns (exit code, stderr)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=out.parent, **popen)
     deadline = time.monotonic() + 120
     while not out.exists() or len(_rows(out)) < 2:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the sweep never got going"
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)
+    stop(proc)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr + stdout
+    return proc.returncode, stderr
+
+
+def _command(out):
+    return [sys.executable, "-m", "archmodel.cli", "sweep", CHAIN, "--sweep", "messages=500:12000:500",
+            "--csv", str(out)]
+
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_ctrl_c_leaves_the_finished_points_and_a_rerun_on_a_scheduler_finishes_the_rest(tmp_path, dask_client):
+    out = tmp_path / "chain.csv"
+    command, env = _command(out), ENV
+    # its own process group, as a terminal's job: Ctrl-C reaches the driver and its workers
+    code, stderr = _interrupt(command + ["--workers", "2"], out, env, lambda p: os.killpg(p.pid, signal.SIGINT),
+                              start_new_session=True)
+    assert code == 130, stderr
     assert "interrupted: the CSV holds the finished points; run the same command again to resume" in stderr
     finished = _rows(out)
     assert 2 <= len(finished) < 24 and all(r["outcome"] == "stopped" for r in finished)
@@ -53,6 +66,15 @@ def test_ctrl_c_leaves_the_finished_points_and_a_rerun_on_a_scheduler_finishes_t
     rows = _rows(out)
     assert [int(r["messages"]) for r in rows] == list(range(500, 12001, 500))
     assert all(r["Chain.sink.received"] == r["messages"] for r in rows)
+
+
+def test_sigterm_stops_a_sweep_in_this_process_with_exit_143(tmp_path):
+    out = tmp_path / "chain.csv"
+    code, stderr = _interrupt(_command(out) + ["--workers", "0"], out, ENV, lambda p: p.send_signal(signal.SIGTERM))
+    assert code == 143, stderr
+    assert "stopped by SIGTERM: the CSV holds the finished points; run the same command again to resume" in stderr
+    rows = _rows(out)
+    assert 2 <= len(rows) < 24 and all(r["Chain.sink.received"] == r["messages"] for r in rows)
 
 
 def test_a_builder_sweeps_on_a_scheduler_and_a_failed_point_makes_exit_code_1(tmp_path, dask_client, capsys):
