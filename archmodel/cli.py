@@ -448,14 +448,14 @@ def cmd_sweep(args) -> int:
 
     from .experiments import Executor, Sweep, parse_axis, parse_fixed, parse_plot
     from .experiments.command import run_command
+    from .experiments.points import value_text
 
     _load_models(args.plugin)
     if _is_arch(args.target):
         target, fixed = args.target, parse_fixed(args.param)
     else:
         target, _ = load_builder(args.target)
-        fixed = {key: repr(value) if not isinstance(value, str) else value
-                 for key, value in _parse_params(args.param).items()}
+        fixed = {key: value_text(value) for key, value in _parse_params(args.param).items()}
     if args.samples is not None and args.zip:
         raise ArchError("--samples draws random points; --zip pairs lists: give one of them")
     mode = "random" if args.samples is not None else "zip" if args.zip else "grid"

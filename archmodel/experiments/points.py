@@ -26,13 +26,16 @@ SPEC_HINT = 'for example: --sweep rate=0.05:0.5:0.05, --sweep depth=2,4,8 or --s
 
 
 def display_value(text: str):
-    """A value's form in a result row: an int or float where the text is a plain number, the
-    contents of a plain quoted string, otherwise the expression text itself (``2 ns``)."""
+    """A value's form in a result row (and a builder's keyword argument): an int or float where
+    the text is a plain number, a bool for ``true``/``false``, the contents of a plain quoted
+    string, otherwise the expression text itself (``2 ns``)."""
     text = text.strip()
     if _INTEGER.fullmatch(text):
         return int(text)
     if _NUMBER.fullmatch(text):
         return float(text)
+    if text in ("true", "false"):
+        return text == "true"
     quoted = _QUOTED.fullmatch(text)
     return quoted.group(1) if quoted else text
 

@@ -22,7 +22,7 @@ def test_ranges_and_lists_parse_to_expression_text():
 
 def test_values_show_as_numbers_and_unquoted_strings():
     assert [display_value(t) for t in ("4", "-3", "0.25", "1e-05", '"uniform"', "2 ns", "true")] == \
-        [4, -3, 0.25, 1e-05, "uniform", "2 ns", "true"]
+        [4, -3, 0.25, 1e-05, "uniform", "2 ns", True]
 
 
 @pytest.mark.parametrize("spec, message", [
