@@ -69,7 +69,8 @@ def check_plot(spec: PlotSpec, names: list[str], axes: list[str], columns: list[
     if spec.kind == "noc":
         if noc is None:
             raise ArchError("--plot noc: the system has no Noc", hint="plot columns with --plot x=...,y=...")
-        x = spec.x or (axes[0] if len(axes) == 1 else None)
+        free = [a for a in axes if a != spec.hue]  # the one swept parameter that is not the hue is the rate
+        x = spec.x or (free[0] if len(free) == 1 else None)
         if x is None:
             raise ArchError("--plot noc: say which swept parameter is the offered rate, e.g. --plot noc,x=rate",
                             hint=PLOT_HINT)
@@ -89,11 +90,17 @@ def _number(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _order(value) -> tuple:
+    """Numbers in numeric order (2 before 10), then text."""
+    number = _number(value)
+    return (number is None, number or 0, str(value))
+
+
 def _groups(rows: list[dict], hue: str | None) -> dict:
     groups = defaultdict(list)
     for row in rows:
         groups[row.get(hue) if hue else None].append(row)
-    return dict(sorted(groups.items(), key=lambda item: str(item[0])))
+    return dict(sorted(groups.items(), key=lambda item: _order(item[0])))
 
 
 def _pyplot():
@@ -120,7 +127,7 @@ def plot_xy(rows: list[dict], spec: PlotSpec, path: str | Path, axes: list[str],
         by_x = defaultdict(list)
         for row in group:
             by_x[row[spec.x]].append(row[spec.y])
-        xs = sorted(by_x, key=lambda v: (_number(v) is None, _number(v) or 0, str(v)))
+        xs = sorted(by_x, key=_order)
         means = [sum(by_x[x]) / len(by_x[x]) for x in xs]
         spread = [[m - min(by_x[x]) for x, m in zip(xs, means)], [max(by_x[x]) - m for x, m in zip(xs, means)]]
         ax.errorbar([str(x) if _number(x) is None else x for x in xs], means,
