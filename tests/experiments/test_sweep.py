@@ -87,3 +87,15 @@ def test_metrics_select_columns_and_a_notebook_gets_a_frame(dask_client):
     assert isinstance(frame, pandas.DataFrame)
     assert [c for c in frame.columns if c.startswith("Chain.")] == ["Chain.sink.received", "Chain.sink.latency.p99"]
     assert frame["Chain.sink.received"].tolist() == [3, 6]
+
+
+def test_retry_failed_runs_only_the_failed_points_again_and_fresh_all(tmp_path):
+    out = tmp_path / "chain.csv"
+    spec = Sweep(CHAIN, [parse_axis("messages=3,-1,5")])
+    first = spec.run(out, executor=Executor(workers=0))
+    assert [r["outcome"] for r in first.rows] == ["stopped", "bad-input", "stopped"]
+    again = spec.run(out, executor=Executor(workers=0), retry_failed=True)
+    assert (again.ran, again.skipped) == (1, 2)
+    assert [r["messages"] for r in _rows(out)] == ["3", "-1", "5"]  # the failed row replaced, not doubled
+    assert spec.run(out, executor=Executor(workers=0), fresh=True).ran == 3
+    assert len(_rows(out)) == 3
