@@ -469,7 +469,7 @@ def cmd_sweep(args) -> int:
     return run_command(spec, csv_path, plot_spec=parse_plot(args.plot) if args.plot else None,
                        png_path=Path(args.png) if args.png else None,
                        executor=Executor(args.workers, args.scheduler), fresh=args.fresh,
-                       retry_failed=args.retry_failed)
+                       retry_failed=args.retry_failed, dry_run=args.dry_run)
 
 
 def _at_least_one(text: str) -> int:
@@ -557,6 +557,7 @@ def make_parser() -> argparse.ArgumentParser:
                                                      "points already in it are skipped")
     sweep.add_argument("--fresh", action="store_true", help="replace the CSV instead of resuming it")
     sweep.add_argument("--retry-failed", action="store_true", help="run the points whose rows in the CSV failed again")
+    sweep.add_argument("--dry-run", action="store_true", help="list the points and which the CSV holds; run nothing")
     sweep.add_argument("--plot", metavar="SPEC", help="x=COLUMN,y=COLUMN[,hue=COLUMN], or noc[,x=PARAM][,hue=PARAM] for "
                                                       "the latency-throughput figure (the default for a Noc swept over one parameter)")
     sweep.add_argument("--png", metavar="FILE", help="where to draw the plot (default: the CSV path with .png)")

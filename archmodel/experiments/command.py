@@ -16,6 +16,8 @@ from pathlib import Path
 from ..kernel import ArchError
 from .execution import Executor
 from .plots import NOC_FIGURES, PlotSpec, check_plot, plot
+from .results import ResultsFile
+from .runner import FAILED
 from .sweep import Sweep
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
@@ -62,15 +64,30 @@ def _check_outputs(inputs: list, outputs: list) -> None:
                             hint="write the outputs somewhere else, e.g. waves/")
 
 
+def _list_points(plan, csv_path: Path, fresh: bool, retry_failed: bool, out) -> int:
+    done = ResultsFile(csv_path, plan.names, fresh=fresh).done(retry_failed, FAILED)
+    sha = plan.study.input_sha256
+    for point in plan.points:
+        params = " ".join(f"{name}={value}" for name, value in point.values.items())
+        print(f"{params} seed={point.seed}: {'in the CSV' if point.key(sha) in done else 'to run'}", file=out)
+    waiting = sum(point.key(sha) not in done for point in plan.points)
+    print(f"{len(plan.points)} points, {waiting} to run", file=out)
+    return EXIT_OK
+
+
 def run_command(spec: Sweep, csv_path: Path, *, plot_spec: PlotSpec | None, png_path: Path | None,
-                executor: Executor, fresh: bool = False, retry_failed: bool = False, out=None, err=None) -> int:
+                executor: Executor, fresh: bool = False, retry_failed: bool = False, dry_run: bool = False,
+                out=None, err=None) -> int:
     """Check and run the sweep, print a line per finished point (to ``out``, default stdout)
     and a summary (to ``err``, default stderr), draw the plot (the latency-throughput figure
-    by default for a network swept over one parameter)."""
+    by default for a network swept over one parameter). ``dry_run`` lists the points and
+    which of them the CSV already holds, and runs nothing."""
     out, err = out or sys.stdout, err or sys.stderr
     plan = spec.plan()
     _check_outputs(plan.inputs, [("--csv", csv_path)] + ([("--png", png_path)] if png_path else []))
     axes = [axis.name for axis in spec.axes]
+    if dry_run:
+        return _list_points(plan, csv_path, fresh, retry_failed, out)
     if plot_spec is None and plan.noc is not None and len(axes) == 1:
         # the latency-throughput figure by default, where --metric kept what it draws
         if all(f"{plan.noc}.{figure}" in plan.columns for figure in NOC_FIGURES):

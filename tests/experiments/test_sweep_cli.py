@@ -121,6 +121,21 @@ def test_a_builder_from_a_file_reaches_the_workers_and_a_worker_that_dies_loses_
     dask_client.wait_for_workers(2, timeout=60)  # the nanny restarts the worker for the next tests
 
 
+def test_a_dry_run_lists_the_points_and_which_the_csv_holds(tmp_path, capsys):
+    out = tmp_path / "c.csv"
+    assert main(["sweep", CHAIN, "--sweep", "messages=4,8", "--workers", "0", "--csv", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["sweep", CHAIN, "--sweep", "messages=4,8,16", "-p", "rate=0.5", "--workers", "0", "--csv", str(out),
+                 "--dry-run"]) == 2  # another sweep: it fixes rate too
+    assert main(["sweep", CHAIN, "--sweep", "messages=4,8,16", "--seeds", "2", "--workers", "0", "--csv", str(out),
+                 "--dry-run"]) == 0
+    assert capsys.readouterr().out == ("messages=4 seed=0: in the CSV\nmessages=4 seed=1: to run\n"
+                                       "messages=8 seed=0: in the CSV\nmessages=8 seed=1: to run\n"
+                                       "messages=16 seed=0: to run\nmessages=16 seed=1: to run\n"
+                                       "6 points, 4 to run\n")
+    assert len(_rows(out)) == 2
+
+
 def test_a_plot_with_hue_and_seeds_draws_a_png(tmp_path):
     out, png = tmp_path / "c.csv", tmp_path / "fig" / "c.png"
     assert main(["sweep", CHAIN, "--sweep", "messages=4,8", "--sweep", "rate=0.3,0.6", "--seeds", "2",
