@@ -158,10 +158,10 @@ class Executor:
 
         shared = self.client.scatter(study, broadcast=True, hash=False)
         token = uuid.uuid4().hex[:8]
-        futures = {}
-        for index, point in enumerate(points):
-            future = self.client.submit(run_point, shared, point, key=f"archmodel-point-{token}-{index}", pure=False)
-            futures[future.key] = (future, point)
+        # one message to the scheduler for all the points, not one each
+        submitted = self.client.map(run_point, [shared] * len(points), points,
+                                    key=[f"archmodel-point-{token}-{i}" for i in range(len(points))], pure=False)
+        futures = {future.key: (future, point) for future, point in zip(submitted, points)}
         try:
             for future in as_completed([f for f, _ in futures.values()]):
                 _, point = futures.pop(future.key)
