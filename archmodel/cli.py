@@ -464,7 +464,7 @@ def cmd_sweep(args) -> int:
                  until_ps=parse_time(args.until) if args.until else None, cycles=args.cycles,
                  watchdog_cycles=args.watchdog, max_instances=args.max_instances,
                  prepare=functools.partial(_load_models, list(args.plugin)), extra_inputs=tuple(args.plugin))
-    stem = Path(args.target).stem if _is_arch(args.target) else "sweep"
+    stem = Path(args.target).stem if _is_arch(args.target) else args.target.rpartition(":")[2]
     csv_path = Path(args.csv or Path("waves") / f"{stem}-sweep.csv")
     return run_command(spec, csv_path, plot_spec=parse_plot(args.plot) if args.plot else None,
                        png_path=Path(args.png) if args.png else None,
@@ -553,7 +553,8 @@ def make_parser() -> argparse.ArgumentParser:
                        help="local Dask worker processes (default: the CPU count; 0 runs the points in this process)")
     sweep.add_argument("--scheduler", metavar="ADDRESS",
                        help="run on an existing Dask scheduler (tcp://host:8786, or a scheduler file .json)")
-    sweep.add_argument("--csv", metavar="FILE", help="the rows, written as points finish (default waves/<file>-sweep.csv); "
+    sweep.add_argument("--csv", metavar="FILE", help="the rows, written as points finish (default "
+                                                     "waves/<file or function>-sweep.csv); "
                                                      "points already in it are skipped")
     sweep.add_argument("--fresh", action="store_true", help="replace the CSV instead of resuming it")
     sweep.add_argument("--retry-failed", action="store_true", help="run the points whose rows in the CSV failed again")
