@@ -142,6 +142,23 @@ def plot_xy(rows: list[dict], spec: PlotSpec, path: str | Path, axes: list[str],
     plt.close(fig)
 
 
+def _mean(values: list):
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _curve(rows: list[dict], x: str, column: dict) -> list[dict]:
+    """One latency-throughput curve in rate order, the runs of one rate (seeds) averaged; a
+    rate is stable only if every run of it was."""
+    by_rate = defaultdict(list)
+    for row in rows:
+        by_rate[row[x]].append(row)
+    return [{"rate": rate, "stable": all(r.get("outcome") != "unstable" for r in runs),
+             **{figure: _mean([r.get(column[figure]) for r in runs])
+                for figure in ("packet_latency", "network_latency", "accepted")}}
+            for rate, runs in sorted(by_rate.items())]
+
+
 def plot_noc(rows: list[dict], spec: PlotSpec, path: str | Path, title: str = "") -> dict:
     """BookSim's latency-throughput figure, a curve per ``hue`` value; returns each curve's
     zero-load latency and saturation rate (``{hue: (zero_load, saturation or None)}``)."""
@@ -153,9 +170,7 @@ def plot_noc(rows: list[dict], spec: PlotSpec, path: str | Path, title: str = ""
     usable = [r for r in rows if r.get("outcome") not in FAILED and _number(r.get(spec.x)) is not None]
     for index, (hue, group) in enumerate(_groups(usable, spec.hue).items()):
         color = f"C{index % 10}"  # a curve's latencies and throughput in one colour
-        curve = sorted(({"rate": r[spec.x], "packet_latency": r.get(column["packet_latency"]),
-                         "network_latency": r.get(column["network_latency"]), "accepted": r.get(column["accepted"]),
-                         "stable": r.get("outcome") != "unstable"} for r in group), key=lambda p: p["rate"])
+        curve = _curve(group, spec.x, column)
         label = f"{spec.hue}={hue}: " if spec.hue else ""
         measured = [p for p in curve if p["packet_latency"] is not None]
         left.plot([p["rate"] for p in measured], [p["packet_latency"] for p in measured], "o-", color=color, label=label + "packet")
