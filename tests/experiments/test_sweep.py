@@ -99,3 +99,20 @@ def test_retry_failed_runs_only_the_failed_points_again_and_fresh_all(tmp_path):
     assert [r["messages"] for r in _rows(out)] == ["3", "-1", "5"]  # the failed row replaced, not doubled
     assert spec.run(out, executor=Executor(workers=0), fresh=True).ran == 3
     assert len(_rows(out)) == 3
+
+
+def test_a_network_sweep_gives_booksim_measurements_as_the_measure_module_does(tmp_path):
+    from archmodel.lang import load
+    from archmodel.models.network.measure import measure_top
+
+    arch = tmp_path / "small.arch"
+    arch.write_text('system Small(rate: float = 0.1) {\n'
+                    '    net : Noc(topology = "mesh(3, 3)", vcs = 2, traffic = "uniform", rate = rate,\n'
+                    '              warmup_periods = 1, sample_period = 200)\n}\n')
+    rows = sweep(str(arch), {"rate": [0.1, 0.45]}, workers=0, frame=False)
+    for row in rows:
+        point = measure_top(load(str(arch), params={"rate": repr(row["rate"])}).top, seed=0)
+        assert row["outcome"] == ("measured" if point["stable"] else "unstable")
+        assert (row["Small.net.packet_latency"], row["Small.net.network_latency"], row["Small.net.accepted"],
+                row["Small.net.packet_latency.p99"]) == \
+            (point["packet_latency"], point["network_latency"], point["accepted"], point["p99_latency"])
