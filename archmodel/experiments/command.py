@@ -11,6 +11,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from ..kernel import ArchError
@@ -106,9 +107,13 @@ def run_command(spec: Sweep, csv_path: Path, *, plot_spec: PlotSpec | None, png_
             line += f" in {row['wall_s']:.2f} s"
         if row.get("message"):
             line += f": {_first_line(row['message'])}"
+        if finished < total:
+            left = (time.perf_counter() - started) / finished * (total - finished)
+            line += f" (about {left:.0f} s left)"
         print(line, file=out, flush=True)
 
     stopped = _Stopped()
+    started = time.perf_counter()
     with _terminate_as_interrupt(stopped):
         result = spec.run(csv_path, executor=executor, fresh=fresh, retry_failed=retry_failed, on_row=show, plan=plan)
     rate = result.ran / result.wall_s if result.wall_s > 0 and result.ran else 0.0

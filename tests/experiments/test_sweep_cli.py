@@ -3,6 +3,7 @@ and a re-run finishes the rest; an existing scheduler runs the same command; bui
 too; a failed point makes the exit code 1; bad specs are exit 2 with the reason."""
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -119,6 +120,18 @@ def test_a_builder_from_a_file_reaches_the_workers_and_a_worker_that_dies_loses_
     assert rows[1]["message"].startswith("KilledWorker: ")
     assert "; 1 failed (lost 1)" in capsys.readouterr().err
     dask_client.wait_for_workers(2, timeout=60)  # the nanny restarts the worker for the next tests
+
+
+def test_a_scheduler_file_names_the_cluster(tmp_path, dask_client, capsys):
+    scheduler_file, out = tmp_path / "scheduler.json", tmp_path / "c.csv"
+    # what 'dask scheduler --scheduler-file' writes, in the part a client reads (this Dask's
+    # Client.write_scheduler_file fails once workers report metrics keyed by tuples)
+    scheduler_file.write_text(json.dumps({"type": "Scheduler", "address": dask_client.scheduler.address}))
+    assert main(["sweep", CHAIN, "--sweep", "messages=4,8", "--scheduler", str(scheduler_file), "--csv", str(out)]) == 0
+    assert [r["Chain.sink.received"] for r in _rows(out)] == ["4", "8"]
+    printed = capsys.readouterr()
+    assert f"2 points on the Dask scheduler at {scheduler_file}" in printed.err
+    assert "[1/2] messages=" in printed.out and " s left)" in printed.out
 
 
 def test_a_dry_run_lists_the_points_and_which_the_csv_holds(tmp_path, capsys):
