@@ -21,7 +21,7 @@ from .results import ResultsFile
 from .runner import FAILED
 from .sweep import Sweep
 
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+EXIT_OK, EXIT_FAILED = 0, 1
 
 
 class _Stopped:
@@ -52,6 +52,7 @@ def _terminate_as_interrupt(stopped: _Stopped):
 
 
 def _first_line(text) -> str:
+    """The line of a message a progress line shows: the first, or a traceback's last."""
     lines = str(text or "").strip().splitlines()
     return lines[-1] if lines and lines[0].startswith("Traceback") else (lines[0] if lines else "")
 
@@ -66,6 +67,7 @@ def _check_outputs(inputs: list, outputs: list) -> None:
 
 
 def _list_points(plan, csv_path: Path, fresh: bool, retry_failed: bool, out) -> int:
+    """``--dry-run``: each point and whether the CSV holds it already."""
     done = ResultsFile(csv_path, plan.names, fresh=fresh).done(retry_failed, FAILED)
     sha = plan.study.input_sha256
     for point in plan.points:

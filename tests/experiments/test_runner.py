@@ -4,7 +4,7 @@ an exception in model code, and an input that changed since the driver hashed it
 from pathlib import Path
 
 from archmodel.experiments import Point, Study, run_point
-from archmodel.experiments.runner import file_digest
+from archmodel.experiments.runner import file_digest, stat_columns
 
 CHAIN = str(Path(__file__).with_name("chain.arch"))
 
@@ -46,3 +46,17 @@ def test_an_input_edited_during_the_sweep_is_bad_input(tmp_path):
     assert row["outcome"] == "bad-input"
     assert row["message"] == (f"error: the input changed during the sweep: {path} no longer has the SHA-256 "
                               f"{study.input_sha256}\nhint: run the sweep again (its CSV keeps the finished points)")
+
+
+def test_the_columns_a_metric_is_checked_against_are_the_columns_a_run_fills():
+    # the pipeline has counters, formulas, a distribution (the sink's latency) and levels (FIFOs)
+    from archmodel.kernel import Simulator
+    from archmodel.lang import load
+    from archmodel.paths import data_path
+
+    path = str(data_path("topologies") / "pipeline.arch")
+    row = run_point(Study(path, file_digest(load(path).sources.files)), _point(messages=20))
+    assert row["outcome"] == "stopped"
+    expected = stat_columns(Simulator(load(path, params={"messages": "20"}).top).all_stats())
+    assert any(c.endswith(".occupancy.max") for c in expected) and any(c.endswith(".latency.p99") for c in expected)
+    assert [c for c in row if c.startswith("Pipeline.")] == expected
