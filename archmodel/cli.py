@@ -499,65 +499,35 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
-def _sweep_values(spec: str) -> tuple[str, list[float]]:
-    """``NAME=START:STOP:STEP`` (STOP inclusive) or ``NAME=V1,V2,...`` -> (NAME, values)."""
-    name, sep, values = spec.partition("=")
-    try:
-        if not sep or not name.isidentifier():
-            raise ValueError
-        if ":" in values:
-            start, stop, step = (float(x) for x in values.split(":"))
-            if step <= 0:
-                raise ValueError
-            count = int(round((stop - start) / step)) + 1
-            return name, [round(start + i * step, 10) for i in range(count) if start + i * step <= stop + 1e-9]
-        return name, [float(x) for x in values.split(",")]
-    except ValueError:
-        raise ArchError(f"--sweep '{spec}' is not NAME=START:STOP:STEP or NAME=V1,V2,...",
-                        hint="for example: --sweep rate=0.05:0.5:0.05") from None
-
-
 def cmd_sweep(args) -> int:
-    """Run the system once per value of a parameter and write the latency-throughput curve."""
-    from .models.network.measure import measure_top, plot_png, saturation_rate, write_csv
+    """Run a system once per point of a design space on Dask workers: a CSV row per point as
+    it finishes (resumed on a re-run), a plot, a network's saturation rate."""
+    import functools
+
+    from .experiments import Executor, Sweep, parse_axis, parse_fixed, parse_plot
+    from .experiments.command import run_command
+    from .experiments.points import value_text
 
     _load_models(args.plugin)
-    name, values = _sweep_values(args.sweep)
-    base = list(args.param)
-    points = []
-    print(f"{name:>10} {'offered':>8} {'accepted':>9} {'pkt lat':>8} {'net lat':>8} {'stable':>6}")
-    for value in values:
-        text = repr(value)
-        if _is_arch(args.target):
-            args.param = base + [f"{name}={text}"]
-            top = load_arch(args)[0].top
-        else:
-            top, _ = build_top(args.target, {**_parse_params(base), name: value})
-        try:
-            point = measure_top(top, args.seed)
-        except SimulationError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return EXIT_FAILED
-        point[name] = value
-        points.append(point)
-        latency = point["packet_latency"]
-        print(f"{value:10.4g} {point['offered']:8.4f} {point['accepted']:9.4f} "
-              f"{latency if latency is not None else float('nan'):8.1f} "
-              f"{point['network_latency'] if latency is not None else float('nan'):8.1f} {str(point['stable']):>6}",
-              flush=True)
-    stem = Path(args.target).stem if _is_arch(args.target) else "sweep"
+    if _is_arch(args.target):
+        target, fixed = args.target, parse_fixed(args.param)
+    else:
+        target, _ = load_builder(args.target)
+        fixed = {key: value_text(value) for key, value in _parse_params(args.param).items()}
+    if args.samples is not None and args.zip:
+        raise ArchError("--samples draws random points; --zip pairs lists: give one of them")
+    mode = "random" if args.samples is not None else "zip" if args.zip else "grid"
+    spec = Sweep(target, [parse_axis(text) for text in args.sweep], fixed, mode=mode, samples=args.samples,
+                 seed=args.seed, seeds=args.seeds, metrics=tuple(args.metric or ()), top=args.top,
+                 until_ps=parse_time(args.until) if args.until else None, cycles=args.cycles,
+                 watchdog_cycles=args.watchdog, max_instances=args.max_instances,
+                 import_paths=tuple(str(p) for p in _import_paths(args)), prepare=functools.partial(_load_models, list(args.plugin)), extra_inputs=tuple(args.plugin))
+    stem = Path(args.target).stem if _is_arch(args.target) else args.target.rpartition(":")[2]
     csv_path = Path(args.csv or Path("waves") / f"{stem}-sweep.csv")
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    write_csv(points, csv_path)
-    png_path = Path(args.png or csv_path.with_suffix(".png"))
-    zero = points[0]["packet_latency"] if points and points[0]["packet_latency"] else None
-    plot_png(points, png_path, f"{stem}: sweep of {name}", zero)
-    if zero:
-        saturation = saturation_rate(points, zero)
-        print(f"saturation (latency 2 x {zero:.1f} cycles): "
-              + (f"{saturation:.4g}" if saturation is not None else "not reached"))
-    print(f"curve: {csv_path} and {png_path}", file=sys.stderr)
-    return EXIT_OK
+    return run_command(spec, csv_path, plot_spec=parse_plot(args.plot) if args.plot else None,
+                       png_path=Path(args.png) if args.png else None,
+                       executor=Executor(args.workers, args.scheduler), fresh=args.fresh,
+                       retry_failed=args.retry_failed, dry_run=args.dry_run)
 
 
 def _seed(text: str) -> int:
@@ -635,14 +605,36 @@ def make_parser() -> argparse.ArgumentParser:
     show.add_argument("--dot", metavar="FILE", help="also write the connection graph for Graphviz (.arch files)")
     show.set_defaults(handler=cmd_show)
 
-    sweep = sub.add_parser("sweep", help="run a network once per offered rate; write the latency-throughput "
-                                         "curve as CSV and PNG")
+    sweep = sub.add_parser("sweep", help="run a system over a grid or random sample of its parameters on Dask "
+                                         "workers; a CSV row per point, a plot")
     arch_options(sweep)
-    sweep.add_argument("--sweep", required=True, metavar="NAME=START:STOP:STEP",
-                       help="the top parameter to vary, e.g. rate=0.05:0.5:0.05 (stop inclusive) or rate=0.1,0.2")
-    sweep.add_argument("--seed", type=int, default=0, help="global random seed (default 0)")
-    sweep.add_argument("--csv", metavar="FILE", help="where to write the curve (default waves/<file>-sweep.csv)")
-    sweep.add_argument("--png", metavar="FILE", help="where to plot it (default: the CSV path with .png)")
+    sweep.add_argument("--sweep", action="append", required=True, metavar="NAME=VALUES",
+                       help="a parameter to vary: START:STOP:STEP (stop inclusive), LOW:HIGH (with --samples) or "
+                            "V1,V2,... (.arch expressions, e.g. 'traffic=\"uniform\",\"transpose\"'); repeatable: a grid")
+    sweep.add_argument("--zip", action="store_true", help="pair the i-th values of every --sweep instead of a grid")
+    sweep.add_argument("--samples", type=int, metavar="N", help="N random points drawn from the --sweep ranges and lists")
+    sweep.add_argument("--seed", type=_seed, default=0,
+                       help="simulation seed of every point, and seed of --samples (default 0)")
+    sweep.add_argument("--seeds", type=int, default=1, metavar="K", help="run each point with seeds SEED .. SEED+K-1")
+    sweep.add_argument("--metric", action="append", metavar="GLOB",
+                       help="statistics to keep as columns, e.g. '*.net.packet_latency*' (repeatable; default all)")
+    sweep.add_argument("--cycles", type=int, help="stop each run after this many cycles of the top clock")
+    sweep.add_argument("--until", metavar="TIME", help="stop each run at this simulated time, e.g. 10us")
+    sweep.add_argument("--watchdog", type=_at_least_one, default=100_000, metavar="CYCLES",
+                       help="report a deadlock after this many cycles without a transfer (default 100000)")
+    sweep.add_argument("--workers", type=int, metavar="N",
+                       help="local Dask worker processes (default: the CPU count; 0 runs the points in this process)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on an existing Dask scheduler (tcp://host:8786, or a scheduler file .json)")
+    sweep.add_argument("--csv", metavar="FILE", help="the rows, written as points finish (default "
+                                                     "waves/<file or function>-sweep.csv); "
+                                                     "points already in it are skipped")
+    sweep.add_argument("--fresh", action="store_true", help="replace the CSV instead of resuming it")
+    sweep.add_argument("--retry-failed", action="store_true", help="run the points whose rows in the CSV failed again")
+    sweep.add_argument("--dry-run", action="store_true", help="list the points and which the CSV holds; run nothing")
+    sweep.add_argument("--plot", metavar="SPEC", help="x=COLUMN,y=COLUMN[,hue=COLUMN], or noc[,x=PARAM][,hue=PARAM] for "
+                                                      "the latency-throughput figure (the default for a Noc swept over one parameter)")
+    sweep.add_argument("--png", metavar="FILE", help="where to draw the plot (default: the CSV path with .png)")
     sweep.set_defaults(handler=cmd_sweep)
 
     check = sub.add_parser("check", help="parse and elaborate a .arch file, reporting every error found")

@@ -41,22 +41,27 @@ def test_router_nodes_of_a_topology_statement_deliver_every_packet(capsys):
 
 
 def test_sweep_writes_csv_and_png(tmp_path, capsys):
+    # The latency-throughput curve of a network swept over its rate, drawn by default; the
+    # points run in this process here (tests/experiments run them on Dask workers).
     arch = tmp_path / "small.arch"
     arch.write_text('system Small(rate: float = 0.1) {\n'
                     '    net : Noc(topology = "mesh(3, 3)", vcs = 2, traffic = "uniform", rate = rate,\n'
                     '              warmup_periods = 1, sample_period = 300)\n}\n')
     out = tmp_path / "curve.csv"
-    assert main(["sweep", str(arch), "--sweep", "rate=0.1:0.3:0.1", "--csv", str(out)]) == 0
+    assert main(["sweep", str(arch), "--sweep", "rate=0.1:0.3:0.1", "--csv", str(out), "--workers", "0"]) == 0
     rows = list(csv.DictReader(out.open()))
     assert [float(r["rate"]) for r in rows] == [0.1, 0.2, 0.3]
-    assert all(abs(float(r["accepted"]) - float(r["rate"])) < 0.05 for r in rows)
+    assert [r["outcome"] for r in rows] == ["measured"] * 3
+    assert all(abs(float(r["Small.net.accepted"]) - float(r["rate"])) < 0.05 for r in rows)
     assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "saturation" in capsys.readouterr().out
+    assert "saturation (latency 2 x " in capsys.readouterr().out
 
 
-def test_sweep_rejects_a_bad_range(tmp_path, capsys):
+def test_sweep_rejects_a_range_without_a_step(tmp_path, capsys):
     assert main(["sweep", "x.arch", "--sweep", "rate=0.1:0.2"]) == 2
-    assert "is not NAME=START:STOP:STEP" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "error: --sweep rate is a range without a step: a grid needs NAME=START:STOP:STEP or NAME=V1,V2,...\n"
+        "hint: give a step, or draw random points from the range with --samples N\n")
 
 
 def test_the_fast_engine_runs_from_an_arch_file_with_the_same_measurements(capsys):

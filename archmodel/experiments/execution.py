@@ -1,0 +1,184 @@
+"""Where the points of a sweep run: Dask (``dask.distributed``) worker processes on this
+machine, an existing Dask scheduler (a cluster started by SLURM, Kubernetes or SSH), or this
+process.
+
+Points are submitted in order and their rows come back as they finish, in whatever order
+that is. A Ctrl-C stops scheduling: the points not yet finished are cancelled and nothing is
+waited for (a point already running on a remote cluster finishes there unseen; local
+workers are ended with their cluster).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import logging
+import os
+import signal
+import sys
+import threading
+import uuid
+from typing import Callable
+
+from ..kernel import ArchError
+from .runner import run_point
+
+
+def cpu_count() -> int:
+    """The processors this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore Ctrl-C while worker processes start, so they inherit that: a Ctrl-C in the
+    terminal reaches the whole process group, and the driver alone should handle it (the
+    workers end when it closes their cluster), not every worker with a traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _ByValue:
+    """A function that any pickler (Dask tries the standard one first) carries by value."""
+
+    def __init__(self, function: Callable):
+        self.function = function
+        self.__name__ = getattr(function, "__name__", "builder")
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def __reduce__(self):
+        import cloudpickle
+
+        return cloudpickle.loads, (cloudpickle.dumps(self.function),)
+
+
+def ship_by_value(function: Callable) -> Callable:
+    """``function``, or, if it comes from a module a worker cannot import by name (a ``.py``
+    file loaded by its path), a wrapper that sends the module's code with it."""
+    module = sys.modules.get(getattr(function, "__module__", None) or "")
+    if module is None or module.__name__ == "__main__" or "." in module.__name__:
+        return function  # __main__'s functions go by value already; a package's module is importable
+    # Where a fresh process would find the name on sys.path (not this one's sys.modules,
+    # which holds a module loaded by path under its file's stem).
+    found = importlib.machinery.PathFinder.find_spec(module.__name__)
+    if found is not None and found.origin == getattr(module, "__file__", None):
+        return function
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(module)
+    return _ByValue(function)
+
+
+class Executor:
+    """Runs points and hands back their rows; a context manager that owns what it starts.
+
+    ``workers=0`` runs the points one after another in this process (no Dask, for debugging);
+    ``workers=N`` starts a Dask ``LocalCluster`` of N single-threaded worker processes (the
+    simulator is single threaded and holds the GIL, so one thread per process); ``scheduler``
+    connects to an existing scheduler (``tcp://host:8786`` or a scheduler file ending in
+    ``.json``); ``client`` uses a ``distributed.Client`` the caller owns (a notebook's).
+    """
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None, client=None):
+        if workers is not None and workers < 0:
+            raise ArchError(f"--workers must be 0 (this process) or more, got {workers}")
+        if sum(x is not None for x in (workers, scheduler, client)) > 1:
+            raise ArchError("give one of --workers and --scheduler",
+                            hint="--workers starts local worker processes; --scheduler uses an existing cluster's")
+        self.workers = cpu_count() if workers is None and scheduler is None and client is None else workers
+        self.scheduler = scheduler
+        self.client = client
+        self._owned: list = []
+
+    @property
+    def inline(self) -> bool:
+        """The points run in this process."""
+        return self.workers == 0
+
+    def describe(self) -> str:
+        """Where the points run, for the user."""
+        if self.inline:
+            return "this process"
+        if self.client is not None and not self._owned:
+            return f"the Dask cluster of {self.client.scheduler.address}"
+        if self.scheduler is not None:
+            return f"the Dask scheduler at {self.scheduler}"
+        return f"{self.workers} local Dask worker process{'es' if self.workers != 1 else ''}"
+
+    def __enter__(self) -> "Executor":
+        if self.inline or self.client is not None:
+            return self
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is not None:
+            try:
+                if self.scheduler.endswith(".json"):
+                    self.client = Client(scheduler_file=self.scheduler, timeout="10s")
+                else:
+                    self.client = Client(self.scheduler, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as err:
+                raise ArchError(f"--scheduler {self.scheduler}: cannot reach a Dask scheduler ({err})",
+                                hint="start one with 'dask scheduler' and workers with 'dask worker ADDRESS'") from None
+            self._owned.append(self.client)
+            return self
+        with _sigint_ignored():
+            # Dask's own log stays quiet: what goes wrong with a point is in its row.
+            cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+        self._owned.append(cluster)
+        self.client = Client(cluster)
+        self._owned.insert(0, self.client)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for thing in self._owned:
+            with contextlib.suppress(Exception):
+                thing.close(timeout=5)
+        self._owned = []
+
+    def run(self, study, points: list, on_row: Callable) -> None:
+        """Run every point; call ``on_row(point, row)`` as each finishes. A KeyboardInterrupt
+        cancels what has not finished and propagates."""
+        if self.inline:
+            for point in points:
+                on_row(point, run_point(study, point))
+            return
+        from distributed import as_completed
+
+        shared = self.client.scatter(study, broadcast=True, hash=False)
+        token = uuid.uuid4().hex[:8]
+        # one message to the scheduler for all the points, not one each
+        submitted = self.client.map(run_point, [shared] * len(points), points,
+                                    key=[f"archmodel-point-{token}-{i}" for i in range(len(points))], pure=False)
+        futures = {future.key: (future, point) for future, point in zip(submitted, points)}
+        try:
+            for future in as_completed([f for f, _ in futures.values()]):
+                _, point = futures.pop(future.key)
+                on_row(point, self._row(future, point, study))
+                future.release()
+        except BaseException:
+            self.client.cancel([f for f, _ in futures.values()], force=True)
+            raise
+
+    @staticmethod
+    def _row(future, point, study) -> dict:
+        """The row of a finished future; a point whose worker died (or whose result could not
+        come back) is a row of outcome ``lost`` with the reason."""
+        if future.status == "finished":
+            return future.result()
+        err = future.exception()
+        row = dict(point.values)
+        row.update(seed=point.seed, outcome="lost", message=f"{type(err).__name__}: {err}",
+                   input_sha256=study.input_sha256)
+        return row
