@@ -31,6 +31,7 @@ from pathlib import Path
 import attrs
 
 from . import __version__
+from .outputs import check_writable, write_whole
 from .kernel import (ArchError, Component, SimulationError, Simulator, Span, catalogue, format_time,
                      parse_time, stats_csv, stats_dict, stats_table)
 
@@ -276,7 +277,7 @@ def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, stop_si
 
 def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -> None:
     """Before the run: no output may replace an input (the .arch files read, plugins) or
-    another output (the VCD, its .gtkw save file, the statistics)."""
+    another output (the VCD, its .gtkw save file, the statistics), and each can be written."""
     outputs = []
     if vcd_path is not None:
         outputs += [("--vcd", Path(vcd_path)), ("the waveform's save file", Path(vcd_path).with_suffix(".gtkw"))]
@@ -296,6 +297,7 @@ def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -
             raise ArchError(f"{what} {path} is also {written[where]}: one would overwrite the other",
                             hint="give each output a name of its own (the save file is the VCD's name with .gtkw)")
         written[where] = what
+        check_writable(what, path)
 
 
 def _check_trace_statements(elaborated, sim: Simulator) -> None:
@@ -314,16 +316,6 @@ def _check_trace_statements(elaborated, sim: Simulator) -> None:
             errors.append(err)
     if errors:
         raise LanguageErrors(errors, elaborated.sources)
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` under a temporary name beside it and rename it into place,
-    so a reader (or an earlier file of that name) never sees a half-written file."""
-    from .trace.vcd_tracer import partial_path
-
-    partial = partial_path(path)
-    partial.write_text(text)
-    os.replace(partial, path)
 
 
 def cmd_run(args) -> int:
@@ -394,29 +386,43 @@ def cmd_run(args) -> int:
         outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
     except ArchError as err:  # bad input found while running (a model's own check)
         outcome, code, failure = "failed", EXIT_BAD_INPUT, err.render()
+    except OSError as err:  # the waveform could not be written as it went (a full disk)
+        outcome, code, failure = "failed", EXIT_FAILED, f"error: the run stopped: writing failed: {err}"
     except Exception:  # a bug in model code: its author needs the traceback
         outcome, code, failure = "failed", EXIT_FAILED, "error: model code raised an exception:\n" + traceback.format_exc()
     finally:
+        unwritten = []  # outputs that could not be written: said at the end, exit 1
         if tracer is not None:
-            tracer.close()
+            try:
+                tracer.close()
+            except OSError as err:
+                unwritten.append(f"--vcd {vcd_path}: {err.strerror or err}")
     wall = time.perf_counter() - started
     stats = sim.all_stats()
     # The files first: a reader of the table that goes away (`| head`) must not lose them.
     if args.stats:
         path = Path(args.stats)
-        path.parent.mkdir(parents=True, exist_ok=True)
         manifest = _manifest(args, sim, source, build_params, outcome, files_read)
         if path.suffix == ".csv":
             text = stats_csv(stats, manifest)
         else:
             text = json.dumps({"manifest": manifest, "statistics": stats_dict(stats)}, indent=2, default=str) + "\n"
-        _write_whole(path, text)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # (made before the run; gone since?)
+            write_whole(path, text)
+        except OSError as err:
+            unwritten.append(f"--stats {path}: {err.strerror or err}")
     if not args.quiet:
-        print(stats_table(stats) if stats else "(no statistics)")
+        try:
+            print(stats_table(stats) if stats else "(no statistics)", flush=True)
+        except BrokenPipeError:
+            raise
+        except OSError as err:  # a full disk behind stdout
+            unwritten.append(f"the statistics table on standard output: {err.strerror or err}")
     rate = sim.ticks / wall if wall > 0 else 0.0
     print(f"{outcome} at {format_time(sim.now)} after {sim.ticks} component ticks "
           f"({wall:.2f} s wall, {rate:,.0f} ticks/s)", file=sys.stderr)
-    if tracer is not None:
+    if tracer is not None and not any(line.startswith("--vcd") for line in unwritten):
         print(f"waveform: {vcd_path} (open with: gtkwave {Path(vcd_path).with_suffix('.gtkw')})", file=sys.stderr)
     if failure:
         print(failure, file=sys.stderr)
@@ -427,6 +433,11 @@ def cmd_run(args) -> int:
     if outcome == "interrupted":
         how = "interrupted" if code == EXIT_INTERRUPTED else f"stopped by {signal.Signals(code - 128).name}"
         print(f"{how}: waveform closed and statistics so far written", file=sys.stderr)
+    for line in unwritten:
+        print(f"error: could not write {line} (the other outputs are written; no partial file is left)",
+              file=sys.stderr)
+    if unwritten and code == EXIT_OK:
+        code = EXIT_FAILED
     return code
 
 
@@ -480,8 +491,8 @@ def cmd_show(args) -> int:
         sim = Simulator(elaborated.top, seed=0)
         print(show_text(sim, f"{elaborated.top_module.kind} {elaborated.top_module.name} ({args.target})"))
         if args.dot:
-            Path(args.dot).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.dot).write_text(to_dot(sim))
+            check_writable("--dot", Path(args.dot))
+            write_whole(Path(args.dot), to_dot(sim))
             print(f"connection graph: {args.dot} (render with: dot -Tsvg {args.dot} -o graph.svg)", file=sys.stderr)
         return EXIT_OK
     top, _ = build_top(args.target, _parse_params(args.param))

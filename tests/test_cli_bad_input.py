@@ -99,3 +99,72 @@ def test_an_unstable_measurement_is_not_a_success(tmp_path, capsys):
     code, err = _run(capsys, "run", top, "-q", "--stats", stats)
     assert code == 0 and "measured at" in err
     assert json.loads(stats.read_text())["manifest"]["outcome"] == "measured"
+
+
+@pytest.mark.parametrize("option, path, message", [
+    ("--stats", "{tmp}/a_file/s.json", "cannot write --stats {tmp}/a_file/s.json: {tmp}/a_file is a file, not a folder"),
+    ("--stats", "{tmp}", "--stats {tmp} is a folder"),
+    ("--stats", "/dev/full", "--stats /dev/full is not a regular file"),
+    ("--vcd", "/dev/null", "--vcd /dev/null is not a regular file"),
+    ("--vcd", "/proc/waves.vcd", "cannot write --vcd /proc/waves.vcd: "),
+])
+def test_an_output_that_cannot_be_written_is_bad_input_before_the_run(tmp_path, capsys, option, path, message):
+    # Class 3: checked before the run, exit 2, nothing written (a device is never replaced).
+    (tmp_path / "a_file").write_text("keep me\n")
+    code, err = _run(capsys, "run", "topologies/pipeline.arch", "-q", option, path.format(tmp=tmp_path))
+    assert code == 2 and "Traceback" not in err
+    assert message.format(tmp=tmp_path) in err
+    assert "after" not in err  # the run never started
+    assert (tmp_path / "a_file").read_text() == "keep me\n"
+
+
+def test_a_full_disk_at_the_end_writes_what_it_can_says_what_failed_and_exits_1(tmp_path, capsys, monkeypatch):
+    # Class 3: the waveform hits a full disk; the statistics are still written whole, the
+    # VCD is not put in place truncated (the older one of that name stays), and the exit is 1.
+    import archmodel.trace.vcd_tracer as vcd_tracer
+
+    real_open = open
+
+    class FullDisk:
+        def __init__(self, handle):
+            self.handle, self.written = handle, 0
+
+        def write(self, text):
+            self.written += len(text)
+            if self.written > 2000:
+                raise OSError(28, "No space left on device")
+            return self.handle.write(text)
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+    monkeypatch.setattr(vcd_tracer, "open", lambda *a, **k: FullDisk(real_open(*a, **k)), raising=False)
+    vcd, stats = tmp_path / "w.vcd", tmp_path / "s.json"
+    vcd.write_text("the previous waveform\n")
+    code, err = _run(capsys, "run", "topologies/pipeline.arch", "-q", "--vcd", vcd, "--stats", stats)
+    assert code == 1 and "Traceback" not in err
+    assert "No space left on device" in err
+    assert vcd.read_text() == "the previous waveform\n"
+    assert json.loads(stats.read_text())["manifest"]["outcome"] == "failed"
+    assert not list(tmp_path.glob(".*.partial"))
+
+
+def test_a_sweep_table_that_cannot_be_written_is_bad_input_before_any_point(capsys):
+    code, err = _run(capsys, "sweep", "topologies/mesh8x8.arch", "--sweep", "rate=0.1", "--workers", "0",
+                     "--csv", "/proc/sweep.csv")
+    assert code == 2 and err.startswith("error: cannot write --csv /proc/sweep.csv: ")
+
+
+def test_a_sweep_of_a_billion_points_is_refused_before_they_are_made(capsys):
+    # Class 4: rate=0:1:1e-12 would build 10^12 points.
+    code, err = _run(capsys, "sweep", "topologies/mesh8x8.arch", "--sweep", "rate=0:1:1e-12", "--dry-run")
+    assert code == 2
+    assert "--sweep 'rate=0:1:1e-12' has 1,000,000,000,001 values, more than a sweep may have (1,000,000)" in err
+
+
+def test_show_checks_its_graph_file_first_and_writes_it_whole(tmp_path, capsys):
+    code, err = _run(capsys, "show", "topologies/pipeline.arch", "--dot", tmp_path)
+    assert code == 2 and f"--dot {tmp_path} is a folder" in err
+    dot = tmp_path / "g.dot"
+    assert _run(capsys, "show", "topologies/pipeline.arch", "--dot", dot)[0] == 0
+    assert dot.read_text().startswith("digraph") and not list(tmp_path.glob(".*.partial"))

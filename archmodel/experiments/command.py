@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..kernel import ArchError
+from ..outputs import check_writable
 from .execution import Executor
 from .plots import NOC_FIGURES, PlotSpec, check_plot, plot
 from .results import ResultsFile
@@ -58,12 +59,14 @@ def _first_line(text) -> str:
 
 
 def _check_outputs(inputs: list, outputs: list) -> None:
-    """No output may replace an input of the sweep (its .arch files, plugins)."""
+    """No output may replace an input of the sweep (its .arch files, plugins), and each can
+    be written (checked before any point runs)."""
     read = {Path(name).resolve(): name for name in inputs}
     for what, path in outputs:
         if Path(path).resolve() in read:
             raise ArchError(f"{what} {path} would overwrite the input {read[Path(path).resolve()]}",
                             hint="write the outputs somewhere else, e.g. waves/")
+        check_writable(what, Path(path))
 
 
 def _list_points(plan, csv_path: Path, fresh: bool, retry_failed: bool, out) -> int:

@@ -108,10 +108,18 @@ def _number(text: str) -> int | float:
     raise ValueError(text)
 
 
-def _stepped(start, stop, step) -> tuple[str, ...]:
+MAX_POINTS = 1_000_000
+"""The most points one sweep may have: counted before any is made (``rate=0:1:1e-12`` would
+otherwise build 10^12 of them)."""
+
+
+def _stepped(start, stop, step, spec: str = "") -> tuple[str, ...]:
     """START, START + STEP, ... up to STOP inclusive, as expression text: integers when all
     three are integers, else floats rounded to 10 decimals (so 0.1 + 2 x 0.05 is 0.2)."""
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if count > MAX_POINTS:
+        raise ArchError(f"--sweep '{spec}' has {count:,} values, more than a sweep may have ({MAX_POINTS:,})",
+                        hint="take a larger step, or draw random points from the range with --samples N")
     if all(isinstance(x, int) for x in (start, stop, step)):
         return tuple(repr(start + i * step) for i in range(count))
     return tuple(repr(round(start + i * step, 10)) for i in range(count))
@@ -140,7 +148,7 @@ def parse_axis(spec: str) -> Axis:
         if len(numbers) == 3:
             if numbers[2] <= 0:
                 raise ArchError(f"--sweep '{spec}': the step must be positive, got {numbers[2]}")
-            return Axis(name, _stepped(*numbers), low, high)
+            return Axis(name, _stepped(*numbers, spec=spec), low, high)
         return Axis(name, None, low, high, integer=isinstance(low, int) and isinstance(high, int))
     items = _split_list(body)
     if any(not item for item in items):
@@ -219,6 +227,8 @@ def generate(axes: list[Axis], *, fixed: dict[str, str] | None = None, mode: str
     if mode == "random":
         if samples is None or samples < 1:
             raise ArchError("random points need --samples N (at least 1)")
+        if samples * seeds > MAX_POINTS:
+            raise ArchError(f"--samples {samples:,} makes more points than a sweep may have ({MAX_POINTS:,})")
         rng = np.random.default_rng(seed)
         combos = [tuple(a.sample(rng) for a in axes) for _ in range(samples)]
     else:
@@ -236,6 +246,10 @@ def generate(axes: list[Axis], *, fixed: dict[str, str] | None = None, mode: str
                                 + ", ".join(f"{n} has {k}" for n, k in lengths.items()))
             combos = list(zip(*(a.values for a in axes)))
         elif mode == "grid":
+            count = math.prod(len(a.values) for a in axes) * seeds
+            if count > MAX_POINTS:
+                raise ArchError(f"the grid has {count:,} points, more than a sweep may have ({MAX_POINTS:,})",
+                                hint="sweep fewer values, or draw random points with --samples N")
             combos = list(itertools.product(*(a.values for a in axes)))
         else:
             raise ValueError(f"unknown mode {mode!r}")

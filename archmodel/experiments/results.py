@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from ..kernel import ArchError
-from ..trace.vcd_tracer import partial_path
+from ..outputs import partial_path
 from .points import display_value
 from .runner import RUN_COLUMNS
 

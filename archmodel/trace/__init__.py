@@ -8,5 +8,5 @@ from .gtkw import Group, Trace, write_save_file, zoom_to_fit
 from .selection import Selection
 from .vcd_tracer import CHANNEL_SIGNALS, VcdTracer, signal_names, summarize_payload
 
-__all__ = ["CHANNEL_SIGNALS", "Group", "Selection", "Trace", "VcdTracer", "summarize_payload",
+__all__ = ["CHANNEL_SIGNALS", "Group", "Selection", "Trace", "VcdTracer", "signal_names", "summarize_payload",
            "write_save_file", "zoom_to_fit"]

@@ -39,6 +39,7 @@ from vcd.common import VarType
 
 from archmodel import __version__
 from archmodel.kernel import ArchError, ModelAssertion
+from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
 from .selection import Selection
@@ -116,12 +117,6 @@ class _ChannelTrace:
     def values(self) -> dict[str, Any]:
         return {"valid": int(self.valid), "ready": int(self.ready), "fire": int(self.fire),
                 "occupancy": self.occupancy, "data": self.data}
-
-
-def partial_path(path: Path) -> Path:
-    """Where a file being written to ``path`` lives until it is complete: beside it, under a
-    hidden name of this process's own."""
-    return path.with_name(f".{path.name}.{os.getpid()}.partial")
 
 
 def _connected_outputs(sim) -> dict:
@@ -315,6 +310,7 @@ class VcdTracer:
         if self.closed:
             return
         self.closed = True
+        written = False
         try:
             if self._writer is None:
                 self._writer = VCDWriter(self._stream, timescale="1 ps", date="", check_values=False,
@@ -334,13 +330,26 @@ class VcdTracer:
                     if final > self._last_ts:
                         self._write(f"#{final}\n")
                     self._writer.close()
+            self._stream.close()  # the last buffer goes out here: a full disk shows now
+            written = True
         finally:
             self._release()
-            self._stream.close()
-            os.replace(self.writing_path, self.path)
+            if not written:
+                # A waveform that could not be finished is not put in place: a truncated
+                # VCD would still parse. The previous file of that name, if any, stays.
+                try:
+                    self._stream.close()
+                except OSError:
+                    pass
+                self.writing_path.unlink(missing_ok=True)
+        os.replace(self.writing_path, self.path)
         if self.gtkw_path is not None:
             partial = partial_path(self.gtkw_path)
-            write_save_file(partial, self.path, self.groups, self._lo, final)
+            try:
+                write_save_file(partial, self.path, self.groups, self._lo, final)
+            except OSError:
+                partial.unlink(missing_ok=True)
+                raise
             os.replace(partial, self.gtkw_path)
 
     def __enter__(self) -> "VcdTracer":
