@@ -2,6 +2,7 @@
 statistics gathered so far."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -43,3 +44,38 @@ def test_ctrl_c_sigterm_and_sighup_close_the_vcd_and_write_statistics(tmp_path, 
         times = [tok.data for tok in tokenize(stream) if tok.kind is TokenKind.CHANGE_TIME]
     assert times and times[-1] >= document["manifest"]["simulated_ps"]
     assert (tmp_path / "run.gtkw").exists() and not growing.exists()
+
+
+def test_ctrl_c_stops_the_compiled_network_within_a_batch_with_its_statistics_so_far(tmp_path):
+    # The compiled loop hands back to the kernel between batches of bounded length, so the
+    # first Ctrl-C takes effect at once (it used to wait for the whole measurement) and the
+    # statistics are those of the cycles simulated (they used to be empty, at 0 ps).
+    system = tmp_path / "long.arch"
+    system.write_text("""system Long {
+    net : Noc(topology = "mesh(8, 8)", engine = "compiled", traffic = "uniform", rate = 0.2,
+              warmup_periods = 0, sample_period = 100000000, sample_periods = 1)
+}
+""")
+    stats_path = tmp_path / "s.json"
+    proc = subprocess.Popen([sys.executable, "-m", "archmodel.cli", "run", str(system), "-q", "--progress",
+                             "--stats", str(stats_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.set_blocking(proc.stderr.fileno(), False)
+    seen, deadline = b"", time.monotonic() + 120
+    while seen.count(b"simulated") < 3:  # the progress bar has moved: the loop is running
+        assert proc.poll() is None, seen.decode(errors="replace")
+        assert time.monotonic() < deadline, "the run never got going"
+        seen += proc.stderr.read() or b""
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    signalled = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - signalled < 30
+    assert proc.returncode == 130, err.decode(errors="replace")
+    document = json.loads(stats_path.read_text())
+    assert document["manifest"]["outcome"] == "interrupted"
+    simulated = document["manifest"]["simulated_ps"]
+    statistics = document["statistics"]
+    created = sum(v["value"] for k, v in statistics.items() if k.endswith(".created"))
+    assert simulated > 0 and created > 0
+    # about 0.2 packets per terminal per cycle up to the time reported (a batch may run past it)
+    assert created >= 0.2 * 64 * (simulated // 1000) * 0.9

@@ -18,6 +18,8 @@ sent with ``send_packet``, traces, continuing a run after it stopped.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from archmodel.kernel import Component, DeadlockError, ModelAssertion, ParameterError, component_rng, model
@@ -26,6 +28,9 @@ from .flit import NetPacket
 
 _WHEEL = 16  # cycles of the event wheel: more than the longest link + pipeline delay
 _CHUNK = 1000  # cycles of packets drawn ahead of the compiled loop
+BATCH_SECONDS = 0.25
+"""The longest a batch of chunks runs before the engine hands back to the kernel (so a stop
+asked meanwhile, by Ctrl-C or SIGTERM, takes effect within about this long)."""
 _USE_FAST = "engine='fast' runs every configuration with the same results"
 
 # Scalar configuration, at these indices of one int64 array.
@@ -405,16 +410,23 @@ def unsupported_reason(noc) -> str | None:
     return None
 
 
+class _LoopState:
+    """The compiled loop's arrays and scalars between batches (plain attributes)."""
+
+
 @model(catalogue=False)
 class CompiledNocEngine(Component):
-    """Runs its parent :class:`Noc` in one compiled loop (see the module docstring): at the
-    first edge it simulates the whole measurement, then sleeps until the edge at which the
-    Python engine would stop and stops there, with the same statistics written back to the
-    Noc, its routers and its interfaces."""
+    """Runs its parent :class:`Noc` in one compiled loop (see the module docstring), in batches
+    of chunks that end at the run's limit, when a stop is asked (Ctrl-C, SIGTERM) or after
+    ``BATCH_SECONDS``: after each, the statistics of the cycles simulated are written back to
+    the Noc, its routers and its interfaces and simulated time catches up. When the
+    measurement ends it sleeps until the edge at which the Python engine would stop and stops
+    there, with the same statistics."""
 
     def setup(self) -> None:
         self.unstable = False
         self.done = None  # (stop time in ps, reason) once the compiled loop has run
+        self._run = None  # the loop's arrays (_LoopState), from the first edge on
         if self.parent.address_map:
             # Refused at once: the memory ports would belong to interfaces no kernel schedules.
             self._refuse_unsupported()
@@ -475,7 +487,16 @@ class CompiledNocEngine(Component):
 
     def tick(self) -> None:
         if self.done is None:
-            self._simulate()
+            if self._run is None:
+                self._prepare()
+            status = RUNNING if self.sim.stopped is not None else self._advance()
+            self._write_back(status)
+            if status == RUNNING:
+                # A batch of bounded length ended (a stop may be asked, the run's limit may be
+                # near): simulated time comes to the first cycle not simulated yet.
+                self.sleep()
+                self.wake_at(self._run.phase + int(self._run.st[S_CYCLE]) * self._run.period)
+                return
             stop_ps, _ = self.done
             if stop_ps > self.sim.now:
                 self.sleep()
@@ -487,7 +508,8 @@ class CompiledNocEngine(Component):
             self.sleep()
             self.wake_at(self.done[0])
 
-    def _simulate(self) -> None:
+    def _prepare(self) -> None:
+        """The compiled loop's arrays, at the state of this first edge."""
         noc = self.parent
         meas = noc.measurement
         R, P, V, T = self.shape
@@ -508,84 +530,128 @@ class CompiledNocEngine(Component):
         def ivc(init: int) -> np.ndarray:
             return np.full(n, init, np.int64)
 
-        buf_id, buf_arr = np.zeros((n, D), np.int64), np.zeros((n, D), np.int64)
-        buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0)
-        ovc_free = np.ones(n, np.bool_)
-        ovc_credits = ivc(D)
-        va_in_ptr, va_out_ptr = ivc(0), ivc(0)
-        sa_in_ptr, sa_out_ptr, sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))
-        buffered, r_flits, r_va_stalls = (np.zeros(R, np.int64) for _ in range(3))
-        ni_credits = np.full((T, V), D, np.int64)
-        ni_vc_ptr, ni_next, ni_created, n_gen, ni_ejected = (np.zeros(T, np.int64) for _ in range(5))
-        K = 256
-        gen_created = np.zeros((T, K), np.int64)
-        gen_dest = np.zeros((T, K), np.int64)
-        injected = np.full((T, K), -1, np.int64)
-        arrived = np.full((T, K), -1, np.int64)
+        run = _LoopState()
+        run.cfg, run.st, run.period, run.phase, run.K = cfg, st, period, phase, 256
+        run.buf_id, run.buf_arr = np.zeros((n, D), np.int64), np.zeros((n, D), np.int64)
+        (run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
+         run.ivc_dest_port) = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0)
+        run.ovc_free = np.ones(n, np.bool_)
+        run.ovc_credits = ivc(D)
+        run.va_in_ptr, run.va_out_ptr = ivc(0), ivc(0)
+        run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))
+        run.buffered, run.r_flits, run.r_va_stalls = (np.zeros(R, np.int64) for _ in range(3))
+        run.ni_credits = np.full((T, V), D, np.int64)
+        run.ni_vc_ptr, run.ni_next, run.ni_created, run.n_gen, run.ni_ejected = (np.zeros(T, np.int64) for _ in range(5))
+        run.gen_created = np.zeros((T, run.K), np.int64)
+        run.gen_dest = np.zeros((T, run.K), np.int64)
+        run.injected = np.full((T, run.K), -1, np.int64)
+        run.arrived = np.full((T, run.K), -1, np.int64)
         cap = 2 * R * P + 2 * T + 8
-        ev_kind, ev_a, ev_b = (np.zeros((_WHEEL, cap), np.int64) for _ in range(3))
-        ev_n = np.zeros(_WHEEL, np.int64)
-        scratch = (np.zeros(P * V, np.int64), np.zeros(P, np.int64), np.zeros((P, P * V), np.int64),
-                   np.zeros(P * V, np.int64), np.zeros((P, P), np.int64), np.zeros(P, np.int64),
-                   np.zeros(P, np.int64))
+        run.ev_kind, run.ev_a, run.ev_b = (np.zeros((_WHEEL, cap), np.int64) for _ in range(3))
+        run.ev_n = np.zeros(_WHEEL, np.int64)
+        run.scratch = (np.zeros(P * V, np.int64), np.zeros(P, np.int64), np.zeros((P, P * V), np.int64),
+                       np.zeros(P * V, np.int64), np.zeros((P, P), np.int64), np.zeros(P, np.int64),
+                       np.zeros(P, np.int64))
+        run.next_ps = [ni.next_packet_ps for ni in noc.interfaces]
+        # What the Noc's latency distributions and the interfaces' logs held before this run:
+        # each write-back replaces what this run added, so it can be repeated after every batch.
+        run.latency_base = (len(noc.packet_latency.samples), len(noc.network_latency.samples))
+        run.log_base = [None if ni.log is None else len(ni.log) for ni in noc.interfaces]
+        run.loop = _compiled_run()
+        self._run = run
+
+    def _advance(self) -> int:
+        """Run the compiled loop in chunks until the measurement ends, a stop is asked, the
+        run's limit is reached or a batch has taken BATCH_SECONDS: what the last chunk ended with."""
+        run, noc = self._run, self.parent
+        st, period, phase = run.st, run.period, run.phase
+        _, _, _, T = self.shape
         interfaces = noc.interfaces
-        next_ps = [ni.next_packet_ps for ni in interfaces]
-        run = _compiled_run()
+        limit = self.sim.limit_ps
+        last = None if limit is None else (limit - phase) // period  # the last cycle this run may simulate
+        began = time.perf_counter()
         status = RUNNING
         while status == RUNNING:
             until = int(st[S_CYCLE]) + _CHUNK
+            if last is not None:
+                if st[S_CYCLE] > last:
+                    break
+                until = min(until, last + 1)
             horizon = phase + (until - 1) * period
             drawn = []
             for t, ni in enumerate(interfaces):
                 times, dests = [], []
-                nx = next_ps[t]
+                nx = run.next_ps[t]
                 if nx is not None:
                     pattern, gap, rnd, me = ni.pattern, ni.process.gap, ni.random, ni.terminal
                     while nx <= horizon:
                         times.append(nx)
                         dests.append(pattern(me, rnd))
                         nx += gap(rnd) * period
-                    next_ps[t] = nx
+                    run.next_ps[t] = nx
                 drawn.append((times, dests))
-            need = max(int(n_gen[t]) + len(drawn[t][0]) for t in range(T))
-            if need > K:
-                K2 = max(need, 2 * K)
-                extra = K2 - K
-                gen_created, gen_dest, injected, arrived = (
+            need = max(int(run.n_gen[t]) + len(drawn[t][0]) for t in range(T))
+            if need > run.K:
+                K2 = max(need, 2 * run.K)
+                extra = K2 - run.K
+                run.gen_created, run.gen_dest, run.injected, run.arrived = (
                     np.concatenate([a, np.full((T, extra), fill, np.int64)], axis=1)
-                    for a, fill in ((gen_created, 0), (gen_dest, 0), (injected, -1), (arrived, -1)))
-                K = K2
+                    for a, fill in ((run.gen_created, 0), (run.gen_dest, 0), (run.injected, -1), (run.arrived, -1)))
+                run.K = K2
             for t, (times, dests) in enumerate(drawn):
                 if times:
-                    k = int(n_gen[t])
-                    gen_created[t, k:k + len(times)] = times
-                    gen_dest[t, k:k + len(dests)] = dests
-                    n_gen[t] = k + len(times)
-            status = run(cfg, st, self.nports, self.out_kind, self.out_target, self.out_tport, self.out_lat,
-                         self.route_port, self.term_router, self.term_port, buf_id, buf_arr, buf_head, buf_count,
-                         ivc_state, ivc_out, ivc_ready, ivc_dest_port, ovc_free, ovc_credits, va_in_ptr, va_out_ptr,
-                         sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered, r_flits, r_va_stalls, ni_credits, ni_vc_ptr,
-                         ni_next, ni_created, gen_created, gen_dest, n_gen, injected, arrived, ni_ejected,
-                         ev_kind, ev_a, ev_b, ev_n, *scratch, until)
+                    k = int(run.n_gen[t])
+                    run.gen_created[t, k:k + len(times)] = times
+                    run.gen_dest[t, k:k + len(dests)] = dests
+                    run.n_gen[t] = k + len(times)
+            status = run.loop(run.cfg, st, self.nports, self.out_kind, self.out_target, self.out_tport, self.out_lat,
+                              self.route_port, self.term_router, self.term_port, run.buf_id, run.buf_arr,
+                              run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
+                              run.ivc_dest_port, run.ovc_free, run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
+                              run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits,
+                              run.r_va_stalls, run.ni_credits, run.ni_vc_ptr, run.ni_next, run.ni_created,
+                              run.gen_created, run.gen_dest, run.n_gen, run.injected, run.arrived, run.ni_ejected,
+                              run.ev_kind, run.ev_a, run.ev_b, run.ev_n, *run.scratch, until)
+            # Between chunks Python runs: a Ctrl-C or SIGTERM handler has had its chance to ask
+            # the simulator to stop, and a batch never outlasts BATCH_SECONDS by more than a chunk.
+            if self.sim.stopped is not None or time.perf_counter() - began > BATCH_SECONDS:
+                break
+        return status
+
+    def _write_back(self, status: int) -> None:
+        """The Noc's, routers' and interfaces' statistics as of the cycles simulated so far
+        (every measured packet that has arrived); when the loop has ended (status not
+        RUNNING), also how and when the run stops."""
+        run, noc = self._run, self.parent
+        meas = noc.measurement
+        st, period = run.st, run.period
+        buffered, interfaces = run.buffered, noc.interfaces
         stop_cycle = int(st[S_CYCLE]) - 1
-        stop_ps = phase + stop_cycle * period
+        stop_ps = run.phase + stop_cycle * period
         if status == STALLED:
             raise DeadlockError(f"deadlock at {stop_ps} ps: {int(buffered.sum())} flits buffered in {noc.path} and "
                                 f"none moved for {noc.watchdog} cycles (engine='compiled' does not name the wait cycle)")
         if status == FAILED:
             raise ModelAssertion(f"{noc.path}: a flit overflowed a buffer or reached the wrong terminal at "
                                  f"{stop_ps} ps (engine='compiled')")
-        self.unstable = status == UNSTABLE
-        self.done = (stop_ps, "unstable" if self.unstable else "measured")
+        if status != RUNNING:
+            self.unstable = status == UNSTABLE
+            self.done = (stop_ps, "unstable" if self.unstable else "measured")
         meas.outstanding, meas.measured, meas.unmeasured = int(st[S_OUTSTANDING]), int(st[S_MEASURED]), int(st[S_UNMEASURED])
         meas.accepted_flits, meas.offered_flits = int(st[S_ACCEPTED]), int(st[S_OFFERED])
         for r, router in enumerate(noc.routers):
-            router.flits.value = router.packets.value = int(r_flits[r])
-            router.va_stalls.value = int(r_va_stalls[r])
+            router.flits.value = router.packets.value = int(run.r_flits[r])
+            router.va_stalls.value = int(run.r_va_stalls[r])
         for t, ni in enumerate(interfaces):
-            ni.created.value = ni.packet_ids = int(ni_created[t])
-            ni.injected_flits.value = int(ni_next[t])
-            ni.ejected_flits.value = ni.delivered.value = int(ni_ejected[t])
+            ni.created.value = ni.packet_ids = int(run.ni_created[t])
+            ni.injected_flits.value = int(run.ni_next[t])
+            ni.ejected_flits.value = ni.delivered.value = int(run.ni_ejected[t])
+        arrived, gen_created, injected, gen_dest = run.arrived, run.gen_created, run.injected, run.gen_dest
+        del noc.packet_latency.samples[run.latency_base[0]:]
+        del noc.network_latency.samples[run.latency_base[1]:]
+        for ni, base in zip(interfaces, run.log_base):
+            if base is not None:
+                del ni.log[base:]
         src, idx = np.nonzero(arrived >= 0)
         at = arrived[src, idx]
         order = np.argsort(at, kind="stable")
