@@ -280,6 +280,8 @@ def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -
     another output (the VCD, its .gtkw save file, the statistics), and each can be written."""
     outputs = []
     if vcd_path is not None:
+        if not Path(vcd_path).name or Path(vcd_path).is_dir():
+            raise ArchError(f"--vcd {vcd_path} is a folder", hint="give the path of a file to write, e.g. waves/run.vcd")
         outputs += [("--vcd", Path(vcd_path)), ("the waveform's save file", Path(vcd_path).with_suffix(".gtkw"))]
     if stats_path:
         outputs.append(("--stats", Path(stats_path)))
