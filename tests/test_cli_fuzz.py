@@ -8,7 +8,7 @@ import hashlib
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from archmodel.cli import main
 from archmodel.paths import data_path
@@ -66,6 +66,7 @@ def test_any_combination_of_options_ends_cleanly(tmp_path_factory, capsys, monke
     except SystemExit as stop:  # argparse refusing an option's value
         code = stop.code
     captured = capsys.readouterr()
+    event(f"{command} exit {code}")  # (shown with --hypothesis-show-statistics)
     assert code in (0, 1, 2, 3), (argv, code, captured.err)
     assert "Traceback" not in captured.err, (argv, captured.err)
     if code != 0:
