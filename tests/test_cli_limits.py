@@ -86,3 +86,18 @@ def test_a_link_of_a_million_seconds_is_one_step_not_billions_of_slices(tmp_path
     assert done.returncode == 0, done.stderr
     assert "stopped at 1e+06 s" in done.stderr
     assert time.monotonic() - started < 120
+
+
+def test_strings_that_double_stop_before_they_exhaust_memory(tmp_path, capsys):
+    top = tmp_path / "strings.arch"
+    top.write_text('const S0 = "abcdefgh"\n' + "".join(f"const S{i} = S{i - 1} + S{i - 1}\n" for i in range(1, 40))
+                   + "system S { }\n")
+    code, err = _check(capsys, "check", top)
+    assert code == 2 and f"{top}:19:13: error: the string would be 2,097,152 characters long" in err
+
+
+def test_a_port_array_of_a_billion_ports_is_refused(tmp_path, capsys):
+    top = tmp_path / "crossbar.arch"
+    top.write_text("system S {\n    x : Crossbar(inputs = 1000000000)\n}\n")
+    code, err = _check(capsys, "check", top)
+    assert code == 2 and "the port array 'inp' would have 1,000,000,000 ports, more than 65,536" in err

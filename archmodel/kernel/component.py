@@ -31,6 +31,10 @@ from .register import Register
 from .stats import Stat
 
 _CATALOGUE: dict[str, type] = {}
+
+MAX_PORT_ARRAY = 1 << 16
+"""The most ports one port array may have (a crossbar of 65,536 inputs is already far beyond
+any router's radix)."""
 # Attributes every component has; a parameter of the same name would shadow them.
 _RESERVED = frozenset({
     "name", "parent", "path", "children", "clock", "domain", "sim", "registers", "ports", "stats",
@@ -172,6 +176,9 @@ class Component:
             self.ports.append(port)
             return port
         count = decl.count if isinstance(decl.count, int) else getattr(self, decl.count)
+        if count > MAX_PORT_ARRAY:  # each port is an object: a billion would exhaust memory
+            raise ParameterError(f"{self.path}: the port array '{name}' would have {count:,} ports, more than "
+                                 f"{MAX_PORT_ARRAY:,}", hint=f"lower '{decl.count}'" if isinstance(decl.count, str) else None)
         ports = [kind(self, f"{name}[{i}]", decl) for i in range(count)]
         self.ports.extend(ports)
         return ports

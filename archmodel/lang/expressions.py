@@ -19,6 +19,9 @@ from .units import Quantity
 
 BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min")
 
+MAX_STRING = 1 << 20
+"""The longest string an expression may build."""
+
 MAX_BITS = 1100
 """The most bits a value's numerator or denominator may take (a double reaches 2**1024)."""
 
@@ -132,6 +135,9 @@ class Expressions:
         for value, side in ((left, expr.left), (right, expr.right)):
             if not isinstance(value, numeric) or isinstance(value, bool):
                 if op == "+" and isinstance(left, str) and isinstance(right, str):
+                    if len(left) + len(right) > MAX_STRING:  # doubling a string 40 times takes 10 GB
+                        self.fail(f"the string would be {len(left) + len(right):,} characters long", expr.span,
+                                  hint=f"strings are at most {MAX_STRING:,} characters")
                     return left + right
                 self.fail(f"'{op}' cannot take {describe(value)}", side.span)
         ldim, rdim = units.dim_of(left), units.dim_of(right)

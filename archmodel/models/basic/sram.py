@@ -7,7 +7,7 @@ from collections import deque
 import numpy as np
 
 from archmodel.kernel import (Component, Counter, Formula, In, Out, Param, ParameterError, at_least,
-                              model)
+                              in_range, model)
 
 from ..messages import MemResponse
 
@@ -40,8 +40,9 @@ class Sram(Component):
     atomics, energy.
     """
 
-    size_bytes = Param(int, 128 * 1024, "capacity", unit="bytes", check=at_least(1))
-    banks = Param(int, 32, "independently accessible banks", check=at_least(1))
+    # Its bytes are one array allocated whole: capped so a typo cannot exhaust memory.
+    size_bytes = Param(int, 128 * 1024, "capacity (at most 1 GiB)", unit="bytes", check=in_range(1, 1 << 30))
+    banks = Param(int, 32, "independently accessible banks (at most 65536)", check=in_range(1, 1 << 16))
     word_bytes = Param(int, 8, "bytes per bank word; the interleaving granule", unit="bytes",
                        check=at_least(1))
     latency_cycles = Param(int, 1, "edges from grant to response", unit="cycles", check=at_least(1))
