@@ -493,6 +493,10 @@ def cmd_show(args) -> int:
         sim = Simulator(elaborated.top, seed=0)
         print(show_text(sim, f"{elaborated.top_module.kind} {elaborated.top_module.name} ({args.target})"))
         if args.dot:
+            inputs = list(elaborated.sources.files) + list(args.plugin or [])
+            if any(Path(name).is_file() and Path(name).resolve() == Path(args.dot).resolve() for name in inputs):
+                raise ArchError(f"--dot {args.dot} would overwrite an input of the system",
+                                hint="write the graph somewhere else, e.g. waves/graph.dot")
             check_writable("--dot", Path(args.dot))
             write_whole(Path(args.dot), to_dot(sim))
             print(f"connection graph: {args.dot} (render with: dot -Tsvg {args.dot} -o graph.svg)", file=sys.stderr)
