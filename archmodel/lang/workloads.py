@@ -28,9 +28,10 @@ def workloads() -> dict[str, Callable]:
 
 def _register_builtin() -> None:
     # The workload families register here; lang may import workloads (not the reverse).
+    from archmodel.workloads.graph.workload import WORKLOADS as GRAPH_WORKLOADS
     from archmodel.workloads.snitch import KERNELS
 
-    for name, binder in KERNELS.items():
+    for name, binder in {**KERNELS, **GRAPH_WORKLOADS}.items():
         _WORKLOADS.setdefault(name, binder)
 
 

@@ -7,8 +7,8 @@ from .core import SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
 from .memory import FixedLatencyMemory
-from .reference_core import ReferenceCore, References
+from .reference_core import Barrier, ReferenceCore, References
 from .tcdm import TCDM_BASE, SnitchTcdm
 
-__all__ = ["AssemblyError", "FixedLatencyMemory", "INSTRUCTION_BASE", "Instruction", "Program", "ReferenceCore", "References", "SnitchCluster",
+__all__ = ["AssemblyError", "Barrier", "FixedLatencyMemory", "INSTRUCTION_BASE", "Instruction", "Program", "ReferenceCore", "References", "SnitchCluster",
            "SnitchCore", "SnitchDma", "SnitchICache", "SnitchTcdm", "TCDM_BASE", "assemble", "assemble_file"]

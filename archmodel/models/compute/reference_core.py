@@ -18,12 +18,14 @@ class References:
     cycles before the reference may issue, counted from the previous issue), ``dep`` (how many
     references back the one whose loaded value this address depends on; 0 for none), and
     ``value`` (the 64-bit pattern a write stores, or a read must return, in its low ``size``
-    bytes, little-endian). Workloads build them; :class:`ReferenceCore` plays them.
+    bytes, little-endian), and ``check`` (whether a read's value is known in advance: false for
+    a read that races with another core's write, whose answer depends on timing).
+    Workloads build them; :class:`ReferenceCore` plays them.
     """
 
-    __slots__ = ("address", "size", "write", "gap", "dep", "value")
+    __slots__ = ("address", "size", "write", "gap", "dep", "value", "check")
 
-    def __init__(self, address, size, write, gap, dep, value):
+    def __init__(self, address, size, write, gap, dep, value, check=None):
         n = len(address)
         self.address = np.asarray(address, dtype=np.int64)
         self.size = np.asarray(size, dtype=np.int64)
@@ -31,7 +33,8 @@ class References:
         self.gap = np.asarray(gap, dtype=np.int64)
         self.dep = np.asarray(dep, dtype=np.int64)
         self.value = np.asarray(value, dtype=np.uint64)
-        for name in ("size", "write", "gap", "dep", "value"):
+        self.check = np.ones(n, dtype=bool) if check is None else np.asarray(check, dtype=bool)
+        for name in ("size", "write", "gap", "dep", "value", "check"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"references: '{name}' has {len(getattr(self, name))} entries, 'address' has {n}")
         if n and (self.size.min() < 1 or self.size.max() > 8):
@@ -48,39 +51,70 @@ class References:
         return cls(*(np.concatenate([getattr(p, name) for p in parts]) for name in cls.__slots__))
 
 
+class Barrier:
+    """Cores that finish a phase wait here until every core has; they are released
+    ``latency_cycles`` after the last one arrives (a hardware barrier or a tree of flags in
+    the shared cache costs about that much)."""
+
+    def __init__(self, cores: int, latency_cycles: int = 20):
+        self.cores = cores
+        self.latency_cycles = latency_cycles
+        self.waiting: list = []
+        self.episodes = 0
+
+    def arrive(self, core: "ReferenceCore") -> None:
+        """``core`` finished its phase; the last to arrive releases everyone."""
+        self.waiting.append(core)
+        if len(self.waiting) == self.cores:
+            release = core.sim.now + self.latency_cycles * core.domain.period_ps
+            waiting, self.waiting = self.waiting, []
+            self.episodes += 1
+            for other in waiting:
+                other.release(release)
+
+
 @model
 class ReferenceCore(Component):
-    """Plays a :class:`References` stream on ``req``/``resp``, with at most ``window``
-    references in flight, like the load/store queue of an out-of-order core.
+    """Plays a :class:`References` stream on ``req``/``resp`` through a window of ``window``
+    references, an abstraction of an out-of-order core's reorder buffer and load/store queue.
 
-    Reference i issues (one per cycle at most) once all of these hold: ``gap[i]`` cycles of
-    compute have passed since reference i-1 issued (the instructions between them, at one
-    per cycle); fewer than ``window`` references are in flight; and the reference whose value
-    it needs (``dep[i]`` back, the load of a neighbour id before the load of that neighbour's
-    data) has been answered. Answers come back in order (the memory answers a port in
-    request order), so a reference retires when it and every older one are answered, as
-    from a reorder buffer. With ``check_reads`` every read answer is compared with the value
-    the workload computed for it: a mismatch stops the run, naming the reference.
+    References enter the window in program order, one per cycle at most: reference i enters
+    ``gap[i]`` cycles after reference i-1 did (the instructions between them, dispatched at
+    one per cycle) and only while fewer than ``window`` references are unretired. A reference
+    in the window issues once the reference whose value its address needs (``dep[i]`` back:
+    the load of a neighbour id before the load of that neighbour's data) has been answered;
+    each cycle the oldest such reference issues, so independent loads run ahead of a
+    dependent one that waits. References retire in order once answered. With
+    ``check_reads`` every read answer is compared with the value the workload computed for
+    it: a mismatch stops the run, naming the reference.
+
+    A stream may come in phases (``load(stream, phase_ends, barrier)``): at the end of a
+    phase the core waits for all its answers, arrives at the :class:`Barrier` it shares with
+    the other cores, and goes on when released.
 
     The core is done at the cycle its last answer arrives; ``on_finish`` callbacks then run.
 
     Leaves out: instruction fetch, branch prediction, the register dataflow of compute
-    instructions (compute is a count of cycles), store-to-load forwarding, and more than one
-    memory port.
+    instructions (compute is a count of cycles that only delays dispatch), store-to-load
+    forwarding and memory disambiguation (a load never waits for an older store to another
+    address), and more than one memory port.
     """
 
-    window = Param(int, 16, "references in flight at most (load/store queue entries)", check=at_least(1))
+    window = Param(int, 16, "references in the window at most (reorder buffer / load-store queue entries)",
+                   check=at_least(1))
     check_reads = Param(bool, True, "compare every read answer with the workload's expected value")
 
     req = Out("memory references (MemRequest)", pair="resp")
-    resp = In("answers (MemResponse), in request order")
+    resp = In("answers (MemResponse), any order (matched by tag)")
 
     references = Counter("references", "references played")
     reads = Counter("references", "read references")
     writes = Counter("references", "write references")
     compute_cycles = Counter("cycles", "cycles of compute between references")
-    window_stalls = Counter("cycles", "cycles the next reference waited for room in the window")
-    dependence_stalls = Counter("cycles", "cycles the next reference waited for the value its address needs")
+    window_stalls = Counter("cycles", "cycles the next reference could not enter because the window was full")
+    dependence_stalls = Counter("cycles", "cycles nothing issued while every waiting reference waited for the "
+                                "value its address needs")
+    barrier_cycles = Counter("cycles", "cycles from a phase's last answer to the barrier's release")
     cycles = Formula("cycles", "cycles from the first edge to the last answer", lambda c: c.done_cycle + 1
                      if c.done_cycle >= 0 else c.elapsed_cycles)
 
@@ -88,32 +122,42 @@ class ReferenceCore(Component):
         self.stream: References | None = None
         self.done_cycle = -1
         self._finish: list[Callable] = []
+        self._ends, self._barrier = [], None
 
-    def load(self, stream: References) -> None:
-        """The references to play from the first edge."""
+    def load(self, stream: References, phase_ends: list[int] | None = None, barrier: Barrier | None = None) -> None:
+        """The references to play from the first edge; with ``phase_ends`` (the index after
+        each phase's last reference, every phase but the last) the core meets ``barrier``
+        after each of those phases."""
         self.stream = stream
+        ends = list(phase_ends or [])
+        if ends and barrier is None:
+            raise ValueError(f"{self.path}: phases need a barrier shared with the other cores")
+        self._ends = ends
+        self._barrier = barrier
         self._addr = stream.address.tolist()
         self._size = stream.size.tolist()
         self._write = stream.write.tolist()
         self._gap = stream.gap.tolist()
         self._dep = stream.dep.tolist()
         self._value = stream.value.tolist()
+        self._check = stream.check.tolist()
 
     def on_finish(self, callback: Callable) -> None:
         """Call ``callback(core)`` once the last answer arrived."""
         self._finish.append(callback)
 
     def start(self) -> None:
-        self._next = 0  # the next reference to issue
-        self._answered = 0
-        self._stalled = None  # (the counter of the stall, its first cycle) while the next reference waits
-        if self.stream is None or not len(self.stream):
-            self._earliest = 0
-            if self.stream is not None:
-                self.done_cycle = 0
-            return
-        self._earliest = self._gap[0]  # the first cycle the next reference may issue (its compute done)
-        self.compute_cycles.value += self._gap[0]
+        n = len(self._addr) if self.stream is not None else 0
+        self._entered = 0  # the next reference to enter the window
+        self._retired = 0  # every reference before this one is answered
+        self._answered = bytearray(n)
+        self._waiting: list[int] = []  # in the window, not issued, in program order
+        self._stalls = {}  # stall counter -> the cycle its stall began
+        self._phase = 0  # index into _ends of the next barrier
+        self._held = False  # arrived at the barrier, not released yet
+        self._earliest = self._gap[0] if n else 0  # the first cycle the next reference may enter
+        if n:
+            self.compute_cycles.value += self._gap[0]
 
     @property
     def done(self) -> bool:
@@ -127,70 +171,109 @@ class ReferenceCore(Component):
             return
         if self.resp.valid:
             self._answer(c, self.resp.recv())
-            if self.done_cycle >= 0:
-                self.sleep()
-                return
-        i = self._next
-        if i < len(self._addr):
-            if c < self._earliest:
-                self.sleep_for(self._earliest - c)
-                return
-            if i - self._answered >= self.window:
-                self._stall(c, self.window_stalls)
-            elif self._dep[i] and i - self._dep[i] >= self._answered:
-                self._stall(c, self.dependence_stalls)
-            else:
-                write = self._write[i]
-                size = self._size[i]
-                data = self._value[i].to_bytes(8, "little")[:size] if write else None
-                request = MemRequest(address=self._addr[i], size_bytes=size, is_write=write, data=data,
-                                     source=self.path, tag=i, created_ps=self.sim.now)
-                if self.req.try_send(request):
-                    self._issued(c, i, write)
-                    return
-        if not len(self.resp):
-            self.sleep()  # an answer or a returning credit wakes it
-
-    def _stall(self, c: int, counter) -> None:
-        if self._stalled is None or self._stalled[0] is not counter:
-            self._end_stall(c)
-            self._stalled = (counter, c)
-
-    def _end_stall(self, c: int) -> None:
-        if self._stalled is not None:
-            counter, since = self._stalled
-            counter.value += c - since
-            self._stalled = None
-
-    def _issued(self, c: int, i: int, write: bool) -> None:
-        self._end_stall(c)
-        self.references.value += 1
-        if write:
-            self.writes.value += 1
+        if self._retired == len(self._addr) and self._phase == len(self._ends):
+            self._finished(c)
+            self.sleep()
+            return
+        self._enter(c)
+        issued = self._issue(c)
+        if issued or len(self.resp):
+            return
+        if self._waiting:
+            self._stall(c, self.dependence_stalls)
+        # Nothing more this cycle: an answer, a credit, the release or the next entry wakes it.
+        at_barrier = self._phase < len(self._ends) and self._entered == self._ends[self._phase]
+        if self._entered < len(self._addr) and not at_barrier and self._entered - self._retired < self.window:
+            self.sleep_for(max(1, self._earliest - c))
         else:
-            self.reads.value += 1
-        self._next = i + 1
+            self.sleep()
+
+    def _enter(self, c: int) -> None:
+        """Let the next reference into the window, or meet the barrier at a phase end."""
+        i = self._entered
+        if self._phase < len(self._ends) and i == self._ends[self._phase]:
+            if not self._held and self._retired == i:
+                self._held = True
+                self._barrier_since = c
+                self._barrier.arrive(self)
+            return
+        if i >= len(self._addr) or c < self._earliest:
+            return
+        if i - self._retired >= self.window:
+            self._stall(c, self.window_stalls)
+            return
+        self._end_stall(c, self.window_stalls)
+        self._waiting.append(i)
+        self._entered = i + 1
         if i + 1 < len(self._addr):
             gap = self._gap[i + 1]
             self.compute_cycles.value += gap
             self._earliest = c + 1 + gap
 
+    def _issue(self, c: int) -> bool:
+        """Send the oldest reference in the window whose address is known."""
+        answered = self._answered
+        for k, i in enumerate(self._waiting):
+            dep = self._dep[i]
+            if dep and not answered[i - dep]:
+                continue
+            write = self._write[i]
+            size = self._size[i]
+            data = self._value[i].to_bytes(8, "little")[:size] if write else None
+            request = MemRequest(address=self._addr[i], size_bytes=size, is_write=write, data=data,
+                                 source=self.path, tag=i, created_ps=self.sim.now)
+            if not self.req.try_send(request):
+                return False
+            del self._waiting[k]
+            self._end_stall(c, self.dependence_stalls)
+            self.references.value += 1
+            if write:
+                self.writes.value += 1
+            else:
+                self.reads.value += 1
+            return True
+        return False
+
+    def release(self, at_ps: int) -> None:
+        """The barrier lets this core go on at ``at_ps``."""
+        self._held = False
+        self._phase += 1
+        period = self.domain.period_ps
+        cycle = -(-(at_ps - self.domain.phase_ps) // period)
+        self.barrier_cycles.value += cycle - self._barrier_since
+        self._earliest = max(self._earliest, cycle)
+        self.wake_at(at_ps)
+
+    def _stall(self, c: int, counter) -> None:
+        self._stalls.setdefault(counter, c)
+
+    def _end_stall(self, c: int, counter) -> None:
+        since = self._stalls.pop(counter, None)
+        if since is not None:
+            counter.value += c - since
+
     def _answer(self, c: int, answer) -> None:
-        i = self._answered
-        if answer.tag != i:
-            self.fail(f"answer for reference {answer.tag} came while reference {i} was the oldest in flight")
-        if self.check_reads and not self._write[i]:
+        i = answer.tag
+        if not 0 <= i < len(self._addr) or self._answered[i]:
+            self.fail(f"an answer with tag {i} matches no reference in flight")
+        if self.check_reads and not self._write[i] and self._check[i]:
             want = self._value[i].to_bytes(8, "little")[:self._size[i]]
             if answer.data != want:
                 self.fail(f"reference {i}: read of {self._size[i]} bytes at {self._addr[i]:#x} returned "
                           f"{answer.data.hex()}, the workload expects {want.hex()}")
-        self._answered = i + 1
-        if self._answered == len(self._addr):
-            self.done_cycle = c
-            for callback in self._finish:
-                callback(self)
+        self._answered[i] = 1
+        n = len(self._addr)
+        while self._retired < n and self._answered[self._retired]:
+            self._retired += 1
+        if self._retired == n and self._phase == len(self._ends):
+            self._finished(c)
+
+    def _finished(self, c: int) -> None:
+        self.done_cycle = c
+        for callback in self._finish:
+            callback(self)
 
     def holding(self) -> str | None:
-        """References in flight."""
-        flying = self._next - self._answered if self.stream is not None else 0
-        return f"{flying} references in flight" if flying else None
+        """References in the window."""
+        flying = self._entered - self._retired if self.stream is not None else 0
+        return f"{flying} references in the window" if flying else None
