@@ -84,7 +84,9 @@ class ReferenceCore(Component):
     in the window issues once the reference whose value its address needs (``dep[i]`` back:
     the load of a neighbour id before the load of that neighbour's data) has been answered;
     each cycle the oldest such reference issues, so independent loads run ahead of a
-    dependent one that waits. References retire in order once answered. With
+    dependent one that waits, except that references to the same 8-byte word issue in
+    program order (the memory then serves them in that order: a load sees the older store).
+    References retire in order once answered. With
     ``check_reads`` every read answer is compared with the value the workload computed for
     it: a mismatch stops the run, naming the reference.
 
@@ -96,8 +98,8 @@ class ReferenceCore(Component):
 
     Leaves out: instruction fetch, branch prediction, the register dataflow of compute
     instructions (compute is a count of cycles that only delays dispatch), store-to-load
-    forwarding and memory disambiguation (a load never waits for an older store to another
-    address), and more than one memory port.
+    forwarding, speculation past an unknown store address (a load waits only for older
+    references to its own word), and more than one memory port.
     """
 
     window = Param(int, 16, "references in the window at most (reorder buffer / load-store queue entries)",
@@ -213,9 +215,17 @@ class ReferenceCore(Component):
     def _issue(self, c: int) -> bool:
         """Send the oldest reference in the window whose address is known."""
         answered = self._answered
+        older = None  # 8-byte words of older references still waiting: a younger one to them waits too
         for k, i in enumerate(self._waiting):
             dep = self._dep[i]
+            first, last = self._addr[i] >> 3, (self._addr[i] + self._size[i] - 1) >> 3
+            if older is not None and (first in older or last in older):
+                older.update((first, last))
+                continue
             if dep and not answered[i - dep]:
+                if older is None:
+                    older = set()
+                older.update((first, last))
                 continue
             write = self._write[i]
             size = self._size[i]

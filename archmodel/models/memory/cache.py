@@ -4,7 +4,7 @@ sits in front of any memory (a DRAM controller, an interleaved memory, another c
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Level, Out, Param, ParameterError,
                               at_least, model, one_of)
@@ -12,6 +12,11 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Lev
 from ..messages import MemRequest, MemResponse
 from .cache_array import POLICIES, CacheArray, MissClassifier
 from .splitting import REQUESTS, RESPONSES, split
+
+
+RECENT_MISSES = 32
+"""Demand misses the stream prefetcher remembers to spot a miss to the next line (streams of
+as many arrays at once can be followed)."""
 
 
 def _power_of_two(value: int) -> str | None:
@@ -66,6 +71,11 @@ class Cache(Component):
     accesses to the line while its fill is on the way wait in that MSHR (delayed hits, up to
     ``mshr_targets``) and the cache keeps serving hits and other misses meanwhile, with at
     most ``mshrs`` lines outstanding. The fill answers its waiting pieces the next cycle.
+    With ``prefetch_degree`` a stream prefetcher watches demand misses: a miss to the line
+    after a recent miss fetches the next ``prefetch_degree`` lines (never the last quarter of
+    the MSHRs, never outside the memory below), and the first use of a prefetched line
+    fetches one more, so a sequential stream stays ahead while random misses fetch nothing.
+    With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
     A miss stalls its port (in order) when every MSHR is busy, when its victim still waits
     for its own fill, or when ``write_buffer`` write-backs are unacknowledged.
 
@@ -99,6 +109,11 @@ class Cache(Component):
     write_buffer = Param(int, 8, "write-backs that may be unacknowledged at once", check=at_least(1))
     queue = Param(int, 16, "requests per port taken and not yet answered", unit="requests", check=at_least(1))
     classify_misses = Param(bool, False, "split misses into compulsory, capacity and conflict")
+    in_order = Param(bool, True, "answer each port in request order (false: an answer leaves as soon as it is "
+                     "ready, hits under misses; for clients that match answers by tag)")
+    prefetch_degree = Param(int, 0, "stream prefetcher: lines ahead fetched once two misses to consecutive lines "
+                            "show a stream, and again at each first use of a prefetched line (0: none)",
+                            check=at_least(0))
     write_hits_touch = Param(bool, True, "a write hit updates the replacement state (false: it only marks the "
                              "line dirty, as pycachesim does)")
 
@@ -116,6 +131,8 @@ class Cache(Component):
                               "(classify_misses)")
     conflict_misses = Counter("accesses", "misses a fully associative LRU cache of the same size would not have "
                               "(classify_misses)")
+    prefetches = Counter("lines", "lines the prefetcher fetched")
+    useful_prefetches = Counter("lines", "prefetched lines an access used")
     writebacks = Counter("lines", "dirty lines written back on eviction")
     bytes_read = Counter("bytes", "bytes fetched from the memory below")
     bytes_written = Counter("bytes", "bytes written back to the memory below")
@@ -145,10 +162,23 @@ class Cache(Component):
         self._jobs = [deque() for _ in range(self.clients)]  # per port: taken, unanswered, in order
         self._piece = [None] * self.clients  # per port: (job, pieces, next index) being accessed
         self._first = 0  # the port that goes first this cycle (round robin)
+        self._prefetched: set[int] = set()  # lines fetched by the prefetcher and not used yet
+        self._recent_misses: OrderedDict = OrderedDict()  # the last demand-missed lines, for stream detection
         self.mshr_busy = self.register("mshr_busy", 0, width=max(1, self.mshrs.bit_length()))
 
     def start(self) -> None:
         self._array = CacheArray(self.sets, self.ways, self.policy, self.rng, self.write_hits_touch)
+        limits = self.memory_range() if self.prefetch_degree else None
+        # lines the prefetcher may fetch: inside the memory below (a fetch outside is an error there)
+        self._lines_below = (limits[0] >> self._shift, (limits[1] - 1) >> self._shift) if limits else None
+
+    def memory_range(self) -> tuple[int, int] | None:
+        """(first address, end) of the memory below, through any caches; None when unknown."""
+        below = self.below()
+        if isinstance(below, Cache):
+            return below.memory_range()
+        base, size = getattr(below, "base_address", None), getattr(below, "size_bytes", None)
+        return (base, base + size) if base is not None and size is not None else None
 
     # -- the functional side ------------------------------------------------------------
     def below(self):
@@ -201,8 +231,17 @@ class Cache(Component):
         self._first = (self._first + 1) % self.clients
         for p in range(self.clients):
             jobs = self._jobs[p]
-            if jobs and not jobs[0].left and jobs[0].done <= c and self.resp[p].try_send(jobs[0].response()):
-                jobs.popleft()
+            if not jobs:
+                continue
+            if self.in_order:
+                if not jobs[0].left and jobs[0].done <= c and self.resp[p].try_send(jobs[0].response()):
+                    jobs.popleft()
+                continue
+            for k, job in enumerate(jobs):
+                if not job.left and job.done <= c:
+                    if self.resp[p].try_send(job.response()):
+                        del jobs[k]
+                    break
         out = self._out
         if out and out[0][0] <= c and self.mem_req.try_send(out[0][1]):
             out.popleft()
@@ -231,8 +270,11 @@ class Cache(Component):
                 return
         due = []
         for jobs in self._jobs:
-            if jobs and not jobs[0].left:
-                due.append(jobs[0].done)
+            if self.in_order:
+                if jobs and not jobs[0].left:
+                    due.append(jobs[0].done)
+            else:
+                due.extend(job.done for job in jobs if not job.left)
         if self._out:
             due.append(self._out[0][0])
         if due:
@@ -267,6 +309,7 @@ class Cache(Component):
             if write:
                 array.dirty.add(line)
             waiting.append(_Target(job, inside, size, at))
+            self._used(c, line)
             return "done"
         held = self._lines.get(line)
         if held is not None:
@@ -281,20 +324,46 @@ class Cache(Component):
             else:
                 job.data[at:at + size] = held[inside:inside + size]
             job.finish(c + self.hit_latency_cycles)
+            self._used(c, line)
             return "done"
         if len(self._mshr) >= self.mshrs:
             self.mshr_stalls.value += 1
             return "stall"
-        victim = array.victim(line)
-        if victim is not None and (victim in self._mshr
-                                   or (victim in array.dirty and self._unacked >= self.write_buffer)):
+        if not self._allocate(c, line, write):
             self.mshr_stalls.value += 1
             return "stall"
         banks_used.add(bank)
         self._count(line, False)
         self.misses.value += 1
+        self._mshr[line].append(_Target(job, inside, size, at))
+        if self.prefetch_degree:
+            self._stream_check(c, line)
+        return "done"
+
+    def _stream_check(self, c: int, line: int) -> None:
+        """A demand miss to the line after a recent miss starts a stream: fetch the next
+        ``prefetch_degree`` lines. Random misses start nothing."""
+        recent = self._recent_misses
+        if line - 1 in recent:
+            for ahead in range(1, self.prefetch_degree + 1):
+                if not self._prefetch(c, line + ahead):
+                    break
+        recent[line] = None
+        recent.move_to_end(line)
+        if len(recent) > RECENT_MISSES:
+            recent.popitem(last=False)
+
+    def _allocate(self, c: int, line: int, write: bool) -> bool:
+        """Give ``line`` a way (evicting a victim, written back if dirty) and an MSHR, and send
+        its fill; False when its victim still waits for a fill or the write buffer is full."""
+        array = self._array
+        victim = array.victim(line)
+        if victim is not None and (victim in self._mshr
+                                   or (victim in array.dirty and self._unacked >= self.write_buffer)):
+            return False
         leave = c + self.hit_latency_cycles
         if victim is not None:
+            self._prefetched.discard(victim)
             victim_data = self._lines.pop(victim)
             if array.evict(victim):
                 self._send(leave, MemRequest(address=victim << self._shift, size_bytes=self.line_bytes,
@@ -303,11 +372,31 @@ class Cache(Component):
                 self.writebacks.value += 1
                 self.bytes_written.value += self.line_bytes
         array.install(line, dirty=write)
-        self._mshr[line] = [_Target(job, inside, size, at)]
+        self._mshr[line] = []
         self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes), ("fill", line, leave))
         self.bytes_read.value += self.line_bytes
         self._occupancy()
-        return "done"
+        return True
+
+    def _prefetch(self, c: int, line: int) -> bool:
+        """Fetch ``line`` ahead of use, leaving a quarter of the MSHRs to demand misses;
+        False when it cannot (no MSHR to spare, or no victim now)."""
+        if self._array.contains(line):
+            return True
+        if self._lines_below is None or not self._lines_below[0] <= line <= self._lines_below[1]:
+            return False
+        if len(self._mshr) >= self.mshrs - max(1, self.mshrs // 4) or not self._allocate(c, line, False):
+            return False
+        self._prefetched.add(line)
+        self.prefetches.value += 1
+        return True
+
+    def _used(self, c: int, line: int) -> None:
+        """An access used ``line``: a prefetched line's first use moves the stream on."""
+        if line in self._prefetched:
+            self._prefetched.discard(line)
+            self.useful_prefetches.value += 1
+            self._prefetch(c, line + self.prefetch_degree)
 
     def _count(self, line: int, hit: bool) -> None:
         self.accesses.value += 1

@@ -177,17 +177,22 @@ def generated(name: str, *, seed: int = 0, **params) -> Graph:
     return from_networkx(make(seed, **params), name=name)
 
 
+def _read_text(path: Path) -> str:
+    """A graph file's text, or a :class:`GraphFileError` saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise GraphFileError(path, None, f"cannot read: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise GraphFileError(path, None, "is not a text file") from None
+
+
 def read_edge_list(path, *, directed: bool = True, weighted: bool = False) -> Graph:
     """A SNAP edge list: one ``source target [weight]`` per line, ``#`` comments, ids any
     non-negative integers (renumbered 0 .. n-1 in order of first appearance is *not* done:
     ids are kept, n is the largest id plus one, so results name the file's own vertices)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise GraphFileError(path, None, f"cannot read: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise GraphFileError(path, None, "is not a text file") from None
+    text = _read_text(path)
     src, dst, wts = [], [], []
     want = 3 if weighted else 2
     for number, line in enumerate(text.splitlines(), 1):
@@ -222,12 +227,7 @@ def read_matrix_market(path, *, directed: bool | None = None, weighted: bool = F
     value the weight when ``weighted``. A symmetric matrix is an undirected graph unless
     ``directed`` says otherwise."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise GraphFileError(path, None, f"cannot read: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise GraphFileError(path, None, "is not a text file") from None
+    text = _read_text(path)
     _check_matrix_market(path, text)
     matrix = scipy.io.mmread(io.StringIO(text))
     coo = sp.coo_matrix(matrix)

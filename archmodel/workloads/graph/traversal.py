@@ -113,15 +113,20 @@ def _start(r_depth, r_queue, root: int, mark: int) -> References:
                       [int(bits([mark], I4)[0]), int(bits([root], I4)[0])])
 
 
+def _traversal_arrays(graph: Graph, image: MemoryImage, mark: str):
+    """The out-edge CSR, the per-vertex mark array (-1: not reached) and the queue, each in
+    numpy and in the image."""
+    out = _Out(graph, image)
+    marks = np.full(graph.n, -1, dtype=np.int64)
+    r_marks = image.add(mark, marks.astype(np.int32))
+    r_queue = image.add("queue", dtype=I4, count=graph.n)
+    return out, marks, r_marks, np.zeros(graph.n, dtype=np.int64), r_queue
+
+
 def bfs(graph: Graph, image: MemoryImage, cores: int, *, source: int = 0) -> Program:
     """Breadth-first search from ``source`` over out-edges: ``depth[v]`` is the number of
     edges on a shortest path, -1 where unreached."""
-    n = graph.n
-    out = _Out(graph, image)
-    depth = np.full(n, -1, dtype=np.int64)
-    r_depth = image.add("depth", depth.astype(np.int32))
-    r_queue = image.add("queue", dtype=I4, count=n)
-    queue = np.zeros(n, dtype=np.int64)
+    out, depth, r_depth, queue, r_queue = _traversal_arrays(graph, image, "depth")
     depth[source] = 0
     queue[0] = source
     phases, _ = _bfs_levels(out, r_depth, r_queue, depth, queue, cores, lambda level: level + 1)
@@ -134,11 +139,7 @@ def connected_components(graph: Graph, image: MemoryImage, cores: int) -> Progra
     that starts a BFS from every vertex not yet labelled, labelling its component with the
     root's id (so each component gets its smallest id). Sequential: it runs on core 0."""
     n = graph.n
-    out = _Out(graph, image)
-    comp = np.full(n, -1, dtype=np.int64)
-    r_comp = image.add("component", comp.astype(np.int32))
-    r_queue = image.add("queue", dtype=I4, count=n)
-    queue = np.zeros(n, dtype=np.int64)
+    out, comp, r_comp, queue, r_queue = _traversal_arrays(graph, image, "component")
     parts = []
     scanned = 0
     for root in range(n):

@@ -17,8 +17,9 @@ import inspect
 import attrs
 import numpy as np
 
-from archmodel.kernel import ArchError, Component, Formula
+from archmodel.kernel import ArchError, ClockDomain, Component, Formula, Simulator, connect
 from archmodel.models.compute import Barrier, ReferenceCore, References
+from archmodel.models.memory import Cache, DramController
 
 from . import pull, traversal
 from .cagra import auto_segment_vertices, frequency_clustering, segment
@@ -217,6 +218,42 @@ def _binder(algorithm: str):
             raise ArchError(f"workload '{algorithm}': {err}") from None
     bind_workload.__doc__ = ALGORITHMS[algorithm].__doc__
     return bind_workload
+
+
+def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8, window: int = 64,
+               llc_latency: int = 20, mshrs: int = 32, banks: int = 4, policy: str = "lru", prefetch_degree: int = 0,
+               standard: str = "DDR4-2400R") -> tuple[Component, list, Cache, DramController]:
+    """The Python twin of ``library/graph_node.arch``: ``cores`` reference cores at 2 GHz
+    sharing an LLC (answering hits under misses) in front of one DRAM channel. Returns
+    (top, cores, llc, memory)."""
+    top = Component("node", clock=ClockDomain("clk", 500))
+    core_list = [ReferenceCore(f"core{i}", top, window=window) for i in range(cores)]
+    llc = Cache("llc", top, size_bytes=llc_bytes, ways=llc_ways, clients=cores, banks=banks, mshrs=mshrs,
+                hit_latency_cycles=llc_latency, policy=policy, in_order=False, prefetch_degree=prefetch_degree)
+    memory = DramController("mem", top, standard=standard)
+    for i, core in enumerate(core_list):
+        connect(core.req, llc.req[i])
+        connect(llc.resp[i], core.resp)
+    connect(llc.mem_req, memory.req)
+    connect(memory.resp, llc.mem_resp)
+    return top, core_list, llc, memory
+
+
+def run_on_node(algorithm: str, *, cores: int = 2, node: dict | None = None, **params) -> tuple[Prepared, dict]:
+    """Build a node (:func:`build_node` with ``node`` as its options), run ``algorithm`` to
+    the end (every read checked, the answer checked in memory) and return the prepared
+    workload and the node's figures by name (``cycles_per_edge``, ``llc_miss_rate``, ...)."""
+    top, core_list, llc, memory = build_node(cores, **(node or {}))
+    prepared = prepare(algorithm, cores=cores, memory_base=memory.base_address, memory_bytes=memory.size_bytes,
+                       llc_bytes=llc.size_bytes, **params)
+    bind(core_list, prepared, top)
+    Simulator(top).run()
+    if not all(c.done for c in core_list):
+        raise RuntimeError(f"{algorithm}: the cores did not finish")
+    figures = {s.name: s.value for s in top.stats}
+    figures["references"] = prepared.program.references
+    figures["dram_bandwidth_gbps"] = memory.bandwidth.value
+    return prepared, figures
 
 
 WORKLOADS = {name: _binder(name) for name in ALGORITHMS}

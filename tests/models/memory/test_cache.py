@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from archmodel.kernel import ClockDomain, Component, ParameterError, Simulator, connect
+from archmodel.models.basic import Sink, Source
 from archmodel.models.compute import FixedLatencyMemory, ReferenceCore, References
 from archmodel.models.memory import Cache, CacheArray, DramController
+from archmodel.models.messages import MemRequest
 
 
 def pycachesim_counts(lines, writes, sets, ways, line_bytes):
@@ -217,3 +219,50 @@ def test_a_size_that_is_no_whole_number_of_sets_is_an_error():
         Cache("llc", Component("top"), size_bytes=3000, ways=4)
     assert str(err.value).startswith("error: top.llc: size_bytes 3000 is not a whole number of sets of 4 lines of 64 "
                                      "bytes")
+
+
+def test_hits_under_a_miss_leave_before_it_when_answers_may_overtake():
+    # Line 1 is fetched first; later a miss to line 0 is followed by five hits to line 1.
+    # In order the hits wait for the miss's fill; out of order they leave after their lookup.
+    requests = [MemRequest(address=64, size_bytes=8, tag=0, source="c")]
+    requests += [MemRequest(address=0, size_bytes=8, tag=1, source="c")]
+    requests += [MemRequest(address=64 + 8 * i, size_bytes=8, tag=2 + i, source="c") for i in range(5)]
+    got = {}
+    for in_order in (True, False):
+        top = Component("top", clock=ClockDomain("clk", 1000))
+        src = Source("src", top, pattern="list", messages=requests, cycles=[0, 100, 101, 102, 103, 104, 105],
+                     wrap_in_packet=False)
+        cache = Cache("llc", top, size_bytes=4096, ways=2, hit_latency_cycles=4, in_order=in_order)
+        mem = FixedLatencyMemory("mem", top, base_address=0, size_bytes=1 << 16, latency_cycles=20)
+        sink = Sink("sink", top, stop_after=len(requests))
+        connect(src.out, cache.req[0])
+        connect(cache.resp[0], sink.inp)
+        connect(cache.mem_req, mem.req)
+        connect(mem.rsp, cache.mem_resp)
+        Simulator(top).run()
+        got[in_order] = ([m.tag for m in sink.messages], sink.arrival_cycles)
+    assert got[True][0] == [0, 1, 2, 3, 4, 5, 6]
+    assert got[False][0] == [0, 2, 3, 4, 5, 6, 1]
+    # the first hit, sent at 101, is taken at 102, answered after its 4-cycle lookup at 106
+    # and at the sink at 107
+    assert got[False][1][1] == 101 + 1 + 4 + 1
+    assert got[True][1][2] > got[True][1][1] >= 100 + 4 + 23
+
+
+def test_the_next_line_prefetcher_turns_a_sequential_stream_into_hits_and_keeps_data():
+    n = 512
+    values = list(range(n))
+    writes = References(np.arange(n) * 8, np.full(n, 8), np.ones(n, bool), np.zeros(n, int), np.zeros(n, int), values)
+    reads = References(np.arange(n) * 8 + 64 * 1024, np.full(n, 8), np.zeros(n, bool), np.zeros(n, int),
+                       np.zeros(n, int), np.zeros(n, int))
+    cycles = {}
+    for degree in (0, 4):
+        top, core, cache, mem = cache_system(References.concatenate([writes, reads]), window=16, size_bytes=8192,
+                                             ways=4, mshrs=16, prefetch_degree=degree, in_order=False)
+        Simulator(top).run()
+        cycles[degree] = core.done_cycle
+        assert cache.backdoor_read(0, 8 * n) == b"".join(v.to_bytes(8, "little") for v in values)
+        if degree:
+            assert cache.useful_prefetches.value > 0.9 * cache.prefetches.value > 0
+            assert cache.misses.value < 2 * n * 8 // 64 / 4
+    assert cycles[4] < 0.6 * cycles[0]
