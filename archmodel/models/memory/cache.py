@@ -75,6 +75,8 @@ class Cache(Component):
     after a recent miss fetches the next ``prefetch_degree`` lines (never the last quarter of
     the MSHRs, never outside the memory below), and the first use of a prefetched line
     fetches one more, so a sequential stream stays ahead while random misses fetch nothing.
+    A prefetched line enters as the next victim of its set (LRU position, SRRIP's distant
+    interval) and is promoted when used, so an unused prefetch evicts nothing of value.
     With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
     A miss stalls its port (in order) when every MSHR is busy, when its victim still waits
     for its own fill, or when ``write_buffer`` write-backs are unacknowledged.
@@ -353,7 +355,7 @@ class Cache(Component):
         if len(recent) > RECENT_MISSES:
             recent.popitem(last=False)
 
-    def _allocate(self, c: int, line: int, write: bool) -> bool:
+    def _allocate(self, c: int, line: int, write: bool, prefetch: bool = False) -> bool:
         """Give ``line`` a way (evicting a victim, written back if dirty) and an MSHR, and send
         its fill; False when its victim still waits for a fill or the write buffer is full."""
         array = self._array
@@ -371,7 +373,7 @@ class Cache(Component):
                 self._unacked += 1
                 self.writebacks.value += 1
                 self.bytes_written.value += self.line_bytes
-        array.install(line, dirty=write)
+        array.install(line, dirty=write, low_priority=prefetch)
         self._mshr[line] = []
         self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes), ("fill", line, leave))
         self.bytes_read.value += self.line_bytes
@@ -385,7 +387,7 @@ class Cache(Component):
             return True
         if self._lines_below is None or not self._lines_below[0] <= line <= self._lines_below[1]:
             return False
-        if len(self._mshr) >= self.mshrs - max(1, self.mshrs // 4) or not self._allocate(c, line, False):
+        if len(self._mshr) >= self.mshrs - max(1, self.mshrs // 4) or not self._allocate(c, line, False, True):
             return False
         self._prefetched.add(line)
         self.prefetches.value += 1
