@@ -148,3 +148,14 @@ def test_a_graph_larger_than_the_modelled_memory_is_an_error_naming_both(tmp_pat
 def test_every_graph_workload_is_registered_with_the_language():
     from archmodel.lang.workloads import workloads
     assert set(WORKLOADS) <= set(workloads())
+
+
+def test_the_bundled_topology_runs_and_its_waveform_shows_mshrs_and_bank_states(tmp_path, capsys):
+    from archmodel.paths import data_path
+    vcd = tmp_path / "g.vcd"
+    arch = data_path("topologies") / "graph_pagerank.arch"
+    assert main(["run", str(arch), "-p", "scale=6", "-p", "iterations=1", "-p", "reorder=true",
+                 "-p", 'segments="auto"', "--vcd", str(vcd)]) == 0
+    assert "GraphPageRank.node.llc_miss_rate" in capsys.readouterr().out
+    text = vcd.read_text()
+    assert "$var reg 6" in text and " mshr_busy $end" in text and " bank0_state $end" in text
