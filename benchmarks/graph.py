@@ -8,8 +8,8 @@ Two tables, each measured in one run:
 * **Cagra.** PageRank (one iteration), label propagation (to convergence) and betweenness
   (a few sources) on an RMAT graph (Graph500 parameters) whose vertex data is 8x the LLC,
   on a node of reference cores sharing the LLC in front of one DDR4-2400R channel, as
-  baseline, frequency-based clustering, CSR segmenting and both (segmenting applies to the
-  two pull sweeps only). Columns: core cycles per edge, LLC miss rate, DRAM bytes per edge,
+  baseline, frequency-based clustering, CSR segmenting, both, and both with the LLC's
+  stream prefetcher (segmenting applies to the two pull sweeps only). Columns: core cycles per edge, LLC miss rate, DRAM bytes per edge,
   DRAM row-hit rate, DRAM bandwidth, the speed-up over the baseline, and which resource
   binds: DRAM bandwidth when the channel runs above half its peak, else the latency of LLC
   misses when more than a tenth of the accesses miss, else the cores (issue and LLC hits).
@@ -41,8 +41,11 @@ from archmodel.workloads.graph import MemoryImage, pagerank, rmat  # noqa: E402
 from archmodel.workloads.graph.workload import run_on_node  # noqa: E402
 
 PEAK_GBPS = 19.2  # DDR4-2400, 64-bit channel
-VARIANTS = (("baseline", {}), ("clustering", {"reorder": True}), ("segmenting", {"segments": "auto"}),
-            ("both", {"reorder": True, "segments": "auto"}))
+VARIANTS = (("baseline", {}, {}), ("clustering", {"reorder": True}, {}), ("segmenting", {"segments": "auto"}, {}),
+            ("both", {"reorder": True, "segments": "auto"}, {}),
+            ("both+prefetch", {"reorder": True, "segments": "auto"}, {"prefetch_degree": 4}))
+"""(name, workload options, node options): Cagra's variants, and both with the LLC's stream
+prefetcher (its baseline is the baseline without one)."""
 
 
 def binding(fig: dict) -> str:
@@ -61,11 +64,11 @@ def cagra_table(quick: bool) -> list[dict]:
     work = [("pagerank", {"iterations": 1}), ("label_propagation", {}), ("betweenness", {"k": 1 if quick else 2})]
     for algorithm, params in work:
         base = None
-        for variant, options in VARIANTS:
+        for variant, options, hardware in VARIANTS:
             if "segments" in options and algorithm == "betweenness":
                 continue
             start = time.process_time()
-            _, fig = run_on_node(algorithm, cores=4, node=node, **graph, **params, **options)
+            _, fig = run_on_node(algorithm, cores=4, node={**node, **hardware}, **graph, **params, **options)
             cpu = time.process_time() - start
             base = base or fig
             rows.append(dict(algorithm=algorithm, variant=variant, cycles_per_edge=fig["cycles_per_edge"],
@@ -77,9 +80,9 @@ def cagra_table(quick: bool) -> list[dict]:
           f"{8 * (1 << scale) // llc}x the LLC")
     head = ("algorithm", "variant", "cyc/edge", "LLC miss %", "DRAM B/edge", "row hit %", "GB/s", "speed-up",
             "binds", "refs", "CPU s")
-    print("  ".join(f"{h:>12}" for h in head))
+    print("  ".join(f"{h:>13}" for h in head))
     for r in rows:
-        print("  ".join(f"{v:>12}" for v in (r["algorithm"][:12], r["variant"], f"{r['cycles_per_edge']:.2f}",
+        print("  ".join(f"{v:>13}" for v in (r["algorithm"][:12], r["variant"], f"{r['cycles_per_edge']:.2f}",
                                               f"{r['llc_miss_rate']:.1f}", f"{r['dram_bytes_per_edge']:.1f}",
                                               f"{r['row_hit_rate']:.1f}", f"{r['dram_gbps']:.1f}",
                                               f"{r['speedup']:.2f}x", r["binds"], r["references"],

@@ -71,12 +71,13 @@ class Cache(Component):
     accesses to the line while its fill is on the way wait in that MSHR (delayed hits, up to
     ``mshr_targets``) and the cache keeps serving hits and other misses meanwhile, with at
     most ``mshrs`` lines outstanding. The fill answers its waiting pieces the next cycle.
-    With ``prefetch_degree`` a stream prefetcher watches demand misses: a miss to the line
-    after a recent miss fetches the next ``prefetch_degree`` lines (never the last quarter of
-    the MSHRs, never outside the memory below), and the first use of a prefetched line
-    fetches one more, so a sequential stream stays ahead while random misses fetch nothing.
-    A prefetched line enters as the next victim of its set (LRU position, SRRIP's distant
-    interval) and is promoted when used, so an unused prefetch evicts nothing of value.
+    With ``prefetch_degree`` a stream prefetcher (Jouppi's stream buffers, ISCA 1990)
+    watches demand misses: a third miss in a row of consecutive lines fills a stream buffer with
+    the next ``prefetch_degree`` lines (never outside the memory below); a later miss that
+    finds its line there takes it into the cache (at once, or when its fetch arrives) and the
+    stream fetches one line further. The buffers hold ``streams`` x ``prefetch_degree`` lines
+    beside the cache and its MSHRs, so prefetches neither evict cached lines nor take MSHRs;
+    the oldest line leaves a full buffer. Random misses start no stream.
     With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
     A miss stalls its port (in order) when every MSHR is busy, when its victim still waits
     for its own fill, or when ``write_buffer`` write-backs are unacknowledged.
@@ -113,9 +114,9 @@ class Cache(Component):
     classify_misses = Param(bool, False, "split misses into compulsory, capacity and conflict")
     in_order = Param(bool, True, "answer each port in request order (false: an answer leaves as soon as it is "
                      "ready, hits under misses; for clients that match answers by tag)")
-    prefetch_degree = Param(int, 0, "stream prefetcher: lines ahead fetched once two misses to consecutive lines "
-                            "show a stream, and again at each first use of a prefetched line (0: none)",
+    prefetch_degree = Param(int, 0, "stream prefetcher: lines each stream buffer fetches ahead (0: none)",
                             check=at_least(0))
+    streams = Param(int, 32, "stream buffers (sequential streams followed at once)", check=at_least(1))
     write_hits_touch = Param(bool, True, "a write hit updates the replacement state (false: it only marks the "
                              "line dirty, as pycachesim does)")
 
@@ -133,8 +134,8 @@ class Cache(Component):
                               "(classify_misses)")
     conflict_misses = Counter("accesses", "misses a fully associative LRU cache of the same size would not have "
                               "(classify_misses)")
-    prefetches = Counter("lines", "lines the prefetcher fetched")
-    useful_prefetches = Counter("lines", "prefetched lines an access used")
+    prefetches = Counter("lines", "lines the stream prefetcher fetched into its buffers")
+    useful_prefetches = Counter("lines", "misses served from a stream buffer (the line moves into the cache)")
     writebacks = Counter("lines", "dirty lines written back on eviction")
     bytes_read = Counter("bytes", "bytes fetched from the memory below")
     bytes_written = Counter("bytes", "bytes written back to the memory below")
@@ -164,7 +165,8 @@ class Cache(Component):
         self._jobs = [deque() for _ in range(self.clients)]  # per port: taken, unanswered, in order
         self._piece = [None] * self.clients  # per port: (job, pieces, next index) being accessed
         self._first = 0  # the port that goes first this cycle (round robin)
-        self._prefetched: set[int] = set()  # lines fetched by the prefetcher and not used yet
+        self._buffered: OrderedDict = OrderedDict()  # stream buffer lines, oldest first -> data (None: on its way)
+        self._claimed: set[int] = set()  # buffered lines a miss took while their fetch was on its way
         self._recent_misses: OrderedDict = OrderedDict()  # the last demand-missed lines, for stream detection
         self.mshr_busy = self.register("mshr_busy", 0, width=max(1, self.mshrs.bit_length()))
 
@@ -311,7 +313,6 @@ class Cache(Component):
             if write:
                 array.dirty.add(line)
             waiting.append(_Target(job, inside, size, at))
-            self._used(c, line)
             return "done"
         held = self._lines.get(line)
         if held is not None:
@@ -326,27 +327,46 @@ class Cache(Component):
             else:
                 job.data[at:at + size] = held[inside:inside + size]
             job.finish(c + self.hit_latency_cycles)
-            self._used(c, line)
             return "done"
-        if len(self._mshr) >= self.mshrs:
-            self.mshr_stalls.value += 1
-            return "stall"
-        if not self._allocate(c, line, write):
+        buffered = line in self._buffered
+        if (len(self._mshr) >= self.mshrs and not (buffered and self._buffered[line] is not None)) \
+                or not self._make_room(c, line, write):
             self.mshr_stalls.value += 1
             return "stall"
         banks_used.add(bank)
         self._count(line, False)
         self.misses.value += 1
-        self._mshr[line].append(_Target(job, inside, size, at))
-        if self.prefetch_degree:
-            self._stream_check(c, line)
+        if buffered:
+            self._from_stream(c, line, _Target(job, inside, size, at))
+        else:
+            leave = c + self.hit_latency_cycles
+            self._mshr[line] = [_Target(job, inside, size, at)]
+            self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes), ("fill", line, leave))
+            self.bytes_read.value += self.line_bytes
+            self._occupancy()
+            if self.prefetch_degree:
+                self._stream_check(c, line)
         return "done"
 
+    def _from_stream(self, c: int, line: int, target: _Target) -> None:
+        """A miss found its line in a stream buffer: the line moves into the cache (now, or
+        when its fetch arrives) and the stream fetches one line further."""
+        data = self._buffered.pop(line)
+        self.useful_prefetches.value += 1
+        if data is None:
+            self._mshr[line] = [target]
+            self._claimed.add(line)
+            self._occupancy()
+        else:
+            self._lines[line] = data
+            self._serve(line, [target], c + self.hit_latency_cycles)
+        self._prefetch(c, line + self.prefetch_degree)
+
     def _stream_check(self, c: int, line: int) -> None:
-        """A demand miss to the line after a recent miss starts a stream: fetch the next
-        ``prefetch_degree`` lines. Random misses start nothing."""
+        """A demand miss to the line after two recent misses to the two lines before it starts
+        a stream: fetch the next ``prefetch_degree`` lines. Random misses start nothing."""
         recent = self._recent_misses
-        if line - 1 in recent:
+        if line - 1 in recent and line - 2 in recent:
             for ahead in range(1, self.prefetch_degree + 1):
                 if not self._prefetch(c, line + ahead):
                     break
@@ -355,50 +375,41 @@ class Cache(Component):
         if len(recent) > RECENT_MISSES:
             recent.popitem(last=False)
 
-    def _allocate(self, c: int, line: int, write: bool, prefetch: bool = False) -> bool:
-        """Give ``line`` a way (evicting a victim, written back if dirty) and an MSHR, and send
-        its fill; False when its victim still waits for a fill or the write buffer is full."""
+    def _make_room(self, c: int, line: int, write: bool) -> bool:
+        """Give ``line`` a way, evicting a victim (written back if dirty); False when the
+        victim still waits for its fill or the write buffer is full."""
         array = self._array
         victim = array.victim(line)
         if victim is not None and (victim in self._mshr
                                    or (victim in array.dirty and self._unacked >= self.write_buffer)):
             return False
-        leave = c + self.hit_latency_cycles
         if victim is not None:
-            self._prefetched.discard(victim)
             victim_data = self._lines.pop(victim)
             if array.evict(victim):
-                self._send(leave, MemRequest(address=victim << self._shift, size_bytes=self.line_bytes,
-                                             is_write=True, data=bytes(victim_data)), ("wb",))
+                self._send(c + self.hit_latency_cycles,
+                           MemRequest(address=victim << self._shift, size_bytes=self.line_bytes, is_write=True,
+                                      data=bytes(victim_data)), ("wb",))
                 self._unacked += 1
                 self.writebacks.value += 1
                 self.bytes_written.value += self.line_bytes
-        array.install(line, dirty=write, low_priority=prefetch)
-        self._mshr[line] = []
-        self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes), ("fill", line, leave))
-        self.bytes_read.value += self.line_bytes
-        self._occupancy()
+        array.install(line, dirty=write)
         return True
 
     def _prefetch(self, c: int, line: int) -> bool:
-        """Fetch ``line`` ahead of use, leaving a quarter of the MSHRs to demand misses;
-        False when it cannot (no MSHR to spare, or no victim now)."""
-        if self._array.contains(line):
-            return True
+        """Fetch ``line`` into a stream buffer unless the cache or a buffer has it; False when
+        it lies outside the memory below (the stream ends)."""
         if self._lines_below is None or not self._lines_below[0] <= line <= self._lines_below[1]:
             return False
-        if len(self._mshr) >= self.mshrs - max(1, self.mshrs // 4) or not self._allocate(c, line, False, True):
-            return False
-        self._prefetched.add(line)
+        if line in self._buffered or self._array.contains(line):
+            return True
+        if len(self._buffered) >= self.streams * self.prefetch_degree:
+            self._buffered.popitem(last=False)  # its fetch, if still on its way, is dropped on arrival
+        self._buffered[line] = None
+        leave = c + self.hit_latency_cycles
+        self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes), ("stream", line, leave))
         self.prefetches.value += 1
+        self.bytes_read.value += self.line_bytes
         return True
-
-    def _used(self, c: int, line: int) -> None:
-        """An access used ``line``: a prefetched line's first use moves the stream on."""
-        if line in self._prefetched:
-            self._prefetched.discard(line)
-            self.useful_prefetches.value += 1
-            self._prefetch(c, line + self.prefetch_degree)
 
     def _count(self, line: int, hit: bool) -> None:
         self.accesses.value += 1
@@ -420,17 +431,29 @@ class Cache(Component):
         if what[0] == "wb":
             self._unacked -= 1
             return
-        _, line, sent = what
+        kind, line, sent = what
+        if kind == "stream":
+            if line not in self._claimed:
+                if line in self._buffered:  # not dropped from a full buffer meanwhile
+                    self._buffered[line] = bytearray(answer.data)
+                return
+            self._claimed.discard(line)
         self.miss_latency.sample(c - sent)
-        held = self._lines[line] = bytearray(answer.data)
-        for target in self._mshr.pop(line):
+        self._lines[line] = bytearray(answer.data)
+        self._serve(line, self._mshr.pop(line), c + 1)
+        self._occupancy()
+
+    def _serve(self, line: int, targets: list, cycle: int) -> None:
+        """The accesses waiting for ``line``, in order, now that its bytes are here; each
+        answered at ``cycle``."""
+        held = self._lines[line]
+        for target in targets:
             job, inside, size, at = target.job, target.inside, target.size, target.at
             if job.message.is_write:
                 held[inside:inside + size] = job.message.data[at:at + size]
             else:
                 job.data[at:at + size] = held[inside:inside + size]
-            job.finish(c + 1)
-        self._occupancy()
+            job.finish(cycle)
 
     def _occupancy(self) -> None:
         self.mshr_occupancy.set(len(self._mshr))

@@ -112,18 +112,15 @@ class CacheArray:
             return True
         return False
 
-    def install(self, line: int, dirty: bool = False, pending: bool = False, low_priority: bool = False) -> None:
-        """Put ``line`` in a free way of its set (the lowest), as the most recently used, or
-        with ``low_priority`` (a prefetch) as the next victim until it is used."""
+    def install(self, line: int, dirty: bool = False, pending: bool = False) -> None:
+        """Put ``line`` in a free way of its set (the lowest), as the most recently used."""
         s = line % self.sets
         ways = self.line_of_way[s]
         way = ways.index(-1)
         ways[way] = line
         self.resident[s][line] = way
-        if low_priority and self.policy == "lru":
-            self.resident[s].move_to_end(line, last=False)
         if self.policy == "srrip":
-            self.rrpv[s][way] = RRPV_MAX if low_priority else RRPV_INSERT
+            self.rrpv[s][way] = RRPV_INSERT
         if dirty:
             self.dirty.add(line)
         if pending:

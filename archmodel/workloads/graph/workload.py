@@ -222,6 +222,7 @@ def _binder(algorithm: str):
 
 def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8, window: int = 64,
                llc_latency: int = 20, mshrs: int = 32, banks: int = 4, policy: str = "lru", prefetch_degree: int = 0,
+               streams: int = 32,
                standard: str = "DDR4-2400R") -> tuple[Component, list, Cache, DramController]:
     """The Python twin of ``library/graph_node.arch``: ``cores`` reference cores at 2 GHz
     sharing an LLC (answering hits under misses) in front of one DRAM channel. Returns
@@ -229,7 +230,7 @@ def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8,
     top = Component("node", clock=ClockDomain("clk", 500))
     core_list = [ReferenceCore(f"core{i}", top, window=window) for i in range(cores)]
     llc = Cache("llc", top, size_bytes=llc_bytes, ways=llc_ways, clients=cores, banks=banks, mshrs=mshrs,
-                hit_latency_cycles=llc_latency, policy=policy, in_order=False, prefetch_degree=prefetch_degree)
+                hit_latency_cycles=llc_latency, policy=policy, in_order=False, prefetch_degree=prefetch_degree, streams=streams)
     memory = DramController("mem", top, standard=standard)
     for i, core in enumerate(core_list):
         connect(core.req, llc.req[i])

@@ -249,7 +249,7 @@ def test_hits_under_a_miss_leave_before_it_when_answers_may_overtake():
     assert got[True][1][2] > got[True][1][1] >= 100 + 4 + 23
 
 
-def test_the_next_line_prefetcher_turns_a_sequential_stream_into_hits_and_keeps_data():
+def test_the_stream_prefetcher_serves_a_sequential_stream_ahead_and_keeps_data():
     n = 512
     values = list(range(n))
     writes = References(np.arange(n) * 8, np.full(n, 8), np.ones(n, bool), np.zeros(n, int), np.zeros(n, int), values)
@@ -263,6 +263,7 @@ def test_the_next_line_prefetcher_turns_a_sequential_stream_into_hits_and_keeps_
         cycles[degree] = core.done_cycle
         assert cache.backdoor_read(0, 8 * n) == b"".join(v.to_bytes(8, "little") for v in values)
         if degree:
-            assert cache.useful_prefetches.value > 0.9 * cache.prefetches.value > 0
-            assert cache.misses.value < 2 * n * 8 // 64 / 4
+            # all but the first misses of each stream are served from the stream buffers
+            assert cache.useful_prefetches.value >= cache.misses.value - 8
+            assert cache.prefetches.value <= cache.useful_prefetches.value + 2 * 4 * degree
     assert cycles[4] < 0.6 * cycles[0]
