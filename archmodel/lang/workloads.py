@@ -29,10 +29,11 @@ def workloads() -> dict[str, Callable]:
 
 def _register_builtin() -> None:
     # The workload families register here; lang may import workloads (not the reverse).
+    from archmodel.workloads.graph.workload import WORKLOADS as GRAPH_WORKLOADS
     from archmodel.workloads.snitch import KERNELS
     from archmodel.workloads.training import WORKLOADS as TRAINING
 
-    for name, binder in {**KERNELS, **TRAINING}.items():
+    for name, binder in {**KERNELS, **TRAINING, **GRAPH_WORKLOADS}.items():
         _WORKLOADS.setdefault(name, binder)
 
 

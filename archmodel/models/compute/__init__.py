@@ -1,5 +1,5 @@
 """Compute models: the Snitch core and the Manticore cluster (cores, TCDM, DMA, barrier, I$),
-the assembler for the programs they run, and an ideal outside memory."""
+the assembler for the programs they run, an ideal outside memory, and a core that plays a workload's memory references."""
 
 from .assembler import AssemblyError, Instruction, Program, assemble, assemble_file
 from .cluster import INSTRUCTION_BASE, SnitchCluster
@@ -7,7 +7,8 @@ from .core import SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
 from .memory import FixedLatencyMemory
+from .reference_core import Barrier, ReferenceCore, References
 from .tcdm import TCDM_BASE, SnitchTcdm
 
-__all__ = ["AssemblyError", "FixedLatencyMemory", "INSTRUCTION_BASE", "Instruction", "Program", "SnitchCluster",
+__all__ = ["AssemblyError", "Barrier", "FixedLatencyMemory", "INSTRUCTION_BASE", "Instruction", "Program", "ReferenceCore", "References", "SnitchCluster",
            "SnitchCore", "SnitchDma", "SnitchICache", "SnitchTcdm", "TCDM_BASE", "assemble", "assemble_file"]

@@ -1,0 +1,289 @@
+"""A core that plays a workload's memory references: an abstraction of an out-of-order core
+that only keeps what bounds memory-level parallelism."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model
+from archmodel.models.messages import MemRequest
+
+
+class References:
+    """A stream of memory references as parallel numpy arrays (one entry per reference).
+
+    ``address`` (byte address), ``size`` (bytes, 1 to 8), ``write`` (bool), ``gap`` (compute
+    cycles before the reference may issue, counted from the previous issue), ``dep`` (how many
+    references back the one whose loaded value this address depends on; 0 for none), and
+    ``value`` (the 64-bit pattern a write stores, or a read must return, in its low ``size``
+    bytes, little-endian), and ``check`` (whether a read's value is known in advance: false for
+    a read that races with another core's write, whose answer depends on timing).
+    Workloads build them; :class:`ReferenceCore` plays them.
+    """
+
+    __slots__ = ("address", "size", "write", "gap", "dep", "value", "check")
+
+    def __init__(self, address, size, write, gap, dep, value, check=None):
+        n = len(address)
+        self.address = np.asarray(address, dtype=np.int64)
+        self.size = np.asarray(size, dtype=np.int64)
+        self.write = np.asarray(write, dtype=bool)
+        self.gap = np.asarray(gap, dtype=np.int64)
+        self.dep = np.asarray(dep, dtype=np.int64)
+        self.value = np.asarray(value, dtype=np.uint64)
+        self.check = np.ones(n, dtype=bool) if check is None else np.asarray(check, dtype=bool)
+        for name in ("size", "write", "gap", "dep", "value", "check"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"references: '{name}' has {len(getattr(self, name))} entries, 'address' has {n}")
+        if n and (self.size.min() < 1 or self.size.max() > 8):
+            raise ValueError("references: every size must be 1 to 8 bytes")
+        if n and (self.dep.min() < 0 or (self.dep > np.arange(n)).any()):
+            raise ValueError("references: a dependence must point back to an earlier reference")
+
+    def __len__(self) -> int:
+        return len(self.address)
+
+    @classmethod
+    def concatenate(cls, parts: list["References"]) -> "References":
+        """One stream of several, in order (dependences stay inside their part)."""
+        return cls(*(np.concatenate([getattr(p, name) for p in parts]) for name in cls.__slots__))
+
+
+class Barrier:
+    """Cores that finish a phase wait here until every core has; they are released
+    ``latency_cycles`` after the last one arrives (a hardware barrier or a tree of flags in
+    the shared cache costs about that much)."""
+
+    def __init__(self, cores: int, latency_cycles: int = 20):
+        self.cores = cores
+        self.latency_cycles = latency_cycles
+        self.waiting: list = []
+        self.episodes = 0
+
+    def arrive(self, core: "ReferenceCore") -> None:
+        """``core`` finished its phase; the last to arrive releases everyone."""
+        self.waiting.append(core)
+        if len(self.waiting) == self.cores:
+            release = core.sim.now + self.latency_cycles * core.domain.period_ps
+            waiting, self.waiting = self.waiting, []
+            self.episodes += 1
+            for other in waiting:
+                other.release(release)
+
+
+@model
+class ReferenceCore(Component):
+    """Plays a :class:`References` stream on ``req``/``resp`` through a window of ``window``
+    references, an abstraction of an out-of-order core's reorder buffer and load/store queue.
+
+    References enter the window in program order, one per cycle at most: reference i enters
+    ``gap[i]`` cycles after reference i-1 did (the instructions between them, dispatched at
+    one per cycle) and only while fewer than ``window`` references are unretired. A reference
+    in the window issues once the reference whose value its address needs (``dep[i]`` back:
+    the load of a neighbour id before the load of that neighbour's data) has been answered;
+    each cycle the oldest such reference issues, so independent loads run ahead of a
+    dependent one that waits, except that references to the same 8-byte word issue in
+    program order (the memory then serves them in that order: a load sees the older store).
+    References retire in order once answered. With
+    ``check_reads`` every read answer is compared with the value the workload computed for
+    it: a mismatch stops the run, naming the reference.
+
+    A stream may come in phases (``load(stream, phase_ends, barrier)``): at the end of a
+    phase the core waits for all its answers, arrives at the :class:`Barrier` it shares with
+    the other cores, and goes on when released.
+
+    The core is done at the cycle its last answer arrives; ``on_finish`` callbacks then run.
+
+    Leaves out: instruction fetch, branch prediction, the register dataflow of compute
+    instructions (compute is a count of cycles that only delays dispatch), store-to-load
+    forwarding, speculation past an unknown store address (a load waits only for older
+    references to its own word), and more than one memory port.
+    """
+
+    window = Param(int, 16, "references in the window at most (reorder buffer / load-store queue entries)",
+                   check=at_least(1))
+    check_reads = Param(bool, True, "compare every read answer with the workload's expected value")
+
+    req = Out("memory references (MemRequest)", pair="resp")
+    resp = In("answers (MemResponse), any order (matched by tag)")
+
+    references = Counter("references", "references played")
+    reads = Counter("references", "read references")
+    writes = Counter("references", "write references")
+    compute_cycles = Counter("cycles", "cycles of compute between references")
+    window_stalls = Counter("cycles", "cycles the next reference could not enter because the window was full")
+    dependence_stalls = Counter("cycles", "cycles nothing issued while every waiting reference waited for the "
+                                "value its address needs")
+    barrier_cycles = Counter("cycles", "cycles from a phase's last answer to the barrier's release")
+    cycles = Formula("cycles", "cycles from the first edge to the last answer", lambda c: c.done_cycle + 1
+                     if c.done_cycle >= 0 else c.elapsed_cycles)
+
+    def setup(self) -> None:
+        self.stream: References | None = None
+        self.done_cycle = -1
+        self._finish: list[Callable] = []
+        self._ends, self._barrier = [], None
+
+    def load(self, stream: References, phase_ends: list[int] | None = None, barrier: Barrier | None = None) -> None:
+        """The references to play from the first edge; with ``phase_ends`` (the index after
+        each phase's last reference, every phase but the last) the core meets ``barrier``
+        after each of those phases."""
+        self.stream = stream
+        ends = list(phase_ends or [])
+        if ends and barrier is None:
+            raise ValueError(f"{self.path}: phases need a barrier shared with the other cores")
+        self._ends = ends
+        self._barrier = barrier
+        self._addr = stream.address.tolist()
+        self._size = stream.size.tolist()
+        self._write = stream.write.tolist()
+        self._gap = stream.gap.tolist()
+        self._dep = stream.dep.tolist()
+        self._value = stream.value.tolist()
+        self._check = stream.check.tolist()
+
+    def on_finish(self, callback: Callable) -> None:
+        """Call ``callback(core)`` once the last answer arrived."""
+        self._finish.append(callback)
+
+    def start(self) -> None:
+        n = len(self._addr) if self.stream is not None else 0
+        self._entered = 0  # the next reference to enter the window
+        self._retired = 0  # every reference before this one is answered
+        self._answered = bytearray(n)
+        self._waiting: list[int] = []  # in the window, not issued, in program order
+        self._stalls = {}  # stall counter -> the cycle its stall began
+        self._phase = 0  # index into _ends of the next barrier
+        self._held = False  # arrived at the barrier, not released yet
+        self._earliest = self._gap[0] if n else 0  # the first cycle the next reference may enter
+        if n:
+            self.compute_cycles.value += self._gap[0]
+
+    @property
+    def done(self) -> bool:
+        """Every reference is answered."""
+        return self.done_cycle >= 0
+
+    def tick(self) -> None:
+        c = self.cycle
+        if self.stream is None or self.done_cycle >= 0:
+            self.sleep()
+            return
+        if self.resp.valid:
+            self._answer(c, self.resp.recv())
+        if self._retired == len(self._addr) and self._phase == len(self._ends):
+            self._finished(c)
+            self.sleep()
+            return
+        self._enter(c)
+        issued = self._issue(c)
+        if issued or len(self.resp):
+            return
+        if self._waiting:
+            self._stall(c, self.dependence_stalls)
+        # Nothing more this cycle: an answer, a credit, the release or the next entry wakes it.
+        at_barrier = self._phase < len(self._ends) and self._entered == self._ends[self._phase]
+        if self._entered < len(self._addr) and not at_barrier and self._entered - self._retired < self.window:
+            self.sleep_for(max(1, self._earliest - c))
+        else:
+            self.sleep()
+
+    def _enter(self, c: int) -> None:
+        """Let the next reference into the window, or meet the barrier at a phase end."""
+        i = self._entered
+        if self._phase < len(self._ends) and i == self._ends[self._phase]:
+            if not self._held and self._retired == i:
+                self._held = True
+                self._barrier_since = c
+                self._barrier.arrive(self)
+            return
+        if i >= len(self._addr) or c < self._earliest:
+            return
+        if i - self._retired >= self.window:
+            self._stall(c, self.window_stalls)
+            return
+        self._end_stall(c, self.window_stalls)
+        self._waiting.append(i)
+        self._entered = i + 1
+        if i + 1 < len(self._addr):
+            gap = self._gap[i + 1]
+            self.compute_cycles.value += gap
+            self._earliest = c + 1 + gap
+
+    def _issue(self, c: int) -> bool:
+        """Send the oldest reference in the window whose address is known."""
+        answered = self._answered
+        older = None  # 8-byte words of older references still waiting: a younger one to them waits too
+        for k, i in enumerate(self._waiting):
+            dep = self._dep[i]
+            first, last = self._addr[i] >> 3, (self._addr[i] + self._size[i] - 1) >> 3
+            if older is not None and (first in older or last in older):
+                older.update((first, last))
+                continue
+            if dep and not answered[i - dep]:
+                if older is None:
+                    older = set()
+                older.update((first, last))
+                continue
+            write = self._write[i]
+            size = self._size[i]
+            data = self._value[i].to_bytes(8, "little")[:size] if write else None
+            request = MemRequest(address=self._addr[i], size_bytes=size, is_write=write, data=data,
+                                 source=self.path, tag=i, created_ps=self.sim.now)
+            if not self.req.try_send(request):
+                return False
+            del self._waiting[k]
+            self._end_stall(c, self.dependence_stalls)
+            self.references.value += 1
+            if write:
+                self.writes.value += 1
+            else:
+                self.reads.value += 1
+            return True
+        return False
+
+    def release(self, at_ps: int) -> None:
+        """The barrier lets this core go on at ``at_ps``."""
+        self._held = False
+        self._phase += 1
+        period = self.domain.period_ps
+        cycle = -(-(at_ps - self.domain.phase_ps) // period)
+        self.barrier_cycles.value += cycle - self._barrier_since
+        self._earliest = max(self._earliest, cycle)
+        self.wake_at(at_ps)
+
+    def _stall(self, c: int, counter) -> None:
+        self._stalls.setdefault(counter, c)
+
+    def _end_stall(self, c: int, counter) -> None:
+        since = self._stalls.pop(counter, None)
+        if since is not None:
+            counter.value += c - since
+
+    def _answer(self, c: int, answer) -> None:
+        i = answer.tag
+        if not 0 <= i < len(self._addr) or self._answered[i]:
+            self.fail(f"an answer with tag {i} matches no reference in flight")
+        if self.check_reads and not self._write[i] and self._check[i]:
+            want = self._value[i].to_bytes(8, "little")[:self._size[i]]
+            if answer.data != want:
+                self.fail(f"reference {i}: read of {self._size[i]} bytes at {self._addr[i]:#x} returned "
+                          f"{answer.data.hex()}, the workload expects {want.hex()}")
+        self._answered[i] = 1
+        n = len(self._addr)
+        while self._retired < n and self._answered[self._retired]:
+            self._retired += 1
+        if self._retired == n and self._phase == len(self._ends):
+            self._finished(c)
+
+    def _finished(self, c: int) -> None:
+        self.done_cycle = c
+        for callback in self._finish:
+            callback(self)
+
+    def holding(self) -> str | None:
+        """References in the window."""
+        flying = self._entered - self._retired if self.stream is not None else 0
+        return f"{flying} references in the window" if flying else None

@@ -1,0 +1,194 @@
+"""Graph workloads over the cache hierarchy: Cagra's optimisations, and the cache's speed
+against pycachesim's.
+
+    python benchmarks/graph.py [--quick] [--json out.json]
+
+Two tables, each measured in one run:
+
+* **Cagra.** PageRank (one iteration), label propagation (to convergence) and betweenness
+  (a few sources) on an RMAT graph (Graph500 parameters) whose vertex data is 8x the LLC,
+  on a node of reference cores sharing the LLC in front of one DDR4-2400R channel, as
+  baseline, frequency-based clustering, CSR segmenting, both, and both with the LLC's
+  stream prefetcher (segmenting applies to the two pull sweeps only). Columns: core cycles per edge, LLC miss rate, DRAM bytes per edge,
+  DRAM row-hit rate, DRAM bandwidth, the speed-up over the baseline, and which resource
+  binds: DRAM bandwidth when the channel runs above half its peak, else the latency of LLC
+  misses when more than a tenth of the accesses miss, else the cores (issue and LLC hits).
+* **Cache speed.** The same reference stream (PageRank's, as the cores play it) through
+  pycachesim's LRU cache (its C backend) and through ours: the tag store alone
+  (``CacheArray.access``, untimed, the pycachesim-equivalent work) and its numba loop
+  (``compiled_tags.play``), then the whole timed
+  path (ReferenceCore -> Cache -> memory) with an ideal fixed-latency memory and with the
+  DDR4 controller. Rates are accesses per second of process CPU time; the ratio is over
+  pycachesim's rate. The hit counts of the tag store and pycachesim must agree (the
+  benchmark stops otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from archmodel.kernel import ClockDomain, Component, Simulator, connect  # noqa: E402
+from archmodel.models.compute import FixedLatencyMemory, ReferenceCore, References  # noqa: E402
+from archmodel.models.memory import Cache, CacheArray, DramController  # noqa: E402
+from archmodel.models.memory.compiled_tags import play  # noqa: E402
+from archmodel.workloads.graph import MemoryImage, pagerank, rmat  # noqa: E402
+from archmodel.workloads.graph.workload import run_on_node  # noqa: E402
+
+PEAK_GBPS = 19.2  # DDR4-2400, 64-bit channel
+VARIANTS = (("baseline", {}, {}), ("clustering", {"reorder": True}, {}), ("segmenting", {"segments": "auto"}, {}),
+            ("both", {"reorder": True, "segments": "auto"}, {}),
+            ("both+prefetch", {"reorder": True, "segments": "auto"}, {"prefetch_degree": 4}))
+"""(name, workload options, node options): Cagra's variants, and both with the LLC's stream
+prefetcher (its baseline is the baseline without one)."""
+
+
+def binding(fig: dict) -> str:
+    if fig["dram_bandwidth_gbps"] > 0.5 * PEAK_GBPS:
+        return "DRAM bandwidth"
+    if fig["llc_miss_rate"] > 10:
+        return "miss latency"
+    return "cores"
+
+
+def cagra_table(quick: bool) -> list[dict]:
+    scale, llc, ways = (8, 256, 4) if quick else (12, 4096, 8)
+    graph = dict(graph="rmat", scale=scale, edge_factor=16, seed=1)
+    node = dict(llc_bytes=llc, llc_ways=ways)
+    rows = []
+    work = [("pagerank", {"iterations": 1}), ("label_propagation", {}), ("betweenness", {"k": 1 if quick else 2})]
+    for algorithm, params in work:
+        base = None
+        for variant, options, hardware in VARIANTS:
+            if "segments" in options and algorithm == "betweenness":
+                continue
+            start = time.process_time()
+            _, fig = run_on_node(algorithm, cores=4, node={**node, **hardware}, **graph, **params, **options)
+            cpu = time.process_time() - start
+            base = base or fig
+            rows.append(dict(algorithm=algorithm, variant=variant, cycles_per_edge=fig["cycles_per_edge"],
+                             llc_miss_rate=fig["llc_miss_rate"], dram_bytes_per_edge=fig["dram_bytes_per_edge"],
+                             row_hit_rate=fig["dram_row_hit_rate"], dram_gbps=fig["dram_bandwidth_gbps"],
+                             speedup=base["cycles_per_edge"] / fig["cycles_per_edge"], binds=binding(fig),
+                             references=fig["references"], cpu_s=cpu))
+    print(f"\nCagra on rmat scale {scale} (edge factor 16), 4 cores, {llc} B LLC: vertex data "
+          f"{8 * (1 << scale) // llc}x the LLC")
+    head = ("algorithm", "variant", "cyc/edge", "LLC miss %", "DRAM B/edge", "row hit %", "GB/s", "speed-up",
+            "binds", "refs", "CPU s")
+    print("  ".join(f"{h:>13}" for h in head))
+    for r in rows:
+        print("  ".join(f"{v:>13}" for v in (r["algorithm"][:12], r["variant"], f"{r['cycles_per_edge']:.2f}",
+                                              f"{r['llc_miss_rate']:.1f}", f"{r['dram_bytes_per_edge']:.1f}",
+                                              f"{r['row_hit_rate']:.1f}", f"{r['dram_gbps']:.1f}",
+                                              f"{r['speedup']:.2f}x", r["binds"], r["references"],
+                                              f"{r['cpu_s']:.1f}")))
+    return rows
+
+
+def _stream(quick: bool) -> tuple[References, MemoryImage]:
+    g = rmat(10 if quick else 12, 8, seed=2)
+    image = MemoryImage(0, 1 << 28)
+    program = pagerank(g, image, cores=1, iterations=1)
+    return References.concatenate([phase[0] for phase in program.phases]), image
+
+
+def _pycachesim(lines: list, writes: list, sets: int, ways: int) -> tuple[int, float]:
+    import cachesim
+    memory = cachesim.MainMemory()
+    cache = cachesim.Cache("LLC", sets, ways, 64, "LRU", write_back=True, write_allocate=True)
+    memory.load_to(cache)
+    memory.store_from(cache)
+    sim = cachesim.CacheSimulator(cache, memory)
+    load, store = sim.load, sim.store
+    start = time.process_time()
+    for line, write in zip(lines, writes):
+        (store if write else load)(line * 64, 8)
+    cpu = time.process_time() - start
+    return cache.stats()["HIT_count"], cpu
+
+
+def _tag_store(lines: list, writes: list, sets: int, ways: int) -> tuple[int, float]:
+    array = CacheArray(sets, ways, "lru", write_hits_touch=False)
+    access = array.access
+    hits = 0
+    start = time.process_time()
+    for line, write in zip(lines, writes):
+        if access(line, write)[0] and not write:
+            hits += 1
+    return hits, time.process_time() - start
+
+
+def _compiled(lines: list, writes: list, sets: int, ways: int) -> tuple[int, float]:
+    play(lines[:10], writes[:10], sets, ways, write_hits_touch=False)  # compile (cached) outside the timing
+    start = time.process_time()
+    counts = play(lines, writes, sets, ways, write_hits_touch=False)
+    return counts["read_hits"], time.process_time() - start
+
+
+def _timed(stream: References, image: MemoryImage, memory_kind: str, size: int) -> float:
+    top = Component("top", clock=ClockDomain("clk", 500))
+    core = ReferenceCore("core", top, window=16)
+    cache = Cache("llc", top, size_bytes=size, ways=8, hit_latency_cycles=20, mshrs=16)
+    if memory_kind == "ideal":
+        memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=1 << 28, latency_cycles=100)
+        connect(memory.rsp, cache.mem_resp)
+    else:
+        memory = DramController("mem", top, standard="DDR4-2400R")
+        connect(memory.resp, cache.mem_resp)
+    connect(core.req, cache.req[0])
+    connect(cache.resp[0], core.resp)
+    connect(cache.mem_req, memory.req)
+    image.load(memory)
+    core.load(stream)
+    core.on_finish(lambda c: c.sim.stop("done"))
+    start = time.process_time()
+    Simulator(top).run()
+    cpu = time.process_time() - start
+    assert core.done and cache.accesses.value == len(stream)
+    return cpu
+
+
+def speed_table(quick: bool) -> list[dict]:
+    stream, image = _stream(quick)
+    size, ways = 32 * 1024, 8
+    sets = size // 64 // ways
+    lines = (stream.address // 64).tolist()
+    writes = stream.write.tolist()
+    n = len(lines)
+    peer_hits, peer_cpu = _pycachesim(lines, writes, sets, ways)
+    our_hits, our_cpu = _tag_store(lines, writes, sets, ways)
+    compiled_hits, compiled_cpu = _compiled(lines, writes, sets, ways)
+    if not our_hits == compiled_hits == peer_hits:
+        raise SystemExit(f"read hits: tag store {our_hits}, compiled {compiled_hits}, pycachesim {peer_hits}")
+    rows = [dict(engine="pycachesim (C backend), LRU", cpu_s=peer_cpu),
+            dict(engine="archmodel CacheArray (untimed tags)", cpu_s=our_cpu),
+            dict(engine="archmodel compiled tags (numba, untimed)", cpu_s=max(compiled_cpu, 1e-6)),
+            dict(engine="core + Cache + ideal memory (timed)", cpu_s=_timed(stream, image, "ideal", size)),
+            dict(engine="core + Cache + DDR4 controller (timed)", cpu_s=_timed(stream, image, "dram", size))]
+    print(f"\nCache speed: PageRank's stream, {n} references, {size // 1024} KiB {ways}-way LLC "
+          f"({peer_hits} read hits in both)")
+    print(f"{'engine':<42}{'accesses/s':>14}{'CPU s':>10}{'vs pycachesim':>16}")
+    for r in rows:
+        r["accesses_per_s"] = n / r["cpu_s"]
+        r["ratio"] = r["accesses_per_s"] / rows[0]["accesses_per_s"]
+        print(f"{r['engine']:<42}{r['accesses_per_s']:>14,.0f}{r['cpu_s']:>10.2f}{r['ratio']:>15.2f}x")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small graphs (a smoke test)")
+    parser.add_argument("--json", help="write the rows here")
+    args = parser.parse_args()
+    result = {"speed": speed_table(args.quick), "cagra": cagra_table(args.quick)}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

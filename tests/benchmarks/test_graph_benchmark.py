@@ -1,0 +1,23 @@
+"""Smoke test of the graph benchmark: its quick run prints the cache-speed table (the tag
+store and pycachesim agreed on the hits, or it stops) and the Cagra table for every
+algorithm and variant."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+GRAPH = Path(__file__).resolve().parents[2] / "benchmarks" / "graph.py"
+
+
+def test_quick_run_prints_both_tables():
+    done = subprocess.run([sys.executable, str(GRAPH), "--quick"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("pycachesim (C backend), LRU") for line in lines)
+    assert sum(line.startswith("core + Cache + ") for line in lines) == 2
+    rows = [line.split() for line in lines if line.strip().startswith(("pagerank", "label_propag", "betweenness"))]
+    assert [(r[0], r[1]) for r in rows] == [
+        ("pagerank", "baseline"), ("pagerank", "clustering"), ("pagerank", "segmenting"), ("pagerank", "both"),
+        ("pagerank", "both+prefetch"), ("label_propag", "baseline"), ("label_propag", "clustering"),
+        ("label_propag", "segmenting"), ("label_propag", "both"), ("label_propag", "both+prefetch"),
+        ("betweenness", "baseline"), ("betweenness", "clustering")]
