@@ -547,27 +547,23 @@ def cmd_sweep(args) -> int:
                        retry_failed=args.retry_failed, dry_run=args.dry_run)
 
 
-def _seed(text: str) -> int:
-    """A random seed: a whole number of at least 0 (numpy's generators take no other)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+def _whole_number(low: int, unit: str, why: str):
+    """An argparse type: a whole number of at least ``low`` (``why`` is its docstring)."""
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number{unit}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}{unit}, got {value}")
+        return value
+    convert.__doc__ = why
+    return convert
 
 
-def _at_least_one(text: str) -> int:
-    """An argument that counts cycles: a whole number of at least 1 (0 would report a
-    deadlock at the first edge that moves nothing)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cycles") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 cycle, got {value}")
-    return value
+_seed = _whole_number(0, "", "A random seed: numpy's generators take whole numbers from 0 up only.")
+_at_least_one = _whole_number(1, " cycle", "An argument that counts cycles (0 would report a deadlock at the "
+                                           "first edge that moves nothing).")
 
 
 def make_parser() -> argparse.ArgumentParser:

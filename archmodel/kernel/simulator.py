@@ -340,6 +340,7 @@ class Simulator:
                     d = comp._sched
                     d.awake.append(comp)
                     d.next_edge = t
+            # (as for the wake-ups above, written out: a call per wake-up costs in this loop)
             while upkeep and upkeep[0][0] == t:
                 comp = heappop(upkeep)[2]
                 if not comp._awake:
