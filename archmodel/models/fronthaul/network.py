@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from archmodel.kernel import (ArchError, Component, Formula, Param, ParameterError, at_least, connect, model)
+from archmodel.kernel import (ArchError, Component, Formula, Param, ParameterError, at_least, check_instances,
+                              connect, in_range, model)
 
 from ..topologies import build_topology
 from . import signal
@@ -48,7 +49,7 @@ class FronthaulNetwork(Component):
     no-INP and unlimited-fronthaul references beside it.
     """
 
-    aps = Param(int, 16, "access points (N_AP = stripes x aps_per_stripe)", check=at_least(1))
+    aps = Param(int, 16, "access points (N_AP = stripes x aps_per_stripe)", check=in_range(1, 1 << 16))
     stripes = Param(int, 4, "radio stripes M (aps: star, 1: bus)", check=at_least(1))
     aps_per_stripe = Param(int, 0, "APs per stripe L (0: aps / stripes)", check=at_least(0))
     layout = Param(str, "", "a stripe topology generator call instead of radio_stripes(stripes, aps_per_stripe)")
@@ -64,7 +65,8 @@ class FronthaulNetwork(Component):
     slot_ps = Param(int, 1_000_000_000, "TDD slot length", unit="ps", check=at_least(1))
     tdd_pattern = Param(str, "U", "repeating slot pattern of U (uplink) and D (downlink)")
     chunks = Param(int, 14, "parts of a slot sent as one frame each (14: one per OFDM symbol)", check=at_least(1))
-    slots = Param(int, 20, "slots to simulate", check=at_least(1))
+    # the slot plan lists every slot: a billion would exhaust memory at elaboration
+    slots = Param(int, 20, "slots to simulate (at most 1,000,000)", check=in_range(1, 1_000_000))
     processing_ps = Param(int, 10_000_000, "AP combining and compression time per chunk", unit="ps",
                           check=at_least(0))
     header_bits = Param(int, 64, "header of every frame", unit="bits", check=at_least(0))
@@ -98,6 +100,7 @@ class FronthaulNetwork(Component):
         self.plan.check_budget(self.capacity_bps, 1 if self.inp else self.longest)
         self.positions, self.cp_position = place(self.topology, self.area_m)
         self.lengths = link_lengths(self.topology, self.positions, self.cp_position)
+        check_instances(2 * self.aps + 1, self.path)  # an AP and a link each, and the CP: ask before building
         self.cp = CentralProcessor("cp", self, stripes=self.topology.cp_ports, deadline_ps=self.deadline_ps)
         self.access_points, self.links = [], []
         index = 0

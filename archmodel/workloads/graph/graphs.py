@@ -111,6 +111,11 @@ class Graph:
         return f"<Graph {self.name}: {self.n} vertices, {self.edges} edges, {kind}>"
 
 
+MAX_EDGES = 1 << 24
+"""The most edges a generated graph may have (16 Mi: a scale-20 Graph500 graph; its CSR and the
+references a workload makes of it stay within a few GB)."""
+
+
 def rmat(scale: int, edge_factor: int = 16, *, a: float = RMAT_GRAPH500[0], b: float = RMAT_GRAPH500[1],
          c: float = RMAT_GRAPH500[2], seed: int = 0, directed: bool = True, weighted: bool = False,
          max_weight: int = 255) -> Graph:
@@ -122,6 +127,10 @@ def rmat(scale: int, edge_factor: int = 16, *, a: float = RMAT_GRAPH500[0], b: f
         raise ValueError(f"rmat scale must be 1 .. 26, got {scale}")
     if edge_factor < 1:
         raise ValueError(f"rmat edge_factor must be at least 1, got {edge_factor}")
+    if edge_factor << scale > MAX_EDGES:
+        # the graph and the references it makes are built when the system is: bound check's memory
+        raise ValueError(f"rmat scale {scale} with edge_factor {edge_factor} makes {edge_factor << scale:,} edges, "
+                         f"more than {MAX_EDGES:,}")
     d = 1.0 - a - b - c
     if min(a, b, c, d) < 0:
         raise ValueError(f"rmat probabilities a={a}, b={b}, c={c} leave d={d:.3g} < 0")
