@@ -585,8 +585,8 @@ def make_parser() -> argparse.ArgumentParser:
                          help="a folder .arch imports may also come from (repeatable; by default "
                               "only the importing file's folder and the bundled library)")
         cmd.add_argument("--max-instances", type=int, default=1_000_000, metavar="N",
-                         help="refuse .arch systems of more than N components, those models build inside "
-                              "them included (default 1000000, about 4 GB)")
+                         help="refuse .arch systems of more than N components and channels, those models "
+                              "build inside them included (default 1000000, about 2-3 GB)")
 
     run = sub.add_parser("run", help="simulate a system and print its statistics")
     arch_options(run)

@@ -22,7 +22,7 @@ def test_a_huge_topology_is_refused_before_it_is_built(tmp_path, capsys):
     top.write_text('system S {\n    net : Noc(topology = "mesh(100000, 100000)")\n}\n')
     code, err = _check(capsys, "check", top)
     assert code == 2
-    assert (f"{top}:2:11: error: topology mesh(100000, 100000) would make 20,000,000,000 components, "
+    assert (f"{top}:2:11: error: topology mesh(100000, 100000) would make 20,000,000,000 components or channels, "
             "beyond the limit of 1,000,000") in err
     assert "hint: make it smaller, or raise the limit with --max-instances N" in err
 
@@ -35,9 +35,9 @@ def test_models_building_parts_count_against_the_limit(tmp_path, capsys):
     assert code == 2 and "beyond the limit of 100" in err
     with instance_budget(3):
         Component("a"), Component("b"), Component("c")
-        with pytest.raises(ArchError, match="'d' would make 1 components, beyond the limit of 3"):
+        with pytest.raises(ArchError, match="'d' would make 1 components or channels, beyond the limit of 3"):
             Component("d")
-        with pytest.raises(ArchError, match="the array would make 5 components"):
+        with pytest.raises(ArchError, match="the array would make 5 components or channels"):
             check_instances(5, "the array")
 
 
@@ -101,3 +101,17 @@ def test_a_port_array_of_a_billion_ports_is_refused(tmp_path, capsys):
     top.write_text("system S {\n    x : Crossbar(inputs = 1000000000)\n}\n")
     code, err = _check(capsys, "check", top)
     assert code == 2 and "the port array 'inp' would have 1,000,000,000 ports, more than 65,536" in err
+
+
+def test_channels_count_against_the_limit_and_a_full_mesh_of_clusters_is_sized_by_its_links(tmp_path, capsys):
+    ring = tmp_path / "ring.arch"
+    ring.write_text("system S {\n    a[60] : Fifo(depth = 2)\n"
+                    "    for i in 0 .. 60 { a[i].out -> a[(i + 1) % 60].inp }\n}\n")
+    assert _check(capsys, "check", ring, "--max-instances", "121")[0] == 0  # 61 components, 60 channels
+    code, err = _check(capsys, "check", ring, "--max-instances", "120")
+    assert code == 2 and "components or channels, beyond the limit of 120" in err
+    mesh = tmp_path / "clusters.arch"
+    mesh.write_text("system S {\n    net : topology clusters(2000, 1) of Fifo(depth = 2)\n}\n")
+    code, err = _check(capsys, "check", mesh)
+    # 2000 nodes, 2000 inner "full meshes" of one, and 2000 x 2000 between the clusters
+    assert code == 2 and "topology 'net' of 4004000 nodes (or links) would exceed the limit" in err

@@ -1,9 +1,9 @@
-"""How many components one build may make: a guard against a small input (``Noc(topology =
-"mesh(100000, 100000)")``, an array of a billion) growing memory until the machine kills the
-process. The ``.arch`` front end opens a budget for each load (``--max-instances``); every
-component made inside it, by the language or by a model building its parts, counts; a model
-about to make many parts asks first (:func:`check_instances`), so the error comes before the
-memory is spent."""
+"""How many components and channels one build may make: a guard against a small input
+(``Noc(topology = "mesh(100000, 100000)")``, an array of a billion) growing memory until the
+machine kills the process. The ``.arch`` front end opens a budget for each load
+(``--max-instances``); every component and channel made inside it, by the language or by a
+model building its parts, counts; a model about to make many parts asks first
+(:func:`check_instances`), so the error comes before the memory is spent."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def instance_budget(limit: int):
 
 
 def _refuse(what: str, count: int, budget: _Budget) -> ArchError:
-    return ArchError(f"{what} would make {count:,} components, beyond the limit of {budget.limit:,}",
+    return ArchError(f"{what} would make {count:,} components or channels, beyond the limit of {budget.limit:,}",
                      hint="make it smaller, or raise the limit with --max-instances N")
 
 
@@ -44,11 +44,12 @@ def check_instances(count: int, what: str) -> None:
         raise _refuse(what, count, budget)
 
 
-def count_instance(path: str) -> None:
-    """Count one component made (called as each is constructed)."""
+def count_instance(name) -> None:
+    """Count one component or channel made (called as each is constructed); ``name`` is its
+    name, or a function giving it (built only for the error)."""
     budget = _BUDGET.get()
     if budget is not None:
         budget.made += 1
         if budget.made > budget.limit:
             budget.made -= 1
-            raise _refuse(f"'{path}'", 1, budget)
+            raise _refuse(f"'{name() if callable(name) else name}'", 1, budget)

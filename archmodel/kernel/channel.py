@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from .budget import count_instance
 from .errors import ParameterError, PortError
 from .ports import InPort, OutPort
 
@@ -41,6 +42,7 @@ class Channel:
     )
 
     def __init__(self, src: OutPort, dst: InPort, latency: int, capacity: int, width_bits: int | None):
+        count_instance(lambda: f"{src.path} -> {dst.path}")  # channels count against the limit too
         self.src = src
         self.dst = dst
         self.latency = latency

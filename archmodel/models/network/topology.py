@@ -201,7 +201,14 @@ def dragonfly(p: int, a: int | None = None, h: int | None = None) -> nx.Graph:
     return graph
 
 
-@register_topology("clusters", size=lambda clusters, size, inner="full_mesh", outer="full_mesh": clusters * size)
+def _clusters_size(clusters, size, inner="full_mesh", outer="full_mesh"):
+    # nodes and links: a full mesh of n has n * n of them, a ring or star about 2 n
+    def shape(n, kind):
+        return n * n if kind == "full_mesh" else 2 * n
+    return clusters * size + clusters * shape(size, inner) + shape(clusters, outer)
+
+
+@register_topology("clusters", size=_clusters_size)
 def clusters(clusters: int, size: int, inner: str = "full_mesh", outer: str = "full_mesh") -> nx.Graph:
     """Clusters of clusters: ``clusters`` groups of ``size`` routers, wired inside a group as
     ``inner`` (``full_mesh``, ``ring`` or ``star``, whose hub is router 0 of the group) and
