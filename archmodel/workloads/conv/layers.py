@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 from pathlib import Path
 
 import attrs
@@ -25,8 +26,8 @@ def check_density(density) -> float | None:
     """``density`` as a float in [0, 1] (None stays None, meaning all-dense); an ArchError otherwise."""
     if density is None:
         return None
-    if isinstance(density, bool) or not isinstance(density, (int, float)) or not 0.0 <= density <= 1.0 \
-            or math.isnan(density):
+    if isinstance(density, bool) or not isinstance(density, numbers.Real) or math.isnan(density) \
+            or not 0.0 <= density <= 1.0:
         raise ArchError(f"density must be a number between 0 and 1 (the fraction of non-zero activations), "
                         f"got {density!r}")
     return float(density)
