@@ -236,8 +236,9 @@ def lowered_size(method: str, layer: Layer, density: float | None = None, *, act
     """The exact storage of ``layer``'s input lowered by ``method``.
 
     direct: ``batch*Ih*Iw*Ic``; im2col: ``batch*Oh*Ow*Kh*Kw*Ic``; MEC: ``batch*Ow*Ih*Kw*Ic``
-    values. CPO and CPS depend on the activations: those given, or random ones at ``density``
-    drawn with ``seed`` (:func:`~.layers.activations`); ``density=None`` means all-dense.
+    values. CPO and CPS depend on the activations: those given (``density`` and ``seed`` then
+    play no part), or random ones at ``density`` drawn with ``seed``
+    (:func:`~.layers.activations`); ``density=None`` means all-dense.
     """
     check_method(method)
     density = check_density(density)
