@@ -1,4 +1,7 @@
-"""The per-layer size table of a network."""
+"""The per-layer size table of a network, and the README's example."""
+
+import re
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +43,13 @@ def test_bad_method_or_density():
         network_sizes(network("alexnet"), methods=("gemm",))
     with pytest.raises(ArchError, match="density must be a number between 0 and 1"):
         network_sizes(network("alexnet"), 1.2)
+
+
+def test_the_readme_example_runs_as_written():
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme[readme.index("## Convolution lowerings"):]
+    block = re.search(r"```py\n(.*?)```", section, flags=re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["layer"].name == "res2a_2"
+    assert lowered_size("mec", namespace["layer"]).elements == 623_616
