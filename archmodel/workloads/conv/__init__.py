@@ -1,0 +1,19 @@
+"""Convolution lowerings: layers (and SCALE-Sim topology files, and four bundled networks),
+random or dense activations, and the five lowerings (direct, im2col, MEC, CPO, CPS) with their
+exact sizes and the convolution computed through each.
+
+    from archmodel.workloads.conv import network, lowered_size, convolve, activations, weights
+    layer = network("resnet50")[2]                  # res2a_2: 56x56x64, 3x3, pad 1
+    lowered_size("mec", layer).elements             # 623616
+    lowered_size("cpo", layer, density=0.3).bytes
+    convolve("cpo", layer, activations(layer, 0.3), weights(layer))
+"""
+
+from .layers import PADDINGS, Layer, activations, check_density, read_topology, weights
+from .lowering import (METHODS, SPARSE, CpoMap, LoweredSize, compression, convolve, cpo_map, im2col_matrix, lower,
+                       lowered_size, mec_matrix)
+from .networks import NETWORKS, network
+
+__all__ = ["METHODS", "NETWORKS", "PADDINGS", "SPARSE", "CpoMap", "Layer", "LoweredSize", "activations",
+           "check_density", "compression", "convolve", "cpo_map", "im2col_matrix", "lower", "lowered_size",
+           "mec_matrix", "network", "read_topology", "weights"]
