@@ -198,21 +198,14 @@ class DatelineDimensionOrder(DimensionOrder):
     """Dimension-order routing on a torus or ring with two VC classes, as BookSim 2's
     ``dim_order_torus`` (its non-balanced ``dor_next_torus``; Dally and Towles, ch. 14).
 
-    * **Direction.** When a packet turns into a dimension (from injection or from another
-      dimension) it takes the shorter way round; at a tie (distance exactly k/2) it draws the
-      direction at random, one way or the other with equal chance, from the router's stream.
-      Within the dimension it keeps that direction (after the first hop the way it goes is
-      the shorter one).
-    * **VC class.** Chosen at the same turn for the whole dimension: class 1 (the upper half
-      of the VCs) when the destination's coordinate in that dimension is below the current
-      one, else class 0, and kept at every hop in that dimension. Going the positive way that
-      sends exactly the packets that will cross the dateline (the wrap-around link from k-1
-      to 0) on class 1; going the negative way it puts the crossers on class 0 and the others
-      on class 1, which is BookSim's labelling. Either way the crossers and the rest of each
-      ring are on different classes, and with minimal routing neither class's channels close
-      a cycle, so the torus is deadlock-free.
-    * **Injection and ejection** may use every VC: the class split applies only to a hop
-      between routers.
+    Turning into a dimension (from injection or another dimension) a packet takes the shorter
+    way round, at a tie (distance k/2) a random one from the router's stream, and chooses its
+    class for the whole dimension: class 1 (the upper half of the VCs) when the destination's
+    coordinate there is below the current one, else class 0. Going the positive way class 1
+    holds exactly the packets that will cross the dateline (the link k-1 -> 0); going the
+    negative way the crossers get class 0 (BookSim's labelling). Either way crossers and the
+    rest of a ring are apart, and with minimal routing neither class closes a cycle. Through
+    the dimension the packet keeps class and direction. Injection and ejection use every VC.
     """
 
     name = "dateline"
