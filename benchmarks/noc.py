@@ -16,7 +16,8 @@ allocation 1, switch traversal 1, credit processing 2, iSLIP allocators, links 1
 then a sample period of 1000 cycles whose packets are tracked until they arrive. By default
 (``--engine auto``) a configuration runs on the compiled network loop (``Noc(engine="compiled")``)
 where it supports it (the meshes) and on the network-level Python engine (``engine="fast"``)
-otherwise (the torus's dateline VC classes); randomized tests hold the compiled loop to the
+otherwise (the torus's dateline VC classes, with 2 VCs x 8, 16 VCs x 8 and 2 VCs x 4 flits,
+as BookSim's ``dim_order_torus``); randomized tests hold the compiled loop to the
 fast engine and the fast engine to the per-component network, packet for packet. The
 compiled loop is loaded (or compiled) before any timing starts.
 Ideal DOR saturation on the 8x8 mesh: uniform 0.5, transpose 1/7 (0.143), bit-complement 0.25.
@@ -38,6 +39,8 @@ CONFIGS = {
     "mesh8x8-16vc": dict(topology="mesh(8, 8)", routing="dor", vcs=16, buffer_depth=8, link_latency=1),
     "mesh8x8-2vc": dict(topology="mesh(8, 8)", routing="dor", vcs=2, buffer_depth=4, link_latency=1),
     "torus4x4": dict(topology="torus(4, 2)", routing="dateline", vcs=2, buffer_depth=8, link_latency=2),
+    "torus4x4-16vc": dict(topology="torus(4, 2)", routing="dateline", vcs=16, buffer_depth=8, link_latency=2),
+    "torus4x4-2vc": dict(topology="torus(4, 2)", routing="dateline", vcs=2, buffer_depth=4, link_latency=2),
 }
 IDEAL = {("mesh8x8", "uniform"): 0.5, ("mesh8x8", "transpose"): 1 / 7, ("mesh8x8", "bitcomp"): 0.25}
 

@@ -383,7 +383,7 @@ def refusal(noc) -> str | None:
         return "injection on some VCs only (it needs every VC)"
     links = [pm.latency(u, v) for u in pm.routers for v in pm.neighbour[u] if v is not None]
     widest = max(links + [noc.ejection_latency])
-    longest = max(noc.sw_alloc_delay + noc.st_delay + widest, noc.credit_delay + widest, noc.injection_latency)
+    longest = max(noc.sw_alloc_delay + noc.st_delay + widest, noc.credit_delay + widest, noc.injection_cycles)
     if longest >= _WHEEL:
         return f"delays of {longest} cycles (only below {_WHEEL})"
     return None
@@ -519,7 +519,7 @@ class CompiledNocEngine(Component):
         cfg[[C_R, C_P, C_V, C_DEPTH, C_T]] = R, P, V, D, T
         cfg[C_VA], cfg[C_ST], cfg[C_CR], cfg[C_RC] = (noc.vc_alloc_delay, noc.sw_alloc_delay + noc.st_delay,
                                                       noc.credit_delay, noc.routing_delay)
-        cfg[C_INJ], cfg[C_PERIOD], cfg[C_PHASE] = noc.injection_latency, period, phase
+        cfg[C_INJ], cfg[C_PERIOD], cfg[C_PHASE] = noc.injection_cycles, period, phase
         cfg[C_START], cfg[C_END], cfg[C_DRAIN], cfg[C_WATCHDOG] = meas.start_ps, meas.end_ps, noc.drain_limit, noc.watchdog
         st = np.zeros(STATE_SIZE, np.int64)
         st[S_CYCLE] = self.domain.cycle_of(self.sim.now)

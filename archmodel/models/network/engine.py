@@ -98,7 +98,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
             # Deadlock reports name the input each output port feeds, as the channels would.
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
         self.injection = [(pm.terminal_router[t], pm.terminal_port[t]) for t in range(pm.terminals)]
-        self.injection_delay = noc.injection_latency * period
+        self.injection_delay = noc.injection_cycles * period
         self.measuring = noc.measurement is not None and noc.stop_when_measured
         self.check_ps = self.domain.phase_ps  # the monitor ticks at the first edge
         self.busy_terminals = set(range(pm.terminals))  # every interface ticks at the first edge

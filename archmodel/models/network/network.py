@@ -117,7 +117,8 @@ class Noc(Component):
     ``dragonfly(2)``, ...); ``routing`` names a routing function; the router parameters are those
     of :class:`NocRouter` (``router = "SimpleRouter"`` for the single-cycle router). Link
     latency is ``link_latency`` unless the graph's edge says otherwise; injection and ejection
-    links take ``injection_latency`` and ``ejection_latency`` cycles.
+    links take ``injection_latency`` and ``ejection_latency`` cycles, and the interface's output
+    register one more on the way in (:attr:`injection_cycles`, BookSim's channel timing).
 
     With ``trace_file`` set, the interfaces create the packets of that trace (format in
     :mod:`archmodel.models.network.trace`); without synthetic traffic every trace packet is
@@ -272,7 +273,7 @@ class Noc(Component):
                 continue
             ni.monitor_hook = self._wake_monitor
             r, p = pm.terminal_router[t], pm.terminal_port[t]
-            connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_latency)
+            connect(ni.to_router, self.routers[r].inp[p], latency=self.injection_cycles)
             connect(self.routers[r].out[p], ni.from_router, latency=self.ejection_latency)
         if fast:
             compiled = self.engine == "compiled" or (self.engine == "auto" and refusal(self) is None)
@@ -358,7 +359,7 @@ class Noc(Component):
         pm = self.port_map
         stages = self._router_stages()
         r, target = pm.terminal_router[source], pm.terminal_router[dest]
-        latency = self.injection_latency + self.ejection_latency + (size - 1)
+        latency = self.injection_cycles + self.ejection_latency + (size - 1)
         in_port, in_vc = pm.terminal_port[source], 0
         from .flit import NetPacket
         packet = NetPacket(0, source, dest, size)
@@ -384,7 +385,23 @@ class Noc(Component):
             distances = self._router_distances[pm.terminal_router[source]] = nx.single_source_dijkstra_path_length(
                 self.graph, pm.terminal_router[source],
                 weight=lambda u, v, _: pm.latency(u, v) + stages)
-        return self.injection_latency + stages + distances[pm.terminal_router[dest]] + self.ejection_latency + size - 1
+        return self.injection_cycles + stages + distances[pm.terminal_router[dest]] + self.ejection_latency + size - 1
+
+    @property
+    def injection_cycles(self) -> int:
+        """Cycles from an interface sending a link word to its router taking it:
+        ``injection_latency + 1``, the extra cycle being the interface's output register.
+
+        This is where BookSim 2 spends the cycle a hop count leaves over. Its channels deliver a
+        word written in cycle t to the reader in cycle t + latency + 1 (the channel reads its
+        input in the cycle after the write), and its router's VA, SA and ST take 2 cycles from
+        reading a flit to writing it out; each of our routers counts its output channel's extra
+        cycle in its 3 stages, which leaves only the injection channel's to count here. So a
+        0-hop packet takes 1 + 1 (injection) + 3 (router) + 1 (ejection) = 6 cycles and every
+        hop 3 + the link latency more (4 on the mesh, 5 on the torus with 2-cycle links), as
+        the reference's do. Both the flits and the ejection credits the interface returns
+        take this path."""
+        return self.injection_latency + 1
 
     def _router_stages(self) -> int:
         model = self.routers[0]

@@ -12,9 +12,10 @@ Routing functions, by name (:func:`make_routing`):
 
 * ``dor`` dimension order on a mesh (x first), all VCs; on a torus it is minimal and cyclic, so
   it can deadlock (kept as the deliberately unsafe example).
-* ``dateline`` dimension order on a torus or ring, minimal direction, two VC classes: a packet
-  moves to the upper class when it crosses the wrap-around link of a dimension (Dally and
-  Seitz 1987), which breaks the cycle of each ring.
+* ``dateline`` dimension order on a torus or ring, minimal direction (ties at k/2 broken at
+  random), two VC classes chosen per dimension by whether the packet's way crosses the
+  wrap-around link (Dally and Seitz 1987), as BookSim's ``dim_order_torus``; injection on
+  any VC.
 * ``shortest`` every shortest-path next hop (networkx), all VCs; deadlocks on cyclic graphs.
 * ``updown`` up*/down* (Autonet, Schroeder et al. 1991): a spanning BFS order; a legal path
   goes up (towards the root) zero or more times, then down; shortest legal paths.
@@ -194,23 +195,36 @@ class DimensionOrder(Routing):
 
 
 class DatelineDimensionOrder(DimensionOrder):
-    """Dimension-order routing on a torus or ring with two VC classes: class 1 from the hop
-    that crosses a dimension's wrap-around link until the packet turns into the next
-    dimension, class 0 otherwise."""
+    """Dimension-order routing on a torus or ring with two VC classes, as BookSim 2's
+    ``dim_order_torus`` (its non-balanced ``dor_next_torus``; Dally and Towles, ch. 14).
+
+    Turning into a dimension (from injection or another dimension) a packet takes the shorter
+    way round, at a tie (distance k/2) a random one from the router's stream, and chooses its
+    class for the whole dimension: class 1 (the upper half of the VCs) when the destination's
+    coordinate there is below the current one, else class 0. Going the positive way class 1
+    holds exactly the packets that will cross the dateline (the link k-1 -> 0); going the
+    negative way the crossers get class 0 (BookSim's labelling). Either way crossers and the
+    rest of a ring are apart, and with minimal routing neither class closes a cycle. Through
+    the dimension the packet keeps class and direction. Injection and ejection use every VC.
+    """
 
     name = "dateline"
     classes = 2
 
+    def injection_vcs(self, packet) -> tuple[int, int]:
+        """Every VC: the class is chosen at the first router, not by the interface."""
+        return 0, self.vcs
+
     def for_router(self, router):
         r = router.node
         ports = self.ports
-        low = vc_class_range(0, 2, self.vcs)
-        high = vc_class_range(1, 2, self.vcs)
-        split = high[0]
+        here = self.coord[r]
+        classes = (vc_class_range(0, 2, self.vcs), vc_class_range(1, 2, self.vcs))
+        split = classes[1][0]
         # dimension of each input port's link (None for local ports)
         in_dim = {}
         for n, p in ports.in_port_from[r].items():
-            in_dim[p] = next(d for d, (a, b) in enumerate(zip(self.coord[r], self.coord[n])) if a != b)
+            in_dim[p] = next(d for d, (a, b) in enumerate(zip(here, self.coord[n])) if a != b)
         table = []
         for t in range(ports.terminals):
             dest = self.terminal_router[t]
@@ -218,19 +232,32 @@ class DatelineDimensionOrder(DimensionOrder):
                 table.append(None)
                 continue
             nxt, d = self.step(r, dest)
-            wrap = ports.edge(r, nxt).get("wrap") is not None
+            k = self.dims[d]
+            a, b = here[d], self.coord[dest][d]
+            cls = 1 if b < a else 0
+            tie = None
+            if (b - a) % k * 2 == k:
+                # the other way round is as short: a tie to break at the turn
+                other = list(here)
+                other[d] = (a - 1) % k
+                other_port = ports.port_to[r][self.by_coord[tuple(other)]]
+                if other_port != ports.port_to[r][nxt]:
+                    tie = ((other_port,) + classes[cls],)
             port = ports.port_to[r][nxt]
-            table.append((d, wrap, ((port,) + low,), ((port,) + high,)))
+            table.append((d, ((port,) + classes[0],), ((port,) + classes[1],), ((port,) + classes[cls],), tie))
         local = [((self.terminal_port[t], 0, self.vcs),) for t in range(ports.terminals)]
 
         def route(in_port, in_vc, packet):
             entry = table[packet.dest]
             if entry is None:
                 return local[packet.dest]
-            d, wrap, class0, class1 = entry
-            if wrap or (in_vc >= split and in_dim.get(in_port) == d):
-                return class1
-            return class0
+            d, class0, class1, turn, tie = entry
+            if in_dim.get(in_port) == d:
+                # on through the dimension: same class (the direction is the shorter one now)
+                return class1 if in_vc >= split else class0
+            if tie is not None and router.route_random(2):
+                return tie
+            return turn
         return route
 
 

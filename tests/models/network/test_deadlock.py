@@ -33,7 +33,7 @@ def test_cyclic_routing_deadlocks_and_the_watchdog_names_the_cycle(topology):
     noc = Noc("net", topology=topology, routing="dor", vcs=1, buffer_depth=2, traffic="uniform", rate=1.0,
               packet_size=8, watchdog=200)
     with pytest.raises(DeadlockError) as caught:
-        Simulator(noc, seed=0).run()
+        Simulator(noc, seed=3).run()  # a deadlock is likely, not certain: seeds 0 and 4 reach the drain limit
     message = str(caught.value)
     assert "none moved for 200 cycles" in message
     cycle = re.search(r"wait cycle: (.*)", message).group(1).split(" -> ")
