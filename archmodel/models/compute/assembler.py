@@ -62,10 +62,11 @@ a caret under the offending token, with a hint where one helps.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 
 from archmodel.kernel import ArchError, Span, read_source
+
+from .isa import FP_OPS, s32 as _s32, u32 as _u32
 
 FREP_BUFFER_ENTRIES = 16
 """Instructions the FREP sequencer's buffer holds (Snitch, IEEE TC 2021)."""
@@ -102,14 +103,6 @@ CSR_NAMES = {number: name for name, number in CSRS.items()}
  K_FP, K_FREP, K_DMA, K_NOP) = range(15)
 # FP kinds (executed by the FP subsystem).
 F_COMP, F_LOAD, F_STORE, F_TOINT, F_FROMINT, F_SSR_ENABLE = range(6)
-
-
-def _s32(v: int) -> int:
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-
-
-def _u32(v: int) -> int:
-    return v & 0xFFFFFFFF
 
 
 def _div(a, b):
@@ -149,53 +142,6 @@ _LOADS = {"lb": (1, True), "lbu": (1, False), "lh": (2, True), "lhu": (2, False)
 _STORES = {"sb": 1, "sh": 2, "sw": 4}
 
 
-def _round32(v: float) -> float:
-    import struct
-    try:
-        return struct.unpack("f", struct.pack("f", v))[0]
-    except OverflowError:
-        return v
-
-
-def _fdiv(a, b):
-    try:
-        return a / b
-    except ZeroDivisionError:
-        return float("nan") if a == 0 or a != a else (float("inf") if (a > 0) == (str(b)[0] != "-") else float("-inf"))
-
-
-def _fsqrt(a):
-    return a ** 0.5 if a >= 0 else float("nan")
-
-
-def _copysign(a, b):
-    import math
-    return math.copysign(abs(a), b)
-
-
-def _fmin(a, b):
-    """RISC-V fmin: a NaN operand yields the other one (both NaN: the canonical NaN), and
-    -0.0 counts as less than +0.0."""
-    if a != a:
-        return b if b == b else math.nan
-    if b != b:
-        return a
-    if a == b:
-        return a if math.copysign(1.0, a) < 0 else b
-    return a if a < b else b
-
-
-def _fmax(a, b):
-    """RISC-V fmax, the mirror of :func:`_fmin`."""
-    if a != a:
-        return b if b == b else math.nan
-    if b != b:
-        return a
-    if a == b:
-        return a if math.copysign(1.0, a) > 0 else b
-    return a if a > b else b
-
-
 def _fcvt_w(a):
     """RISC-V fcvt.w.d: round to nearest even, saturate to 32 bits; NaN gives 2^31 - 1."""
     if a != a or a >= 2**31 - 0.5:
@@ -215,11 +161,6 @@ def _fcvt_wu(a):
     return _s32(round(a))
 
 
-_FP2 = {"fadd": lambda a, b: a + b, "fsub": lambda a, b: a - b, "fmul": lambda a, b: a * b, "fdiv": _fdiv,
-        "fmin": _fmin, "fmax": _fmax, "fsgnj": _copysign,
-        "fsgnjn": lambda a, b: _copysign(a, -b if b == b else b), "fsgnjx": lambda a, b: _copysign(a, b) if a * b >= 0 or a == 0 else -abs(a)}
-_FP3 = {"fmadd": lambda a, b, c: a * b + c, "fmsub": lambda a, b, c: a * b - c,
-        "fnmadd": lambda a, b, c: -(a * b) - c, "fnmsub": lambda a, b, c: -(a * b) + c}
 _FCMP = {"feq.d": lambda a, b: int(a == b), "flt.d": lambda a, b: int(a < b), "fle.d": lambda a, b: int(a <= b)}
 
 
@@ -335,15 +276,11 @@ for _op in _STORES:
     _PATTERNS[_op] = "tm"
 for _op in _BRANCH:
     _PATTERNS[_op] = "stl"
-for _suffix in (".d", ".s"):
-    for _op in _FP2:
-        _PATTERNS[_op + _suffix] = "DST"
-    for _op in _FP3:
-        _PATTERNS[_op + _suffix] = "DSTR"
-    _PATTERNS["fsqrt" + _suffix] = "DS"
-_PATTERNS.update({"fld": "Dm", "flw": "Dm", "fsd": "Tm", "fsw": "Tm", "fmv.d": "DS", "fneg.d": "DS", "fabs.d": "DS",
-                  "fcvt.d.w": "Ds", "fcvt.d.wu": "Ds", "fcvt.w.d": "dS", "fcvt.wu.d": "dS", "fcvt.s.d": "DS",
-                  "fcvt.d.s": "DS", "feq.d": "dST", "flt.d": "dST", "fle.d": "dST",
+for _op, _row in FP_OPS.items():
+    _PATTERNS[_op] = _row.pattern
+_PATTERNS.update({"fld": "Dm", "flw": "Dm", "fsd": "Tm", "fsw": "Tm",
+                  "fcvt.d.w": "Ds", "fcvt.d.wu": "Ds", "fcvt.w.d": "dS", "fcvt.wu.d": "dS",
+                  "feq.d": "dST", "flt.d": "dST", "fle.d": "dST",
                   "frep.o": "si", "frep.i": "si", "dmsrc": "s", "dmdst": "s", "dmstr": "st", "dmrep": "s",
                   "dmcpyi": "dsi", "dmcpy": "dst", "dmstati": "di", "dmstat": "ds"})
 _PSEUDO = {"li": "di", "la": "dl", "mv": "ds", "not": "ds", "neg": "ds", "j": "l", "jr": "s", "ret": "",
@@ -351,11 +288,6 @@ _PSEUDO = {"li": "di", "la": "dl", "mv": "ds", "not": "ds", "neg": "ds", "j": "l
            "bgt": "stl", "ble": "stl", "bgtu": "stl", "bleu": "stl", "seqz": "ds", "snez": "ds", "csrr": "dc",
            "csrw": "cs", "csrs": "cs", "csrc": "cs", "csrwi": "ci", "csrsi": "ci", "csrci": "ci", "frep": "si"}
 _ALL_OPS = sorted(set(_PATTERNS) | set(_PSEUDO))
-FP_LATENCY = {"fmadd": 3, "fmsub": 3, "fnmadd": 3, "fnmsub": 3, "fadd": 3, "fsub": 3, "fmul": 3,
-              "fdiv": 21, "fsqrt": 21}
-"""FP64 result latencies in cycles (FMA 3: Zaruba et al., IEEE Micro 2021); FP32 FMA-class ops
-take 2; comparisons, sign injection, moves and conversions 1. The divider latencies are
-assumptions (an iterative unit)."""
 
 
 class _Line:
@@ -674,7 +606,6 @@ class _Assembler:
 
     def classify(self, line: _Line, ins: Instruction, pattern: str, extra: list, col: int) -> None:
         op = ins.op
-        base = op.rsplit(".", 1)[0] if op.startswith("f") and "." in op else op
         if op in _ALU:
             ins.kind, ins.fn = K_ALU, _ALU[op]
         elif op.endswith("i") and op[:-1] in _ALU and op != "csrrwi":
@@ -742,29 +673,12 @@ class _Assembler:
             else:
                 ins.fn, ins.fsrc = (_fcvt_w if op == "fcvt.w.d" else _fcvt_wu), (ins.rs1,)
         else:
+            row = FP_OPS[op]  # the FP computations: every other mnemonic _PATTERNS knows
             ins.kind, ins.fkind, ins.fdst = K_FP, F_COMP, ins.rd
-            ins.fp32 = op.endswith(".s")
-            if op in ("fmv.d", "fcvt.s.d", "fcvt.d.s"):
-                ins.fn, ins.fsrc = (lambda a: a), (ins.rs1,)
-                if op == "fcvt.s.d":
-                    ins.fn = _round32
-            elif op == "fneg.d":
-                ins.fn, ins.fsrc = (lambda a: -a), (ins.rs1,)
-            elif op == "fabs.d":
-                ins.fn, ins.fsrc = abs, (ins.rs1,)
-            elif base == "fsqrt":
-                ins.fn, ins.fsrc = _fsqrt, (ins.rs1,)
-            elif base in _FP2:
-                ins.fn, ins.fsrc = _FP2[base], (ins.rs1, ins.rs2)
-            else:
-                ins.fn, ins.fsrc = _FP3[base], (ins.rs1, ins.rs2, ins.rs3)
-            if ins.fp32:
-                inner = ins.fn
-                ins.fn = lambda *a: _round32(inner(*a))
-            ins.latency = FP_LATENCY.get(base, 1)
-            if ins.fp32 and ins.latency == 3:
-                ins.latency = 2
-            ins.flops = 2 if base in _FP3 else (1 if base in FP_LATENCY or base in ("fmin", "fmax") else 0)
+            ins.fp32 = row.fp32
+            ins.fn, ins.fsrc = row.python, (ins.rs1, ins.rs2, ins.rs3)[:row.operands]
+            ins.latency = row.latency
+            ins.flops = row.flops
 
     @staticmethod
     def check_freps(instructions: list) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assembler import _fmax, _fmin  # the Python model's own definitions, compiled with the loop
+from .isa import fmax as _fmax, fmin as _fmin  # the Python model's own definitions, compiled with the loop
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 

@@ -9,22 +9,20 @@ from archmodel.kernel import Component, Formula, Param, at_least, model
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_NOP,
                         K_STORE, Instruction, Program)
+from .isa import FP_OPS, s32 as _s32
 from .ssr import SsrStreamer
 
 NEVER = 1 << 62
 _CSR_FIELDS = ("repeat", "bound", "stride", "rptr", "wptr")
 
 
-def _s32(v: int) -> int:
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+def _inline(ins: Instruction) -> str | None:
+    """The expression a compiled replay function writes in place of calling ``ins.fn``:
+    the ISA table's semantics itself where it is plain arithmetic (see ``isa.FpOp.inline``),
+    so the result is bit for bit the function's."""
+    return FP_OPS[ins.op].inline
 
 
-# FP64 computations whose Python expression is written into compiled replay functions
-# instead of calling the instruction's function: the same operations in the same order as
-# the assembler's lambdas, so results are bit for bit the same.
-_INLINE_EXPRESSIONS = {"fmadd.d": "{0} * {1} + {2}", "fmsub.d": "{0} * {1} - {2}",
-                       "fnmadd.d": "-({0} * {1}) - {2}", "fnmsub.d": "-({0} * {1}) + {2}",
-                       "fadd.d": "{0} + {1}", "fsub.d": "{0} - {1}", "fmul.d": "{0} * {1}"}
 _FACTORIES: dict = {}
 _SEQ_ADVANCE = """\
         if core.seq_inner:
@@ -64,7 +62,7 @@ def _compile_issue(ins: Instruction, streams: bool):
     (registers, latency, flops, expression) and shared by every core: an FREP replays
     the same few instructions thousands of times, and straight-line code with the register
     numbers written in costs half the general path."""
-    expression = _INLINE_EXPRESSIONS.get(ins.op)
+    expression = _inline(ins)
     shape = (tuple(ins.fsrc), ins.rd, streams, ins.latency, ins.flops, expression)
     factory = _FACTORIES.get(shape)
     if factory is not None:
@@ -125,7 +123,7 @@ def _compile_replay_step(ins: Instruction, streams: bool, requesters: tuple, las
     the step counts an iteration and leaves the fused steps when the FREP is done.
     The core installs these steps only while nothing but the replay can change (see
     ``SnitchCore._install_replay_step``) and leaves them when a stream job ends."""
-    expression = _INLINE_EXPRESSIONS.get(ins.op)
+    expression = _inline(ins)
     # Register numbers, latency and flops are read from ``ins`` when the step is made, so
     # one source serves every instruction with the same streams and operation.
     sources = tuple(r if streams and r < 3 else -1 for r in ins.fsrc)
@@ -252,7 +250,7 @@ class SnitchCore(Component):
       instructions, with their integer operands read at offload, to the FP subsystem, so the
       two overlap; the FP subsystem issues in order, one instruction per cycle, with a
       scoreboard over the FP registers and per-operation latencies (FP64 FMA-class 3 cycles,
-      FP32 2, comparisons/moves 1; see ``assembler.FP_LATENCY``);
+      FP32 2, comparisons/moves 1; see ``isa.FP_OPS``);
     * a load/store queue of ``lsu_depth`` requests, presented to the TCDM one per cycle in
       order (integer and FP loads/stores share it);
     * 3 SSR streamers (:class:`~archmodel.models.compute.ssr.SsrStreamer`) with
