@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .isa import fmax as _fmax, fmin as _fmin  # the Python model's own definitions, compiled with the loop
+from .isa import FP_OPS, define_dispatch, fp_code
+from .isa import fmax, fmin  # the Python model's own definitions, compiled with the loop
+from .isa import s32 as _s32
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 
@@ -41,15 +43,13 @@ NEVER = 1 << 62
 _ALU_OPS = {"add": 0, "sub": 1, "and": 2, "or": 3, "xor": 4, "sll": 5, "srl": 6, "sra": 7, "slt": 8, "sltu": 9}
 _MUL_OPS = {"mul": 0, "mulh": 1, "mulhu": 2, "mulhsu": 3, "div": 4, "divu": 5, "rem": 6, "remu": 7}
 _BRANCH_OPS = {"beq": 0, "bne": 1, "blt": 2, "bge": 3, "bltu": 4, "bgeu": 5}
-_FP_OPS = {"fmadd": 0, "fmsub": 1, "fnmadd": 2, "fnmsub": 3, "fadd": 4, "fsub": 5, "fmul": 6, "fmv": 7,
-           "fneg": 8, "fabs": 9, "fdiv": 10, "fmin": 11, "fmax": 12, "fsgnj": 13, "fsgnjn": 14, "fsgnjx": 15,
-           "fcvt.s.d": 16, "fcvt.d.s": 7}
 _TOINT_OPS = {"fcvt.w.d": 0, "feq.d": 1, "flt.d": 2, "fle.d": 3, "fcvt.wu.d": 4}
 _DMA_OPS = {"dmsrc": 0, "dmdst": 1, "dmstr": 2, "dmrep": 3, "dmcpyi": 4, "dmcpy": 4, "dmstati": 5, "dmstat": 5}
 _CSR_OPS = {"csrrw": 0, "csrrwi": 0, "csrrs": 1, "csrrsi": 1, "csrrc": 2, "csrrci": 2}
 _CSR_NAMES = {"mhartid": 0, "mcycle": 1, "minstret": 2}
 _SSR_FIELDS = {"repeat": 0, "bound": 1, "stride": 2, "rptr": 3, "wptr": 4}
 UNSUPPORTED = -1
+_FDIV = fp_code("fdiv.d")  # with streams the divisor is not known ahead: such a cycle goes to Python
 
 
 def _encode(ins) -> list:
@@ -88,8 +88,7 @@ def _encode(ins) -> list:
             row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
     elif kind == K_FP:
         if ins.fkind == F_COMP:
-            base = op.rsplit(".", 1)[0]
-            code = _FP_OPS.get(op, _FP_OPS.get(base, UNSUPPORTED))
+            code = FP_OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
         elif ins.fkind == F_TOINT:
             code = _TOINT_OPS[op]
         elif ins.fkind == F_FROMINT:
@@ -148,10 +147,6 @@ FP subsystem or an integer pipeline needs Python for."""
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
 R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
-
-
-def _s32(v):
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
 def _alu(op, a, b):
@@ -238,55 +233,26 @@ def _branch(op, a, b):
     return (a & 0xFFFFFFFF) >= (b & 0xFFFFFFFF)
 
 
-def _round32(v):
+# The primitives the ISA table's semantics call, as the loop computes them (isa.py has the
+# Python model's; fmin and fmax are the same functions, compiled).
+def round32(v):
     r = np.float32(v)
     if np.isinf(r) and not np.isinf(v):
         return v  # struct.pack('f') overflows: the assembler keeps the value unrounded
     return np.float64(r)
 
 
-def _copysign(a, b):
+def copysign(a, b):
     return np.copysign(abs(a), b)
 
 
-def _fp(op, a, b, c, fp32):
-    if op == 0:
-        r = a * b + c
-    elif op == 1:
-        r = a * b - c
-    elif op == 2:
-        r = -(a * b) - c
-    elif op == 3:
-        r = -(a * b) + c
-    elif op == 4:
-        r = a + b
-    elif op == 5:
-        r = a - b
-    elif op == 6:
-        r = a * b
-    elif op == 7:
-        r = a
-    elif op == 8:
-        r = -a
-    elif op == 9:
-        r = abs(a)
-    elif op == 10:
-        r = a / b
-    elif op == 11:
-        r = _fmin(a, b)
-    elif op == 12:
-        r = _fmax(a, b)
-    elif op == 13:
-        r = _copysign(a, b)
-    elif op == 14:
-        r = _copysign(a, -b if b == b else b)
-    elif op == 15:
-        r = _copysign(a, b) if a * b >= 0 or a == 0 else -abs(a)
-    else:
-        r = _round32(a)
-    if fp32:
-        r = _round32(r)
-    return r
+def fdiv(a, b):
+    return a / b  # a zero divisor never gets here: _fp_would_exit hands those cycles to Python
+
+
+# _fp(op, a, b, c, fp32): the result of FP computation ``op``, one branch per opcode of the
+# ISA table, written from it (an opcode without semantics cannot be numbered).
+_fp = define_dispatch("_fp", globals())
 
 
 def _to_int(op, a, b):
@@ -377,7 +343,7 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
     if op < 0:
         return True
     if cs[c, C_SSR_ON] and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3):
-        if op == 10:
+        if op == _FDIV:
             return True  # a division with streams: the divisor may be zero
         seen = 0
         for j in range(nsrc):
@@ -399,7 +365,7 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
         if rd < 3:
             return ss[3 * c + rd, S_WRITES] == 0
         return False
-    if op == 10:
+    if op == _FDIV:
         if f_ready[c, r1] > cycle or f_ready[c, r2] > cycle or f_ready[c, rd] > cycle:
             return False
         return f[c, r2] == 0.0
@@ -1234,8 +1200,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_round32", "_copysign", "_fmin", "_fmax",
-            "_to_int", "_fp", "_stagger",
+_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "round32", "copysign", "fdiv", "fmin",
+            "fmax", "_to_int", "_fp", "_stagger",
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
             "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant", "_dmcpy_operands", "_in_tcdm",
@@ -1247,13 +1213,39 @@ _COMPILED = None
 def _compiled_cluster_cycles():
     """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk). The
     helpers it calls are compiled first and take the place of the Python functions in this
-    module's namespace, where numba resolves them."""
+    module's namespace, where numba resolves them; only the entry is cached, keyed by the
+    modules the loop compiles in (see :func:`_keyed_entry`)."""
     global _COMPILED
     if _COMPILED is None:
         from numba import njit
-        jit = njit(cache=True, nogil=True, _nrt=False)
-        inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
+        jit = njit(nogil=True, _nrt=False)
+        inline = njit(nogil=True, _nrt=False, inline="always")
         for name in _HELPERS:
             globals()[name] = (inline if name in _INLINED else jit)(globals()[name])
-        _COMPILED = jit(_cluster_cycles)
+        globals()["_cluster_cycles"] = jit(_cluster_cycles)
+        _COMPILED = njit(cache=True, nogil=True, _nrt=False)(_keyed_entry(_sources_digest()))
     return _COMPILED
+
+
+def _sources_digest() -> str:
+    """A hash of the other modules whose definitions the loop compiles in: the ISA table
+    (semantics, primitives, opcodes) and the assembler's instruction kinds."""
+    import hashlib
+    from . import assembler, isa
+    digest = hashlib.sha256()
+    for module in (isa, assembler):
+        with open(module.__file__, "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
+
+
+def _keyed_entry(digest: str):
+    """``_cluster_cycles`` behind a closure over ``digest``. numba keys a cached function by
+    its own source file and the values of its closure, never by the modules it calls into:
+    the digest in the closure makes a changed ISA table compile the loop anew instead of
+    loading the old one (whose dispatch would not know the new opcode)."""
+    def cluster_cycles(*args):
+        if digest == "":
+            return 0
+        return _cluster_cycles(*args)
+    return cluster_cycles

@@ -34,7 +34,9 @@ def u32(v: int) -> int:
 
 # -- the primitives of the semantics, as the Python model computes them ----------------------------
 def round32(v: float) -> float:
-    """``v`` rounded to FP32; a value FP32 cannot hold (struct overflows) stays unrounded."""
+    """``v`` rounded to FP32 by ``struct`` (which, on the Pythons we run, rounds a value
+    beyond FP32's range to an infinity; where it raises OverflowError instead, the value
+    stays unrounded)."""
     try:
         return struct.unpack("f", struct.pack("f", v))[0]
     except OverflowError:
