@@ -66,7 +66,9 @@ import re
 
 from archmodel.kernel import ArchError, Span, read_source
 
-from .isa import FP_OPS, s32 as _s32, u32 as _u32
+from .isa import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT,  # noqa: F401 (the kinds, re-exported)
+                  K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD,
+                  K_MUL, K_NOP, K_STORE, OPS, s32 as _s32, u32 as _u32)
 
 FREP_BUFFER_ENTRIES = 16
 """Instructions the FREP sequencer's buffer holds (Snitch, IEEE TC 2021)."""
@@ -98,70 +100,8 @@ for _n in range(3):
         CSRS[f"ssr{_n}_{_field}"] = 0x800 + 0x20 * _n + _i
 CSR_NAMES = {number: name for name, number in CSRS.items()}
 
-# Instruction kinds: the core dispatches on these.
-(K_ALU, K_MUL, K_BRANCH, K_JAL, K_JALR, K_LOAD, K_STORE, K_CSR, K_HALT, K_FENCE, K_BARRIER,
- K_FP, K_FREP, K_DMA, K_NOP) = range(15)
-# FP kinds (executed by the FP subsystem).
-F_COMP, F_LOAD, F_STORE, F_TOINT, F_FROMINT, F_SSR_ENABLE = range(6)
-
-
-def _div(a, b):
-    if b == 0:
-        return -1
-    if a == -0x80000000 and b == -1:
-        return a
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _rem(a, b):
-    if b == 0:
-        return a
-    if a == -0x80000000 and b == -1:
-        return 0
-    return a - b * _div(a, b)
-
-
-_ALU = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "and": lambda a, b: a & b,
-    "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "sll": lambda a, b: a << (b & 31),
-    "srl": lambda a, b: _u32(a) >> (b & 31), "sra": lambda a, b: a >> (b & 31),
-    "slt": lambda a, b: int(a < b), "sltu": lambda a, b: int(_u32(a) < _u32(b)),
-}
-_MUL = {
-    "mul": lambda a, b: a * b, "mulh": lambda a, b: (a * b) >> 32,
-    "mulhu": lambda a, b: (_u32(a) * _u32(b)) >> 32, "mulhsu": lambda a, b: (a * _u32(b)) >> 32,
-    "div": _div, "divu": lambda a, b: _u32(a) // _u32(b) if b else -1,
-    "rem": _rem, "remu": lambda a, b: _u32(a) % _u32(b) if b else a,
-}
-_BRANCH = {
-    "beq": lambda a, b: a == b, "bne": lambda a, b: a != b, "blt": lambda a, b: a < b,
-    "bge": lambda a, b: a >= b, "bltu": lambda a, b: _u32(a) < _u32(b), "bgeu": lambda a, b: _u32(a) >= _u32(b),
-}
 _LOADS = {"lb": (1, True), "lbu": (1, False), "lh": (2, True), "lhu": (2, False), "lw": (4, True)}
 _STORES = {"sb": 1, "sh": 2, "sw": 4}
-
-
-def _fcvt_w(a):
-    """RISC-V fcvt.w.d: round to nearest even, saturate to 32 bits; NaN gives 2^31 - 1."""
-    if a != a or a >= 2**31 - 0.5:
-        return 2**31 - 1
-    if a <= -2**31 - 0.5:
-        return -2**31
-    return round(a)
-
-
-def _fcvt_wu(a):
-    """RISC-V fcvt.wu.d: round to nearest even, saturate to 0 .. 2^32 - 1 (NaN: the top);
-    the register holds the 32-bit pattern, read as signed like every other result."""
-    if a != a or a >= 2**32 - 0.5:
-        return _s32(2**32 - 1)
-    if a <= -0.5:
-        return 0
-    return _s32(round(a))
-
-
-_FCMP = {"feq.d": lambda a, b: int(a == b), "flt.d": lambda a, b: int(a < b), "fle.d": lambda a, b: int(a <= b)}
 
 
 class Instruction:
@@ -262,25 +202,15 @@ _NUMBER = re.compile(r"^[-+]?(0x[0-9a-fA-F_]+|0b[01_]+|\d+)$")
 _IGNORED_DIRECTIVES = {".text", ".globl", ".global", ".align", ".p2align", ".section", ".type", ".size", ".option"}
 
 # Operand patterns: d/s/t x-dest/src1/src2, D/S/T/R f-dest/src1/src2/src3, i imm, m imm(rs1), l label, c csr.
-_PATTERNS: dict[str, str] = {}
-for _op in list(_ALU) + list(_MUL):
-    _PATTERNS[_op] = "dst"
-for _op in ("addi", "andi", "ori", "xori", "slti", "sltiu", "slli", "srli", "srai"):
-    _PATTERNS[_op] = "dsi"
-_PATTERNS.update({"lui": "di", "auipc": "di", "jal": "dl", "jalr": "dsi", "ecall": "", "wfi": "", "ebreak": "",
+_PATTERNS: dict[str, str] = {op: row.pattern for op, row in OPS.items()}
+_PATTERNS.update({"auipc": "di", "jal": "dl", "jalr": "dsi", "ecall": "", "wfi": "", "ebreak": "",
                   "fence": "", "nop": "", "csrrw": "dcs", "csrrs": "dcs", "csrrc": "dcs", "csrrwi": "dci",
                   "csrrsi": "dci", "csrrci": "dci"})
 for _op in _LOADS:
     _PATTERNS[_op] = "dm"
 for _op in _STORES:
     _PATTERNS[_op] = "tm"
-for _op in _BRANCH:
-    _PATTERNS[_op] = "stl"
-for _op, _row in FP_OPS.items():
-    _PATTERNS[_op] = _row.pattern
 _PATTERNS.update({"fld": "Dm", "flw": "Dm", "fsd": "Tm", "fsw": "Tm",
-                  "fcvt.d.w": "Ds", "fcvt.d.wu": "Ds", "fcvt.w.d": "dS", "fcvt.wu.d": "dS",
-                  "feq.d": "dST", "flt.d": "dST", "fle.d": "dST",
                   "frep.o": "si", "frep.i": "si", "dmsrc": "s", "dmdst": "s", "dmstr": "st", "dmrep": "s",
                   "dmcpyi": "dsi", "dmcpy": "dst", "dmstati": "di", "dmstat": "ds"})
 _PSEUDO = {"li": "di", "la": "dl", "mv": "ds", "not": "ds", "neg": "ds", "j": "l", "jr": "s", "ret": "",
@@ -606,21 +536,18 @@ class _Assembler:
 
     def classify(self, line: _Line, ins: Instruction, pattern: str, extra: list, col: int) -> None:
         op = ins.op
-        if op in _ALU:
-            ins.kind, ins.fn = K_ALU, _ALU[op]
-        elif op.endswith("i") and op[:-1] in _ALU and op != "csrrwi":
-            ins.kind, ins.fn = K_ALU, _ALU[op[:-1]]
-        elif op == "sltiu":
-            ins.kind, ins.fn = K_ALU, _ALU["sltu"]
-        elif op in ("lui", "auipc"):
-            ins.kind, ins.fn, ins.imm = K_ALU, (lambda a, b: b), ins.imm << 12
-            if op == "auipc":
-                ins.kind = K_JAL  # needs the pc: handled with jal (rd = pc + imm, no jump)
-        elif op in _MUL:
-            ins.kind, ins.fn = K_MUL, _MUL[op]
-            ins.latency = 2 if op.startswith("mul") else 16
-        elif op in _BRANCH:
-            ins.kind, ins.fn = K_BRANCH, _BRANCH[op]
+        row = OPS.get(op)
+        if row is not None:  # the instructions the ISA table computes
+            ins.kind, ins.fkind, ins.fn = row.kind, row.fkind, row.python
+            ins.latency, ins.flops, ins.fp32 = row.latency, row.flops, row.fp32
+            if row.kind == K_FP:
+                ins.fsrc = (ins.rs1, ins.rs2, ins.rs3)[:row.operands]
+                if row.fkind != F_TOINT:
+                    ins.fdst = ins.rd
+            elif op == "lui":
+                ins.imm <<= 12
+        elif op == "auipc":
+            ins.kind, ins.imm = K_JAL, ins.imm << 12  # needs the pc: handled with jal (rd = pc + imm, no jump)
         elif op == "jal":
             ins.kind = K_JAL
         elif op == "jalr":
@@ -663,22 +590,6 @@ class _Assembler:
         elif op in ("fsd", "fsw"):
             ins.kind, ins.fkind, ins.size = K_FP, F_STORE, 8 if op == "fsd" else 4
             ins.fsrc = (ins.rs2,)
-        elif op in ("fcvt.d.w", "fcvt.d.wu"):
-            ins.kind, ins.fkind, ins.fdst = K_FP, F_FROMINT, ins.rd
-            ins.fn = (lambda a: float(a)) if op == "fcvt.d.w" else (lambda a: float(_u32(a)))
-        elif op in ("fcvt.w.d", "fcvt.wu.d") or op in _FCMP:
-            ins.kind, ins.fkind = K_FP, F_TOINT
-            if op in _FCMP:
-                ins.fn, ins.fsrc = _FCMP[op], (ins.rs1, ins.rs2)
-            else:
-                ins.fn, ins.fsrc = (_fcvt_w if op == "fcvt.w.d" else _fcvt_wu), (ins.rs1,)
-        else:
-            row = FP_OPS[op]  # the FP computations: every other mnemonic _PATTERNS knows
-            ins.kind, ins.fkind, ins.fdst = K_FP, F_COMP, ins.rd
-            ins.fp32 = row.fp32
-            ins.fn, ins.fsrc = row.python, (ins.rs1, ins.rs2, ins.rs3)[:row.operands]
-            ins.latency = row.latency
-            ins.flops = row.flops
 
     @staticmethod
     def check_freps(instructions: list) -> None:

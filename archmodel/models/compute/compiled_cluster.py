@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .isa import FP_OPS, define_dispatch, fp_code
-from .isa import fmax, fmin  # the Python model's own definitions, compiled with the loop
+from .isa import OPS, define_dispatch
+from .isa import code as code_of
+from .isa import div, fmax, fmin, rem, u32  # the Python model's own definitions, compiled with the loop
 from .isa import s32 as _s32
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
@@ -40,16 +41,15 @@ NEVER = 1 << 62
  I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
  I_WIDTH) = range(27)
 
-_ALU_OPS = {"add": 0, "sub": 1, "and": 2, "or": 3, "xor": 4, "sll": 5, "srl": 6, "sra": 7, "slt": 8, "sltu": 9}
-_MUL_OPS = {"mul": 0, "mulh": 1, "mulhu": 2, "mulhsu": 3, "div": 4, "divu": 5, "rem": 6, "remu": 7}
-_BRANCH_OPS = {"beq": 0, "bne": 1, "blt": 2, "bge": 3, "bltu": 4, "bgeu": 5}
-_TOINT_OPS = {"fcvt.w.d": 0, "feq.d": 1, "flt.d": 2, "fle.d": 3, "fcvt.wu.d": 4}
 _DMA_OPS = {"dmsrc": 0, "dmdst": 1, "dmstr": 2, "dmrep": 3, "dmcpyi": 4, "dmcpy": 4, "dmstati": 5, "dmstat": 5}
 _CSR_OPS = {"csrrw": 0, "csrrwi": 0, "csrrs": 1, "csrrsi": 1, "csrrc": 2, "csrrci": 2}
 _CSR_NAMES = {"mhartid": 0, "mcycle": 1, "minstret": 2}
 _SSR_FIELDS = {"repeat": 0, "bound": 1, "stride": 2, "rptr": 3, "wptr": 4}
 UNSUPPORTED = -1
-_FDIV = fp_code("fdiv.d")  # with streams the divisor is not known ahead: such a cycle goes to Python
+_JAL, _AUIPC = 0, 1  # the two K_JAL instructions
+# opcodes the loop tests by name (isa numbers them)
+_FDIV = code_of("fdiv.d")  # with streams the divisor is not known ahead: such a cycle goes to Python
+_MULH, _MULHSU, _DIV, _REM = code_of("mulh"), code_of("mulhsu"), code_of("div"), code_of("rem")
 
 
 def _encode(ins) -> list:
@@ -64,15 +64,10 @@ def _encode(ins) -> list:
     row[I_INNER], row[I_SMAX], row[I_SMASK] = int(ins.frep_inner), ins.stagger_max, ins.stagger_mask
     op, kind = ins.op, ins.kind
     code = 0
-    if kind == K_ALU:
-        name = op[:-1] if op.endswith("i") and op[:-1] in _ALU_OPS else op
-        code = {"sltiu": 9, "lui": 10}.get(op, _ALU_OPS.get(name, UNSUPPORTED))
-    elif kind == K_MUL:
-        code = _MUL_OPS[op]
-    elif kind == K_BRANCH:
-        code = _BRANCH_OPS[op]
+    if op in OPS:  # the ALU, multiply, branch and FP computations and conversions: the table's opcode
+        code = OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
     elif kind == K_JAL:
-        code = 1 if op == "auipc" else 0
+        code = _AUIPC if op == "auipc" else _JAL
     elif kind == K_DMA:
         code = _DMA_OPS[op]
     elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and ins.fkind == F_SSR_ENABLE):
@@ -86,13 +81,6 @@ def _encode(ins) -> list:
             row[I_SSR_N] = int(name[3])
             row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
             row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
-    elif kind == K_FP:
-        if ins.fkind == F_COMP:
-            code = FP_OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
-        elif ins.fkind == F_TOINT:
-            code = _TOINT_OPS[op]
-        elif ins.fkind == F_FROMINT:
-            code = 1 if op == "fcvt.d.wu" else 0
     row[I_OP] = code
     return row
 
@@ -149,88 +137,17 @@ L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
 
 
-def _alu(op, a, b):
-    """K_ALU result before the 32-bit wrap, as the assembler's lambdas compute it."""
-    if op == 0:
-        return a + b
-    if op == 1:
-        return a - b
-    if op == 2:
-        return a & b
-    if op == 3:
-        return a | b
-    if op == 4:
-        return a ^ b
-    if op == 5:
-        return a << (b & 31)
-    if op == 6:
-        return (a & 0xFFFFFFFF) >> (b & 31)
-    if op == 7:
-        return a >> (b & 31)
-    if op == 8:
-        return 1 if a < b else 0
-    if op == 9:
-        return 1 if (a & 0xFFFFFFFF) < (b & 0xFFFFFFFF) else 0
-    return b  # lui: the immediate, already shifted
-
-
 def _in32(v):
     return -0x80000000 <= v <= 0x7FFFFFFF
 
 
 def _mul_supported(op, a, b):
     """Whether ``_mul`` reproduces the Python result exactly (products that fit 64 bits)."""
-    if op == 1 or op == 4 or op == 6:
+    if op == _MULH or op == _DIV or op == _REM:
         return _in32(a) and _in32(b)
-    if op == 3:
+    if op == _MULHSU:
         return _in32(a)
     return True
-
-
-def _mul(op, a, b):
-    if op == 0:
-        return a * b
-    if op == 1:
-        return (a * b) >> 32
-    if op == 2:
-        return np.int64((np.uint64(a & 0xFFFFFFFF) * np.uint64(b & 0xFFFFFFFF)) >> np.uint64(32))
-    if op == 3:
-        return (a * (b & 0xFFFFFFFF)) >> 32
-    if op == 4 or op == 6:
-        if b == 0:
-            q = -1
-        elif a == -0x80000000 and b == -1:
-            q = a
-        else:
-            q = abs(a) // abs(b)
-            if (a >= 0) != (b >= 0):
-                q = -q
-        if op == 4:
-            return q
-        if b == 0:
-            return a
-        if a == -0x80000000 and b == -1:
-            return 0
-        return a - b * q
-    ua = a & 0xFFFFFFFF
-    ub = b & 0xFFFFFFFF
-    if op == 5:
-        return ua // ub if ub else -1
-    return ua % ub if ub else a
-
-
-def _branch(op, a, b):
-    if op == 0:
-        return a == b
-    if op == 1:
-        return a != b
-    if op == 2:
-        return a < b
-    if op == 3:
-        return a >= b
-    if op == 4:
-        return (a & 0xFFFFFFFF) < (b & 0xFFFFFFFF)
-    return (a & 0xFFFFFFFF) >= (b & 0xFFFFFFFF)
 
 
 # The primitives the ISA table's semantics call, as the loop computes them (isa.py has the
@@ -238,7 +155,7 @@ def _branch(op, a, b):
 def round32(v):
     r = np.float32(v)
     if np.isinf(r) and not np.isinf(v):
-        return v  # struct.pack('f') overflows: the assembler keeps the value unrounded
+        return v  # as isa.round32 where struct.pack('f') overflows (but see test_isa's xfail)
     return np.float64(r)
 
 
@@ -250,30 +167,36 @@ def fdiv(a, b):
     return a / b  # a zero divisor never gets here: _fp_would_exit hands those cycles to Python
 
 
-# _fp(op, a, b, c, fp32): the result of FP computation ``op``, one branch per opcode of the
-# ISA table, written from it (an opcode without semantics cannot be numbered).
-_fp = define_dispatch("_fp", globals())
+def mulhu(a, b):
+    return np.int64((np.uint64(a & 0xFFFFFFFF) * np.uint64(b & 0xFFFFFFFF)) >> np.uint64(32))
 
 
-def _to_int(op, a, b):
-    """The integer result of an F_TOINT instruction (assembler._fcvt_w, _fcvt_wu, _FCMP)."""
-    if op == 0:
-        if a != a or a >= 2147483647.5:
-            return 2147483647
-        if a <= -2147483648.5:
-            return -2147483648
-        return np.int64(np.rint(a))
-    if op == 4:
-        if a != a or a >= 4294967295.5:
-            return -1
-        if a <= -0.5:
-            return 0
-        return _s32(np.int64(np.rint(a)))
-    if op == 1:
-        return 1 if a == b else 0
-    if op == 2:
-        return 1 if a < b else 0
-    return 1 if a <= b else 0
+def fcvt_w(a):
+    if a != a or a >= 2147483647.5:
+        return 2147483647
+    if a <= -2147483648.5:
+        return -2147483648
+    return np.int64(np.rint(a))
+
+
+def fcvt_wu(a):
+    if a != a or a >= 4294967295.5:
+        return -1
+    if a <= -0.5:
+        return 0
+    return _s32(np.int64(np.rint(a)))
+
+
+# The results of the table's instructions, one branch per opcode of each group, written from
+# the ISA table (an opcode without semantics cannot be numbered): _alu(op, a, b) before
+# the 32-bit wrap, _mul(op, a, b) likewise, _branch(op, a, b) taken or not, _fp(op, a, b,
+# c, fp32), _to_int(op, a, b) and _from_int(op, a).
+_alu = define_dispatch("_alu", globals(), "alu")
+_mul = define_dispatch("_mul", globals(), "mul")
+_branch = define_dispatch("_branch", globals(), "branch")
+_fp = define_dispatch("_fp", globals(), "fp")
+_to_int = define_dispatch("_to_int", globals(), "toint")
+_from_int = define_dispatch("_from_int", globals(), "fromint")
 
 
 def _stagger(reg, k, mask, bit):
@@ -666,7 +589,7 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
         if f_ready[c, rd] > cycle:
             cs[c, C_S_FDEP] += 1
             return -1
-        f[c, rd] = np.float64(operand & 0xFFFFFFFF) if code[i, I_OP] == 1 else np.float64(operand)
+        f[c, rd] = _from_int(code[i, I_OP], operand)
         f_ready[c, rd] = cycle + 1
         if cycle + 1 > cs[c, C_PENDING]:
             cs[c, C_PENDING] = cycle + 1
@@ -1200,8 +1123,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "round32", "copysign", "fdiv", "fmin",
-            "fmax", "_to_int", "_fp", "_stagger",
+_HELPERS = ("_s32", "u32", "div", "rem", "mulhu", "round32", "copysign", "fdiv", "fmin", "fmax", "fcvt_w",
+            "fcvt_wu", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_to_int", "_from_int", "_fp", "_stagger",
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
             "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant", "_dmcpy_operands", "_in_tcdm",

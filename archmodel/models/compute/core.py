@@ -18,7 +18,7 @@ _CSR_FIELDS = ("repeat", "bound", "stride", "rptr", "wptr")
 
 def _inline(ins: Instruction) -> str | None:
     """The expression a compiled replay function writes in place of calling ``ins.fn``:
-    the ISA table's semantics itself where it is plain arithmetic (see ``isa.FpOp.inline``),
+    the ISA table's semantics itself where it is plain arithmetic (see ``isa.Op.inline``),
     so the result is bit for bit the function's."""
     return FP_OPS[ins.op].inline
 

@@ -1,9 +1,10 @@
-"""The ISA table is the one source of every FP computation.
+"""The ISA table is the one source of every instruction that computes.
 
-Every mnemonic of ``isa.FP_OPS`` is assembled with the table's latency, flops and function,
-encoded with the table's opcode, and computed bit for bit the same by the Python model, the
-compiled dispatch and a whole cluster run on either engine; a row without semantics, or an
-engine without one of the primitives, is refused when it is built.
+Every mnemonic of ``isa.OPS`` is assembled with the table's kind, latency, flops and
+function and encoded with the table's opcode; the compiled dispatches compute every opcode
+as the Python model does, bit for bit, on random operands; every FP mnemonic runs on a
+whole cluster with the same results on either engine; a row without semantics, or an engine
+without one of the primitives, is refused when it is built.
 """
 
 import hashlib
@@ -18,7 +19,7 @@ from archmodel.kernel import Simulator
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
 from archmodel.models.compute import assembler, compiled_cluster, isa
 from archmodel.models.compute.compiled_cluster import I_OP, _encode
-from archmodel.models.compute.isa import FP_OPS, FpOp, IsaError
+from archmodel.models.compute.isa import FP_OPS, OPS, IsaError, Op, s32
 
 SPECIALS = [0.0, -0.0, 1.0, -1.5, math.inf, -math.inf, math.nan]
 EXTREMES = [1e300, 3.4e38, 1e39, -3e-310, 1e-40]  # FP32 overflows and underflows, FP64 subnormals
@@ -39,7 +40,7 @@ def operand_triples(seed: int, count: int, fp32_range: bool = False) -> list:
     return out
 
 
-def rounds(row: FpOp) -> bool:
+def rounds(row: Op) -> bool:
     return row.fp32 or "round32" in row.semantics
 
 
@@ -52,14 +53,52 @@ def same(a: float, b: float) -> bool:
     return (a != a and b != b) or bits(a) == bits(b)
 
 
-@pytest.mark.parametrize("mnemonic", sorted(FP_OPS))
+OPERAND_TEXT = {"d": "a3", "s": "a0", "t": "a1", "D": "fa3", "S": "fa0", "T": "fa1", "R": "fa2", "i": "5", "l": "here"}
+
+
+@pytest.mark.parametrize("mnemonic", sorted(OPS))
 def test_the_assembler_and_the_encoder_take_everything_from_the_table(mnemonic):
-    row = FP_OPS[mnemonic]
-    operands = ", ".join(["fa3"] + ["fa0", "fa1", "fa2"][:row.operands])
-    ins = assemble(f"{mnemonic} {operands}\n").instructions[0]
-    assert (ins.latency, ins.flops, ins.fp32, ins.fn, len(ins.fsrc)) == \
-        (row.latency, row.flops, row.fp32, row.python, row.operands)
+    row = OPS[mnemonic]
+    operands = ", ".join(OPERAND_TEXT[letter] for letter in row.pattern)
+    ins = assemble(f"here: {mnemonic} {operands}\n").instructions[0]
+    assert (ins.kind, ins.fkind, ins.latency, ins.flops, ins.fp32, ins.fn, len(ins.fsrc)) == \
+        (row.kind, row.fkind, row.latency, row.flops, row.fp32, row.python, row.operands)
     assert _encode(ins)[I_OP] == row.code
+
+
+def integer_operands(seed: int, count: int) -> list:
+    """Pairs of register values: 32-bit edges and random words (signed, as registers hold them)."""
+    rng = random.Random(seed)
+    edges = [0, 1, -1, 2, 31, 32, 33, -2**31, 2**31 - 1, 0x1234_5678, -7]
+    return [tuple(rng.choice(edges) if rng.random() < 0.4 else s32(rng.getrandbits(32)) for _ in range(2))
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize("group, dispatch", [("alu", "_alu"), ("mul", "_mul"), ("branch", "_branch")])
+def test_the_compiled_integer_dispatches_compute_every_opcode_as_the_python_model_does(group, dispatch):
+    compiled_cluster._compiled_cluster_cycles()  # the helpers are numba's now
+    fn = getattr(compiled_cluster, dispatch)
+    assert hasattr(fn, "signatures"), "the dispatch was not compiled by numba"
+    for mnemonic, row in OPS.items():
+        if row.group != group:
+            continue
+        for a, b in integer_operands(sum(map(ord, mnemonic)), 300):
+            want, got = row.python(a, b), fn(row.code, a, b)
+            if group != "branch":  # the core keeps the low 32 bits
+                want, got = s32(want), s32(int(got))
+            assert want == got, f"{mnemonic}({a}, {b}): compiled {got}, Python {want}"
+
+
+def test_the_compiled_conversions_compute_every_opcode_as_the_python_model_does():
+    compiled_cluster._compiled_cluster_cycles()
+    for mnemonic, row in OPS.items():
+        if row.group == "toint":
+            for a, b, _ in operand_triples(sum(map(ord, mnemonic)), 300) + [(2.5, 0, 0), (-3.5, 0, 0), (4e9, 0, 0)]:
+                want = row.python(*(a, b)[:row.operands])
+                assert want == compiled_cluster._to_int(row.code, a, b), f"{mnemonic}({a!r}, {b!r})"
+        elif row.group == "fromint":
+            for a, _ in integer_operands(sum(map(ord, mnemonic)), 300):
+                assert same(row.python(a), compiled_cluster._from_int(row.code, a)), f"{mnemonic}({a})"
 
 
 def test_the_compiled_dispatch_computes_every_opcode_as_the_python_model_does():
@@ -112,27 +151,31 @@ def test_an_fp32_overflow_rounds_the_same_in_both_engines():
 
 def test_a_row_without_semantics_is_refused():
     with pytest.raises(IsaError, match="'fnew.d' has no semantics"):
-        FpOp("fnew.d", 2, "", 1, 1)
+        Op("fp", "fnew.d", "DST", "", 1, 1)
     with pytest.raises(IsaError, match=r"reads 2 operand\(s\) but its semantics '\{0\} \* 2.0' uses \[0\]"):
-        FpOp("fnew.d", 2, "{0} * 2.0", 1, 1)
+        Op("fp", "fnew.d", "DST", "{0} * 2.0", 1, 1)
+    with pytest.raises(IsaError, match=r"reads 2 operand\(s\) but its semantics '\{0\} \+ \{2\}' uses \[0, 2\]"):
+        Op("alu", "new", "dst", "{0} + {2}")
     with pytest.raises(IsaError, match=r"calls \['fhypot'\], which is not one of the primitives"):
-        FpOp("fnew.d", 2, "fhypot({0}, {1})", 1, 1)
+        Op("fp", "fnew.d", "DST", "fhypot({0}, {1})", 1, 1)
+    with pytest.raises(IsaError, match=r"'new': unknown group 'vector'"):
+        Op("vector", "new", "dst", "{0} + {1}")
     with pytest.raises(IsaError, match="'fadd.d' is in the table twice"):
-        isa._number([FpOp("fadd.d", 2, "{0} + {1}", 3, 1), FpOp("fadd.d", 2, "{0} + {1}", 3, 1)])
+        isa._number([Op("fp", "fadd.d", "DST", "{0} + {1}", 3, 1), Op("fp", "fadd.d", "DST", "{0} + {1}", 3, 1)])
 
 
 def test_a_new_row_is_all_an_engine_needs_and_a_missing_primitive_is_refused():
-    rows = list(isa._number([*FP_OPS.values(), FpOp("fhalf.d", 1, "{0} * 0.5", 1, 1)]).values())
+    rows = list(isa._number([*OPS.values(), Op("fp", "fhalf.d", "DS", "{0} * 0.5", 1, 1)]).values())
     new = rows[-1]
-    assert new.code == max(row.code for row in rows[:-1]) + 1
+    assert new.code == max(row.code for row in rows[:-1] if row.group == "fp") + 1
     assert new.python(3.0) == 1.5 and new.inline == "{0} * 0.5"
     namespace = {name: getattr(isa, name) for name in isa.PRIMITIVES}
-    dispatch = isa.define_dispatch("fp", namespace, rows)
+    dispatch = isa.define_dispatch("fp", namespace, "fp", rows)
     assert dispatch(new.code, 3.0, 0.0, 0.0, False) == 1.5
     assert dispatch(FP_OPS["fmadd.s"].code, 1.1, 1.3, 0.7, True) == FP_OPS["fmadd.s"].python(1.1, 1.3, 0.7)
     del namespace["copysign"]
     with pytest.raises(IsaError, match=r"has no implementation of \['copysign'\]"):
-        isa.define_dispatch("fp", namespace, rows)
+        isa.define_dispatch("fp", namespace, "fp", rows)
 
 
 def test_the_compiled_loop_is_cached_under_the_table_it_was_built_from():
