@@ -41,10 +41,18 @@ NEVER = 1 << 62
  I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
  I_WIDTH) = range(27)
 
-_DMA_OPS = {"dmsrc": 0, "dmdst": 1, "dmstr": 2, "dmrep": 3, "dmcpyi": 4, "dmcpy": 4, "dmstati": 5, "dmstat": 5}
-_CSR_OPS = {"csrrw": 0, "csrrwi": 0, "csrrs": 1, "csrrsi": 1, "csrrc": 2, "csrrci": 2}
-_CSR_NAMES = {"mhartid": 0, "mcycle": 1, "minstret": 2}
-_SSR_FIELDS = {"repeat": 0, "bound": 1, "stride": 2, "rptr": 3, "wptr": 4}
+# I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
+# configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
+_DMSRC, _DMDST, _DMSTR, _DMREP, _DMCPY, _DMSTAT = range(6)
+_DMA_OPS = {"dmsrc": _DMSRC, "dmdst": _DMDST, "dmstr": _DMSTR, "dmrep": _DMREP, "dmcpyi": _DMCPY, "dmcpy": _DMCPY,
+            "dmstati": _DMSTAT, "dmstat": _DMSTAT}
+_CSR_WRITE, _CSR_SET, _CSR_CLEAR = range(3)
+_CSR_OPS = {"csrrw": _CSR_WRITE, "csrrwi": _CSR_WRITE, "csrrs": _CSR_SET, "csrrsi": _CSR_SET, "csrrc": _CSR_CLEAR,
+            "csrrci": _CSR_CLEAR}
+_MHARTID, _MCYCLE, _MINSTRET, _SSR_CONFIG = range(4)
+_CSR_NAMES = {"mhartid": _MHARTID, "mcycle": _MCYCLE, "minstret": _MINSTRET}
+_REPEAT, _BOUND, _STRIDE, _RPTR, _WPTR = range(5)  # _RPTR and above start a job
+_SSR_FIELDS = {"repeat": _REPEAT, "bound": _BOUND, "stride": _STRIDE, "rptr": _RPTR, "wptr": _WPTR}
 UNSUPPORTED = -1
 _JAL, _AUIPC = 0, 1  # the two K_JAL instructions
 # opcodes the loop tests by name (isa numbers them)
@@ -76,7 +84,7 @@ def _encode(ins) -> list:
         if name in _CSR_NAMES:
             row[I_CSR] = _CSR_NAMES[name]
         elif name.startswith("ssr") and "_" in name:
-            row[I_CSR] = 3
+            row[I_CSR] = _SSR_CONFIG
             field = name[5:]
             row[I_SSR_N] = int(name[3])
             row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
@@ -329,16 +337,16 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     if kind == K_CSR:
         which = code[i, I_CSR]
         csr_op = code[i, I_CSR_OP]
-        if which < 3:
+        if which != _SSR_CONFIG:
             if code[i, I_USES_IMM]:
                 writes = code[i, I_IMM] != 0
             else:
                 writes = code[i, I_RS1] != 0
-            return csr_op != 1 or writes
+            return csr_op != _CSR_SET or writes
         field = code[i, I_SSR_FIELD]
-        if field < 3:
+        if field < _RPTR:
             return False
-        if csr_op != 0:
+        if csr_op != _CSR_WRITE:
             return True
         s = 3 * c + code[i, I_SSR_N]
         if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
@@ -360,7 +368,7 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     if kind == K_DMA:
         if cs[c, C_IS_DMA] == 0:
             return True
-        if op != 4 or dm[D_QLEN] >= dm[D_QDEPTH]:
+        if op != _DMCPY or dm[D_QLEN] >= dm[D_QDEPTH]:
             return False  # a full queue holds dmcpy back before anything is checked
         src, dst, size, reps, sstr, dstr = _dmcpy_operands(i, code, g, x[c, code[i, I_RS1]], x[c, code[i, I_RS2]])
         return _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr)
@@ -596,9 +604,9 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
         cs[c, C_N_FPU] += 1
         return 1
     csr_op = code[i, I_CSR_OP]  # F_SSR_ENABLE
-    if csr_op == 0:
+    if csr_op == _CSR_WRITE:
         cs[c, C_SSR_ON] = operand & 1
-    elif csr_op == 1:
+    elif csr_op == _CSR_SET:
         if operand & 1:
             cs[c, C_SSR_ON] = 1
     elif operand & 1:
@@ -759,7 +767,7 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
             x_ready[c, rd] = cycle + code[i, I_LAT]
         cs[c, C_IP] = ip + 1
     elif kind == K_JAL:
-        if code[i, I_OP] == 1:  # auipc
+        if code[i, I_OP] == _AUIPC:
             if rd:
                 x[c, rd] = _s32(cs[c, C_IBASE] + 4 * ip + code[i, I_IMM])
             cs[c, C_IP] = ip + 1
@@ -776,17 +784,17 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
         which = code[i, I_CSR]
         csr_op = code[i, I_CSR_OP]
         new = code[i, I_IMM] if code[i, I_USES_IMM] else a
-        if which == 0:
+        if which == _MHARTID:
             old = cs[c, C_HART]
-        elif which == 1:
+        elif which == _MCYCLE:
             old = cycle & 0xFFFFFFFF
-        elif which == 2:
+        elif which == _MINSTRET:
             old = cs[c, C_N_INSTR] & 0xFFFFFFFF
         else:
             s = 3 * c + code[i, I_SSR_N]
             field = code[i, I_SSR_FIELD]
             dim = code[i, I_SSR_DIM]
-            if field >= 3:
+            if field >= _RPTR:
                 if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
                     cs[c, C_S_SYNC] += 1
                     return  # the shadow job slot is taken: wait for the stream
@@ -797,7 +805,7 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
                 ss[s, S_JBASE] = new & 0xFFFFFFFF
                 ss[s, S_JDIMS] = dims
                 ss[s, S_JREPEAT] = ss[s, S_REPEAT]
-                ss[s, S_JWRITES] = 1 if field == 4 else 0
+                ss[s, S_JWRITES] = 1 if field == _WPTR else 0
                 ss[s, S_JN] = 1
                 ss[s, S_WRITES] = ss[s, S_JWRITES]
                 ss[s, S_LAUNCHED] = 1
@@ -805,11 +813,11 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
                     _next_job(s, ss)
                 old = 0
             else:
-                column = S_REPEAT if field == 0 else (S_CFGB + dim if field == 1 else S_CFGS + dim)
+                column = S_REPEAT if field == _REPEAT else (S_CFGB + dim if field == _BOUND else S_CFGS + dim)
                 old = ss[s, column]
-                if csr_op == 0:
+                if csr_op == _CSR_WRITE:
                     ss[s, column] = new
-                elif csr_op == 1:
+                elif csr_op == _CSR_SET:
                     ss[s, column] = old | new
                 else:
                     ss[s, column] = old & ~new
@@ -830,16 +838,16 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
         return
     elif kind == K_DMA:
         op = code[i, I_OP]
-        if op == 0:
+        if op == _DMSRC:
             g[G_DMA_SRC] = a & 0xFFFFFFFF
-        elif op == 1:
+        elif op == _DMDST:
             g[G_DMA_DST] = a & 0xFFFFFFFF
-        elif op == 2:
+        elif op == _DMSTR:
             g[G_DMA_SSTR] = a
             g[G_DMA_DSTR] = x[c, code[i, I_RS2]]
-        elif op == 3:
+        elif op == _DMREP:
             g[G_DMA_REPS] = a
-        elif op == 4:  # dmcpy: queued here, made a SnitchDma transfer by Python (compiled_state)
+        elif op == _DMCPY:  # dmcpy: queued here, made a SnitchDma transfer by Python (compiled_state)
             if dm[D_QLEN] >= dm[D_QDEPTH]:
                 cs[c, C_S_SYNC] += 1
                 return
