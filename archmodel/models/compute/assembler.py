@@ -62,10 +62,13 @@ a caret under the offending token, with a hint where one helps.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 
 from archmodel.kernel import ArchError, Span, read_source
+
+from .isa import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT,  # noqa: F401 (the kinds, re-exported)
+                  K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD,
+                  K_MUL, K_NOP, K_STORE, OPS, s32 as _s32, u32 as _u32)
 
 FREP_BUFFER_ENTRIES = 16
 """Instructions the FREP sequencer's buffer holds (Snitch, IEEE TC 2021)."""
@@ -97,130 +100,8 @@ for _n in range(3):
         CSRS[f"ssr{_n}_{_field}"] = 0x800 + 0x20 * _n + _i
 CSR_NAMES = {number: name for name, number in CSRS.items()}
 
-# Instruction kinds: the core dispatches on these.
-(K_ALU, K_MUL, K_BRANCH, K_JAL, K_JALR, K_LOAD, K_STORE, K_CSR, K_HALT, K_FENCE, K_BARRIER,
- K_FP, K_FREP, K_DMA, K_NOP) = range(15)
-# FP kinds (executed by the FP subsystem).
-F_COMP, F_LOAD, F_STORE, F_TOINT, F_FROMINT, F_SSR_ENABLE = range(6)
-
-
-def _s32(v: int) -> int:
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-
-
-def _u32(v: int) -> int:
-    return v & 0xFFFFFFFF
-
-
-def _div(a, b):
-    if b == 0:
-        return -1
-    if a == -0x80000000 and b == -1:
-        return a
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _rem(a, b):
-    if b == 0:
-        return a
-    if a == -0x80000000 and b == -1:
-        return 0
-    return a - b * _div(a, b)
-
-
-_ALU = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "and": lambda a, b: a & b,
-    "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "sll": lambda a, b: a << (b & 31),
-    "srl": lambda a, b: _u32(a) >> (b & 31), "sra": lambda a, b: a >> (b & 31),
-    "slt": lambda a, b: int(a < b), "sltu": lambda a, b: int(_u32(a) < _u32(b)),
-}
-_MUL = {
-    "mul": lambda a, b: a * b, "mulh": lambda a, b: (a * b) >> 32,
-    "mulhu": lambda a, b: (_u32(a) * _u32(b)) >> 32, "mulhsu": lambda a, b: (a * _u32(b)) >> 32,
-    "div": _div, "divu": lambda a, b: _u32(a) // _u32(b) if b else -1,
-    "rem": _rem, "remu": lambda a, b: _u32(a) % _u32(b) if b else a,
-}
-_BRANCH = {
-    "beq": lambda a, b: a == b, "bne": lambda a, b: a != b, "blt": lambda a, b: a < b,
-    "bge": lambda a, b: a >= b, "bltu": lambda a, b: _u32(a) < _u32(b), "bgeu": lambda a, b: _u32(a) >= _u32(b),
-}
 _LOADS = {"lb": (1, True), "lbu": (1, False), "lh": (2, True), "lhu": (2, False), "lw": (4, True)}
 _STORES = {"sb": 1, "sh": 2, "sw": 4}
-
-
-def _round32(v: float) -> float:
-    import struct
-    try:
-        return struct.unpack("f", struct.pack("f", v))[0]
-    except OverflowError:
-        return v
-
-
-def _fdiv(a, b):
-    try:
-        return a / b
-    except ZeroDivisionError:
-        return float("nan") if a == 0 or a != a else (float("inf") if (a > 0) == (str(b)[0] != "-") else float("-inf"))
-
-
-def _fsqrt(a):
-    return a ** 0.5 if a >= 0 else float("nan")
-
-
-def _copysign(a, b):
-    import math
-    return math.copysign(abs(a), b)
-
-
-def _fmin(a, b):
-    """RISC-V fmin: a NaN operand yields the other one (both NaN: the canonical NaN), and
-    -0.0 counts as less than +0.0."""
-    if a != a:
-        return b if b == b else math.nan
-    if b != b:
-        return a
-    if a == b:
-        return a if math.copysign(1.0, a) < 0 else b
-    return a if a < b else b
-
-
-def _fmax(a, b):
-    """RISC-V fmax, the mirror of :func:`_fmin`."""
-    if a != a:
-        return b if b == b else math.nan
-    if b != b:
-        return a
-    if a == b:
-        return a if math.copysign(1.0, a) > 0 else b
-    return a if a > b else b
-
-
-def _fcvt_w(a):
-    """RISC-V fcvt.w.d: round to nearest even, saturate to 32 bits; NaN gives 2^31 - 1."""
-    if a != a or a >= 2**31 - 0.5:
-        return 2**31 - 1
-    if a <= -2**31 - 0.5:
-        return -2**31
-    return round(a)
-
-
-def _fcvt_wu(a):
-    """RISC-V fcvt.wu.d: round to nearest even, saturate to 0 .. 2^32 - 1 (NaN: the top);
-    the register holds the 32-bit pattern, read as signed like every other result."""
-    if a != a or a >= 2**32 - 0.5:
-        return _s32(2**32 - 1)
-    if a <= -0.5:
-        return 0
-    return _s32(round(a))
-
-
-_FP2 = {"fadd": lambda a, b: a + b, "fsub": lambda a, b: a - b, "fmul": lambda a, b: a * b, "fdiv": _fdiv,
-        "fmin": _fmin, "fmax": _fmax, "fsgnj": _copysign,
-        "fsgnjn": lambda a, b: _copysign(a, -b if b == b else b), "fsgnjx": lambda a, b: _copysign(a, b) if a * b >= 0 or a == 0 else -abs(a)}
-_FP3 = {"fmadd": lambda a, b, c: a * b + c, "fmsub": lambda a, b, c: a * b - c,
-        "fnmadd": lambda a, b, c: -(a * b) - c, "fnmsub": lambda a, b, c: -(a * b) + c}
-_FCMP = {"feq.d": lambda a, b: int(a == b), "flt.d": lambda a, b: int(a < b), "fle.d": lambda a, b: int(a <= b)}
 
 
 class Instruction:
@@ -321,29 +202,15 @@ _NUMBER = re.compile(r"^[-+]?(0x[0-9a-fA-F_]+|0b[01_]+|\d+)$")
 _IGNORED_DIRECTIVES = {".text", ".globl", ".global", ".align", ".p2align", ".section", ".type", ".size", ".option"}
 
 # Operand patterns: d/s/t x-dest/src1/src2, D/S/T/R f-dest/src1/src2/src3, i imm, m imm(rs1), l label, c csr.
-_PATTERNS: dict[str, str] = {}
-for _op in list(_ALU) + list(_MUL):
-    _PATTERNS[_op] = "dst"
-for _op in ("addi", "andi", "ori", "xori", "slti", "sltiu", "slli", "srli", "srai"):
-    _PATTERNS[_op] = "dsi"
-_PATTERNS.update({"lui": "di", "auipc": "di", "jal": "dl", "jalr": "dsi", "ecall": "", "wfi": "", "ebreak": "",
+_PATTERNS: dict[str, str] = {op: row.pattern for op, row in OPS.items()}
+_PATTERNS.update({"auipc": "di", "jal": "dl", "jalr": "dsi", "ecall": "", "wfi": "", "ebreak": "",
                   "fence": "", "nop": "", "csrrw": "dcs", "csrrs": "dcs", "csrrc": "dcs", "csrrwi": "dci",
                   "csrrsi": "dci", "csrrci": "dci"})
 for _op in _LOADS:
     _PATTERNS[_op] = "dm"
 for _op in _STORES:
     _PATTERNS[_op] = "tm"
-for _op in _BRANCH:
-    _PATTERNS[_op] = "stl"
-for _suffix in (".d", ".s"):
-    for _op in _FP2:
-        _PATTERNS[_op + _suffix] = "DST"
-    for _op in _FP3:
-        _PATTERNS[_op + _suffix] = "DSTR"
-    _PATTERNS["fsqrt" + _suffix] = "DS"
-_PATTERNS.update({"fld": "Dm", "flw": "Dm", "fsd": "Tm", "fsw": "Tm", "fmv.d": "DS", "fneg.d": "DS", "fabs.d": "DS",
-                  "fcvt.d.w": "Ds", "fcvt.d.wu": "Ds", "fcvt.w.d": "dS", "fcvt.wu.d": "dS", "fcvt.s.d": "DS",
-                  "fcvt.d.s": "DS", "feq.d": "dST", "flt.d": "dST", "fle.d": "dST",
+_PATTERNS.update({"fld": "Dm", "flw": "Dm", "fsd": "Tm", "fsw": "Tm",
                   "frep.o": "si", "frep.i": "si", "dmsrc": "s", "dmdst": "s", "dmstr": "st", "dmrep": "s",
                   "dmcpyi": "dsi", "dmcpy": "dst", "dmstati": "di", "dmstat": "ds"})
 _PSEUDO = {"li": "di", "la": "dl", "mv": "ds", "not": "ds", "neg": "ds", "j": "l", "jr": "s", "ret": "",
@@ -351,11 +218,6 @@ _PSEUDO = {"li": "di", "la": "dl", "mv": "ds", "not": "ds", "neg": "ds", "j": "l
            "bgt": "stl", "ble": "stl", "bgtu": "stl", "bleu": "stl", "seqz": "ds", "snez": "ds", "csrr": "dc",
            "csrw": "cs", "csrs": "cs", "csrc": "cs", "csrwi": "ci", "csrsi": "ci", "csrci": "ci", "frep": "si"}
 _ALL_OPS = sorted(set(_PATTERNS) | set(_PSEUDO))
-FP_LATENCY = {"fmadd": 3, "fmsub": 3, "fnmadd": 3, "fnmsub": 3, "fadd": 3, "fsub": 3, "fmul": 3,
-              "fdiv": 21, "fsqrt": 21}
-"""FP64 result latencies in cycles (FMA 3: Zaruba et al., IEEE Micro 2021); FP32 FMA-class ops
-take 2; comparisons, sign injection, moves and conversions 1. The divider latencies are
-assumptions (an iterative unit)."""
 
 
 class _Line:
@@ -674,22 +536,18 @@ class _Assembler:
 
     def classify(self, line: _Line, ins: Instruction, pattern: str, extra: list, col: int) -> None:
         op = ins.op
-        base = op.rsplit(".", 1)[0] if op.startswith("f") and "." in op else op
-        if op in _ALU:
-            ins.kind, ins.fn = K_ALU, _ALU[op]
-        elif op.endswith("i") and op[:-1] in _ALU and op != "csrrwi":
-            ins.kind, ins.fn = K_ALU, _ALU[op[:-1]]
-        elif op == "sltiu":
-            ins.kind, ins.fn = K_ALU, _ALU["sltu"]
-        elif op in ("lui", "auipc"):
-            ins.kind, ins.fn, ins.imm = K_ALU, (lambda a, b: b), ins.imm << 12
-            if op == "auipc":
-                ins.kind = K_JAL  # needs the pc: handled with jal (rd = pc + imm, no jump)
-        elif op in _MUL:
-            ins.kind, ins.fn = K_MUL, _MUL[op]
-            ins.latency = 2 if op.startswith("mul") else 16
-        elif op in _BRANCH:
-            ins.kind, ins.fn = K_BRANCH, _BRANCH[op]
+        row = OPS.get(op)
+        if row is not None:  # the instructions the ISA table computes
+            ins.kind, ins.fkind, ins.fn = row.kind, row.fkind, row.python
+            ins.latency, ins.flops, ins.fp32 = row.latency, row.flops, row.fp32
+            if row.kind == K_FP:
+                ins.fsrc = (ins.rs1, ins.rs2, ins.rs3)[:row.operands]
+                if row.fkind != F_TOINT:
+                    ins.fdst = ins.rd
+            elif op == "lui":
+                ins.imm <<= 12
+        elif op == "auipc":
+            ins.kind, ins.imm = K_JAL, ins.imm << 12  # needs the pc: handled with jal (rd = pc + imm, no jump)
         elif op == "jal":
             ins.kind = K_JAL
         elif op == "jalr":
@@ -732,39 +590,6 @@ class _Assembler:
         elif op in ("fsd", "fsw"):
             ins.kind, ins.fkind, ins.size = K_FP, F_STORE, 8 if op == "fsd" else 4
             ins.fsrc = (ins.rs2,)
-        elif op in ("fcvt.d.w", "fcvt.d.wu"):
-            ins.kind, ins.fkind, ins.fdst = K_FP, F_FROMINT, ins.rd
-            ins.fn = (lambda a: float(a)) if op == "fcvt.d.w" else (lambda a: float(_u32(a)))
-        elif op in ("fcvt.w.d", "fcvt.wu.d") or op in _FCMP:
-            ins.kind, ins.fkind = K_FP, F_TOINT
-            if op in _FCMP:
-                ins.fn, ins.fsrc = _FCMP[op], (ins.rs1, ins.rs2)
-            else:
-                ins.fn, ins.fsrc = (_fcvt_w if op == "fcvt.w.d" else _fcvt_wu), (ins.rs1,)
-        else:
-            ins.kind, ins.fkind, ins.fdst = K_FP, F_COMP, ins.rd
-            ins.fp32 = op.endswith(".s")
-            if op in ("fmv.d", "fcvt.s.d", "fcvt.d.s"):
-                ins.fn, ins.fsrc = (lambda a: a), (ins.rs1,)
-                if op == "fcvt.s.d":
-                    ins.fn = _round32
-            elif op == "fneg.d":
-                ins.fn, ins.fsrc = (lambda a: -a), (ins.rs1,)
-            elif op == "fabs.d":
-                ins.fn, ins.fsrc = abs, (ins.rs1,)
-            elif base == "fsqrt":
-                ins.fn, ins.fsrc = _fsqrt, (ins.rs1,)
-            elif base in _FP2:
-                ins.fn, ins.fsrc = _FP2[base], (ins.rs1, ins.rs2)
-            else:
-                ins.fn, ins.fsrc = _FP3[base], (ins.rs1, ins.rs2, ins.rs3)
-            if ins.fp32:
-                inner = ins.fn
-                ins.fn = lambda *a: _round32(inner(*a))
-            ins.latency = FP_LATENCY.get(base, 1)
-            if ins.fp32 and ins.latency == 3:
-                ins.latency = 2
-            ins.flops = 2 if base in _FP3 else (1 if base in FP_LATENCY or base in ("fmin", "fmax") else 0)
 
     @staticmethod
     def check_freps(instructions: list) -> None:

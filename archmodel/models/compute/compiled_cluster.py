@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assembler import _fmax, _fmin  # the Python model's own definitions, compiled with the loop
+from .isa import OPS, define_dispatch
+from .isa import code as code_of
+from .isa import div, fmax, fmin, rem, u32  # the Python model's own definitions, compiled with the loop
+from .isa import s32 as _s32
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 
@@ -38,18 +41,23 @@ NEVER = 1 << 62
  I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
  I_WIDTH) = range(27)
 
-_ALU_OPS = {"add": 0, "sub": 1, "and": 2, "or": 3, "xor": 4, "sll": 5, "srl": 6, "sra": 7, "slt": 8, "sltu": 9}
-_MUL_OPS = {"mul": 0, "mulh": 1, "mulhu": 2, "mulhsu": 3, "div": 4, "divu": 5, "rem": 6, "remu": 7}
-_BRANCH_OPS = {"beq": 0, "bne": 1, "blt": 2, "bge": 3, "bltu": 4, "bgeu": 5}
-_FP_OPS = {"fmadd": 0, "fmsub": 1, "fnmadd": 2, "fnmsub": 3, "fadd": 4, "fsub": 5, "fmul": 6, "fmv": 7,
-           "fneg": 8, "fabs": 9, "fdiv": 10, "fmin": 11, "fmax": 12, "fsgnj": 13, "fsgnjn": 14, "fsgnjx": 15,
-           "fcvt.s.d": 16, "fcvt.d.s": 7}
-_TOINT_OPS = {"fcvt.w.d": 0, "feq.d": 1, "flt.d": 2, "fle.d": 3, "fcvt.wu.d": 4}
-_DMA_OPS = {"dmsrc": 0, "dmdst": 1, "dmstr": 2, "dmrep": 3, "dmcpyi": 4, "dmcpy": 4, "dmstati": 5, "dmstat": 5}
-_CSR_OPS = {"csrrw": 0, "csrrwi": 0, "csrrs": 1, "csrrsi": 1, "csrrc": 2, "csrrci": 2}
-_CSR_NAMES = {"mhartid": 0, "mcycle": 1, "minstret": 2}
-_SSR_FIELDS = {"repeat": 0, "bound": 1, "stride": 2, "rptr": 3, "wptr": 4}
+# I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
+# configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
+_DMSRC, _DMDST, _DMSTR, _DMREP, _DMCPY, _DMSTAT = range(6)
+_DMA_OPS = {"dmsrc": _DMSRC, "dmdst": _DMDST, "dmstr": _DMSTR, "dmrep": _DMREP, "dmcpyi": _DMCPY, "dmcpy": _DMCPY,
+            "dmstati": _DMSTAT, "dmstat": _DMSTAT}
+_CSR_WRITE, _CSR_SET, _CSR_CLEAR = range(3)
+_CSR_OPS = {"csrrw": _CSR_WRITE, "csrrwi": _CSR_WRITE, "csrrs": _CSR_SET, "csrrsi": _CSR_SET, "csrrc": _CSR_CLEAR,
+            "csrrci": _CSR_CLEAR}
+_MHARTID, _MCYCLE, _MINSTRET, _SSR_CONFIG = range(4)
+_CSR_NAMES = {"mhartid": _MHARTID, "mcycle": _MCYCLE, "minstret": _MINSTRET}
+_REPEAT, _BOUND, _STRIDE, _RPTR, _WPTR = range(5)  # _RPTR and above start a job
+_SSR_FIELDS = {"repeat": _REPEAT, "bound": _BOUND, "stride": _STRIDE, "rptr": _RPTR, "wptr": _WPTR}
 UNSUPPORTED = -1
+_JAL, _AUIPC = 0, 1  # the two K_JAL instructions
+# opcodes the loop tests by name (isa numbers them)
+_FDIV = code_of("fdiv.d")  # with streams the divisor is not known ahead: such a cycle goes to Python
+_MULH, _MULHSU, _DIV, _REM = code_of("mulh"), code_of("mulhsu"), code_of("div"), code_of("rem")
 
 
 def _encode(ins) -> list:
@@ -64,15 +72,10 @@ def _encode(ins) -> list:
     row[I_INNER], row[I_SMAX], row[I_SMASK] = int(ins.frep_inner), ins.stagger_max, ins.stagger_mask
     op, kind = ins.op, ins.kind
     code = 0
-    if kind == K_ALU:
-        name = op[:-1] if op.endswith("i") and op[:-1] in _ALU_OPS else op
-        code = {"sltiu": 9, "lui": 10}.get(op, _ALU_OPS.get(name, UNSUPPORTED))
-    elif kind == K_MUL:
-        code = _MUL_OPS[op]
-    elif kind == K_BRANCH:
-        code = _BRANCH_OPS[op]
+    if op in OPS:  # the ALU, multiply, branch and FP computations and conversions: the table's opcode
+        code = OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
     elif kind == K_JAL:
-        code = 1 if op == "auipc" else 0
+        code = _AUIPC if op == "auipc" else _JAL
     elif kind == K_DMA:
         code = _DMA_OPS[op]
     elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and ins.fkind == F_SSR_ENABLE):
@@ -81,19 +84,11 @@ def _encode(ins) -> list:
         if name in _CSR_NAMES:
             row[I_CSR] = _CSR_NAMES[name]
         elif name.startswith("ssr") and "_" in name:
-            row[I_CSR] = 3
+            row[I_CSR] = _SSR_CONFIG
             field = name[5:]
             row[I_SSR_N] = int(name[3])
             row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
             row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
-    elif kind == K_FP:
-        if ins.fkind == F_COMP:
-            base = op.rsplit(".", 1)[0]
-            code = _FP_OPS.get(op, _FP_OPS.get(base, UNSUPPORTED))
-        elif ins.fkind == F_TOINT:
-            code = _TOINT_OPS[op]
-        elif ins.fkind == F_FROMINT:
-            code = 1 if op == "fcvt.d.wu" else 0
     row[I_OP] = code
     return row
 
@@ -150,164 +145,66 @@ L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
 
 
-def _s32(v):
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-
-
-def _alu(op, a, b):
-    """K_ALU result before the 32-bit wrap, as the assembler's lambdas compute it."""
-    if op == 0:
-        return a + b
-    if op == 1:
-        return a - b
-    if op == 2:
-        return a & b
-    if op == 3:
-        return a | b
-    if op == 4:
-        return a ^ b
-    if op == 5:
-        return a << (b & 31)
-    if op == 6:
-        return (a & 0xFFFFFFFF) >> (b & 31)
-    if op == 7:
-        return a >> (b & 31)
-    if op == 8:
-        return 1 if a < b else 0
-    if op == 9:
-        return 1 if (a & 0xFFFFFFFF) < (b & 0xFFFFFFFF) else 0
-    return b  # lui: the immediate, already shifted
-
-
 def _in32(v):
     return -0x80000000 <= v <= 0x7FFFFFFF
 
 
 def _mul_supported(op, a, b):
     """Whether ``_mul`` reproduces the Python result exactly (products that fit 64 bits)."""
-    if op == 1 or op == 4 or op == 6:
+    if op == _MULH or op == _DIV or op == _REM:
         return _in32(a) and _in32(b)
-    if op == 3:
+    if op == _MULHSU:
         return _in32(a)
     return True
 
 
-def _mul(op, a, b):
-    if op == 0:
-        return a * b
-    if op == 1:
-        return (a * b) >> 32
-    if op == 2:
-        return np.int64((np.uint64(a & 0xFFFFFFFF) * np.uint64(b & 0xFFFFFFFF)) >> np.uint64(32))
-    if op == 3:
-        return (a * (b & 0xFFFFFFFF)) >> 32
-    if op == 4 or op == 6:
-        if b == 0:
-            q = -1
-        elif a == -0x80000000 and b == -1:
-            q = a
-        else:
-            q = abs(a) // abs(b)
-            if (a >= 0) != (b >= 0):
-                q = -q
-        if op == 4:
-            return q
-        if b == 0:
-            return a
-        if a == -0x80000000 and b == -1:
-            return 0
-        return a - b * q
-    ua = a & 0xFFFFFFFF
-    ub = b & 0xFFFFFFFF
-    if op == 5:
-        return ua // ub if ub else -1
-    return ua % ub if ub else a
-
-
-def _branch(op, a, b):
-    if op == 0:
-        return a == b
-    if op == 1:
-        return a != b
-    if op == 2:
-        return a < b
-    if op == 3:
-        return a >= b
-    if op == 4:
-        return (a & 0xFFFFFFFF) < (b & 0xFFFFFFFF)
-    return (a & 0xFFFFFFFF) >= (b & 0xFFFFFFFF)
-
-
-def _round32(v):
+# The primitives the ISA table's semantics call, as the loop computes them (isa.py has the
+# Python model's; fmin and fmax are the same functions, compiled).
+def round32(v):
     r = np.float32(v)
     if np.isinf(r) and not np.isinf(v):
-        return v  # struct.pack('f') overflows: the assembler keeps the value unrounded
+        return v  # as isa.round32 where struct.pack('f') overflows (but see test_isa's xfail)
     return np.float64(r)
 
 
-def _copysign(a, b):
+def copysign(a, b):
     return np.copysign(abs(a), b)
 
 
-def _fp(op, a, b, c, fp32):
-    if op == 0:
-        r = a * b + c
-    elif op == 1:
-        r = a * b - c
-    elif op == 2:
-        r = -(a * b) - c
-    elif op == 3:
-        r = -(a * b) + c
-    elif op == 4:
-        r = a + b
-    elif op == 5:
-        r = a - b
-    elif op == 6:
-        r = a * b
-    elif op == 7:
-        r = a
-    elif op == 8:
-        r = -a
-    elif op == 9:
-        r = abs(a)
-    elif op == 10:
-        r = a / b
-    elif op == 11:
-        r = _fmin(a, b)
-    elif op == 12:
-        r = _fmax(a, b)
-    elif op == 13:
-        r = _copysign(a, b)
-    elif op == 14:
-        r = _copysign(a, -b if b == b else b)
-    elif op == 15:
-        r = _copysign(a, b) if a * b >= 0 or a == 0 else -abs(a)
-    else:
-        r = _round32(a)
-    if fp32:
-        r = _round32(r)
-    return r
+def fdiv(a, b):
+    return a / b  # a zero divisor never gets here: _fp_would_exit hands those cycles to Python
 
 
-def _to_int(op, a, b):
-    """The integer result of an F_TOINT instruction (assembler._fcvt_w, _fcvt_wu, _FCMP)."""
-    if op == 0:
-        if a != a or a >= 2147483647.5:
-            return 2147483647
-        if a <= -2147483648.5:
-            return -2147483648
-        return np.int64(np.rint(a))
-    if op == 4:
-        if a != a or a >= 4294967295.5:
-            return -1
-        if a <= -0.5:
-            return 0
-        return _s32(np.int64(np.rint(a)))
-    if op == 1:
-        return 1 if a == b else 0
-    if op == 2:
-        return 1 if a < b else 0
-    return 1 if a <= b else 0
+def mulhu(a, b):
+    return np.int64((np.uint64(a & 0xFFFFFFFF) * np.uint64(b & 0xFFFFFFFF)) >> np.uint64(32))
+
+
+def fcvt_w(a):
+    if a != a or a >= 2147483647.5:
+        return 2147483647
+    if a <= -2147483648.5:
+        return -2147483648
+    return np.int64(np.rint(a))
+
+
+def fcvt_wu(a):
+    if a != a or a >= 4294967295.5:
+        return -1
+    if a <= -0.5:
+        return 0
+    return _s32(np.int64(np.rint(a)))
+
+
+# The results of the table's instructions, one branch per opcode of each group, written from
+# the ISA table (an opcode without semantics cannot be numbered): _alu(op, a, b) before
+# the 32-bit wrap, _mul(op, a, b) likewise, _branch(op, a, b) taken or not, _fp(op, a, b,
+# c, fp32), _to_int(op, a, b) and _from_int(op, a).
+_alu = define_dispatch("_alu", globals(), "alu")
+_mul = define_dispatch("_mul", globals(), "mul")
+_branch = define_dispatch("_branch", globals(), "branch")
+_fp = define_dispatch("_fp", globals(), "fp")
+_to_int = define_dispatch("_to_int", globals(), "toint")
+_from_int = define_dispatch("_from_int", globals(), "fromint")
 
 
 def _stagger(reg, k, mask, bit):
@@ -377,7 +274,7 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
     if op < 0:
         return True
     if cs[c, C_SSR_ON] and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3):
-        if op == 10:
+        if op == _FDIV:
             return True  # a division with streams: the divisor may be zero
         seen = 0
         for j in range(nsrc):
@@ -399,7 +296,7 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
         if rd < 3:
             return ss[3 * c + rd, S_WRITES] == 0
         return False
-    if op == 10:
+    if op == _FDIV:
         if f_ready[c, r1] > cycle or f_ready[c, r2] > cycle or f_ready[c, rd] > cycle:
             return False
         return f[c, r2] == 0.0
@@ -440,16 +337,16 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     if kind == K_CSR:
         which = code[i, I_CSR]
         csr_op = code[i, I_CSR_OP]
-        if which < 3:
+        if which != _SSR_CONFIG:
             if code[i, I_USES_IMM]:
                 writes = code[i, I_IMM] != 0
             else:
                 writes = code[i, I_RS1] != 0
-            return csr_op != 1 or writes
+            return csr_op != _CSR_SET or writes
         field = code[i, I_SSR_FIELD]
-        if field < 3:
+        if field < _RPTR:
             return False
-        if csr_op != 0:
+        if csr_op != _CSR_WRITE:
             return True
         s = 3 * c + code[i, I_SSR_N]
         if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
@@ -471,7 +368,7 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     if kind == K_DMA:
         if cs[c, C_IS_DMA] == 0:
             return True
-        if op != 4 or dm[D_QLEN] >= dm[D_QDEPTH]:
+        if op != _DMCPY or dm[D_QLEN] >= dm[D_QDEPTH]:
             return False  # a full queue holds dmcpy back before anything is checked
         src, dst, size, reps, sstr, dstr = _dmcpy_operands(i, code, g, x[c, code[i, I_RS1]], x[c, code[i, I_RS2]])
         return _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr)
@@ -700,16 +597,16 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
         if f_ready[c, rd] > cycle:
             cs[c, C_S_FDEP] += 1
             return -1
-        f[c, rd] = np.float64(operand & 0xFFFFFFFF) if code[i, I_OP] == 1 else np.float64(operand)
+        f[c, rd] = _from_int(code[i, I_OP], operand)
         f_ready[c, rd] = cycle + 1
         if cycle + 1 > cs[c, C_PENDING]:
             cs[c, C_PENDING] = cycle + 1
         cs[c, C_N_FPU] += 1
         return 1
     csr_op = code[i, I_CSR_OP]  # F_SSR_ENABLE
-    if csr_op == 0:
+    if csr_op == _CSR_WRITE:
         cs[c, C_SSR_ON] = operand & 1
-    elif csr_op == 1:
+    elif csr_op == _CSR_SET:
         if operand & 1:
             cs[c, C_SSR_ON] = 1
     elif operand & 1:
@@ -870,7 +767,7 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
             x_ready[c, rd] = cycle + code[i, I_LAT]
         cs[c, C_IP] = ip + 1
     elif kind == K_JAL:
-        if code[i, I_OP] == 1:  # auipc
+        if code[i, I_OP] == _AUIPC:
             if rd:
                 x[c, rd] = _s32(cs[c, C_IBASE] + 4 * ip + code[i, I_IMM])
             cs[c, C_IP] = ip + 1
@@ -887,17 +784,17 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
         which = code[i, I_CSR]
         csr_op = code[i, I_CSR_OP]
         new = code[i, I_IMM] if code[i, I_USES_IMM] else a
-        if which == 0:
+        if which == _MHARTID:
             old = cs[c, C_HART]
-        elif which == 1:
+        elif which == _MCYCLE:
             old = cycle & 0xFFFFFFFF
-        elif which == 2:
+        elif which == _MINSTRET:
             old = cs[c, C_N_INSTR] & 0xFFFFFFFF
         else:
             s = 3 * c + code[i, I_SSR_N]
             field = code[i, I_SSR_FIELD]
             dim = code[i, I_SSR_DIM]
-            if field >= 3:
+            if field >= _RPTR:
                 if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
                     cs[c, C_S_SYNC] += 1
                     return  # the shadow job slot is taken: wait for the stream
@@ -908,7 +805,7 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
                 ss[s, S_JBASE] = new & 0xFFFFFFFF
                 ss[s, S_JDIMS] = dims
                 ss[s, S_JREPEAT] = ss[s, S_REPEAT]
-                ss[s, S_JWRITES] = 1 if field == 4 else 0
+                ss[s, S_JWRITES] = 1 if field == _WPTR else 0
                 ss[s, S_JN] = 1
                 ss[s, S_WRITES] = ss[s, S_JWRITES]
                 ss[s, S_LAUNCHED] = 1
@@ -916,11 +813,11 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
                     _next_job(s, ss)
                 old = 0
             else:
-                column = S_REPEAT if field == 0 else (S_CFGB + dim if field == 1 else S_CFGS + dim)
+                column = S_REPEAT if field == _REPEAT else (S_CFGB + dim if field == _BOUND else S_CFGS + dim)
                 old = ss[s, column]
-                if csr_op == 0:
+                if csr_op == _CSR_WRITE:
                     ss[s, column] = new
-                elif csr_op == 1:
+                elif csr_op == _CSR_SET:
                     ss[s, column] = old | new
                 else:
                     ss[s, column] = old & ~new
@@ -941,16 +838,16 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
         return
     elif kind == K_DMA:
         op = code[i, I_OP]
-        if op == 0:
+        if op == _DMSRC:
             g[G_DMA_SRC] = a & 0xFFFFFFFF
-        elif op == 1:
+        elif op == _DMDST:
             g[G_DMA_DST] = a & 0xFFFFFFFF
-        elif op == 2:
+        elif op == _DMSTR:
             g[G_DMA_SSTR] = a
             g[G_DMA_DSTR] = x[c, code[i, I_RS2]]
-        elif op == 3:
+        elif op == _DMREP:
             g[G_DMA_REPS] = a
-        elif op == 4:  # dmcpy: queued here, made a SnitchDma transfer by Python (compiled_state)
+        elif op == _DMCPY:  # dmcpy: queued here, made a SnitchDma transfer by Python (compiled_state)
             if dm[D_QLEN] >= dm[D_QDEPTH]:
                 cs[c, C_S_SYNC] += 1
                 return
@@ -1234,8 +1131,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-_HELPERS = ("_s32", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_round32", "_copysign", "_fmin", "_fmax",
-            "_to_int", "_fp", "_stagger",
+_HELPERS = ("_s32", "u32", "div", "rem", "mulhu", "round32", "copysign", "fdiv", "fmin", "fmax", "fcvt_w",
+            "fcvt_wu", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_to_int", "_from_int", "_fp", "_stagger",
             "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
             "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
             "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant", "_dmcpy_operands", "_in_tcdm",
@@ -1247,13 +1144,39 @@ _COMPILED = None
 def _compiled_cluster_cycles():
     """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk). The
     helpers it calls are compiled first and take the place of the Python functions in this
-    module's namespace, where numba resolves them."""
+    module's namespace, where numba resolves them; only the entry is cached, keyed by the
+    modules the loop compiles in (see :func:`_keyed_entry`)."""
     global _COMPILED
     if _COMPILED is None:
         from numba import njit
-        jit = njit(cache=True, nogil=True, _nrt=False)
-        inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
+        jit = njit(nogil=True, _nrt=False)
+        inline = njit(nogil=True, _nrt=False, inline="always")
         for name in _HELPERS:
             globals()[name] = (inline if name in _INLINED else jit)(globals()[name])
-        _COMPILED = jit(_cluster_cycles)
+        globals()["_cluster_cycles"] = jit(_cluster_cycles)
+        _COMPILED = njit(cache=True, nogil=True, _nrt=False)(_keyed_entry(_sources_digest()))
     return _COMPILED
+
+
+def _sources_digest() -> str:
+    """A hash of the other modules whose definitions the loop compiles in: the ISA table
+    (semantics, primitives, opcodes) and the assembler's instruction kinds."""
+    import hashlib
+    from . import assembler, isa
+    digest = hashlib.sha256()
+    for module in (isa, assembler):
+        with open(module.__file__, "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
+
+
+def _keyed_entry(digest: str):
+    """``_cluster_cycles`` behind a closure over ``digest``. numba keys a cached function by
+    its own source file and the values of its closure, never by the modules it calls into:
+    the digest in the closure makes a changed ISA table compile the loop anew instead of
+    loading the old one (whose dispatch would not know the new opcode)."""
+    def cluster_cycles(*args):
+        if digest == "":
+            return 0
+        return _cluster_cycles(*args)
+    return cluster_cycles

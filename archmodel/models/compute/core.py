@@ -9,22 +9,20 @@ from archmodel.kernel import Component, Formula, Param, at_least, model
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_NOP,
                         K_STORE, Instruction, Program)
+from .isa import FP_OPS, s32 as _s32
 from .ssr import SsrStreamer
 
 NEVER = 1 << 62
 _CSR_FIELDS = ("repeat", "bound", "stride", "rptr", "wptr")
 
 
-def _s32(v: int) -> int:
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+def _inline(ins: Instruction) -> str | None:
+    """The expression a compiled replay function writes in place of calling ``ins.fn``:
+    the ISA table's semantics itself where it is plain arithmetic (see ``isa.Op.inline``),
+    so the result is bit for bit the function's."""
+    return FP_OPS[ins.op].inline
 
 
-# FP64 computations whose Python expression is written into compiled replay functions
-# instead of calling the instruction's function: the same operations in the same order as
-# the assembler's lambdas, so results are bit for bit the same.
-_INLINE_EXPRESSIONS = {"fmadd.d": "{0} * {1} + {2}", "fmsub.d": "{0} * {1} - {2}",
-                       "fnmadd.d": "-({0} * {1}) - {2}", "fnmsub.d": "-({0} * {1}) + {2}",
-                       "fadd.d": "{0} + {1}", "fsub.d": "{0} - {1}", "fmul.d": "{0} * {1}"}
 _FACTORIES: dict = {}
 _SEQ_ADVANCE = """\
         if core.seq_inner:
@@ -55,6 +53,53 @@ def _sequencer_step():
     return namespace["_seq_advance"]
 
 
+def _indent(lines: list, spaces: int) -> str:
+    return "".join(" " * spaces + line + "\n" for line in lines)
+
+
+def _operand_source(sources: tuple, target: int, ins, faults: bool) -> tuple:
+    """The parts of generated code that read an F_COMP instruction's operands and place its
+    result, as ``SnitchCore._stream_operands`` does for one that reads each stream at most
+    once: (setup lines run when the function is made, waits, gather lines, store lines,
+    the operand names). ``sources``: per source, its stream number or -1 for a register;
+    ``target``: the result's stream or -1. A wait is (lines before it, the condition that
+    stalls, the lines counting the stall), in _stream_operands' order, so a stall counts
+    the same reason. ``ins`` given: register numbers are written in (else read from the
+    ``ins`` the function is made with); ``faults``: check the streams' directions (the
+    fused steps are only made where they are right)."""
+    setup, waits, gather, names = [], [], [], []
+    for j, r in enumerate(sources):
+        value = f"v{j}"
+        names.append(value)
+        if r >= 0:
+            setup += [f"s{r} = core.ssrs[{r}]", f"q{r} = s{r}.fifo"]
+            pre = [f"if s{r}.writes:", f"    core.fault(ins, 'reads ft{r} but SSR {r} is configured for writing')"]
+            waits.append((pre if faults else [], f"not q{r} or q{r}[0][0] > cycle",
+                          [f"if not q{r} and not s{r}.active:", f"    core.stream_exhausted(ins, {r})",
+                           "core.s_stream += 1"]))
+            gather += [f"entry = q{r}[0]", f"{value} = entry[1]", "if entry[2] == 1:", f"    q{r}.popleft()",
+                       "else:", "    entry[2] -= 1"]
+        else:
+            register = str(ins.fsrc[j]) if ins is not None else f"x{j}"
+            if ins is None:
+                setup.append(f"x{j} = ins.fsrc[{j}]")
+            waits.append(([], f"f_ready[{register}] > cycle", ["core.s_fdep += 1"]))
+            gather.append(f"{value} = f[{register}]")
+    rd = target
+    if rd >= 0:
+        setup += [f"s{rd} = core.ssrs[{rd}]", f"q{rd} = s{rd}.fifo", f"wdepth{rd} = s{rd}.depth"]
+        pre = [f"if not s{rd}.writes:", f"    core.not_a_write_stream(ins, {rd})"]
+        waits.append((pre if faults else [], f"len(q{rd}) >= wdepth{rd}", ["core.s_stream += 1"]))
+        store = [f"q{rd}.append([done, result])"]
+    else:
+        register = str(ins.rd) if ins is not None else "xd"
+        if ins is None:
+            setup.append("xd = ins.rd")
+        waits.append(([], f"f_ready[{register}] > cycle", ["core.s_fdep += 1"]))
+        store = [f"f[{register}] = result", f"f_ready[{register}] = done"]
+    return setup, waits, gather, store, names
+
+
 def _compile_issue(ins: Instruction, streams: bool):
     """A factory ``make(core, ins, fn)`` of the function that replays FREP body instruction
     ``ins`` at a cycle: it issues and moves the sequencer on (True) or counts why it stalls
@@ -64,45 +109,20 @@ def _compile_issue(ins: Instruction, streams: bool):
     (registers, latency, flops, expression) and shared by every core: an FREP replays
     the same few instructions thousands of times, and straight-line code with the register
     numbers written in costs half the general path."""
-    expression = _INLINE_EXPRESSIONS.get(ins.op)
+    expression = _inline(ins)
     shape = (tuple(ins.fsrc), ins.rd, streams, ins.latency, ins.flops, expression)
     factory = _FACTORIES.get(shape)
     if factory is not None:
         return factory
-    setup, checks, gather = [], [], []
-    names = []
-    for j, r in enumerate(ins.fsrc):
-        value = f"v{j}"
-        names.append(value)
-        if streams and r < 3:
-            setup.append(f"    s{r} = core.ssrs[{r}]\n    q{r} = s{r}.fifo\n")
-            checks.append(f"        if s{r}.writes:\n"
-                          f"            core.fault(ins, 'reads ft{r} but SSR {r} is configured for writing')\n"
-                          f"        if not q{r} or q{r}[0][0] > cycle:\n"
-                          f"            if not q{r} and not s{r}.active:\n"
-                          f"                core.stream_exhausted(ins, {r})\n"
-                          f"            core.s_stream += 1\n            return False\n")
-            gather.append(f"        entry = q{r}[0]\n        {value} = entry[1]\n"
-                          f"        if entry[2] == 1:\n            q{r}.popleft()\n"
-                          f"        else:\n            entry[2] -= 1\n")
-        else:
-            checks.append(f"        if f_ready[{r}] > cycle:\n            core.s_fdep += 1\n            return False\n")
-            gather.append(f"        {value} = f[{r}]\n")
-    rd = ins.rd
-    if streams and rd < 3:
-        setup.append(f"    s{rd} = core.ssrs[{rd}]\n    q{rd} = s{rd}.fifo\n")
-        checks.append(f"        if not s{rd}.writes:\n"
-                      f"            core.not_a_write_stream(ins, {rd})\n"
-                      f"        if len(q{rd}) >= s{rd}.depth:\n"
-                      f"            core.s_stream += 1\n            return False\n")
-        store = f"        q{rd}.append([done, result])\n"
-    else:
-        checks.append(f"        if f_ready[{rd}] > cycle:\n            core.s_fdep += 1\n            return False\n")
-        store = f"        f[{rd}] = result\n        f_ready[{rd}] = done\n"
+    streamed = tuple(r if streams and r < 3 else -1 for r in ins.fsrc)
+    setup, waits, gather, store, names = _operand_source(streamed, ins.rd if streams and ins.rd < 3 else -1,
+                                                         ins, faults=True)
+    checks = "".join(_indent(pre, 8) + f"        if {condition}:\n" + _indent(action, 12) + "            return False\n"
+                     for pre, condition, action in waits)
     compute = expression.format(*names) if expression else f"fn({', '.join(names)})"
-    source = ("def make(core, ins, fn):\n    f = core.f\n    f_ready = core.f_ready\n" + "".join(setup)
-              + "    def issue(cycle):\n" + "".join(checks) + "".join(gather)
-              + f"        result = {compute}\n        done = cycle + {ins.latency}\n" + store
+    source = ("def make(core, ins, fn):\n    f = core.f\n    f_ready = core.f_ready\n" + _indent(setup, 4)
+              + "    def issue(cycle):\n" + checks + _indent(gather, 8)
+              + f"        result = {compute}\n        done = cycle + {ins.latency}\n" + _indent(store, 8)
               + "        if done > core.fp_pending_until:\n            core.fp_pending_until = done\n"
               + f"        core.n_fpu += 1\n        core.n_flops += {ins.flops}\n" + _SEQ_ADVANCE
               + "        return True\n    return issue\n")
@@ -125,7 +145,7 @@ def _compile_replay_step(ins: Instruction, streams: bool, requesters: tuple, las
     the step counts an iteration and leaves the fused steps when the FREP is done.
     The core installs these steps only while nothing but the replay can change (see
     ``SnitchCore._install_replay_step``) and leaves them when a stream job ends."""
-    expression = _INLINE_EXPRESSIONS.get(ins.op)
+    expression = _inline(ins)
     # Register numbers, latency and flops are read from ``ins`` when the step is made, so
     # one source serves every instruction with the same streams and operation.
     sources = tuple(r if streams and r < 3 else -1 for r in ins.fsrc)
@@ -134,34 +154,9 @@ def _compile_replay_step(ins: Instruction, streams: bool, requesters: tuple, las
     factory = _STEP_FACTORIES.get(shape)
     if factory is not None:
         return factory
-    setup, checks, gather = [], [], []
-    names = []
-    for j, r in enumerate(sources):
-        value = f"v{j}"
-        names.append(value)
-        if r >= 0:
-            setup.append(f"    s{r} = core.ssrs[{r}]\n    q{r} = s{r}.fifo\n")
-            checks.append(f"if not q{r} or q{r}[0][0] > cycle:\n"
-                          f"            if not q{r} and not s{r}.active:\n"
-                          f"                core.stream_exhausted(ins, {r})\n"
-                          f"            core.s_stream += 1\n")
-            gather.append(f"            entry = q{r}[0]\n            {value} = entry[1]\n"
-                          f"            if entry[2] == 1:\n                q{r}.popleft()\n"
-                          f"            else:\n                entry[2] -= 1\n")
-        else:
-            setup.append(f"    x{j} = ins.fsrc[{j}]\n")
-            checks.append(f"if f_ready[x{j}] > cycle:\n            core.s_fdep += 1\n")
-            gather.append(f"            {value} = f[x{j}]\n")
-    rd = target
-    if rd >= 0:
-        setup.append(f"    s{rd} = core.ssrs[{rd}]\n    q{rd} = s{rd}.fifo\n")
-        checks.append(f"if len(q{rd}) >= wdepth{rd}:\n            core.s_stream += 1\n")
-        setup.append(f"    wdepth{rd} = s{rd}.depth\n")
-        store = f"            q{rd}.append([done, result])\n"
-    else:
-        setup.append("    xd = ins.rd\n")
-        checks.append("if f_ready[xd] > cycle:\n            core.s_fdep += 1\n")
-        store = "            f[xd] = result\n            f_ready[xd] = done\n"
+    setup, waits, gather, store, names = _operand_source(sources, target, None, faults=False)
+    setup = _indent(setup, 4)
+    checks = [f"if {condition}:\n" + _indent(action, 12) for _, condition, action in waits]
     compute = expression.format(*names) if expression else f"fn({', '.join(names)})"
     if last:
         advance = ("            it = core.seq_it + 1\n            core.seq_pos = 0\n            core.seq_it = it\n"
@@ -172,19 +167,19 @@ def _compile_replay_step(ins: Instruction, streams: bool, requesters: tuple, las
         advance = "            core.seq_pos += 1\n            core.step = successors[0]\n"
     requests = []
     for index, writes in requesters:
-        setup.append(f"    r{index} = core.ssrs[{index}]\n    rq{index} = r{index}.fifo\n"
-                     f"    rdepth{index} = r{index}.depth\n")
+        setup += (f"    r{index} = core.ssrs[{index}]\n    rq{index} = r{index}.fifo\n"
+                  f"    rdepth{index} = r{index}.depth\n")
         if writes:
             requests.append(f"    if rq{index} and rq{index}[0][0] <= cycle:\n        requests.append(r{index})\n")
         else:
             requests.append(f"    if len(rq{index}) < rdepth{index}:\n        requests.append(r{index})\n")
     chain = "    " + "    el".join(checks)
     source = ("def make(core, ins, fn, successors):\n    f = core.f\n    f_ready = core.f_ready\n"
-              "    latency = ins.latency\n    flops = ins.flops\n" + "".join(setup)
+              "    latency = ins.latency\n    flops = ins.flops\n" + setup
               + "    def step(cycle, requests):\n"
               + "\n".join("    " + line for line in chain.splitlines()) + "\n"
-              + "        else:\n" + "".join(gather)
-              + f"            result = {compute}\n            done = cycle + latency\n" + store
+              + "        else:\n" + _indent(gather, 12)
+              + f"            result = {compute}\n            done = cycle + latency\n" + _indent(store, 12)
               + "            if done > core.fp_pending_until:\n                core.fp_pending_until = done\n"
               + "            core.n_fpu += 1\n            core.n_flops += flops\n" + advance
               + "        core.s_offload += 1\n"
@@ -252,7 +247,7 @@ class SnitchCore(Component):
       instructions, with their integer operands read at offload, to the FP subsystem, so the
       two overlap; the FP subsystem issues in order, one instruction per cycle, with a
       scoreboard over the FP registers and per-operation latencies (FP64 FMA-class 3 cycles,
-      FP32 2, comparisons/moves 1; see ``assembler.FP_LATENCY``);
+      FP32 2, comparisons/moves 1; see ``isa.FP_OPS``);
     * a load/store queue of ``lsu_depth`` requests, presented to the TCDM one per cycle in
       order (integer and FP loads/stores share it);
     * 3 SSR streamers (:class:`~archmodel.models.compute.ssr.SsrStreamer`) with
@@ -494,52 +489,9 @@ class SnitchCore(Component):
             rd = ins.rd
             ssr_on = self.ssr_on
             if ssr_on and ins.ssr_path:
-                if ins.dup_stream:
-                    values = self._stream_operands(ins, cycle)
-                    if values is None:
-                        return None
-                else:
-                    # _stream_operands for the usual case, each stream read at most once:
-                    # the checks in the same order, so a stall counts the same reason.
-                    ssrs = self.ssrs
-                    fsrc = ins.fsrc
-                    for r in fsrc:
-                        if r < 3:
-                            s = ssrs[r]
-                            if s.writes:
-                                self.fault(ins, f"reads ft{r} but SSR {r} is configured for writing")
-                            fifo = s.fifo
-                            if not fifo or fifo[0][0] > cycle:
-                                if not fifo and not s.active:
-                                    self.stream_exhausted(ins, r)
-                                self.s_stream += 1
-                                return None
-                        elif f_ready[r] > cycle:
-                            self.s_fdep += 1
-                            return None
-                    if rd < 3:
-                        s = ssrs[rd]
-                        if not s.writes:
-                            self.not_a_write_stream(ins, rd)
-                        if len(s.fifo) >= s.depth:
-                            self.s_stream += 1
-                            return None
-                    elif f_ready[rd] > cycle:
-                        self.s_fdep += 1
-                        return None
-                    values = []
-                    f = self.f
-                    for r in fsrc:
-                        if r < 3:
-                            fifo = ssrs[r].fifo
-                            entry = fifo[0]
-                            values.append(entry[1])
-                            if entry[2] == 1:
-                                fifo.popleft()
-                            else:
-                                entry[2] -= 1
-                        else:
-                            values.append(f[r])
+                values = self._stream_operands(ins, cycle)
+                if values is None:
+                    return None
             else:
                 for r in ins.fregs:
                     if f_ready[r] > cycle:
@@ -636,7 +588,12 @@ class SnitchCore(Component):
         return issue
 
     def _stream_operands(self, ins: Instruction, cycle: int):
-        """Operands of an FP computation with SSRs on; None (and a stall) if not available."""
+        """Operands of an FP computation with SSRs on; None (and a stall) if not available.
+
+        The one general path (a stream may be read more than once); the replay functions
+        of _compile_issue and _compile_replay_step are its straight-line copies for an
+        instruction reading each stream at most once, held to it by tests/models/compute/
+        test_fast_paths.py."""
         ssrs = self.ssrs
         f_ready = self.f_ready
         taken = [0, 0, 0]
