@@ -36,13 +36,13 @@ def u32(v: int) -> int:
 
 # -- the primitives of the semantics, as the Python model computes them ----------------------------
 def round32(v: float) -> float:
-    """``v`` rounded to FP32 by ``struct`` (which, on the Pythons we run, rounds a value
-    beyond FP32's range to an infinity; where it raises OverflowError instead, the value
-    stays unrounded)."""
+    """``v`` rounded to FP32 as IEEE 754 rounds to nearest: a value beyond FP32's range
+    becomes an infinity of its sign (``struct`` does so on some Pythons and raises
+    OverflowError on others)."""
     try:
         return struct.unpack("f", struct.pack("f", v))[0]
     except OverflowError:
-        return v
+        return math.copysign(math.inf, v)
 
 
 def fdiv(a: float, b: float) -> float:
