@@ -388,8 +388,8 @@ def cmd_run(args) -> int:
         outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
     except ArchError as err:  # bad input found while running (a model's own check)
         outcome, code, failure = "failed", EXIT_BAD_INPUT, err.render()
-    except OSError as err:  # the waveform could not be written as it went (a full disk)
-        outcome, code, failure = "failed", EXIT_FAILED, f"error: the run stopped: writing failed: {err}"
+    except OSError as err:  # the waveform could not be written as it went (a full disk), say
+        outcome, code, failure = "failed", EXIT_FAILED, f"error: the run stopped on an input/output error: {err}"
     except Exception:  # a bug in model code: its author needs the traceback
         outcome, code, failure = "failed", EXIT_FAILED, "error: model code raised an exception:\n" + traceback.format_exc()
     finally:
