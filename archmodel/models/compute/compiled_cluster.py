@@ -29,7 +29,7 @@ import numpy as np
 
 from .isa import OPS, define_dispatch
 from .isa import code as code_of
-from .isa import div, fmax, fmin, rem, u32  # the Python model's own definitions, compiled with the loop
+from .isa import div, fmax, fmin, rem, u32  # noqa: F401  (the Python model's own definitions, compiled with the loop)
 from .isa import s32 as _s32
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)

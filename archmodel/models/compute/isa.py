@@ -348,7 +348,7 @@ def dispatch_source(name: str, group: str, rows=None) -> str:
     for k in range(len(branches)):
         result = f"r = {branches[k]}" if fp else f"return {branches[k]}"
         if k == last:
-            lines += ([f"    else:", f"        {result}"] if k else [f"    {result}"]) if fp else [f"    {result}"]
+            lines += (["    else:", f"        {result}"] if k else [f"    {result}"]) if fp else [f"    {result}"]
         else:
             lines += [f"    {'if' if k == 0 else 'elif' if fp else 'if'} op == {k}:", f"        {result}"]
     if fp:

@@ -12,7 +12,6 @@ import math
 import random
 import struct
 
-import numpy as np
 import pytest
 
 from archmodel.kernel import Simulator
