@@ -1,0 +1,106 @@
+"""When a :class:`~.controller.DramController` sleeps and how far it schedules ahead of
+simulated time when it is fed through its ports (a mixin of the controller, which holds the
+state): the port-fed edge, the lookahead that bounds when a request can next arrive, and the
+rule that work with nothing outstanding but a refresh is upkeep."""
+
+from __future__ import annotations
+
+from .splitting import NEVER
+
+_NEVER = NEVER
+
+
+class SchedulesAhead:
+    """The controller's sleeping and port-fed scheduling ahead. The controller provides
+    ``_schedule(c)``, ``_order``, ``_job``, ``_processed``, ``_next_work``, ``_lookahead``
+    (a QuestionBackoff), ``lookahead_cycles``, ``idle``, ``_core``, ``_best``, the refresh
+    state, ``_phase`` and ``_period``."""
+
+    def _sleep_until(self, wake: int) -> None:
+        """Sleep until DRAM cycle ``wake`` (_NEVER: until a request comes). With nothing
+        outstanding and no command due but a refresh's, the work then is upkeep, which should
+        not keep a system with nothing else to do running for ever (a closing precharge is
+        still part of the last access)."""
+        self.sleep()
+        if wake < _NEVER:
+            if self._only_upkeep():
+                self.wake_for_upkeep_at(self._phase + wake * self._period)
+            else:
+                self.wake_at(self._phase + wake * self._period)
+
+    def _only_upkeep(self) -> bool:
+        """Nothing outstanding and no command due but a refresh's (the compiled core keeps
+        its own copy of this state: with it the controller goes on as it always did)."""
+        return (self._core is None and self.idle
+                and (self._best is None or self._refresh_pending or bool(self._refpb_banks)))
+
+    def _tick_ports(self, c: int) -> None:
+        """The edge at cycle c of a controller fed through its ports, scheduling ahead.
+
+        Responses leave at their true cycles (one per cycle, as :meth:`_cycle` sends them), so
+        the ``resp`` channel sees what it sees cycle by cycle. The scheduling work (which command
+        issues when) depends only on the queued requests, which change only when one is taken
+        from ``req``: while a client waits for an answer and no request waits on ``req``, the
+        cycles up to the earliest one at which a request can arrive (the kernel's lookahead,
+        the run's limit and watchdog deadline, and the next response's due cycle, since a
+        client may answer a response) are scheduled now. A request waiting on ``req`` (the
+        queues full, or another request still entering) keeps the work cycle by cycle, so it
+        enters at the cycle it would have entered at."""
+        order = self._order
+        if order.due <= c and self.resp.try_send(order.head()):
+            order.pop()
+        if c > self._processed:
+            wake = self._schedule(c)
+            self._processed = c
+            if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
+                wake = self._schedule_ahead(c, wake)
+            self._next_work = wake
+        elif self.req.valid:
+            self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
+                      "(a lookahead bound was not conservative)")
+        wake = self._next_work
+        due = order.due
+        if due < wake:
+            wake = due if due > c else c + 1
+        if wake <= c + 1:
+            return
+        self._sleep_until(wake)
+
+    def _schedule_ahead(self, c: int, wake: int) -> int:
+        """Schedule the cycles after c with work (the next is ``wake``) that no request can
+        reach; return the next cycle with work after them."""
+        order = self._order
+        end = c + self.lookahead_cycles + 1  # the first cycle not scheduled now
+        due = order.due
+        # A client may answer a response sent at its due cycle (or later): its request then
+        # arrives after that cycle.
+        if due < end:
+            end = due + 1
+        if wake >= end:
+            return wake
+        sim, domain = self.sim, self.domain
+        end = min(end, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
+        if sim.limit_ps is not None:
+            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
+        if wake >= end:
+            return wake
+        if not self._lookahead.should_ask():
+            # the last questions gave nothing to schedule ahead: not running ahead is always
+            # right, and asking each cycle would cost more (it walks the wiring)
+            return wake
+        until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
+        if until is not None:
+            end = min(end, domain.cycle_of(until - 1) + 1)
+        self._lookahead.answered(wake < end)
+        if wake >= end:
+            return wake
+        while wake < end:
+            c = wake
+            wake = self._schedule(c)
+            self._processed = c
+            if wake <= c:
+                wake = c + 1
+            due = order.due
+            if due < end:
+                end = due + 1
+        return wake
