@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fp_subsystem import NEVER
 from .isa import OPS, define_dispatch
 from .isa import code as code_of
 from .isa import div, fmax, fmin, rem, u32  # noqa: F401  (the Python model's own definitions, compiled with the loop)
@@ -34,7 +35,6 @@ from .isa import s32 as _s32
 from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
                         K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 
-NEVER = 1 << 62
 
 # -- instruction table: one int64 row per instruction of every loaded program -----------------
 (I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
