@@ -107,7 +107,7 @@ class SnitchCluster(Component):
         self.n_compiled_cycles = 0  # cycles the compiled loop ran (tests check it is reached)
         self.n_compiled_batches = 0
         self.n_compiled_loads = 0  # times the model's state was copied into the loop's arrays
-        self.compiled_exits: dict = {}  # why batches ended (compiled_cluster.EXIT_REASONS), for tuning
+        self.compiled_exits: dict = {}  # why batches ended (compiled_layout.EXIT_REASONS), for tuning
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
         self.lookahead = QuestionBackoff()  # when to ask the horizon again after short answers

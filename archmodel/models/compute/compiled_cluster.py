@@ -3,12 +3,14 @@
 The Python model (SnitchCore, SsrStreamer, SnitchTcdm, SnitchICache, SnitchDma, the
 cluster's barrier) is the reference: readable, traced, and the place where faults are
 raised with their messages. :func:`_cluster_cycles` (numba, over int64/float64 arrays laid
-out by the ``I_``/``C_``/``S_``/``G_``/``D_`` column constants below) steps the same cycle:
-the DMA engine's lanes, then every running core in order (FP subsystem with the FREP
-sequencer and SSR operands, then the integer pipeline with its scoreboard, L0 buffer and
-shared I$, offload queue, LSU, CSRs, SSR jobs, barrier, halt), then the TCDM's round-robin
-arbitration of all requests. :mod:`compiled_state` copies the model's state in and out
-and runs the batches.
+out by the column constants of :mod:`.compiled_layout`) steps the same cycle: the DMA
+engine's lanes, then every running core in order (FP subsystem with the FREP sequencer and
+SSR operands, then the integer pipeline with its scoreboard, L0 buffer and shared I$,
+offload queue, LSU, CSRs, SSR jobs, barrier, halt), then the TCDM's round-robin arbitration
+of all requests. The primitives and the instruction dispatch are in :mod:`.compiled_ops`,
+the FP subsystems in :mod:`.compiled_fp`, the DMA engine in :mod:`.compiled_dma`; the
+integer pipelines, the LSU grants and the batch are here. :mod:`compiled_state` copies the
+model's state in and out and runs the batches.
 
 A cycle the loop cannot reproduce is left to Python: the batch ends *before* it when some
 core would fault there (the Python model then raises the fault with its message), would
@@ -25,279 +27,31 @@ byte of memory.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .fp_subsystem import NEVER
-from .isa import OPS, define_dispatch
-from .isa import code as code_of
-from .isa import div, fmax, fmin, rem, u32  # noqa: F401  (the Python model's own definitions, compiled with the loop)
 from .isa import s32 as _s32
-from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
-                        K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
-
-
-# -- instruction table: one int64 row per instruction of every loaded program -----------------
-(I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
- I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
- I_WIDTH) = range(27)
-
-# I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
-# configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
-_DMSRC, _DMDST, _DMSTR, _DMREP, _DMCPY, _DMSTAT = range(6)
-_DMA_OPS = {"dmsrc": _DMSRC, "dmdst": _DMDST, "dmstr": _DMSTR, "dmrep": _DMREP, "dmcpyi": _DMCPY, "dmcpy": _DMCPY,
-            "dmstati": _DMSTAT, "dmstat": _DMSTAT}
-_CSR_WRITE, _CSR_SET, _CSR_CLEAR = range(3)
-_CSR_OPS = {"csrrw": _CSR_WRITE, "csrrwi": _CSR_WRITE, "csrrs": _CSR_SET, "csrrsi": _CSR_SET, "csrrc": _CSR_CLEAR,
-            "csrrci": _CSR_CLEAR}
-_MHARTID, _MCYCLE, _MINSTRET, _SSR_CONFIG = range(4)
-_CSR_NAMES = {"mhartid": _MHARTID, "mcycle": _MCYCLE, "minstret": _MINSTRET}
-_REPEAT, _BOUND, _STRIDE, _RPTR, _WPTR = range(5)  # _RPTR and above start a job
-_SSR_FIELDS = {"repeat": _REPEAT, "bound": _BOUND, "stride": _STRIDE, "rptr": _RPTR, "wptr": _WPTR}
-UNSUPPORTED = -1
-_JAL, _AUIPC = 0, 1  # the two K_JAL instructions
-# opcodes the loop tests by name (isa numbers them)
-_FDIV = code_of("fdiv.d")  # with streams the divisor is not known ahead: such a cycle goes to Python
-_MULH, _MULHSU, _DIV, _REM = code_of("mulh"), code_of("mulhsu"), code_of("div"), code_of("rem")
-
-
-def _encode(ins) -> list:
-    """The int64 row of one instruction (``I_OP`` is UNSUPPORTED where the loop leaves the
-    instruction to Python)."""
-    row = [0] * I_WIDTH
-    row[I_KIND], row[I_FKIND] = ins.kind, ins.fkind
-    row[I_RD], row[I_RS1], row[I_RS2], row[I_RS3] = ins.rd, ins.rs1, ins.rs2, ins.rs3
-    row[I_XS1], row[I_XS2], row[I_IMM], row[I_USES_IMM] = ins.xs1, ins.xs2, ins.imm, int(ins.uses_imm)
-    row[I_TARGET], row[I_LAT], row[I_FLOPS] = ins.target, ins.latency, ins.flops
-    row[I_SIZE], row[I_SIGNED], row[I_NSRC], row[I_FP32] = ins.size, int(ins.signed), len(ins.fsrc), int(ins.fp32)
-    row[I_INNER], row[I_SMAX], row[I_SMASK] = int(ins.frep_inner), ins.stagger_max, ins.stagger_mask
-    op, kind = ins.op, ins.kind
-    code = 0
-    if op in OPS:  # the ALU, multiply, branch and FP computations and conversions: the table's opcode
-        code = OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
-    elif kind == K_JAL:
-        code = _AUIPC if op == "auipc" else _JAL
-    elif kind == K_DMA:
-        code = _DMA_OPS[op]
-    elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and ins.fkind == F_SSR_ENABLE):
-        row[I_CSR_OP] = _CSR_OPS[op]
-        name = ins.csr
-        if name in _CSR_NAMES:
-            row[I_CSR] = _CSR_NAMES[name]
-        elif name.startswith("ssr") and "_" in name:
-            row[I_CSR] = _SSR_CONFIG
-            field = name[5:]
-            row[I_SSR_N] = int(name[3])
-            row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
-            row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
-    row[I_OP] = code
-    return row
-
-
-def encode_programs(cores) -> tuple:
-    """(table, instruction objects, first row of each core) for ``cores``' programs; each
-    distinct instruction list is encoded once."""
-    rows, objects, bases, seen = [], [], [], {}
-    for core in cores:
-        key = id(core.instrs)
-        if key not in seen:
-            seen[key] = len(objects)
-            objects.extend(core.instrs)
-            rows.extend(_encode(ins) for ins in core.instrs)
-        bases.append(seen[key])
-    table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
-    return table, objects, bases
-
-
-# -- per-core state ----------------------------------------------------------------------------------
-(C_IP, C_STALL, C_HALTED, C_DONE, C_DONE_CYCLE, C_AT_BAR, C_BAR_SINCE, C_CUR_LINE, C_L0N, C_N_INSTR, C_N_FPU,
- C_N_FLOPS, C_S_RAW, C_S_OFFLOAD, C_S_LSU, C_S_ICACHE, C_S_SYNC, C_S_STREAM, C_S_FDEP, C_PENDING, C_SSR_ON,
- C_SEQ_ON, C_SEQ_INNER, C_SEQ_N, C_SEQ_REPS, C_SEQ_IT, C_SEQ_POS, C_SEQ_SMAX, C_SEQ_MASK, C_SEQ_REC, C_Q_HEAD,
- C_Q_COUNT, C_L_HEAD, C_L_COUNT, C_CBASE, C_NINS, C_HART, C_IBASE, C_ODEPTH, C_LDEPTH, C_LSHIFT, C_L0MAX,
- C_IS_DMA, C_RID, C_SEQ_GEN, C_WIDTH) = range(46)
-
-# -- per-streamer state (streamer g = 3 * core + index) --------------------------------------------------
-(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_ADDR, S_LEFT, S_IDX, S_BOUNDS, S_ADJ, S_DIMS, S_USES, S_REPEAT, S_CFGB,
- S_CFGS, S_RUN, S_RUN_LEN, S_LAUNCHED, S_RID, S_DEPTH, S_HEAD, S_COUNT, S_JN, S_JBASE, S_JDIMS, S_JB, S_JS,
- S_JREPEAT, S_JWRITES) = (0, 1, 2, 3, 4, 5, 9, 13, 17, 18, 19, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
-                          38, 42, 46, 47)
-S_WIDTH = 48
-
-# -- cluster-wide values -------------------------------------------------------------------------------
-(G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
- G_IC_LINE_WORDS, G_GRANTS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_NEXT_ID, G_DMA_SRC, G_DMA_DST, G_DMA_SSTR,
- G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED, G_EXIT,
- G_WIDTH) = range(28)
-EXIT_REASONS = ("end", "dma", "fp", "integer")
-"""Why a batch ended (``G_EXIT``): at the end it was given (the run's limit, a progress
-report, the watchdog, something outside the cluster), or before a cycle the DMA engine, an
-FP subsystem or an integer pipeline needs Python for."""
-
-# -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
-(D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
- D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_SUBMITTED, D_EXT,
- D_WIDTH) = range(23)
-# transfers the DMA core queued in a batch (Python makes them SnitchDma transfers): the
-# configuration registers and size read by dmcpy, the instruction and the id it returned
-(Q_SRC, Q_DST, Q_SIZE, Q_REPS, Q_SSTR, Q_DSTR, Q_INS, Q_ID, Q_WIDTH) = range(9)
-# lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
-L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
-# read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
-R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
-
-
-def _in32(v):
-    return -0x80000000 <= v <= 0x7FFFFFFF
-
-
-def _mul_supported(op, a, b):
-    """Whether ``_mul`` reproduces the Python result exactly (products that fit 64 bits)."""
-    if op == _MULH or op == _DIV or op == _REM:
-        return _in32(a) and _in32(b)
-    if op == _MULHSU:
-        return _in32(a)
-    return True
-
-
-# The primitives the ISA table's semantics call, as the loop computes them (isa.py has the
-# Python model's; fmin and fmax are the same functions, compiled).
-def round32(v):
-    return np.float64(np.float32(v))  # IEEE: beyond FP32's range is an infinity, as isa.round32
-
-
-def copysign(a, b):
-    return np.copysign(abs(a), b)
-
-
-def fdiv(a, b):
-    return a / b  # a zero divisor never gets here: _fp_would_exit hands those cycles to Python
-
-
-def mulhu(a, b):
-    return np.int64((np.uint64(a & 0xFFFFFFFF) * np.uint64(b & 0xFFFFFFFF)) >> np.uint64(32))
-
-
-def fcvt_w(a):
-    if a != a or a >= 2147483647.5:
-        return 2147483647
-    if a <= -2147483648.5:
-        return -2147483648
-    return np.int64(np.rint(a))
-
-
-def fcvt_wu(a):
-    if a != a or a >= 4294967295.5:
-        return -1
-    if a <= -0.5:
-        return 0
-    return _s32(np.int64(np.rint(a)))
-
-
-# The results of the table's instructions, one branch per opcode of each group, written from
-# the ISA table (an opcode without semantics cannot be numbered): _alu(op, a, b) before
-# the 32-bit wrap, _mul(op, a, b) likewise, _branch(op, a, b) taken or not, _fp(op, a, b,
-# c, fp32), _to_int(op, a, b) and _from_int(op, a).
-_alu = define_dispatch("_alu", globals(), "alu")
-_mul = define_dispatch("_mul", globals(), "mul")
-_branch = define_dispatch("_branch", globals(), "branch")
-_fp = define_dispatch("_fp", globals(), "fp")
-_to_int = define_dispatch("_to_int", globals(), "toint")
-_from_int = define_dispatch("_from_int", globals(), "fromint")
-
-
-def _stagger(reg, k, mask, bit):
-    return (reg + k) % 32 if (mask >> bit) & 1 else reg
-
-
-def _fields(code, i, k, mask):
-    """rd, rs1, rs2, rs3 of instruction ``i`` in stagger copy ``k``."""
-    if k == 0 or mask == 0:
-        return code[i, I_RD], code[i, I_RS1], code[i, I_RS2], code[i, I_RS3]
-    return (_stagger(code[i, I_RD], k, mask, 0), _stagger(code[i, I_RS1], k, mask, 1),
-            _stagger(code[i, I_RS2], k, mask, 2), _stagger(code[i, I_RS3], k, mask, 3))
-
-
-
-def _icache_fetch(g, ic_line, ic_ready, ic_stamp, line, cycle):
-    """``SnitchICache.fetch``: extra cycles for ``line``; least recently used by stamps."""
-    n = g[G_IC_N]
-    for e in range(n):
-        if ic_line[e] == line:
-            g[G_IC_CLOCK] += 1
-            ic_stamp[e] = g[G_IC_CLOCK]
-            g[G_IC_HITS] += 1
-            wait = ic_ready[e] - cycle
-            return g[G_IC_HIT] if g[G_IC_HIT] > wait else wait
-    g[G_IC_MISSES] += 1
-    g[G_IC_CLOCK] += 1
-    if n < g[G_IC_CAP]:
-        e = n
-        g[G_IC_N] = n + 1
-    else:
-        e = 0
-        for k in range(1, n):
-            if ic_stamp[k] < ic_stamp[e]:
-                e = k
-    ic_line[e] = line
-    ic_ready[e] = cycle + g[G_IC_MISS]
-    ic_stamp[e] = g[G_IC_CLOCK]
-    return g[G_IC_MISS]
-
-
-def _access_fault(g, addr, size):
-    return addr % size != 0 or not (g[G_TCDM_BASE] <= addr <= g[G_TCDM_END] - size)
-
-
-def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
-    """Whether the FP subsystem of core ``c`` would fault at ``cycle`` or compute something
-    the loop does not: the checks ``SnitchCore._issue`` makes, in its order (a stall before
-    a check means no fault this cycle)."""
-    k = 0
-    mask = 0
-    if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
-        i = body[c, cs[c, C_SEQ_POS]]
-        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
-        mask = cs[c, C_SEQ_MASK]
-    elif cs[c, C_Q_COUNT]:
-        i = oq[c, cs[c, C_Q_HEAD], 0]
-        if code[i, I_KIND] == K_FREP:
-            return False
-    else:
-        return False
-    if code[i, I_FKIND] != F_COMP:
-        return False  # loads, stores, moves and conversions cannot fault when they issue
-    rd, r1, r2, r3 = _fields(code, i, k, mask)
-    nsrc = code[i, I_NSRC]
-    op = code[i, I_OP]
-    if op < 0:
-        return True
-    if cs[c, C_SSR_ON] and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3):
-        if op == _FDIV:
-            return True  # a division with streams: the divisor may be zero
-        seen = 0
-        for j in range(nsrc):
-            r = r1 if j == 0 else (r2 if j == 1 else r3)
-            if r < 3:
-                if (seen >> r) & 1:
-                    return True  # one stream read twice: the general operand path
-                seen |= 1 << r
-        for j in range(nsrc):
-            r = r1 if j == 0 else (r2 if j == 1 else r3)
-            if r < 3:
-                s = 3 * c + r
-                if ss[s, S_WRITES]:
-                    return True
-                if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
-                    return ss[s, S_COUNT] == 0 and ss[s, S_ACTIVE] == 0
-            elif f_ready[c, r] > cycle:
-                return False
-        if rd < 3:
-            return ss[3 * c + rd, S_WRITES] == 0
-        return False
-    if op == _FDIV:
-        if f_ready[c, r1] > cycle or f_ready[c, r2] > cycle or f_ready[c, rd] > cycle:
-            return False
-        return f[c, r2] == 0.0
-    return False
+from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
+                        K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
+from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
+from .compiled_fp import _advance, _fp_idle, _fp_step, _fp_would_exit, _lsu_push, _next_job
+from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE, C_DONE_CYCLE, C_HALTED, C_HART,
+                              C_IBASE, C_IP, C_IS_DMA, C_L0MAX, C_L0N, C_LDEPTH, C_LSHIFT, C_L_COUNT, C_L_HEAD,
+                              C_NINS, C_N_INSTR, C_ODEPTH, C_Q_COUNT, C_Q_HEAD, C_RID, C_STALL, C_S_ICACHE, C_S_LSU,
+                              C_S_OFFLOAD, C_S_RAW, C_S_SYNC, D_CUR, D_ID, D_QDEPTH, D_QLEN, D_SUBMITTED, G_BANKS,
+                              G_CONFLICTS, G_DMA_COMPLETED, G_DMA_DST, G_DMA_DSTR, G_DMA_NEXT_ID, G_DMA_REPS,
+                              G_DMA_SRC, G_DMA_SSTR, G_EXIT, G_FINISHED, G_GRANTS, G_IC_LINE_WORDS, G_LATENCY,
+                              G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, I_CSR,
+                              I_CSR_OP, I_FKIND, I_IMM, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2, I_SIGNED, I_SIZE,
+                              I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2, Q_DST, Q_DSTR,
+                              Q_ID, Q_INS, Q_REPS, Q_SIZE, Q_SRC, Q_SSTR, S_ACTIVE, S_ADDR, S_CFGB, S_CFGS, S_COUNT,
+                              S_DEPTH, S_HEAD, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
+                              S_JWRITES, S_LAUNCHED, S_REPEAT, S_RID, S_USES, S_WRITES, _AUIPC, _BOUND, _CSR_SET,
+                              _CSR_WRITE, _DMCPY, _DMDST, _DMREP, _DMSRC, _DMSTR, _MCYCLE, _MHARTID, _MINSTRET,
+                              _REPEAT, _RPTR, _SSR_CONFIG, _WPTR)
+from .compiled_ops import _access_fault, _alu, _branch, _icache_fetch, _mul, _mul_supported
 
 
 def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
@@ -370,299 +124,6 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
         src, dst, size, reps, sstr, dstr = _dmcpy_operands(i, code, g, x[c, code[i, I_RS1]], x[c, code[i, I_RS2]])
         return _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr)
     return False
-
-
-def _dmcpy_operands(i, code, g, rs1, rs2):
-    """The transfer ``dmcpy``/``dmcpyi`` instruction ``i`` starts: source, destination,
-    bytes per row, rows and strides (``SnitchDma.submit``)."""
-    config = code[i, I_IMM] if code[i, I_USES_IMM] else rs2
-    if config & 2:
-        return g[G_DMA_SRC], g[G_DMA_DST], rs1, g[G_DMA_REPS], g[G_DMA_SSTR], g[G_DMA_DSTR]
-    return g[G_DMA_SRC], g[G_DMA_DST], rs1, 1, 0, 0
-
-
-def _in_tcdm(g, addr, size):
-    return g[G_TCDM_BASE] <= addr and addr + size <= g[G_TCDM_END]
-
-
-def _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr):
-    """Whether the DMA faults on this transfer (SnitchCluster.dma_instruction and
-    SnitchDma.queue_transfer's checks)."""
-    if (src >= g[G_TCDM_END] or dst >= g[G_TCDM_END]) and not dm[D_EXT]:
-        return True
-    if size <= 0 or reps <= 0 or size % 8 or src % 8 or dst % 8 or sstr % 8 or dstr % 8:
-        return True
-    src_local = _in_tcdm(g, src, size) and _in_tcdm(g, src + (reps - 1) * sstr, size)
-    dst_local = _in_tcdm(g, dst, size) and _in_tcdm(g, dst + (reps - 1) * dstr, size)
-    return src_local == dst_local
-
-
-def _fp_idle(c, cycle, cs, ss):
-    if cs[c, C_Q_COUNT] or cs[c, C_SEQ_ON] or cs[c, C_L_COUNT] or cs[c, C_PENDING] > cycle:
-        return False
-    for k in range(3):
-        s = 3 * c + k
-        if ss[s, S_WRITES] and (ss[s, S_ACTIVE] or ss[s, S_COUNT]):
-            return False
-    return True
-
-
-def _next_job(s, ss):
-    """``SsrStreamer._next_job``: start the waiting job, or go idle."""
-    if ss[s, S_JN] == 0:
-        ss[s, S_ACTIVE] = 0
-        return
-    ss[s, S_JN] = 0
-    ss[s, S_ACTIVE] = 1
-    ss[s, S_ADDR] = ss[s, S_JBASE]
-    dims = ss[s, S_JDIMS]
-    ss[s, S_DIMS] = dims
-    below = 0
-    left = 1
-    for k in range(4):
-        ss[s, S_IDX + k] = 0
-        if k < dims:
-            bound = ss[s, S_JB + k]
-            stride = ss[s, S_JS + k]
-            ss[s, S_BOUNDS + k] = bound
-            ss[s, S_ADJ + k] = stride - below
-            below += bound * stride
-            left *= bound + 1
-        else:
-            ss[s, S_BOUNDS + k] = 0
-            ss[s, S_ADJ + k] = 0
-    ss[s, S_LEFT] = left
-    ss[s, S_USES] = ss[s, S_JREPEAT] + 1
-    ss[s, S_JOB_WRITES] = ss[s, S_JWRITES]
-    run = ss[s, S_BOUNDS]
-    if left - 1 < run:
-        run = left - 1
-    if run < 0:
-        run = 0
-    ss[s, S_RUN] = run
-    ss[s, S_RUN_LEN] = run
-
-
-def _advance(s, ss):
-    """``SsrStreamer.grant``'s address step (with ``_advance`` when the run is used up)."""
-    if ss[s, S_RUN] > 0:
-        ss[s, S_RUN] -= 1
-        ss[s, S_ADDR] += ss[s, S_ADJ]
-        return
-    run_len = ss[s, S_RUN_LEN]
-    ss[s, S_IDX] += run_len
-    left = ss[s, S_LEFT] - run_len - 1
-    ss[s, S_LEFT] = left
-    if left == 0:
-        _next_job(s, ss)
-        return
-    if ss[s, S_IDX] < ss[s, S_BOUNDS]:
-        ss[s, S_IDX] += 1
-        ss[s, S_ADDR] += ss[s, S_ADJ]
-    else:
-        k = 1
-        while True:
-            ss[s, S_IDX + k - 1] = 0
-            if ss[s, S_IDX + k] < ss[s, S_BOUNDS + k]:
-                ss[s, S_IDX + k] += 1
-                ss[s, S_ADDR] += ss[s, S_ADJ + k]
-                break
-            k += 1
-    run = ss[s, S_BOUNDS] - ss[s, S_IDX]
-    if run >= left:
-        run = left - 1
-    ss[s, S_RUN] = run
-    ss[s, S_RUN_LEN] = run
-
-
-def _lsu_push(c, cs, lq, lq_fval, addr, kind, reg, ival, fval, size, signed):
-    depth = lq.shape[1]
-    k = (cs[c, C_L_HEAD] + cs[c, C_L_COUNT]) % depth
-    lq[c, k, 0] = addr
-    lq[c, k, 1] = kind
-    lq[c, k, 2] = reg
-    lq[c, k, 3] = ival
-    lq[c, k, 4] = size
-    lq[c, k, 5] = signed
-    lq_fval[c, k] = fval
-    cs[c, C_L_COUNT] += 1
-
-
-def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
-              fq_uses):
-    """``SnitchCore._issue`` of instruction ``i`` (stagger copy ``k``): 1 computed, 0 issued
-    without a computation, -1 a stall (counted)."""
-    fkind = code[i, I_FKIND]
-    depth_cap = fq_ready.shape[1]
-    if fkind == F_COMP:
-        rd, r1, r2, r3 = _fields(code, i, k, mask)
-        nsrc = code[i, I_NSRC]
-        streams = cs[c, C_SSR_ON] != 0 and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3)
-        if streams:
-            for j in range(nsrc):
-                r = r1 if j == 0 else (r2 if j == 1 else r3)
-                if r < 3:
-                    s = 3 * c + r
-                    if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
-                        cs[c, C_S_STREAM] += 1
-                        return -1
-                elif f_ready[c, r] > cycle:
-                    cs[c, C_S_FDEP] += 1
-                    return -1
-            if rd < 3:
-                if ss[3 * c + rd, S_COUNT] >= ss[3 * c + rd, S_DEPTH]:
-                    cs[c, C_S_STREAM] += 1
-                    return -1
-            elif f_ready[c, rd] > cycle:
-                cs[c, C_S_FDEP] += 1
-                return -1
-        else:
-            for j in range(nsrc + 1):
-                r = rd if j == nsrc else (r1 if j == 0 else (r2 if j == 1 else r3))
-                if f_ready[c, r] > cycle:
-                    cs[c, C_S_FDEP] += 1
-                    return -1
-        v0 = 0.0
-        v1 = 0.0
-        v2 = 0.0
-        for j in range(nsrc):
-            r = r1 if j == 0 else (r2 if j == 1 else r3)
-            if streams and r < 3:
-                s = 3 * c + r
-                h = ss[s, S_HEAD]
-                v = fq_val[s, h]
-                if fq_uses[s, h] == 1:
-                    ss[s, S_HEAD] = (h + 1) % depth_cap
-                    ss[s, S_COUNT] -= 1
-                else:
-                    fq_uses[s, h] -= 1
-            else:
-                v = f[c, r]
-            if j == 0:
-                v0 = v
-            elif j == 1:
-                v1 = v
-            else:
-                v2 = v
-        result = _fp(code[i, I_OP], v0, v1, v2, code[i, I_FP32] != 0)
-        done = cycle + code[i, I_LAT]
-        if streams and rd < 3:
-            s = 3 * c + rd
-            slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
-            fq_ready[s, slot] = done
-            fq_val[s, slot] = result
-            fq_uses[s, slot] = -1  # an FP result: [done, value]
-            ss[s, S_COUNT] += 1
-        else:
-            f[c, rd] = result
-            f_ready[c, rd] = done
-        if done > cs[c, C_PENDING]:
-            cs[c, C_PENDING] = done
-        cs[c, C_N_FPU] += 1
-        cs[c, C_N_FLOPS] += code[i, I_FLOPS]
-        return 1
-    if fkind == F_LOAD or fkind == F_STORE:
-        # the register loaded, or stored from, must be ready, and the LSU have room
-        r = code[i, I_RD] if fkind == F_LOAD else code[i, I_RS2]
-        if f_ready[c, r] > cycle:
-            cs[c, C_S_FDEP] += 1
-            return -1
-        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
-            cs[c, C_S_LSU] += 1
-            return -1
-        if fkind == F_LOAD:
-            _lsu_push(c, cs, lq, lq_fval, operand, 2, r, 0, 0.0, code[i, I_SIZE], 0)
-            f_ready[c, r] = NEVER
-        else:
-            _lsu_push(c, cs, lq, lq_fval, operand, 3, 0, 0, f[c, r], code[i, I_SIZE], 0)
-        return 0
-    if fkind == F_TOINT:
-        rd = code[i, I_RD]
-        r1 = code[i, I_RS1]
-        r2 = code[i, I_RS2]
-        for j in range(code[i, I_NSRC]):
-            if f_ready[c, r1 if j == 0 else r2] > cycle:
-                cs[c, C_S_FDEP] += 1
-                return -1
-        if rd:
-            x[c, rd] = _to_int(code[i, I_OP], f[c, r1], f[c, r2])
-            x_ready[c, rd] = cycle + 1
-        cs[c, C_N_FPU] += 1
-        return 1
-    if fkind == F_FROMINT:
-        rd = code[i, I_RD]
-        if f_ready[c, rd] > cycle:
-            cs[c, C_S_FDEP] += 1
-            return -1
-        f[c, rd] = _from_int(code[i, I_OP], operand)
-        f_ready[c, rd] = cycle + 1
-        if cycle + 1 > cs[c, C_PENDING]:
-            cs[c, C_PENDING] = cycle + 1
-        cs[c, C_N_FPU] += 1
-        return 1
-    csr_op = code[i, I_CSR_OP]  # F_SSR_ENABLE
-    if csr_op == _CSR_WRITE:
-        cs[c, C_SSR_ON] = operand & 1
-    elif csr_op == _CSR_SET:
-        if operand & 1:
-            cs[c, C_SSR_ON] = 1
-    elif operand & 1:
-        cs[c, C_SSR_ON] = 0
-    return 0
-
-
-def _seq_advance(c, cs):
-    """The FREP sequencer moves on after an issue (``SnitchCore._seq_advance``): frep.o
-    steps through the body and then counts a repetition, frep.i the other way round."""
-    if cs[c, C_SEQ_INNER]:
-        fast, fast_end, slow, slow_end = C_SEQ_IT, C_SEQ_REPS, C_SEQ_POS, C_SEQ_N
-    else:
-        fast, fast_end, slow, slow_end = C_SEQ_POS, C_SEQ_N, C_SEQ_IT, C_SEQ_REPS
-    step = cs[c, fast] + 1
-    if step == cs[c, fast_end]:
-        cs[c, fast] = 0
-        cs[c, slow] += 1
-        if cs[c, slow] == cs[c, slow_end]:
-            cs[c, C_SEQ_ON] = 0
-    else:
-        cs[c, fast] = step
-
-
-def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val, fq_uses):
-    """``SnitchCore.fp_step``: issue at most one FP instruction; the FREP sequencer replays
-    its body, and records it from the offload queue during the first repetition."""
-    if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
-        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
-        i = body[c, cs[c, C_SEQ_POS]]
-        if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
-                     fq_ready, fq_val, fq_uses) >= 0:
-            _seq_advance(c, cs)
-        return
-    if cs[c, C_Q_COUNT] == 0:
-        return
-    head = cs[c, C_Q_HEAD]
-    i = oq[c, head, 0]
-    operand = oq[c, head, 1]
-    if not cs[c, C_SEQ_ON] and code[i, I_KIND] == K_FREP:
-        cs[c, C_SEQ_ON] = 1
-        cs[c, C_SEQ_INNER] = code[i, I_INNER]
-        cs[c, C_SEQ_N] = code[i, I_IMM]
-        cs[c, C_SEQ_REPS] = (operand & 0xFFFFFFFF) + 1
-        cs[c, C_SEQ_IT] = 0
-        cs[c, C_SEQ_POS] = 0
-        cs[c, C_SEQ_SMAX] = code[i, I_SMAX]
-        cs[c, C_SEQ_MASK] = code[i, I_SMASK]
-        cs[c, C_SEQ_REC] = 0
-        cs[c, C_SEQ_GEN] += 1
-    elif _fp_issue(c, i, 0, 0, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
-                   fq_uses) < 0:
-        return
-    elif cs[c, C_SEQ_ON]:
-        body[c, cs[c, C_SEQ_REC]] = i
-        cs[c, C_SEQ_REC] += 1
-        _seq_advance(c, cs)
-    cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
-    cs[c, C_Q_COUNT] -= 1
 
 
 def _release_if_all_arrived(cycle, g, cs):
@@ -925,86 +386,6 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
             mbytes[offset + b] = (value >> (8 * b)) & 0xFF
 
 
-def _dma_would_exit(dm, rb):
-    """Whether the DMA engine needs Python at this cycle: to start the next queued transfer
-    (its bursts are Python objects) or to send a burst to the outside port."""
-    if not dm[D_CUR]:
-        return dm[D_QLEN] > 0
-    if dm[D_INBOUND]:
-        return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING]
-    return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0
-
-
-def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done):
-    """``SnitchDma.step`` without the outside port (see _dma_would_exit; ``port_done``: the
-    port's part of this cycle, read bursts taken in included, was done in Python): hand
-    words to idle lanes and present the busy lanes to the TCDM; returns the request count."""
-    dm[D_N_BUSY] += 1
-    nlanes = lanes.shape[0]
-    if dm[D_INBOUND]:
-        cap = ww.shape[0]
-        for k in range(nlanes):
-            if not lanes[k, L_BUSY] and dm[D_WW_COUNT]:
-                head = dm[D_WW_HEAD]
-                lanes[k, L_BUSY] = 1
-                lanes[k, L_ADDR] = ww[head, 0]
-                lanes[k, L_BITS] = ww[head, 1]
-                dm[D_WW_HEAD] = (head + 1) % cap
-                dm[D_WW_COUNT] -= 1
-                dm[D_N_IN] += 8
-        idle = dm[D_NB] == 0 and dm[D_PENDING] == 0 and dm[D_WW_COUNT] == 0
-    else:
-        while dm[D_NB] and dm[D_RB_COUNT] < 2 and not port_done:
-            slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
-            b = dm[D_BHEAD]
-            rb[slot, R_OUTSIDE] = bursts[b, 0]
-            rb[slot, R_LOCAL] = bursts[b, 1]
-            rb[slot, R_SIZE] = bursts[b, 2]
-            rb[slot, R_LEFT] = bursts[b, 2] // 8
-            rb[slot, R_ISSUED] = 0
-            rbuf[slot, :] = 0
-            dm[D_BHEAD] = b + 1
-            dm[D_NB] -= 1
-            dm[D_RB_COUNT] += 1
-        for k in range(nlanes):
-            if lanes[k, L_BUSY]:
-                continue
-            for j in range(dm[D_RB_COUNT]):
-                slot = (dm[D_RB_HEAD] + j) % 2
-                if rb[slot, R_ISSUED] * 8 < rb[slot, R_SIZE]:
-                    at = rb[slot, R_ISSUED] * 8
-                    rb[slot, R_ISSUED] += 1
-                    lanes[k, L_BUSY] = 1
-                    lanes[k, L_ADDR] = rb[slot, R_LOCAL] + at
-                    lanes[k, L_BITS] = slot
-                    lanes[k, L_AT] = at
-                    break
-        idle = dm[D_NB] == 0 and dm[D_RB_COUNT] == 0 and dm[D_WIF] == 0
-    for k in range(nlanes):
-        if lanes[k, L_BUSY]:
-            idle = False
-            reqs[nr, 0] = -1000 - k
-            reqs[nr, 1] = dm[D_RID] + k
-            reqs[nr, 2] = lanes[k, L_ADDR]
-            nr += 1
-    if idle:
-        dm[D_CUR] = 0
-        dm[D_N_DONE] += 1
-    return nr
-
-
-def _lane_grant(k, g, dm, lanes, rb, rbuf, words_i64):
-    """``_Lane.grant``: lane ``k`` writes its word into the TCDM or reads one for a burst."""
-    lanes[k, L_BUSY] = 0
-    word = (lanes[k, L_ADDR] - g[G_TCDM_BASE]) >> 3
-    if dm[D_INBOUND]:
-        words_i64[word] = lanes[k, L_BITS]
-    else:
-        slot = lanes[k, L_BITS]
-        rbuf[slot, lanes[k, L_AT] >> 3] = words_i64[word]
-        rb[slot, R_LEFT] -= 1
-
-
 def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
                     fq_val, fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner, dm,
                     bursts, ww, lanes, rb, rbuf, submitted):
@@ -1128,28 +509,38 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-_HELPERS = ("_s32", "u32", "div", "rem", "mulhu", "round32", "copysign", "fdiv", "fmin", "fmax", "fcvt_w",
-            "fcvt_wu", "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_to_int", "_from_int", "_fp", "_stagger",
-            "_fields", "_icache_fetch", "_access_fault", "_fp_would_exit", "_int_would_exit", "_fp_idle", "_next_job",
-            "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step", "_release_if_all_arrived", "_offload",
-            "_int_step", "_lsu_grant", "_dma_would_exit", "_dma_step", "_lane_grant", "_dmcpy_operands", "_in_tcdm",
-            "_dmcpy_illegal")
+COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant")
+"""The functions of this module numba compiles with the loop (``_cluster_cycles`` apart)."""
 _INLINED = ("_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
 
+def _loop_modules() -> tuple:
+    """The modules whose functions the loop compiles in, this one last."""
+    from . import compiled_dma, compiled_fp, compiled_ops
+    return compiled_ops, compiled_fp, compiled_dma, sys.modules[__name__]
+
+
 def _compiled_cluster_cycles():
     """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk). The
-    helpers it calls are compiled first and take the place of the Python functions in this
-    module's namespace, where numba resolves them; only the entry is cached, keyed by the
-    modules the loop compiles in (see :func:`_keyed_entry`)."""
+    helpers it calls are compiled first and take the place of the Python functions in every
+    loop module's namespace that names them, where numba resolves them; only the entry is
+    cached, keyed by the modules the loop compiles in (see :func:`_keyed_entry`)."""
     global _COMPILED
     if _COMPILED is None:
         from numba import njit
         jit = njit(nogil=True, _nrt=False)
         inline = njit(nogil=True, _nrt=False, inline="always")
-        for name in _HELPERS:
-            globals()[name] = (inline if name in _INLINED else jit)(globals()[name])
+        modules = _loop_modules()
+        compiled = {}  # id of a Python function -> its numba dispatcher
+        for module in modules:
+            for name in module.COMPILED:
+                function = vars(module)[name]
+                compiled[id(function)] = (inline if name in _INLINED else jit)(function)
+        for module in modules:
+            for name, value in list(vars(module).items()):
+                if id(value) in compiled:
+                    setattr(module, name, compiled[id(value)])
         globals()["_cluster_cycles"] = jit(_cluster_cycles)
         _COMPILED = njit(cache=True, nogil=True, _nrt=False)(_keyed_entry(_sources_digest()))
     return _COMPILED
@@ -1157,11 +548,12 @@ def _compiled_cluster_cycles():
 
 def _sources_digest() -> str:
     """A hash of the other modules whose definitions the loop compiles in: the ISA table
-    (semantics, primitives, opcodes) and the assembler's instruction kinds."""
+    (semantics, primitives, opcodes), the assembler's instruction kinds, the layout and the
+    loop's other parts."""
     import hashlib
-    from . import assembler, isa
+    from . import assembler, compiled_layout, isa
     digest = hashlib.sha256()
-    for module in (isa, assembler):
+    for module in (isa, assembler, compiled_layout) + _loop_modules()[:-1]:
         with open(module.__file__, "rb") as source:
             digest.update(source.read())
     return digest.hexdigest()

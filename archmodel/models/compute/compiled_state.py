@@ -28,15 +28,16 @@ import numpy as np
 from archmodel.kernel import ModelAssertion
 from archmodel.models.messages import MemRequest
 
-from .compiled_cluster import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
+from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
                                D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
                                D_SUBMITTED, D_WIDTH, Q_WIDTH,
                                D_WIF, D_WW_COUNT, D_WW_HEAD, EXIT_REASONS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_EXIT, G_FINISHED, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
                                R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
                                S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
-                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
-                               _compiled_cluster_cycles, encode_programs)
+                              S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
+                              encode_programs)
+from .compiled_cluster import _compiled_cluster_cycles
 
 _STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
 _STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")

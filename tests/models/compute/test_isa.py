@@ -16,8 +16,9 @@ import pytest
 
 from archmodel.kernel import Simulator
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
-from archmodel.models.compute import assembler, compiled_cluster, isa
-from archmodel.models.compute.compiled_cluster import I_OP, _encode
+from archmodel.models.compute import (assembler, compiled_cluster, compiled_dma, compiled_fp, compiled_layout,
+                                     compiled_ops, isa)
+from archmodel.models.compute.compiled_layout import I_OP, _encode
 from archmodel.models.compute.isa import FP_OPS, OPS, IsaError, Op, s32
 
 SPECIALS = [0.0, -0.0, 1.0, -1.5, math.inf, -math.inf, math.nan]
@@ -75,7 +76,7 @@ def integer_operands(seed: int, count: int) -> list:
 @pytest.mark.parametrize("group, dispatch", [("alu", "_alu"), ("mul", "_mul"), ("branch", "_branch")])
 def test_the_compiled_integer_dispatches_compute_every_opcode_as_the_python_model_does(group, dispatch):
     compiled_cluster._compiled_cluster_cycles()  # the helpers are numba's now
-    fn = getattr(compiled_cluster, dispatch)
+    fn = getattr(compiled_ops, dispatch)
     assert hasattr(fn, "signatures"), "the dispatch was not compiled by numba"
     for mnemonic, row in OPS.items():
         if row.group != group:
@@ -93,15 +94,15 @@ def test_the_compiled_conversions_compute_every_opcode_as_the_python_model_does(
         if row.group == "toint":
             for a, b, _ in operand_triples(sum(map(ord, mnemonic)), 300) + [(2.5, 0, 0), (-3.5, 0, 0), (4e9, 0, 0)]:
                 want = row.python(*(a, b)[:row.operands])
-                assert want == compiled_cluster._to_int(row.code, a, b), f"{mnemonic}({a!r}, {b!r})"
+                assert want == compiled_ops._to_int(row.code, a, b), f"{mnemonic}({a!r}, {b!r})"
         elif row.group == "fromint":
             for a, _ in integer_operands(sum(map(ord, mnemonic)), 300):
-                assert same(row.python(a), compiled_cluster._from_int(row.code, a)), f"{mnemonic}({a})"
+                assert same(row.python(a), compiled_ops._from_int(row.code, a)), f"{mnemonic}({a})"
 
 
 def test_the_compiled_dispatch_computes_every_opcode_as_the_python_model_does():
     compiled_cluster._compiled_cluster_cycles()  # the helpers, _fp among them, are numba's now
-    fp = compiled_cluster._fp
+    fp = compiled_ops._fp
     assert hasattr(fp, "signatures"), "the dispatch was not compiled by numba"
     for mnemonic, row in FP_OPS.items():
         if not row.compiled:
@@ -143,7 +144,7 @@ def test_an_fp32_overflow_rounds_the_same_in_both_engines():
     # IEEE round to nearest: 1e60 is beyond FP32's range, so the product is an infinity
     compiled_cluster._compiled_cluster_cycles()
     row = FP_OPS["fmul.s"]
-    assert same(compiled_cluster._fp(row.code, 1e30, 1e30, 0.0, True), row.python(1e30, 1e30))
+    assert same(compiled_ops._fp(row.code, 1e30, 1e30, 0.0, True), row.python(1e30, 1e30))
     assert row.python(1e30, 1e30) == float("inf") and row.python(-1e30, 1e30) == float("-inf")
 
 
@@ -177,8 +178,10 @@ def test_a_new_row_is_all_an_engine_needs_and_a_missing_primitive_is_refused():
 
 
 def test_the_compiled_loop_is_cached_under_the_table_it_was_built_from():
+    # the table, the instruction kinds and the loop's parts outside compiled_cluster.py (whose
+    # own source numba keys the cache by)
     digest = hashlib.sha256()
-    for module in (isa, assembler):
+    for module in (isa, assembler, compiled_layout, compiled_ops, compiled_fp, compiled_dma):
         digest.update(open(module.__file__, "rb").read())
     entry = compiled_cluster._compiled_cluster_cycles().py_func
     assert [cell.cell_contents for cell in entry.__closure__] == [digest.hexdigest()]

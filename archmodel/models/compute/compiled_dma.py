@@ -1,0 +1,119 @@
+"""The compiled Snitch cluster loop's DMA engine: ``dmcpy`` operands and checks, the
+engine's lanes and read bursts, and the check that a cycle needs Python (the mirror of
+:mod:`.dma`). Compiled with the loop by :func:`.compiled_cluster._compiled_cluster_cycles`."""
+
+from __future__ import annotations
+
+from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_OUTSTANDING,
+                              D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_WIF, D_WW_COUNT, D_WW_HEAD,
+                              G_DMA_DST, G_DMA_DSTR, G_DMA_REPS, G_DMA_SRC, G_DMA_SSTR, G_TCDM_BASE, G_TCDM_END,
+                              I_IMM, I_USES_IMM, L_ADDR, L_AT, L_BITS, L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE,
+                              R_SIZE)
+
+def _dmcpy_operands(i, code, g, rs1, rs2):
+    """The transfer ``dmcpy``/``dmcpyi`` instruction ``i`` starts: source, destination,
+    bytes per row, rows and strides (``SnitchDma.submit``)."""
+    config = code[i, I_IMM] if code[i, I_USES_IMM] else rs2
+    if config & 2:
+        return g[G_DMA_SRC], g[G_DMA_DST], rs1, g[G_DMA_REPS], g[G_DMA_SSTR], g[G_DMA_DSTR]
+    return g[G_DMA_SRC], g[G_DMA_DST], rs1, 1, 0, 0
+
+
+def _in_tcdm(g, addr, size):
+    return g[G_TCDM_BASE] <= addr and addr + size <= g[G_TCDM_END]
+
+
+def _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr):
+    """Whether the DMA faults on this transfer (SnitchCluster.dma_instruction and
+    SnitchDma.queue_transfer's checks)."""
+    if (src >= g[G_TCDM_END] or dst >= g[G_TCDM_END]) and not dm[D_EXT]:
+        return True
+    if size <= 0 or reps <= 0 or size % 8 or src % 8 or dst % 8 or sstr % 8 or dstr % 8:
+        return True
+    src_local = _in_tcdm(g, src, size) and _in_tcdm(g, src + (reps - 1) * sstr, size)
+    dst_local = _in_tcdm(g, dst, size) and _in_tcdm(g, dst + (reps - 1) * dstr, size)
+    return src_local == dst_local
+
+
+def _dma_would_exit(dm, rb):
+    """Whether the DMA engine needs Python at this cycle: to start the next queued transfer
+    (its bursts are Python objects) or to send a burst to the outside port."""
+    if not dm[D_CUR]:
+        return dm[D_QLEN] > 0
+    if dm[D_INBOUND]:
+        return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING]
+    return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0
+
+
+def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done):
+    """``SnitchDma.step`` without the outside port (see _dma_would_exit; ``port_done``: the
+    port's part of this cycle, read bursts taken in included, was done in Python): hand
+    words to idle lanes and present the busy lanes to the TCDM; returns the request count."""
+    dm[D_N_BUSY] += 1
+    nlanes = lanes.shape[0]
+    if dm[D_INBOUND]:
+        cap = ww.shape[0]
+        for k in range(nlanes):
+            if not lanes[k, L_BUSY] and dm[D_WW_COUNT]:
+                head = dm[D_WW_HEAD]
+                lanes[k, L_BUSY] = 1
+                lanes[k, L_ADDR] = ww[head, 0]
+                lanes[k, L_BITS] = ww[head, 1]
+                dm[D_WW_HEAD] = (head + 1) % cap
+                dm[D_WW_COUNT] -= 1
+                dm[D_N_IN] += 8
+        idle = dm[D_NB] == 0 and dm[D_PENDING] == 0 and dm[D_WW_COUNT] == 0
+    else:
+        while dm[D_NB] and dm[D_RB_COUNT] < 2 and not port_done:
+            slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
+            b = dm[D_BHEAD]
+            rb[slot, R_OUTSIDE] = bursts[b, 0]
+            rb[slot, R_LOCAL] = bursts[b, 1]
+            rb[slot, R_SIZE] = bursts[b, 2]
+            rb[slot, R_LEFT] = bursts[b, 2] // 8
+            rb[slot, R_ISSUED] = 0
+            rbuf[slot, :] = 0
+            dm[D_BHEAD] = b + 1
+            dm[D_NB] -= 1
+            dm[D_RB_COUNT] += 1
+        for k in range(nlanes):
+            if lanes[k, L_BUSY]:
+                continue
+            for j in range(dm[D_RB_COUNT]):
+                slot = (dm[D_RB_HEAD] + j) % 2
+                if rb[slot, R_ISSUED] * 8 < rb[slot, R_SIZE]:
+                    at = rb[slot, R_ISSUED] * 8
+                    rb[slot, R_ISSUED] += 1
+                    lanes[k, L_BUSY] = 1
+                    lanes[k, L_ADDR] = rb[slot, R_LOCAL] + at
+                    lanes[k, L_BITS] = slot
+                    lanes[k, L_AT] = at
+                    break
+        idle = dm[D_NB] == 0 and dm[D_RB_COUNT] == 0 and dm[D_WIF] == 0
+    for k in range(nlanes):
+        if lanes[k, L_BUSY]:
+            idle = False
+            reqs[nr, 0] = -1000 - k
+            reqs[nr, 1] = dm[D_RID] + k
+            reqs[nr, 2] = lanes[k, L_ADDR]
+            nr += 1
+    if idle:
+        dm[D_CUR] = 0
+        dm[D_N_DONE] += 1
+    return nr
+
+
+def _lane_grant(k, g, dm, lanes, rb, rbuf, words_i64):
+    """``_Lane.grant``: lane ``k`` writes its word into the TCDM or reads one for a burst."""
+    lanes[k, L_BUSY] = 0
+    word = (lanes[k, L_ADDR] - g[G_TCDM_BASE]) >> 3
+    if dm[D_INBOUND]:
+        words_i64[word] = lanes[k, L_BITS]
+    else:
+        slot = lanes[k, L_BITS]
+        rbuf[slot, lanes[k, L_AT] >> 3] = words_i64[word]
+        rb[slot, R_LEFT] -= 1
+
+
+COMPILED = ("_dmcpy_operands", "_in_tcdm", "_dmcpy_illegal", "_dma_would_exit", "_dma_step", "_lane_grant")
+"""The functions of this module numba compiles with the loop (see compiled_cluster)."""

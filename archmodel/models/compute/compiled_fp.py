@@ -1,0 +1,342 @@
+"""The compiled Snitch cluster loop's FP subsystems: the issue of an offloaded FP
+instruction with its SSR operands, the streamers' jobs, the LSU queue, the FREP sequencer,
+and the check that a cycle needs Python (the mirror of :mod:`.fp_subsystem` and :mod:`.ssr`).
+Compiled with the loop by :func:`.compiled_cluster._compiled_cluster_cycles`."""
+
+from __future__ import annotations
+
+from .compiled_layout import (C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS, C_N_FPU, C_PENDING, C_Q_COUNT, C_Q_HEAD,
+                              C_SEQ_GEN, C_SEQ_INNER, C_SEQ_IT, C_SEQ_MASK, C_SEQ_N, C_SEQ_ON, C_SEQ_POS, C_SEQ_REC,
+                              C_SEQ_REPS, C_SEQ_SMAX, C_SSR_ON, C_S_FDEP, C_S_LSU, C_S_STREAM, I_CSR_OP, I_FKIND,
+                              I_FLOPS, I_FP32, I_IMM, I_INNER, I_KIND, I_LAT, I_NSRC, I_OP, I_RD, I_RS1, I_RS2,
+                              I_SIZE, I_SMASK, I_SMAX, S_ACTIVE, S_ADDR, S_ADJ, S_BOUNDS, S_COUNT, S_DEPTH, S_DIMS,
+                              S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS, S_JWRITES,
+                              S_LEFT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, _CSR_SET, _CSR_WRITE, _FDIV)
+from .compiled_ops import _fields, _fp, _from_int, _to_int
+from .fp_subsystem import NEVER
+from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP
+
+
+def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
+    """Whether the FP subsystem of core ``c`` would fault at ``cycle`` or compute something
+    the loop does not: the checks ``SnitchCore._issue`` makes, in its order (a stall before
+    a check means no fault this cycle)."""
+    k = 0
+    mask = 0
+    if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
+        i = body[c, cs[c, C_SEQ_POS]]
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
+        mask = cs[c, C_SEQ_MASK]
+    elif cs[c, C_Q_COUNT]:
+        i = oq[c, cs[c, C_Q_HEAD], 0]
+        if code[i, I_KIND] == K_FREP:
+            return False
+    else:
+        return False
+    if code[i, I_FKIND] != F_COMP:
+        return False  # loads, stores, moves and conversions cannot fault when they issue
+    rd, r1, r2, r3 = _fields(code, i, k, mask)
+    nsrc = code[i, I_NSRC]
+    op = code[i, I_OP]
+    if op < 0:
+        return True
+    if cs[c, C_SSR_ON] and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3):
+        if op == _FDIV:
+            return True  # a division with streams: the divisor may be zero
+        seen = 0
+        for j in range(nsrc):
+            r = r1 if j == 0 else (r2 if j == 1 else r3)
+            if r < 3:
+                if (seen >> r) & 1:
+                    return True  # one stream read twice: the general operand path
+                seen |= 1 << r
+        for j in range(nsrc):
+            r = r1 if j == 0 else (r2 if j == 1 else r3)
+            if r < 3:
+                s = 3 * c + r
+                if ss[s, S_WRITES]:
+                    return True
+                if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
+                    return ss[s, S_COUNT] == 0 and ss[s, S_ACTIVE] == 0
+            elif f_ready[c, r] > cycle:
+                return False
+        if rd < 3:
+            return ss[3 * c + rd, S_WRITES] == 0
+        return False
+    if op == _FDIV:
+        if f_ready[c, r1] > cycle or f_ready[c, r2] > cycle or f_ready[c, rd] > cycle:
+            return False
+        return f[c, r2] == 0.0
+    return False
+
+
+def _fp_idle(c, cycle, cs, ss):
+    if cs[c, C_Q_COUNT] or cs[c, C_SEQ_ON] or cs[c, C_L_COUNT] or cs[c, C_PENDING] > cycle:
+        return False
+    for k in range(3):
+        s = 3 * c + k
+        if ss[s, S_WRITES] and (ss[s, S_ACTIVE] or ss[s, S_COUNT]):
+            return False
+    return True
+
+
+def _next_job(s, ss):
+    """``SsrStreamer._next_job``: start the waiting job, or go idle."""
+    if ss[s, S_JN] == 0:
+        ss[s, S_ACTIVE] = 0
+        return
+    ss[s, S_JN] = 0
+    ss[s, S_ACTIVE] = 1
+    ss[s, S_ADDR] = ss[s, S_JBASE]
+    dims = ss[s, S_JDIMS]
+    ss[s, S_DIMS] = dims
+    below = 0
+    left = 1
+    for k in range(4):
+        ss[s, S_IDX + k] = 0
+        if k < dims:
+            bound = ss[s, S_JB + k]
+            stride = ss[s, S_JS + k]
+            ss[s, S_BOUNDS + k] = bound
+            ss[s, S_ADJ + k] = stride - below
+            below += bound * stride
+            left *= bound + 1
+        else:
+            ss[s, S_BOUNDS + k] = 0
+            ss[s, S_ADJ + k] = 0
+    ss[s, S_LEFT] = left
+    ss[s, S_USES] = ss[s, S_JREPEAT] + 1
+    ss[s, S_JOB_WRITES] = ss[s, S_JWRITES]
+    run = ss[s, S_BOUNDS]
+    if left - 1 < run:
+        run = left - 1
+    if run < 0:
+        run = 0
+    ss[s, S_RUN] = run
+    ss[s, S_RUN_LEN] = run
+
+
+def _advance(s, ss):
+    """``SsrStreamer.grant``'s address step (with ``_advance`` when the run is used up)."""
+    if ss[s, S_RUN] > 0:
+        ss[s, S_RUN] -= 1
+        ss[s, S_ADDR] += ss[s, S_ADJ]
+        return
+    run_len = ss[s, S_RUN_LEN]
+    ss[s, S_IDX] += run_len
+    left = ss[s, S_LEFT] - run_len - 1
+    ss[s, S_LEFT] = left
+    if left == 0:
+        _next_job(s, ss)
+        return
+    if ss[s, S_IDX] < ss[s, S_BOUNDS]:
+        ss[s, S_IDX] += 1
+        ss[s, S_ADDR] += ss[s, S_ADJ]
+    else:
+        k = 1
+        while True:
+            ss[s, S_IDX + k - 1] = 0
+            if ss[s, S_IDX + k] < ss[s, S_BOUNDS + k]:
+                ss[s, S_IDX + k] += 1
+                ss[s, S_ADDR] += ss[s, S_ADJ + k]
+                break
+            k += 1
+    run = ss[s, S_BOUNDS] - ss[s, S_IDX]
+    if run >= left:
+        run = left - 1
+    ss[s, S_RUN] = run
+    ss[s, S_RUN_LEN] = run
+
+
+def _lsu_push(c, cs, lq, lq_fval, addr, kind, reg, ival, fval, size, signed):
+    depth = lq.shape[1]
+    k = (cs[c, C_L_HEAD] + cs[c, C_L_COUNT]) % depth
+    lq[c, k, 0] = addr
+    lq[c, k, 1] = kind
+    lq[c, k, 2] = reg
+    lq[c, k, 3] = ival
+    lq[c, k, 4] = size
+    lq[c, k, 5] = signed
+    lq_fval[c, k] = fval
+    cs[c, C_L_COUNT] += 1
+
+
+def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
+              fq_uses):
+    """``SnitchCore._issue`` of instruction ``i`` (stagger copy ``k``): 1 computed, 0 issued
+    without a computation, -1 a stall (counted)."""
+    fkind = code[i, I_FKIND]
+    depth_cap = fq_ready.shape[1]
+    if fkind == F_COMP:
+        rd, r1, r2, r3 = _fields(code, i, k, mask)
+        nsrc = code[i, I_NSRC]
+        streams = cs[c, C_SSR_ON] != 0 and (r1 < 3 or r2 < 3 or r3 < 3 or rd < 3)
+        if streams:
+            for j in range(nsrc):
+                r = r1 if j == 0 else (r2 if j == 1 else r3)
+                if r < 3:
+                    s = 3 * c + r
+                    if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
+                        cs[c, C_S_STREAM] += 1
+                        return -1
+                elif f_ready[c, r] > cycle:
+                    cs[c, C_S_FDEP] += 1
+                    return -1
+            if rd < 3:
+                if ss[3 * c + rd, S_COUNT] >= ss[3 * c + rd, S_DEPTH]:
+                    cs[c, C_S_STREAM] += 1
+                    return -1
+            elif f_ready[c, rd] > cycle:
+                cs[c, C_S_FDEP] += 1
+                return -1
+        else:
+            for j in range(nsrc + 1):
+                r = rd if j == nsrc else (r1 if j == 0 else (r2 if j == 1 else r3))
+                if f_ready[c, r] > cycle:
+                    cs[c, C_S_FDEP] += 1
+                    return -1
+        v0 = 0.0
+        v1 = 0.0
+        v2 = 0.0
+        for j in range(nsrc):
+            r = r1 if j == 0 else (r2 if j == 1 else r3)
+            if streams and r < 3:
+                s = 3 * c + r
+                h = ss[s, S_HEAD]
+                v = fq_val[s, h]
+                if fq_uses[s, h] == 1:
+                    ss[s, S_HEAD] = (h + 1) % depth_cap
+                    ss[s, S_COUNT] -= 1
+                else:
+                    fq_uses[s, h] -= 1
+            else:
+                v = f[c, r]
+            if j == 0:
+                v0 = v
+            elif j == 1:
+                v1 = v
+            else:
+                v2 = v
+        result = _fp(code[i, I_OP], v0, v1, v2, code[i, I_FP32] != 0)
+        done = cycle + code[i, I_LAT]
+        if streams and rd < 3:
+            s = 3 * c + rd
+            slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
+            fq_ready[s, slot] = done
+            fq_val[s, slot] = result
+            fq_uses[s, slot] = -1  # an FP result: [done, value]
+            ss[s, S_COUNT] += 1
+        else:
+            f[c, rd] = result
+            f_ready[c, rd] = done
+        if done > cs[c, C_PENDING]:
+            cs[c, C_PENDING] = done
+        cs[c, C_N_FPU] += 1
+        cs[c, C_N_FLOPS] += code[i, I_FLOPS]
+        return 1
+    if fkind == F_LOAD or fkind == F_STORE:
+        # the register loaded, or stored from, must be ready, and the LSU have room
+        r = code[i, I_RD] if fkind == F_LOAD else code[i, I_RS2]
+        if f_ready[c, r] > cycle:
+            cs[c, C_S_FDEP] += 1
+            return -1
+        if cs[c, C_L_COUNT] >= cs[c, C_LDEPTH]:
+            cs[c, C_S_LSU] += 1
+            return -1
+        if fkind == F_LOAD:
+            _lsu_push(c, cs, lq, lq_fval, operand, 2, r, 0, 0.0, code[i, I_SIZE], 0)
+            f_ready[c, r] = NEVER
+        else:
+            _lsu_push(c, cs, lq, lq_fval, operand, 3, 0, 0, f[c, r], code[i, I_SIZE], 0)
+        return 0
+    if fkind == F_TOINT:
+        rd = code[i, I_RD]
+        r1 = code[i, I_RS1]
+        r2 = code[i, I_RS2]
+        for j in range(code[i, I_NSRC]):
+            if f_ready[c, r1 if j == 0 else r2] > cycle:
+                cs[c, C_S_FDEP] += 1
+                return -1
+        if rd:
+            x[c, rd] = _to_int(code[i, I_OP], f[c, r1], f[c, r2])
+            x_ready[c, rd] = cycle + 1
+        cs[c, C_N_FPU] += 1
+        return 1
+    if fkind == F_FROMINT:
+        rd = code[i, I_RD]
+        if f_ready[c, rd] > cycle:
+            cs[c, C_S_FDEP] += 1
+            return -1
+        f[c, rd] = _from_int(code[i, I_OP], operand)
+        f_ready[c, rd] = cycle + 1
+        if cycle + 1 > cs[c, C_PENDING]:
+            cs[c, C_PENDING] = cycle + 1
+        cs[c, C_N_FPU] += 1
+        return 1
+    csr_op = code[i, I_CSR_OP]  # F_SSR_ENABLE
+    if csr_op == _CSR_WRITE:
+        cs[c, C_SSR_ON] = operand & 1
+    elif csr_op == _CSR_SET:
+        if operand & 1:
+            cs[c, C_SSR_ON] = 1
+    elif operand & 1:
+        cs[c, C_SSR_ON] = 0
+    return 0
+
+
+def _seq_advance(c, cs):
+    """The FREP sequencer moves on after an issue (``SnitchCore._seq_advance``): frep.o
+    steps through the body and then counts a repetition, frep.i the other way round."""
+    if cs[c, C_SEQ_INNER]:
+        fast, fast_end, slow, slow_end = C_SEQ_IT, C_SEQ_REPS, C_SEQ_POS, C_SEQ_N
+    else:
+        fast, fast_end, slow, slow_end = C_SEQ_POS, C_SEQ_N, C_SEQ_IT, C_SEQ_REPS
+    step = cs[c, fast] + 1
+    if step == cs[c, fast_end]:
+        cs[c, fast] = 0
+        cs[c, slow] += 1
+        if cs[c, slow] == cs[c, slow_end]:
+            cs[c, C_SEQ_ON] = 0
+    else:
+        cs[c, fast] = step
+
+
+def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, ss, fq_ready, fq_val, fq_uses):
+    """``SnitchCore.fp_step``: issue at most one FP instruction; the FREP sequencer replays
+    its body, and records it from the offload queue during the first repetition."""
+    if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
+        i = body[c, cs[c, C_SEQ_POS]]
+        if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
+                     fq_ready, fq_val, fq_uses) >= 0:
+            _seq_advance(c, cs)
+        return
+    if cs[c, C_Q_COUNT] == 0:
+        return
+    head = cs[c, C_Q_HEAD]
+    i = oq[c, head, 0]
+    operand = oq[c, head, 1]
+    if not cs[c, C_SEQ_ON] and code[i, I_KIND] == K_FREP:
+        cs[c, C_SEQ_ON] = 1
+        cs[c, C_SEQ_INNER] = code[i, I_INNER]
+        cs[c, C_SEQ_N] = code[i, I_IMM]
+        cs[c, C_SEQ_REPS] = (operand & 0xFFFFFFFF) + 1
+        cs[c, C_SEQ_IT] = 0
+        cs[c, C_SEQ_POS] = 0
+        cs[c, C_SEQ_SMAX] = code[i, I_SMAX]
+        cs[c, C_SEQ_MASK] = code[i, I_SMASK]
+        cs[c, C_SEQ_REC] = 0
+        cs[c, C_SEQ_GEN] += 1
+    elif _fp_issue(c, i, 0, 0, operand, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss, fq_ready, fq_val,
+                   fq_uses) < 0:
+        return
+    elif cs[c, C_SEQ_ON]:
+        body[c, cs[c, C_SEQ_REC]] = i
+        cs[c, C_SEQ_REC] += 1
+        _seq_advance(c, cs)
+    cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
+    cs[c, C_Q_COUNT] -= 1
+
+
+COMPILED = ("_fp_would_exit", "_fp_idle", "_next_job", "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step")
+"""The functions of this module numba compiles with the loop (see compiled_cluster)."""

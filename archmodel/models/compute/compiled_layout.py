@@ -1,0 +1,120 @@
+"""How the compiled Snitch cluster loop (:mod:`.compiled_cluster`) lays out its state: the
+columns of the instruction table and of the per-core, per-streamer, cluster-wide and DMA
+arrays, the codes it gives instructions, and the encoding of loaded programs. Plain Python:
+:mod:`.compiled_state` reads and writes the arrays by these names."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .isa import F_SSR_ENABLE, K_BARRIER, K_CSR, K_DMA, K_FP, K_JAL, OPS
+from .isa import code as code_of
+
+
+# -- instruction table: one int64 row per instruction of every loaded program -----------------
+(I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
+ I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
+ I_WIDTH) = range(27)
+
+# I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
+# configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
+_DMSRC, _DMDST, _DMSTR, _DMREP, _DMCPY, _DMSTAT = range(6)
+_DMA_OPS = {"dmsrc": _DMSRC, "dmdst": _DMDST, "dmstr": _DMSTR, "dmrep": _DMREP, "dmcpyi": _DMCPY, "dmcpy": _DMCPY,
+            "dmstati": _DMSTAT, "dmstat": _DMSTAT}
+_CSR_WRITE, _CSR_SET, _CSR_CLEAR = range(3)
+_CSR_OPS = {"csrrw": _CSR_WRITE, "csrrwi": _CSR_WRITE, "csrrs": _CSR_SET, "csrrsi": _CSR_SET, "csrrc": _CSR_CLEAR,
+            "csrrci": _CSR_CLEAR}
+_MHARTID, _MCYCLE, _MINSTRET, _SSR_CONFIG = range(4)
+_CSR_NAMES = {"mhartid": _MHARTID, "mcycle": _MCYCLE, "minstret": _MINSTRET}
+_REPEAT, _BOUND, _STRIDE, _RPTR, _WPTR = range(5)  # _RPTR and above start a job
+_SSR_FIELDS = {"repeat": _REPEAT, "bound": _BOUND, "stride": _STRIDE, "rptr": _RPTR, "wptr": _WPTR}
+UNSUPPORTED = -1
+_JAL, _AUIPC = 0, 1  # the two K_JAL instructions
+# opcodes the loop tests by name (isa numbers them)
+_FDIV = code_of("fdiv.d")  # with streams the divisor is not known ahead: such a cycle goes to Python
+_MULH, _MULHSU, _DIV, _REM = code_of("mulh"), code_of("mulhsu"), code_of("div"), code_of("rem")
+
+
+def _encode(ins) -> list:
+    """The int64 row of one instruction (``I_OP`` is UNSUPPORTED where the loop leaves the
+    instruction to Python)."""
+    row = [0] * I_WIDTH
+    row[I_KIND], row[I_FKIND] = ins.kind, ins.fkind
+    row[I_RD], row[I_RS1], row[I_RS2], row[I_RS3] = ins.rd, ins.rs1, ins.rs2, ins.rs3
+    row[I_XS1], row[I_XS2], row[I_IMM], row[I_USES_IMM] = ins.xs1, ins.xs2, ins.imm, int(ins.uses_imm)
+    row[I_TARGET], row[I_LAT], row[I_FLOPS] = ins.target, ins.latency, ins.flops
+    row[I_SIZE], row[I_SIGNED], row[I_NSRC], row[I_FP32] = ins.size, int(ins.signed), len(ins.fsrc), int(ins.fp32)
+    row[I_INNER], row[I_SMAX], row[I_SMASK] = int(ins.frep_inner), ins.stagger_max, ins.stagger_mask
+    op, kind = ins.op, ins.kind
+    code = 0
+    if op in OPS:  # the ALU, multiply, branch and FP computations and conversions: the table's opcode
+        code = OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
+    elif kind == K_JAL:
+        code = _AUIPC if op == "auipc" else _JAL
+    elif kind == K_DMA:
+        code = _DMA_OPS[op]
+    elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and ins.fkind == F_SSR_ENABLE):
+        row[I_CSR_OP] = _CSR_OPS[op]
+        name = ins.csr
+        if name in _CSR_NAMES:
+            row[I_CSR] = _CSR_NAMES[name]
+        elif name.startswith("ssr") and "_" in name:
+            row[I_CSR] = _SSR_CONFIG
+            field = name[5:]
+            row[I_SSR_N] = int(name[3])
+            row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
+            row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
+    row[I_OP] = code
+    return row
+
+
+def encode_programs(cores) -> tuple:
+    """(table, instruction objects, first row of each core) for ``cores``' programs; each
+    distinct instruction list is encoded once."""
+    rows, objects, bases, seen = [], [], [], {}
+    for core in cores:
+        key = id(core.instrs)
+        if key not in seen:
+            seen[key] = len(objects)
+            objects.extend(core.instrs)
+            rows.extend(_encode(ins) for ins in core.instrs)
+        bases.append(seen[key])
+    table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    return table, objects, bases
+
+
+# -- per-core state ----------------------------------------------------------------------------------
+(C_IP, C_STALL, C_HALTED, C_DONE, C_DONE_CYCLE, C_AT_BAR, C_BAR_SINCE, C_CUR_LINE, C_L0N, C_N_INSTR, C_N_FPU,
+ C_N_FLOPS, C_S_RAW, C_S_OFFLOAD, C_S_LSU, C_S_ICACHE, C_S_SYNC, C_S_STREAM, C_S_FDEP, C_PENDING, C_SSR_ON,
+ C_SEQ_ON, C_SEQ_INNER, C_SEQ_N, C_SEQ_REPS, C_SEQ_IT, C_SEQ_POS, C_SEQ_SMAX, C_SEQ_MASK, C_SEQ_REC, C_Q_HEAD,
+ C_Q_COUNT, C_L_HEAD, C_L_COUNT, C_CBASE, C_NINS, C_HART, C_IBASE, C_ODEPTH, C_LDEPTH, C_LSHIFT, C_L0MAX,
+ C_IS_DMA, C_RID, C_SEQ_GEN, C_WIDTH) = range(46)
+
+# -- per-streamer state (streamer g = 3 * core + index) --------------------------------------------------
+(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_ADDR, S_LEFT, S_IDX, S_BOUNDS, S_ADJ, S_DIMS, S_USES, S_REPEAT, S_CFGB,
+ S_CFGS, S_RUN, S_RUN_LEN, S_LAUNCHED, S_RID, S_DEPTH, S_HEAD, S_COUNT, S_JN, S_JBASE, S_JDIMS, S_JB, S_JS,
+ S_JREPEAT, S_JWRITES) = (0, 1, 2, 3, 4, 5, 9, 13, 17, 18, 19, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
+                          38, 42, 46, 47)
+S_WIDTH = 48
+
+# -- cluster-wide values -------------------------------------------------------------------------------
+(G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
+ G_IC_LINE_WORDS, G_GRANTS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_NEXT_ID, G_DMA_SRC, G_DMA_DST, G_DMA_SSTR,
+ G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED, G_EXIT,
+ G_WIDTH) = range(28)
+EXIT_REASONS = ("end", "dma", "fp", "integer")
+"""Why a batch ended (``G_EXIT``): at the end it was given (the run's limit, a progress
+report, the watchdog, something outside the cluster), or before a cycle the DMA engine, an
+FP subsystem or an integer pipeline needs Python for."""
+
+# -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
+(D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
+ D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_SUBMITTED, D_EXT,
+ D_WIDTH) = range(23)
+# transfers the DMA core queued in a batch (Python makes them SnitchDma transfers): the
+# configuration registers and size read by dmcpy, the instruction and the id it returned
+(Q_SRC, Q_DST, Q_SIZE, Q_REPS, Q_SSTR, Q_DSTR, Q_INS, Q_ID, Q_WIDTH) = range(9)
+# lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
+L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
+# read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
+R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
