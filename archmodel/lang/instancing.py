@@ -98,26 +98,28 @@ class Instancing:
     def _module_args(self, call: ast.ModelCall, module: ast.ModuleDef, scope: Scope) -> dict:
         params = {p.name: p for p in module.params}
         given = {}
-        for arg in call.args:
-            if arg.name not in params:
-                self.fail(f"'{module.name}' has no parameter '{arg.name}'", arg.name_span,
-                          hint=did_you_mean(arg.name, params) or
-                          ("parameters: " + ", ".join(params) if params else "it takes no parameters"))
-            if arg.name in given:
-                self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
+        for arg in self._named_args(call, params, module.name):
             given[arg.name] = (self.evaluate(arg.value, scope, expected=params[arg.name].type), arg.value.span)
         return given
+
+    def _named_args(self, call: ast.ModelCall, names, owner: str) -> list:
+        """The call's arguments, each checked to name one of ``names`` (the parameters of
+        ``owner``) and to be given once."""
+        seen = set()
+        for arg in call.args:
+            if arg.name not in names:
+                self.fail(f"'{owner}' has no parameter '{arg.name}'", arg.name_span,
+                          hint=did_you_mean(arg.name, names) or
+                          ("parameters: " + ", ".join(names) if names else "it takes no parameters"))
+            if arg.name in seen:
+                self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
+            seen.add(arg.name)
+        return call.args
 
     def _model_args(self, call: ast.ModelCall, klass, scope: Scope, clock: ClockDomain | None) -> dict:
         decls = klass._param_decls
         kwargs = {}
-        for arg in call.args:
-            if arg.name not in decls:
-                self.fail(f"'{klass.model_name}' has no parameter '{arg.name}'", arg.name_span,
-                          hint=did_you_mean(arg.name, decls) or
-                          ("parameters: " + ", ".join(decls) if decls else "it takes no parameters"))
-            if arg.name in kwargs:
-                self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
+        for arg in self._named_args(call, decls, klass.model_name):
             value = self.evaluate(arg.value, scope)
             kwargs[arg.name] = self.to_python(value, decls[arg.name], klass, clock, arg.value.span)
         missing = [k for k, p in decls.items() if p.required and k not in kwargs]
