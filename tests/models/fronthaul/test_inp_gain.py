@@ -123,3 +123,12 @@ def test_at_a_few_bits_per_link_four_stripes_of_four_fall_below_the_baseline(cur
         inp, no_inp, _ = curves[seed, 4, 4]
         peak = int(np.argmax(inp / no_inp))
         assert inp[low] / no_inp[low] < inp[peak] / no_inp[peak]
+    # Not the CP's linear detection: with successive cancellation (log det) as well.
+    capacities = []
+    for seed in SEEDS:
+        scene = _scene(seed, 4, 4)
+        for slot in range(SLOTS):
+            inp = signal.stripe_sequential(_stripes(scene, slot, 4, 4), 2.0).information().sum(axis=0)
+            no_inp = signal.per_ap_compressed(scene.channels(slot), 0.5).information().sum(axis=0)
+            capacities.append(signal.sum_capacity(inp) / signal.sum_capacity(no_inp) - 1)
+    assert np.mean(capacities) < 0, capacities
