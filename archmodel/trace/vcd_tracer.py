@@ -49,6 +49,8 @@ DATA_CHARS = 40
 _FOREVER = 1 << 62
 # Values written as binary are remembered: registers in a design mostly hold recurring values.
 _BITS_CACHED = 1 << 16
+_SCALAR_BITS = {0: "0", 1: "1"}
+_WATCHED = attrgetter("var")
 _BY_ORDER = attrgetter("order")
 
 _short_repr = reprlib.Repr()
@@ -74,6 +76,49 @@ def summarize_payload(message: Any) -> str:
 def _ascii(text: str) -> str:
     # VCD is an ASCII format (pyvcd's reader decodes it as such).
     return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _changed_lines(regs: list, vector_bits: Callable[[int], str]) -> list[str] | None:
+    """The value-change lines of the watched registers in ``regs`` whose next value differs
+    from their value, in ``regs`` order; None if that is not handle order.
+
+    ``reg.var`` is ``(handle, mask, text, tail)`` (see ``VcdTracer._add_register``). pyvcd wrote
+    the header, but one ``VCDWriter.change()`` call per change costs several times the
+    simulation, so lines are formatted here as pyvcd formats them, in one loop per edge.
+    """
+    lines: list[str] = []
+    add = lines.append
+    last = -1
+    for reg in regs:
+        watched = reg.var
+        if watched is None:
+            continue
+        value = reg.next
+        # Registers are often set to the value they already hold: only changes are written.
+        if value == reg.value:
+            continue
+        handle, mask, text, tail = watched
+        if handle < last:
+            return None
+        last = handle
+        if mask:
+            value &= mask
+            add((text(value) or vector_bits(value)) + tail)
+        else:
+            add(text(value))
+    return lines
+
+
+def _handle_of(reg) -> int:
+    return reg.var[0]
+
+
+def _text_line(var, mask: int | None) -> Callable[[Any], str]:
+    """The value-change line of a real (``mask`` None) or string register for a value."""
+    format_value = var.format_value
+    if mask is None:
+        return lambda value: format_value(value, True) + "\n"
+    return lambda value: format_value(_ascii(str(value)), True) + "\n"
 
 
 def _line_writer(var) -> Callable[[Any], str]:
@@ -180,6 +225,8 @@ class VcdTracer:
         self._handles: list[tuple[Any, int | None]] = []
         self._lines: list = []  # per register handle: what its reg.var becomes while live
         self._bits: dict[int, str] = {}
+        self._disordered: list = []  # the last register list found out of handle order
+        self._in_order: list = []  # its watched registers, in handle order
         self._registers: list = []
         self._traces: list[_ChannelTrace] = []
         self._by_channel: dict = {}
@@ -230,52 +277,27 @@ class VcdTracer:
         return _connected_outputs(sim)
 
     def registers(self, t: int, dirty: list) -> None:
-        """Write the registers changing at ``t`` (called before commit: ``_next`` is new)."""
+        """Write the registers changing at ``t`` (called before commit: ``reg.next`` is new)."""
         if t >= self._slow_from and not self._advance(t):
             return
-        # pyvcd wrote the header; value changes are formatted here as pyvcd formats them,
-        # because one VCDWriter.change() call per change costs several times the simulation.
-        # Registers are often set to the value they already hold: only changes are written.
-        changes = []
-        bits_of = self._bits
-        known = bits_of.get
-        last = -1
-        in_order = True
+        # Lines go out in handle order, whatever order ticks filled ``dirty`` in, so that the
+        # file is the same under shuffling. A list found out of order is sorted once and
+        # remembered: the same registers tend to change in the same order at every edge.
+        regs = self._in_order if dirty == self._disordered else dirty
         try:
-            for reg in dirty:
-                # reg.var is (handle, mask, prefix, suffix); mask is 0 for text, None for reals.
-                traced = reg.var
-                if traced is None or reg._next == reg.value:
-                    continue
-                handle, mask, prefix, suffix = traced
-                if handle < last:
-                    in_order = False
-                last = handle
-                if mask:
-                    value = reg._next & mask
-                    bits = known(value)
-                    if bits is None:
-                        if len(bits_of) > _BITS_CACHED:
-                            bits_of.clear()
-                        bits = bits_of[value] = format(value, "b")
-                    changes.append((handle, prefix + bits + suffix))
-                else:
-                    var = self._handles[handle][0]
-                    value = reg._next if mask is None else _ascii(str(reg._next))
-                    changes.append((handle, var.format_value(value, True) + "\n"))
+            lines = _changed_lines(regs, self._vector_bits)
+            if lines is None:
+                self._disordered = dirty.copy()
+                regs = self._in_order = sorted(filter(_WATCHED, dirty), key=_handle_of)
+                lines = _changed_lines(regs, self._vector_bits)
         except (TypeError, ValueError):
             self._explain_bad_value([reg for reg in dirty if reg.var is not None])
             raise
-        if not changes:
-            return
-        # Tick order fills ``dirty``; handle order keeps the file identical under shuffling.
-        if not in_order:
-            changes.sort()
-        out = [line for _, line in changes]
-        if t != self._last_ts:
-            self._last_ts = t
-            out.insert(0, f"#{t}\n")
-        self._write("".join(out))
+        if lines:
+            if t != self._last_ts:
+                self._last_ts = t
+                lines.insert(0, f"#{t}\n")
+            self._write("".join(lines))
 
     def channels(self, t: int, touched: list) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit)."""
@@ -376,15 +398,27 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=_ascii(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        handle = len(self._lines)
-        if mask:
-            prefix, suffix = ("b", f" {var.ident}\n") if var.size != 1 else ("", f"{var.ident}\n")
+        # What reg.var holds while the window is open: (handle, mask, text, tail). For an
+        # integer (mask > 0) the line is text(value & mask) + tail, text giving the value's
+        # bits ("" or None for bits not yet formatted); otherwise text(value) is the line.
+        if mask == 1:
+            text, tail = _SCALAR_BITS.get, f"{var.ident}\n"
+        elif mask:
+            text, tail = self._bits.get, f" {var.ident}\n"
         else:
-            prefix = suffix = ""
-        self._lines.append((handle, mask, prefix, suffix))
+            text, tail = _text_line(var, mask), ""
+        self._lines.append((len(self._lines), mask, text, tail))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
+
+    def _vector_bits(self, value: int) -> str:
+        """``b`` and the binary digits of ``value``, remembered for the next time."""
+        bits = self._bits
+        if len(bits) > _BITS_CACHED:
+            bits.clear()
+        text = bits[value] = f"b{value:b}"
+        return text
 
     def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
         channel = port.channel
@@ -415,9 +449,9 @@ class VcdTracer:
         for reg in selected:
             var, mask = self._handles[reg.var[0]]
             expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
-            if mask and not isinstance(reg._next, int) or mask is None and not isinstance(reg._next, (int, float)):
+            if mask and not isinstance(reg.next, int) or mask is None and not isinstance(reg.next, (int, float)):
                 raise ModelAssertion(f"{reg.path} at {self.sim.now} ps: register traced as {expected} "
-                                     f"(its initial value was {type(var.value).__name__}) was set to {reg._next!r}")
+                                     f"(its initial value was {type(var.value).__name__}) was set to {reg.next!r}")
 
     # -- time and the window -------------------------------------------------------------
     def _natural_end(self) -> int:
