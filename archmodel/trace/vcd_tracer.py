@@ -27,7 +27,6 @@ with a final timestamp, even after an exception, a deadlock or Ctrl-C.
 from __future__ import annotations
 
 import heapq
-import itertools
 import os
 import reprlib
 from operator import attrgetter
@@ -135,12 +134,17 @@ def _line_writer(var) -> Callable[[Any], str]:
     return lambda value: f"b{value:b} {ident}\n"
 
 
-class _ChannelTrace:
-    """What the tracer knows about one channel: its VCD variables (None if unselected),
-    the values last shown, and the credit state after the last edge that touched it."""
+_NO_LINES = ("", "")
 
-    __slots__ = ("channel", "order", "domain", "period", "phase", "vars", "lines", "valid", "ready",
-                 "fire", "occupancy", "data", "payload", "credits", "busy", "next_eval")
+
+class _ChannelTrace:
+    """What the tracer knows about one channel: its VCD variables and value-change lines
+    (``""`` or None for a signal not selected), the values last shown, and the credit state
+    after the last edge that touched it."""
+
+    __slots__ = ("channel", "order", "domain", "period", "phase", "capacity", "vars", "valid_lines",
+                 "fire_lines", "ready_lines", "occupancy_line", "data_line", "valid", "ready", "fire",
+                 "occupancy", "data", "payload", "credits", "busy", "next_eval")
 
     def __init__(self, channel, order: int):
         self.channel = channel
@@ -148,8 +152,12 @@ class _ChannelTrace:
         self.domain = channel.src_owner.domain
         self.period = self.domain.period_ps
         self.phase = self.domain.phase_ps
+        self.capacity = channel.capacity
         self.vars: dict[str, Any] = {}
-        self.lines: dict[str, Callable[[Any], str]] = {}  # signal -> its value-change line
+        # valid, fire and ready lines are indexed by the new value (a bool).
+        self.valid_lines = self.fire_lines = self.ready_lines = _NO_LINES
+        self.occupancy_line: Callable[[int], str] | None = None
+        self.data_line: Callable[[str], str] | None = None
         self.valid = self.fire = False
         self.credits = channel.credits
         self.busy = channel.busy_until
@@ -230,8 +238,10 @@ class VcdTracer:
         self._registers: list = []
         self._traces: list[_ChannelTrace] = []
         self._by_channel: dict = {}
-        self._events: list = []
-        self._sequence = itertools.count()
+        # Channel handshakes to look at again: a time -> the traces to evaluate then (an entry
+        # is stale if the trace's next_eval has moved since), and a heap of those times.
+        self._due: dict[int, list[_ChannelTrace]] = {}
+        self._due_times: list[int] = []
         self._lo = start_ps or 0
         self._hi = _FOREVER if end_ps is None else end_ps
         self._live = False  # inside the window: values are being written
@@ -307,13 +317,15 @@ class VcdTracer:
             self._advance(t)
             if self._done:
                 return
-        live = self._live
         by_channel = self._by_channel
         traces = [by_channel[ch] for ch in touched]
         if len(traces) > 1:
             traces.sort(key=_BY_ORDER)
+        lines: list[str] = []
         for trace in traces:
-            self._touch(trace, t, live)
+            self._touch(trace, t, lines)
+        if self._live:
+            self._emit(t, lines)
         self._refresh_threshold()
 
     def flush(self, sim) -> None:
@@ -438,7 +450,12 @@ class VcdTracer:
                 var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
                 group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
             trace.vars[signal] = var
-            trace.lines[signal] = _line_writer(var)
+            if signal == "data":
+                trace.data_line = _line_writer(var)
+            elif signal == "occupancy":
+                trace.occupancy_line = _line_writer(var)
+            else:
+                setattr(trace, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
             self.signals.append(f"{port.path}.{signal}")
         channel.traced = True
         self._traces.append(trace)
@@ -464,8 +481,8 @@ class VcdTracer:
             self._slow_from = -1
             return
         threshold = self._hi + 1
-        if self._events and self._events[0][0] + 1 < threshold:
-            threshold = self._events[0][0] + 1
+        if self._due_times and self._due_times[0] + 1 < threshold:
+            threshold = self._due_times[0] + 1
         if not self._live and self._lo < threshold:
             threshold = self._lo
         self._slow_from = threshold
@@ -475,16 +492,23 @@ class VcdTracer:
         the window. Returns whether changes at ``t`` are to be written."""
         if self._done:
             return False
-        events, lo, hi = self._events, self._lo, self._hi
-        while events and events[0][0] < t:
-            at = events[0][0]
+        due, times, lo, hi = self._due, self._due_times, self._lo, self._hi
+        while times and times[0] < t:
+            at = times[0]
             if at > hi:
                 break
             if not self._live and at >= lo:
                 self._enter()
-            trace = heapq.heappop(events)[3]
-            if trace.next_eval == at:
-                self._evaluate(trace, at, self._live)
+            heapq.heappop(times)
+            traces = [trace for trace in due.pop(at) if trace.next_eval == at]
+            if len(traces) > 1:
+                traces.sort(key=_BY_ORDER)
+            lines: list[str] = []
+            for trace in traces:
+                if trace.next_eval == at:  # a trace due twice at one time is evaluated once
+                    self._evaluate(trace, at, lines)
+            if self._live:
+                self._emit(at, lines)
         if t > hi:
             if not self._live:
                 self._enter()
@@ -529,22 +553,27 @@ class VcdTracer:
             trace.channel.traced = False
 
     # -- channel handshake --------------------------------------------------------------
-    def _put(self, trace: _ChannelTrace, signal: str, t: int, value) -> None:
-        line_of = trace.lines.get(signal)
-        if line_of is not None:
-            line = line_of(value)
+    def _emit(self, t: int, lines: list[str]) -> None:
+        """Write the value-change lines of time ``t`` (some may be empty)."""
+        text = "".join(lines)
+        if text:
             if t != self._last_ts:
                 self._last_ts = t
-                line = f"#{t}\n{line}"
-            self._write(line)
+                text = f"#{t}\n{text}"
+            self._write(text)
 
     def _schedule(self, trace: _ChannelTrace, at: int | None) -> None:
         if trace.next_eval != at:
             trace.next_eval = at
             if at is not None:
-                heapq.heappush(self._events, (at, trace.order, next(self._sequence), trace))
+                bucket = self._due.get(at)
+                if bucket is None:
+                    bucket = self._due[at] = []
+                    heapq.heappush(self._due_times, at)
+                bucket.append(trace)
 
-    def _touch(self, trace: _ChannelTrace, t: int, live: bool) -> None:
+    def _touch(self, trace: _ChannelTrace, t: int, lines: list[str]) -> None:
+        """The channel was used at ``t``: add the lines of what changed to ``lines``."""
         channel = trace.channel
         offered = channel.offered
         period = trace.period
@@ -555,37 +584,33 @@ class VcdTracer:
             ready = fired if offered else (trace.credits > 0 and trace.busy <= t)
             if trace.valid != offered:
                 trace.valid = offered
-                if live:
-                    self._put(trace, "valid", t, int(offered))
+                lines.append(trace.valid_lines[offered])
             if trace.fire != fired:
                 trace.fire = fired
-                if live:
-                    self._put(trace, "fire", t, int(fired))
+                lines.append(trace.fire_lines[fired])
             if trace.ready != ready:
                 trace.ready = ready
-                if live:
-                    self._put(trace, "ready", t, int(ready))
+                lines.append(trace.ready_lines[ready])
             next_edge = t + period
         else:
             # A receiver edge in another clock domain: only the credit state moves.
             next_edge = trace.domain.edge_after(t)
-        if offered:
+        if offered and trace.data_line is not None:
             payload = channel.payload
             if payload is not trace.payload or not trace.data:
                 trace.payload = payload
                 data = _ascii(str(self.summarize(payload)))
                 if data != trace.data:
                     trace.data = data
-                    if live:
-                        self._put(trace, "data", t, data)
+                    lines.append(trace.data_line(data))
         credits = channel.credits
         trace.credits = credits
         trace.busy = busy = channel.busy_until
-        occupancy = channel.capacity - credits
+        occupancy = trace.capacity - credits
         if occupancy != trace.occupancy:
             trace.occupancy = occupancy
-            if live:
-                self._put(trace, "occupancy", t, occupancy)
+            if trace.occupancy_line is not None:
+                lines.append(trace.occupancy_line(occupancy))
         if trace.valid or trace.fire or trace.ready != (credits > 0 and busy <= next_edge):
             self._schedule(trace, next_edge)
         elif credits > 0 and busy > next_edge:
@@ -593,21 +618,18 @@ class VcdTracer:
         else:
             self._schedule(trace, None)
 
-    def _evaluate(self, trace: _ChannelTrace, at: int, live: bool) -> None:
+    def _evaluate(self, trace: _ChannelTrace, at: int, lines: list[str]) -> None:
         """A sender edge at which the channel was not used: pulses fall, ready follows credits."""
         trace.next_eval = None
         if trace.valid:
             trace.valid = False
-            if live:
-                self._put(trace, "valid", at, 0)
+            lines.append(trace.valid_lines[0])
         if trace.fire:
             trace.fire = False
-            if live:
-                self._put(trace, "fire", at, 0)
+            lines.append(trace.fire_lines[0])
         ready = trace.credits > 0 and trace.busy <= at
         if ready != trace.ready:
             trace.ready = ready
-            if live:
-                self._put(trace, "ready", at, int(ready))
+            lines.append(trace.ready_lines[ready])
         if trace.credits > 0 and trace.busy > at:
             self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
