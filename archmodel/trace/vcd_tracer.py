@@ -26,9 +26,7 @@ with a final timestamp, even after an exception, a deadlock or Ctrl-C.
 
 from __future__ import annotations
 
-import heapq
 import os
-import reprlib
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -41,135 +39,13 @@ from archmodel.kernel import ArchError, ModelAssertion
 from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
+from .handshake import Handshakes
+from .lines import SCALAR_BITS, ascii_text, changed_lines, handle_of, summarize_payload, text_line, vector_memo
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
-DATA_CHARS = 40
 _FOREVER = 1 << 62
-# Values written as binary are remembered: registers in a design mostly hold recurring values.
-_BITS_CACHED = 1 << 16
-_SCALAR_BITS = {0: "0", 1: "1"}
 _WATCHED = attrgetter("var")
-_BY_ORDER = attrgetter("order")
-
-_short_repr = reprlib.Repr()
-_short_repr.maxstring = DATA_CHARS
-_short_repr.maxother = DATA_CHARS
-_short_repr.maxlist = _short_repr.maxtuple = _short_repr.maxdict = 4
-_short_repr.maxlevel = 2
-
-
-def summarize_payload(message: Any) -> str:
-    """A short text for a channel payload (at most 40 characters), for the ``data`` signal."""
-    if isinstance(message, str):
-        text = message
-    elif isinstance(message, (int, float)) or message is None:
-        text = str(message)
-    else:
-        text = _short_repr.repr(message)
-    if len(text) > DATA_CHARS:
-        text = text[:DATA_CHARS - 3] + "..."
-    return _ascii(text)
-
-
-def _ascii(text: str) -> str:
-    # VCD is an ASCII format (pyvcd's reader decodes it as such).
-    return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
-
-
-def _changed_lines(regs: list, vector_bits: Callable[[int], str]) -> list[str] | None:
-    """The value-change lines of the watched registers in ``regs`` whose next value differs
-    from their value, in ``regs`` order; None if that is not handle order.
-
-    ``reg.var`` is ``(handle, mask, text, tail)`` (see ``VcdTracer._add_register``). pyvcd wrote
-    the header, but one ``VCDWriter.change()`` call per change costs several times the
-    simulation, so lines are formatted here as pyvcd formats them, in one loop per edge.
-    """
-    lines: list[str] = []
-    add = lines.append
-    last = -1
-    for reg in regs:
-        watched = reg.var
-        if watched is None:
-            continue
-        value = reg.next
-        # Registers are often set to the value they already hold: only changes are written.
-        if value == reg.value:
-            continue
-        handle, mask, text, tail = watched
-        if handle < last:
-            return None
-        last = handle
-        if mask:
-            value &= mask
-            add((text(value) or vector_bits(value)) + tail)
-        else:
-            add(text(value))
-    return lines
-
-
-def _handle_of(reg) -> int:
-    return reg.var[0]
-
-
-def _text_line(var, mask: int | None) -> Callable[[Any], str]:
-    """The value-change line of a real (``mask`` None) or string register for a value."""
-    format_value = var.format_value
-    if mask is None:
-        return lambda value: format_value(value, True) + "\n"
-    return lambda value: format_value(_ascii(str(value)), True) + "\n"
-
-
-def _line_writer(var) -> Callable[[Any], str]:
-    """A function giving the VCD value-change line of ``var`` for a value, formatted as
-    pyvcd formats it; bits and small vectors are looked up, not formatted, because handshake
-    signals change at nearly every edge."""
-    ident = var.ident
-    if var.type is VarType.string:
-        return lambda value: var.format_value(value, False) + "\n"
-    if var.size == 1:
-        return (f"0{ident}\n", f"1{ident}\n").__getitem__
-    if var.size <= 10:
-        return [f"b{value:b} {ident}\n" for value in range(1 << var.size)].__getitem__
-    return lambda value: f"b{value:b} {ident}\n"
-
-
-_NO_LINES = ("", "")
-
-
-class _ChannelTrace:
-    """What the tracer knows about one channel: its VCD variables and value-change lines
-    (``""`` or None for a signal not selected), the values last shown, and the credit state
-    after the last edge that touched it."""
-
-    __slots__ = ("channel", "order", "domain", "period", "phase", "capacity", "vars", "valid_lines",
-                 "fire_lines", "ready_lines", "occupancy_line", "data_line", "valid", "ready", "fire",
-                 "occupancy", "data", "payload", "credits", "busy", "next_eval")
-
-    def __init__(self, channel, order: int):
-        self.channel = channel
-        self.order = order
-        self.domain = channel.src_owner.domain
-        self.period = self.domain.period_ps
-        self.phase = self.domain.phase_ps
-        self.capacity = channel.capacity
-        self.vars: dict[str, Any] = {}
-        # valid, fire and ready lines are indexed by the new value (a bool).
-        self.valid_lines = self.fire_lines = self.ready_lines = _NO_LINES
-        self.occupancy_line: Callable[[int], str] | None = None
-        self.data_line: Callable[[str], str] | None = None
-        self.valid = self.fire = False
-        self.credits = channel.credits
-        self.busy = channel.busy_until
-        self.ready = self.credits > 0
-        self.occupancy = channel.capacity - channel.credits
-        self.data = ""
-        self.payload = None
-        self.next_eval: int | None = None
-
-    def values(self) -> dict[str, Any]:
-        return {"valid": int(self.valid), "ready": int(self.ready), "fire": int(self.fire),
-                "occupancy": self.occupancy, "data": self.data}
 
 
 def _connected_outputs(sim) -> dict:
@@ -230,18 +106,15 @@ class VcdTracer:
         self._writer: VCDWriter | None = None
         self._write = self._stream.write
         self._last_ts: int | None = None  # the last timestamp written after the header
-        self._handles: list[tuple[Any, int | None]] = []
+        self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
-        self._bits: dict[int, str] = {}
+        self._bits = vector_memo()
         self._disordered: list = []  # the last register list found out of handle order
         self._in_order: list = []  # its watched registers, in handle order
         self._registers: list = []
-        self._traces: list[_ChannelTrace] = []
-        self._by_channel: dict = {}
-        # Channel handshakes to look at again: a time -> the traces to evaluate then (an entry
-        # is stale if the trace's next_eval has moved since), and a heap of those times.
-        self._due: dict[int, list[_ChannelTrace]] = {}
-        self._due_times: list[int] = []
+        # The default summary is ASCII already; another is made so.
+        self._handshakes = Handshakes(summarize if summarize is summarize_payload
+                                      else lambda payload: ascii_text(str(summarize(payload))))
         self._lo = start_ps or 0
         self._hi = _FOREVER if end_ps is None else end_ps
         self._live = False  # inside the window: values are being written
@@ -295,11 +168,11 @@ class VcdTracer:
         # remembered: the same registers tend to change in the same order at every edge.
         regs = self._in_order if dirty == self._disordered else dirty
         try:
-            lines = _changed_lines(regs, self._vector_bits)
+            lines = changed_lines(regs)
             if lines is None:
                 self._disordered = dirty.copy()
-                regs = self._in_order = sorted(filter(_WATCHED, dirty), key=_handle_of)
-                lines = _changed_lines(regs, self._vector_bits)
+                regs = self._in_order = sorted(filter(_WATCHED, dirty), key=handle_of)
+                lines = changed_lines(regs)
         except (TypeError, ValueError):
             self._explain_bad_value([reg for reg in dirty if reg.var is not None])
             raise
@@ -317,13 +190,7 @@ class VcdTracer:
             self._advance(t)
             if self._done:
                 return
-        by_channel = self._by_channel
-        traces = [by_channel[ch] for ch in touched]
-        if len(traces) > 1:
-            traces.sort(key=_BY_ORDER)
-        lines: list[str] = []
-        for trace in traces:
-            self._touch(trace, t, lines)
+        lines = self._handshakes.touch(t, touched)
         if self._live:
             self._emit(t, lines)
         self._refresh_threshold()
@@ -407,34 +274,25 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.real, init=value)
             mask, trace = None, Trace(reg.path, "real")
         else:
-            var = writer.register_var(comp.path, reg.name, VarType.string, init=_ascii(str(value)))
+            var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        # What reg.var holds while the window is open: (handle, mask, text, tail). For an
-        # integer (mask > 0) the line is text(value & mask) + tail, text giving the value's
-        # bits ("" or None for bits not yet formatted); otherwise text(value) is the line.
+        # What reg.var holds while the window is open: (handle, mask, text, tail), see
+        # changed_lines.
         if mask == 1:
-            text, tail = _SCALAR_BITS.get, f"{var.ident}\n"
+            text, tail = SCALAR_BITS, f"{var.ident}\n"
         elif mask:
-            text, tail = self._bits.get, f" {var.ident}\n"
+            text, tail = self._bits, f" {var.ident}\n"
         else:
-            text, tail = _text_line(var, mask), ""
+            text, tail = text_line(var, mask), ""
         self._lines.append((len(self._lines), mask, text, tail))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
 
-    def _vector_bits(self, value: int) -> str:
-        """``b`` and the binary digits of ``value``, remembered for the next time."""
-        bits = self._bits
-        if len(bits) > _BITS_CACHED:
-            bits.clear()
-        text = bits[value] = f"b{value:b}"
-        return text
-
     def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
         channel = port.channel
-        trace = _ChannelTrace(channel, len(self._traces))
+        trace = self._handshakes.add(channel)
         group = Group(port.path)
         occupancy_bits = max(1, channel.capacity.bit_length())
         for signal in chosen:
@@ -442,24 +300,17 @@ class VcdTracer:
             if signal == "data":
                 var = writer.register_var(port.path, signal, VarType.string, init=init)
                 group.traces.append(Trace(f"{port.path}.data", "ascii"))
-            elif signal == "occupancy":
-                var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
-                name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
-                group.traces.append(Trace(name, "dec"))
+                self._handshakes.show_data(trace, var)
             else:
-                var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
-                group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
-            trace.vars[signal] = var
-            if signal == "data":
-                trace.data_line = _line_writer(var)
-            elif signal == "occupancy":
-                trace.occupancy_line = _line_writer(var)
-            else:
-                setattr(trace, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
+                if signal == "occupancy":
+                    var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
+                    name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
+                    group.traces.append(Trace(name, "dec"))
+                else:
+                    var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
+                    group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
+                trace.show(signal, var)
             self.signals.append(f"{port.path}.{signal}")
-        channel.traced = True
-        self._traces.append(trace)
-        self._by_channel[channel] = trace
         return group
 
     def _explain_bad_value(self, selected: list) -> None:
@@ -481,8 +332,9 @@ class VcdTracer:
             self._slow_from = -1
             return
         threshold = self._hi + 1
-        if self._due_times and self._due_times[0] + 1 < threshold:
-            threshold = self._due_times[0] + 1
+        due = self._handshakes.next_due
+        if due is not None and due + 1 < threshold:
+            threshold = due + 1
         if not self._live and self._lo < threshold:
             threshold = self._lo
         self._slow_from = threshold
@@ -492,21 +344,13 @@ class VcdTracer:
         the window. Returns whether changes at ``t`` are to be written."""
         if self._done:
             return False
-        due, times, lo, hi = self._due, self._due_times, self._lo, self._hi
-        while times and times[0] < t:
-            at = times[0]
+        handshakes, lo, hi = self._handshakes, self._lo, self._hi
+        while (at := handshakes.next_due) is not None and at < t:
             if at > hi:
                 break
             if not self._live and at >= lo:
                 self._enter()
-            heapq.heappop(times)
-            traces = [trace for trace in due.pop(at) if trace.next_eval == at]
-            if len(traces) > 1:
-                traces.sort(key=_BY_ORDER)
-            lines: list[str] = []
-            for trace in traces:
-                if trace.next_eval == at:  # a trace due twice at one time is evaluated once
-                    self._evaluate(trace, at, lines)
+            at, lines = handshakes.fall_due()
             if self._live:
                 self._emit(at, lines)
         if t > hi:
@@ -530,9 +374,9 @@ class VcdTracer:
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
-            change(var, lo, value & mask if mask else (value if mask is None else _ascii(str(value))))
+            change(var, lo, value & mask if mask else (value if mask is None else ascii_text(str(value))))
             reg.var = self._lines[index]
-        for trace in self._traces:
+        for trace in self._handshakes.traces:
             values = trace.values()
             for signal, var in trace.vars.items():
                 change(var, lo, values[signal])
@@ -549,10 +393,8 @@ class VcdTracer:
         """Stop the kernel doing work for this tracer."""
         for reg in self._registers:
             reg.var = None
-        for trace in self._traces:
-            trace.channel.traced = False
+        self._handshakes.release()
 
-    # -- channel handshake --------------------------------------------------------------
     def _emit(self, t: int, lines: list[str]) -> None:
         """Write the value-change lines of time ``t`` (some may be empty)."""
         text = "".join(lines)
@@ -561,75 +403,3 @@ class VcdTracer:
                 self._last_ts = t
                 text = f"#{t}\n{text}"
             self._write(text)
-
-    def _schedule(self, trace: _ChannelTrace, at: int | None) -> None:
-        if trace.next_eval != at:
-            trace.next_eval = at
-            if at is not None:
-                bucket = self._due.get(at)
-                if bucket is None:
-                    bucket = self._due[at] = []
-                    heapq.heappush(self._due_times, at)
-                bucket.append(trace)
-
-    def _touch(self, trace: _ChannelTrace, t: int, lines: list[str]) -> None:
-        """The channel was used at ``t``: add the lines of what changed to ``lines``."""
-        channel = trace.channel
-        offered = channel.offered
-        period = trace.period
-        if offered or (t - trace.phase) % period == 0:
-            # An edge of the sender: show what happened at it. Ready is what the sender saw
-            # before acting, i.e. the credit state left by the previous edge.
-            fired = channel.fired
-            ready = fired if offered else (trace.credits > 0 and trace.busy <= t)
-            if trace.valid != offered:
-                trace.valid = offered
-                lines.append(trace.valid_lines[offered])
-            if trace.fire != fired:
-                trace.fire = fired
-                lines.append(trace.fire_lines[fired])
-            if trace.ready != ready:
-                trace.ready = ready
-                lines.append(trace.ready_lines[ready])
-            next_edge = t + period
-        else:
-            # A receiver edge in another clock domain: only the credit state moves.
-            next_edge = trace.domain.edge_after(t)
-        if offered and trace.data_line is not None:
-            payload = channel.payload
-            if payload is not trace.payload or not trace.data:
-                trace.payload = payload
-                data = _ascii(str(self.summarize(payload)))
-                if data != trace.data:
-                    trace.data = data
-                    lines.append(trace.data_line(data))
-        credits = channel.credits
-        trace.credits = credits
-        trace.busy = busy = channel.busy_until
-        occupancy = trace.capacity - credits
-        if occupancy != trace.occupancy:
-            trace.occupancy = occupancy
-            if trace.occupancy_line is not None:
-                lines.append(trace.occupancy_line(occupancy))
-        if trace.valid or trace.fire or trace.ready != (credits > 0 and busy <= next_edge):
-            self._schedule(trace, next_edge)
-        elif credits > 0 and busy > next_edge:
-            self._schedule(trace, trace.domain.edge_at_or_after(busy))
-        else:
-            self._schedule(trace, None)
-
-    def _evaluate(self, trace: _ChannelTrace, at: int, lines: list[str]) -> None:
-        """A sender edge at which the channel was not used: pulses fall, ready follows credits."""
-        trace.next_eval = None
-        if trace.valid:
-            trace.valid = False
-            lines.append(trace.valid_lines[0])
-        if trace.fire:
-            trace.fire = False
-            lines.append(trace.fire_lines[0])
-        ready = trace.credits > 0 and trace.busy <= at
-        if ready != trace.ready:
-            trace.ready = ready
-            lines.append(trace.ready_lines[ready])
-        if trace.credits > 0 and trace.busy > at:
-            self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
