@@ -247,7 +247,7 @@ class VcdTracer:
         if self.gtkw_path is not None:
             partial = partial_path(self.gtkw_path)
             try:
-                write_save_file(partial, self.path, self.groups, self._lo, final)
+                write_save_file(partial, self.path, self.groups, self._lo, final, named=self.gtkw_path)
             except OSError:
                 partial.unlink(missing_ok=True)
                 raise
