@@ -89,11 +89,12 @@ def escaped_text(var: Variable, text: str) -> str:
 def wire_line(var: Variable) -> Callable[[int], str]:
     """The value-change line of the scalar or vector wire ``var`` for a non-negative value;
     a small vector's lines are made once and looked up."""
-    ident = var.ident
-    if var.size == 1:
+    ident, size = var.ident, var.size
+    assert isinstance(size, int), "a wire of one size"
+    if size == 1:
         return (f"0{ident}\n", f"1{ident}\n").__getitem__
-    if var.size <= 10:
-        return [f"b{value:b} {ident}\n" for value in range(1 << var.size)].__getitem__
+    if size <= 10:
+        return [f"b{value:b} {ident}\n" for value in range(1 << size)].__getitem__
     return lambda value: f"b{value:b} {ident}\n"
 
 

@@ -29,13 +29,13 @@ from __future__ import annotations
 import os
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from vcd import VCDWriter
 from vcd.common import VarType
 
 from archmodel import __version__
-from archmodel.kernel import ArchError, ModelAssertion
+from archmodel.kernel import ArchError, Channel, ModelAssertion, Register, Simulator
 from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
@@ -96,7 +96,7 @@ class VcdTracer:
         self.summarize = summarize
         self.signals: list[str] = []  # selected signal names, in VCD order
         self.groups: list[Group] = []  # what the .gtkw shows
-        self.sim = None
+        self.sim: Simulator | None = None
         self.closed = False
         # Written under a name of this process's own (writing_path) and renamed into place when
         # closed, so an earlier waveform of the same name stays whole until this one is, and
@@ -122,7 +122,7 @@ class VcdTracer:
         self._slow_from = 0  # observer calls at or after this time take the slow path
 
     # -- observer protocol ------------------------------------------------------------------
-    def begin(self, sim) -> None:
+    def begin(self, sim: Simulator) -> None:
         """Register every selected signal (before anything is written, as VCD requires)."""
         if self.closed:
             raise ArchError(f"VCD tracer for {self.path} is closed; make a new one")
@@ -153,13 +153,13 @@ class VcdTracer:
                 self.groups.append(group)
         self._refresh_threshold()
 
-    def check(self, sim) -> dict:
+    def check(self, sim: Simulator) -> dict:
         """Raise an ArchError if a selection pattern matches no signal of ``sim`` (call it
         before running to fail early); returns each component's connected output ports."""
         self.selection.check_matches(signal_names(sim))
         return _connected_outputs(sim)
 
-    def registers(self, t: int, dirty: list) -> None:
+    def registers(self, t: int, dirty: list[Register]) -> None:
         """Write the registers changing at ``t`` (called before commit: ``reg.next`` is new)."""
         if t >= self._slow_from and not self._advance(t):
             return
@@ -182,7 +182,7 @@ class VcdTracer:
                 lines.insert(0, f"#{t}\n")
             self._write("".join(lines))
 
-    def channels(self, t: int, touched: list) -> None:
+    def channels(self, t: int, touched: list[Channel]) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit)."""
         if t >= self._slow_from:
             if self._done:
@@ -195,7 +195,7 @@ class VcdTracer:
             self._emit(t, lines)
         self._refresh_threshold()
 
-    def flush(self, sim) -> None:
+    def flush(self, sim: Simulator) -> None:
         """Write everything known up to now to disk (the end of every ``run()`` call)."""
         if self.closed or self.sim is None:
             return
@@ -279,6 +279,7 @@ class VcdTracer:
         self._handles.append((var, mask))
         # What reg.var holds while the window is open: (handle, mask, text, tail), see
         # changed_lines.
+        text: Mapping[int, str] | Callable[[Any], str]
         if mask == 1:
             text, tail = SCALAR_BITS, f"{var.ident}\n"
         elif mask:
@@ -314,6 +315,7 @@ class VcdTracer:
         return group
 
     def _explain_bad_value(self, selected: list) -> None:
+        assert self.sim is not None
         for reg in selected:
             var, mask = self._handles[reg.var[0]]
             expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
@@ -325,6 +327,7 @@ class VcdTracer:
     def _natural_end(self) -> int:
         """The end of the last cycle simulated: the next edge of the fastest clock."""
         sim = self.sim
+        assert sim is not None
         return min((d.edge_after(sim.now) for d in sim.domains), default=sim.now)
 
     def _refresh_threshold(self) -> None:
@@ -370,7 +373,9 @@ class VcdTracer:
         """Start writing: the values now held are the initial values at the window start,
         dumped by pyvcd with the header; every later change is written by this tracer."""
         self._live = True
-        lo, change, handles = self._lo, self._writer.change, self._handles
+        writer = self._writer
+        assert writer is not None, "entered only after begin()"
+        lo, change, handles = self._lo, writer.change, self._handles
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
@@ -380,7 +385,7 @@ class VcdTracer:
             values = trace.values()
             for signal, var in trace.vars.items():
                 change(var, lo, values[signal])
-        self._writer.flush()
+        writer.flush()
         self._last_ts = lo
 
     def _leave(self) -> None:
