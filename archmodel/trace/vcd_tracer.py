@@ -176,11 +176,7 @@ class VcdTracer:
         except (TypeError, ValueError):
             self._explain_bad_value([reg for reg in dirty if reg.var is not None])
             raise
-        if lines:
-            if t != self._last_ts:
-                self._last_ts = t
-                lines.insert(0, f"#{t}\n")
-            self._write("".join(lines))
+        self._emit(t, lines)
 
     def channels(self, t: int, touched: list[Channel]) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit)."""
