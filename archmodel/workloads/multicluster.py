@@ -32,8 +32,8 @@ Kernels (all FP64):
   neighbours it is done (its DMA writes the sweep's number into a flag word of theirs) and
   fetches its new halo rows from their TCDMs (a DMA from the neighbour's global TCDM
   address) once their flags say they are done too; the bands go back to the grid at the end.
-* ``gemm_shared(m, n, k)``: C = A B with B resident in every cluster and C's rows shared out
-  (what ``gemm(streamed = true)`` on several clusters runs).
+* :func:`setup_gemm_shared`: C = A B with B fetched whole into every cluster and C's rows
+  shared out (what ``gemm(streamed = true)`` on several clusters runs).
 """
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ import pytest
 
 from archmodel.kernel import ArchError, Simulator
 from archmodel.lang.elaborate import load
-from archmodel.models.compute import SnitchCluster
 from archmodel.paths import data_path
 from archmodel.workloads.binding import KERNELS
 from archmodel.workloads.multicluster import EMPTY_SLOT, tree_levels
 
 from .multicluster_systems import clusters_on_a_network
+from .test_composed_systems import _run as run_system
 
 CASES = {
     "gemm_clusters": dict(m=32, n=32, k=64, tile_m=16, tile_n=16, tile_k=32),
@@ -104,25 +104,14 @@ def _arch(tmp_path, run: str):
     return path
 
 
-def _run_arch(path, engine: str):
-    elaborated = load(path)
-    clusters = [part for part in elaborated.top.walk() if isinstance(part, SnitchCluster)]
-    for cluster in clusters:
-        cluster.engine = engine
-    sim = Simulator(elaborated.top)
-    result = sim.run()
-    assert all(c.result_ok for c in clusters)
-    return (result.reason, result.time_ps, [(s.path, s.summary()) for s in sim.all_stats()
-                                            if ".n_compiled" not in s.path]), clusters
-
-
 def test_run_on_cluster_star_binds_one_gemm_over_every_cluster_with_its_operands_in_hbm(tmp_path):
     path = _arch(tmp_path, "gemm_clusters(m = 32, n = 32, k = 32, tile_m = 16, tile_n = 16, tile_k = 16)")
-    compiled, clusters = _run_arch(path, "compiled")
-    python, _ = _run_arch(path, "python")
+    compiled, compiled_cycles = run_system(path, "compiled", {})
+    python, python_cycles = run_system(path, "python", {})
     assert compiled == python
-    assert all(c.n_compiled_cycles > 0 for c in clusters)
-    assert [c.flops.value for c in clusters] == [16 * 16 * (2 * 32 - 1)] * 4
+    assert compiled_cycles > 0 and python_cycles == 0
+    flops = [value["value"] for name, value in compiled[2] if name.endswith("].flops")]  # the clusters', not the cores'
+    assert flops == [16 * 16 * (2 * 32 - 1)] * 4  # a 16 x 16 tile each: a multiply, then k - 1 FMAs
 
 
 def _bind_error(kernel: str, count: int = 2, **params) -> str:

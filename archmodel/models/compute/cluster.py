@@ -38,7 +38,11 @@ class SnitchCluster(Component):
     outside memory port ``ext_req``/``ext_rsp`` carries
     :class:`~archmodel.models.messages.MemRequest`/``MemResponse`` bursts of the DMA to any
     memory model (its width and latency are the link's); it may stay unconnected when no
-    transfer leaves the TCDM. Workloads load programs with :meth:`load_programs`, data with
+    transfer leaves the TCDM. The TCDM slave port ``tcdm_req``/``tcdm_rsp``
+    (:class:`SnitchTcdmPort`) lets others (another cluster's DMA, over a network whose address
+    map routes ``tcdm_global_base`` .. ``+ tcdm_bytes`` here) read and write the TCDM, its
+    words contending for the banks with the cluster's own requesters; ``backdoor_read`` and
+    ``backdoor_write`` reach the same global range. Workloads load programs with :meth:`load_programs`, data with
     :meth:`tcdm_array`, and check results in an :meth:`on_finish` callback; when every core
     has finished and the DMA is idle the cluster sleeps (the run ends when all is quiet).
     Hangs are the kernel watchdog's to judge: the cluster reports its progress to it, each

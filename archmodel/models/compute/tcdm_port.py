@@ -95,10 +95,9 @@ class SnitchTcdmPort(Component):
 
     def holding(self) -> str | None:
         """The request in service and the responses waiting, for the deadlock report."""
-        if not self.busy:
-            return None
-        return (f"{'a request' if self.serving else 'no request'} in service, "
-                f"{len(self.responses)} response(s) waiting to leave")
+        words = len(self.serving.words) if self.serving is not None else 0
+        return (f"{words} word(s) of a request not yet presented to the banks, {len(self.responses)} response(s) "
+                "waiting to leave") if self.busy else None
 
     def step(self, cycle: int, requests: list, req_port, rsp_port) -> None:
         """One cycle: send a due response, take a request, present words to the banks."""
