@@ -42,14 +42,48 @@ from typing import Callable
 
 import numpy as np
 
-from archmodel.models.compute import SnitchCluster
+from archmodel.kernel import Component, connect
+from archmodel.models.compute import FixedLatencyMemory, SnitchCluster
+from archmodel.models.network import Noc
 
 from .snitch import (BARRIER, QUARTER, WAIT_DMA, Layout, assemble_lines, axpy_programs, check_result,
                      dma_schedule, dma_transfer, gemm_row_code, gemm_streams, gemm_streamed_programs, get_array,
                      jacobi_band_code, jacobi_reference, outside_memory, put_array, sum_programs)
 
+MEMORY_BASE = 0x8000_0000
+"""Where :func:`build_clusters` places its memory."""
+TCDM_GLOBAL = 0x4000_0000
+"""Where :func:`build_clusters` places cluster j's TCDM: TCDM_GLOBAL + j * tcdm_bytes."""
 EMPTY_SLOT = -1
 """The pattern of a tree slot no partial sum has reached yet (all ones: a NaN)."""
+
+
+def build_clusters(count: int = 4, *, engine: str = "auto", cores: int = 8, tcdm_bytes: int = 128 * 1024,
+                   memory_bytes_per_cycle: int = 64, memory_latency_cycles: int = 20, noc_engine: str = "components",
+                   slave_ports: bool = True) -> tuple:
+    """``count`` clusters (network terminals 0 .. count - 1) and a FixedLatencyMemory
+    (terminal ``count``) on a line of routers, whose address map routes the memory's range to
+    it and (with ``slave_ports``) each cluster's global TCDM range to that cluster's
+    ``tcdm_req``; returns (top, clusters, memory)."""
+    top = Component("top")
+    clusters = [SnitchCluster(f"cluster{j}", top, cores=cores, tcdm_bytes=tcdm_bytes, engine=engine,
+                              tcdm_global_base=TCDM_GLOBAL + j * tcdm_bytes if slave_ports else 0)
+                for j in range(count)]
+    memory = FixedLatencyMemory("memory", top, base_address=MEMORY_BASE, bytes_per_cycle=memory_bytes_per_cycle,
+                                latency_cycles=memory_latency_cycles)
+    ranges = [(MEMORY_BASE, MEMORY_BASE + memory.size_bytes, count)]
+    if slave_ports:
+        ranges += [(c.tcdm_global_base, c.tcdm_global_base + tcdm_bytes, j) for j, c in enumerate(clusters)]
+    net = Noc("net", top, topology=f"mesh(1, {count + 1})", flit_bits=512, address_map=ranges, engine=noc_engine)
+    for j, cluster in enumerate(clusters):
+        connect(cluster.ext_req, net.memory_port("mem_req", j))
+        connect(net.memory_port("mem_rsp", j), cluster.ext_rsp)
+        if slave_ports:
+            connect(net.memory_port("to_memory", j), cluster.tcdm_req)
+            connect(cluster.tcdm_rsp, net.memory_port("from_memory", j))
+    connect(net.memory_port("to_memory", count), memory.req)
+    connect(memory.rsp, net.memory_port("from_memory", count))
+    return top, clusters, memory
 
 
 # -- what every kernel across clusters needs --------------------------------------------------------

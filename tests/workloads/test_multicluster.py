@@ -10,9 +10,8 @@ from archmodel.kernel import ArchError, Simulator
 from archmodel.lang.elaborate import load
 from archmodel.paths import data_path
 from archmodel.workloads.binding import KERNELS
-from archmodel.workloads.multicluster import EMPTY_SLOT, tree_levels
+from archmodel.workloads.multicluster import EMPTY_SLOT, build_clusters, tree_levels
 
-from .multicluster_systems import clusters_on_a_network
 from .test_composed_systems import _run as run_system
 
 CASES = {
@@ -25,7 +24,7 @@ CASES = {
 
 
 def _run(kernel: str, engine: str, count: int = 4, **params):
-    top, clusters, memory = clusters_on_a_network(count, engine=engine)
+    top, clusters, memory = build_clusters(count, engine=engine)
     KERNELS[kernel](clusters, **params)
     sim = Simulator(top)
     result = sim.run()
@@ -115,7 +114,7 @@ def test_run_on_cluster_star_binds_one_gemm_over_every_cluster_with_its_operands
 
 
 def _bind_error(kernel: str, count: int = 2, **params) -> str:
-    _, clusters, _ = clusters_on_a_network(count)
+    _, clusters, _ = build_clusters(count)
     with pytest.raises(ArchError) as info:
         KERNELS[kernel](clusters, **params)
     return str(info.value)
@@ -152,7 +151,7 @@ def test_a_kernel_exchanging_data_between_clusters_needs_each_tcdm_reachable_fro
 
 
 def test_two_clusters_with_one_global_tcdm_range_are_named():
-    _, clusters, _ = clusters_on_a_network(2)
+    _, clusters, _ = build_clusters(2)
     clusters[1].tcdm_global_base = clusters[0].tcdm_global_base
     with pytest.raises(ArchError) as info:
         KERNELS["jacobi_clusters"](clusters, rows=18, cols=18)
@@ -161,7 +160,7 @@ def test_two_clusters_with_one_global_tcdm_range_are_named():
 
 
 def test_a_cluster_whose_tcdm_is_not_mapped_is_named():
-    top, clusters, _ = clusters_on_a_network(2)
+    top, clusters, _ = build_clusters(2)
     clusters[1].tcdm_global_base = 0x6000_0000  # nobody maps it
     with pytest.raises(ArchError) as info:
         KERNELS["dot_clusters"](clusters, n=1024, tile=128)
