@@ -7,24 +7,20 @@ from collections import deque
 from archmodel.kernel import Component, Formula, Param, at_least, model
 from archmodel.models.messages import MemResponse
 
+from .tcdm import WordLane
+
 RESPONSES_WAITING = 2
 """Responses the port holds before it takes no further request (pushing back on the network)."""
 
 
-class _Word:
-    """One 64-bit lane of the slave port (a TCDM requester), carrying one word of a request."""
+class _Word(WordLane):
+    """One 64-bit lane of the slave port, carrying one word of a request: ``entry`` is (the
+    request in service, first byte in the word, last byte + 1, offset in the request)."""
 
-    __slots__ = ("port", "rid", "addr", "entry")
-    reads_stream = False  # the TCDM grants SSR read streams inline, everything else by grant()
-
-    def __init__(self, port, rid: int):
-        self.port = port
-        self.rid = rid
-        self.addr = 0
-        self.entry = None  # (request state, first byte in the word, last byte + 1, offset in the request)
+    __slots__ = ()
 
     def grant(self, cycle: int) -> None:
-        self.port.granted(self, cycle)
+        self.owner.granted(self, cycle)
 
 
 class _Serving:
