@@ -1,14 +1,15 @@
 """Speed of the kernels across clusters: 4 Snitch clusters and one memory on a network.
 
-    python benchmarks/multicluster.py [--quick] [--json out.json]
+    python benchmarks/multicluster.py [--quick] [--noc fast|components] [--json out.json]
 
 Each kernel of :mod:`archmodel.workloads.multicluster` runs on the system of
 ``build_clusters`` (4 clusters with their TCDM slave ports mapped, a FixedLatencyMemory of
-64 B/cycle, a line of 5 routers, the network's fast engine unless ``--noc components``), with the compiled cluster loop (``engine = "compiled"``)
-and with the Python model alone (``engine = "python"``) in the same process; both runs must
-end in the same cycle and pass their numpy checks. One more row runs the GEMM with the slave
-ports left unconnected, which it does not need: what connecting them costs (a cluster whose
-TCDM others can reach must end its batches where a request could arrive).
+64 B/cycle, a line of 5 routers on the network's fast engine unless ``--noc components``),
+with the compiled cluster loop (``engine = "compiled"``) and with the Python model alone
+(``engine = "python"``) in the same process; both runs must end in the same cycle and pass
+their numpy checks. One more row runs the GEMM with the slave ports left unconnected, which
+it does not need: what connecting them costs (a cluster whose TCDM others can reach must end
+its batches where a request could arrive).
 
 Rates are compute-core cycles (cores x cycles) per second of process CPU time (the machine
 is shared: compare within one run).

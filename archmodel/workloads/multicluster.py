@@ -141,7 +141,8 @@ def check_peers(clusters: list) -> None:
                 reached = False
             peer.backdoor_write(peer.tcdm_global_base, old)
             if not reached:
-                raise ValueError(f"{cluster.path} cannot reach the TCDM of {peer.path} at 0x{peer.tcdm_global_base:08x}: "
+                raise ValueError(f"{cluster.path} cannot reach the TCDM of {peer.path} at "
+                                 f"0x{peer.tcdm_global_base:08x}: "
                                  "map each cluster's global TCDM range to its tcdm_req")
 
 
@@ -185,8 +186,8 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
                          f"multiple of the {cores} cores, tile_n of 8 and tile_k at least 2")
     need = 8 * 2 * (tm * (tk + 1) + tk * (tn + 1) + tm * tn)
     if need > clusters[0].tcdm_bytes:
-        raise ValueError(f"gemm tile {tm} x {tn} x {tk} needs {need} bytes of TCDM (A, B and C tiles double-buffered, A's and B's rows padded by a word) "
-                         f"but {clusters[0].path} has {clusters[0].tcdm_bytes}")
+        raise ValueError(f"gemm tile {tm} x {tn} x {tk} needs {need} bytes of TCDM (A, B and C tiles double-buffered, "
+                         f"A's and B's rows padded by a word) but {clusters[0].path} has {clusters[0].tcdm_bytes}")
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     want = a @ b
@@ -318,7 +319,8 @@ def _setup_sum_clusters(clusters: list, memory, n: int, tile: int, seed: int, do
     levels = tree_levels(len(clusters))
     need = 8 * ((4 if dot else 2) * tile + cores + 1 + levels)
     if need > clusters[0].tcdm_bytes:
-        raise ValueError(f"a {'dot' if dot else 'reduction'} tile of {tile} needs {need} bytes of TCDM (double-buffered, "
+        raise ValueError(f"a {'dot' if dot else 'reduction'} tile of {tile} needs {need} bytes of TCDM "
+                         "(double-buffered, "
                          f"with partial sums and tree slots) but {clusters[0].path} has {clusters[0].tcdm_bytes}")
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
