@@ -2,7 +2,7 @@
 
 A workload registers a binder ``fn(targets, *args, **kwargs)`` under its name; elaboration
 calls it with the list of target components once the system is built. The workload families
-fill this registry: the Snitch kernels (:mod:`archmodel.workloads.snitch`), the training
+fill this registry: the Snitch kernels (:mod:`archmodel.workloads.binding`), the training
 step (:mod:`archmodel.workloads.training`), the graph algorithms
 (:mod:`archmodel.workloads.graph.workload`) and the convolution sizes
 (:mod:`archmodel.workloads.conv.workload`); any other name is an 'unknown workload' error
@@ -33,7 +33,7 @@ def _register_builtin() -> None:
     # The workload families register here; lang may import workloads (not the reverse).
     from archmodel.workloads.conv.workload import WORKLOADS as CONV_WORKLOADS
     from archmodel.workloads.graph.workload import WORKLOADS as GRAPH_WORKLOADS
-    from archmodel.workloads.snitch import KERNELS
+    from archmodel.workloads.binding import KERNELS
     from archmodel.workloads.training import WORKLOADS as TRAINING
 
     for name, binder in {**KERNELS, **TRAINING, **GRAPH_WORKLOADS, **CONV_WORKLOADS}.items():
