@@ -4,6 +4,7 @@ layout (indices into the ``st`` and ``cf`` arrays) is defined in :mod:`.compiled
 
 from numba import njit
 
+from .command_scheduler import OPENED_FIRST
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
 from .compiled_core import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T, BUF_LEN,
                             BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW,
@@ -30,8 +31,12 @@ def level_set(st, base, value, at):
 
 
 @jit
-def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row):
-    """Bank b's next command (k, entry) for its queue of the active mode; k = -1 if empty."""
+def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened):
+    """DramController._refresh_bank: bank b's next command (k, entry), the RD or WR of the
+    burst its row was activated for if any, else from its queue of the active mode; k = -1
+    if there is none."""
+    if opened[b, 0] >= 0:
+        return opened[b, 1], opened[b, 0]
     ln = qlen[b]
     if ln == 0:
         return -1, -1
@@ -54,6 +59,15 @@ def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row):
 
 
 @jit
+def priority(e_seq, opened, b, e):
+    """The tie-break key of entry e as bank b's candidate: its sequence number, less
+    OPENED_FIRST if its row was activated for it."""
+    if opened[b, 0] == e:
+        return e_seq[e] - OPENED_FIRST
+    return e_seq[e]
+
+
+@jit
 def ready_at(nxt, gbase, rbase, b, k):
     """DramController._ready: the cycle command k may issue on bank b."""
     t = nxt[b * COMMAND_COUNT + k]
@@ -68,8 +82,9 @@ def ready_at(nxt, gbase, rbase, b, k):
 
 @jit
 def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row, e_seq,
-           needs):
-    """DramController._choose, with _refresh_candidate: the next command into st[BEST_*]."""
+           needs, opened):
+    """DramController._choose, with _opened_candidate and _refresh_candidate: the next command
+    into st[BEST_*]."""
     st[DIRTY] = 0
     wq = st[WQC]
     rq = st[RQC]
@@ -80,6 +95,29 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
         st[WMODE] = 1
     st[HAS_BEST] = 0
     if st[REF_PENDING]:
+        # The bursts whose rows were activated for them go before the rank is precharged.
+        best_t = _NEVER
+        best_key = _NEVER
+        for b in range(cf[C_BANKS]):
+            e = opened[b, 0]
+            if e < 0:
+                continue
+            k = opened[b, 1]
+            t = ready_at(nxt, gbase, rbase, b, k)
+            if t < c:
+                t = c
+            key = e_seq[e] - OPENED_FIRST
+            if t < best_t or (t == best_t and key < best_key):
+                best_t = t
+                best_key = key
+                st[HAS_BEST] = 1
+                st[BEST_T] = t
+                st[BEST_SEQ] = key
+                st[BEST_B] = b
+                st[BEST_K] = k
+                st[BEST_E] = e
+        if st[HAS_BEST]:
+            return
         per_rank = cf[C_BANKS_PER_RANK]
         for rank in range(cf[C_RANKS]):
             first = rank * per_rank
@@ -118,11 +156,17 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
     if cf[C_FCFS]:
         best_b = -1
         for b in range(cf[C_BANKS]):
-            if qlen[b] and e_seq[qids[b, 0]] < best_seq:
-                best_seq = e_seq[qids[b, 0]]
+            if opened[b, 0] >= 0:
+                key = e_seq[opened[b, 0]] - OPENED_FIRST
+            elif qlen[b]:
+                key = e_seq[qids[b, 0]]
+            else:
+                continue
+            if key < best_seq:
+                best_seq = key
                 best_b = b
         if best_b >= 0:
-            k, e = candidate(st, cf, best_b, rows, hits_run, qids, qlen, e_row)
+            k, e = candidate(st, cf, best_b, rows, hits_run, qids, qlen, e_row, opened)
             t = ready_at(nxt, gbase, rbase, best_b, k)
             st[HAS_BEST] = 1
             st[BEST_T] = t if t > c else c
@@ -132,13 +176,13 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
             st[BEST_E] = e
         return
     for b in range(cf[C_BANKS]):
-        if qlen[b] == 0:
+        if qlen[b] == 0 and opened[b, 0] < 0:
             continue
-        k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row)
+        k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened)
         t = ready_at(nxt, gbase, rbase, b, k)
         if t < c:
             t = c
-        seq = e_seq[e]
+        seq = priority(e_seq, opened, b, e)
         if t < best_t or (t == best_t and seq < best_seq):
             best_t = t
             best_seq = seq
@@ -175,7 +219,7 @@ def remove(qids, qlen, b, e):
 @jit
 def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw, needs,
           rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log, rsamples,
-          wsamples):
+          wsamples, opened):
     """DramController._issue with _column: issue the best command at cycle c and record it."""
     b = st[BEST_B]
     k = st[BEST_K]
@@ -200,6 +244,7 @@ def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows
         else:
             st[CONFLICTS] += 1
         hits_run[b] += 1
+        opened[b, 0] = -1
         at = cf[C_PHASE] + c * cf[C_PERIOD]
         if k == RD:
             remove(rq_ids, rq_len, b, e)
@@ -226,6 +271,9 @@ def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows
         st[OPEN_BANKS] += 1
         rows[b] = e_row[e]
         hits_run[b] = 0
+        # (an ACT is always for a burst of the queue being served)
+        opened[b, 0] = e
+        opened[b, 1] = WR if st[WMODE] else RD
         rank = rank_of[b]
         faw[rank, 0] = faw[rank, 1]
         faw[rank, 1] = faw[rank, 2]
@@ -284,7 +332,7 @@ def room(st, cf, s_write, i):
 
 @jit
 def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row,
-         e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, rsamples):
+         e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, rsamples, opened):
     """DramController._pull_stream with _enqueue and _consider: take stream requests due by
     cycle c while there is room; False when the buffer
     ran dry before the stream did (the caller refills it and calls again)."""
@@ -342,21 +390,22 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
                     flips = wq >= cf[C_HIGH] or (rq == 0 and wq > 0)
                 if flips:
                     st[DIRTY] = 1
-            elif st[DIRTY] or not st[HAS_BEST] or st[BEST_B] == bank or cf[C_FCFS]:
+            elif st[DIRTY] or not st[HAS_BEST] or st[BEST_B] == bank or cf[C_FCFS] or st[REF_PENDING]:
                 st[DIRTY] = 1
             else:
                 # A request for another bank: compare its bank's candidate with the best.
                 if write:
-                    k, x = candidate(st, cf, bank, rows, hits_run, wq_ids, wq_len, e_row)
+                    k, x = candidate(st, cf, bank, rows, hits_run, wq_ids, wq_len, e_row, opened)
                 else:
-                    k, x = candidate(st, cf, bank, rows, hits_run, rq_ids, rq_len, e_row)
+                    k, x = candidate(st, cf, bank, rows, hits_run, rq_ids, rq_len, e_row, opened)
                 t = ready_at(nxt, gbase, rbase, bank, k)
                 if t < c:
                     t = c
                 bt = st[BEST_T] if st[BEST_T] > c else c
-                if t < bt or (t == bt and e_seq[x] < st[BEST_SEQ]):
+                key = priority(e_seq, opened, bank, x)
+                if t < bt or (t == bt and key < st[BEST_SEQ]):
                     st[BEST_T] = t
-                    st[BEST_SEQ] = e_seq[x]
+                    st[BEST_SEQ] = key
                     st[BEST_B] = bank
                     st[BEST_K] = k
                     st[BEST_E] = x
@@ -368,7 +417,7 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
 @jit
 def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows,
         hits_run, faw, needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_burst, e_kind,
-        free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, cmd_log, rsamples, wsamples):
+        free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, cmd_log, rsamples, wsamples, opened):
     """The cycles of one tick (DramController.tick's run-ahead loop over _cycle)."""
     while True:
         # -- _cycle(c), resumable after a refill at either intake
@@ -380,7 +429,7 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
         if phase == 1:
             if not pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq,
                         e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst,
-                        s_write, rsamples):
+                        s_write, rsamples, opened):
                 st[OUT_C] = c
                 st[OUT_PHASE] = 1
                 return UNDERRUN
@@ -392,11 +441,11 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                     needs[r] = 1
             if st[DIRTY] or not st[HAS_BEST]:
                 choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
-                       e_seq, needs)
+                       e_seq, needs, opened)
             if st[HAS_BEST] and st[BEST_T] <= c:
                 issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw,
                       needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log,
-                      rsamples, wsamples)
+                      rsamples, wsamples, opened)
                 issued = True
                 i = st[POS]
                 if not (i < st[BUF_LEN] and s_cycle[i] <= c + 1 and room(st, cf, s_write, i)):
@@ -405,12 +454,12 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             if phase != 3:
                 if not pull(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len,
                             e_seq, e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col,
-                            s_burst, s_write, rsamples):
+                            s_burst, s_write, rsamples, opened):
                     st[OUT_C] = c
                     st[OUT_PHASE] = 2
                     return UNDERRUN
             choose(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
-                   e_seq, needs)
+                   e_seq, needs, opened)
         phase = 0
         wake = st[BEST_T] if st[HAS_BEST] else _NEVER
         if st[REF_DUE] < wake and not st[REF_PENDING]:

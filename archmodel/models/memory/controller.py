@@ -19,7 +19,7 @@ from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import CLOSED
 from .compiled_core import DONE, HELD_STOP, STOP_NOW, core_for
-from .command_scheduler import CommandScheduler, QueuedBurst
+from .command_scheduler import CommandScheduler, QueuedBurst, drain_watermarks
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
 from .constraints import scheduler_constraints
 from .energy import DramEnergy
@@ -62,6 +62,13 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
     one command per DRAM cycle, write drain between ``write_high`` and ``write_low`` of the
     write queue, all-bank refresh every tREFI, and every JEDEC timing constraint (same bank,
     same bank group, same rank, data-bus turnaround, four-activate window, refresh).
+    The drain is Ramulator 2's: it starts once the write queue holds more than ``write_high``
+    of its entries (26 of 32) or no read waits, and ends once it holds fewer than
+    ``write_low`` (6 of 32) while reads wait (:func:`drain_watermarks`); a burst whose row
+    was activated for it is served next in its bank whatever the mode and wins every tie
+    (Ramulator 2's active buffer), so a drain or a refresh never precharges a row opened for
+    a read before that read (DRAMSim3 keeps the same work: a read already in its command
+    queue goes on during a drain).
     Alternatives: ``scheduler`` fcfs or frfcfs_cap (a bank serves at most ``row_hit_cap``
     hits in a row while an older request to another row waits), ``page_policy`` closed
     (precharge once no queued request hits the row) or adaptive (precharge after
@@ -241,8 +248,7 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         self._rq_active: dict[int, None] = {}
         self._wq_active: dict[int, None] = {}
         self._rq_count = self._wq_count = 0
-        self._high = max(1, int(self.write_high * self.write_queue))
-        self._low = int(self.write_low * self.write_queue)
+        self._high, self._low = drain_watermarks(self.write_high, self.write_low, self.write_queue)
         self._write_mode = False
         self._pending_writes: dict[int, int] = {}
         self._order = ResponseOrder()
@@ -272,9 +278,9 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         for rank in range(t.ranks):
             for k in (PRE, RD, WR, ACT):
                 self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
-        # The buckets a choice reads: a read-mode candidate is never a WR, nor a write-mode one a RD.
-        self._scans = {mode: [(ri, bucket) for ri, bucket in self._buckets.items() if ri % COMMAND_COUNT != skip]
-                       for mode, skip in ((False, WR), (True, RD))}
+        # The buckets a choice reads (a read whose row was activated for it may go in a drain).
+        self._scans = list(self._buckets.items())
+        self._opened: dict[int, QueuedBurst] = {}  # bank -> the burst its open row was activated for
         self._fcfs = self.scheduler == "fcfs"
         self._cap = self.row_hit_cap if self.scheduler == "frfcfs_cap" else _NEVER
         # The (next-array index, cycles) updates of command k on bank b, at k * banks + b.
@@ -426,7 +432,9 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
                 self._dirty = True
             return
         best = self._best
-        if self._dirty or best is None or best[2] == bank or self._fcfs or self._write_mode != write:
+        # While a refresh is pending its command stays the best: _choose decides again.
+        if (self._dirty or best is None or best[2] == bank or self._fcfs or self._write_mode != write
+                or self._refresh_pending):
             self._refresh_bank(bank)
             self._dirty = True
         else:
