@@ -210,6 +210,17 @@ class CommandScheduler(PublishesCommands):
                 best = cand
         self._best = best
 
+    def _start_refresh(self) -> None:
+        self._dirty = True
+        if self.refresh == "all_bank":
+            self._refresh_pending = True
+            self._rank_needs_refresh = [True] * self.timing.ranks
+        else:
+            s = self._refpb_next_set
+            self._refpb_next_set = (s + 1) % self._refpb_sets
+            self._refpb_banks = tuple(b for b in range(self._bank_count) if b % self._refpb_sets == s)
+            self._rebuild()
+
     def _opened_candidate(self, c: int):
         """The best of the candidates of bursts whose rows were activated for them (None if none)."""
         best = None
@@ -302,7 +313,8 @@ class CommandScheduler(PublishesCommands):
             self._open_banks += 1
             self._rows[b] = entry.row
             self._hits_run[b] = 0
-            self._opened[b] = entry
+            if not self._per_bank:
+                self._opened[b] = entry
             rank = self._rank_of[b]
             window = self._faw[rank]
             window.pop(0)
@@ -349,7 +361,9 @@ class CommandScheduler(PublishesCommands):
                     self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFCpb, -1)
             self._refpb_banks = ()
             self._refresh_due += timing.tREFIpb
-        if k in (PREA, REF, REFPB) or (k == PRE and entry is None and self._refpb_banks):
+        if self._per_bank:
+            self._per_bank_issued(k, b)
+        elif k in (PREA, REF, REFPB) or (k == PRE and entry is None and self._refpb_banks):
             self._rebuild()
         elif b in self._cands or k != PRE or entry is not None:
             self._refresh_bank(b)
@@ -387,12 +401,15 @@ class CommandScheduler(PublishesCommands):
         self._hits_run[b] += 1
         self._opened.pop(b, None)
         if k == RD:
-            queue = self._rq[b]
-            queue.remove(entry)
-            if not queue:
-                del self._rq_active[b]
-            self._rq_count -= 1
-            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
+            if self._per_bank:
+                self._leave_bank_queue(b, entry, c)
+            else:
+                queue = self._rq[b]
+                queue.remove(entry)
+                if not queue:
+                    del self._rq_active[b]
+                self._rq_count -= 1
+                self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
             self.rds.value += 1
             self.reads.value += 1
             self.bytes_read.value += entry.size
@@ -403,12 +420,15 @@ class CommandScheduler(PublishesCommands):
             if self._traced:
                 self._data_bus("RD", c + timing.CL, done)
         else:
-            queue = self._wq[b]
-            queue.remove(entry)
-            if not queue:
-                del self._wq_active[b]
-            self._wq_count -= 1
-            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
+            if self._per_bank:
+                self._leave_bank_queue(b, entry, c)
+            else:
+                queue = self._wq[b]
+                queue.remove(entry)
+                if not queue:
+                    del self._wq_active[b]
+                self._wq_count -= 1
+                self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
             left = self._pending_writes[entry.address] - 1
             if left:
                 self._pending_writes[entry.address] = left

@@ -79,6 +79,8 @@ def unsupported_reason(controller) -> str | None:
     """Why the compiled core cannot serve this controller's configuration, or None."""
     if not available():
         return "numba is not installed"
+    if controller.queue != "shared":
+        return f"queue {controller.queue} (the compiled core does the shared queue)"
     if controller.page_policy != "open":
         return f"page_policy {controller.page_policy} (the compiled core does open page)"
     if controller.refresh not in ("all_bank", "none"):
@@ -182,7 +184,8 @@ class CompiledCore:
         """Place the snapshot's queued bursts in the entry arrays; the rest of the entries are free."""
         rq_ids, rq_len, wq_ids, wq_len = self.queues
         used = 0
-        for side, ids, lengths, k in ((state.read_queues, rq_ids, rq_len, RD), (state.write_queues, wq_ids, wq_len, WR)):
+        for side, ids, lengths, k in ((state.read_queues, rq_ids, rq_len, RD),
+                                      (state.write_queues, wq_ids, wq_len, WR)):
             for b, items in enumerate(side):
                 for i, item in enumerate(items):
                     for column, value in zip(self.entries, item[:5] + item[6:]):  # all but the size

@@ -151,6 +151,8 @@ class HasSchedulingState:
         here or into an identical controller whose simulator has reached the same time."""
         if self._core is not None:
             return self._core.snapshot(self._held)
+        if self._per_bank:
+            raise ParameterError(f"{self.path}: a snapshot holds the shared queue's state, not queue per_bank's")
         if self._job is not None or self._order:
             raise ModelAssertion(f"{self.path}: a snapshot holds stream work only, and requests from 'req' are "
                                  "in flight")
