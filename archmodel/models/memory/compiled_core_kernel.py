@@ -4,7 +4,6 @@ layout (indices into the ``st`` and ``cf`` arrays) is defined in :mod:`.compiled
 
 from numba import njit
 
-from .command_scheduler import OPENED_FIRST
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
 from .compiled_core import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T, BUF_LEN,
                             BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW,
@@ -59,15 +58,6 @@ def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened):
 
 
 @jit
-def priority(e_seq, opened, b, e):
-    """The tie-break key of entry e as bank b's candidate: its sequence number, less
-    OPENED_FIRST if its row was activated for it."""
-    if opened[b, 0] == e:
-        return e_seq[e] - OPENED_FIRST
-    return e_seq[e]
-
-
-@jit
 def ready_at(nxt, gbase, rbase, b, k):
     """DramController._ready: the cycle command k may issue on bank b."""
     t = nxt[b * COMMAND_COUNT + k]
@@ -106,7 +96,7 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
             t = ready_at(nxt, gbase, rbase, b, k)
             if t < c:
                 t = c
-            key = e_seq[e] - OPENED_FIRST
+            key = e_seq[e]
             if t < best_t or (t == best_t and key < best_key):
                 best_t = t
                 best_key = key
@@ -157,7 +147,7 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
         best_b = -1
         for b in range(cf[C_BANKS]):
             if opened[b, 0] >= 0:
-                key = e_seq[opened[b, 0]] - OPENED_FIRST
+                key = e_seq[opened[b, 0]]
             elif qlen[b]:
                 key = e_seq[qids[b, 0]]
             else:
@@ -182,7 +172,7 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
         t = ready_at(nxt, gbase, rbase, b, k)
         if t < c:
             t = c
-        seq = priority(e_seq, opened, b, e)
+        seq = e_seq[e]
         if t < best_t or (t == best_t and seq < best_seq):
             best_t = t
             best_seq = seq
@@ -402,10 +392,9 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
                 if t < c:
                     t = c
                 bt = st[BEST_T] if st[BEST_T] > c else c
-                key = priority(e_seq, opened, bank, x)
-                if t < bt or (t == bt and key < st[BEST_SEQ]):
+                if t < bt or (t == bt and e_seq[x] < st[BEST_SEQ]):
                     st[BEST_T] = t
-                    st[BEST_SEQ] = key
+                    st[BEST_SEQ] = e_seq[x]
                     st[BEST_B] = bank
                     st[BEST_K] = k
                     st[BEST_E] = x

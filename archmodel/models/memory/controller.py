@@ -66,9 +66,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, HasSchedul
     of its entries (26 of 32) or no read waits, and ends once it holds fewer than
     ``write_low`` (6 of 32) while reads wait (:func:`.command_scheduler.drain_watermarks`);
     a burst whose row was activated for it is served next in its bank whatever the mode
-    and wins every tie (Ramulator 2's active buffer), so a drain or a refresh never
-    precharges a row opened for a read before that read (DRAMSim3 keeps the same work: a
-    read already in its command queue goes on during a drain).
+    (Ramulator 2's active buffer, which also lets it win ties; here it competes by age, see
+    :meth:`~.command_scheduler.CommandScheduler._refresh_bank`), so a drain or a refresh
+    never precharges a row opened for a read before that read (DRAMSim3 keeps the same
+    work: a read already in its command queue goes on during a drain).
     Alternatives: ``scheduler`` fcfs or frfcfs_cap (a bank serves at most ``row_hit_cap``
     hits in a row while an older request to another row waits), ``page_policy`` closed
     (precharge once no queued request hits the row) or adaptive (precharge after
