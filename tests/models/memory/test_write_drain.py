@@ -4,6 +4,7 @@ before its bank is precharged, whatever the mode (both engines)."""
 
 import pytest
 
+from archmodel.kernel import Simulator
 from archmodel.models.memory import PRESETS, AddressMapping, compiled_core, synthetic_stream
 from archmodel.models.memory.commands import ACT, PRE, RD, WR
 from archmodel.models.memory.command_scheduler import drain_watermarks
@@ -107,3 +108,46 @@ def test_every_activation_serves_the_burst_it_was_issued_for_on_a_read_write_mix
     assert dram.refs.value > 0 and dram.reads.value + dram.writes.value == 20_000
     assert dram.acts.value == dram.row_misses.value + dram.row_conflicts.value
     assert checker.violation_count.value == 0
+
+
+def _mix_controller(engine):
+    # (scheduling at most one cycle ahead, so a run to a time stops the work near it)
+    top, dram, checker = controller_with_checker(engine=engine, lookahead_cycles=1)
+    log = []
+    dram.add_command_listener(lambda *fields: log.append(fields))
+    dram.attach_stream(synthetic_stream("random", 4000, capacity_bytes=dram.address_map.capacity_bytes,
+                                        burst_bytes=dram.burst_bytes, seed=8, write_fraction=1 / 3))
+    return top, dram, log
+
+
+def _read_opened_beside_a_drain(state) -> bool:
+    """A bank's open row waits for a read it was opened for while writes drain, one of them to
+    another row of that bank (without the opened read the drain would precharge the row)."""
+    return state.write_mode and any(
+        seq >= 0 and any(item[0] == seq for item in state.read_queues[b])
+        and any(item[2] != state.open_rows[b] for item in state.write_queues[b])
+        for b, seq in enumerate(state.opened))
+
+
+SNAPSHOT_PS = 146 * 833  # cycle 146 of DDR4-2400R: a drain beside a row opened for a read (asserted)
+
+
+@pytest.mark.parametrize("first, second", [("python", "compiled"), ("compiled", "python")])
+def test_a_snapshot_beside_a_drain_continues_on_either_engine(first, second):
+    for name in (first, second):
+        assert name == "python" or compiled_core.available(), "numba is not installed"
+    top, dram, expected = _mix_controller("python")
+    run(top)
+    top, dram, log = _mix_controller(first)
+    sim = Simulator(top)
+    sim.run(until_ps=SNAPSHOT_PS)
+    state = dram.snapshot()
+    assert _read_opened_beside_a_drain(state)
+    done = len(log)
+    other_top, other, other_log = _mix_controller(second)
+    other_sim = Simulator(other_top)
+    other_sim.run(until_ps=SNAPSHOT_PS)
+    other.restore(state)
+    del other_log[:]
+    other_sim.run()
+    assert log[:done] + other_log == expected
