@@ -35,7 +35,7 @@ _NEVER = NEVER
 class PerBankQueues:
     """The per-bank command queues' arbitration and feeding (see the module docstring). The
     controller provides ``_cq`` (a list per bank), ``_cq_count``, ``command_queue``, the read
-    and write queues and their counts, ``_rows``, ``_hits_run``, ``_cap``, ``_nxt``,
+    and write queues, ``_leave_queue``, ``_rows``, ``_hits_run``, ``_cap``, ``_nxt``,
     ``_bases``, ``_refresh_pending``, ``_refresh_candidate``, ``_mode_flips`` and
     ``_write_mode``."""
 
@@ -103,21 +103,6 @@ class PerBankQueues:
                 break  # no later bank in the round, nor a later command of this one, comes first
         self._best = best
 
-    def _schedule_banks(self, c: int) -> int:
-        """The rest of DRAM cycle c's scheduling work with per-bank queues (the requests are in):
-        one command, then one burst into a bank's queue; return the next cycle with work."""
-        if self._dirty or self._best is None:
-            self._choose_per_bank(c)
-        best = self._best
-        if best is not None and best[0] <= c:
-            self._issue(c)
-        self._move_to_bank(c)
-        if self._move_due == c + 1:
-            self._take_next_cycle(c)
-        if self._dirty or self._best is None:
-            self._choose_per_bank(c + 1)
-        return self._next_work_cycle()
-
     def _move_to_bank(self, c: int) -> None:
         """Move the oldest burst of the queue being served whose bank's command queue has room
         into it (one per cycle), after the mode is decided."""
@@ -136,22 +121,10 @@ class PerBankQueues:
             self._move_due = _NEVER
             return
         b = oldest.bank
-        queue = queues[b]
-        queue.pop(0)
-        at = self._phase + c * self._period
-        if write:
-            if not queue:
-                del self._wq_active[b]
-            self._wq_count -= 1
-            self.write_queue_depth.set(self._wq_count, at_ps=at)
-        else:
-            if not queue:
-                del self._rq_active[b]
-            self._rq_count -= 1
-            self.read_queue_depth.set(self._rq_count, at_ps=at)
+        self._leave_queue(b, oldest, c)
         self._cq[b].append(oldest)
         self._cq_count += 1
-        self.command_queue_depth.set(self._cq_count, at_ps=at)
+        self.command_queue_depth.set(self._cq_count, at_ps=self._phase + c * self._period)
         self._options.pop(b, None)
         self._dirty = True
         self._move_due = c + 1  # perhaps another next cycle (decided then, with the mode)

@@ -396,16 +396,11 @@ class CommandScheduler(PublishesCommands):
             self.row_conflicts.value += 1
         self._hits_run[b] += 1
         self._opened.pop(b, None)
+        if self._per_bank:
+            self._leave_bank_queue(b, entry, c)
+        else:
+            self._leave_queue(b, entry, c)
         if k == RD:
-            if self._per_bank:
-                self._leave_bank_queue(b, entry, c)
-            else:
-                queue = self._rq[b]
-                queue.remove(entry)
-                if not queue:
-                    del self._rq_active[b]
-                self._rq_count -= 1
-                self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
             self.rds.value += 1
             self.reads.value += 1
             self.bytes_read.value += entry.size
@@ -416,15 +411,6 @@ class CommandScheduler(PublishesCommands):
             if self._traced:
                 self._data_bus("RD", c + timing.CL, done)
         else:
-            if self._per_bank:
-                self._leave_bank_queue(b, entry, c)
-            else:
-                queue = self._wq[b]
-                queue.remove(entry)
-                if not queue:
-                    del self._wq_active[b]
-                self._wq_count -= 1
-                self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
             left = self._pending_writes[entry.address] - 1
             if left:
                 self._pending_writes[entry.address] = left
@@ -443,6 +429,21 @@ class CommandScheduler(PublishesCommands):
                 self._to_close[b] = c if self.page_policy == "closed" else c + self.adaptive_idle_cycles
             else:
                 self._to_close.pop(b, None)
+
+    def _leave_queue(self, b: int, entry: QueuedBurst, c: int) -> None:
+        """A burst's column command issued at cycle c: it leaves bank b's read or write queue."""
+        write = entry.write
+        queue = (self._wq if write else self._rq)[b]
+        queue.remove(entry)
+        if not queue:
+            del (self._wq_active if write else self._rq_active)[b]
+        at = self._phase + c * self._period
+        if write:
+            self._wq_count -= 1
+            self.write_queue_depth.set(self._wq_count, at_ps=at)
+        else:
+            self._rq_count -= 1
+            self.read_queue_depth.set(self._rq_count, at_ps=at)
 
     # -- waveforms ----------------------------------------------------------------------
     def _bank_state(self, b: int, state: str, c: int, then: str, at: int, row: int) -> None:

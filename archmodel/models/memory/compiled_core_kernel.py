@@ -84,28 +84,13 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
     elif wq >= cf[C_HIGH] or (rq == 0 and wq > 0):
         st[WMODE] = 1
     st[HAS_BEST] = 0
+    if st[WMODE]:
+        qids, qlen = wq_ids, wq_len
+    else:
+        qids, qlen = rq_ids, rq_len
     if st[REF_PENDING]:
         # The bursts whose rows were activated for them go before the rank is precharged.
-        best_t = _NEVER
-        best_key = _NEVER
-        for b in range(cf[C_BANKS]):
-            e = opened[b, 0]
-            if e < 0:
-                continue
-            k = opened[b, 1]
-            t = ready_at(nxt, gbase, rbase, b, k)
-            if t < c:
-                t = c
-            key = e_seq[e]
-            if t < best_t or (t == best_t and key < best_key):
-                best_t = t
-                best_key = key
-                st[HAS_BEST] = 1
-                st[BEST_T] = t
-                st[BEST_SEQ] = key
-                st[BEST_B] = b
-                st[BEST_K] = k
-                st[BEST_E] = e
+        scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, True)
         if st[HAS_BEST]:
             return
         per_rank = cf[C_BANKS_PER_RANK]
@@ -137,13 +122,8 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
                 st[BEST_E] = -1
                 return
         return
-    if st[WMODE]:
-        qids, qlen = wq_ids, wq_len
-    else:
-        qids, qlen = rq_ids, rq_len
-    best_t = _NEVER
-    best_seq = _NEVER
     if cf[C_FCFS]:
+        best_seq = _NEVER
         best_b = -1
         for b in range(cf[C_BANKS]):
             if opened[b, 0] >= 0:
@@ -165,8 +145,17 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
             st[BEST_K] = k
             st[BEST_E] = e
         return
+    scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, False)
+
+
+@jit
+def scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, only_opened):
+    """The FR-FCFS scan of DramController._choose (and _opened_candidate if only_opened): the
+    earliest-ready bank candidate, oldest first among equals, into st[BEST_*]."""
+    best_t = _NEVER
+    best_seq = _NEVER
     for b in range(cf[C_BANKS]):
-        if qlen[b] == 0 and opened[b, 0] < 0:
+        if opened[b, 0] < 0 and (only_opened or qlen[b] == 0):
             continue
         k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened)
         t = ready_at(nxt, gbase, rbase, b, k)

@@ -567,15 +567,21 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, HasSchedul
             self._pull_stream(c)
         if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
             self._start_refresh()
-        if self._per_bank:
-            return self._schedule_banks(c)
+        per_bank = self._per_bank
+        choose = self._choose_per_bank if per_bank else self._choose
         if self._dirty or self._best is None:
-            self._choose(c)
+            choose(c)
         best = self._best
         if best is not None and best[0] <= c:
             self._issue(c)
-            self._take_next_cycle(c)
-            self._choose(c + 1)
+            if not per_bank:  # the issued burst left its queue
+                self._take_next_cycle(c)
+        if per_bank:
+            self._move_to_bank(c)  # (one burst leaves the read or write queue for its bank's)
+            if self._move_due == c + 1:
+                self._take_next_cycle(c)
+        if self._dirty:
+            choose(c + 1)
         return self._next_work_cycle()
 
     def _take_next_cycle(self, c: int) -> None:

@@ -9,13 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archmodel.kernel import Component, ParameterError
-from archmodel.models.memory import PRESETS, AddressMapping, DramController, DramTimingChecker, synthetic_stream
+from archmodel.kernel import ParameterError
+from archmodel.models.memory import PRESETS, AddressMapping, synthetic_stream
 from archmodel.models.memory.commands import ACT, PRE, RD, WR
-from archmodel.models.memory.timing import dram_clock, preset
-from archmodel.models.messages import MemRequest
 
-from .wiring import controller_with_checker, ported_controller, run
+from .wiring import attach_synthetic, controller_with_checker, ported_controller, run, writes_then_reads
 
 T = PRESETS["DDR4-2400R"]
 MAP = AddressMapping(T)
@@ -114,14 +112,9 @@ def test_per_bank_queues_obey_every_constraint_and_serve_every_request(standard,
                                                                       queue, depth, ranks):
     params = dict(queue="per_bank", command_queue=depth, refresh=refresh, read_queue=queue, write_queue=queue,
                   stop_when_done=refresh != "none")
-    top = Component("top", clock=dram_clock(preset(standard)))
-    dram = DramController("dram", top, standard=standard, ranks=ranks, **params)
-    checker = DramTimingChecker("checker", top, standard=standard, overrides={"ranks": ranks})
-    checker.watch(dram)
+    top, dram, checker = controller_with_checker(standard, ranks=ranks, **params)
     count = 1500
-    dram.attach_stream(synthetic_stream(pattern, count, capacity_bytes=dram.address_map.capacity_bytes,
-                                        burst_bytes=dram.burst_bytes, seed=11, write_fraction=write_fraction,
-                                        stride_bytes=4096, hot_bytes=1 << 16))
+    attach_synthetic(dram, pattern, count, write_fraction)
     run(top)
     assert dram.reads.value + dram.writes.value == count
     if refresh != "none":  # (without refresh the checker rightly reports the missing refreshes)
@@ -129,22 +122,9 @@ def test_per_bank_queues_obey_every_constraint_and_serve_every_request(standard,
 
 
 def test_through_its_ports_every_read_sees_the_earlier_writes_and_is_answered():
-    requests = []
-    for i in range(60):
-        address = (i % 5) * 64 + (i % 3) * (1 << 20)
-        if i % 2 == 0:
-            requests.append(MemRequest(address=address, size_bytes=64, is_write=True, data=bytes([i]) * 64, tag=i))
-        else:
-            requests.append(MemRequest(address=address, size_bytes=128, tag=i))
+    requests, expected = writes_then_reads(60, read_bytes=128)
     top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests, queue="per_bank")
     run(top)
-    last = {}
-    expected = {}
-    for r in requests:
-        if r.is_write:
-            last[r.address] = r.data
-        else:
-            expected[r.tag] = last.get(r.address, bytes(64)) + last.get(r.address + 64, bytes(64))
     assert {m.tag: m.data for m in sink.messages if m.data is not None} == expected
     assert [m.tag for m in sink.messages] == [r.tag for r in requests]
     assert checker.violation_count.value == 0
