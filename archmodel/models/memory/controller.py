@@ -10,7 +10,7 @@ independent :class:`~.checker.DramTimingChecker` watches.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, QuestionBackoff,
                               ParameterError, at_least, in_range, model, one_of)
@@ -27,6 +27,7 @@ from .energy import DramEnergy
 from .schedule_ahead import SchedulesAhead
 from .scheduling_state import HasSchedulingState
 from .splitting import NEVER, ResponseOrder, SplitsRequests
+from .stream_intake import TakesStreams
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
 _NEVER = NEVER
@@ -51,7 +52,7 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, HasSchedulingState, SplitsRequests, FunctionalMemory,
+class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState, SplitsRequests, FunctionalMemory,
                      Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
@@ -384,14 +385,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, HasSchedul
         self._req_on = self.req.connected
 
     # -- request intake -----------------------------------------------------------------
-    def attach_stream(self, requests: Iterable) -> None:
-        """Feed requests from an iterable inside the controller, as Ramulator's trace
-        frontend does: items are ``(cycle, address, is_write)``; each enters the queue at
-        its cycle or, when the queue is full, as soon as there is room (so an untimed trace,
-        cycle 0 everywhere, keeps the queues full). No responses are sent for them."""
-        self._stream = iter(requests)
-        self._stream_head = next(self._stream, None)
-
     def add_command_listener(self, listener) -> None:
         """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` for
         every command issued (the fields of :class:`~.commands.DramCommand`), as it is issued:
@@ -584,21 +577,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, HasSchedul
             choose(c + 1)
         return self._next_work_cycle()
 
-    def _take_next_cycle(self, c: int) -> None:
-        """A burst left a queue at cycle c, so there may be room: requests due by the next
-        cycle enter now (at c + 1), before the command of that cycle is chosen."""
-        job = self._job
-        if job is not None:
-            self._enter(c + 1, job)
-        if self._stream_due(c + 1):
-            self._pull_stream(c + 1)
-
-    def _stream_due(self, c: int) -> bool:
-        """The attached stream's next request is due by cycle c and its queue has room."""
-        head = self._stream_head
-        return head is not None and head[0] <= c and (
-            self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue)
-
     def _next_work_cycle(self) -> int:
         """The next cycle with scheduling work as things stand: a command may issue, a
         refresh falls due or the attached stream's next request may enter (_NEVER: none)."""
@@ -612,20 +590,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, HasSchedul
         if self._move_due < wake:
             wake = self._move_due
         return wake
-
-    def _pull_stream(self, c: int) -> None:
-        head = self._stream_head
-        stream = self._stream
-        while head is not None and head[0] <= c:
-            if head[2]:
-                if self._wq_count >= self.write_queue:
-                    break
-            elif self._rq_count >= self.read_queue:
-                break
-            bank, row, column = self._decode(head[1])
-            self._enqueue(c, head[1], head[2], None, self.burst_bytes, bank, row, column)
-            head = next(stream, None)
-        self._stream_head = head
 
     @property
     def idle(self) -> bool:
