@@ -140,8 +140,12 @@ class CommandScheduler(PublishesCommands):
     def _choose(self, c: int) -> None:
         """Find the next command: the earliest-ready one, oldest first among equals."""
         self._dirty = False
-        if self._mode_flips():
-            self._write_mode = not self._write_mode
+        wq, rq = self._wq_count, self._rq_count
+        if self._write_mode:
+            if wq == 0 or (wq <= self._low and rq > 0):
+                self._write_mode = False
+        elif wq >= self._high or (rq == 0 and wq > 0):
+            self._write_mode = True
         if self._write_mode != self._cands_mode:
             self._rebuild()
         if self._refresh_pending:

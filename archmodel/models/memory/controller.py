@@ -556,7 +556,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         decides never depends on the responses sent (they only leave the ResponseOrder)."""
         if self._req_on:
             self._take(c)
-        if self._stream_due(c):
+        head = self._stream_head
+        if head is not None and head[0] <= c and (
+                self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
             self._pull_stream(c)
         if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
             self._start_refresh()
@@ -585,7 +587,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         if self._refresh_due < wake and not self._refresh_pending and not self._refpb_banks:
             wake = self._refresh_due
         head = self._stream_head
-        if head is not None and head[0] < wake and self._stream_due(head[0]):
+        if head is not None and head[0] < wake and (
+                self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
             wake = head[0]
         if self._move_due < wake:
             wake = self._move_due

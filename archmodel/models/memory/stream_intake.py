@@ -27,14 +27,10 @@ class TakesStreams:
         job = self._job
         if job is not None:
             self._enter(c + 1, job)
-        if self._stream_due(c + 1):
-            self._pull_stream(c + 1)
-
-    def _stream_due(self, c: int) -> bool:
-        """The attached stream's next request is due by cycle c and its queue has room."""
         head = self._stream_head
-        return head is not None and head[0] <= c and (
-            self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue)
+        if head is not None and head[0] <= c + 1 and (
+                self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
+            self._pull_stream(c + 1)
 
     def _pull_stream(self, c: int) -> None:
         """Queue the stream's requests due by cycle c, in order, while their queues have room."""
