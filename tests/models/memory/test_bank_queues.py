@@ -6,13 +6,15 @@ constraint violated on any traffic, and the engine it runs on."""
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from archmodel.kernel import ParameterError
 from archmodel.models.memory import PRESETS, AddressMapping, synthetic_stream
 from archmodel.models.memory.commands import ACT, PRE, RD, WR
 
+from .test_port_ahead import assert_alike, run_both
+from .test_splitting import _random_requests, check_against_a_bytearray
 from .wiring import attach_synthetic, controller_with_checker, ported_controller, run, writes_then_reads
 
 T = PRESETS["DDR4-2400R"]
@@ -172,3 +174,18 @@ def test_a_snapshot_of_per_bank_queues_is_an_error():
     top, dram, checker = controller_with_checker(queue="per_bank")
     with pytest.raises(ParameterError, match="not queue per_bank's"):
         dram.snapshot()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(seed=st.integers(0, 10_000), standard=st.sampled_from(["DDR4-2400R", "HBM2E"]),
+       depth=st.sampled_from([1, 8]), spread=st.sampled_from([0, 400, 4000]), stall=st.sampled_from([0.0, 0.3]))
+def test_through_the_ports_per_bank_queues_scheduled_ahead_match_the_cycle_by_cycle_reference(seed, standard, depth,
+                                                                                             spread, stall):
+    base, span = 0, 1 << 14
+    requests = _random_requests(seed, 40, span, base)
+    cycles = sorted(random.Random(seed + 7).randrange(0, spread + 1) for _ in requests)
+    reference, ahead = run_both(standard, requests, cycles, stall=stall, seed=seed, queue="per_bank",
+                                command_queue=depth)
+    assert_alike(reference, ahead)
+    assert ahead["ticks"] <= reference["ticks"]
+    check_against_a_bytearray(requests, ahead["sink"].messages, base, span, ahead["dram"])
