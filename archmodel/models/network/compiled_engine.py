@@ -35,7 +35,7 @@ _USE_FAST = "engine='fast' runs every configuration with the same results"
 
 # Scalar configuration, at these indices of one int64 array.
 (C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
- C_DRAIN, C_WATCHDOG, CONFIG_SIZE) = range(17)
+ C_DRAIN, C_WATCHDOG, C_SW, CONFIG_SIZE) = range(18)
 # Scalar state.
 (S_CYCLE, S_CHECK, S_OUTSTANDING, S_MEASURED, S_UNMEASURED, S_ACCEPTED, S_OFFERED, S_MOVED, S_EVENTS,
  STATE_SIZE) = range(10)
@@ -113,8 +113,8 @@ def _kernel():
                         st[S_OUTSTANDING] -= 1
                         if st[S_OUTSTANDING] == 0 and now >= end_ps:
                             stop_measured = True
-                    # The credit goes back with the interface's word this edge.
-                    at = (c + cfg[C_INJ]) % W
+                    # The credit goes back with the interface's word credit_delay edges on.
+                    at = (c + cfg[C_CR] + cfg[C_INJ]) % W
                     m = ev_n[at]
                     ev_kind[at, m] = CREDIT_TO_ROUTER
                     ev_a[at, m] = (term_router[t] * P + term_port[t]) * V + a % V
@@ -310,8 +310,12 @@ def _kernel():
                         ev_a[at, m] = out_target[r, o] * V + ow
                     ev_b[at, m] = pid
                     ev_n[at] = m + 1
-                    # The freed slot's credit goes upstream on the link leaving port p.
-                    at = (c + cfg[C_CR] + out_lat[r, p]) % W
+                    # The freed slot's credit goes upstream on the link leaving port p when
+                    # switch allocation completes, credit_delay later for a router to process.
+                    if out_kind[r, p] == 1:
+                        at = (c + cfg[C_SW] + cfg[C_CR] + out_lat[r, p]) % W
+                    else:
+                        at = (c + cfg[C_SW] + out_lat[r, p]) % W
                     m = ev_n[at]
                     if out_kind[r, p] == 1:
                         ev_kind[at, m] = CREDIT_TO_ROUTER
@@ -383,7 +387,8 @@ def refusal(noc) -> str | None:
         return "injection on some VCs only (it needs every VC)"
     links = [pm.latency(u, v) for u in pm.routers for v in pm.neighbour[u] if v is not None]
     widest = max(links + [noc.ejection_latency])
-    longest = max(noc.sw_alloc_delay + noc.st_delay + widest, noc.credit_delay + widest, noc.injection_cycles)
+    longest = max(noc.sw_alloc_delay + noc.st_delay + widest, noc.sw_alloc_delay + noc.credit_delay + widest,
+                  noc.credit_delay + noc.injection_cycles)
     if longest >= _WHEEL:
         return f"delays of {longest} cycles (only below {_WHEEL})"
     return None
@@ -519,7 +524,7 @@ class CompiledNocEngine(Component):
         cfg[[C_R, C_P, C_V, C_DEPTH, C_T]] = R, P, V, D, T
         cfg[C_VA], cfg[C_ST], cfg[C_CR], cfg[C_RC] = (noc.vc_alloc_delay, noc.sw_alloc_delay + noc.st_delay,
                                                       noc.credit_delay, noc.routing_delay)
-        cfg[C_INJ], cfg[C_PERIOD], cfg[C_PHASE] = noc.injection_cycles, period, phase
+        cfg[C_INJ], cfg[C_PERIOD], cfg[C_PHASE], cfg[C_SW] = noc.injection_cycles, period, phase, noc.sw_alloc_delay
         cfg[C_START], cfg[C_END], cfg[C_DRAIN], cfg[C_WATCHDOG] = meas.start_ps, meas.end_ps, noc.drain_limit, noc.watchdog
         st = np.zeros(STATE_SIZE, np.int64)
         st[S_CYCLE] = self.domain.cycle_of(self.sim.now)

@@ -373,7 +373,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         for r in self.busy_routers:
             router = routers[r]
             if router.arbitrate(now):
-                for at in (now + router.st_total, now + router.cr_delay):
+                for at in (now + router.st_total, *[now + d for d in router.credit_times]):
                     senders = sends.get(at)
                     if senders is None:
                         sends[at] = {r}
@@ -394,6 +394,8 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         r_wheel, n_wheel = self.r_wheel, self.n_wheel
         for r in senders:
             words = routers[r].words_due(now)
+            if words is None:  # a credit time no winner of that edge used
+                continue
             row = links[r]
             for p, (flit, credit) in words.items():
                 to_router, target, port, delay = row[p]

@@ -162,7 +162,7 @@ class Noc(Component):
     vc_alloc_delay = Param(int, 1, "router: cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 1, "router: cycles of switch allocation", unit="cycles", check=at_least(0))
     st_delay = Param(int, 1, "router: cycles of switch traversal", unit="cycles", check=at_least(0))
-    credit_delay = Param(int, 0, "router: cycles before a freed buffer's credit is sent", unit="cycles",
+    credit_delay = Param(int, 0, "router: cycles to process a returned credit", unit="cycles",
                          check=at_least(0))
     allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
     alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
@@ -258,7 +258,9 @@ class Noc(Component):
         interface_class = NetworkInterface if self.memory_map is None else MemoryMappedInterface
         for t in range(pm.terminals):
             ni = interface_class(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
-                                 buffer_depth=self.buffer_depth, flit_bits=self.flit_bits, traffic=self.traffic,
+                                 buffer_depth=self.buffer_depth, credit_delay=self.credit_delay,
+                                 wait_for_tail_credit=self.wait_for_tail_credit, flit_bits=self.flit_bits,
+                                 traffic=self.traffic,
                                  rate=self.rate, packet_size=self.packet_size, injection=self.injection,
                                  burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
                                  hotspot_fraction=self.hotspot_fraction)

@@ -34,10 +34,15 @@ class NocRouter(RouterReports, Component):
     ``t + routing_delay``, may win the switch ``vc_alloc_delay`` cycles later, and is sent on the
     output link ``sw_alloc_delay + st_delay`` cycles after winning; the link adds its latency.
     So a hop costs ``routing_delay + vc_alloc_delay + sw_alloc_delay + st_delay + link latency``
-    cycles; body flits follow one per cycle. A flit's credit returns upstream
-    ``credit_delay`` cycles after it leaves its buffer (plus the link latency back). The output
-    VC is free for another packet once the tail has left, or, with ``wait_for_tail_credit``,
-    once the tail's credit has come back (downstream buffer empty).
+    cycles; body flits follow one per cycle. A flit's credit leaves when switch allocation
+    completes (``sw_alloc_delay`` cycles after the flit won: BookSim sends it at the end of its
+    allocation cycle, and its channels take one cycle more than their latency, which for flits
+    the stage delays already hold), crosses the link back, and the upstream router uses it
+    ``credit_delay`` cycles after it arrives (BookSim's credit processing delay, charged by
+    the receiver, so a credit for an interface is not delayed and an interface's credit for
+    its router is: :class:`~.interface.NetworkInterface` holds it that long). The output VC is
+    free for another packet once the tail has left, or, with ``wait_for_tail_credit``, once the
+    tail's credit has been processed (downstream buffer empty).
 
     Links carry :data:`~archmodel.models.network.flit.LinkWord` pairs (flit, returned credit), so
     port ``i`` of ``inp`` and ``out`` lead to the same neighbour (local ports first, then
@@ -61,8 +66,8 @@ class NocRouter(RouterReports, Component):
     vc_alloc_delay = Param(int, 1, "cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 1, "cycles of switch allocation", unit="cycles", check=at_least(0))
     st_delay = Param(int, 1, "cycles of switch traversal", unit="cycles", check=at_least(0))
-    credit_delay = Param(int, 0, "cycles between a flit leaving its buffer and its credit being sent",
-                         unit="cycles", check=at_least(0))
+    credit_delay = Param(int, 0, "cycles an upstream router takes to process a returned credit "
+                         "(BookSim's credit_delay)", unit="cycles", check=at_least(0))
     allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
     alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
     wait_for_tail_credit = Param(bool, False, "free an output VC only when the tail's credit returns")
@@ -121,6 +126,7 @@ class NocRouter(RouterReports, Component):
         self.occ = [self.register(f"occ{p}_{w}", 0, width=max(1, self.buffer_depth.bit_length()))
                     for p in range(self.inputs) for w in range(v)]
         self.route_fn = None
+        self.terminal_ports: set = set()  # input ports fed by an interface (attach_routing)
         self.downstream = None  # per output port, the input it feeds (set by the network-level engine)
         self.route_masks: dict = {}
         self.port_of = [ivc // v for ivc in range(self.in_vcs)]
@@ -132,6 +138,9 @@ class NocRouter(RouterReports, Component):
     def attach_routing(self, routing) -> None:
         """Use ``routing`` (a :class:`~archmodel.models.network.routing.Routing`) for this router."""
         self.route_fn = routing.for_router(self)
+        # Ports with no router behind them lead to terminals, whose interfaces process a
+        # credit the edge it arrives.
+        self.terminal_ports = {p for p, n in enumerate(routing.ports.neighbour[self.node]) if n is None}
 
     def start(self) -> None:
         if self.route_fn is None:
@@ -156,7 +165,12 @@ class NocRouter(RouterReports, Component):
         self.va_ready_delay = self.vc_alloc_delay * period
         self.rc_delay = self.routing_delay * period
         self.st_total = (self.sw_alloc_delay + self.st_delay) * period
-        self.cr_delay = self.credit_delay * period
+        # Per input port, from a flit winning the switch to its credit's arrival upstream
+        # being acted on, less the link: the credit leaves when switch allocation completes,
+        # and a router upstream takes credit_delay more to process it.
+        self.credit_after = [(self.sw_alloc_delay + (0 if p in self.terminal_ports else self.credit_delay)) * period
+                             for p in range(self.inputs)]
+        self.credit_times = sorted(set(self.credit_after))
         self.allocate = ALLOCATORS[self.allocator]
         self.random = random.Random(int(rng.integers(1 << 62)))
         self.trace_occ = trace_occupancy
@@ -229,7 +243,7 @@ class NocRouter(RouterReports, Component):
     def arbitrate(self, now: int) -> bool:
         """VC allocation for the waiting heads, then switch allocation; returns whether flits
         won the switch (their words are due at ``now + st_total``, their credits upstream at
-        ``now + cr_delay``, see :meth:`words_due`)."""
+        ``now`` plus one of ``credit_times``, see :meth:`words_due`)."""
         if self.va_waiting:
             self._allocate_vcs(now)
         return bool(self.sa_active) and self._allocate_switch(now)
@@ -592,15 +606,12 @@ class NocRouter(RouterReports, Component):
         port_of = self.port_of
         out_port_of = self.out_port_of
         leave = now + self.st_total
-        credit_at = now + self.cr_delay
+        credit_after = self.credit_after
         buf = self.buf
         outbox = self.outbox
         flit_words = outbox.get(leave)
         if flit_words is None:
             flit_words = outbox[leave] = {}
-        credit_words = outbox.get(credit_at)
-        if credit_words is None:
-            credit_words = outbox[credit_at] = {}
         leaving = self.leaving
         trace_occ = self.trace_occ
         sa_active = self.sa_active
@@ -622,6 +633,10 @@ class NocRouter(RouterReports, Component):
                 word[0] = flit
             leaving[o] += 1
             p = port_of[ivc]
+            credit_at = now + credit_after[p]
+            credit_words = outbox.get(credit_at)
+            if credit_words is None:
+                credit_words = outbox[credit_at] = {}
             word = credit_words.get(p)
             if word is None:
                 credit_words[p] = [None, ivc - p * v]
