@@ -15,7 +15,8 @@ from .flit import Flit, NetPacket
 from .interface import NetworkInterface
 from .link import DieToDieLink
 from .memory_interface import MemoryMappedInterface
-from .network import NetworkMeasurement, Noc
+from .measurement import NetworkMeasurement
+from .network import Noc
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators

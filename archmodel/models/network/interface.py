@@ -144,10 +144,8 @@ class NetworkInterface(Component):
         packet = NetPacket((self.terminal << 32) | self.packet_ids, self.terminal, dest, size, now, payload, measured)
         self.packet_ids += 1
         self.created.value += 1
-        if measured:
+        if meas is not None:
             meas.created(packet)
-        elif meas is not None:
-            meas.unmeasured += 1
         self.queue.append(packet)
         if self.monitor_hook is not None:
             self.monitor_hook()
