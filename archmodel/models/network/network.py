@@ -114,7 +114,11 @@ class Noc(Component):
     cycle. The run warms up for ``warmup_periods`` x ``sample_period`` cycles, then measures the
     packets created during ``sample_periods`` x ``sample_period`` cycles and, with
     ``stop_when_measured``, stops when all of them have arrived (injection continues meanwhile)
-    or after ``drain_limit`` more cycles (then the point is past saturation).
+    or, unstable (past saturation), after ``drain_limit`` more cycles or, with
+    ``stability = "latency"`` (BookSim's rule, the default), at the first sample boundary where
+    the running average latency of the packets delivered and in flight passes
+    ``latency_threshold`` (:class:`~.measurement.NetworkMeasurement`); ``stability = "drain"``
+    leaves only the drain limit, recording the crossing (``measurement.exceeded_ps``).
     ``packet_latency`` (creation to tail arrival, source queueing included) and
     ``network_latency`` (head injection to tail arrival) are in cycles; ``accepted`` is
     flits per terminal per cycle arriving during the window. Every ``watchdog`` cycles a

@@ -8,7 +8,7 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
-from .allocators import ALLOCATORS, islip_shared, set_bits
+from .allocators import ALLOCATORS, islip_ports, islip_shared, set_bits
 from .router_reports import RouterReports
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
@@ -531,7 +531,8 @@ class NocRouter(RouterReports, Component):
                 vc_ptr[p] = (ivc - p * v + 1) % v
                 winners.append(ivc)
         elif self.alloc_iterations == 1:
-            winners = self._islip_ports(by_port)
+            winners = islip_ports(by_port, self.ivc_out, self.out_port_of, self.sa_in_ptr, self.sa_out_ptr,
+                                  self.sa_vc_ptr, n_in, n_out, v)
         else:
             winners = []
             requests = {p: sorted({out_port_of[ivc_out[i]] for i in w}) for p, w in by_port.items()}
@@ -546,56 +547,6 @@ class NocRouter(RouterReports, Component):
             winners.sort()  # a canonical order, whatever the set's history (routing may draw random numbers)
         self._traverse(winners, now)
         return True
-
-    def _islip_ports(self, by_port: dict) -> list:
-        """Switch allocation by one iSLIP round over ``by_port`` (input port -> its ready
-        input VCs): exactly :func:`~.allocators.islip` with ``iterations=1`` on the ports' output
-        requests, then each winning input's VC arbiter picks among its VCs for the granted output.
-        Returns the winning input VCs."""
-        v = self.vcs
-        ivc_out = self.ivc_out
-        out_port_of = self.out_port_of
-        in_ptr, out_ptr, vc_ptr = self.sa_in_ptr, self.sa_out_ptr, self.sa_vc_ptr
-        n_in, n_out = self.inputs, self.outputs
-        wanted: dict = {}  # output port -> input ports requesting it
-        for p, w in by_port.items():
-            outs = (out_port_of[ivc_out[w[0]]],) if len(w) == 1 else {out_port_of[ivc_out[i]] for i in w}
-            for o in outs:
-                ps = wanted.get(o)
-                if ps is None:
-                    wanted[o] = [p]
-                else:
-                    ps.append(p)
-        offers: dict = {}  # input port -> outputs granting it
-        for o, ps in wanted.items():
-            if len(ps) == 1:
-                p = ps[0]
-            else:
-                start = out_ptr[o]
-                p = min(ps, key=lambda q: (q - start) % n_in)
-            granted = offers.get(p)
-            if granted is None:
-                offers[p] = [o]
-            else:
-                granted.append(o)
-        winners = []
-        for p, granted in offers.items():
-            if len(granted) == 1:
-                o = granted[0]
-            else:
-                start = in_ptr[p]
-                o = min(granted, key=lambda x: (x - start) % n_out)
-            out_ptr[o] = (p + 1) % n_in
-            in_ptr[p] = (o + 1) % n_out
-            choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
-            if len(choice) == 1:
-                ivc = choice[0]
-            else:
-                start = p * v + vc_ptr[p]
-                ivc = min(choice, key=lambda i: (i - start) % v)
-            vc_ptr[p] = (ivc - p * v + 1) % v
-            winners.append(ivc)
-        return winners
 
     def _traverse(self, winners, now: int) -> None:
         """The switch allocation winners' flits leave their buffers: each is queued for its
