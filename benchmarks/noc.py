@@ -34,7 +34,7 @@ import argparse
 import time
 
 from archmodel.kernel import ParameterError
-from archmodel.models.network.measure import plot_png, run_point, saturation_rate, write_csv
+from archmodel.experiments.network import plot_png, run_point, saturation_rate, write_csv
 
 # stability="drain" runs every point to the drain rule's verdict, which also tells the latency
 # rule's (BookSim's: it would have stopped at the first boundary past the threshold).

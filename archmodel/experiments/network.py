@@ -15,7 +15,7 @@ from pathlib import Path
 
 from archmodel.kernel import ArchError, Simulator
 
-from .network import Noc
+from ..models.network import Noc
 
 FIELDS = ("rate", "offered", "accepted", "packet_latency", "network_latency", "p99_latency", "packets",
           "cycles", "stable", "stable_latency", "stable_drain", "router_cycles_per_s")
