@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model
+from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model, one_of
 from archmodel.models.messages import MemRequest
 
 
@@ -100,11 +100,19 @@ class ReferenceCore(Component):
     instructions (compute is a count of cycles that only delays dispatch), store-to-load
     forwarding, speculation past an unknown store address (a load waits only for older
     references to its own word), and more than one memory port.
+
+    ``engine``: ``compiled`` computes the core and the cache it reaches alone in one numba
+    loop, many cycles at once (:mod:`.compiled_reference`, which says where it applies),
+    with the same cycles and statistics; ``python`` runs the Python models; ``auto`` takes
+    the compiled loop where it applies.
     """
 
     window = Param(int, 16, "references in the window at most (reorder buffer / load-store queue entries)",
                    check=at_least(1))
     check_reads = Param(bool, True, "compare every read answer with the workload's expected value")
+    engine = Param(str, "auto", "compiled: the core and its private cache in one numba loop (where it applies); "
+                   "python: the Python models; auto: compiled where it applies", check=one_of("auto", "python",
+                                                                                             "compiled"))
 
     req = Out("memory references (MemRequest)", pair="resp")
     resp = In("answers (MemResponse), any order (matched by tag)")
@@ -125,6 +133,7 @@ class ReferenceCore(Component):
         self.done_cycle = -1
         self._finish: list[Callable] = []
         self._ends, self._barrier = [], None
+        self.compiled = None  # the compiled pair (core and cache) when the run computes in it
 
     def load(self, stream: References, phase_ends: list[int] | None = None, barrier: Barrier | None = None) -> None:
         """The references to play from the first edge; with ``phase_ends`` (the index after
@@ -144,6 +153,16 @@ class ReferenceCore(Component):
         self._value = stream.value.tolist()
         self._check = stream.check.tolist()
 
+    @property
+    def phase_ends(self) -> list[int]:
+        """The index after each phase's last reference (every phase but the last)."""
+        return list(self._ends)
+
+    @property
+    def barrier(self) -> Barrier | None:
+        """The barrier the core meets between phases."""
+        return self._barrier
+
     def on_finish(self, callback: Callable) -> None:
         """Call ``callback(core)`` once the last answer arrived."""
         self._finish.append(callback)
@@ -160,6 +179,34 @@ class ReferenceCore(Component):
         self._earliest = self._gap[0] if n else 0  # the first cycle the next reference may enter
         if n:
             self.compute_cycles.value += self._gap[0]
+        self._choose_engine()
+
+    def _choose_engine(self) -> None:
+        """Hand the run to the compiled pair when ``engine`` asks for it and it applies."""
+        if self.engine == "python":
+            return
+        from .compiled_reference import CompiledPair, unsupported
+        channel = self.req.channel
+        cache = channel.dst_owner if channel is not None else None
+        why = unsupported(self, cache)
+        if why is not None:
+            if self.engine == "compiled":
+                self.fail(f"engine 'compiled' does not apply: {why} (use engine = \"auto\")")
+            return
+        self.compiled = CompiledPair(self, cache)
+        cache.drive_with(self.compiled)
+
+    def earliest_send_ps(self, port) -> int | None:
+        """Never while the compiled pair runs: its requests stay inside the pair."""
+        return None if self.compiled is not None else super().earliest_send_ps(port)
+
+    def reaction_ps(self, inp, out) -> int | None:
+        """None while the compiled pair runs (nothing arrives, nothing leaves)."""
+        return None if self.compiled is not None else super().reaction_ps(inp, out)
+
+    def finish_at(self, cycle: int) -> None:
+        """The compiled pair took the last answer at ``cycle``: the core is done."""
+        self._finished(cycle)
 
     @property
     def done(self) -> bool:
@@ -168,7 +215,7 @@ class ReferenceCore(Component):
 
     def tick(self) -> None:
         c = self.cycle
-        if self.stream is None or self.done_cycle >= 0:
+        if self.stream is None or self.done_cycle >= 0 or self.compiled is not None:
             self.sleep()
             return
         if self.resp.valid:
@@ -185,9 +232,14 @@ class ReferenceCore(Component):
             self._stall(c, self.dependence_stalls)
         # Nothing more this cycle: an answer, a credit, the release or the next entry wakes it.
         at_barrier = self._phase < len(self._ends) and self._entered == self._ends[self._phase]
-        if self._entered < len(self._addr) and not at_barrier and self._entered - self._retired < self.window:
+        more = self._entered < len(self._addr) and not at_barrier
+        if more and self._entered - self._retired < self.window:
             self.sleep_for(max(1, self._earliest - c))
         else:
+            if more:
+                # The window is full: the next reference stalls from the cycle it could enter,
+                # though the core sleeps through it (until an answer retires one).
+                self._stall(max(c, self._earliest), self.window_stalls)
             self.sleep()
 
     def _enter(self, c: int) -> None:
@@ -285,5 +337,8 @@ class ReferenceCore(Component):
 
     def holding(self) -> str | None:
         """References in the window."""
-        flying = self._entered - self._retired if self.stream is not None else 0
+        if self.compiled is not None:
+            flying = 0 if self.done else self.compiled.in_window()
+        else:
+            flying = self._entered - self._retired if self.stream is not None else 0
         return f"{flying} references in the window" if flying else None
