@@ -18,7 +18,9 @@ Two tables, each measured in one run:
   (``CacheArray.access``, untimed, the pycachesim-equivalent work) and its numba loop
   (``compiled_tags.play``), then the whole timed
   path (ReferenceCore -> Cache -> memory) with an ideal fixed-latency memory and with the
-  DDR4 controller. Rates are accesses per second of process CPU time; the ratio is over
+  DDR4 controller, each with the Python models and with the compiled pair (the core and
+  its cache in one numba loop, computing ahead; the two must agree on the cycles and every
+  cache statistic, and the last column is the compiled pair's speed-up over Python). Rates are accesses per second of process CPU time; the ratio is over
   pycachesim's rate. The hit counts of the tag store and pycachesim must agree (the
   benchmark stops otherwise).
 """
@@ -130,9 +132,9 @@ def _compiled(lines: list, writes: list, sets: int, ways: int) -> tuple[int, flo
     return counts["read_hits"], time.process_time() - start
 
 
-def _timed(stream: References, image: MemoryImage, memory_kind: str, size: int) -> float:
+def _timed(stream: References, image: MemoryImage, memory_kind: str, size: int, engine: str) -> tuple[float, dict]:
     top = Component("top", clock=ClockDomain("clk", 500))
-    core = ReferenceCore("core", top, window=16)
+    core = ReferenceCore("core", top, window=16, engine=engine)
     cache = Cache("llc", top, size_bytes=size, ways=8, hit_latency_cycles=20, mshrs=16)
     if memory_kind == "ideal":
         memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=1 << 28, latency_cycles=100)
@@ -150,7 +152,13 @@ def _timed(stream: References, image: MemoryImage, memory_kind: str, size: int) 
     Simulator(top).run()
     cpu = time.process_time() - start
     assert core.done and cache.accesses.value == len(stream)
-    return cpu
+    assert (core.compiled is not None) == (engine == "compiled")
+    return cpu, {"cycles": core.done_cycle, **{s.name: s.summary() for s in cache.stats}}
+
+
+def _warm_compiled(stream: References, image: MemoryImage, size: int) -> None:
+    """Compile (or load from numba's cache) the pair's loop outside the timing."""
+    _timed(References(*(getattr(stream, k)[:64] for k in References.__slots__)), image, "ideal", size, "compiled")
 
 
 def speed_table(quick: bool) -> list[dict]:
@@ -167,16 +175,24 @@ def speed_table(quick: bool) -> list[dict]:
         raise SystemExit(f"read hits: tag store {our_hits}, compiled {compiled_hits}, pycachesim {peer_hits}")
     rows = [dict(engine="pycachesim (C backend), LRU", cpu_s=peer_cpu),
             dict(engine="archmodel CacheArray (untimed tags)", cpu_s=our_cpu),
-            dict(engine="archmodel compiled tags (numba, untimed)", cpu_s=max(compiled_cpu, 1e-6)),
-            dict(engine="core + Cache + ideal memory (timed)", cpu_s=_timed(stream, image, "ideal", size)),
-            dict(engine="core + Cache + DDR4 controller (timed)", cpu_s=_timed(stream, image, "dram", size))]
+            dict(engine="archmodel compiled tags (numba, untimed)", cpu_s=max(compiled_cpu, 1e-6))]
+    _warm_compiled(stream, image, size)
+    for memory_kind, label in (("ideal", "ideal memory"), ("dram", "DDR4 controller")):
+        timed = {}
+        for engine in ("python", "compiled"):
+            cpu, timed[engine] = _timed(stream, image, memory_kind, size, engine)
+            rows.append(dict(engine=f"core + Cache + {label} (timed, {engine})", cpu_s=cpu))
+        if timed["python"] != timed["compiled"]:
+            raise SystemExit(f"timed {memory_kind}: the compiled pair and the Python models disagree")
+        rows[-1]["vs_python"] = rows[-2]["cpu_s"] / rows[-1]["cpu_s"]
     print(f"\nCache speed: PageRank's stream, {n} references, {size // 1024} KiB {ways}-way LLC "
           f"({peer_hits} read hits in both)")
-    print(f"{'engine':<42}{'accesses/s':>14}{'CPU s':>10}{'vs pycachesim':>16}")
+    print(f"{'engine':<50}{'accesses/s':>14}{'CPU s':>10}{'vs pycachesim':>16}{'vs python':>11}")
     for r in rows:
         r["accesses_per_s"] = n / r["cpu_s"]
         r["ratio"] = r["accesses_per_s"] / rows[0]["accesses_per_s"]
-        print(f"{r['engine']:<42}{r['accesses_per_s']:>14,.0f}{r['cpu_s']:>10.2f}{r['ratio']:>15.2f}x")
+        versus = f"{r['vs_python']:>10.1f}x" if "vs_python" in r else ""
+        print(f"{r['engine']:<50}{r['accesses_per_s']:>14,.0f}{r['cpu_s']:>10.2f}{r['ratio']:>15.2f}x{versus}")
     return rows
 
 

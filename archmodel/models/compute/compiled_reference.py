@@ -56,12 +56,16 @@ def unsupported(core, cache) -> str | None:
     if core.sim.observers:
         return "the run is traced (waveforms come from the Python models)"
     stream = core.stream
-    if stream is None or not len(stream):
+    if stream is None:
         return f"{core.path} has no references"
     if core.barrier is not None and core.barrier.cores != 1:
         return f"{core.path} meets {core.barrier.cores} cores at its barrier"
-    inside = stream.address & (cache.line_bytes - 1)
-    if (inside + stream.size > cache.line_bytes).any():
+    return _crossing(stream, cache.line_bytes)
+
+
+def _crossing(stream, line_bytes: int) -> str | None:
+    inside = stream.address & (line_bytes - 1)
+    if (inside + stream.size > line_bytes).any():
         return "a reference crosses a cache line"
     return None
 
@@ -72,10 +76,6 @@ class CompiledPair:
     def __init__(self, core, cache):
         self.core, self.cache = core, cache
         s = core.stream
-        self.addr, self.size, self.write, self.gap = s.address, s.size, s.write.astype(np.bool_), s.gap
-        self.dep, self.value, self.check = s.dep, s.value, s.check.astype(np.bool_)
-        self.ends = np.asarray(core.phase_ends, dtype=np.int64)
-        n = len(s)
         shift = cache.line_bytes.bit_length() - 1
         sets, ways, queue = cache.sets, cache.ways, cache.queue
         rq, rs = core.req.channel, core.resp.channel
@@ -85,13 +85,12 @@ class CompiledPair:
                              cache.in_order, core.window, rq.latency, rq.capacity, rs.latency, rs.capacity,
                              core.check_reads, barrier_latency], dtype=np.int64)
         self.cs = np.zeros(loop.CORE_SCALARS, dtype=np.int64)
-        self.cs[[loop.WIN_SINCE, loop.DEP_SINCE, loop.DONE, loop.BAD]] = -1
-        self.cs[loop.EARLIEST] = self.cs[loop.COMPUTE] = s.gap[0]
+        self.cs[[loop.WIN_SINCE, loop.DEP_SINCE, loop.DONE, loop.BAD, loop.LAST_ENTRY]] = -1
+        self._phase(s)
         self.ks = np.zeros(loop.CACHE_SCALARS, dtype=np.int64)
         self.ks[loop.CUR] = -1
         self.qs = np.zeros(6, dtype=np.int64)
         self.qs[[loop.RQ_TAKEN, loop.RS_TAKEN]] = -1
-        self.answered = np.zeros(n, dtype=np.uint8)
         self.waiting = np.zeros(core.window, dtype=np.int64)
         self.older = np.zeros(2 * core.window, dtype=np.int64)
         self.tags = np.full((sets, ways), -1, dtype=np.int64)
@@ -114,8 +113,6 @@ class CompiledPair:
         self.o_line = np.zeros(out, dtype=np.int64)
         self.o_tag = np.zeros(out, dtype=np.int64)
         self.o_data = np.zeros((out, cache.line_bytes), dtype=np.uint8)
-        self.outbox = np.zeros(4, dtype=np.int64)
-        self.outbox_data = np.zeros(cache.line_bytes, dtype=np.uint8)
         self.rq_arr = np.zeros(rq.capacity, dtype=np.int64)
         self.rq_ref = np.zeros(rq.capacity, dtype=np.int64)
         self.rs_arr = np.zeros(rs.capacity, dtype=np.int64)
@@ -126,6 +123,19 @@ class CompiledPair:
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
         self.exits: dict = {}
         self.finished = False
+
+    def _phase(self, s) -> None:
+        """Play phase ``s`` next: its first reference enters ``gap[0]`` cycles after the
+        last one of the phase before (and not before the barrier released the core)."""
+        self.addr, self.size, self.write, self.gap = s.address, s.size, s.write.astype(np.bool_), s.gap
+        self.dep, self.value, self.check = s.dep, s.value, s.check.astype(np.bool_)
+        self.answered = np.zeros(len(s), dtype=np.uint8)
+        cs = self.cs
+        cs[[loop.ENTERED, loop.RETIRED, loop.ANSWERED]] = 0
+        cs[loop.MORE] = self.core.more_phases
+        if len(s):
+            cs[loop.EARLIEST] = max(cs[loop.EARLIEST], cs[loop.LAST_ENTRY] + 1 + s.gap[0])
+            cs[loop.COMPUTE] += s.gap[0]
 
     # -- the cache's tick ---------------------------------------------------------------
     def tick(self) -> None:
@@ -142,32 +152,36 @@ class CompiledPair:
                 cache.miss_latency.sample(c - leave)
                 data = np.frombuffer(answer.data, dtype=np.uint8)
             else:
-                data = self.outbox_data[:0]
+                data = self.data[0, 0, :0]
             loop.fill(c, kind, line, data, self.geo, self.ks, self.tags, self.valid, self.data, self.mline,
                       self.mcount, self.mtarg, self.job_ref, self.job_left, self.job_done, self.job_val, self.addr,
                       self.size, self.write, self.value)
             self.ks[loop.WAKE] = min(self.ks[loop.WAKE], c)  # an arrival wakes the cache
             self.ks[loop.MEM_WAITING] = len(cache.mem_resp)
         ks = self.ks
-        due = ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c
-        can_send = bool(due and cache.mem_req.ready)
+        if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and cache.mem_req.ready:
+            self._send()
         end = self._end(c)
-        before = self.cs[loop.REFS] + self.cs[loop.ANSWERED]
-        ran, reason = loop.run(c, end, can_send, self.geo, self.cs, ks, self.qs, self.addr, self.size, self.write,
-                               self.gap, self.dep, self.value, self.check, self.ends, self.answered, self.waiting,
-                               self.older, self.tags, self.age, self.dirty, self.valid, self.data, self.mline,
-                               self.mcount, self.mtarg, self.job_ref, self.job_left, self.job_done, self.job_val,
-                               self.job_free, self.jq, self.o_leave, self.o_kind, self.o_line, self.o_tag,
-                               self.o_data, self.outbox, self.outbox_data, self.rq_arr, self.rq_ref, self.rs_arr,
-                               self.rs_ref, self.rs_val)
+        before = self.cs[loop.REFS]
+        ran = 0
+        while True:
+            more, reason = self._run(c, c + ran, end)
+            ran += more
+            if reason != loop.EXIT_PHASE:
+                break
+            stream = self.core.next_phase()
+            why = _crossing(stream, cache.line_bytes)
+            if why is not None:
+                self.core.fail(f"engine 'compiled': {why} in a later phase")
+            self._phase(stream)  # and compute on into it, as far as the batch may go
+            if c + ran >= end:
+                break
         self.cycles += ran
         self.batches += 1
         name = loop.EXIT_REASONS[reason]
         self.exits[name] = self.exits.get(name, 0) + 1
-        if self.outbox[loop.OB_KIND] != loop.KIND_NONE:
-            self._send()
-        if self.cs[loop.REFS] + self.cs[loop.ANSWERED] != before:
-            cache.progress()
+        if self.cs[loop.REFS] != before or reason == loop.EXIT_PHASE:
+            self.core.progress()  # the core holds the work the watchdog watches
         if reason == loop.EXIT_BAD:
             self.publish()
             self.finished = True
@@ -179,6 +193,14 @@ class CompiledPair:
             cache.sleep()
             return
         cache.sleep_for(ran)
+
+    def _run(self, now: int, start: int, end: int) -> tuple[int, int]:
+        return loop.run(now, start, end, self.geo, self.cs, self.ks, self.qs, self.addr, self.size, self.write,
+                        self.gap, self.dep, self.value, self.check, self.answered, self.waiting, self.older,
+                        self.tags, self.age, self.dirty, self.valid, self.data, self.mline, self.mcount, self.mtarg,
+                        self.job_ref, self.job_left, self.job_done, self.job_val, self.job_free, self.jq,
+                        self.o_leave, self.o_kind, self.o_line, self.o_tag, self.o_data, self.rq_arr, self.rq_ref,
+                        self.rs_arr, self.rs_ref, self.rs_val)
 
     def _end(self, c: int) -> int:
         """The end of the batch from cycle ``c``: the run's limit, the watchdog's deadline,
@@ -199,14 +221,17 @@ class CompiledPair:
         return end
 
     def _send(self) -> None:
-        cache, box = self.cache, self.outbox
-        kind, line, tag, leave = (int(v) for v in box)
+        """The line at the head of the queue to memory leaves now (the channel is ready)."""
+        cache, ks = self.cache, self.ks
+        h = int(ks[loop.O_HEAD])
+        kind, line, tag, leave = int(self.o_kind[h]), int(self.o_line[h]), int(self.o_tag[h]), int(self.o_leave[h])
         write = kind == loop.KIND_WB
         request = MemRequest(address=line * cache.line_bytes, size_bytes=cache.line_bytes, is_write=write,
-                             data=self.outbox_data.tobytes() if write else None, source=cache.path, tag=tag,
+                             data=self.o_data[h].tobytes() if write else None, source=cache.path, tag=tag,
                              created_ps=cache.sim.now)
-        if not cache.mem_req.try_send(request):
-            raise AssertionError(f"{cache.path}: the compiled pair sent on {cache.mem_req.path} without a credit")
+        cache.mem_req.send(request)
+        ks[loop.O_HEAD] = (h + 1) % len(self.o_leave)
+        ks[loop.O_LEN] -= 1
         self.sent[tag] = (kind, line, leave)
 
     def _bad_read(self, i: int) -> str:

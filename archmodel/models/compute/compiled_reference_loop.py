@@ -16,7 +16,10 @@ arriving, a fill, a credit it waited for, or the time it asked for) to count the
 
 Only the first cycle of a batch may touch the outside (take a fill that arrived, send a
 line to memory, finish): the loop stops before any later cycle that would, so the driver
-does those at the kernel's time of that cycle.
+does those at the kernel's time of that cycle. A line leaves at the end of the Python
+cache's tick, but which line leaves at cycle c is known at its start (a line queued at c
+leaves at c + 1 at the earliest), so the driver sends it before the loop runs c, and asks
+the lookahead with the memory below already holding it.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ RRPV_INSERT = 2
 """The RRPV a fill gets (a long interval)."""
 
 # core scalars (cs)
-ENTERED, RETIRED, PHASE, EARLIEST, NWAIT, WIN_SINCE, DEP_SINCE, DONE, REFS, READS, WRITES, COMPUTE, \
-    WIN_STALLS, DEP_STALLS, BARRIER_CYCLES, BAD, ANSWERED = range(17)
-CORE_SCALARS = 17
+ENTERED, RETIRED, MORE, EARLIEST, NWAIT, WIN_SINCE, DEP_SINCE, DONE, REFS, READS, WRITES, COMPUTE, \
+    WIN_STALLS, DEP_STALLS, BARRIER_CYCLES, BAD, ANSWERED, LAST_ENTRY = range(18)
+CORE_SCALARS = 18
 # cache scalars (ks)
 CUR, JN, NM, UNACKED, NEXT_TAG, ACCESSES, HITS, DELAYED, MISSES, WRITEBACKS, BYTES_READ, BYTES_WRITTEN, \
     MSHR_STALLS, OCC_AREA, OCC_SINCE, OCC_MAX, LRU_CLOCK, O_HEAD, O_LEN, WAKE, RS_BLOCKED, MEM_WAITING = range(22)
@@ -41,11 +44,10 @@ NEVER = 1 << 62
 # channel scalars (qs): the request ring (core -> cache) and the answer ring (cache -> core)
 RQ_HEAD, RQ_LEN, RQ_TAKEN, RS_HEAD, RS_LEN, RS_TAKEN = range(6)
 # what a batch ended on
-EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD = range(5)
-EXIT_REASONS = ("end", "send", "finish", "done", "bad read")
-# the outbox (a line leaving at the first cycle) and the inbox (a fill or acknowledgement)
-OB_KIND, OB_LINE, OB_TAG, OB_LEAVE = range(4)
-KIND_NONE, KIND_FILL, KIND_WB = -1, 0, 1
+EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE = range(6)
+EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase")
+# what a line to memory is
+KIND_FILL, KIND_WB = 0, 1
 
 
 @numba.njit(cache=True)
@@ -187,29 +189,32 @@ def fill(c, kind, line, fill_data, geo, ks, tags, valid, data, mline, mcount, mt
 
 
 @numba.njit(cache=True)
-def run(start, end, can_send, geo, cs, ks, qs, addr, size, write, gap, dep, value, check, ends, answered,
+def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, check, answered,
         waiting, older, tags, age, dirty, valid, data, mline, mcount, mtarg, job_ref, job_left, job_done,
-        job_val, job_free, jq, o_leave, o_kind, o_line, o_tag, o_data, outbox, outbox_data, rq_arr, rq_ref,
+        job_val, job_free, jq, o_leave, o_kind, o_line, o_tag, o_data, rq_arr, rq_ref,
         rs_arr, rs_ref, rs_val):  # pragma: no cover - compiled
-    """Cycles start .. end - 1 (at most); returns (cycles run, exit reason)."""
+    """Cycles start .. end - 1 (at most) of the phase in ``addr`` ..., the kernel being at
+    cycle ``now``; returns (cycles run, exit reason). At the end of a phase that another
+    follows (``cs[MORE]``) the core meets its barrier alone and the loop returns, for the
+    driver to load the next phase."""
     sets, ways, shift, hit_latency, mshrs, targets, write_buffer, queue = geo[0], geo[1], geo[2], geo[3], geo[4], \
         geo[5], geo[6], geo[7]
     srrip, touch_writes, in_order, window, rq_lat, rq_cap, rs_lat, rs_cap = geo[8] == 1, geo[9] == 1, geo[10] == 1, \
         geo[11], geo[12], geo[13], geo[14], geo[15]
     check_reads, barrier_latency = geo[16] == 1, geo[17]
     n = len(addr)
-    nends = len(ends)
     line_bytes = 1 << shift
     mask = line_bytes - 1
-    outbox[OB_KIND] = KIND_NONE
     c = start
     while c < end:
-        if c > start:
+        if c > now:
             # cycles after the first must not touch the outside: stop before one that would
             if ks[O_LEN] > 0 and o_leave[ks[O_HEAD]] <= c:
                 return c - start, EXIT_SEND
-            if cs[PHASE] == nends and cs[ANSWERED] == n - 1 and qs[RS_LEN] > 0 and rs_arr[qs[RS_HEAD]] <= c:
+            if not cs[MORE] and cs[ANSWERED] == n - 1 and qs[RS_LEN] > 0 and rs_arr[qs[RS_HEAD]] <= c:
                 return c - start, EXIT_FINISH
+            if n == 0 and not cs[MORE] and c >= cs[EARLIEST]:
+                return c - start, EXIT_FINISH  # an empty last phase ends at the release
         # ---- the cache: take a request, access it
         ticking = ks[WAKE] <= c
         again = False
@@ -336,17 +341,7 @@ def run(start, end, can_send, geo, cs, ks, qs, addr, size, write, gap, dep, valu
                 break
             if in_order:
                 break
-        # ---- the cache: one line to memory (the first cycle only, see the stop above)
-        if ks[O_LEN] > 0 and o_leave[ks[O_HEAD]] <= c and can_send:
-            h = ks[O_HEAD]
-            outbox[OB_KIND] = o_kind[h]
-            outbox[OB_LINE] = o_line[h]
-            outbox[OB_TAG] = o_tag[h]
-            outbox[OB_LEAVE] = o_leave[h]
-            for b in range(line_bytes):
-                outbox_data[b] = o_data[h, b]
-            ks[O_HEAD] = (h + 1) % len(o_leave)
-            ks[O_LEN] -= 1
+        # (the line leaving at the first cycle, if any, left before the loop: see the driver)
         if ticking:
             ks[WAKE] = c + 1 if again else _rest(c, ks, qs, rq_arr, job_left, job_done, jq, o_leave, queue,
                                                  in_order)
@@ -372,18 +367,24 @@ def run(start, end, can_send, geo, cs, ks, qs, addr, size, write, gap, dep, valu
             cs[ANSWERED] += 1
             while cs[RETIRED] < n and answered[cs[RETIRED]]:
                 cs[RETIRED] += 1
-            if cs[RETIRED] == n and cs[PHASE] == nends:
+            if cs[RETIRED] == n and not cs[MORE]:
                 cs[DONE] = c
                 return c - start + 1, EXIT_DONE
         # ---- the core: one entry (or the barrier at a phase's end)
+        if n == 0 and c >= cs[EARLIEST]:
+            # an empty phase: the core, asleep since the release, ticks then
+            if not cs[MORE]:
+                cs[DONE] = c
+                return c - start + 1, EXIT_DONE
         i = cs[ENTERED]
-        if cs[PHASE] < nends and i == ends[cs[PHASE]]:
+        if cs[MORE] and i == n and (n > 0 or c >= cs[EARLIEST]):
             if cs[RETIRED] == i:
-                # one core alone at its barrier: released barrier_latency cycles later
-                cs[PHASE] += 1
+                # one core alone at its barrier: released barrier_latency cycles later, into
+                # the next phase (nothing else happens in the core this cycle)
                 cs[BARRIER_CYCLES] += barrier_latency
                 if c + barrier_latency > cs[EARLIEST]:
                     cs[EARLIEST] = c + barrier_latency
+                return c - start + 1, EXIT_PHASE
         elif i < n and c >= cs[EARLIEST]:
             if i - cs[RETIRED] >= window:
                 if cs[WIN_SINCE] < 0:
@@ -395,6 +396,7 @@ def run(start, end, can_send, geo, cs, ks, qs, addr, size, write, gap, dep, valu
                 waiting[cs[NWAIT]] = i
                 cs[NWAIT] += 1
                 cs[ENTERED] = i + 1
+                cs[LAST_ENTRY] = c
                 if i + 1 < n:
                     cs[COMPUTE] += gap[i + 1]
                     cs[EARLIEST] = c + 1 + gap[i + 1]

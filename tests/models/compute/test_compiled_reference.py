@@ -78,7 +78,7 @@ def random_case(rng, n):
                 policy=str(rng.choice(["lru", "srrip"])), touch=bool(rng.random() < 0.7),
                 mem_latency=int(rng.integers(1, 40)), lq=int(rng.integers(1, 3)), lr=int(rng.integers(1, 3)),
                 barrier=int(rng.integers(1, 30)),
-                ends=sorted(rng.integers(0, n, int(rng.integers(0, 3))).tolist()))
+                ends=sorted(rng.integers(0, n, int(rng.integers(0, 4))).tolist() + [0, n] * int(rng.random() < 0.2)))
 
 
 @pytest.mark.parametrize("memory_kind", ["ideal", "dram"])
