@@ -118,6 +118,7 @@ class CompiledPair:
         self.rs_arr = np.zeros(rs.capacity, dtype=np.int64)
         self.rs_ref = np.zeros(rs.capacity, dtype=np.int64)
         self.rs_val = np.zeros(rs.capacity, dtype=np.uint64)
+        self._pack()
         self.sent: dict = {}  # tag -> (kind, line, cycle it was due to leave), for the answers below
         self.lookahead = QuestionBackoff()
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
@@ -130,6 +131,8 @@ class CompiledPair:
         self.addr, self.size, self.write, self.gap = s.address, s.size, s.write.astype(np.bool_), s.gap
         self.dep, self.value, self.check = s.dep, s.value, s.check.astype(np.bool_)
         self.answered = np.zeros(len(s), dtype=np.uint8)
+        if hasattr(self, "rs_val"):  # (at the first phase, the rest is made after this)
+            self._pack()
         cs = self.cs
         cs[[loop.ENTERED, loop.RETIRED, loop.ANSWERED]] = 0
         cs[loop.MORE] = self.core.more_phases
@@ -161,21 +164,27 @@ class CompiledPair:
         ks = self.ks
         if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and cache.mem_req.ready:
             self._send()
-        end = self._end(c)
         before = self.cs[loop.REFS]
-        ran = 0
+        # The first cycle needs no lookahead (what arrives at it has arrived): the question
+        # is asked only when the pair has more to do than wait for the memory below.
+        ran, end, asked = 0, c + 1, False
         while True:
             more, reason = self._run(c, c + ran, end)
             ran += more
-            if reason != loop.EXIT_PHASE:
+            if reason == loop.EXIT_PHASE:
+                stream = self.core.next_phase()
+                why = _crossing(stream, cache.line_bytes)
+                if why is not None:
+                    self.core.fail(f"engine 'compiled': {why} in a later phase")
+                self._phase(stream)  # and compute on into it, as far as the batch may go
+            elif reason != loop.EXIT_END:
                 break
-            stream = self.core.next_phase()
-            why = _crossing(stream, cache.line_bytes)
-            if why is not None:
-                self.core.fail(f"engine 'compiled': {why} in a later phase")
-            self._phase(stream)  # and compute on into it, as far as the batch may go
             if c + ran >= end:
-                break
+                if asked:
+                    break
+                end, asked = self._end(c), True
+                if c + ran >= end:
+                    break
         self.cycles += ran
         self.batches += 1
         name = loop.EXIT_REASONS[reason]
@@ -192,15 +201,26 @@ class CompiledPair:
             self.core.finish_at(int(self.cs[loop.DONE]))
             cache.sleep()
             return
+        if reason == loop.EXIT_QUIET:
+            until = int(self.cs[loop.QUIET_UNTIL])
+            if until >= loop.NEVER:
+                cache.sleep()  # a fill or acknowledgement from below wakes it
+            else:
+                cache.sleep_for(until - c)
+            return
         cache.sleep_for(ran)
 
     def _run(self, now: int, start: int, end: int) -> tuple[int, int]:
-        return loop.run(now, start, end, self.geo, self.cs, self.ks, self.qs, self.addr, self.size, self.write,
-                        self.gap, self.dep, self.value, self.check, self.answered, self.waiting, self.older,
-                        self.tags, self.age, self.dirty, self.valid, self.data, self.mline, self.mcount, self.mtarg,
-                        self.job_ref, self.job_left, self.job_done, self.job_val, self.job_free, self.jq,
-                        self.o_leave, self.o_kind, self.o_line, self.o_tag, self.o_data, self.rq_arr, self.rq_ref,
-                        self.rs_arr, self.rs_ref, self.rs_val)
+        return loop.run(now, start, end, *self._arrays)
+
+    def _pack(self) -> None:
+        # the loop's arguments in its order, gathered once a phase (a call then passes a tuple)
+        self._arrays = (self.geo, self.cs, self.ks, self.qs, self.addr, self.size, self.write, self.gap, self.dep,
+                        self.value, self.check, self.answered, self.waiting, self.older, self.tags, self.age,
+                        self.dirty, self.valid, self.data, self.mline, self.mcount, self.mtarg, self.job_ref,
+                        self.job_left, self.job_done, self.job_val, self.job_free, self.jq, self.o_leave,
+                        self.o_kind, self.o_line, self.o_tag, self.o_data, self.rq_arr, self.rq_ref, self.rs_arr,
+                        self.rs_ref, self.rs_val)
 
     def _end(self, c: int) -> int:
         """The end of the batch from cycle ``c``: the run's limit, the watchdog's deadline,

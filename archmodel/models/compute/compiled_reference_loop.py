@@ -34,8 +34,8 @@ RRPV_INSERT = 2
 
 # core scalars (cs)
 ENTERED, RETIRED, MORE, EARLIEST, NWAIT, WIN_SINCE, DEP_SINCE, DONE, REFS, READS, WRITES, COMPUTE, \
-    WIN_STALLS, DEP_STALLS, BARRIER_CYCLES, BAD, ANSWERED, LAST_ENTRY = range(18)
-CORE_SCALARS = 18
+    WIN_STALLS, DEP_STALLS, BARRIER_CYCLES, BAD, ANSWERED, LAST_ENTRY, QUIET_UNTIL = range(19)
+CORE_SCALARS = 19
 # cache scalars (ks)
 CUR, JN, NM, UNACKED, NEXT_TAG, ACCESSES, HITS, DELAYED, MISSES, WRITEBACKS, BYTES_READ, BYTES_WRITTEN, \
     MSHR_STALLS, OCC_AREA, OCC_SINCE, OCC_MAX, LRU_CLOCK, O_HEAD, O_LEN, WAKE, RS_BLOCKED, MEM_WAITING = range(22)
@@ -44,8 +44,8 @@ NEVER = 1 << 62
 # channel scalars (qs): the request ring (core -> cache) and the answer ring (cache -> core)
 RQ_HEAD, RQ_LEN, RQ_TAKEN, RS_HEAD, RS_LEN, RS_TAKEN = range(6)
 # what a batch ended on
-EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE = range(6)
-EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase")
+EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE, EXIT_QUIET = range(7)
+EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase", "quiet")
 # what a line to memory is
 KIND_FILL, KIND_WB = 0, 1
 
@@ -442,5 +442,34 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
         if not issued and cs[NWAIT] > 0 and cs[DEP_SINCE] < 0:
             if not (qs[RS_LEN] > 0 and rs_arr[qs[RS_HEAD]] <= c):
                 cs[DEP_SINCE] = c
-        c += 1
+        after = _quiet_until(c, n, window, cs, ks, qs, job_left, jq)
+        if after > c + 1:
+            # nothing inside can change before ``after`` (NEVER: before a fill arrives): skip
+            if after >= end:
+                cs[QUIET_UNTIL] = after
+                return c - start + 1, EXIT_QUIET
+            c = after
+        else:
+            c += 1
     return c - start, EXIT_END
+
+
+@numba.njit(cache=True)
+def _quiet_until(c, n, window, cs, ks, qs, job_left, jq):  # pragma: no cover - compiled
+    """After cycle c: the next cycle at which anything can happen inside the pair without a
+    fill or acknowledgement from below (c + 1 when something may happen at once; NEVER when
+    only the memory below can start it). Quiet means no request or answer between the two,
+    no answer due, no line to send, a stalled access (if any) that the cache will not retry
+    at c + 1, and a core that issued nothing and can only enter its next reference, or
+    begin to stall for it, at a known cycle."""
+    if qs[RQ_LEN] or qs[RS_LEN] or ks[O_LEN] or qs[RQ_TAKEN] == c or ks[MEM_WAITING]:
+        return c + 1
+    if ks[CUR] >= 0 and ks[WAKE] <= c + 1:
+        return c + 1
+    for k in range(ks[JN]):
+        if job_left[jq[k]] == 0:
+            return c + 1
+    e = cs[ENTERED]
+    if n == 0 or (e < n and (e - cs[RETIRED] < window or cs[WIN_SINCE] < 0)):
+        return max(cs[EARLIEST], c + 1)
+    return NEVER
