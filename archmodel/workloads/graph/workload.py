@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from archmodel.kernel import ArchError, ClockDomain, Component, Formula, Simulator, connect
-from archmodel.models.compute import Barrier, ReferenceCore, References
+from archmodel.models.compute import Barrier, ReferenceCore
 from archmodel.models.memory import Cache, DramController
 
 from . import pull, traversal
