@@ -19,7 +19,9 @@ and an LRU or SRRIP policy; no reference crosses a line; at most one core meets 
 barrier; and the run is not traced (waveforms come from the Python models). Once a run
 goes compiled it stays compiled: the counters and the lines the cache holds (for
 ``backdoor_read``) are published to the two components when the run settles or ends, not
-their Python state.
+their Python state. A ``backdoor_write`` to the cache during a compiled run reaches the memory
+below but not the lines the pair holds (workloads place their data before the run), and a
+lone core's barrier is met inside the loop (its ``episodes`` are not counted).
 """
 
 from __future__ import annotations
