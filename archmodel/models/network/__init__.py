@@ -6,7 +6,8 @@ synthetic traffic and BookSim 2's measurement, and :func:`~.measure.sweep` runs 
 range of offered loads. Packets can also come from a trace file (:mod:`.trace`), and
 ``Noc(engine="fast")`` steps the whole network from one component (:mod:`.engine`). With an
 ``address_map`` a Noc carries memory traffic between requesters and memories
-(:mod:`.memory_interface`, :mod:`.address_map`).
+(:mod:`.memory_interface`, :mod:`.address_map`); a tree of :class:`MemoryTreeNode` carries it
+between clusters and memories level by level (:mod:`.memory_tree`).
 """
 
 from .address_map import AddressMap, AddressRange
@@ -15,13 +16,14 @@ from .flit import Flit, NetPacket
 from .interface import NetworkInterface
 from .link import DieToDieLink
 from .memory_interface import MemoryMappedInterface
+from .memory_tree import MemoryTreeNode
 from .network import NetworkMeasurement, Noc
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators
 from .trace import TracePacket, parse_trace, read_trace
 
-__all__ = ["AddressMap", "AddressRange", "DieToDieLink", "Flit", "MemoryMappedInterface", "NetPacket",
+__all__ = ["AddressMap", "AddressRange", "DieToDieLink", "Flit", "MemoryMappedInterface", "MemoryTreeNode", "NetPacket",
            "NetworkInterface", "NetworkMeasurement", "Noc", "NocRouter", "PortMap", "SimpleRouter",
            "TracePacket", "build_topology", "islip", "make_routing", "parse_trace", "read_trace",
            "register_topology", "separable_input_first", "terminal_count", "topology_generators"]

@@ -1,0 +1,333 @@
+"""A node of a memory tree: MemRequests routed by address down to the child that owns them,
+else up; MemResponses back to their requesters in request order."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+
+import attrs
+
+from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model
+
+from ..messages import MemRequest, MemResponse
+from .address_map import AddressMap, hex_address
+
+
+def _beats(message, channel) -> int:
+    """Sender cycles ``message`` occupies on ``channel`` (one without a width)."""
+    width = channel.width_bits if channel is not None else None
+    return -(-message.size_bits // width) if width else 1
+
+
+def _link_utilisation(node, beats_name: str) -> float:
+    return 100.0 * getattr(node, beats_name).value / node.elapsed_cycles
+
+
+@model
+class MemoryTreeNode(Component):
+    """One level of a hierarchical memory interconnect (a quadrant or chiplet crossbar, as in
+    Manticore's tree of clusters, quadrants and chiplets: Zaruba et al., IEEE Micro 41(2), 2021).
+
+    Requesters: ``radix`` children below (``down_req``/``down_rsp``: a cluster's DMA port, or
+    a lower node's uplink) and ``peers`` from above or beside (``peer_req``/``peer_rsp``: a
+    parent routing into this subtree, a die-to-die link from another chiplet). Targets:
+    ``outputs`` ports (``out_req``/``out_rsp``) reached by ``address_map`` (``start .. end ->
+    output``, or ``-> [outputs]`` interleaved in ``interleave_bytes`` blocks), and the uplink
+    (``up_req``/``up_rsp``), which takes every request from below whose address the map does
+    not hold. A request from a peer that the map does not hold, or one from below with no
+    uplink connected, stops the run naming the address and the map (it would bounce back up);
+    so does a request whose bytes cross from one range (or interleave block) into another:
+    the requester splits, as the Snitch DMA cuts its bursts at ``burst_bytes`` boundaries.
+
+    Timing: at each edge every target grants one of the requesters whose head request is for
+    it, round robin, and a granted request leaves ``latency_cycles`` later (arbitration and
+    traversal of the node); a target queue holds ``queue_depth`` requests, then the requesters
+    wait (head-of-line). Bandwidth belongs to the links (SST style): give the uplink's
+    connection a ``width`` (or ``bandwidth``) in ``.arch`` and a 1 KiB burst occupies it for
+    ``ceil(bits / width)`` cycles, so bandwidth thinning is a link attribute per level.
+
+    Ordering: each request is forwarded with a tag of this node's own and, as its source, the
+    pair (requester port, original source), so memories answering in order per source keep
+    each requester's order only, as an AXI crossbar widens the ID with the master index.
+    Responses go back with the original tag and source, per requester (port and source) in
+    the order of its requests, across targets too (a reorder buffer), as the Snitch DMA and
+    :class:`~.memory_interface.MemoryMappedInterface` expect.
+
+    Functional access: ``backdoor_read``/``backdoor_write`` forward to the memory owning the
+    bytes (through lower nodes, or up); ``base_address``/``size_bytes`` are those of the
+    memory a workload should place data in: the range (or interleave block) of the map holding
+    ``home_address``, else what the uplink leads to.
+
+    Statistics: bytes and link-busy cycles each way on the uplink and on every output (the
+    utilisation of a link is its busy cycles over the node's elapsed cycles).
+    Leaves out: atomics, write-response merging, QoS, a separate narrow network.
+    """
+
+    radix = Param(int, 1, "requesters below (children)", check=at_least(1))
+    peers = Param(int, 0, "requesters from above or beside (a parent, die-to-die links)", check=at_least(0))
+    outputs = Param(int, 0, "targets reached by the address map", check=at_least(0))
+    address_map = Param((list, tuple), (), "(start, end, output or [outputs]) byte ranges, end exclusive")
+    interleave_bytes = Param(int, 4096, "block of a range interleaved over several outputs", unit="bytes",
+                             check=at_least(1))
+    home_address = Param(int, -1, "an address of the memory workloads place data in (-1: the uplink's)")
+    latency_cycles = Param(int, 1, "cycles from a grant to the request (or response) leaving",
+                           unit="cycles", check=at_least(0))
+    queue_depth = Param(int, 4, "requests each target queue holds", check=at_least(1))
+
+    down_req = In("MemRequests of the children", count="radix", required=False)
+    down_rsp = Out("MemResponses to the children, in the order of their requests", count="radix", required=False)
+    peer_req = In("MemRequests from above or beside, for this subtree", count="peers", required=False)
+    peer_rsp = Out("MemResponses to them", count="peers", required=False)
+    out_req = Out("MemRequests to the targets of the address map", count="outputs", required=False)
+    out_rsp = In("MemResponses of those targets", count="outputs", required=False)
+    up_req = Out("MemRequests the map does not hold, towards the parent", required=False)
+    up_rsp = In("MemResponses from the parent", required=False)
+
+    requests = Counter("requests", "requests taken from every requester")
+    up_bytes_out = Counter("bytes", "bytes sent up (requests with their control word and write data)")
+    up_bytes_in = Counter("bytes", "bytes received from the parent (read data, write acknowledgements)")
+    up_beats_out = Counter("cycles", "cycles the uplink's request link was busy")
+    up_beats_in = Counter("cycles", "cycles the uplink's response link was busy")
+    up_utilisation_out = Formula("%", "busy cycles of the uplink's request link", lambda c: _link_utilisation(
+        c, "up_beats_out"))
+    up_utilisation_in = Formula("%", "busy cycles of the uplink's response link", lambda c: _link_utilisation(
+        c, "up_beats_in"))
+
+    def setup(self) -> None:
+        self.memory_map = AddressMap(self.address_map, self.outputs, self.path, self.interleave_bytes)
+        for t in range(self.outputs):
+            self.memory_map.memory_ports[t] = self.out_req[t]
+        self.requesters = list(self.down_req) + list(self.peer_req)
+        self.answer_ports = list(self.down_rsp) + list(self.peer_rsp)
+        self.target_ports = list(self.out_req) + [self.up_req]
+        self.from_targets = list(self.out_rsp) + [self.up_rsp]
+        self.up = self.outputs  # the uplink's index among the targets
+        targets = len(self.target_ports)
+        self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request) per target
+        self.answers = [deque() for _ in self.requesters]  # (ready_ps, response) per requester
+        self.priority = [0] * targets
+        self.in_order: dict = {}  # (requester, source) -> deque of the sequence numbers awaited
+        self.early: dict = {}  # (requester, source) -> {seq: response} that overtook an earlier one
+        self.outstanding: dict = {}  # our tag -> (requester, key, seq, original request)
+        self.sequence = 0
+        self.next_tag = 0
+        self.out_bytes = [self.add_stat(f"out{t}_bytes_out", Counter("bytes", f"bytes sent on out_req[{t}]"))
+                          for t in range(self.outputs)]
+        self.in_bytes = [self.add_stat(f"out{t}_bytes_in", Counter("bytes", f"bytes received on out_rsp[{t}]"))
+                         for t in range(self.outputs)]
+        self.out_beats = [0] * self.outputs
+        self.in_beats = [0] * self.outputs
+        for t in range(self.outputs):
+            self.add_stat(f"out{t}_utilisation_out", Formula(
+                "%", f"busy cycles of out_req[{t}]'s link", lambda c, t=t: 100.0 * c.out_beats[t] / c.elapsed_cycles))
+            self.add_stat(f"out{t}_utilisation_in", Formula(
+                "%", f"busy cycles of out_rsp[{t}]'s link", lambda c, t=t: 100.0 * c.in_beats[t] / c.elapsed_cycles))
+
+    def start(self) -> None:
+        self.period = self.domain.period_ps
+        self.delay = self.latency_cycles * self.period
+
+    # -- routing --------------------------------------------------------------------------------
+    def target_of(self, requester: int, request: MemRequest) -> int:
+        """The target index (an output, or ``self.up``) of ``request`` from ``requester``."""
+        address, size = request.address, request.size_bytes
+        item = self.memory_map.find(address)
+        if item is None:
+            if requester >= self.radix:
+                self.fail(f"a MemRequest for {hex_address(address)} arrived on {self.requesters[requester].name}, "
+                          f"but no range of this node holds it ({self.memory_map.describe()}); sending it up "
+                          "would return it here")
+            if not self.up_req.connected:
+                self.fail(f"MemRequest from {self.requesters[requester].name} to unmapped address "
+                          f"{hex_address(address)} (mapped: {self.memory_map.describe()}; no uplink connected)")
+            k = bisect_right(self.memory_map.starts, address)
+            if k < len(self.memory_map.starts) and self.memory_map.starts[k] < address + size:
+                self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses into address range "
+                          f"{self.memory_map.ranges[k]}; split it at the boundary")
+            return self.up
+        if address + size > item.piece_end(address):
+            self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
+                      f"{item} (or of one of its interleave blocks) at {hex_address(item.piece_end(address))}; "
+                      "split it at the boundary")
+        return item.owner(address)
+
+    # -- the clock edge -------------------------------------------------------------------------
+    def tick(self) -> None:
+        now = self.sim.now
+        moved = False
+        for t, port in enumerate(self.from_targets):
+            if port.connected and port.valid:
+                self._answered(t, port.recv(), now)
+                moved = True
+        for i, queue in enumerate(self.answers):
+            if queue and queue[0][0] <= now and self.answer_ports[i].try_send(queue[0][1]):
+                queue.popleft()
+                moved = True
+        wanted: dict = {}
+        for i, port in enumerate(self.requesters):
+            if port.connected and port.valid:
+                wanted.setdefault(self.target_of(i, port.peek()), []).append(i)
+        for t, asking in wanted.items():
+            if len(self.to_send[t]) >= self.queue_depth:
+                continue
+            start = self.priority[t]
+            winner = min(asking, key=lambda i: (i - start) % len(self.requesters))
+            self.priority[t] = (winner + 1) % len(self.requesters)
+            self._take(winner, t, self.requesters[winner].recv(), now)
+            moved = True
+        soonest = None
+        for t, queue in enumerate(self.to_send):
+            if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
+                self._count_sent(t, queue.popleft()[1])
+                moved = True
+            if queue and queue[0][0] > now:
+                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        for queue in self.answers:
+            if queue and queue[0][0] > now:
+                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        if moved:
+            return
+        # Nothing moved: what is left waits for a message, a credit, or a ready time.
+        self.sleep()
+        if soonest is not None:
+            self.wake_at(soonest)
+
+    def _take(self, requester: int, target: int, request: MemRequest, now: int) -> None:
+        self.requests.add()
+        key = (requester, request.source)
+        seq = self.sequence
+        self.sequence += 1
+        tag = self.next_tag
+        self.next_tag += 1
+        self.outstanding[tag] = (requester, key, seq, request)
+        self.in_order.setdefault(key, deque()).append(seq)
+        forwarded = attrs.evolve(request, tag=tag, source=(requester, request.source))
+        self.to_send[target].append((now + self.delay, forwarded))
+
+    def _count_sent(self, target: int, request: MemRequest) -> None:
+        beats = _beats(request, self.target_ports[target].channel)
+        if target == self.up:
+            self.up_bytes_out.add(request.size_bits // 8)
+            self.up_beats_out.add(beats)
+        else:
+            self.out_bytes[target].add(request.size_bits // 8)
+            self.out_beats[target] += beats
+
+    def _answered(self, target: int, response: MemResponse, now: int) -> None:
+        entry = self.outstanding.pop(response.tag, None)
+        if entry is None:
+            self.fail(f"MemResponse with tag {response.tag} on {self.from_targets[target].name} answers no request "
+                      "this node sent")
+        beats = _beats(response, self.from_targets[target].channel)
+        if target == self.up:
+            self.up_bytes_in.add(response.size_bits // 8)
+            self.up_beats_in.add(beats)
+        else:
+            self.in_bytes[target].add(response.size_bits // 8)
+            self.in_beats[target] += beats
+        requester, key, seq, request = entry
+        early = self.early.setdefault(key, {})
+        early[seq] = attrs.evolve(response, tag=request.tag, source=request.source)
+        order = self.in_order[key]
+        queue = self.answers[requester]
+        while order and order[0] in early:
+            queue.append((now + self.delay, early.pop(order.popleft())))
+        if not order:
+            del self.in_order[key]
+            del self.early[key]
+
+    # -- the watchdog ---------------------------------------------------------------------------
+    def holding(self) -> str | None:
+        """Requests forwarded and not yet answered, and messages queued here."""
+        queued = sum(len(q) for q in self.to_send) + sum(len(q) for q in self.answers)
+        if not self.outstanding and not queued:
+            return None
+        return f"{len(self.outstanding)} requests awaiting answers, {queued} messages queued"
+
+    def waiting_for(self) -> list:
+        """The targets still holding our requests."""
+        waiting = {self.target_ports[t].channel.dst_owner for t, port in enumerate(self.target_ports)
+                   if port.connected}
+        return sorted(waiting, key=lambda c: c.path) if self.outstanding else []
+
+    # -- computing ahead ------------------------------------------------------------------------
+    def earliest_send_ps(self, port) -> int | None:
+        """Lookahead: a queued message leaves no sooner than its ready time (the head of the
+        port's queue first); with nothing queued for ``port`` this node sends there only
+        after a message arrives (None): a response from a target, a request from a requester."""
+        now = self.sim.now
+        for ports, queues in ((self.answer_ports, self.answers), (self.target_ports, self.to_send)):
+            for index, candidate in enumerate(ports):
+                if candidate is port:
+                    queue = queues[index]
+                    return max(now, queue[0][0]) if queue else None
+        return now
+
+    def reaction_ps(self, inp, out) -> int | None:
+        """A request passes from a requester to a target, and a response from a target back to
+        a requester, in ``latency_cycles``; nothing else causes a message (None)."""
+        from_requester = inp.name.startswith(("down_req", "peer_req"))
+        to_target = out.name.startswith(("out_req", "up_req"))
+        if from_requester == to_target:
+            return self.latency_cycles * (self.domain or self.clock).period_ps
+        return None
+
+    # -- the functional path --------------------------------------------------------------------
+    def _memory_at(self, port):
+        memory = port.channel.dst_owner if port.connected else None
+        if memory is None or not hasattr(memory, "backdoor_read"):
+            raise ValueError(f"{port.path} leads to no memory with backdoor_read/backdoor_write")
+        return memory
+
+    def _pieces(self, address: int, size: int):
+        end = address + size
+        while address < end:
+            item = self.memory_map.find(address)
+            if item is None:
+                if not self.up_req.connected:
+                    raise ValueError(f"{self.path}: no address range holds {hex_address(address)} and no uplink "
+                                     f"is connected (mapped: {self.memory_map.describe()})")
+                k = bisect_right(self.memory_map.starts, address)
+                above = self.memory_map.starts[k] if k < len(self.memory_map.starts) else end
+                step = min(end, above) - address
+                yield self._memory_at(self.up_req), address, step
+            else:
+                step = min(end, item.piece_end(address)) - address
+                yield self.memory_map.memory(item, item.owner(address)), address, step
+            address += step
+
+    def backdoor_read(self, address: int, size: int) -> bytes:
+        """Read bytes without simulated time from the memories that own them."""
+        return b"".join(memory.backdoor_read(a, n) for memory, a, n in self._pieces(address, size))
+
+    def backdoor_write(self, address: int, data: bytes) -> None:
+        """Write bytes without simulated time to the memories that own them."""
+        offset = 0
+        for memory, a, n in self._pieces(address, len(data)):
+            memory.backdoor_write(a, bytes(data[offset:offset + n]))
+            offset += n
+
+    def _home(self) -> tuple[int, int]:
+        if self.home_address >= 0:
+            item = self.memory_map.find(self.home_address)
+            if item is None:
+                raise ValueError(f"{self.path}: home_address {hex_address(self.home_address)} lies in no range "
+                                 f"({self.memory_map.describe()})")
+            if not item.interleave:
+                return item.start, item.end - item.start
+            block = item.block_bytes
+            first = item.start + (self.home_address - item.start) // block * block
+            return first, item.piece_end(self.home_address) - first
+        memory = self._memory_at(self.up_req)
+        return memory.base_address, memory.size_bytes
+
+    @property
+    def base_address(self) -> int:
+        """The first byte of the memory workloads place data in (see the class docstring)."""
+        return self._home()[0]
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of that memory."""
+        return self._home()[1]
