@@ -148,7 +148,8 @@ class Elaborator(Instancing, Wiring, Expressions):
         outside = None
         for root in [importer.parent] + self.search_path:
             candidate = root / imp.path
-            if not candidate.is_file():
+            # a file never imports itself: topologies/manticore.arch imports library/manticore.arch
+            if not candidate.is_file() or candidate.resolve() == importer.resolve():
                 continue
             if candidate.resolve().is_relative_to(root.resolve()):
                 return candidate

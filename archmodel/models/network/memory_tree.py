@@ -70,7 +70,8 @@ class MemoryTreeNode(Component):
     address_map = Param((list, tuple), (), "(start, end, output or [outputs]) byte ranges, end exclusive")
     interleave_bytes = Param(int, 4096, "block of a range interleaved over several outputs", unit="bytes",
                              check=at_least(1))
-    home_address = Param(int, -1, "an address of the memory workloads place data in (-1: the uplink's)")
+    home_address = Param(int, -1, "an address of the memory workloads place data in (-1: the uplink's)",
+                         unit="bytes")
     latency_cycles = Param(int, 1, "cycles from a grant to the request (or response) leaving",
                            unit="cycles", check=at_least(0))
     queue_depth = Param(int, 4, "requests each target queue holds", check=at_least(1))
@@ -318,7 +319,10 @@ class MemoryTreeNode(Component):
                 return item.start, item.end - item.start
             block = item.block_bytes
             first = item.start + (self.home_address - item.start) // block * block
-            return first, item.piece_end(self.home_address) - first
+            # a memory smaller than its block (a die's window) holds only its own bytes
+            memory = self.memory_map.memory(item, item.owner(self.home_address))
+            end = min(item.piece_end(self.home_address), memory.base_address + memory.size_bytes)
+            return first, end - first
         memory = self._memory_at(self.up_req)
         return memory.base_address, memory.size_bytes
 
