@@ -488,7 +488,8 @@ def _load(path, top, params, limits, search_path, interface_open=False) -> Elabo
                 root = elab.build(module, overrides)
                 if not elab.errors:  # after another error, unconnected ports are mostly its echo
                     check_required_ports(elab, root, exposed_ports(root) if interface_open else ())
-                for binder, targets, args, kwargs, span in elab.runs:
+                # a workload placed on a system with errors would mostly report their echo
+                for binder, targets, args, kwargs, span in (elab.runs if not elab.errors else ()):
                     try:
                         binder(targets, *args, **kwargs)
                     except ArchError as err:

@@ -8,7 +8,7 @@ from collections import deque
 
 import attrs
 
-from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model
+from archmodel.kernel import Component, Counter, Formula, In, Out, Param, ParameterError, at_least, model
 
 from ..messages import MemRequest, MemResponse
 from .address_map import AddressMap, hex_address
@@ -72,6 +72,8 @@ class MemoryTreeNode(Component):
                              check=at_least(1))
     home_address = Param(int, -1, "an address of the memory workloads place data in (-1: the uplink's)",
                          unit="bytes")
+    address_bits = Param(int, 32, "address width of the requesters (the Snitch DMA's: 32); the map must lie "
+                         "below 2**address_bits", check=at_least(1))
     latency_cycles = Param(int, 1, "cycles from a grant to the request (or response) leaving",
                            unit="cycles", check=at_least(0))
     queue_depth = Param(int, 4, "requests each target queue holds", check=at_least(1))
@@ -97,6 +99,12 @@ class MemoryTreeNode(Component):
 
     def setup(self) -> None:
         self.memory_map = AddressMap(self.address_map, self.outputs, self.path, self.interleave_bytes)
+        if self.memory_map.ranges and self.memory_map.ranges[-1].end > 1 << self.address_bits:
+            last = self.memory_map.ranges[-1]
+            raise ParameterError(f"{self.path}: address range {last} ends above the {self.address_bits}-bit address "
+                                 f"space of the requesters ({hex_address(1 << self.address_bits)}): they cannot "
+                                 f"reach its last {last.end - (1 << self.address_bits):,} bytes",
+                                 hint="fewer or smaller memories, or requesters with wider addresses (address_bits)")
         for t in range(self.outputs):
             self.memory_map.memory_ports[t] = self.out_req[t]
         self.requesters = list(self.down_req) + list(self.peer_req)
@@ -276,9 +284,12 @@ class MemoryTreeNode(Component):
 
     # -- the functional path --------------------------------------------------------------------
     def _memory_at(self, port):
-        memory = port.channel.dst_owner if port.connected else None
-        if memory is None or not hasattr(memory, "backdoor_read"):
-            raise ValueError(f"{port.path} leads to no memory with backdoor_read/backdoor_write")
+        if not port.connected:
+            raise ValueError(f"{port.path} is not connected, so nothing below {self.path} reaches the bytes it "
+                             "routes there")
+        memory = port.channel.dst_owner
+        if not hasattr(memory, "backdoor_read"):
+            raise ValueError(f"{port.path} leads to {memory.path}, which offers no backdoor_read/backdoor_write")
         return memory
 
     def _pieces(self, address: int, size: int):
@@ -295,7 +306,7 @@ class MemoryTreeNode(Component):
                 yield self._memory_at(self.up_req), address, step
             else:
                 step = min(end, item.piece_end(address)) - address
-                yield self.memory_map.memory(item, item.owner(address)), address, step
+                yield self._memory_at(self.out_req[item.owner(address)]), address, step
             address += step
 
     def backdoor_read(self, address: int, size: int) -> bytes:
@@ -320,7 +331,7 @@ class MemoryTreeNode(Component):
             block = item.block_bytes
             first = item.start + (self.home_address - item.start) // block * block
             # a memory smaller than its block (a die's window) holds only its own bytes
-            memory = self.memory_map.memory(item, item.owner(self.home_address))
+            memory = self._memory_at(self.out_req[item.owner(self.home_address)])
             end = min(item.piece_end(self.home_address), memory.base_address + memory.size_bytes)
             return first, end - first
         memory = self._memory_at(self.up_req)
