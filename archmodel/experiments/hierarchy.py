@@ -33,7 +33,11 @@ def _flops_per_fp64_issue() -> int:
 
 
 def _hz(comp) -> float:
-    return 1e12 / comp.domain.period_ps
+    # before a simulator binds the domains, the clock a part was given or inherits
+    domain, part = comp.domain, comp
+    while domain is None and part is not None:
+        domain, part = part.clock, part.parent
+    return 1e12 / domain.period_ps
 
 
 def _link_bytes_per_s(port) -> float:
@@ -92,15 +96,17 @@ class Ceiling:
 class HierarchyReport:
     """The report of one run (see the module docstring)."""
 
-    clusters: int
-    compute_cores: int
-    peak_flops: float
-    dma_bytes_per_s: float
+    capacity: Capacity
     flops: int
     seconds: float
     rollups: tuple
     links: tuple
     ceilings: tuple
+
+    @property
+    def peak_flops(self) -> float:
+        """Flop/s of every compute core issuing an FMA each cycle."""
+        return self.capacity.peak_flops
 
     @property
     def achieved_flops(self) -> float:
@@ -115,9 +121,7 @@ class HierarchyReport:
 
     def table(self) -> str:
         """The report as text: configuration, roll-ups, links and the roofline."""
-        lines = [f"{self.clusters} clusters, {self.compute_cores} compute cores: peak "
-                 f"{self.peak_flops / 1e12:.3f} DP-TFLOP/s, aggregate cluster DMA "
-                 f"{self.dma_bytes_per_s / 1e12:.2f} TB/s per direction",
+        lines = [self.capacity.line(),
                  f"achieved {self.achieved_flops / 1e9:.2f} GFLOP/s "
                  f"({100 * self.achieved_flops / self.peak_flops:.1f}% of peak)", "",
                  f"{'level':<12} {'part':<40} {'clusters':>8} {'GFLOP/s sum':>11} {'mean':>7} {'min':>7} "
@@ -143,8 +147,7 @@ class HierarchyReport:
     def figures(self) -> dict:
         """The report as a JSON-ready mapping."""
         binding = self.binding
-        return {"clusters": self.clusters, "compute_cores": self.compute_cores, "peak_flops": self.peak_flops,
-                "dma_bytes_per_s": self.dma_bytes_per_s, "achieved_flops": self.achieved_flops,
+        return {**attrs.asdict(self.capacity), "achieved_flops": self.achieved_flops,
                 "rollups": [attrs.asdict(r) for r in self.rollups], "links": [attrs.asdict(k) for k in self.links],
                 "roofline": [attrs.asdict(c) for c in self.ceilings],
                 "binds": binding.level if binding else "compute"}
@@ -172,7 +175,7 @@ class HierarchyReport:
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity at the level (flop/byte)")
         ax.set_ylabel("GFLOP/s")
-        ax.set_title(f"roofline per level, {self.clusters} clusters (points: measured)")
+        ax.set_title(f"roofline per level, {self.capacity.clusters} clusters (points: measured)")
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(path, dpi=100)
@@ -225,15 +228,39 @@ def _memories(top) -> list:
     return groups
 
 
+@attrs.frozen
+class Capacity:
+    """What a system of clusters can do at most, from its configuration alone."""
+
+    clusters: int
+    compute_cores: int
+    peak_flops: float  # flop/s
+    dma_bytes_per_s: float  # every cluster's DMA, one direction
+
+    def line(self) -> str:
+        """One sentence for a report."""
+        return (f"{self.clusters} clusters, {self.compute_cores} compute cores: peak {self.peak_flops / 1e12:.3f} "
+                f"DP-TFLOP/s, aggregate cluster DMA {self.dma_bytes_per_s / 1e12:.2f} TB/s per direction")
+
+
+def capacity(top) -> Capacity:
+    """The peak compute and aggregate DMA bandwidth of the Snitch clusters under ``top``
+    (see the module docstring), before or after a run."""
+    clusters = [c for c in top.walk() if isinstance(c, SnitchCluster)]
+    per_issue = _flops_per_fp64_issue()
+    return Capacity(len(clusters), sum(c.cores for c in clusters),
+                    sum(c.cores * per_issue * _hz(c) for c in clusters),
+                    sum(c.dma_lanes * 8 * _hz(c) for c in clusters))
+
+
 def hierarchy_report(top) -> HierarchyReport | None:
     """The report of a finished run of ``top``, or None when it holds no Snitch cluster under a
     MemoryTreeNode."""
     clusters = [c for c in top.walk() if isinstance(c, SnitchCluster)]
     if not clusters or not any(isinstance(c, MemoryTreeNode) for c in top.walk()):
         return None
-    per_issue = _flops_per_fp64_issue()
-    peak = sum(c.cores * per_issue * _hz(c) for c in clusters)
-    dma = sum(c.dma_lanes * 8 * _hz(c) for c in clusters)
+    most = capacity(top)
+    peak = most.peak_flops
     flops = sum(c.flops.value for c in clusters)
     seconds = max(c.run_cycles() * c.domain.period_ps for c in clusters) / 1e12
     members: dict = defaultdict(list)  # (depth, part) -> clusters
@@ -267,15 +294,14 @@ def hierarchy_report(top) -> HierarchyReport | None:
         for channel in channels:
             moved += channel.bytes_read.value + channel.bytes_written.value
             # one data bus both ways: each direction's share of the bus's peak
-            capacity = channel.timing.peak_gbps * channel.elapsed_ps / 1000
+            bus_bytes = channel.timing.peak_gbps * channel.elapsed_ps / 1000
             links.append(Link("memory", channel.path, channel.bytes_written.value, channel.bytes_read.value,
-                              100.0 * channel.bytes_written.value / capacity,
-                              100.0 * channel.bytes_read.value / capacity, channel.timing.peak_gbps * 1e9))
+                              100.0 * channel.bytes_written.value / bus_bytes,
+                              100.0 * channel.bytes_read.value / bus_bytes, channel.timing.peak_gbps * 1e9))
         bandwidth = sum(channel.timing.peak_gbps * 1e9 for channel in channels)
         ceilings.append(Ceiling(f"memory {memory.path}", bandwidth, moved, flops / moved if moved else float("inf"),
                                 bandwidth * flops / moved if moved else float("inf")))
-    return HierarchyReport(len(clusters), sum(c.cores for c in clusters), peak, dma, flops, seconds,
-                           tuple(rollups), tuple(links), tuple(ceilings))
+    return HierarchyReport(most, flops, seconds, tuple(rollups), tuple(links), tuple(ceilings))
 
 
 def _ceiling(level: str, links: list, flops: int) -> Ceiling:
