@@ -20,6 +20,13 @@ def _beats(message, channel) -> int:
     return -(-message.size_bits // width) if width else 1
 
 
+def _transit_ps(channel) -> int:
+    """The least time a message spends on ``channel``: ``latency`` of the receiver's cycles in
+    one clock domain, else just over ``latency - 1`` of them (it arrives at the first receiver
+    edge strictly after it left)."""
+    return channel.delay if channel.same_domain else channel.tail_delay + 1
+
+
 def _link_utilisation(node, beats_name: str) -> float:
     return 100.0 * getattr(node, beats_name).value / node.elapsed_cycles
 
@@ -113,7 +120,8 @@ class MemoryTreeNode(Component):
         self.from_targets = list(self.out_rsp) + [self.up_rsp]
         self.up = self.outputs  # the uplink's index among the targets
         targets = len(self.target_ports)
-        self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request) per target
+        self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request, requester) per target
+        self.sent = [[0] * targets for _ in self.requesters]  # requests sent to each target, unanswered
         self.answers = [deque() for _ in self.requesters]  # (ready_ps, response) per requester
         self.priority = [0] * targets
         self.in_order: dict = {}  # (requester, source) -> deque of the sequence numbers awaited
@@ -136,6 +144,13 @@ class MemoryTreeNode(Component):
     def start(self) -> None:
         self.period = self.domain.period_ps
         self.delay = self.latency_cycles * self.period
+        self._asking = False
+        self._bound_key = None
+        self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
+        self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
+        self._answer_index = {port: i for i, port in enumerate(self.answer_ports)}
+        self._requester_index = {port: i for i, port in enumerate(self.requesters)}
+        self._target_index = {port: t for t, port in enumerate(self.target_ports)}
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -188,7 +203,9 @@ class MemoryTreeNode(Component):
         soonest = None
         for t, queue in enumerate(self.to_send):
             if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
-                self._count_sent(t, queue.popleft()[1])
+                _, request, requester = queue.popleft()
+                self.sent[requester][t] += 1
+                self._count_sent(t, request)
                 moved = True
             if queue and queue[0][0] > now:
                 soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
@@ -212,7 +229,7 @@ class MemoryTreeNode(Component):
         self.outstanding[tag] = (requester, key, seq, request)
         self.in_order.setdefault(key, deque()).append(seq)
         forwarded = attrs.evolve(request, tag=tag, source=(requester, request.source))
-        self.to_send[target].append((now + self.delay, forwarded))
+        self.to_send[target].append((now + self.delay, forwarded, requester))
 
     def _count_sent(self, target: int, request: MemRequest) -> None:
         beats = _beats(request, self.target_ports[target].channel)
@@ -236,6 +253,7 @@ class MemoryTreeNode(Component):
             self.in_bytes[target].add(response.size_bits // 8)
             self.in_beats[target] += beats
         requester, key, seq, request = entry
+        self.sent[requester][target] -= 1
         early = self.early.setdefault(key, {})
         early[seq] = attrs.evolve(response, tag=request.tag, source=request.source)
         order = self.in_order[key]
@@ -261,26 +279,140 @@ class MemoryTreeNode(Component):
         return sorted(waiting, key=lambda c: c.path) if self.outstanding else []
 
     # -- computing ahead ------------------------------------------------------------------------
+    bounds_inputs_in_flight = True
+    """:meth:`earliest_send_ps` counts the messages on their way to this node's inputs (requests
+    from the requesters, responses from the targets), so the lookahead adds no reaction for them."""
+
+    sends_hold_through_credits = True
+    """Each output's queue is its own: a credit returning on one output lets this node send
+    sooner there only; the bounds of the others do not depend on it."""
+
     def earliest_send_ps(self, port) -> int | None:
-        """Lookahead: a queued message leaves no sooner than its ready time (the head of the
-        port's queue first); with nothing queued for ``port`` this node sends there only
-        after a message arrives (None): a response from a target, a request from a requester."""
-        now = self.sim.now
-        for ports, queues in ((self.answer_ports, self.answers), (self.target_ports, self.to_send)):
-            for index, candidate in enumerate(ports):
-                if candidate is port:
-                    queue = queues[index]
-                    return max(now, queue[0][0]) if queue else None
-        return now
+        """Lookahead, per port. Towards a target: the head of its queue, or a request on its way
+        here (taken and passed on ``latency_cycles`` later). Towards a requester: its next
+        response in this node's queue, or the soonest answer to one of its own requests (queued
+        here, sent to a target and on its way, or on its way here from the requester), each
+        no sooner than the target's own bound or its least reaction plus the links; a
+        requester with nothing outstanding here gets nothing (None) until it sends, whatever
+        the other requesters do, since each response goes back to the requester that asked."""
+        sim = self.sim
+        # One question asks every node about each of its ports, and the nodes below ask again:
+        # the bounds hold while nothing is sent or taken anywhere at this time point.
+        key = (sim.now, sim.transfers)
+        if key != self._bound_key:
+            self._bound_key = key
+            self._bounds.clear()
+        if port in self._bounds:
+            return self._bounds[port]
+        if self._asking:  # a loop of nodes (die-to-die links both ways): no better bound
+            return sim.now
+        self._asking = True
+        try:
+            if port in self._answer_index:
+                bound = self._answer_bound(self._answer_index[port])
+            elif port in self._target_index:
+                bound = self._request_bound(self._target_index[port])
+            else:
+                bound = sim.now
+        finally:
+            self._asking = False
+        self._bounds[port] = bound
+        return bound
 
     def reaction_ps(self, inp, out) -> int | None:
-        """A request passes from a requester to a target, and a response from a target back to
-        a requester, in ``latency_cycles``; nothing else causes a message (None)."""
-        from_requester = inp.name.startswith(("down_req", "peer_req"))
-        to_target = out.name.startswith(("out_req", "up_req"))
-        if from_requester == to_target:
-            return self.latency_cycles * (self.domain or self.clock).period_ps
+        """A request from a requester reaches a target ``latency_cycles`` later, and is
+        answered to that requester no sooner than the least round trip through a target; a
+        response from a target is counted by :meth:`earliest_send_ps` (None), as is anything
+        a requester's request does for another requester (None)."""
+        period = (self.domain or self.clock).period_ps
+        if out in self._target_index:
+            return self.latency_cycles * period if inp in self._requester_index else None
+        if out in self._answer_index and inp in self._requester_index:
+            if self._requester_index[inp] != self._answer_index[out]:
+                return None
+            trip = self._least_trip_ps(None)
+            return None if trip is None else 2 * self.latency_cycles * period + trip
         return None
+
+    def _answer_bound(self, i: int) -> int | None:
+        now = self.sim.now
+        if self.answers[i]:
+            return max(now, self.answers[i][0][0])
+        after = self.latency_cycles * self.period
+        best = None
+
+        def offer(at):
+            nonlocal best
+            if at is not None and (best is None or at < best):
+                best = at
+
+        for arrival, _ in self.requesters[i].channel.flight if self.requesters[i].connected else ():
+            trip = self._least_trip_ps(None)
+            offer(None if trip is None else max(arrival, now) + 2 * after + trip)
+        if not any(self.sent[i]) and not any(r == i for q in self.to_send for _, _, r in q):
+            return best  # nothing of requester i is here: only its own new requests count
+        for t, queue in enumerate(self.to_send):
+            for ready, _, requester in queue:
+                if requester == i:
+                    trip = self._least_trip_ps(t)
+                    offer(None if trip is None else max(ready, now) + trip + after)
+                    break  # the first of its requests in this queue leaves first
+            if self.sent[i][t]:
+                offer(self._target_answer_ps(t, i, after))
+        return best
+
+    def _target_answer_ps(self, t: int, i: int, after: int) -> int | None:
+        """The soonest an answer to a request of requester ``i`` already sent to target ``t``
+        leaves here: on its way back, or the target's own bound, or one of i's requests still
+        on its way to the target plus the target's least reaction."""
+        now = self.sim.now
+        soonest = None
+        back = self.from_targets[t].channel
+        for arrival, message in back.flight:
+            entry = self.outstanding.get(message.tag)
+            if entry is not None and entry[0] == i:
+                soonest = max(arrival, now) + after
+                break
+        target = back.src_owner
+        if back.src not in self._bounds:
+            self._bounds[back.src] = target.earliest_send_ps(back.src)
+        sent = self._bounds[back.src]
+        if sent is not None:
+            at = max(sent, now) + _transit_ps(back) + after
+            soonest = at if soonest is None else min(soonest, at)
+        forward = self.target_ports[t].channel
+        if forward.flight and not target.bounds_inputs_in_flight:
+            reaction = target.reaction_ps(forward.dst, back.src) or 0
+            at = max(forward.flight[0][0], now) + reaction + _transit_ps(back) + after
+            soonest = at if soonest is None else min(soonest, at)
+        return soonest
+
+    def _request_bound(self, t: int) -> int | None:
+        now = self.sim.now
+        if self.to_send[t]:
+            return max(now, self.to_send[t][0][0])
+        best = None
+        for i, port in enumerate(self.requesters):
+            if port.connected and port.channel.flight:
+                at = max(port.channel.flight[0][0], now) + self.latency_cycles * self.period
+                best = at if best is None else min(best, at)
+        return best
+
+    def _least_trip_ps(self, t: int | None) -> int | None:
+        """The least time from a request leaving towards target ``t`` (None: any target) to its
+        response arriving back here: both links and the target's least reaction."""
+        cache = self._trips
+        if t not in cache:
+            cache[t] = 0  # while the targets answer (a loop of nodes asks back): no bound
+            trips = []
+            for k in (range(len(self.target_ports)) if t is None else (t,)):
+                forward, back = self.target_ports[k].channel, self.from_targets[k].channel
+                if forward is None or back is None:
+                    continue
+                reaction = back.src_owner.reaction_ps(forward.dst, back.src)
+                trips.append(_transit_ps(forward) + (reaction or 0) + _transit_ps(back))
+            cache[t] = min(trips) if trips else None
+        return cache[t]
 
     # -- the functional path --------------------------------------------------------------------
     def _memory_at(self, port):

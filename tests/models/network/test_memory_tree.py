@@ -121,24 +121,35 @@ def test_functional_access_reaches_both_sides_and_home_is_the_uplinks_memory():
     assert (node.base_address, node.size_bytes) == (MIB, MIB)
 
 
-def test_home_address_names_a_range_or_an_interleave_block():
+def test_home_address_names_an_interleave_block_clipped_to_its_memory():
     top = Component("top")
     node = Node("node", top, outputs=2, address_map=[(0, 4 * MIB, [0, 1])], interleave_bytes=2 * MIB,
                 home_address=3 * MIB)
-    assert (node.base_address, node.size_bytes) == (2 * MIB, 2 * MIB)
+    memory = FixedLatencyMemory("m", top, base_address=2 * MIB, size_bytes=MIB)
+    connect(node.out_req[1], memory.req)
+    connect(memory.rsp, node.out_rsp[1])
+    # the block of 2 MiB from 2 MiB holds a memory of 1 MiB: workloads get that
+    assert (node.base_address, node.size_bytes) == (2 * MIB, MIB)
 
 
-def test_lookahead_bounds_are_the_queue_heads_and_the_node_latency():
-    top, node, (cpu,), low, high = build(latency=3)
-    cpu.script.append(MemRequest(MIB, 64, source="dma", tag=1))
+def test_lookahead_bounds_count_each_requesters_own_requests_only():
+    top, node, cpus, low, high = build(latency=3, radix=2)
+    cpus[0].script.append(MemRequest(MIB, 64, source="dma", tag=1))
     sim = Simulator(top)
     period = node.domain.period_ps
     sim.run(cycles=2)  # sent at edge 0, taken at edge 1: leaves at edge 4
     assert node.earliest_send_ps(node.up_req) == 4 * period
-    assert node.earliest_send_ps(node.down_rsp[0]) is None  # an answer needs a response first
+    # its answer: the link up, the memory's least reaction (1 + latency 2), the link back and
+    # 3 cycles in the node; the other requester has nothing here, so nothing comes to it
+    assert node.earliest_send_ps(node.down_rsp[0]) == (4 + 1 + 3 + 1 + 3) * period
+    assert node.earliest_send_ps(node.down_rsp[1]) is None
     assert node.reaction_ps(node.down_req[0], node.up_req) == 3 * period
-    assert node.reaction_ps(node.up_rsp, node.down_rsp[0]) == 3 * period
-    assert node.reaction_ps(node.down_req[0], node.down_rsp[0]) is None
+    # a new request: the node both ways and the quicker target (the uplink's memory)
+    assert node.reaction_ps(node.down_req[0], node.down_rsp[0]) == (3 + 1 + 3 + 1 + 3) * period
+    sim.run()
+    assert cpus[0].received[0][0] == 4 + 1 + 3 + 1 + 3 + 1  # the bound was the truth: one link later
+    assert node.reaction_ps(node.down_req[0], node.down_rsp[1]) is None
+    assert node.reaction_ps(node.up_rsp, node.down_rsp[0]) is None  # counted by the bound
     assert node.reaction_ps(node.up_rsp, node.up_req) is None
 
 
