@@ -25,12 +25,9 @@ import json
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from archmodel.kernel import Simulator
-from archmodel.lang.elaborate import load
-from archmodel.models.compute import SnitchCluster
+from archmodel.experiments.hierarchy import run_clusters
 from archmodel.paths import data_path
 
 TARGET = 5e6  # core-cycles per CPU second, issue 14
@@ -38,22 +35,13 @@ TARGET = 5e6  # core-cycles per CPU second, issue 14
 
 def run(path: str, params: dict, engine: str) -> dict:
     """Elaborate ``path`` with ``params``, run it with every cluster on ``engine``, and measure."""
-    started = time.process_time()
-    elaborated = load(path, params=params)
-    clusters = [c for c in elaborated.top.walk() if isinstance(c, SnitchCluster)]
-    for cluster in clusters:
-        cluster.engine = engine
-    sim = Simulator(elaborated.top)
-    built = time.process_time()
-    sim.run()
-    done = time.process_time()
-    if not all(getattr(c, "result_ok", False) for c in clusters):
-        raise SystemExit(f"{path} {params}: a cluster did not finish its checked kernel")
+    done = run_clusters(path, params, engine)  # each cluster checked against numpy
+    clusters = done.clusters
     cycles = max(c.run_cycles() for c in clusters)
     cores = sum(len(c.core_list) for c in clusters)
     batches = sum(c.n_compiled_batches for c in clusters)
-    return {"clusters": len(clusters), "cores": cores, "cycles": cycles, "elaborate_s": built - started,
-            "run_s": done - built, "rate": cores * cycles / (done - built),
+    return {"clusters": len(clusters), "cores": cores, "cycles": cycles, "elaborate_s": done.elaborate_cpu_s,
+            "run_s": done.run_cpu_s, "rate": cores * cycles / done.run_cpu_s,
             "batch": sum(c.n_compiled_cycles for c in clusters) / batches if batches else 0.0,
             "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 

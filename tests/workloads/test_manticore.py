@@ -9,10 +9,8 @@ import json
 import pytest
 
 from archmodel.cli import main
-from archmodel.experiments.hierarchy import capacity, hierarchy_report
-from archmodel.kernel import Simulator
+from archmodel.experiments.hierarchy import capacity, hierarchy_report, run_clusters
 from archmodel.lang.elaborate import load
-from archmodel.models.compute import SnitchCluster
 from archmodel.paths import data_path
 
 QUADRANT = data_path("topologies") / "manticore_quadrant.arch"
@@ -23,14 +21,8 @@ HBM2E_PSEUDO_CHANNEL = 3.2e9 * 64 / 8  # bytes/s: 3.2 Gb/s per pin, 64 pins (JES
 
 
 def _run(path, engine="compiled", **params):
-    elaborated = load(path, params=params)
-    clusters = [part for part in elaborated.top.walk() if isinstance(part, SnitchCluster)]
-    for cluster in clusters:
-        cluster.engine = engine
-    sim = Simulator(elaborated.top)
-    result = sim.run()
-    assert result.reason == "stopped" and all(c.result_ok for c in clusters)  # checked against numpy
-    return elaborated.top, sim, clusters
+    run = run_clusters(path, params, engine)  # each cluster's result checked against numpy
+    return run.top, run.sim, run.clusters
 
 
 def test_gemm_on_a_quadrants_clusters_is_compute_bound_above_90_percent_on_every_cluster():

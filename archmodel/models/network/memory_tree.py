@@ -11,13 +11,39 @@ import attrs
 from archmodel.kernel import Component, Counter, Formula, In, Out, Param, ParameterError, at_least, model
 
 from ..messages import MemRequest, MemResponse
-from .address_map import AddressMap, hex_address
+from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 
 
 def _beats(message, channel) -> int:
     """Sender cycles ``message`` occupies on ``channel`` (one without a width)."""
     width = channel.width_bits if channel is not None else None
     return -(-message.size_bits // width) if width else 1
+
+
+class _TreeMap(AddressMap):
+    """A node's address map for the functional path: bytes no range holds belong to whatever
+    the node's uplink leads to."""
+
+    def __init__(self, node, *args):
+        super().__init__(*args)
+        self.node = node
+
+    def pieces(self, address: int, size: int):
+        end = address + size
+        node = self.node
+        while address < end:
+            item = self.find(address)
+            if item is None:
+                if not node.up_req.connected:
+                    raise ValueError(f"{node.path}: no address range holds {hex_address(address)} and no uplink "
+                                     f"is connected (mapped: {self.describe()})")
+                k = bisect_right(self.starts, address)
+                step = min(end, self.starts[k] if k < len(self.starts) else end) - address
+                yield node.memory_at(node.up_req), address, step
+            else:
+                step = min(end, item.piece_end(address)) - address
+                yield node.memory_at(node.out_req[item.owner(address)]), address, step
+            address += step
 
 
 def _transit_ps(channel) -> int:
@@ -32,7 +58,7 @@ def _link_utilisation(node, beats_name: str) -> float:
 
 
 @model
-class MemoryTreeNode(Component):
+class MemoryTreeNode(ForwardsFunctionalAccess, Component):
     """One level of a hierarchical memory interconnect (a quadrant or chiplet crossbar, as in
     Manticore's tree of clusters, quadrants and chiplets: Zaruba et al., IEEE Micro 41(2), 2021).
 
@@ -95,25 +121,25 @@ class MemoryTreeNode(Component):
     up_rsp = In("MemResponses from the parent", required=False)
 
     requests = Counter("requests", "requests taken from every requester")
+    # the uplink, each way: bytes, busy cycles of its link (ceil(bits / width) per message), and
+    # those cycles over the node's
     up_bytes_out = Counter("bytes", "bytes sent up (requests with their control word and write data)")
-    up_bytes_in = Counter("bytes", "bytes received from the parent (read data, write acknowledgements)")
     up_beats_out = Counter("cycles", "cycles the uplink's request link was busy")
+    up_utilisation_out = Formula("%", "busy cycles of the uplink's request link",
+                                 lambda c: _link_utilisation(c, "up_beats_out"))
+    up_bytes_in = Counter("bytes", "bytes received from the parent (read data, write acknowledgements)")
     up_beats_in = Counter("cycles", "cycles the uplink's response link was busy")
-    up_utilisation_out = Formula("%", "busy cycles of the uplink's request link", lambda c: _link_utilisation(
-        c, "up_beats_out"))
-    up_utilisation_in = Formula("%", "busy cycles of the uplink's response link", lambda c: _link_utilisation(
-        c, "up_beats_in"))
+    up_utilisation_in = Formula("%", "busy cycles of the uplink's response link",
+                                lambda c: _link_utilisation(c, "up_beats_in"))
 
     def setup(self) -> None:
-        self.memory_map = AddressMap(self.address_map, self.outputs, self.path, self.interleave_bytes)
+        self.memory_map = _TreeMap(self, self.address_map, self.outputs, self.path, self.interleave_bytes)
         if self.memory_map.ranges and self.memory_map.ranges[-1].end > 1 << self.address_bits:
             last = self.memory_map.ranges[-1]
             raise ParameterError(f"{self.path}: address range {last} ends above the {self.address_bits}-bit address "
                                  f"space of the requesters ({hex_address(1 << self.address_bits)}): they cannot "
                                  f"reach its last {last.end - (1 << self.address_bits):,} bytes",
                                  hint="fewer or smaller memories, or requesters with wider addresses (address_bits)")
-        for t in range(self.outputs):
-            self.memory_map.memory_ports[t] = self.out_req[t]
         self.requesters = list(self.down_req) + list(self.peer_req)
         self.answer_ports = list(self.down_rsp) + list(self.peer_rsp)
         self.target_ports = list(self.out_req) + [self.up_req]
@@ -129,17 +155,17 @@ class MemoryTreeNode(Component):
         self.outstanding: dict = {}  # our tag -> (requester, key, seq, original request)
         self.sequence = 0
         self.next_tag = 0
-        self.out_bytes = [self.add_stat(f"out{t}_bytes_out", Counter("bytes", f"bytes sent on out_req[{t}]"))
-                          for t in range(self.outputs)]
-        self.in_bytes = [self.add_stat(f"out{t}_bytes_in", Counter("bytes", f"bytes received on out_rsp[{t}]"))
-                         for t in range(self.outputs)]
-        self.out_beats = [0] * self.outputs
-        self.in_beats = [0] * self.outputs
+        # per target, the uplink last: (bytes out, busy cycles out, bytes in, busy cycles in)
+        self.tallies = []
         for t in range(self.outputs):
-            self.add_stat(f"out{t}_utilisation_out", Formula(
-                "%", f"busy cycles of out_req[{t}]'s link", lambda c, t=t: 100.0 * c.out_beats[t] / c.elapsed_cycles))
-            self.add_stat(f"out{t}_utilisation_in", Formula(
-                "%", f"busy cycles of out_rsp[{t}]'s link", lambda c, t=t: 100.0 * c.in_beats[t] / c.elapsed_cycles))
+            tally = []
+            for way, port in (("out", f"out_req[{t}]"), ("in", f"out_rsp[{t}]")):
+                tally.append(self.add_stat(f"out{t}_bytes_{way}", Counter("bytes", f"bytes moved on {port}")))
+                tally.append(self.add_stat(f"out{t}_beats_{way}", Counter("cycles", f"cycles {port}'s link was busy")))
+                self.add_stat(f"out{t}_utilisation_{way}", Formula(
+                    "%", f"busy cycles of {port}'s link", lambda c, busy=tally[-1]: 100.0 * busy.value / c.elapsed_cycles))
+            self.tallies.append(tuple(tally))
+        self.tallies.append((self.up_bytes_out, self.up_beats_out, self.up_bytes_in, self.up_beats_in))
 
     def start(self) -> None:
         self.period = self.domain.period_ps
@@ -205,7 +231,7 @@ class MemoryTreeNode(Component):
             if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
                 _, request, requester = queue.popleft()
                 self.sent[requester][t] += 1
-                self._count_sent(t, request)
+                self._count(t, request, True)
                 moved = True
             if queue and queue[0][0] > now:
                 soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
@@ -231,27 +257,18 @@ class MemoryTreeNode(Component):
         forwarded = attrs.evolve(request, tag=tag, source=(requester, request.source))
         self.to_send[target].append((now + self.delay, forwarded, requester))
 
-    def _count_sent(self, target: int, request: MemRequest) -> None:
-        beats = _beats(request, self.target_ports[target].channel)
-        if target == self.up:
-            self.up_bytes_out.add(request.size_bits // 8)
-            self.up_beats_out.add(beats)
-        else:
-            self.out_bytes[target].add(request.size_bits // 8)
-            self.out_beats[target] += beats
+    def _count(self, target: int, message, outward: bool) -> None:
+        port = self.target_ports[target] if outward else self.from_targets[target]
+        moved, busy = self.tallies[target][:2] if outward else self.tallies[target][2:]
+        moved.add(message.size_bits // 8)
+        busy.add(_beats(message, port.channel))
 
     def _answered(self, target: int, response: MemResponse, now: int) -> None:
         entry = self.outstanding.pop(response.tag, None)
         if entry is None:
             self.fail(f"MemResponse with tag {response.tag} on {self.from_targets[target].name} answers no request "
                       "this node sent")
-        beats = _beats(response, self.from_targets[target].channel)
-        if target == self.up:
-            self.up_bytes_in.add(response.size_bits // 8)
-            self.up_beats_in.add(beats)
-        else:
-            self.in_bytes[target].add(response.size_bits // 8)
-            self.in_beats[target] += beats
+        self._count(target, response, False)
         requester, key, seq, request = entry
         self.sent[requester][target] -= 1
         early = self.early.setdefault(key, {})
@@ -415,7 +432,9 @@ class MemoryTreeNode(Component):
         return cache[t]
 
     # -- the functional path --------------------------------------------------------------------
-    def _memory_at(self, port):
+    def memory_at(self, port):
+        """The memory (or node) at the other end of target port ``port``, for the functional
+        path; ValueError naming the port when it leads nowhere."""
         if not port.connected:
             raise ValueError(f"{port.path} is not connected, so nothing below {self.path} reaches the bytes it "
                              "routes there")
@@ -423,34 +442,6 @@ class MemoryTreeNode(Component):
         if not hasattr(memory, "backdoor_read"):
             raise ValueError(f"{port.path} leads to {memory.path}, which offers no backdoor_read/backdoor_write")
         return memory
-
-    def _pieces(self, address: int, size: int):
-        end = address + size
-        while address < end:
-            item = self.memory_map.find(address)
-            if item is None:
-                if not self.up_req.connected:
-                    raise ValueError(f"{self.path}: no address range holds {hex_address(address)} and no uplink "
-                                     f"is connected (mapped: {self.memory_map.describe()})")
-                k = bisect_right(self.memory_map.starts, address)
-                above = self.memory_map.starts[k] if k < len(self.memory_map.starts) else end
-                step = min(end, above) - address
-                yield self._memory_at(self.up_req), address, step
-            else:
-                step = min(end, item.piece_end(address)) - address
-                yield self._memory_at(self.out_req[item.owner(address)]), address, step
-            address += step
-
-    def backdoor_read(self, address: int, size: int) -> bytes:
-        """Read bytes without simulated time from the memories that own them."""
-        return b"".join(memory.backdoor_read(a, n) for memory, a, n in self._pieces(address, size))
-
-    def backdoor_write(self, address: int, data: bytes) -> None:
-        """Write bytes without simulated time to the memories that own them."""
-        offset = 0
-        for memory, a, n in self._pieces(address, len(data)):
-            memory.backdoor_write(a, bytes(data[offset:offset + n]))
-            offset += n
 
     def _home(self) -> tuple[int, int]:
         if self.home_address >= 0:
@@ -463,10 +454,10 @@ class MemoryTreeNode(Component):
             block = item.block_bytes
             first = item.start + (self.home_address - item.start) // block * block
             # a memory smaller than its block (a die's window) holds only its own bytes
-            memory = self._memory_at(self.out_req[item.owner(self.home_address)])
+            memory = self.memory_at(self.out_req[item.owner(self.home_address)])
             end = min(item.piece_end(self.home_address), memory.base_address + memory.size_bytes)
             return first, end - first
-        memory = self._memory_at(self.up_req)
+        memory = self.memory_at(self.up_req)
         return memory.base_address, memory.size_bytes
 
     @property
