@@ -121,6 +121,8 @@ class HierarchyReport:
 
     def table(self) -> str:
         """The report as text: configuration, roll-ups, links and the roofline."""
+        if not self.flops:
+            return self.capacity.line() + "\nno floating-point work ran: no roll-ups, no roofline"
         lines = [self.capacity.line(),
                  f"achieved {self.achieved_flops / 1e9:.2f} GFLOP/s "
                  f"({100 * self.achieved_flops / self.peak_flops:.1f}% of peak)", "",
@@ -355,7 +357,7 @@ def report_outputs(top, stats_path) -> tuple:
     if report is None:
         return None, None, None, None
     png, error = None, None
-    if stats_path:
+    if stats_path and report.flops:  # a roofline without a kernel has no point to draw
         from pathlib import Path
 
         png = Path(stats_path).with_suffix(".roofline.png")

@@ -16,7 +16,7 @@ from archmodel.paths import data_path
 QUADRANT = data_path("topologies") / "manticore_quadrant.arch"
 PACKAGE = data_path("topologies") / "manticore.arch"
 # one chiplet, one quadrant of `clusters` clusters (l1_radix of them under one L1 node)
-SMALL = {"clusters": "4", "l1_radix": "4", "l2_radix": "1"}
+SMALL = {"kernel": '"gemm"', "clusters": "4", "l1_radix": "4", "l2_radix": "1"}
 HBM2E_PSEUDO_CHANNEL = 3.2e9 * 64 / 8  # bytes/s: 3.2 Gb/s per pin, 64 pins (JESD235C)
 
 
@@ -26,7 +26,7 @@ def _run(path, engine="compiled", **params):
 
 
 def test_gemm_on_a_quadrants_clusters_is_compute_bound_above_90_percent_on_every_cluster():
-    top, _, clusters = _run(QUADRANT, **SMALL, n="64", k="128")
+    top, _, clusters = _run(QUADRANT, **SMALL, rows="64", n="64", k="128")
     fpu = [c.fpu_utilisation.value for c in clusters]
     assert len(clusters) == 4 and min(fpu) >= 90.0
     report = hierarchy_report(top)
@@ -59,7 +59,8 @@ def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
 
 
 def test_a_cluster_reaches_the_other_dies_hbm_over_the_die_to_die_link():
-    top, _, clusters = _run(PACKAGE, chiplets="2", quadrants="1", l1_radix="1", l2_radix="1", l3_radix="1")
+    top, _, clusters = _run(PACKAGE, kernel='"gemm"', chiplets="2", quadrants="1", l1_radix="1", l2_radix="1",
+                            l3_radix="1")
     far = top.child("chiplet[1]").child("node")
     quadrant = top.child("chiplet[1]").child("quadrant[0]").child("node")
     stats = {s.name: s.value for s in far.stats}
@@ -74,7 +75,8 @@ def test_a_cluster_reaches_the_other_dies_hbm_over_the_die_to_die_link():
 
 
 def test_the_compiled_and_python_cluster_models_end_alike_in_the_package():
-    params = dict(chiplets="2", quadrants="1", l1_radix="1", l2_radix="1", l3_radix="1", k="32", n="32")
+    params = dict(kernel='"gemm"', chiplets="2", quadrants="1", l1_radix="1", l2_radix="1", l3_radix="1", k="32",
+                  n="32")
     ends = []
     for engine in ("compiled", "python"):
         _, sim, clusters = _run(PACKAGE, engine, **params)
@@ -95,8 +97,8 @@ def test_peak_and_dma_bandwidth_of_the_whole_package_follow_from_its_configurati
 
 def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_them(tmp_path, capsys):
     stats = tmp_path / "quadrant.json"
-    code = main(["run", str(QUADRANT), "-p", "clusters=2", "-p", "l1_radix=2", "-p", "l2_radix=1",
-                 "-p", "k=16", "-p", "n=16", "--stats", str(stats)])
+    params = ['kernel="gemm"', "rows=8", "clusters=2", "l1_radix=2", "l2_radix=1", "k=16", "n=16"]
+    code = main(["run", str(QUADRANT), "--stats", str(stats)] + [item for p in params for item in ("-p", p)])
     assert code == 0
     figures = json.loads(stats.read_text())["hierarchy"]
     assert figures["clusters"] == 2 and figures["binds"] == "compute"
@@ -108,14 +110,15 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
 
 @pytest.mark.parametrize("path, params, message", [
     (QUADRANT, ["clusters=30"],
-     "topologies/manticore_quadrant.arch:16:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
+     "topologies/manticore_quadrant.arch:19:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
      "1.875"),
     (PACKAGE, ["chiplets=8", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
      "library/manticore.arch:88:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
      "-> terminals [0, 1, 2, 3, 4, 5, 6, 7] in 536870912-byte blocks ends above the 32-bit address space of the "
      "requesters (0x1_0000_0000): they cannot reach its last 2,147,483,648 bytes"),
-    (PACKAGE, ["chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
-     "topologies/manticore.arch:33:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
+    (PACKAGE, ["kernel=\"gemm\"", "chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1",
+               "l3_radix=1"],
+     "topologies/manticore.arch:37:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
      "connected, so nothing below Manticore.chiplet[1].node reaches the bytes it routes there"),
 ])
 def test_bad_configurations_are_errors_naming_the_part_and_the_number(path, params, message, capsys):
