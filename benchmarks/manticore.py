@@ -47,7 +47,7 @@ def run(path: str, params: dict, engine: str) -> dict:
 
 
 def quadrant_table(clusters: int) -> list:
-    params = {"clusters": str(clusters), "n": "64", "k": "128"}
+    params = {"kernel": '"gemm"', "rows": "64", "clusters": str(clusters), "n": "64", "k": "128"}
     if clusters < 16:
         params.update(l1_radix=str(min(4, clusters)), l2_radix=str(max(1, clusters // 4)))
     path = str(data_path("topologies") / "manticore_quadrant.arch")
@@ -59,8 +59,8 @@ def quadrant_table(clusters: int) -> list:
 
 def _child(chiplets: int) -> dict:
     """One package run in a fresh process, so its peak memory is its own."""
-    params = {"chiplets": str(chiplets), "quadrants": "1", "l1_radix": "2", "l2_radix": "1", "l3_radix": "1",
-              "n": "64", "k": "64"}
+    params = {"kernel": '"gemm"', "rows": "64", "chiplets": str(chiplets), "quadrants": "1", "l1_radix": "2",
+              "l2_radix": "1", "l3_radix": "1", "n": "64", "k": "64"}
     code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
             f"from manticore import run; "
             f"print(json.dumps(run({str(data_path('topologies') / 'manticore.arch')!r}, {params!r}, 'compiled')))")
