@@ -6,8 +6,7 @@ synthetic traffic and BookSim 2's measurement, and :func:`~.measure.sweep` runs 
 range of offered loads. Packets can also come from a trace file (:mod:`.trace`), and
 ``Noc(engine="fast")`` steps the whole network from one component (:mod:`.engine`). With an
 ``address_map`` a Noc carries memory traffic between requesters and memories
-(:mod:`.memory_interface`, :mod:`.address_map`); a tree of :class:`MemoryTreeNode` carries it
-between clusters and memories level by level (:mod:`.memory_tree`).
+(:mod:`.memory_interface`, :mod:`.address_map`).
 """
 
 from .address_map import AddressMap, AddressRange
@@ -15,8 +14,8 @@ from .allocators import islip, separable_input_first
 from .flit import Flit, NetPacket
 from .interface import NetworkInterface
 from .link import DieToDieLink
-from .memory_interface import MemoryMappedInterface
 from .memory_tree import MemoryTreeNode
+from .memory_interface import MemoryMappedInterface
 from .network import NetworkMeasurement, Noc
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
