@@ -133,9 +133,11 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                                 lambda c: _link_utilisation(c, "up_beats_in"))
 
     def setup(self) -> None:
-        self.memory_map = _TreeMap(self, self.address_map, self.outputs, self.path, self.interleave_bytes)
-        if self.memory_map.ranges and self.memory_map.ranges[-1].end > 1 << self.address_bits:
-            last = self.memory_map.ranges[-1]
+        # not ``memory_map``: workloads take a component with one for a network interface and
+        # place data in its ranges, where a node's data belong in its home (base_address)
+        self.routes = _TreeMap(self, self.address_map, self.outputs, self.path, self.interleave_bytes)
+        if self.routes.ranges and self.routes.ranges[-1].end > 1 << self.address_bits:
+            last = self.routes.ranges[-1]
             raise ParameterError(f"{self.path}: address range {last} ends above the {self.address_bits}-bit address "
                                  f"space of the requesters ({hex_address(1 << self.address_bits)}): they cannot "
                                  f"reach its last {last.end - (1 << self.address_bits):,} bytes",
@@ -182,19 +184,19 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
     def target_of(self, requester: int, request: MemRequest) -> int:
         """The target index (an output, or ``self.up``) of ``request`` from ``requester``."""
         address, size = request.address, request.size_bytes
-        item = self.memory_map.find(address)
+        item = self.routes.find(address)
         if item is None:
             if requester >= self.radix:
                 self.fail(f"a MemRequest for {hex_address(address)} arrived on {self.requesters[requester].name}, "
-                          f"but no range of this node holds it ({self.memory_map.describe()}); sending it up "
+                          f"but no range of this node holds it ({self.routes.describe()}); sending it up "
                           "would return it here")
             if not self.up_req.connected:
                 self.fail(f"MemRequest from {self.requesters[requester].name} to unmapped address "
-                          f"{hex_address(address)} (mapped: {self.memory_map.describe()}; no uplink connected)")
-            k = bisect_right(self.memory_map.starts, address)
-            if k < len(self.memory_map.starts) and self.memory_map.starts[k] < address + size:
+                          f"{hex_address(address)} (mapped: {self.routes.describe()}; no uplink connected)")
+            k = bisect_right(self.routes.starts, address)
+            if k < len(self.routes.starts) and self.routes.starts[k] < address + size:
                 self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses into address range "
-                          f"{self.memory_map.ranges[k]}; split it at the boundary")
+                          f"{self.routes.ranges[k]}; split it at the boundary")
             return self.up
         if address + size > item.piece_end(address):
             self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
@@ -432,6 +434,9 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         return cache[t]
 
     # -- the functional path --------------------------------------------------------------------
+    def _mapped(self):
+        return self.routes  # the functional path (ForwardsFunctionalAccess) follows the routes
+
     def memory_at(self, port):
         """The memory (or node) at the other end of target port ``port``, for the functional
         path; ValueError naming the port when it leads nowhere."""
@@ -445,10 +450,10 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
 
     def _home(self) -> tuple[int, int]:
         if self.home_address >= 0:
-            item = self.memory_map.find(self.home_address)
+            item = self.routes.find(self.home_address)
             if item is None:
                 raise ValueError(f"{self.path}: home_address {hex_address(self.home_address)} lies in no range "
-                                 f"({self.memory_map.describe()})")
+                                 f"({self.routes.describe()})")
             if not item.interleave:
                 return item.start, item.end - item.start
             block = item.block_bytes
