@@ -414,6 +414,11 @@ def cmd_run(args) -> int:
                 unwritten.append(f"--vcd {vcd_path}: {err.strerror or err}")
     wall = time.perf_counter() - started
     stats = sim.all_stats()
+    from .experiments.hierarchy import report_outputs  # clusters in a memory tree: roll-ups, roofline
+
+    report, figures, png, png_error = report_outputs(top, args.stats)
+    if png_error:
+        unwritten.append(f"the roofline {png_error}")
     # The files first: a reader of the table that goes away (`| head`) must not lose them.
     if args.stats:
         path = Path(args.stats)
@@ -421,7 +426,10 @@ def cmd_run(args) -> int:
         if path.suffix == ".csv":
             text = stats_csv(stats, manifest)
         else:
-            text = json.dumps({"manifest": manifest, "statistics": stats_dict(stats)}, indent=2, default=str) + "\n"
+            document = {"manifest": manifest, "statistics": stats_dict(stats)}
+            if figures is not None:
+                document["hierarchy"] = figures
+            text = json.dumps(document, indent=2, default=str) + "\n"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)  # (made before the run; gone since?)
             write_whole(path, text)
@@ -430,6 +438,8 @@ def cmd_run(args) -> int:
     if not args.quiet:
         try:
             print(stats_table(stats) if stats else "(no statistics)", flush=True)
+            if report is not None:
+                print("\n" + report, flush=True)
         except BrokenPipeError:
             raise
         except OSError as err:  # a full disk behind stdout

@@ -297,6 +297,12 @@ class Component:
     memory knows that a request queues behind its client's earlier ones). Messages that
     others send later still count through :meth:`reaction_ps`."""
 
+    sends_hold_through_credits = False
+    """True when :meth:`earliest_send_ps` holds on every output whatever credits return, but
+    for the output whose credit it is: a credit freed on one channel lets this component send
+    sooner there only (a crossbar whose queues per output are independent), so the lookahead
+    wakes nothing else of it. False: a returning credit may let it send anywhere."""
+
     def reaction_ps(self, inp, out) -> int | None:
         """A lower bound on the time from a message arriving on input port ``inp`` to a
         message on output port ``out`` that it causes (0 by default: the component may

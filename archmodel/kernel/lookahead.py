@@ -19,6 +19,8 @@ plus the channel's latency, where
   and lets it take the message at ``a``, which returns a credit that wakes the sender at its
   next edge if the sender is blocked on that channel now (a sender that is not blocked sends
   again only after something else activates it, and that activation is counted on its own);
+  woken so, it may send on all its outputs, or only on that channel when it declares
+  ``Component.sends_hold_through_credits`` (its other bounds do not depend on credits);
 * messages already in flight arrive when the channel says (a message waiting since before
   now is taken from now), unless their receiver's declared earliest send already counts
   them (``Component.bounds_inputs_in_flight``).
@@ -141,11 +143,12 @@ def earliest_arrival_ps(sim, comp, within_ps: int | None = None) -> int | None:
 
     def credit_frees(channel, taken_ps: int) -> None:
         # the receiver takes a message at taken_ps: a sender blocked on the channel is
-        # woken at its next edge by the returning credit
+        # woken at its next edge by the returning credit (and, if its declared sends hold
+        # whatever credits return, sends sooner only on that channel)
         sender = channel.src_owner
         if sender is not comp and channel.blocked:
             woken = sender.domain.edge_after(taken_ps)
-            for out in sender._out_channels:
+            for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
                 offer(out, arrive(out, woken))
 
     others, channels = graph.reach(comp)

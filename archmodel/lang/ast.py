@@ -237,7 +237,9 @@ class ClockDef:
 
 @node
 class Instance:
-    """``name : Model(args)``, ``name[count] : Model(args)``, optionally ``in clock``."""
+    """``name : Model(args)``, ``name[count] : Model(args)``, optionally ``in clock``;
+    ``name[i in count] : Model(args)`` evaluates the arguments per element with ``index``
+    (``i``) bound to the element's number."""
 
     name: str
     count: Selector | None
@@ -246,6 +248,7 @@ class Instance:
     span: Span
     name_span: Span
     clock_span: Span | None
+    index: str | None = None
 
 
 @node

@@ -148,7 +148,8 @@ class Elaborator(Instancing, Wiring, Expressions):
         outside = None
         for root in [importer.parent] + self.search_path:
             candidate = root / imp.path
-            if not candidate.is_file():
+            # a file never imports itself: topologies/manticore.arch imports library/manticore.arch
+            if not candidate.is_file() or candidate.resolve() == importer.resolve():
                 continue
             if candidate.resolve().is_relative_to(root.resolve()):
                 return candidate
@@ -487,7 +488,8 @@ def _load(path, top, params, limits, search_path, interface_open=False) -> Elabo
                 root = elab.build(module, overrides)
                 if not elab.errors:  # after another error, unconnected ports are mostly its echo
                     check_required_ports(elab, root, exposed_ports(root) if interface_open else ())
-                for binder, targets, args, kwargs, span in elab.runs:
+                # a workload placed on a system with errors would mostly report their echo
+                for binder, targets, args, kwargs, span in (elab.runs if not elab.errors else ()):
                     try:
                         binder(targets, *args, **kwargs)
                     except ArchError as err:

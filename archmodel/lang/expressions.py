@@ -17,7 +17,10 @@ from .scope import (POISON, AddressRangeValue, Cascade, ClockBinding, InstanceBi
                     did_you_mean)
 from .units import Quantity
 
-BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min")
+BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min", "range")
+
+MAX_RANGE = 1 << 16
+"""The longest list ``range`` builds (a port array holds at most as many ports)."""
 
 MAX_STRING = 1 << 20
 """The longest string an expression may build."""
@@ -247,6 +250,8 @@ class Expressions:
                 self.fail(f"'{name}' cannot compare values of different dimensions", expr.span)
             pick = min if name == "min" else max
             return pick(args, key=units.magnitude)
+        if name == "range":
+            return self._range(expr, args)
         if len(args) != 1:
             self.fail(f"'{name}' takes one argument, got {len(args)}", expr.span)
         (arg,) = args
@@ -266,6 +271,16 @@ class Expressions:
         if value.denominator == 1 and value.numerator & (value.numerator - 1) == 0:
             return value.numerator.bit_length() - 1
         return Fraction(log2(value))
+
+    def _range(self, expr: ast.Call, args: list) -> list:
+        """``range(a, b)``: the list of whole numbers a, a + 1, ..., b - 1 (an interleave's
+        terminals, say: ``0 .. 32 GiB -> range(0, 4)``)."""
+        if len(args) != 2:
+            self.fail(f"'range' takes two arguments (first, end exclusive), got {len(args)}", expr.span)
+        first, end = (self._int(a, "an argument of 'range'", node.span) for a, node in zip(args, expr.args))
+        if end - first > MAX_RANGE:
+            self.fail(f"range({first}, {end}) would hold {end - first:,} numbers, more than {MAX_RANGE:,}", expr.span)
+        return list(range(first, end))
 
 
 def unit_example(value) -> str:

@@ -54,16 +54,25 @@ class Instancing:
         count = self._array_count(stmt.count, scope, stmt.name)
         target = self._resolve_model(stmt.model, scope)
         placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
-        if isinstance(target, ast.ModuleDef):
-            given = self._module_args(stmt.model, target, scope)
-            make = lambda name: self._make_module(target, name, comp, given, stmt, placed)
-        else:
-            kwargs = self._model_args(stmt.model, target, scope, placed or self._clock_of(comp))
-            make = lambda name: self._make_model(target, name, comp, kwargs, stmt, placed)
+        def maker(args_scope: Scope):
+            # the arguments, evaluated once for the elements that share them
+            if isinstance(target, ast.ModuleDef):
+                given = self._module_args(stmt.model, target, args_scope)
+                return lambda name: self._make_module(target, name, comp, given, stmt, placed)
+            kwargs = self._model_args(stmt.model, target, args_scope, placed or self._clock_of(comp))
+            return lambda name: self._make_model(target, name, comp, kwargs, stmt, placed)
+
         if count is None:
-            items = [make(stmt.name)]
-        else:
+            items = [maker(scope)(stmt.name)]
+        elif stmt.index is None:
+            make = maker(scope)
             items = [make(f"{stmt.name}[{i}]") for i in range(count)]
+        else:
+            items = []
+            for i in range(count):
+                inner = Scope(scope, scope.module)
+                inner.names[stmt.index] = i
+                items.append(maker(inner)(f"{stmt.name}[{i}]"))
         module_scope.names[stmt.name] = InstanceBinding(items, count is not None, stmt.name_span)
 
     def _count_instance(self, span: Span):

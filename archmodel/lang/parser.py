@@ -8,6 +8,8 @@ malformed snippets in :data:`SYNTAX_EXAMPLES`.
 
 from __future__ import annotations
 
+import attrs
+
 import difflib
 import functools
 import re
@@ -156,6 +158,11 @@ class _Builder(Transformer):
         return ast.Instance(str(name), count, call, str(clock) if clock is not None else None,
                             self._span(name, last), self._tspan(name),
                             self._tspan(clock) if clock is not None else None)
+
+    def indexed_instance(self, items):
+        name, index, count, call, clock = items
+        instance = self.instance([name, ast.Selector("index", count, None, count.span), call, clock])
+        return attrs.evolve(instance, index=str(index))
 
     def model_call(self, items):
         name, args = items

@@ -127,16 +127,21 @@ class Wiring:
             for src, dst in zip(sources, sinks):
                 self._connect(src, dst, link, stmt.span)
         elif isinstance(stmt, ast.Expose):
-            items = []
-            for target in stmt.targets:
-                resolved = self.resolve(target, scope)
-                for item in resolved:
-                    if isinstance(item, Component):
-                        self.fail(f"only ports can be exposed; '{target.segments[-1].name}' is an instance",
-                                  target.span)
-                items.extend(resolved)
             if not hasattr(comp, "exposed"):
                 comp.exposed = {}
+            items = []
+            try:
+                for target in stmt.targets:
+                    resolved = self.resolve(target, scope)
+                    for item in resolved:
+                        if isinstance(item, Component):
+                            self.fail(f"only ports can be exposed; '{target.segments[-1].name}' is an instance",
+                                      target.span)
+                    items.extend(resolved)
+            except (Cascade, ArchError):
+                # what uses the port outside follows from this error, and says nothing more
+                comp.exposed.setdefault(stmt.name, POISON)
+                raise
             if stmt.name in comp.exposed or stmt.name in comp.namespace:
                 self.fail(f"'{stmt.name}' is already defined in this module", stmt.name_span)
             last = stmt.targets[0].segments[-1]
@@ -262,6 +267,8 @@ class Wiring:
         exposed = getattr(comp, "exposed", None) or {}
         if name in exposed:
             value = exposed[name]
+            if value is POISON:
+                raise Cascade()
             return (value, True) if isinstance(value, list) else ([value], False)
         namespace = getattr(comp, "namespace", None)
         if namespace is not None and name in namespace:

@@ -161,3 +161,27 @@ system T {
     net : Noc(topology = "mesh(2, 2)", address_map = [0x0 .. 4 bit -> 1])
 }
 """) == ["an address range's end is not a whole number of bytes (0.5 B)"]
+
+
+def test_range_builds_the_terminal_list_of_an_interleaved_address_range(tmp_path):
+    top = elaborate(tmp_path, """
+const N = 3
+system T { f : Fifo(depth = range(2, 2 + N)[2]) g : Fifo(depth = 1) f.out -> g.inp g.out -> f.inp }
+""").top
+    assert top.child("f").depth == 4
+    assert errors_of(tmp_path, "system T { f : Fifo(depth = range(4)[0]) }") == [
+        "'range' takes two arguments (first, end exclusive), got 1"]
+
+
+def test_an_indexed_array_evaluates_its_arguments_per_element(tmp_path):
+    top = elaborate(tmp_path, """
+module Stage(n: int = 1) { f : Fifo(depth = n) g : Fifo(depth = 1) f.out -> g.inp g.out -> f.inp }
+system T {
+    s[i in 3] : Stage(n = 2 * i + 1)
+    f[j in 2] : Fifo(depth = 5 + j)
+    f[0].out -> f[1].inp
+    f[1].out -> f[0].inp
+}
+""").top
+    assert [top.child(f"s[{i}]").child("f").depth for i in range(3)] == [1, 3, 5]
+    assert [top.child(f"f[{j}]").depth for j in range(2)] == [5, 6]

@@ -14,6 +14,7 @@ from .allocators import islip, separable_input_first
 from .flit import Flit, NetPacket
 from .interface import NetworkInterface
 from .link import DieToDieLink
+from .memory_tree import MemoryTreeNode
 from .memory_interface import MemoryMappedInterface
 from .measurement import NetworkMeasurement
 from .network import Noc
@@ -22,7 +23,7 @@ from .routing import PortMap, make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators
 from .trace import TracePacket, parse_trace, read_trace
 
-__all__ = ["AddressMap", "AddressRange", "DieToDieLink", "Flit", "MemoryMappedInterface", "NetPacket",
+__all__ = ["AddressMap", "AddressRange", "DieToDieLink", "Flit", "MemoryMappedInterface", "MemoryTreeNode", "NetPacket",
            "NetworkInterface", "NetworkMeasurement", "Noc", "NocRouter", "PortMap", "SimpleRouter",
            "TracePacket", "build_topology", "islip", "make_routing", "parse_trace", "read_trace",
            "register_topology", "separable_input_first", "terminal_count", "topology_generators"]

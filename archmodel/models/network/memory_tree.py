@@ -1,0 +1,476 @@
+"""A node of a memory tree: MemRequests routed by address down to the child that owns them,
+else up; MemResponses back to their requesters in request order."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+
+import attrs
+
+from archmodel.kernel import Component, Counter, Formula, In, Out, Param, ParameterError, at_least, model
+
+from ..messages import MemRequest, MemResponse
+from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
+
+
+def _beats(message, channel) -> int:
+    """Sender cycles ``message`` occupies on ``channel`` (one without a width)."""
+    width = channel.width_bits if channel is not None else None
+    return -(-message.size_bits // width) if width else 1
+
+
+class _TreeMap(AddressMap):
+    """A node's address map for the functional path: bytes no range holds belong to whatever
+    the node's uplink leads to."""
+
+    def __init__(self, node, *args):
+        super().__init__(*args)
+        self.node = node
+
+    def pieces(self, address: int, size: int):
+        end = address + size
+        node = self.node
+        while address < end:
+            item = self.find(address)
+            if item is None:
+                if not node.up_req.connected:
+                    raise ValueError(f"{node.path}: no address range holds {hex_address(address)} and no uplink "
+                                     f"is connected (mapped: {self.describe()})")
+                k = bisect_right(self.starts, address)
+                step = min(end, self.starts[k] if k < len(self.starts) else end) - address
+                yield node.memory_at(node.up_req), address, step
+            else:
+                step = min(end, item.piece_end(address)) - address
+                yield node.memory_at(node.out_req[item.owner(address)]), address, step
+            address += step
+
+
+def _transit_ps(channel) -> int:
+    """The least time a message spends on ``channel``: ``latency`` of the receiver's cycles in
+    one clock domain, else just over ``latency - 1`` of them (it arrives at the first receiver
+    edge strictly after it left)."""
+    return channel.delay if channel.same_domain else channel.tail_delay + 1
+
+
+def _link_utilisation(node, beats_name: str) -> float:
+    return 100.0 * getattr(node, beats_name).value / node.elapsed_cycles
+
+
+@model
+class MemoryTreeNode(ForwardsFunctionalAccess, Component):
+    """One level of a hierarchical memory interconnect (a quadrant or chiplet crossbar, as in
+    Manticore's tree of clusters, quadrants and chiplets: Zaruba et al., IEEE Micro 41(2), 2021).
+
+    Requesters: ``radix`` children below (``down_req``/``down_rsp``: a cluster's DMA port, or
+    a lower node's uplink) and ``peers`` from above or beside (``peer_req``/``peer_rsp``: a
+    parent routing into this subtree, a die-to-die link from another chiplet). Targets:
+    ``outputs`` ports (``out_req``/``out_rsp``) reached by ``address_map`` (``start .. end ->
+    output``, or ``-> [outputs]`` interleaved in ``interleave_bytes`` blocks), and the uplink
+    (``up_req``/``up_rsp``), which takes every request from below whose address the map does
+    not hold. A request from a peer that the map does not hold, or one from below with no
+    uplink connected, stops the run naming the address and the map (it would bounce back up);
+    so does a request whose bytes cross from one range (or interleave block) into another:
+    the requester splits, as the Snitch DMA cuts its bursts at ``burst_bytes`` boundaries.
+
+    Timing: at each edge every target grants one of the requesters whose head request is for
+    it, round robin, and a granted request leaves ``latency_cycles`` later (arbitration and
+    traversal of the node); a target queue holds ``queue_depth`` requests, then the requesters
+    wait (head-of-line). Bandwidth belongs to the links (SST style): give the uplink's
+    connection a ``width`` (or ``bandwidth``) in ``.arch`` and a 1 KiB burst occupies it for
+    ``ceil(bits / width)`` cycles, so bandwidth thinning is a link attribute per level.
+
+    Ordering: each request is forwarded with a tag of this node's own and, as its source, the
+    pair (requester port, original source), so memories answering in order per source keep
+    each requester's order only, as an AXI crossbar widens the ID with the master index.
+    Responses go back with the original tag and source, per requester (port and source) in
+    the order of its requests, across targets too (a reorder buffer), as the Snitch DMA and
+    :class:`~.memory_interface.MemoryMappedInterface` expect.
+
+    Functional access: ``backdoor_read``/``backdoor_write`` forward to the memory owning the
+    bytes (through lower nodes, or up); ``base_address``/``size_bytes`` are those of the
+    memory a workload should place data in: the range (or interleave block) of the map holding
+    ``home_address``, else what the uplink leads to.
+
+    Statistics: bytes and link-busy cycles each way on the uplink and on every output (the
+    utilisation of a link is its busy cycles over the node's elapsed cycles).
+    Leaves out: atomics, write-response merging, QoS, a separate narrow network.
+    """
+
+    radix = Param(int, 1, "requesters below (children)", check=at_least(1))
+    peers = Param(int, 0, "requesters from above or beside (a parent, die-to-die links)", check=at_least(0))
+    outputs = Param(int, 0, "targets reached by the address map", check=at_least(0))
+    address_map = Param((list, tuple), (), "(start, end, output or [outputs]) byte ranges, end exclusive")
+    interleave_bytes = Param(int, 4096, "block of a range interleaved over several outputs", unit="bytes",
+                             check=at_least(1))
+    home_address = Param(int, -1, "an address of the memory workloads place data in (-1: the uplink's)",
+                         unit="bytes")
+    address_bits = Param(int, 32, "address width of the requesters (the Snitch DMA's: 32); the map must lie "
+                         "below 2**address_bits", check=at_least(1))
+    latency_cycles = Param(int, 1, "cycles from a grant to the request (or response) leaving",
+                           unit="cycles", check=at_least(0))
+    queue_depth = Param(int, 4, "requests each target queue holds", check=at_least(1))
+
+    down_req = In("MemRequests of the children", count="radix", required=False)
+    down_rsp = Out("MemResponses to the children, in the order of their requests", count="radix", required=False)
+    peer_req = In("MemRequests from above or beside, for this subtree", count="peers", required=False)
+    peer_rsp = Out("MemResponses to them", count="peers", required=False)
+    out_req = Out("MemRequests to the targets of the address map", count="outputs", required=False)
+    out_rsp = In("MemResponses of those targets", count="outputs", required=False)
+    up_req = Out("MemRequests the map does not hold, towards the parent", required=False)
+    up_rsp = In("MemResponses from the parent", required=False)
+
+    requests = Counter("requests", "requests taken from every requester")
+    # the uplink, each way: bytes, busy cycles of its link (ceil(bits / width) per message), and
+    # those cycles over the node's
+    up_bytes_out = Counter("bytes", "bytes sent up (requests with their control word and write data)")
+    up_beats_out = Counter("cycles", "cycles the uplink's request link was busy")
+    up_utilisation_out = Formula("%", "busy cycles of the uplink's request link",
+                                 lambda c: _link_utilisation(c, "up_beats_out"))
+    up_bytes_in = Counter("bytes", "bytes received from the parent (read data, write acknowledgements)")
+    up_beats_in = Counter("cycles", "cycles the uplink's response link was busy")
+    up_utilisation_in = Formula("%", "busy cycles of the uplink's response link",
+                                lambda c: _link_utilisation(c, "up_beats_in"))
+
+    def setup(self) -> None:
+        # not ``memory_map``: workloads take a component with one for a network interface and
+        # place data in its ranges, where a node's data belong in its home (base_address)
+        self.routes = _TreeMap(self, self.address_map, self.outputs, self.path, self.interleave_bytes)
+        if self.routes.ranges and self.routes.ranges[-1].end > 1 << self.address_bits:
+            last = self.routes.ranges[-1]
+            raise ParameterError(f"{self.path}: address range {last} ends above the {self.address_bits}-bit address "
+                                 f"space of the requesters ({hex_address(1 << self.address_bits)}): they cannot "
+                                 f"reach its last {last.end - (1 << self.address_bits):,} bytes",
+                                 hint="fewer or smaller memories, or requesters with wider addresses (address_bits)")
+        self.requesters = list(self.down_req) + list(self.peer_req)
+        self.answer_ports = list(self.down_rsp) + list(self.peer_rsp)
+        self.target_ports = list(self.out_req) + [self.up_req]
+        self.from_targets = list(self.out_rsp) + [self.up_rsp]
+        self.up = self.outputs  # the uplink's index among the targets
+        targets = len(self.target_ports)
+        self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request, requester) per target
+        self.sent = [[0] * targets for _ in self.requesters]  # requests sent to each target, unanswered
+        self.answers = [deque() for _ in self.requesters]  # (ready_ps, response) per requester
+        self.priority = [0] * targets
+        self.in_order: dict = {}  # (requester, source) -> deque of the sequence numbers awaited
+        self.early: dict = {}  # (requester, source) -> {seq: response} that overtook an earlier one
+        self.outstanding: dict = {}  # our tag -> (requester, key, seq, original request)
+        self.sequence = 0
+        self.next_tag = 0
+        # per target, the uplink last: (bytes out, busy cycles out, bytes in, busy cycles in)
+        self.tallies = []
+        for t in range(self.outputs):
+            tally = []
+            for way, port in (("out", f"out_req[{t}]"), ("in", f"out_rsp[{t}]")):
+                tally.append(self.add_stat(f"out{t}_bytes_{way}", Counter("bytes", f"bytes moved on {port}")))
+                tally.append(self.add_stat(f"out{t}_beats_{way}", Counter("cycles", f"cycles {port}'s link was busy")))
+                self.add_stat(f"out{t}_utilisation_{way}", Formula(
+                    "%", f"busy cycles of {port}'s link", lambda c, busy=tally[-1]: 100.0 * busy.value / c.elapsed_cycles))
+            self.tallies.append(tuple(tally))
+        self.tallies.append((self.up_bytes_out, self.up_beats_out, self.up_bytes_in, self.up_beats_in))
+
+    def start(self) -> None:
+        self.period = self.domain.period_ps
+        self.delay = self.latency_cycles * self.period
+        self._asking = False
+        self._bound_key = None
+        self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
+        self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
+        self._answer_index = {port: i for i, port in enumerate(self.answer_ports)}
+        self._requester_index = {port: i for i, port in enumerate(self.requesters)}
+        self._target_index = {port: t for t, port in enumerate(self.target_ports)}
+
+    # -- routing --------------------------------------------------------------------------------
+    def target_of(self, requester: int, request: MemRequest) -> int:
+        """The target index (an output, or ``self.up``) of ``request`` from ``requester``."""
+        address, size = request.address, request.size_bytes
+        item = self.routes.find(address)
+        if item is None:
+            if requester >= self.radix:
+                self.fail(f"a MemRequest for {hex_address(address)} arrived on {self.requesters[requester].name}, "
+                          f"but no range of this node holds it ({self.routes.describe()}); sending it up "
+                          "would return it here")
+            if not self.up_req.connected:
+                self.fail(f"MemRequest from {self.requesters[requester].name} to unmapped address "
+                          f"{hex_address(address)} (mapped: {self.routes.describe()}; no uplink connected)")
+            k = bisect_right(self.routes.starts, address)
+            if k < len(self.routes.starts) and self.routes.starts[k] < address + size:
+                self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses into address range "
+                          f"{self.routes.ranges[k]}; split it at the boundary")
+            return self.up
+        if address + size > item.piece_end(address):
+            self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
+                      f"{item} (or of one of its interleave blocks) at {hex_address(item.piece_end(address))}; "
+                      "split it at the boundary")
+        return item.owner(address)
+
+    # -- the clock edge -------------------------------------------------------------------------
+    def tick(self) -> None:
+        now = self.sim.now
+        moved = False
+        for t, port in enumerate(self.from_targets):
+            if port.connected and port.valid:
+                self._answered(t, port.recv(), now)
+                moved = True
+        for i, queue in enumerate(self.answers):
+            if queue and queue[0][0] <= now and self.answer_ports[i].try_send(queue[0][1]):
+                queue.popleft()
+                moved = True
+        wanted: dict = {}
+        for i, port in enumerate(self.requesters):
+            if port.connected and port.valid:
+                wanted.setdefault(self.target_of(i, port.peek()), []).append(i)
+        for t, asking in wanted.items():
+            if len(self.to_send[t]) >= self.queue_depth:
+                continue
+            start = self.priority[t]
+            winner = min(asking, key=lambda i: (i - start) % len(self.requesters))
+            self.priority[t] = (winner + 1) % len(self.requesters)
+            self._take(winner, t, self.requesters[winner].recv(), now)
+            moved = True
+        soonest = None
+        for t, queue in enumerate(self.to_send):
+            if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
+                _, request, requester = queue.popleft()
+                self.sent[requester][t] += 1
+                self._count(t, request, True)
+                moved = True
+            if queue and queue[0][0] > now:
+                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        for queue in self.answers:
+            if queue and queue[0][0] > now:
+                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        if moved:
+            return
+        # Nothing moved: what is left waits for a message, a credit, or a ready time.
+        self.sleep()
+        if soonest is not None:
+            self.wake_at(soonest)
+
+    def _take(self, requester: int, target: int, request: MemRequest, now: int) -> None:
+        self.requests.add()
+        key = (requester, request.source)
+        seq = self.sequence
+        self.sequence += 1
+        tag = self.next_tag
+        self.next_tag += 1
+        self.outstanding[tag] = (requester, key, seq, request)
+        self.in_order.setdefault(key, deque()).append(seq)
+        forwarded = attrs.evolve(request, tag=tag, source=(requester, request.source))
+        self.to_send[target].append((now + self.delay, forwarded, requester))
+
+    def _count(self, target: int, message, outward: bool) -> None:
+        port = self.target_ports[target] if outward else self.from_targets[target]
+        moved, busy = self.tallies[target][:2] if outward else self.tallies[target][2:]
+        moved.add(message.size_bits // 8)
+        busy.add(_beats(message, port.channel))
+
+    def _answered(self, target: int, response: MemResponse, now: int) -> None:
+        entry = self.outstanding.pop(response.tag, None)
+        if entry is None:
+            self.fail(f"MemResponse with tag {response.tag} on {self.from_targets[target].name} answers no request "
+                      "this node sent")
+        self._count(target, response, False)
+        requester, key, seq, request = entry
+        self.sent[requester][target] -= 1
+        early = self.early.setdefault(key, {})
+        early[seq] = attrs.evolve(response, tag=request.tag, source=request.source)
+        order = self.in_order[key]
+        queue = self.answers[requester]
+        while order and order[0] in early:
+            queue.append((now + self.delay, early.pop(order.popleft())))
+        if not order:
+            del self.in_order[key]
+            del self.early[key]
+
+    # -- the watchdog ---------------------------------------------------------------------------
+    def holding(self) -> str | None:
+        """Requests forwarded and not yet answered, and messages queued here."""
+        queued = sum(len(q) for q in self.to_send) + sum(len(q) for q in self.answers)
+        if not self.outstanding and not queued:
+            return None
+        return f"{len(self.outstanding)} requests awaiting answers, {queued} messages queued"
+
+    def waiting_for(self) -> list:
+        """The targets still holding our requests."""
+        waiting = {self.target_ports[t].channel.dst_owner for t, port in enumerate(self.target_ports)
+                   if port.connected}
+        return sorted(waiting, key=lambda c: c.path) if self.outstanding else []
+
+    # -- computing ahead ------------------------------------------------------------------------
+    bounds_inputs_in_flight = True
+    """:meth:`earliest_send_ps` counts the messages on their way to this node's inputs (requests
+    from the requesters, responses from the targets), so the lookahead adds no reaction for them."""
+
+    sends_hold_through_credits = True
+    """Each output's queue is its own: a credit returning on one output lets this node send
+    sooner there only; the bounds of the others do not depend on it."""
+
+    def earliest_send_ps(self, port) -> int | None:
+        """Lookahead, per port. Towards a target: the head of its queue, or a request on its way
+        here (taken and passed on ``latency_cycles`` later). Towards a requester: its next
+        response in this node's queue, or the soonest answer to one of its own requests (queued
+        here, sent to a target and on its way, or on its way here from the requester), each
+        no sooner than the target's own bound or its least reaction plus the links; a
+        requester with nothing outstanding here gets nothing (None) until it sends, whatever
+        the other requesters do, since each response goes back to the requester that asked."""
+        sim = self.sim
+        # One question asks every node about each of its ports, and the nodes below ask again:
+        # the bounds hold while nothing is sent or taken anywhere at this time point.
+        key = (sim.now, sim.transfers)
+        if key != self._bound_key:
+            self._bound_key = key
+            self._bounds.clear()
+        if port in self._bounds:
+            return self._bounds[port]
+        if self._asking:  # a loop of nodes (die-to-die links both ways): no better bound
+            return sim.now
+        self._asking = True
+        try:
+            if port in self._answer_index:
+                bound = self._answer_bound(self._answer_index[port])
+            elif port in self._target_index:
+                bound = self._request_bound(self._target_index[port])
+            else:
+                bound = sim.now
+        finally:
+            self._asking = False
+        self._bounds[port] = bound
+        return bound
+
+    def reaction_ps(self, inp, out) -> int | None:
+        """A request from a requester reaches a target ``latency_cycles`` later, and is
+        answered to that requester no sooner than the least round trip through a target; a
+        response from a target is counted by :meth:`earliest_send_ps` (None), as is anything
+        a requester's request does for another requester (None)."""
+        period = (self.domain or self.clock).period_ps
+        if out in self._target_index:
+            return self.latency_cycles * period if inp in self._requester_index else None
+        if out in self._answer_index and inp in self._requester_index:
+            if self._requester_index[inp] != self._answer_index[out]:
+                return None
+            trip = self._least_trip_ps(None)
+            return None if trip is None else 2 * self.latency_cycles * period + trip
+        return None
+
+    def _answer_bound(self, i: int) -> int | None:
+        now = self.sim.now
+        if self.answers[i]:
+            return max(now, self.answers[i][0][0])
+        after = self.latency_cycles * self.period
+        best = None
+
+        def offer(at):
+            nonlocal best
+            if at is not None and (best is None or at < best):
+                best = at
+
+        for arrival, _ in self.requesters[i].channel.flight if self.requesters[i].connected else ():
+            trip = self._least_trip_ps(None)
+            offer(None if trip is None else max(arrival, now) + 2 * after + trip)
+        if not any(self.sent[i]) and not any(r == i for q in self.to_send for _, _, r in q):
+            return best  # nothing of requester i is here: only its own new requests count
+        for t, queue in enumerate(self.to_send):
+            for ready, _, requester in queue:
+                if requester == i:
+                    trip = self._least_trip_ps(t)
+                    offer(None if trip is None else max(ready, now) + trip + after)
+                    break  # the first of its requests in this queue leaves first
+            if self.sent[i][t]:
+                offer(self._target_answer_ps(t, i, after))
+        return best
+
+    def _target_answer_ps(self, t: int, i: int, after: int) -> int | None:
+        """The soonest an answer to a request of requester ``i`` already sent to target ``t``
+        leaves here: on its way back, or the target's own bound, or one of i's requests still
+        on its way to the target plus the target's least reaction."""
+        now = self.sim.now
+        soonest = None
+        back = self.from_targets[t].channel
+        for arrival, message in back.flight:
+            entry = self.outstanding.get(message.tag)
+            if entry is not None and entry[0] == i:
+                soonest = max(arrival, now) + after
+                break
+        target = back.src_owner
+        if back.src not in self._bounds:
+            self._bounds[back.src] = target.earliest_send_ps(back.src)
+        sent = self._bounds[back.src]
+        if sent is not None:
+            at = max(sent, now) + _transit_ps(back) + after
+            soonest = at if soonest is None else min(soonest, at)
+        forward = self.target_ports[t].channel
+        if forward.flight and not target.bounds_inputs_in_flight:
+            reaction = target.reaction_ps(forward.dst, back.src) or 0
+            at = max(forward.flight[0][0], now) + reaction + _transit_ps(back) + after
+            soonest = at if soonest is None else min(soonest, at)
+        return soonest
+
+    def _request_bound(self, t: int) -> int | None:
+        now = self.sim.now
+        if self.to_send[t]:
+            return max(now, self.to_send[t][0][0])
+        best = None
+        for i, port in enumerate(self.requesters):
+            if port.connected and port.channel.flight:
+                at = max(port.channel.flight[0][0], now) + self.latency_cycles * self.period
+                best = at if best is None else min(best, at)
+        return best
+
+    def _least_trip_ps(self, t: int | None) -> int | None:
+        """The least time from a request leaving towards target ``t`` (None: any target) to its
+        response arriving back here: both links and the target's least reaction."""
+        cache = self._trips
+        if t not in cache:
+            cache[t] = 0  # while the targets answer (a loop of nodes asks back): no bound
+            trips = []
+            for k in (range(len(self.target_ports)) if t is None else (t,)):
+                forward, back = self.target_ports[k].channel, self.from_targets[k].channel
+                if forward is None or back is None:
+                    continue
+                reaction = back.src_owner.reaction_ps(forward.dst, back.src)
+                trips.append(_transit_ps(forward) + (reaction or 0) + _transit_ps(back))
+            cache[t] = min(trips) if trips else None
+        return cache[t]
+
+    # -- the functional path --------------------------------------------------------------------
+    def _mapped(self):
+        return self.routes  # the functional path (ForwardsFunctionalAccess) follows the routes
+
+    def memory_at(self, port):
+        """The memory (or node) at the other end of target port ``port``, for the functional
+        path; ValueError naming the port when it leads nowhere."""
+        if not port.connected:
+            raise ValueError(f"{port.path} is not connected, so nothing below {self.path} reaches the bytes it "
+                             "routes there")
+        memory = port.channel.dst_owner
+        if not hasattr(memory, "backdoor_read"):
+            raise ValueError(f"{port.path} leads to {memory.path}, which offers no backdoor_read/backdoor_write")
+        return memory
+
+    def _home(self) -> tuple[int, int]:
+        if self.home_address >= 0:
+            item = self.routes.find(self.home_address)
+            if item is None:
+                raise ValueError(f"{self.path}: home_address {hex_address(self.home_address)} lies in no range "
+                                 f"({self.routes.describe()})")
+            if not item.interleave:
+                return item.start, item.end - item.start
+            block = item.block_bytes
+            first = item.start + (self.home_address - item.start) // block * block
+            # a memory smaller than its block (a die's window) holds only its own bytes
+            memory = self.memory_at(self.out_req[item.owner(self.home_address)])
+            end = min(item.piece_end(self.home_address), memory.base_address + memory.size_bytes)
+            return first, end - first
+        memory = self.memory_at(self.up_req)
+        return memory.base_address, memory.size_bytes
+
+    @property
+    def base_address(self) -> int:
+        """The first byte of the memory workloads place data in (see the class docstring)."""
+        return self._home()[0]
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of that memory."""
+        return self._home()[1]

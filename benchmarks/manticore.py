@@ -1,0 +1,100 @@
+"""Speed of Manticore systems (topologies/manticore_quadrant.arch, topologies/manticore.arch).
+
+    python benchmarks/manticore.py [--quick] [--json out.json]
+
+Two tables:
+
+* **One quadrant running GEMM.** The 32 clusters of a quadrant (256 compute + 32 DMA cores)
+  on their chiplet's HBM2E share one streamed GEMM, with the compiled cluster loop and with
+  the Python model side by side in this process: core-cycles (every core, DMA cores included,
+  times the cycles of the run) per second of process CPU time, the ratio compiled / Python,
+  the mean compiled batch (simulated cycles per batch: how far the lookahead horizon reaches)
+  and the issue's target (5M core-cycles per CPU second). ``--quick`` runs 8 clusters.
+* **What one more chiplet costs.** The package with 1, 2 (and 4) chiplets of one small quadrant
+  each (a fixed GEMM share per cluster, so the work grows with the chiplets), each in a fresh
+  process: elaboration and run CPU time, peak resident memory, and the ratios to one chiplet.
+
+Every run checks its results against numpy in the modelled HBM. The machine is shared: CPU
+time and ratios within one run are what to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+from archmodel.experiments.hierarchy import run_clusters
+from archmodel.paths import data_path
+
+TARGET = 5e6  # core-cycles per CPU second, issue 14
+
+
+def run(path: str, params: dict, engine: str) -> dict:
+    """Elaborate ``path`` with ``params``, run it with every cluster on ``engine``, and measure."""
+    done = run_clusters(path, params, engine)  # each cluster checked against numpy
+    clusters = done.clusters
+    cycles = max(c.run_cycles() for c in clusters)
+    cores = sum(len(c.core_list) for c in clusters)
+    batches = sum(c.n_compiled_batches for c in clusters)
+    return {"clusters": len(clusters), "cores": cores, "cycles": cycles, "elaborate_s": done.elaborate_cpu_s,
+            "run_s": done.run_cpu_s, "rate": cores * cycles / done.run_cpu_s,
+            "batch": sum(c.n_compiled_cycles for c in clusters) / batches if batches else 0.0,
+            "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def quadrant_table(clusters: int) -> list:
+    params = {"kernel": '"gemm"', "rows": "64", "clusters": str(clusters), "n": "64", "k": "128"}
+    if clusters < 16:
+        params.update(l1_radix=str(min(4, clusters)), l2_radix=str(max(1, clusters // 4)))
+    path = str(data_path("topologies") / "manticore_quadrant.arch")
+    rows = [("compiled", run(path, params, "compiled")), ("python", run(path, params, "python"))]
+    if rows[0][1]["cycles"] != rows[1][1]["cycles"]:
+        raise SystemExit("compiled and Python runs ended in different cycles")
+    return rows
+
+
+def _child(chiplets: int) -> dict:
+    """One package run in a fresh process, so its peak memory is its own."""
+    params = {"kernel": '"gemm"', "rows": "64", "chiplets": str(chiplets), "quadrants": "1", "l1_radix": "2",
+              "l2_radix": "1", "l3_radix": "1", "n": "64", "k": "64"}
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            f"from manticore import run; "
+            f"print(json.dumps(run({str(data_path('topologies') / 'manticore.arch')!r}, {params!r}, 'compiled')))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="8 clusters, and 1 and 2 chiplets only")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+    quadrant = quadrant_table(8 if args.quick else 32)
+    print(f"One quadrant running GEMM (n = 64, k = 128, 64 rows of C per cluster), target {TARGET / 1e6:.0f}M")
+    print(f"{'engine':<10} {'clusters':>8} {'cores':>6} {'cycles':>8} {'CPU s':>7} {'Mcore-cycles/CPU s':>19} "
+          f"{'ratio':>6} {'mean batch':>10} {'target':>7}")
+    python_rate = quadrant[1][1]["rate"]
+    for engine, r in quadrant:
+        print(f"{engine:<10} {r['clusters']:>8} {r['cores']:>6} {r['cycles']:>8} {r['run_s']:>7.2f} "
+              f"{r['rate'] / 1e6:>19.2f} {r['rate'] / python_rate:>6.2f} {r['batch']:>10.1f} "
+              f"{'met' if r['rate'] >= TARGET else 'unmet':>7}")
+    counts = (1, 2) if args.quick else (1, 2, 4)
+    chiplets = [(c, _child(c)) for c in counts]
+    base = chiplets[0][1]
+    print("\nWhat one more chiplet costs (2 clusters per chiplet, compiled, a fresh process each)")
+    print(f"{'chiplets':>8} {'clusters':>8} {'cycles':>8} {'elab CPU s':>10} {'run CPU s':>10} {'max RSS MiB':>11} "
+          f"{'run x':>6} {'RSS x':>6}")
+    for count, r in chiplets:
+        print(f"{count:>8} {r['clusters']:>8} {r['cycles']:>8} {r['elaborate_s']:>10.2f} {r['run_s']:>10.2f} "
+              f"{r['maxrss_mib']:>11.0f} {r['run_s'] / base['run_s']:>6.2f} {r['maxrss_mib'] / base['maxrss_mib']:>6.2f}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"quadrant": quadrant, "chiplets": chiplets}, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Manticore (library/manticore.arch, topologies/manticore*.arch), scaled down with parameters:
+GEMM is compute bound on a quadrant's clusters, AXPY bound by the HBM at the roofline the HBM2E
+configuration gives, a remote die's HBM is reached over the die-to-die link, the compiled and
+Python cluster models end alike, peak and DMA bandwidth follow from the configuration, and bad
+configurations are errors naming the part and the number."""
+
+import json
+
+import pytest
+
+from archmodel.cli import main
+from archmodel.experiments.hierarchy import capacity, hierarchy_report, run_clusters
+from archmodel.lang.elaborate import load
+from archmodel.paths import data_path
+
+QUADRANT = data_path("topologies") / "manticore_quadrant.arch"
+PACKAGE = data_path("topologies") / "manticore.arch"
+# one chiplet, one quadrant of `clusters` clusters (l1_radix of them under one L1 node)
+SMALL = {"kernel": '"gemm"', "clusters": "4", "l1_radix": "4", "l2_radix": "1"}
+HBM2E_PSEUDO_CHANNEL = 3.2e9 * 64 / 8  # bytes/s: 3.2 Gb/s per pin, 64 pins (JESD235C)
+
+
+def _run(path, engine="compiled", **params):
+    run = run_clusters(path, params, engine)  # each cluster's result checked against numpy
+    return run.top, run.sim, run.clusters
+
+
+def test_gemm_on_a_quadrants_clusters_is_compute_bound_above_90_percent_on_every_cluster():
+    top, _, clusters = _run(QUADRANT, **SMALL, rows="64", n="64", k="128")
+    fpu = [c.fpu_utilisation.value for c in clusters]
+    assert len(clusters) == 4 and min(fpu) >= 90.0
+    report = hierarchy_report(top)
+    assert report.binding is None  # compute binds: every level's links allow more
+    quadrant = next(r for r in report.rollups if r.level == "L1Quadrant")
+    assert quadrant.clusters == 4 and quadrant.fpu_min == min(fpu) and quadrant.fpu_max == max(fpu)
+    assert quadrant.gflops_sum == pytest.approx(sum(c.gflops.value for c in clusters))
+    assert report.achieved_flops <= report.peak_flops
+
+
+def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
+    n, clusters_count = 8192, 2
+    top, _, clusters = _run(QUADRANT, clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1",
+                            kernel='"axpy"', n=str(n), tile="1024")
+    report = hierarchy_report(top)
+    memory = next(c for c in report.ceilings if c.level.startswith("memory"))
+    channel = top.child("chiplet").child("hbm").child("ch0")
+    # x and y read, y written: 16 + 8 bytes per element and cluster; 2 flop per element. The
+    # last writes may still wait in the write queue when the clusters finish (they are
+    # acknowledged on entry, as a posted write is); each core also divides once to make alpha
+    assert channel.bytes_read.value == 16 * n * clusters_count
+    assert report.flops == (2 * n + 8) * clusters_count
+    assert 0.99 * 8 * n * clusters_count <= channel.bytes_written.value <= 8 * n * clusters_count
+    assert memory.bytes_per_s == pytest.approx(HBM2E_PSEUDO_CHANNEL)
+    assert report.binding == memory
+    roofline = HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes
+    # bound by the HBM: at most its roofline; the model's HBM delivers ~60% of the peak bus
+    # bandwidth on this mix of reads and writes (refresh, row misses, write turnarounds)
+    assert 0.5 * roofline <= report.achieved_flops <= roofline
+
+
+def test_a_cluster_reaches_the_other_dies_hbm_over_the_die_to_die_link():
+    top, _, clusters = _run(PACKAGE, kernel='"gemm"', chiplets="2", quadrants="1", l1_radix="1", l2_radix="1",
+                            l3_radix="1")
+    far = top.child("chiplet[1]").child("node")
+    quadrant = top.child("chiplet[1]").child("quadrant[0]").child("node")
+    stats = {s.name: s.value for s in far.stats}
+    # the operands live in die 0's HBM: all of die 1's traffic crosses its link to die 0
+    assert stats["out0_bytes_out"] == quadrant.up_bytes_out.value > 0
+    assert stats["out0_bytes_in"] == quadrant.up_bytes_in.value > 0
+    assert stats["out1_bytes_out"] == 0  # its own HBM holds nothing of this GEMM
+    near_cycles, far_cycles = (c.run_cycles() for c in clusters)
+    assert far_cycles > near_cycles
+    kinds = {link.kind for link in hierarchy_report(top).links}
+    assert {"uplink", "die-to-die", "memory"} <= kinds
+
+
+def test_the_compiled_and_python_cluster_models_end_alike_in_the_package():
+    params = dict(kernel='"gemm"', chiplets="2", quadrants="1", l1_radix="1", l2_radix="1", l3_radix="1", k="32",
+                  n="32")
+    ends = []
+    for engine in ("compiled", "python"):
+        _, sim, clusters = _run(PACKAGE, engine, **params)
+        stats = [(s.path, s.summary()) for s in sim.all_stats() if ".n_compiled" not in s.path]
+        ends.append((sim.now, stats, sum(c.n_compiled_cycles for c in clusters)))
+    (t1, s1, compiled), (t2, s2, python) = ends
+    assert (t1, s1) == (t2, s2) and compiled > 0 and python == 0
+
+
+def test_peak_and_dma_bandwidth_of_the_whole_package_follow_from_its_configuration():
+    top = load(PACKAGE, params={"kernel": '"none"'}).top
+    most = capacity(top)
+    assert (most.clusters, most.compute_cores) == (512, 4096)
+    assert most.peak_flops == pytest.approx(4096 * 2 * 1e9)  # an FMA per core and cycle at 1 GHz
+    assert most.dma_bytes_per_s == pytest.approx(512 * 64 * 1e9)  # 512-bit DMA per cluster
+    assert "peak 8.192 DP-TFLOP/s, aggregate cluster DMA 32.77 TB/s per direction" in most.line()
+
+
+def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_them(tmp_path, capsys):
+    stats = tmp_path / "quadrant.json"
+    params = ['kernel="gemm"', "rows=8", "clusters=2", "l1_radix=2", "l2_radix=1", "k=16", "n=16"]
+    code = main(["run", str(QUADRANT), "--stats", str(stats)] + [item for p in params for item in ("-p", p)])
+    assert code == 0
+    figures = json.loads(stats.read_text())["hierarchy"]
+    assert figures["clusters"] == 2 and figures["binds"] == "compute"
+    assert [r["level"] for r in figures["rollups"]] == ["L1Quadrant", "L2Quadrant", "L3Quadrant", "Chiplet",
+                                                         "ManticoreQuadrant"]
+    assert (tmp_path / "quadrant.roofline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "binds: compute" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path, params, message", [
+    (QUADRANT, ["clusters=30"],
+     "topologies/manticore_quadrant.arch:19:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
+     "1.875"),
+    (PACKAGE, ["chiplets=8", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
+     "library/manticore.arch:88:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
+     "-> terminals [0, 1, 2, 3, 4, 5, 6, 7] in 536870912-byte blocks ends above the 32-bit address space of the "
+     "requesters (0x1_0000_0000): they cannot reach its last 2,147,483,648 bytes"),
+    (PACKAGE, ["kernel=\"gemm\"", "chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1",
+               "l3_radix=1"],
+     "topologies/manticore.arch:37:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
+     "connected, so nothing below Manticore.chiplet[1].node reaches the bytes it routes there"),
+])
+def test_bad_configurations_are_errors_naming_the_part_and_the_number(path, params, message, capsys):
+    args = ["check", str(path)] + [item for p in params for item in ("-p", p)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err.replace(str(data_path("topologies").parent) + "/", "")
+    assert "Traceback" not in err
