@@ -55,15 +55,17 @@ class ConvSetup:
     tiling: Tiling
     bands: tuple
     blocks: int
+    chunks: int
     steps: int
     tcdm_input_bytes: int
     outside_input_bytes: int
 
     @property
     def fraction(self) -> float:
-        """The share of the layer's work the programs do (output rows x filter blocks)."""
+        """The share of the layer's work the programs do (output rows x filter blocks x
+        channel chunks)."""
         rows = sum(self.tiling.bands[b][1] for b in self.bands)
-        return rows / self.layer.out_h * self.blocks / self.tiling.blocks
+        return rows / self.layer.out_h * self.blocks / self.tiling.blocks * self.chunks / self.tiling.chunks
 
 
 def _magic(divisor: int, largest: int) -> int:
@@ -75,11 +77,14 @@ def _magic(divisor: int, largest: int) -> int:
 
 
 def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.ndarray, w: np.ndarray, *,
-               bands=None, blocks: int | None = None, tiling: Tiling | None = None) -> ConvSetup:
+               bands=None, blocks: int | None = None, chunks: int | None = None,
+               tiling: Tiling | None = None) -> ConvSetup:
     """Load the programs computing ``layer`` (batch 1) through ``method`` on ``cluster`` with
     activations ``x`` and weights ``w``; the data goes in ``memory`` (the one at the DMA
-    port by default). ``bands`` (indices into the tiling's bands) and ``blocks`` (the first
-    filter blocks) restrict the run to a slice of the layer; the check compares that slice."""
+    port by default). ``bands`` (indices into the tiling's bands), ``blocks`` (the first
+    filter blocks) and ``chunks`` (the first channel chunks) restrict the run to a slice of
+    the layer; the check compares that slice (with fewer chunks: the convolution of those
+    channels)."""
     check_method(method)
     if layer.batch != 1:
         raise ValueError(f"layer '{layer.name}': the cluster kernels take batch 1, got {layer.batch}")
@@ -88,31 +93,32 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
         tiling = plan_for(layer, method, x, cluster.tcdm_bytes, cores)
     chosen = tuple(range(len(tiling.bands)) if bands is None else bands)
     blocks = tiling.blocks if blocks is None else min(blocks, tiling.blocks)
+    chunks = tiling.chunks if chunks is None else min(chunks, tiling.chunks)
     memory, outside = outside_memory(cluster, memory)
     tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     in_buf = [tcdm.take(tiling.input_bytes) for _ in range(2)]
     k_buf = [tcdm.take(tiling.kernel_bytes) for _ in range(2)]
     c_buf = [tcdm.take(tiling.output_bytes) for _ in range(2)]
     scratch = tcdm.take(WORD * cores)
-    kernel_tiles = packed_kernel(layer, w, tiling.channels, tiling.filters, blocks)
+    kernel_tiles = packed_kernel(layer, w, tiling.channels, tiling.filters, blocks, chunks)
     k_at = {key: outside.take(tile.nbytes) for key, tile in kernel_tiles.items()}
     for key, tile in kernel_tiles.items():
         put_array(memory, k_at[key], tile)
     rows_out = sum(tiling.bands[b][1] for b in chosen)
     out_at = outside.take(WORD * rows_out * layer.out_w * layer.filters)
-    fetch, params, outside_bytes = _inputs(layer, method, x, tiling, chosen, memory, outside)
+    fetch, params, outside_bytes = _inputs(layer, method, x, tiling, chosen, chunks, memory, outside)
     tiles_in, tiles_out, steps = [], [], []
     done_rows = 0
     u = 0  # the output tile's buffer alternates per (band, block)
     for b in chosen:
         h0, rows = tiling.bands[b]
         for fi in range(blocks):
-            for ci in range(tiling.chunks):
+            for ci in range(chunks):
                 t = len(tiles_in)
                 transfers = [(k_at[ci, fi], k_buf[t % 2], tiling.kernel_bytes)]
                 transfers += fetch(b, ci, in_buf[t % 2])
                 tiles_in.append([tr for tr in transfers if tr[2]])
-                last = ci == tiling.chunks - 1
+                last = ci == chunks - 1
                 dst = out_at + WORD * (done_rows * layer.out_w * layer.filters + fi * tiling.filters)
                 tiles_out.append([(c_buf[u % 2], dst, WORD * tiling.filters, WORD * tiling.filters,
                                    WORD * layer.filters, rows * layer.out_w)] if last else [])
@@ -129,12 +135,15 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     filters = blocks * tiling.filters
 
     def check(cl):
-        want = convolve("direct", layer, x, w)[0][first_rows][:, :, :filters]
+        channels = chunks * tiling.channels
+        want = convolve("direct", attrs.evolve(layer, channels=channels), x[..., :channels],
+                        w[:, :, :channels])[0][first_rows][:, :, :filters]
         got = get_array(memory, out_at, (rows_out, layer.out_w, layer.filters))[:, :, :filters]
         check_result(cl, f"{layer.name} {method}", got, want)
 
     cluster.on_finish(check)
-    return ConvSetup(layer, method, tiling, chosen, blocks, len(steps), 2 * tiling.input_bytes, outside_bytes)
+    return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps), 2 * tiling.input_bytes,
+                     outside_bytes)
 
 
 def plan_for(layer: Layer, method: str, x: np.ndarray, tcdm_bytes: int, cores: int) -> Tiling:
@@ -160,29 +169,29 @@ def plan_for(layer: Layer, method: str, x: np.ndarray, tcdm_bytes: int, cores: i
     return best
 
 
-def _inputs(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, memory, outside):
+def _inputs(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, chunks: int, memory, outside):
     """Place the lowered input outside; return fetch(band, chunk, buffer) -> DMA transfers,
     params(band, chunk, buffer) -> what the compute code needs, and the bytes placed."""
     if method in SPARSE:
-        tiles = sparse_tiles(layer, x, method, tiling.rows, tiling.channels, bands=chosen)
+        tiles = sparse_tiles(layer, x, method, tiling.rows, tiling.channels, bands=chosen, chunks=chunks)
         at = {key: outside.take(len(tile.data)) for key, tile in tiles.items()}
         for key, tile in tiles.items():
             memory.backdoor_write(at[key], tile.data)
         return (lambda b, c, buf: [(at[b, c], buf, len(tiles[b, c].data))],
                 lambda b, c, buf: (buf, tiles[b, c]), sum(len(t.data) for t in tiles.values()))
-    stores = dense_store(layer, method, x, tiling.channels)
+    stores = dense_store(layer, method, x, tiling.channels)[:chunks]
     cc, kh, kw, s = tiling.channels, layer.kernel_h, layer.kernel_w, layer.stride
     ow, ih, iw = layer.out_w, layer.padded_h, layer.padded_w
     if method == "im2col":
         row = WORD * ow * kh * kw * cc  # one output row's im2col rows
         bands = {b: tiling.bands[b] for b in chosen}
-        at = {(b, c): outside.take(row * bands[b][1]) for b in chosen for c in range(tiling.chunks)}
+        at = {(b, c): outside.take(row * bands[b][1]) for b in chosen for c in range(chunks)}
         for (b, c), address in at.items():
             h0, rows = bands[b]
             put_array(memory, address, stores[c][h0:h0 + rows])
         return (lambda b, c, buf: [(at[b, c], buf, row * bands[b][1])],
                 lambda b, c, buf: (buf, row, WORD * kh * kw * cc), sum(row * r for _, r in bands.values())
-                * tiling.chunks)
+                * chunks)
     at = [outside.take(store.nbytes) for store in stores]
     for address, store in zip(at, stores):
         put_array(memory, address, store)

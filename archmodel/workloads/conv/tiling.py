@@ -107,7 +107,8 @@ def _align(n: int) -> int:
 def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: int | None = None) -> Tiling:
     """The tiling of ``layer`` under ``method`` whose buffers fit ``tcdm_bytes``: the most
     multiply-accumulates per step, preferring chunks whose dot products are at least 64 long
-    (so the FREP loops, not their setup, take the time), then more filters per block.
+    (so the FREP loops, not their setup, take the time), then more filters per block; for
+    CPO and CPS the most filters per block first (each core's share is its FREP length).
 
     Dense lowerings take filter blocks of a multiple of 8 (the GEMM computes 8 columns at
     once), CPO and CPS of a multiple of ``cores`` (each core takes an equal share of the
@@ -128,7 +129,9 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: i
                 out = WORD * rows * layer.out_w * nb
                 if 2 * (inp + kernel + out) > tcdm_bytes:
                     break
-                key = (kh * kw * cc >= min(64, kh * kw * layer.channels), rows * nb * cc, nb, cc)
+                # CPO/CPS: each core's filters are its FREP length, the longer the better
+                key = (nb, rows * cc, cc) if method in SPARSE else \
+                    (kh * kw * cc >= min(64, kh * kw * layer.channels), rows * nb * cc, nb, cc)
                 if best_key is None or key > best_key:
                     best, best_key = Tiling(layer, method, rows, nb, cc, inp, kernel, out), key
     if best is None:
@@ -171,15 +174,16 @@ def sparse_tile(layer: Layer, xp: np.ndarray, method: str, first_row: int, rows:
                       int(lowered.planes.size))
 
 
-def sparse_tiles(layer: Layer, x: np.ndarray, method: str, rows: int, channels: int, bands=None) -> dict:
-    """The tiles of ``bands`` (all by default) of ``rows`` output rows, every chunk of
-    ``channels``: {(band index, chunk): SparseTile}."""
+def sparse_tiles(layer: Layer, x: np.ndarray, method: str, rows: int, channels: int, bands=None,
+                 chunks: int | None = None) -> dict:
+    """The tiles of ``bands`` (all by default) of ``rows`` output rows and the first
+    ``chunks`` (all by default) chunks of ``channels``: {(band index, chunk): SparseTile}."""
     xp = padded(layer, x)[0]
     oh = layer.out_h
     starts = list(range(0, oh, rows))
     chosen = range(len(starts)) if bands is None else bands
     return {(b, c): sparse_tile(layer, xp, method, starts[b], min(rows, oh - starts[b]), c * channels, channels)
-            for b in chosen for c in range(layer.channels // channels)}
+            for b in chosen for c in range(layer.channels // channels if chunks is None else chunks)}
 
 
 def dense_store(layer: Layer, method: str, x: np.ndarray, channels: int) -> list[np.ndarray]:
@@ -196,10 +200,10 @@ def dense_store(layer: Layer, method: str, x: np.ndarray, channels: int) -> list
     return [np.ascontiguousarray(full[..., c0:c0 + channels]) for c0 in chunks]
 
 
-def packed_kernel(layer: Layer, w: np.ndarray, channels: int, filters: int, blocks: int | None = None) -> dict:
+def packed_kernel(layer: Layer, w: np.ndarray, channels: int, filters: int, blocks: int, chunks: int) -> dict:
     """The kernel tiles {(chunk, block): (Kh*Kw*channels, filters) array} of the first
-    ``blocks`` filter blocks (all by default)."""
+    ``chunks`` channel chunks and ``blocks`` filter blocks."""
     kh, kw = layer.kernel_h, layer.kernel_w
     return {(ci, fi): np.ascontiguousarray(
         w[:, :, ci * channels:(ci + 1) * channels, fi * filters:(fi + 1) * filters]).reshape(kh * kw * channels, -1)
-        for ci in range(layer.channels // channels) for fi in range(layer.filters // filters if blocks is None else blocks)}
+        for ci in range(chunks) for fi in range(blocks)}
