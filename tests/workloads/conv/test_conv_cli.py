@@ -49,7 +49,7 @@ def test_the_bundled_topology_reports_every_alexnet_layer(tmp_path, capsys):
 
 def test_one_layer_and_a_topology_file(tmp_path, capsys):
     code, err, figures = _run(tmp_path, capsys, 'conv_layer(height = 56, channels = 64, kernel = 3, filters = 64, '
-                                                'pad = 1, methods = "im2col,mec")')
+                                                'pad = 1, methods = "im2col,mec", simulate = false)')
     assert code == 0, err
     assert figures["Conv.conv.layer.im2col_bytes"]["value"] == 8 * 1_806_336
     assert figures["Conv.conv.layer.mec_bytes"]["value"] == 8 * 623_616
@@ -57,7 +57,7 @@ def test_one_layer_and_a_topology_file(tmp_path, capsys):
     topology = tmp_path / "two.csv"
     topology.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
                         "Strides,\nConv1,16,16,3,3,4,8,1,\nConv1,14,14,3,3,8,8,1,\n")
-    code, err, figures = _run(tmp_path, capsys, f'conv_network(topology = "{topology}", padding = "same")')
+    code, err, figures = _run(tmp_path, capsys, f'conv_network(topology = "{topology}", padding = "same", simulate = false)')
     assert code == 0, err
     assert figures["Conv.conv.Conv1.im2col_bytes"]["value"] == 8 * 16 * 16 * 9 * 4
     assert figures["Conv.conv.Conv1_.im2col_bytes"]["value"] == 8 * 14 * 14 * 9 * 8  # a repeated name stays apart
