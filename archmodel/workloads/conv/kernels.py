@@ -41,14 +41,17 @@ from archmodel.workloads.snitch import (BARRIER, Layout, assemble_lines, check_r
                                         outside_memory, put_array, ssr_setup)
 
 from .layers import Layer
-from .lowering import SPARSE, check_method, convolve
-from .tiling import WORD, Tiling, dense_store, packed_kernel, plan, sparse_tiles
+from .lowering import SPARSE, check_method, convolve, padded
+from .tiling import WORD, Tiling, dense_store, packed_kernel, plan, scratch_bytes, sparse_tiles
 
 
 @attrs.frozen
 class ConvSetup:
-    """What :func:`setup_conv` placed: the tiling, the bands and filter blocks the programs
-    compute (all, or a slice), the steps, and the TCDM bytes holding lowered input."""
+    """What :func:`setup_conv` placed: the tiling, the bands, filter blocks and channel
+    chunks the programs compute (all, or a slice), the steps, the TCDM bytes holding lowered
+    input, and ``fraction``, the slice's share of the layer's work: of the output rows x
+    blocks x chunks for the GEMMs, of the stored non-zeros x blocks for CPO and CPS (whose
+    work follows them; the padded edge rows hold fewer)."""
 
     layer: Layer
     method: str
@@ -59,13 +62,7 @@ class ConvSetup:
     steps: int
     tcdm_input_bytes: int
     outside_input_bytes: int
-
-    @property
-    def fraction(self) -> float:
-        """The share of the layer's work the programs do (output rows x filter blocks x
-        channel chunks)."""
-        rows = sum(self.tiling.bands[b][1] for b in self.bands)
-        return rows / self.layer.out_h * self.blocks / self.tiling.blocks * self.chunks / self.tiling.chunks
+    fraction: float
 
 
 def _magic(divisor: int, largest: int) -> int:
@@ -99,7 +96,7 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     in_buf = [tcdm.take(tiling.input_bytes) for _ in range(2)]
     k_buf = [tcdm.take(tiling.kernel_bytes) for _ in range(2)]
     c_buf = [tcdm.take(tiling.output_bytes) for _ in range(2)]
-    scratch = tcdm.take(WORD * cores)
+    scratch = tcdm.take(scratch_bytes(cores))
     kernel_tiles = packed_kernel(layer, w, tiling.channels, tiling.filters, blocks, chunks)
     k_at = {key: outside.take(tile.nbytes) for key, tile in kernel_tiles.items()}
     for key, tile in kernel_tiles.items():
@@ -143,7 +140,25 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
 
     cluster.on_finish(check)
     return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps), 2 * tiling.input_bytes,
-                     outside_bytes)
+                     outside_bytes, _fraction(layer, method, x, tiling, chosen, blocks, chunks))
+
+
+def _fraction(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, blocks: int,
+              chunks: int) -> float:
+    """The share of the layer's work in the bands ``chosen``, the first ``blocks`` and ``chunks``."""
+    share = blocks / tiling.blocks
+    rows = sum(tiling.bands[b][1] for b in chosen) / layer.out_h * chunks / tiling.chunks
+    if method not in SPARSE:
+        return share * rows
+    xp = padded(layer, x)[0] != 0
+    s = layer.stride
+
+    def stored(bands, channels):
+        return sum(int(xp[h0 * s:h0 * s + tiling.input_rows(r), :, :channels].sum())
+                   for h0, r in (tiling.bands[b] for b in bands))
+
+    total = stored(range(len(tiling.bands)), layer.channels)
+    return share * (stored(chosen, chunks * tiling.channels) / total if total else rows)
 
 
 def plan_for(layer: Layer, method: str, x: np.ndarray, tcdm_bytes: int, cores: int) -> Tiling:
@@ -158,7 +173,7 @@ def plan_for(layer: Layer, method: str, x: np.ndarray, tcdm_bytes: int, cores: i
     def sized(rows: int) -> Tiling | None:
         largest = max(len(t.data) for t in sparse_tiles(layer, x, method, rows, tiling.channels).values())
         candidate = attrs.evolve(tiling, rows=rows, input_bytes=largest, output_bytes=WORD * rows * ow * nb)
-        return candidate if candidate.tcdm_bytes <= tcdm_bytes else None
+        return candidate if candidate.tcdm_bytes + scratch_bytes(cores) <= tcdm_bytes else None
 
     best = sized(tiling.rows)
     while best.rows < layer.out_h:

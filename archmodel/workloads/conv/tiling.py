@@ -104,6 +104,12 @@ def _align(n: int) -> int:
     return (n + WORD - 1) // WORD * WORD
 
 
+def scratch_bytes(cores: int) -> int:
+    """The TCDM the kernels keep besides the tiles: a word per core (the SpMV saves its
+    return address there)."""
+    return WORD * cores
+
+
 def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: int | None = None) -> Tiling:
     """The tiling of ``layer`` under ``method`` whose buffers fit ``tcdm_bytes``: the most
     multiply-accumulates per step, preferring chunks whose dot products are at least 64 long
@@ -116,6 +122,7 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: i
     see :func:`sparse_tiles`); without it the dense bound is used. A ValueError when nothing
     fits."""
     step = cores if method in SPARSE else 8
+    tcdm_bytes -= scratch_bytes(cores)
     if layer.filters % step:
         raise ValueError(f"layer '{layer.name}': {method} on the cluster needs filters a multiple of {step}, "
                          f"got {layer.filters}")
