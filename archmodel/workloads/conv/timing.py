@@ -33,6 +33,7 @@ from archmodel.workloads.snitch import build_system, report
 from .kernels import plan_for, setup_conv
 from .layers import Layer, activations, check_density, weights
 from .lowering import METHODS, check_method, lowered_size
+from .sizes import align_table
 
 MEMORY_BYTES = 64 << 20
 
@@ -180,12 +181,7 @@ def format_timing(rows: list[LayerTiming]) -> str:
     table.append(["total", "", "", ""] + [_mega(total[m]) for m in methods]
                  + [f"{sum(r.methods[m].lowered_bytes for r in rows) / 1024:,.0f}" for m in methods]
                  + [_mega(total["chosen"]), f"{total['chosen'] / base:.2f}" if base else ""])
-    widths = [max(len(row[c]) for row in table) for c in range(len(head))]
-    lines = ["  ".join(cell.ljust(wd) if c < 4 or c == len(head) - 2 else cell.rjust(wd)
-                       for c, (cell, wd) in enumerate(zip(row, widths))) for row in table]
-    lines.insert(1, "-" * len(lines[0]))
-    lines.insert(len(lines) - 1, "-" * len(lines[0]))
-    return "\n".join(line.rstrip() for line in lines)
+    return align_table(table, {0, 1, 2, 3, len(head) - 2})
 
 
 def plot_timing(rows: list[LayerTiming], path, title: str = "") -> None:
