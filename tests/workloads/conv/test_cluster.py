@@ -128,3 +128,37 @@ def test_filters_the_kernels_cannot_split_are_refused():
     layer = Layer("odd", 6, 6, 4, 3, 3, 12, 1, 1, 1)
     with pytest.raises(ValueError, match="layer 'odd': im2col on the cluster needs filters a multiple of 8, got 12"):
         plan_for(layer, "im2col", activations(layer, None), 128 * 1024, 8)
+
+
+HBM_SYSTEM = """
+import "snitch.arch"
+import "dram.arch"
+
+system ClusterOnHbm {
+    clock clk = 1 GHz
+    cluster : SnitchCluster(cores = 8)
+    hbm : HBM2E(channels = 2, base_address = 0x8000_0000)
+    cluster.ext_req -> hbm.req with link(latency = 2, width = 512 bit)
+    hbm.resp -> cluster.ext_rsp with link(latency = 2, width = 512 bit)
+}
+"""
+
+
+def test_a_lowering_streams_from_hbm_through_the_composed_system(tmp_path):
+    from archmodel.lang.elaborate import load
+    from archmodel.paths import data_path
+    path = tmp_path / "hbm.arch"
+    path.write_text(HBM_SYSTEM)
+    for name in ("snitch.arch", "dram.arch"):
+        (tmp_path / name).write_text((data_path("library") / name).read_text())
+    cycles = {}
+    for memory in ("hbm", "ideal"):
+        top = load(path).top if memory == "hbm" else build_system(memory_latency_cycles=1)
+        cluster = top.child("cluster")
+        layer = SHAPES[0]
+        setup_conv(cluster, None, layer, "cpo", activations(layer, 0.3, 1), weights(layer, 1))
+        cluster.on_finish(lambda cl: cl.sim.stop("done"))  # the HBM refreshes for ever
+        Simulator(top).run()
+        assert cluster.result_ok
+        cycles[memory] = cluster.run_cycles()
+    assert cycles["hbm"] > cycles["ideal"]
