@@ -107,19 +107,22 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     tiles_in, tiles_out, steps = [], [], []
     done_rows = 0
     u = 0  # the output tile's buffer alternates per (band, block)
+    # one chunk and one block: every step uses the same kernel tile, fetched once
+    constant = chunks * blocks == 1
     for b in chosen:
         h0, rows = tiling.bands[b]
         for fi in range(blocks):
             for ci in range(chunks):
                 t = len(tiles_in)
-                transfers = [(k_at[ci, fi], k_buf[t % 2], tiling.kernel_bytes)]
+                k_tile = k_buf[0 if constant else t % 2]
+                transfers = [(k_at[ci, fi], k_tile, tiling.kernel_bytes)] if t == 0 or not constant else []
                 transfers += fetch(b, ci, in_buf[t % 2])
                 tiles_in.append([tr for tr in transfers if tr[2]])
                 last = ci == chunks - 1
                 dst = out_at + WORD * (done_rows * layer.out_w * layer.filters + fi * tiling.filters)
                 tiles_out.append([(c_buf[u % 2], dst, WORD * tiling.filters, WORD * tiling.filters,
                                    WORD * layer.filters, rows * layer.out_w)] if last else [])
-                steps.append((params(b, ci, in_buf[t % 2]), k_buf[t % 2], c_buf[u % 2], rows, ci == 0))
+                steps.append((params(b, ci, in_buf[t % 2]), k_tile, c_buf[u % 2], rows, ci == 0))
             u += 1
         done_rows += rows
     dma = assemble_lines(f"{method}_dma.S", dma_program([], tiles_in, tiles_out))
