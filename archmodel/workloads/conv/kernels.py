@@ -271,6 +271,7 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
     parts = -(-kw // s)
     q_step = WORD * cc * nb  # kernel tile bytes from one (r, q) to the next
     rin = tiling.input_rows(tiling.rows)
+    pointwise = kh == kw == 1
     lines = ["csrr t0, mhartid", f"li t1, {WORD * share}", "mul s1, t0, t1", f"li s2, {ow}", f"li s3, {WORD * nb}",
              f"li s5, {share - 1}", f"li s9, {q_step}", f"li s10, {WORD * ow * nb}", "fcvt.d.w fa1, zero"]
     if kw > 1:
@@ -290,18 +291,18 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
                                  "mul t0, t0, t1", "addi t0, t0, -1", "add t2, a6, s1", "csrw ssr2_wptr1, t2",
                                  "frep.o t0, 1", "fmv.d ft2, fa1", "fence", "zeroed:"]
     lines += ["li gp, 0", "mv s0, a2",
-              "plane:", "bge gp, a4, done",
+              "plane:", "bge gp, a4, done"] + (["fence"] if pointwise else []) + [
               "slli t0, gp, 2", "add t0, t0, a3", "lw t0, 0(t0)", "mul t0, t0, s3", "add tp, t0, a5",
               "add tp, tp, s1", "li sp, 0",
               "part:", "li t2, 0",
               "group:", "lw t3, 0(s0)", "lw t4, 4(s0)",
               "entry:", "bge t3, t4, next_group"]
     if method == "cpo":
-        lines += ["slli t0, t3, 2", "add t0, t0, a1", "lw t5, 0(t0)"] + _decode(kw, s, rin) + _value()
+        lines += ["slli t0, t3, 2", "add t0, t0, a1", "lw t5, 0(t0)"] + _decode(kw, s, rin) + _value(pointwise)
         lines += _windows(kh, kw, s, q_step) + ["addi t3, t3, 1", "j entry"]
     else:
         lines += ["lw t5, 0(a1)", "lw s11, 4(a1)", "addi a1, a1, 8", "add s11, s11, t3"] + _decode(kw, s, rin)
-        lines += ["run:"] + _value() + _windows(kh, kw, s, q_step) + ["addi t3, t3, 1"]
+        lines += ["run:"] + _value(pointwise) + _windows(kh, kw, s, q_step) + ["addi t3, t3, 1"]
         # the next element of a run is the next input row
         lines += ["addi t5, t5, 1"] if s == 1 else \
             ["addi s4, s4, 1", f"li t0, {s}", "blt s4, t0, same_row", "li s4, 0", "addi t5, t5, 1", "same_row:"]
@@ -324,10 +325,11 @@ def _decode(kw: int, s: int, rin: int) -> list[str]:
     return lines
 
 
-def _value() -> list[str]:
+def _value(pointwise: bool) -> list[str]:
     """fa0 = the value of stored element t3, then wait until the element before has written
-    its outputs."""
-    return ["slli t0, t3, 3", "add t0, t0, a0", "fld fa0, 0(t0)", "fence"]
+    its outputs; a 1x1 kernel maps the elements of one channel to distinct outputs, so it
+    waits once per channel instead."""
+    return ["slli t0, t3, 3", "add t0, t0, a0", "fld fa0, 0(t0)"] + ([] if pointwise else ["fence"])
 
 
 _labels = iter(range(1 << 62))
