@@ -2,7 +2,8 @@
 CPO, CPS) for a network, the density where CPO/CPS overtake im2col, and the time it all takes.
 
     python benchmarks/conv.py [--network resnet50] [--density 0.4] [--seed 0] [--slice 16]
-                              [--skip-network] [--skip-crossover] [--skip-slices] [--json out.json]
+                              [--skip-sizes] [--skip-network] [--skip-crossover] [--skip-slices]
+                              [--json out.json]
 
 Tables, each measured in one run:
 
@@ -119,27 +120,32 @@ def main() -> None:
     parser.add_argument("--density", type=float, default=0.4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--slice", type=int, default=16, help="steps per slice (0: whole layers)")
+    parser.add_argument("--skip-sizes", action="store_true", help="leave out the size tables")
     parser.add_argument("--skip-network", action="store_true", help="leave out the network on the cluster")
     parser.add_argument("--skip-crossover", action="store_true", help="leave out the crossover sweep")
     parser.add_argument("--skip-slices", action="store_true", help="leave out slices against whole layers")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args()
-    start = time.process_time()
-    rows = network_sizes(network(args.network), args.density, seed=args.seed)
-    print(f"{args.network}, density {args.density}, seed {args.seed}\n")
-    print(format_sizes(rows))
-    sweep_rows, sweep_text = sweep(args.seed)
-    print("\nwhole-network compression against im2col\n")
-    print(sweep_text)
-    print(f"\n{time.process_time() - start:.1f} s of CPU time")
     figures = {}
+    if not args.skip_sizes:
+        start = time.process_time()
+        rows = network_sizes(network(args.network), args.density, seed=args.seed)
+        print(f"{args.network}, density {args.density}, seed {args.seed}\n")
+        print(format_sizes(rows), flush=True)
+        sweep_rows, sweep_text = sweep(args.seed)
+        print("\nwhole-network compression against im2col\n")
+        print(sweep_text)
+        print(f"\n{time.process_time() - start:.1f} s of CPU time", flush=True)
+        figures["layers"] = [{"layer": r.layer.name, **{m: s.bytes for m, s in r.sizes.items()},
+                              "smallest": r.smallest()} for r in rows]
+        figures["sweep"] = [dict(zip(("network", "density", "mec", "cpo", "cps"), row)) for row in sweep_rows]
     if not args.skip_network:
         start = time.process_time()
         timed = time_network(network(args.network), args.density, seed=args.seed, slice_steps=args.slice or None,
                              progress=True)
         spent = time.process_time() - start
         print(f"\n{args.network} on the cluster, density {args.density}, slices of {args.slice} steps\n")
-        print(format_timing(timed))
+        print(format_timing(timed), flush=True)
         print(f"\n{spent:.1f} s of CPU time for the network ({len(timed)} layers x 5 lowerings)")
         figures["cluster"] = {"cpu_s": spent, "totals": cycle_totals(timed),
                               "layers": [{"layer": r.layer.name, "chosen": r.chosen,
@@ -148,20 +154,16 @@ def main() -> None:
         start = time.process_time()
         cross_rows, cross_text = crossover(args.seed, args.slice or None)
         print("\ncrossover: im2col against CPO/CPS on ResNet-50 layer shapes\n")
-        print(cross_text)
+        print(cross_text, flush=True)
         print(f"\n{time.process_time() - start:.1f} s of CPU time")
         figures["crossover"] = [dict(zip(("layer", "density", "im2col", "cpo", "cps", "im2col_fpu", "cpo_fpu",
                                           "cps_fpu"), row)) for row in cross_rows]
     if not args.skip_slices:
         print(f"\nslices of {args.slice} steps against whole layers, density {args.density}\n")
-        print(slices(args.seed, args.density, args.slice))
+        print(slices(args.seed, args.density, args.slice), flush=True)
     if args.json:
-        args.json.write_text(json.dumps({
-            "network": args.network, "density": args.density, "seed": args.seed,
-            "layers": [{"layer": r.layer.name, **{m: s.bytes for m, s in r.sizes.items()}, "smallest": r.smallest()}
-                       for r in rows],
-            "sweep": [dict(zip(("network", "density", "mec", "cpo", "cps"), row)) for row in sweep_rows],
-            **figures}, indent=1))
+        args.json.write_text(json.dumps({"network": args.network, "density": args.density, "seed": args.seed,
+                                         **figures}, indent=1))
 
 
 if __name__ == "__main__":
