@@ -49,7 +49,7 @@ from .tiling import WORD, Tiling, dense_store, packed_kernel, plan, scratch_byte
 class ConvSetup:
     """What :func:`setup_conv` placed: the tiling, the bands, filter blocks and channel
     chunks the programs compute (all, or a slice), the steps, the TCDM bytes holding lowered
-    input, and ``fraction``, the slice's share of the layer's work: of the output rows x
+    input, the bytes of lowered input placed outside, and ``fraction``, the slice's share of the layer's work: of the output rows x
     blocks x chunks for the GEMMs, of the stored non-zeros x blocks for CPO and CPS (whose
     work follows them; the padded edge rows hold fewer)."""
 
@@ -332,13 +332,11 @@ def _value(pointwise: bool) -> list[str]:
     return ["slli t0, t3, 3", "add t0, t0, a0", "fld fa0, 0(t0)"] + ([] if pointwise else ["fence"])
 
 
-_labels = iter(range(1 << 62))
-
-
 def _windows(kh: int, kw: int, s: int, q_step: int) -> list[str]:
     """The contributions of one stored element (t5 = i, or i // S with s4 = i mod S; t6 = q0)
-    to the windows w0 .. w0 + p (t2 = w0, sp = p) and the kernel rows that reach the band."""
-    n = next(_labels)
+    to the windows w0 .. w0 + p (t2 = w0, sp = p) and the kernel rows that reach the band
+    (once per program: its labels are fixed)."""
+    n = 0
     lines = ["mul s7, t6, s9", "add s7, s7, tp", "mul s8, t2, s3", "add s8, s8, a6", "add s8, s8, s1", "li ra, 0",
              f"w{n}:"]
     residues = [[r for r in range(rho, kh, s)] for rho in range(s)]

@@ -110,7 +110,7 @@ def scratch_bytes(cores: int) -> int:
     return WORD * cores
 
 
-def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: int | None = None) -> Tiling:
+def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
     """The tiling of ``layer`` under ``method`` whose buffers fit ``tcdm_bytes``: the most
     multiply-accumulates per step, preferring chunks whose dot products are at least 64 long
     (so the FREP loops, not their setup, take the time), then more filters per block; for
@@ -118,9 +118,8 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: i
 
     Dense lowerings take filter blocks of a multiple of 8 (the GEMM computes 8 columns at
     once), CPO and CPS of a multiple of ``cores`` (each core takes an equal share of the
-    block's filters). ``sparse_input`` is the input buffer CPO/CPS need (the largest tile:
-    see :func:`sparse_tiles`); without it the dense bound is used. A ValueError when nothing
-    fits."""
+    block's filters); CPO and CPS are sized by the dense bound (every element stored; see
+    :func:`~.kernels.plan_for` for their real tiles). A ValueError when nothing fits."""
     step = cores if method in SPARSE else 8
     tcdm_bytes -= scratch_bytes(cores)
     if layer.filters % step:
@@ -132,7 +131,7 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, sparse_input: i
         for cc in _divisors(layer.channels):
             kernel = WORD * kh * kw * cc * nb
             for rows in range(1, layer.out_h + 1):
-                inp = sparse_input if sparse_input is not None else dense_input_bytes(layer, method, rows, cc)
+                inp = dense_input_bytes(layer, method, rows, cc)
                 out = WORD * rows * layer.out_w * nb
                 if 2 * (inp + kernel + out) > tcdm_bytes:
                     break
