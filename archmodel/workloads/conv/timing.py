@@ -119,9 +119,12 @@ def time_layer(layer: Layer, x: np.ndarray, w: np.ndarray, methods=METHODS, *, s
 
 
 def time_network(layers: list[Layer], density: float | None = None, methods=METHODS, *, seed: int = 0,
-                 slice_steps: int | None = 16, progress: bool = False, **system) -> list[LayerTiming]:
+                 slice_steps: int | None = 16, whole_chosen: bool = False, progress: bool = False,
+                 **system) -> list[LayerTiming]:
     """:func:`time_layer` for every layer; layer ``k`` draws its activations and weights with
-    ``seed + k``. ``progress`` shows a bar per layer on stderr."""
+    ``seed + k``. ``whole_chosen`` then runs each layer's fastest method on the whole layer
+    (its slice-scaled timing replaced by the measured one; the choice stays the slices').
+    ``progress`` shows a bar per layer on stderr."""
     density = check_density(density)
     methods = [m for m in METHODS if m in {check_method(m) for m in methods}]
     rows = []
@@ -134,8 +137,11 @@ def time_network(layers: list[Layer], density: float | None = None, methods=METH
             if bar is not None:
                 bar.set_description(layer.name)
             x, w = activations(layer, density, seed + k), weights(layer, seed + k)
-            rows.append(LayerTiming(layer, density, time_layer(layer, x, w, methods, slice_steps=slice_steps,
-                                                                **system)))
+            timed = time_layer(layer, x, w, methods, slice_steps=slice_steps, **system)
+            if whole_chosen and slice_steps is not None:
+                chosen = LayerTiming(layer, density, timed).chosen
+                timed[chosen] = time_layer(layer, x, w, (chosen,), slice_steps=None, **system)[chosen]
+            rows.append(LayerTiming(layer, density, timed))
             if bar is not None:
                 bar.update()
     finally:

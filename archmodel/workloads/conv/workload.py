@@ -135,7 +135,7 @@ def _system(target) -> dict:
     return system
 
 
-def _timing_job(targets, layers, density, seed, methods, simulate, slice, plot, progress, title):
+def _timing_job(targets, layers, density, seed, methods, simulate, slice, plot, progress, title, whole=False):
     """None unless ``simulate``; otherwise (the arguments checked now) a job that times
     ``layers``, prints the table, writes the plot and returns the timings."""
     if not simulate:
@@ -149,12 +149,14 @@ def _timing_job(targets, layers, density, seed, methods, simulate, slice, plot, 
     def job():
         show = sys.stderr.isatty() if progress is None else bool(progress)
         try:
-            timings = time_network(layers, density, methods, seed=seed, slice_steps=slice or None, progress=show,
-                                   **system)
+            timings = time_network(layers, density, methods, seed=seed, slice_steps=slice or None,
+                                   whole_chosen=bool(whole), progress=show, **system)
         except ValueError as err:
             raise ArchError(str(err)) from None
-        print(f"{title}: cycles on the cluster{f', density {density}' if density is not None else ''}, "
-              f"{f'slices of {slice} steps scaled to each layer' if slice else 'whole layers'}\n")
+        how = f"slices of {slice} steps scaled to each layer" if slice else "whole layers"
+        if slice and whole:
+            how += ", the chosen method's on the whole layer"
+        print(f"{title}: cycles on the cluster{f', density {density}' if density is not None else ''}, {how}\n")
         print(format_timing(timings))
         if plot:
             plot_timing(timings, plot, title)
@@ -169,12 +171,14 @@ def _named_only(workload: str, args) -> None:
 
 
 def bind_conv_network(targets, *args, network=None, topology=None, padding="none", density=None, seed=0,
-                      batch=1, methods=None, simulate=True, slice=16, plot=None, progress=None) -> ConvReport:
+                      batch=1, methods=None, simulate=True, slice=16, plot=None, progress=None,
+                      whole=False) -> ConvReport:
     """``conv_network(network = "resnet50" | topology = "file.csv", padding = "none" | "same",
     density = 0.4, seed = 0, batch = 1, methods = "im2col,mec,cpo", simulate = true, slice =
-    16, plot = "conv.png", progress = true)``: the lowered sizes and cluster cycles of every
-    layer of a bundled network or a SCALE-Sim topology file (relative to the working folder).
-    ``density`` omitted: all-dense activations."""
+    16, plot = "conv.png", progress = true, whole = true)``: the lowered sizes and cluster
+    cycles of every layer of a bundled network or a SCALE-Sim topology file (relative to the
+    working folder); ``whole`` runs each layer's chosen method on the whole layer after the
+    slices chose it. ``density`` omitted: all-dense activations."""
     _named_only("conv_network", args)
     if (network is None) == (topology is None):
         raise ArchError("conv_network takes one of network = \"resnet50\" (bundled) or topology = \"file.csv\"")
@@ -188,7 +192,8 @@ def bind_conv_network(targets, *args, network=None, topology=None, padding="none
     title = network if network is not None else str(topology)
     if plot is None:
         plot = f"conv_{re.sub(r'[^A-Za-z0-9_.-]', '_', title.rsplit('/', 1)[-1].removesuffix('.csv'))}.png"
-    job = _timing_job(targets, layers, density, seed, list(rows[0].sizes), simulate, slice, plot, progress, title)
+    job = _timing_job(targets, layers, density, seed, list(rows[0].sizes), simulate, slice, plot, progress, title,
+                      whole)
     return _report(targets, rows, job)
 
 

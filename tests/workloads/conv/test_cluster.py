@@ -167,3 +167,15 @@ def test_a_lowering_streams_from_hbm_through_the_composed_system(tmp_path):
         assert cluster.result_ok
         cycles[memory] = cluster.run_cycles()
     assert cycles["hbm"] > cycles["ideal"]
+
+
+def test_the_chosen_method_can_run_on_the_whole_layer():
+    from archmodel.workloads.conv import time_network
+    layer = Layer("two_bands", 12, 12, 8, 3, 3, 16, 1, 1, 1)
+    system = {"cluster_params": {"tcdm_bytes": 16 * 1024}}
+    sliced, = time_network([layer], 0.3, ("im2col", "cpo"), slice_steps=1, **system)
+    whole, = time_network([layer], 0.3, ("im2col", "cpo"), slice_steps=1, whole_chosen=True, **system)
+    chosen = sliced.chosen
+    assert sliced.methods[chosen].fraction < 1 and whole.methods[chosen].fraction == 1
+    other = ({"im2col", "cpo"} - {chosen}).pop()
+    assert whole.methods[other] == sliced.methods[other]

@@ -113,9 +113,11 @@ def test_a_network_prints_its_table_and_writes_its_plot(tmp_path, capsys, monkey
     topology.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
                         "Strides,\nConvA,10,10,3,3,4,16,1,\nConvB,8,8,1,1,16,8,1,\n")
     arch = tmp_path / "conv.arch"
-    arch.write_text(SYSTEM.format(run=f'conv_network(topology = "{topology}", density = 0.5, methods = "im2col,cpo")'))
+    arch.write_text(SYSTEM.format(run=f'conv_network(topology = "{topology}", density = 0.5, methods = "im2col,cpo", '
+                                      'slice = 2, whole = true)'))
     assert main(["run", str(arch), "-q"]) == 0
     out = capsys.readouterr().out
+    assert "slices of 2 steps scaled to each layer, the chosen method's on the whole layer" in out
     table = out[out.index("layer "):].splitlines()
     assert table[0].split()[:8] == ["layer", "input", "kernel", "S", "im2col", "Mcyc", "cpo", "Mcyc"]
     assert [line.split()[0] for line in table[2:4]] == ["ConvA", "ConvB"] and table[5].startswith("total")
