@@ -37,8 +37,8 @@ import attrs
 import numpy as np
 
 from archmodel.models.compute import SnitchCluster
-from archmodel.workloads.snitch import (BARRIER, Layout, assemble_lines, check_result, dma_program, get_array,
-                                        outside_memory, put_array, ssr_setup)
+from archmodel.workloads.snitch import (BARRIER, Layout, assemble_lines, check_result, dma_schedule, get_array,
+                                        outside_memory, put_array, ssr_job)
 
 from .layers import Layer
 from .lowering import SPARSE, check_method, convolve, padded
@@ -125,7 +125,7 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
                 steps.append((params(b, ci, in_buf[t % 2]), k_tile, c_buf[u % 2], rows, ci == 0))
             u += 1
         done_rows += rows
-    dma = assemble_lines(f"{method}_dma.S", dma_program([], tiles_in, tiles_out))
+    dma = assemble_lines(f"{method}_dma.S", dma_schedule([], tiles_in, tiles_out))
     if method in SPARSE:
         compute = _spmv_program(layer, method, tiling, cores, steps, scratch)
     else:
@@ -237,8 +237,8 @@ def _gemm_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
     run_stride = WORD * layer.padded_w * cc if method == "direct" else WORD * kw * cc
     lines = ["csrr s0, mhartid", f"li s1, {cores}", f"li s2, {ow}", f"li s3, {WORD * nb}", f"li s4, {nb // 8}",
              f"li s5, {k - 1}"]
-    lines += ssr_setup(0, [kw * cc, kh], [WORD, run_stride], "zero", repeat=7)[:-1]
-    lines += ssr_setup(1, [8, k], [WORD, WORD * nb], "zero", repeat=0)[:-1]
+    lines += ssr_job(0, [kw * cc, kh], [WORD, run_stride], "zero", repeat=7)[:-1]
+    lines += ssr_job(1, [8, k], [WORD, WORD * nb], "zero", repeat=0)[:-1]
     lines += ["csrwi ssr, 1"] + BARRIER
     for (inp, a_h, a_w), k_tile, c_tile, rows, first in steps:
         lines += [f"li a0, {inp}", f"li a1, {a_h}", f"li a2, {a_w}", f"li a3, {k_tile}", f"li a4, {c_tile}",
@@ -277,7 +277,7 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
     if kw > 1:
         lines.append(f"li s6, {_magic(kw, rin * kw)}")
     for stream in range(3):
-        lines += ssr_setup(stream, [share], [WORD], "zero", write=stream == 2)[:-1]
+        lines += ssr_job(stream, [share], [WORD], "zero", write=stream == 2)[:-1]
     lines += ["csrw ssr2_stride1, s3", "csrwi ssr, 1"] + BARRIER
     for (buf, tile), k_tile, c_tile, rows, first in steps:
         lines += [f"li a0, {buf}", f"li a1, {buf + tile.index_at}", f"li a2, {buf + tile.pointers_at}",
