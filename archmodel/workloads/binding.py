@@ -53,6 +53,8 @@ def _binder(name: str, setup: Callable, across: bool) -> Callable:
             raise ArchError(f"workload '{name}': {err}".replace(f"{setup.__name__}() ", "")) from None
         except ValueError as err:
             raise ArchError(f"workload '{name}': {err}") from None
+        except MemoryError:  # operands sized by the .arch file beyond what the host can hold
+            raise ArchError(f"workload '{name}': its operands do not fit in this computer's memory") from None
     bind.__doc__ = setup.__doc__
     return bind
 

@@ -72,9 +72,15 @@ def format_sizes(rows: list[LayerSizes]) -> str:
     total = totals(rows)
     table.append(["total", "", "", ""] + [f"{total[m] / 1024:,.0f}" for m in methods]
                  + [f"{total['im2col'] / total[m]:.2f}" if total[m] else "inf" for m in sparse] + [""])
-    widths = [max(len(row[c]) for row in table) for c in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) if c < 4 or c == len(head) - 1 else cell.rjust(w)
-                       for c, (cell, w) in enumerate(zip(row, widths))) for row in table]
+    return align_table(table, {0, 1, 2, 3, len(head) - 1})
+
+
+def align_table(table: list[list[str]], left: set) -> str:
+    """Rows of cells as aligned text: columns in ``left`` flush left, the others right; a
+    rule under the head and above the last row (the totals)."""
+    widths = [max(len(row[c]) for row in table) for c in range(len(table[0]))]
+    lines = ["  ".join(cell.ljust(w) if c in left else cell.rjust(w) for c, (cell, w) in enumerate(zip(row, widths)))
+             for row in table]
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(len(lines) - 1, "-" * len(lines[0]))
     return "\n".join(line.rstrip() for line in lines)

@@ -49,7 +49,7 @@ def test_the_bundled_topology_reports_every_alexnet_layer(tmp_path, capsys):
 
 def test_one_layer_and_a_topology_file(tmp_path, capsys):
     code, err, figures = _run(tmp_path, capsys, 'conv_layer(height = 56, channels = 64, kernel = 3, filters = 64, '
-                                                'pad = 1, methods = "im2col,mec")')
+                                                'pad = 1, methods = "im2col,mec", simulate = false)')
     assert code == 0, err
     assert figures["Conv.conv.layer.im2col_bytes"]["value"] == 8 * 1_806_336
     assert figures["Conv.conv.layer.mec_bytes"]["value"] == 8 * 623_616
@@ -57,7 +57,7 @@ def test_one_layer_and_a_topology_file(tmp_path, capsys):
     topology = tmp_path / "two.csv"
     topology.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
                         "Strides,\nConv1,16,16,3,3,4,8,1,\nConv1,14,14,3,3,8,8,1,\n")
-    code, err, figures = _run(tmp_path, capsys, f'conv_network(topology = "{topology}", padding = "same")')
+    code, err, figures = _run(tmp_path, capsys, f'conv_network(topology = "{topology}", padding = "same", simulate = false)')
     assert code == 0, err
     assert figures["Conv.conv.Conv1.im2col_bytes"]["value"] == 8 * 16 * 16 * 9 * 4
     assert figures["Conv.conv.Conv1_.im2col_bytes"]["value"] == 8 * 14 * 14 * 9 * 8  # a repeated name stays apart
@@ -91,3 +91,48 @@ def test_a_malformed_topology_line_is_named(tmp_path, capsys):
     code, err, _ = _run(tmp_path, capsys, f'conv_network(topology = "{topology}")')
     assert code == 2
     assert f"{topology}:3:1: error: layer 'Conv2': Filter Width must be an integer, got 'x'" in err
+
+
+def test_a_layer_runs_on_the_cluster_and_reports_cycles_and_the_choice(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, err, figures = _run(tmp_path, capsys, 'conv_layer(height = 8, channels = 8, kernel = 3, filters = 16, '
+                                                'pad = 1, density = 0.1, slice = 0, plot = "layer.png")')
+    assert code == 0, err
+    cycles = {m: figures[f"Conv.conv.layer.{m}_cycles"]["value"] for m in ("direct", "im2col", "mec", "cpo", "cps")}
+    assert all(c > 0 for c in cycles.values())
+    assert figures["Conv.conv.layer.chosen_cycles"]["value"] == min(cycles.values())
+    assert figures["Conv.conv.chosen_cycles"]["value"] == min(cycles.values())
+    assert 0 < figures["Conv.conv.layer.im2col_fpu_utilisation"]["value"] <= 100
+    assert figures["Conv.conv.layer.im2col_dma_bytes"]["value"] > figures["Conv.conv.layer.direct_dma_bytes"]["value"]
+    assert (tmp_path / "layer.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_network_prints_its_table_and_writes_its_plot(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    topology = tmp_path / "tiny.csv"
+    topology.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+                        "Strides,\nConvA,10,10,3,3,4,16,1,\nConvB,8,8,1,1,16,8,1,\n")
+    arch = tmp_path / "conv.arch"
+    arch.write_text(SYSTEM.format(run=f'conv_network(topology = "{topology}", density = 0.5, methods = "im2col,cpo", '
+                                      'slice = 2, whole = true)'))
+    assert main(["run", str(arch), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "slices of 2 steps scaled to each layer, the chosen method's on the whole layer" in out
+    table = out[out.index("layer "):].splitlines()
+    assert table[0].split()[:8] == ["layer", "input", "kernel", "S", "im2col", "Mcyc", "cpo", "Mcyc"]
+    assert [line.split()[0] for line in table[2:4]] == ["ConvA", "ConvB"] and table[5].startswith("total")
+    assert (tmp_path / "conv_tiny.png").exists()
+
+
+@pytest.mark.parametrize("run, message", [
+    ("conv_layer(height = 8, channels = 4, kernel = 3, filters = 12)",
+     "layer 'layer': direct on the cluster needs filters a multiple of 8, got 12"),
+    ("conv_layer(height = 8, channels = 4, kernel = 3, filters = 8, slice = -1)",
+     "slice must be a number of steps (0: whole layers), got -1"),
+    ("conv_layer(height = 8, channels = 4, kernel = 3, filters = 8, plot = 3)",
+     "plot must be a file name (\"\" for none), got 3"),
+])
+def test_bad_cluster_runs_exit_2_with_the_reason(tmp_path, capsys, run, message):
+    code, err, _ = _run(tmp_path, capsys, run)
+    assert code == 2
+    assert message in err and "Traceback" not in err
