@@ -20,11 +20,13 @@ This is a benchmark, not a test: it prints a table and exits 0 whatever it measu
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime
 import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -312,6 +314,7 @@ def measure(args, log) -> dict:
     vcd_class = vcd_tracer_class()
     fifo = library_fifo()
     workdir = Path(tempfile.mkdtemp(prefix="archmodel-bench-"))
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)  # even when a run fails midway
     peers = {}
     if not args.no_peers:
         for name in PEERS:
