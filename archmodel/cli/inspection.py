@@ -1,0 +1,91 @@
+"""``archmodel list``, ``check`` and ``show``: the model catalogue, and a system looked at
+without running it."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+import attrs
+
+from ..kernel import ArchError, Simulator, catalogue
+from ..outputs import check_writable, write_whole
+from .codes import EXIT_OK
+from .running import check_trace_statements
+from .targets import build_top, import_paths, is_arch, load_arch, load_models, parse_params
+
+
+def cmd_list(args) -> int:
+    """Print the model catalogue, or one model's datasheet."""
+    load_models(args.plugin)
+    models = catalogue()
+    if args.model:
+        if args.model not in models:
+            close = difflib.get_close_matches(args.model, list(models), n=1)
+            raise ArchError(f"no model named '{args.model}'",
+                            hint=f"did you mean '{close[0]}'?" if close else "run 'archmodel list' for the catalogue")
+        print(models[args.model].documentation())
+        return EXIT_OK
+    width = max((len(name) for name in models), default=0)
+    for name, klass in models.items():
+        print(f"{name.ljust(width)}  {klass.summary_line()}")
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    """Parse and elaborate a .arch file, reporting every independent error."""
+    load_models(args.plugin)
+    if not is_arch(args.target):
+        raise ArchError(f"'{args.target}' is not a .arch file", hint="check takes a .arch file, e.g. topologies/pipeline.arch")
+    from ..lang import Limits, check_library, is_library
+
+    if args.top is None and not args.param and is_library(args.target):
+        # a library: every module on its own, with its defaults, its exposed ports open
+        checked = check_library(args.target, limits=Limits(max_instances=args.max_instances),
+                                search_path=import_paths(args))
+        print(f"ok: {args.target}: library of {len(checked)} module{'s' if len(checked) != 1 else ''} "
+              f"({', '.join(e.top.name for e in checked)})")
+        return EXIT_OK
+    elaborated, _ = load_arch(args)
+    sim = Simulator(elaborated.top, seed=0)
+    check_trace_statements(elaborated, sim)
+    print(f"ok: {args.target}: system {elaborated.top.name}, {len(sim.components)} components "
+          f"({elaborated.instances} instances), {len(sim.channels)} channels, {len(sim.domains)} "
+          f"clock domain{'s' if len(sim.domains) != 1 else ''}")
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    """Print the elaborated hierarchy, clocks and instance counts (and a Graphviz file)."""
+    load_models(args.plugin)
+    if is_arch(args.target):
+        from ..lang import show_text, to_dot
+
+        elaborated, _ = load_arch(args)
+        sim = Simulator(elaborated.top, seed=0)
+        print(show_text(sim, f"{elaborated.top_module.kind} {elaborated.top_module.name} ({args.target})"))
+        if args.dot:
+            inputs = list(elaborated.sources.files) + list(args.plugin or [])
+            if any(Path(name).is_file() and Path(name).resolve() == Path(args.dot).resolve() for name in inputs):
+                raise ArchError(f"--dot {args.dot} would overwrite an input of the system",
+                                hint="write the graph somewhere else, e.g. waves/graph.dot")
+            check_writable("--dot", Path(args.dot))
+            write_whole(Path(args.dot), to_dot(sim))
+            print(f"connection graph: {args.dot} (render with: dot -Tsvg {args.dot} -o graph.svg)", file=sys.stderr)
+        return EXIT_OK
+    top, _ = build_top(args.target, parse_params(args.param))
+    sim = Simulator(top, seed=0)
+    counts: dict[str, int] = {}
+    for comp in sim.components:
+        counts[comp.model_name] = counts.get(comp.model_name, 0) + 1
+        depth = comp.path.count(".")
+        params = ", ".join(f"{k}={v!r}" for k, v in attrs.asdict(comp.params).items())
+        print(f"{'  ' * depth}{comp.name} : {comp.model_name}({params}) @ {comp.domain.name}")
+    print()
+    print("clocks: " + ", ".join(f"{d.name} {d.period_ps} ps" for d in sim.domains))
+    print("instances: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
+    print(f"channels: {len(sim.channels)}")
+    return EXIT_OK
+
+

@@ -1,0 +1,284 @@
+"""``archmodel run``: simulate a system, print and write its statistics and a waveform, stop
+cleanly on a signal, and say how the run ended."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import attrs
+
+from .. import __version__
+from ..kernel import ArchError, SimulationError, Simulator, format_time, parse_time, stats_csv, stats_dict, stats_table
+from ..outputs import check_writable, write_whole
+from .codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE
+from .targets import build_top, file_hash, is_arch, load_arch, load_models, parse_params
+
+
+def _resolved_params(sim: Simulator) -> dict:
+    return {c.path: attrs.asdict(c.params) for c in sim.components if attrs.asdict(c.params)}
+
+
+def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outcome: str,
+              files_read: dict[str, str]) -> dict:
+    return {
+        "archmodel_version": __version__,
+        "target": args.target,
+        "input_file": source,
+        "input_sha256": file_hash(source),
+        "files_read": files_read,
+        "build_parameters": build_params,
+        "seed": args.seed,
+        "outcome": outcome,
+        "simulated_ps": sim.now,
+        "ticks": sim.ticks,
+        "clocks": {d.name: {"period_ps": d.period_ps, "phase_ps": d.phase_ps} for d in sim.domains},
+        "parameters": _resolved_params(sim),
+    }
+
+
+class _StopSignals:
+    """While active, the first Ctrl-C (SIGINT), SIGTERM or SIGHUP (what batch schedulers and
+    closing terminals send) asks the simulator to stop after the current time point, so
+    models, the tracer and the statistics are left consistent and written; a second one acts
+    at once, as usual. ``signal_number`` is the one that came (None while none did)."""
+
+    SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+    def __init__(self, sim: Simulator):
+        self.sim = sim
+        self.signal_number = None
+        self._previous: dict = {}
+
+    @property
+    def pressed(self) -> bool:
+        """A stop signal came."""
+        return self.signal_number is not None
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a process the signal ended: 130 for
+        SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
+        return 128 + int(self.signal_number)
+
+    def _handle(self, signum, frame) -> None:
+        self.signal_number = signum
+        self.sim.stop("interrupted")
+        self._restore()
+
+    def _restore(self) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous = {}
+
+    def __enter__(self) -> "_StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            for number in self.SIGNALS:
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._restore()
+
+
+def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, stop_signals: _StopSignals):
+    """Run to ``limit_ps`` (or until done or Ctrl-C) in slices, so a progress bar can follow
+    simulated time."""
+    period = sim.top.domain.period_ps
+    slice_ps = 10_000 * period
+    bar = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
+                   desc="simulated", leave=False)
+    try:
+        while True:
+            # a slice covers at least the next event, so a long quiet stretch (a link of 10^12
+            # cycles, a trace line far ahead) is one step, not billions of empty slices
+            end = max(sim.now + slice_ps, sim.next_event_ps() or 0)
+            end = end if limit_ps is None else min(end, limit_ps)
+            result = sim.run(until_ps=end)
+            if bar is not None:
+                bar.update(sim.now - bar.n)
+                bar.set_postfix_str(format_time(sim.now))
+            if stop_signals.pressed or result.reason != "limit" or end == limit_ps:
+                return result
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -> None:
+    """Before the run: no output may replace an input (the .arch files read, plugins) or
+    another output (the VCD, its .gtkw save file, the statistics), and each can be written."""
+    outputs = []
+    if vcd_path is not None:
+        if not Path(vcd_path).name or Path(vcd_path).is_dir():
+            raise ArchError(f"--vcd {vcd_path} is a folder", hint="give the path of a file to write, e.g. waves/run.vcd")
+        outputs += [("--vcd", Path(vcd_path)), ("the waveform's save file", Path(vcd_path).with_suffix(".gtkw"))]
+    if stats_path:
+        outputs.append(("--stats", Path(stats_path)))
+    read = {}
+    for name in inputs:
+        if Path(name).is_file():
+            read[Path(name).resolve()] = name
+    written = {}
+    for what, path in outputs:
+        where = path.resolve()
+        if where in read:
+            raise ArchError(f"{what} {path} would overwrite the input {read[where]}",
+                            hint="write the outputs somewhere else, e.g. waves/")
+        if where in written:
+            raise ArchError(f"{what} {path} is also {written[where]}: one would overwrite the other",
+                            hint="give each output a name of its own (the save file is the VCD's name with .gtkw)")
+        written[where] = what
+        check_writable(what, path)
+
+
+def check_trace_statements(elaborated, sim: Simulator) -> None:
+    """Each ``trace`` statement of a ``.arch`` file must select some signal: one that selects
+    none is an error at the statement (``check`` finds it, not only ``run``)."""
+    from ..lang import LanguageErrors
+    from ..trace import Selection, signal_names
+
+    names = signal_names(sim) if elaborated.traces else []
+    errors = []
+    for pattern in dict.fromkeys(elaborated.traces):
+        try:
+            Selection([pattern]).check_matches(names)
+        except ArchError as err:
+            err.span = elaborated.trace_spans.get(pattern)
+            errors.append(err)
+    if errors:
+        raise LanguageErrors(errors, elaborated.sources)
+
+
+def cmd_run(args) -> int:
+    """Simulate a system; print and write its statistics, and a VCD if asked."""
+    load_models(args.plugin)
+    traces = list(args.trace or [])
+    if is_arch(args.target):
+        elaborated, build_params = load_arch(args)
+        top, source = elaborated.top, args.target
+        if not traces:
+            traces = elaborated.traces
+    else:
+        build_params = parse_params(args.param)
+        top, source = build_top(args.target, build_params)
+    sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog)
+    if is_arch(args.target) and not args.trace:
+        check_trace_statements(elaborated, sim)
+    limit = None
+    if args.until is not None:
+        limit = parse_time(args.until)
+    if args.cycles is not None:
+        if args.cycles < 1:
+            raise ArchError(f"--cycles must be at least 1, got {args.cycles}")
+        clock = sim.top.domain
+        edge = clock.phase_ps + (args.cycles - 1) * clock.period_ps
+        limit = edge if limit is None else min(limit, edge)
+    tracer = None
+    vcd_path = args.vcd
+    if vcd_path is None and traces:
+        vcd_path = "auto"
+    if vcd_path == "auto":
+        vcd_path = str(Path("waves") / f"{top.name}.vcd")
+    inputs = list(elaborated.sources.files) if is_arch(args.target) else []
+    # every file the run read, with its SHA-256: the .arch files as read, the builder, plugins
+    files_read = dict(elaborated.sources.digests) if is_arch(args.target) else {source: file_hash(source)}
+    files_read.update({plugin: file_hash(plugin) for plugin in args.plugin or []})
+    _check_outputs(inputs + list(args.plugin or []), vcd_path, args.stats)
+    if vcd_path is not None:
+        from ..trace import VcdTracer
+
+        Path(vcd_path).parent.mkdir(parents=True, exist_ok=True)
+        tracer = VcdTracer(vcd_path, select=tuple(traces or ["*"]),
+                           start_ps=parse_time(args.trace_from) if args.trace_from else None,
+                           end_ps=parse_time(args.trace_to) if args.trace_to else None)
+        try:
+            tracer.check(sim)  # a selection that matches nothing is bad input: say so before running
+        except ArchError:
+            tracer.close()
+            raise
+        sim.add_observer(tracer)
+    show_progress = args.progress if args.progress is not None else sys.stderr.isatty()
+    outcome, code, failure = "finished", EXIT_OK, None
+    started = time.perf_counter()
+    try:
+        with _StopSignals(sim) as stop_signals:
+            result = _run_with_progress(sim, limit, show_progress, stop_signals)
+        outcome = result.reason
+        if outcome == "stopped" and sim.stopped not in (None, "stopped"):
+            # a model ended the run and said why (measured, unstable, stream done, ...)
+            outcome = sim.stopped
+        if outcome == "unstable":  # a measurement that failed must not look like success
+            code = EXIT_UNSTABLE
+        if stop_signals.pressed:
+            outcome, code = "interrupted", stop_signals.exit_code
+    except KeyboardInterrupt:  # a second Ctrl-C, or one while a model's tick never returns
+        outcome, code = "interrupted", EXIT_INTERRUPTED
+    except SimulationError as err:
+        outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
+    except ArchError as err:  # bad input found while running (a model's own check)
+        outcome, code, failure = "failed", EXIT_BAD_INPUT, err.render()
+    except OSError as err:  # the waveform could not be written as it went (a full disk), say
+        outcome, code, failure = "failed", EXIT_FAILED, f"error: the run stopped on an input/output error: {err}"
+    except Exception:  # a bug in model code: its author needs the traceback
+        outcome, code, failure = "failed", EXIT_FAILED, "error: model code raised an exception:\n" + traceback.format_exc()
+    finally:
+        unwritten = []  # outputs that could not be written: said at the end, exit 1
+        if tracer is not None:
+            try:
+                tracer.close()
+            except OSError as err:
+                unwritten.append(f"--vcd {vcd_path}: {err.strerror or err}")
+    wall = time.perf_counter() - started
+    stats = sim.all_stats()
+    # The files first: a reader of the table that goes away (`| head`) must not lose them.
+    if args.stats:
+        path = Path(args.stats)
+        manifest = _manifest(args, sim, source, build_params, outcome, files_read)
+        if path.suffix == ".csv":
+            text = stats_csv(stats, manifest)
+        else:
+            text = json.dumps({"manifest": manifest, "statistics": stats_dict(stats)}, indent=2, default=str) + "\n"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # (made before the run; gone since?)
+            write_whole(path, text)
+        except OSError as err:
+            unwritten.append(f"--stats {path}: {err.strerror or err}")
+    if not args.quiet:
+        try:
+            print(stats_table(stats) if stats else "(no statistics)", flush=True)
+        except BrokenPipeError:
+            raise
+        except OSError as err:  # a full disk behind stdout
+            unwritten.append(f"the statistics table on standard output: {err.strerror or err}")
+    rate = sim.ticks / wall if wall > 0 else 0.0
+    print(f"{outcome} at {format_time(sim.now)} after {sim.ticks} component ticks "
+          f"({wall:.2f} s wall, {rate:,.0f} ticks/s)", file=sys.stderr)
+    if tracer is not None and not any(line.startswith("--vcd") for line in unwritten):
+        print(f"waveform: {vcd_path} (open with: gtkwave {Path(vcd_path).with_suffix('.gtkw')})", file=sys.stderr)
+    if failure:
+        print(failure, file=sys.stderr)
+    if code == EXIT_UNSTABLE:
+        print("error: the measurement is unstable: packets created in the window did not all arrive "
+              "before the drain limit (the offered load is past saturation); its figures are not a "
+              "steady state", file=sys.stderr)
+    if outcome == "interrupted":
+        how = "interrupted" if code == EXIT_INTERRUPTED else f"stopped by {signal.Signals(code - 128).name}"
+        print(f"{how}: waveform closed and statistics so far written", file=sys.stderr)
+    for line in unwritten:
+        print(f"error: could not write {line} (the other outputs are written; no partial file is left)",
+              file=sys.stderr)
+    if unwritten and code == EXIT_OK:
+        code = EXIT_FAILED
+    return code
+
+

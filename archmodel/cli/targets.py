@@ -1,0 +1,159 @@
+"""What a command runs: a ``.arch`` file or a Python builder ``MODULE:FUNCTION``, the models
+and plugins it may use, and the ``-p NAME=VALUE`` parameters it is given."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from pathlib import Path
+
+from ..kernel import ArchError, Component, SimulationError, Span
+
+
+def load_models(plugins: list[str] | None = None) -> None:
+    """Fill the model catalogue: the built-in families, installed plugins (entry point group
+    ``archmodel.models``) and plugin files given with ``--plugin``."""
+    importlib.import_module("archmodel.models")
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="archmodel.models"):
+        try:
+            entry.load()
+        except Exception as err:  # a broken third-party plugin is bad input, not our crash
+            raise ArchError(f"plugin entry point '{entry.name}' ({entry.value}) failed to load: "
+                            f"{type(err).__name__}: {err}") from None
+    for plugin in plugins or []:
+        _load_plugin_file(plugin)
+
+
+def _load_plugin_file(plugin: str) -> None:
+    path = Path(plugin)
+    if path.suffix != ".py" or not path.is_file():
+        raise ArchError(f"--plugin {plugin}: no such Python file", hint="give a .py file defining @model classes")
+    module_name = f"archmodel_plugin_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    if module_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ArchError:
+        raise
+    except Exception as err:
+        del sys.modules[module_name]
+        raise ArchError(f"--plugin {plugin} failed to load: {type(err).__name__}: {err}") from None
+
+
+def is_arch(target: str) -> bool:
+    return target.endswith(".arch")
+
+
+def load_arch(args):
+    """Parse and elaborate the ``.arch`` file of ``args.target`` (with ``--top``, ``-p``,
+    ``--max-instances``)."""
+    from ..lang import Limits, load
+
+    params = {}
+    for pair in args.param:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p cores=8 or -p 'lat=2 ns'")
+        params[key] = value
+    limits = Limits(max_instances=args.max_instances)
+    return load(args.target, top=args.top, params=params, limits=limits, search_path=import_paths(args)), params
+
+
+def import_paths(args) -> list[Path]:
+    """The folders given with ``--import-path``, each checked to exist."""
+    folders = []
+    for folder in args.import_path:
+        if not Path(folder).is_dir():
+            raise ArchError(f"--import-path {folder}: no such folder")
+        folders.append(Path(folder))
+    return folders
+
+
+def _parse_value(text: str):
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    if text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+def parse_params(pairs: list[str]) -> dict:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p packets=1000")
+        params[key] = _parse_value(value)
+    return params
+
+
+def load_builder(target: str):
+    """Resolve ``package.module:function`` or ``path/to/file.py:function`` to a callable
+    and the file it came from."""
+    module_name, sep, func_name = target.partition(":")
+    if not sep or not func_name or not module_name:
+        raise ArchError(f"'{target}' is not a builder",
+                        hint="give MODULE:FUNCTION, e.g. archmodel.examples.banked_memory:build")
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            if not path.is_file():
+                raise ArchError(f"no such file: {module_name}")
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[path.stem] = module
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except SyntaxError as err:  # the builder's file does not parse: say where, as for a .arch file
+        raise ArchError(f"the builder module does not parse: {err.msg}",
+                        span=Span(err.filename or module_name, err.lineno or 1, err.offset or 1)) from None
+    except ModuleNotFoundError as err:
+        raise ArchError(f"cannot import module '{module_name}': {err}",
+                        hint="is the package installed, or did you mean a path ending in .py?") from None
+    except (ArchError, KeyboardInterrupt):
+        raise
+    except Exception:  # the builder module itself raised while loading: its author needs the traceback
+        raise SimulationError(f"importing the builder module '{module_name}' raised:\n{traceback.format_exc()}") from None
+    builder = getattr(module, func_name, None)
+    if not callable(builder):
+        names = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
+        close = difflib.get_close_matches(func_name, names, n=1)
+        raise ArchError(f"module '{module_name}' has no function '{func_name}'",
+                        hint=f"did you mean '{close[0]}'?" if close else None)
+    return builder, getattr(module, "__file__", None)
+
+
+def build_top(target: str, params: dict) -> tuple[Component, str | None]:
+    """Call the builder with ``params`` and check it returns a component tree."""
+    builder, source = load_builder(target)
+    signature = inspect.signature(builder)
+    try:
+        signature.bind(**params)
+    except TypeError as err:
+        accepted = ", ".join(signature.parameters) or "none"
+        raise ArchError(f"{target}: {err}", hint=f"the builder's parameters are: {accepted}") from None
+    top = builder(**params)
+    if not isinstance(top, Component):
+        raise ArchError(f"{target} returned {type(top).__name__}, not a Component")
+    return top, source
+
+
+def file_hash(path: str | None) -> str | None:
+    if path is None or not Path(path).is_file():
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
