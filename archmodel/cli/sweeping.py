@@ -13,13 +13,14 @@ def cmd_sweep(args) -> int:
     it finishes (resumed on a re-run), a plot, a network's saturation rate."""
     import functools
 
-    from ..experiments import Executor, Sweep, parse_axis, parse_fixed, parse_plot
+    from ..experiments import Executor, Sweep, parse_axis, parse_plot
     from ..experiments.command import run_command
     from ..experiments.points import value_text
+    from ..lang import parse_overrides
 
     load_models(args.plugin)
     if is_arch(args.target):
-        target, fixed = args.target, parse_fixed(args.param)
+        target, fixed = args.target, parse_overrides(args.param)
     else:
         target, _ = load_builder(args.target)
         fixed = {key: value_text(value) for key, value in parse_params(args.param).items()}
@@ -30,7 +31,8 @@ def cmd_sweep(args) -> int:
                  seed=args.seed, seeds=args.seeds, metrics=tuple(args.metric or ()), top=args.top,
                  until_ps=parse_time(args.until) if args.until else None, cycles=args.cycles,
                  watchdog_cycles=args.watchdog, max_instances=args.max_instances,
-                 import_paths=tuple(str(p) for p in import_paths(args)), prepare=functools.partial(load_models, list(args.plugin)), extra_inputs=tuple(args.plugin))
+                 import_paths=tuple(str(p) for p in import_paths(args)),
+                 prepare=functools.partial(load_models, list(args.plugin)), extra_inputs=tuple(args.plugin))
     stem = Path(args.target).stem if is_arch(args.target) else args.target.rpartition(":")[2]
     csv_path = Path(args.csv or Path("waves") / f"{stem}-sweep.csv")
     return run_command(spec, csv_path, plot_spec=parse_plot(args.plot) if args.plot else None,

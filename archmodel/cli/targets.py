@@ -57,14 +57,9 @@ def is_arch(target: str) -> bool:
 def load_arch(args):
     """Parse and elaborate the ``.arch`` file of ``args.target`` (with ``--top``, ``-p``,
     ``--max-instances``)."""
-    from ..lang import Limits, load
+    from ..lang import Limits, load, parse_overrides
 
-    params = {}
-    for pair in args.param:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.isidentifier():
-            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p cores=8 or -p 'lat=2 ns'")
-        params[key] = value
+    params = parse_overrides(args.param)
     limits = Limits(max_instances=args.max_instances)
     return load(args.target, top=args.top, params=params, limits=limits, search_path=import_paths(args)), params
 
@@ -91,13 +86,11 @@ def _parse_value(text: str):
 
 
 def parse_params(pairs: list[str]) -> dict:
-    params = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.isidentifier():
-            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p packets=1000")
-        params[key] = _parse_value(value)
-    return params
+    """``-p NAME=VALUE`` pairs as a builder's keyword arguments: a whole number, a float,
+    ``true``/``false`` as a bool, anything else as the text it is."""
+    from ..lang import parse_overrides
+
+    return {key: _parse_value(value) for key, value in parse_overrides(pairs).items()}
 
 
 def load_builder(target: str):
