@@ -55,7 +55,7 @@ def make_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="simulate a system and print its statistics")
     arch_options(run)
-    run.add_argument("--cycles", type=int, help="stop after this many cycles of the top clock")
+    run.add_argument("--cycles", type=_at_least_one, metavar="N", help="stop after this many cycles of the top clock")
     run.add_argument("--until", metavar="TIME", help="stop at this simulated time, e.g. 10us")
     run.add_argument("--seed", type=_seed, default=0, help="global random seed, 0 or more (default 0)")
     run.add_argument("--vcd", nargs="?", const="auto", metavar="FILE",
@@ -96,7 +96,7 @@ def make_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--seeds", type=int, default=1, metavar="K", help="run each point with seeds SEED .. SEED+K-1")
     sweep.add_argument("--metric", action="append", metavar="GLOB",
                        help="statistics to keep as columns, e.g. '*.net.packet_latency*' (repeatable; default all)")
-    sweep.add_argument("--cycles", type=int, help="stop each run after this many cycles of the top clock")
+    sweep.add_argument("--cycles", type=_at_least_one, metavar="N", help="stop each run after this many cycles of the top clock")
     sweep.add_argument("--until", metavar="TIME", help="stop each run at this simulated time, e.g. 10us")
     sweep.add_argument("--watchdog", type=_at_least_one, default=100_000, metavar="CYCLES",
                        help="report a deadlock after this many cycles without a transfer (default 100000)")

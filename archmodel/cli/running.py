@@ -15,6 +15,7 @@ import attrs
 
 from .. import __version__
 from ..kernel import ArchError, SimulationError, Simulator, format_time, parse_time, stats_csv, stats_dict, stats_table
+from ..kernel.time import HZ_PER
 from ..outputs import check_writable, write_whole
 from .codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE
 from .targets import build_top, file_hash, is_arch, load_arch, load_models, parse_params
@@ -86,32 +87,28 @@ class _StopSignals:
         self._restore()
 
 
-def _run_with_progress(sim: Simulator, limit_ps: int | None, show: bool, stop_signals: _StopSignals):
-    """Run to ``limit_ps`` (or until done or Ctrl-C) in slices, so a progress bar can follow
-    simulated time."""
-    period = sim.top.domain.period_ps
-    slice_ps = 10_000 * period
-    bar = None
-    if show:
-        from tqdm import tqdm
+def _run(sim: Simulator, until_ps: int | None, cycles: int | None, show_progress: bool):
+    """Run to ``until_ps`` or ``cycles`` of the top's clock (or until done, or a stop signal):
+    in one call, or, with a progress bar, in slices the bar follows. Every slice makes a model
+    that computes ahead stop its batch and settle, so only the bar pays for them."""
+    if not show_progress:
+        return sim.run(until_ps=until_ps, cycles=cycles)
+    from tqdm import tqdm
 
-        bar = tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
-                   desc="simulated", leave=False)
-    try:
+    limit_ps = sim.limit_of(until_ps, cycles)
+    slice_ps = 10_000 * sim.top.domain.period_ps
+    with tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
+              desc="simulated", leave=False) as bar:
         while True:
             # a slice covers at least the next event, so a long quiet stretch (a link of 10^12
             # cycles, a trace line far ahead) is one step, not billions of empty slices
             end = max(sim.now + slice_ps, sim.next_event_ps() or 0)
             end = end if limit_ps is None else min(end, limit_ps)
             result = sim.run(until_ps=end)
-            if bar is not None:
-                bar.update(sim.now - bar.n)
-                bar.set_postfix_str(format_time(sim.now))
-            if stop_signals.pressed or result.reason != "limit" or end == limit_ps:
+            bar.update(sim.now - bar.n)
+            bar.set_postfix_str(format_time(sim.now))
+            if sim.stopped is not None or result.reason != "limit" or end == limit_ps:
                 return result
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -> None:
@@ -159,6 +156,19 @@ def check_trace_statements(elaborated, sim: Simulator) -> None:
         raise LanguageErrors(errors, elaborated.sources)
 
 
+def _summary(sim: Simulator, outcome: str, wall: float) -> str:
+    """How the run ended, and how fast it went in cycles of the top's clock: the figure that
+    means the same whether the models ticked each cycle or a compiled loop ran them all in
+    a few ticks (component ticks are given too, for a model author)."""
+    clock = sim.top.domain
+    cycles = clock.cycle_of(sim.now) + 1 if sim.ticks else 0
+    rate = f"{cycles / wall:,.0f}" if wall > 0 else "-"
+    hz = clock.frequency_hz
+    unit = next(u for u in ("GHz", "MHz", "kHz", "Hz") if hz >= HZ_PER[u] or u == "Hz")
+    return (f"{outcome} at {format_time(sim.now)}: {cycles:,} cycles of {clock.name} ({hz / HZ_PER[unit]:.6g} {unit}) "
+            f"in {wall:.2f} s wall, {rate} cycles/s, {sim.ticks:,} component ticks")
+
+
 def cmd_run(args) -> int:
     """Simulate a system; print and write its statistics, and a VCD if asked."""
     load_models(args.plugin)
@@ -174,15 +184,7 @@ def cmd_run(args) -> int:
     sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog)
     if is_arch(args.target) and not args.trace:
         check_trace_statements(elaborated, sim)
-    limit = None
-    if args.until is not None:
-        limit = parse_time(args.until)
-    if args.cycles is not None:
-        if args.cycles < 1:
-            raise ArchError(f"--cycles must be at least 1, got {args.cycles}")
-        clock = sim.top.domain
-        edge = clock.phase_ps + (args.cycles - 1) * clock.period_ps
-        limit = edge if limit is None else min(limit, edge)
+    until_ps = parse_time(args.until) if args.until is not None else None
     tracer = None
     vcd_path = args.vcd
     if vcd_path is None and traces:
@@ -212,7 +214,7 @@ def cmd_run(args) -> int:
     started = time.perf_counter()
     try:
         with _StopSignals(sim) as stop_signals:
-            result = _run_with_progress(sim, limit, show_progress, stop_signals)
+            result = _run(sim, until_ps, args.cycles, show_progress)
         outcome = result.reason
         if outcome == "stopped" and sim.stopped not in (None, "stopped"):
             # a model ended the run and said why (measured, unstable, stream done, ...)
@@ -260,9 +262,7 @@ def cmd_run(args) -> int:
             raise
         except OSError as err:  # a full disk behind stdout
             unwritten.append(f"the statistics table on standard output: {err.strerror or err}")
-    rate = sim.ticks / wall if wall > 0 else 0.0
-    print(f"{outcome} at {format_time(sim.now)} after {sim.ticks} component ticks "
-          f"({wall:.2f} s wall, {rate:,.0f} ticks/s)", file=sys.stderr)
+    print(_summary(sim, outcome, wall), file=sys.stderr)
     if tracer is not None and not any(line.startswith("--vcd") for line in unwritten):
         print(f"waveform: {vcd_path} (open with: gtkwave {Path(vcd_path).with_suffix('.gtkw')})", file=sys.stderr)
     if failure:

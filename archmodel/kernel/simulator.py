@@ -262,11 +262,7 @@ class Simulator:
         """
         if not self._started:
             self._begin()
-        limit = until_ps
-        if cycles is not None:
-            clk = clock or self.top.domain
-            edge = clk.phase_ps + (cycles - 1) * clk.period_ps
-            limit = edge if limit is None else min(limit, edge)
+        limit = self.limit_of(until_ps, cycles, clock)
         self.stopped = None
         self.limit_ps = limit
         try:
@@ -277,6 +273,18 @@ class Simulator:
             for obs in self.observers:
                 obs.flush(self)
         return RunResult(reason, self.now, self.ticks)
+
+    def limit_of(self, until_ps: int | None = None, cycles: int | None = None,
+                 clock: ClockDomain | None = None) -> int | None:
+        """The time :meth:`run` with these arguments stops at (inclusive): ``until_ps`` or the
+        ``cycles``-th edge of ``clock`` (default: the top's clock) from time 0, whichever comes
+        first; None without either. A driver that runs in slices (a progress bar) asks here."""
+        limit = until_ps
+        if cycles is not None:
+            clk = clock or self.top.domain
+            edge = clk.phase_ps + (cycles - 1) * clk.period_ps
+            limit = edge if limit is None else min(limit, edge)
+        return limit
 
     def _loop(self, limit: int | None) -> str:
         wakes = self._wakes
