@@ -9,11 +9,10 @@ from pathlib import Path
 
 import attrs
 
-from ..kernel import ArchError, Simulator, catalogue
+from ..kernel import ArchError, Tree, catalogue
 from ..outputs import check_writable, write_whole
 from .codes import EXIT_OK
-from .running import check_trace_statements
-from .targets import build_top, import_paths, is_arch, load_arch, load_models, parse_params
+from .targets import build_top, check_trace_statements, import_paths, is_arch, load_arch, load_models, parse_params
 
 
 def cmd_list(args) -> int:
@@ -48,11 +47,11 @@ def cmd_check(args) -> int:
               f"({', '.join(e.top.name for e in checked)})")
         return EXIT_OK
     elaborated, _ = load_arch(args)
-    sim = Simulator(elaborated.top, seed=0)
-    check_trace_statements(elaborated, sim)
-    print(f"ok: {args.target}: system {elaborated.top.name}, {len(sim.components)} components "
-          f"({elaborated.instances} instances), {len(sim.channels)} channels, {len(sim.domains)} "
-          f"clock domain{'s' if len(sim.domains) != 1 else ''}")
+    tree = Tree(elaborated.top)
+    check_trace_statements(elaborated, tree)
+    print(f"ok: {args.target}: system {elaborated.top.name}, {len(tree.components)} components "
+          f"({elaborated.instances} instances), {len(tree.channels)} channels, {len(tree.domains)} "
+          f"clock domain{'s' if len(tree.domains) != 1 else ''}")
     return EXIT_OK
 
 
@@ -63,29 +62,29 @@ def cmd_show(args) -> int:
         from ..lang import show_text, to_dot
 
         elaborated, _ = load_arch(args)
-        sim = Simulator(elaborated.top, seed=0)
-        print(show_text(sim, f"{elaborated.top_module.kind} {elaborated.top_module.name} ({args.target})"))
+        tree = Tree(elaborated.top)
+        print(show_text(tree, f"{elaborated.top_module.kind} {elaborated.top_module.name} ({args.target})"))
         if args.dot:
             inputs = list(elaborated.sources.files) + list(args.plugin or [])
             if any(Path(name).is_file() and Path(name).resolve() == Path(args.dot).resolve() for name in inputs):
                 raise ArchError(f"--dot {args.dot} would overwrite an input of the system",
                                 hint="write the graph somewhere else, e.g. waves/graph.dot")
             check_writable("--dot", Path(args.dot))
-            write_whole(Path(args.dot), to_dot(sim))
+            write_whole(Path(args.dot), to_dot(tree))
             print(f"connection graph: {args.dot} (render with: dot -Tsvg {args.dot} -o graph.svg)", file=sys.stderr)
         return EXIT_OK
     top, _ = build_top(args.target, parse_params(args.param))
-    sim = Simulator(top, seed=0)
+    tree = Tree(top)
     counts: dict[str, int] = {}
-    for comp in sim.components:
+    for comp in tree.components:
         counts[comp.model_name] = counts.get(comp.model_name, 0) + 1
         depth = comp.path.count(".")
         params = ", ".join(f"{k}={v!r}" for k, v in attrs.asdict(comp.params).items())
         print(f"{'  ' * depth}{comp.name} : {comp.model_name}({params}) @ {comp.domain.name}")
     print()
-    print("clocks: " + ", ".join(f"{d.name} {d.period_ps} ps" for d in sim.domains))
+    print("clocks: " + ", ".join(f"{d.name} {d.period_ps} ps" for d in tree.domains))
     print("instances: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
-    print(f"channels: {len(sim.channels)}")
+    print(f"channels: {len(tree.channels)}")
     return EXIT_OK
 
 

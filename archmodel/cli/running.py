@@ -18,7 +18,7 @@ from ..kernel import ArchError, SimulationError, Simulator, format_time, parse_t
 from ..kernel.time import HZ_PER
 from ..outputs import check_writable, write_whole
 from .codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE
-from .targets import build_top, file_hash, is_arch, load_arch, load_models, parse_params
+from .targets import build_top, check_trace_statements, file_hash, is_arch, load_arch, load_models, parse_params
 
 
 def _resolved_params(sim: Simulator) -> dict:
@@ -136,24 +136,6 @@ def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -
                             hint="give each output a name of its own (the save file is the VCD's name with .gtkw)")
         written[where] = what
         check_writable(what, path)
-
-
-def check_trace_statements(elaborated, sim: Simulator) -> None:
-    """Each ``trace`` statement of a ``.arch`` file must select some signal: one that selects
-    none is an error at the statement (``check`` finds it, not only ``run``)."""
-    from ..lang import LanguageErrors
-    from ..trace import Selection, signal_names
-
-    names = signal_names(sim) if elaborated.traces else []
-    errors = []
-    for pattern in dict.fromkeys(elaborated.traces):
-        try:
-            Selection([pattern]).check_matches(names)
-        except ArchError as err:
-            err.span = elaborated.trace_spans.get(pattern)
-            errors.append(err)
-    if errors:
-        raise LanguageErrors(errors, elaborated.sources)
 
 
 def _summary(sim: Simulator, outcome: str, wall: float) -> str:

@@ -12,7 +12,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from ..kernel import ArchError, Component, SimulationError, Span
+from ..kernel import ArchError, Component, SimulationError, Simulator, Span, Tree
 
 
 def load_models(plugins: list[str] | None = None) -> None:
@@ -150,3 +150,20 @@ def file_hash(path: str | None) -> str | None:
         return None
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
+
+def check_trace_statements(elaborated, tree: Tree | Simulator) -> None:
+    """Each ``trace`` statement of a ``.arch`` file must select some signal: one that selects
+    none is an error at the statement (``check`` finds it, not only ``run``)."""
+    from ..lang import LanguageErrors
+    from ..trace import Selection, signal_names
+
+    names = signal_names(tree) if elaborated.traces else []
+    errors = []
+    for pattern in dict.fromkeys(elaborated.traces):
+        try:
+            Selection([pattern]).check_matches(names)
+        except ArchError as err:
+            err.span = elaborated.trace_spans.get(pattern)
+            errors.append(err)
+    if errors:
+        raise LanguageErrors(errors, elaborated.sources)

@@ -19,13 +19,10 @@ import attrs
 import networkx as nx
 
 from .component import Component
-from .ports import unpaired_port
-from .errors import ArchError, DeadlockError, PortError
+from .errors import ArchError, DeadlockError
 from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
-
-DEFAULT_CLOCK = ClockDomain("clk", 1000)
-
+from .tree import Tree
 
 def _sequence(entry: tuple) -> int:
     return entry[0]
@@ -117,48 +114,19 @@ class Simulator:
 
     # -- elaboration --------------------------------------------------------------------
     def _elaborate(self) -> None:
-        top = self.top
-        if top.clock is None:
-            top.clock = DEFAULT_CLOCK
+        self.tree = tree = Tree(self.top)
+        self.components, self.domains, self.channels = tree.components, tree.domains, tree.channels
         schedules: dict[int, _Schedule] = {}
-        for comp in top.walk():
-            if comp.clock is None:
-                comp.clock = comp.parent.clock
-            comp.domain = comp.clock
+        for domain in self.domains:
+            sched = schedules[id(domain)] = _Schedule(domain)
+            self._schedules.append(sched)
+        for comp in self.components:
             comp.sim = self
-            sched = schedules.get(id(comp.domain))
-            if sched is None:
-                sched = schedules[id(comp.domain)] = _Schedule(comp.domain)
-                self.domains.append(comp.domain)
-                self._schedules.append(sched)
-            comp._sched = sched
-            self.components.append(comp)
+            comp._sched = schedules[id(comp.domain)]
             for reg in comp.registers:
                 reg._commit = self._dirty
                 self.registers.append(reg)
-            ins, outs = [], []
-            for port in comp.ports:
-                channel = port.channel
-                unpaired = unpaired_port(port)
-                if unpaired is not None:
-                    raise PortError(unpaired[0], hint=unpaired[1])
-                if channel is None:
-                    if port.decl.required:
-                        kind = "input" if port.decl.direction == "in" else "output"
-                        raise PortError(f"{comp.path}: required {kind} port '{port.name}' is not connected",
-                                        hint=f"connect it, or declare it {type(port.decl).__name__}(..., required=False)")
-                elif port.decl.direction == "out":
-                    outs.append(channel)
-                else:
-                    ins.append(channel)
-            comp._in_channels = ins
-            comp._out_channels = outs
             comp._wake_edge = None  # the edge of this component's latest wake-up entry
-            self.channels.extend(outs)
-        in_tree = {id(c) for c in self.components}
-        for ch in self.channels:
-            if id(ch.dst_owner) not in in_tree:
-                raise PortError(f"channel {ch.name}: {ch.dst_owner.path} is not part of {top.path}")
         for ch in self.channels:
             ch.bind(self)
         for comp in self.components:
@@ -537,7 +505,7 @@ class Simulator:
     # -- results ----------------------------------------------------------------------------
     def all_stats(self) -> list:
         """Every component's statistics in hierarchy order."""
-        return [stat for comp in self.components for stat in comp.stats]
+        return self.tree.all_stats()
 
     def add_observer(self, observer) -> None:
         """Attach an observer (a tracer): it sees register and channel changes at commit."""
