@@ -1,7 +1,9 @@
 """The ``archmodel`` command line: ``run``, ``check``, ``list``, ``show`` and ``sweep``.
 
-``run``, ``show`` and ``check`` take a ``.arch`` file (the language, :mod:`archmodel.lang`) or,
-for ``run`` and ``show``, a Python builder ``MODULE:FUNCTION`` returning the top component.
+``run``, ``show``, ``check`` and ``sweep`` take a ``.arch`` file (the language,
+:mod:`archmodel.lang`), the name of a bundled system (``snitch_cluster``: ``archmodel list
+--systems`` lists them) or, except ``check``, a Python builder ``MODULE:FUNCTION`` returning
+the top component.
 
 Exit codes (:mod:`.codes`): 0 success, 1 the simulation failed (deadlock, a model's assertion,
 a bug in model code), 2 bad input (the message says what and where), 3 the run ended but the
@@ -18,6 +20,7 @@ import sys
 from ..kernel import ArchError, SimulationError
 from .codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from .parser import make_parser
+from .targets import resolve_target
 
 __all__ = ["main", "make_parser"]
 
@@ -26,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``archmodel`` console script."""
     args = make_parser().parse_args(argv)
     try:
+        if getattr(args, "target", None) is not None:
+            args.target = resolve_target(args.target)
         return args.handler(args)
     except ArchError as err:
         print(err.render(), file=sys.stderr)

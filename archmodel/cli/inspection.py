@@ -1,35 +1,16 @@
-"""``archmodel list``, ``check`` and ``show``: the model catalogue, and a system looked at
-without running it."""
+"""``archmodel check`` and ``show``: a system looked at without running it."""
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 
 import attrs
 
-from ..kernel import ArchError, Tree, catalogue
+from ..kernel import ArchError, Tree
 from ..outputs import check_writable, write_whole
 from .codes import EXIT_OK
 from .targets import build_top, check_trace_statements, import_paths, is_arch, load_arch, load_models, parse_params
-
-
-def cmd_list(args) -> int:
-    """Print the model catalogue, or one model's datasheet."""
-    load_models(args.plugin)
-    models = catalogue()
-    if args.model:
-        if args.model not in models:
-            close = difflib.get_close_matches(args.model, list(models), n=1)
-            raise ArchError(f"no model named '{args.model}'",
-                            hint=f"did you mean '{close[0]}'?" if close else "run 'archmodel list' for the catalogue")
-        print(models[args.model].documentation())
-        return EXIT_OK
-    width = max((len(name) for name in models), default=0)
-    for name, klass in models.items():
-        print(f"{name.ljust(width)}  {klass.summary_line()}")
-    return EXIT_OK
 
 
 def cmd_check(args) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from .inspection import cmd_check, cmd_list, cmd_show
+from .inspection import cmd_check, cmd_show
+from .listing import cmd_list
 from .running import cmd_run
 from .sweeping import cmd_sweep
 
@@ -72,8 +73,10 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="do not print the statistics table")
     run.set_defaults(handler=cmd_run)
 
-    lst = sub.add_parser("list", help="list the model catalogue, or document one model")
+    lst = sub.add_parser("list", help="list the model catalogue and the bundled systems, or document one model")
     lst.add_argument("model", nargs="?", help="a model name, e.g. Fifo")
+    lst.add_argument("--systems", action="store_true",
+                     help="list the bundled systems instead, each with its description (archmodel run NAME runs one)")
     lst.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
                      help="a Python file whose @model classes join the catalogue (repeatable)")
     lst.set_defaults(handler=cmd_list)

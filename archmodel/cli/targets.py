@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 from ..kernel import ArchError, Component, SimulationError, Simulator, Span, Tree
+from ..paths import bundled_systems
 
 
 def load_models(plugins: list[str] | None = None) -> None:
@@ -51,7 +52,22 @@ def _load_plugin_file(plugin: str) -> None:
 
 
 def is_arch(target: str) -> bool:
+    """Whether a target is a ``.arch`` file (else a builder ``MODULE:FUNCTION``)."""
     return target.endswith(".arch")
+
+
+def resolve_target(target: str) -> str:
+    """A target as the commands read it: a ``.arch`` file or a builder as given, and a bare
+    name (no ``/``, ``.`` or ``:``) the bundled system of that name (``snitch_cluster``), so
+    the systems that travel with archmodel run from anywhere once it is installed."""
+    if any(mark in target for mark in "/.:") or not target:
+        return target
+    systems = bundled_systems()
+    if target in systems:
+        return str(systems[target])
+    close = difflib.get_close_matches(target, list(systems), n=1)
+    raise ArchError(f"'{target}' is not a .arch file, a builder MODULE:FUNCTION or a bundled system",
+                    hint=f"did you mean '{close[0]}'?" if close else "'archmodel list --systems' lists the bundled systems")
 
 
 def load_arch(args):

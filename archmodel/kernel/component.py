@@ -31,6 +31,7 @@ from .register import Register
 from .stats import Stat
 
 _CATALOGUE: dict[str, type] = {}
+_PARTS: dict[str, type] = {}
 
 MAX_PORT_ARRAY = 1 << 16
 """The most ports one port array may have (a crossbar of 65,536 inputs is already far beyond
@@ -48,7 +49,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def model(cls=None, *, name: str | None = None, catalogue: bool = True):
     """Class decorator: collect a model's parameters, ports and statistics, build its attrs
-    ``Params`` class, and (unless ``catalogue=False``) list it in the model catalogue."""
+    ``Params`` class, and list it in the model catalogue (or, with ``catalogue=False``, among
+    the :func:`parts`)."""
 
     def wrap(klass):
         params, ports, stats = {}, {}, {}
@@ -72,6 +74,8 @@ def model(cls=None, *, name: str | None = None, catalogue: bool = True):
         klass.model_name = name or klass.__name__
         if catalogue:
             register_model(klass)
+        else:
+            _PARTS[klass.model_name] = klass
         return klass
 
     return wrap(cls) if cls is not None else wrap
@@ -88,6 +92,14 @@ def register_model(klass) -> None:
 def catalogue() -> dict[str, type]:
     """All registered models by name, sorted."""
     return dict(sorted(_CATALOGUE.items()))
+
+
+def parts() -> dict[str, type]:
+    """The models made with ``@model(catalogue=False)`` by name, sorted: parts a model or a
+    workload builds inside itself (a network's monitor, a workload's report) or a test uses,
+    never instanced by name from a ``.arch`` file. ``archmodel show`` prints them among the
+    models; ``archmodel list`` documents them apart."""
+    return dict(sorted(_PARTS.items()))
 
 
 def _valid_name(name: str) -> bool:
