@@ -26,7 +26,7 @@ def _resolved_params(sim: Simulator) -> dict:
 
 
 def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outcome: str,
-              files_read: dict[str, str]) -> dict:
+              files_read: dict[str, str | None]) -> dict:
     return {
         "archmodel_version": __version__,
         "target": args.target,
@@ -65,7 +65,7 @@ class _StopSignals:
     def exit_code(self) -> int:
         """128 + the signal's number, as a shell reports a process the signal ended: 130 for
         SIGINT, 143 for SIGTERM, 129 for SIGHUP."""
-        return 128 + int(self.signal_number)
+        return 128 + int(self.signal_number or 0)
 
     def _handle(self, signum, frame) -> None:
         self.signal_number = signum
@@ -125,7 +125,7 @@ def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -
     for name in inputs:
         if Path(name).is_file():
             read[Path(name).resolve()] = name
-    written = {}
+    written: dict[Path, str] = {}
     for what, path in outputs:
         where = path.resolve()
         if where in read:

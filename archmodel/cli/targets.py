@@ -10,6 +10,7 @@ import importlib.util
 import inspect
 import sys
 import traceback
+import types
 from pathlib import Path
 
 from ..kernel import ArchError, Component, SimulationError, Simulator, Span, Tree
@@ -39,16 +40,25 @@ def _load_plugin_file(plugin: str) -> None:
     module_name = f"archmodel_plugin_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
     if module_name in sys.modules:
         return
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        _exec_file(path, module_name)
     except ArchError:
         raise
     except Exception as err:
         del sys.modules[module_name]
         raise ArchError(f"--plugin {plugin} failed to load: {type(err).__name__}: {err}") from None
+
+
+def _exec_file(path: Path, module_name: str) -> types.ModuleType:
+    """Run the Python file ``path`` as the module ``module_name`` (in ``sys.modules`` from
+    before it runs, so its classes can be pickled and found again); returns it."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ArchError(f"{path}: cannot be loaded as a Python module", hint="give a .py file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def is_arch(target: str) -> bool:
@@ -121,10 +131,7 @@ def load_builder(target: str):
             path = Path(module_name)
             if not path.is_file():
                 raise ArchError(f"no such file: {module_name}")
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[path.stem] = module
-            spec.loader.exec_module(module)
+            module = _exec_file(path, path.stem)
         else:
             module = importlib.import_module(module_name)
     except SyntaxError as err:  # the builder's file does not parse: say where, as for a .arch file

@@ -15,6 +15,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+from typing import TYPE_CHECKING, Any
+
 import attrs
 import networkx as nx
 
@@ -24,6 +26,9 @@ from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
 from .tree import Tree
 
+if TYPE_CHECKING:
+    from .channel import Channel
+
 def _sequence(entry: tuple) -> int:
     return entry[0]
 
@@ -32,7 +37,7 @@ def _progress_signature(comp: Component) -> tuple:
     """What changes when ``comp`` makes progress: messages on its channels, and progress
     reported by it or by any part it belongs to (a core's cluster reports for its cores)."""
     reported = 0
-    part = comp
+    part: Component | None = comp
     while part is not None:
         reported += part.progress_count
         part = part.parent
@@ -94,7 +99,7 @@ class Simulator:
         self._seq = itertools.count()
         # Wake-ups for one time (nearly always the next edge) skip the heap: (sequence, component).
         self._soon: list = []
-        self._soon_at: int | None = None
+        self._soon_at = -1  # their time, while _soon holds any (no edge is at -1)
         self._dirty: list = []
         self._credit_returns: list = []
         self._touched: list = []
@@ -210,7 +215,7 @@ class Simulator:
         if soonest is not None:
             self._wake_later(comp, soonest)
 
-    def _mark(self, channel) -> None:
+    def _mark(self, channel: Channel) -> None:
         if not channel.marked:
             channel.marked = True
             self._touched.append(channel)
@@ -507,7 +512,7 @@ class Simulator:
         """Every component's statistics in hierarchy order."""
         return self.tree.all_stats()
 
-    def add_observer(self, observer) -> None:
+    def add_observer(self, observer: Any) -> None:
         """Attach an observer (a tracer): it sees register and channel changes at commit."""
         self.observers.append(observer)
         if self._started:

@@ -9,6 +9,8 @@ of the tree).
 
 from __future__ import annotations
 
+from typing import cast
+
 from .component import Component
 from .errors import PortError
 from .ports import unpaired_port
@@ -34,12 +36,13 @@ class Tree:
             top.clock = DEFAULT_CLOCK
         seen_domains: set[int] = set()
         for comp in top.walk():
-            if comp.clock is None:
-                comp.clock = comp.parent.clock
-            comp.domain = comp.clock
-            if id(comp.domain) not in seen_domains:
-                seen_domains.add(id(comp.domain))
-                self.domains.append(comp.domain)
+            parent = comp.parent
+            if comp.clock is None and parent is not None:
+                comp.clock = parent.clock  # parents come first in the walk: theirs is resolved
+            comp.domain = domain = cast(ClockDomain, comp.clock)
+            if id(domain) not in seen_domains:
+                seen_domains.add(id(domain))
+                self.domains.append(domain)
             self.components.append(comp)
             ins, outs = [], []
             for port in comp.ports:

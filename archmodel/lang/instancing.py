@@ -56,10 +56,14 @@ class Instancing:
         placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
         if isinstance(target, ast.ModuleDef):
             given = self._module_args(stmt.model, target, scope)
-            make = lambda name: self._make_module(target, name, comp, given, stmt, placed)
+
+            def make(name):
+                return self._make_module(target, name, comp, given, stmt, placed)
         else:
             kwargs = self._model_args(stmt.model, target, scope, placed or self._clock_of(comp))
-            make = lambda name: self._make_model(target, name, comp, kwargs, stmt, placed)
+
+            def make(name):
+                return self._make_model(target, name, comp, kwargs, stmt, placed)
         if count is None:
             items = [make(stmt.name)]
         else:
