@@ -400,7 +400,7 @@ class Component:
 
     @classmethod
     def summary_line(cls) -> str:
-        """The first sentence of the docstring."""
+        """The docstring's first paragraph on one line (``archmodel list`` prints it)."""
         doc = inspect.cleandoc(cls.__doc__ or "")
         return " ".join(doc.split("\n\n")[0].split())
 

@@ -61,8 +61,3 @@ def _position(error: ArchError, file_order: dict):
     if span is None:
         return (file_order[""], 0, 0)
     return (file_order[span.file], span.line, span.col)
-
-
-def span_between(start: Span, end: Span) -> Span:
-    """The span from the start of ``start`` to the end of ``end``."""
-    return Span(start.file, start.line, start.col, end.end_line, end.end_col)
