@@ -28,7 +28,7 @@ def test_the_catalogue_and_its_parts_print_without_markup():
     lines = done.stdout.splitlines()
     assert "``" not in done.stdout and ":class:`" not in done.stdout
     assert "Fifo                   A first-in first-out queue of up to depth messages." in lines
-    split = lines.index("parts, which models and workloads build inside themselves (show prints them; "
+    split = lines.index("parts, built by models, workloads and the test harness (show prints them; "
                         "list NAME documents one):")
     assert lines[split - 1] == ""
     assert [line.split()[0] for line in lines[:split - 1]] == sorted(line.split()[0] for line in lines[:split - 1])
@@ -41,7 +41,8 @@ def test_a_part_is_documented_as_one_and_a_misspelled_name_gets_a_hint(capsys):
     assert main(["list", "NocMonitor"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:3] == ["NocMonitor  (archmodel.models.network.network)",
-                         "  a part that a model or a workload builds inside itself: not instanced by name", ""]
+                         "  a part that a model, a workload or the test harness builds: not instanced by name "
+                         "in a .arch file", ""]
     assert lines[3].startswith("  Watches a Noc: ends the measurement")
     assert main(["list", "NocMonitr"]) == 2
     assert capsys.readouterr().err == "error: no model named 'NocMonitr'\nhint: did you mean 'NocMonitor'?\n"

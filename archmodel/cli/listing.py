@@ -7,9 +7,10 @@ import difflib
 import importlib
 import re
 import sys
+from pathlib import Path
 
 from ..kernel import ArchError, catalogue, parts
-from ..paths import bundled_systems
+from ..paths import bundled_systems, data_path
 from .codes import EXIT_OK
 from .targets import load_models
 
@@ -33,7 +34,11 @@ def plain(text: str) -> str:
     return _LITERAL.sub(r"\1", _ROLE.sub(_role, text))
 
 
-def system_summary(path) -> str:
+PART = "a part that a model, a workload or the test harness builds: not instanced by name in a .arch file"
+"""What ``archmodel list NAME`` says of a part under its title."""
+
+
+def system_summary(path: Path) -> str:
     """The one-line description of a bundled system: the first line of its file, a comment."""
     with open(path, encoding="utf-8") as stream:
         first = stream.readline().strip()
@@ -53,8 +58,7 @@ def cmd_list(args) -> int:
                             hint=f"archmodel list {args.model} documents the model")
         systems = bundled_systems()
         print("\n".join(_table({name: system_summary(path) for name, path in systems.items()})))
-        print(f"run one with: archmodel run NAME (the files are in {next(iter(systems.values())).parent})",
-              file=sys.stderr)
+        print(f"run one with: archmodel run NAME (the files are in {data_path('topologies')})", file=sys.stderr)
         return EXIT_OK
     load_models(args.plugin)
     # the parts workloads add (their reports) and the unit-test harness's sources and sinks
@@ -70,10 +74,10 @@ def cmd_list(args) -> int:
         text = plain(klass.documentation())
         if args.model not in models:
             title, _, rest = text.partition("\n")
-            text = f"{title}\n  a part that a model or a workload builds inside itself: not instanced by name\n{rest}"
+            text = f"{title}\n  {PART}\n{rest}"
         print(text)
         return EXIT_OK
     print("\n".join(_table({name: plain(klass.summary_line()) for name, klass in models.items()})))
-    print("\nparts, which models and workloads build inside themselves (show prints them; list NAME documents one):")
+    print("\nparts, built by models, workloads and the test harness (show prints them; list NAME documents one):")
     print("\n".join("  " + line for line in _table({name: plain(klass.summary_line()) for name, klass in inside.items()})))
     return EXIT_OK
