@@ -15,7 +15,7 @@ class SourceText:
     """The text of every file read in one load, so diagnostics can quote their lines, and the
     SHA-256 of every file read (for the run manifest)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.files: dict[str, list[str]] = {}
         self.digests: dict[str, str] = {}
 
