@@ -3,6 +3,10 @@ summary line it ends with."""
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -40,3 +44,24 @@ def test_the_summary_says_simulated_cycles_of_the_top_clock_and_their_rate(capsy
     summary = capsys.readouterr().err.splitlines()[-1]
     assert re.fullmatch(r"quiescent at 9 ns: 10 cycles of clk \(1 GHz\) in \d+\.\d\d s wall, "
                         r"[\d,]+ cycles/s, 17 component ticks", summary), summary
+
+
+def test_ctrl_c_stops_a_run_of_one_engine_call_cleanly(tmp_path):
+    # without a progress bar the run is one Simulator.run call: the signal still ends it at the
+    # current time point, with the statistics so far
+    stats_path, vcd_path = tmp_path / "s.json", tmp_path / "run.vcd"
+    proc = subprocess.Popen([sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
+                             "--no-progress", "--stats", str(stats_path), "--vcd", str(vcd_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    growing, deadline = tmp_path / f".run.vcd.{proc.pid}.partial", time.monotonic() + 60
+    while not growing.exists() or growing.stat().st_size < 20_000:  # the run is going
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the run never got going"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted: waveform closed and statistics so far written" in err
+    document = json.loads(stats_path.read_text())
+    assert document["manifest"]["outcome"] == "interrupted"
+    assert document["statistics"]["pair.c.received"]["value"] > 0
