@@ -1,5 +1,6 @@
-"""What a command runs: a ``.arch`` file or a Python builder ``MODULE:FUNCTION``, the models
-and plugins it may use, and the ``-p NAME=VALUE`` parameters it is given."""
+"""What a command runs: a ``.arch`` file, a bundled system by name or a Python builder
+``MODULE:FUNCTION``, the models and plugins it may use, the ``-p NAME=VALUE`` parameters it
+is given, and the checks of a ``.arch`` file's own statements."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def load_models(plugins: list[str] | None = None) -> None:
 
 
 def _load_plugin_file(plugin: str) -> None:
+    # a name of its own per file, so two plugins called models.py do not replace each other
     path = Path(plugin)
     if path.suffix != ".py" or not path.is_file():
         raise ArchError(f"--plugin {plugin}: no such Python file", hint="give a .py file defining @model classes")
@@ -169,6 +171,7 @@ def build_top(target: str, params: dict) -> tuple[Component, str | None]:
 
 
 def file_hash(path: str | None) -> str | None:
+    """The SHA-256 of a file's bytes (for the run manifest), None when there is no such file."""
     if path is None or not Path(path).is_file():
         return None
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
