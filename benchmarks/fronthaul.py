@@ -1,13 +1,19 @@
 """Cell-free fronthaul on radio stripes: speed of the timing and signal level, and a sweep of the
 sum rate and slot latency over link capacity C and the number of stripes M.
 
-    python benchmarks/fronthaul.py [--quick] [--sweep [--no-speed]] [--slots N] [--png FILE] [--csv FILE]
+    python benchmarks/fronthaul.py [--quick] [--no-gains] [--sweep [--no-speed]] [--slots N] [--png FILE] [--csv FILE]
 
 **Speed.** ``topologies/radio_stripes.arch`` with 64 APs x 4 antennas and 16 users on 8
 stripes of 8, 1000 TDD slots of 1 ms (14 frames per AP and slot), timing and signal level in
 one run, with and without in-network processing: build time and run time in process CPU
 seconds, component ticks, frames carried by the links, and the sum rates as a check (the
 decoded INP rate must equal the scene's reference).
+
+**INP gain against capacity** (unless ``--no-gains``). 16 APs x 4 antennas, 8 users, on 4
+stripes of 4, 2 of 8 and the bus, C from 25 Mbit/s to 12.8 Gbit/s, six user drops (seeds 0 to
+5) of 3 slots each: INP's gain over the no-INP baseline (mean, least and most over the drops)
+beside the mean sum rates. One run per point and drop: the CP computes both schemes' rates for
+the same channels, each budgeted as its APs would be (frame headers included).
 
 **Sweep** (``--sweep``). 16 APs, 8 users, the star (M = 16), 4 stripes of 4 and the bus
 (M = 1), C from 25 Mbit/s to 3.2 Gbit/s (20 MHz: 1.25 to 160 bit/s/Hz per link): per point
@@ -59,6 +65,24 @@ def speed(slots: int) -> None:
               f"{cost['ticks']:10d} {cost['frames']:10d} {summary['slots'] / total:8.1f} "
               f"{summary['sum_rate']:9.2f} {summary['sum_rate_no_inp']:8.2f} {summary['sum_rate_unlimited']:9.2f} "
               f"{summary['latency_us']:10.1f}", flush=True)
+
+
+def gains(slots: int, seeds=range(6), capacities=(25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800),
+          layouts=((4, 4), (2, 8), (1, 16))) -> None:
+    """INP's gain over the no-INP baseline against C, per layout, over user drops ``seeds``."""
+    print(f"INP gain over no INP, 16 APs x 4 antennas, 8 users, {len(seeds)} user drops x {slots} slots per point")
+    print(f"{'M':>3} {'L':>3} {'C Mbit/s':>9} {'gain %':>7} {'least':>7} {'most':>7} "
+          f"{'INP':>7} {'no INP':>7} {'unlim.':>7}")
+    for m, l in layouts:
+        for c in capacities:
+            points = [run_point(dict(aps=m * l, M=m, L=l, slots=slots, C=f"{c} Mbit/s"), seed=seed)[0]
+                      for seed in seeds]
+            gain = [p["inp_gain"] for p in points]
+            mean = {key: sum(p[key] for p in points) / len(points)
+                    for key in ("sum_rate_inp", "sum_rate_no_inp", "sum_rate_unlimited")}
+            print(f"{m:3d} {l:3d} {c:9d} {sum(gain) / len(gain):7.1f} {min(gain):7.1f} {max(gain):7.1f} "
+                  f"{mean['sum_rate_inp']:7.2f} {mean['sum_rate_no_inp']:7.2f} {mean['sum_rate_unlimited']:7.2f}",
+                  flush=True)
 
 
 CAPACITIES_MBPS = (25, 50, 100, 200, 400, 800, 1600, 3200)
@@ -127,12 +151,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="few slots (a smoke test)")
     parser.add_argument("--slots", type=int, help="slots of the speed run (default 1000; --quick 20)")
     parser.add_argument("--sweep", action="store_true", help="also sweep C and M, print, write CSV and PNG")
-    parser.add_argument("--no-speed", action="store_true", help="skip the speed table (with --sweep)")
+    parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
+    parser.add_argument("--no-gains", action="store_true", help="skip the table of INP gain against capacity")
     parser.add_argument("--csv", default="waves/fronthaul-sweep.csv")
     parser.add_argument("--png", default="waves/fronthaul-sweep.png")
     args = parser.parse_args()
     if not args.no_speed:
         speed(args.slots or (20 if args.quick else 1000))
+    if not args.no_gains:
+        if args.quick:
+            gains(2, seeds=range(2), capacities=(50, 800, 12800), layouts=((4, 4), (1, 16)))
+        else:
+            gains(3)
     if args.sweep:
         rows = sweep(3 if args.quick else 20, capacities=(50, 400, 3200) if args.quick else CAPACITIES_MBPS)
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)

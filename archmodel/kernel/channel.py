@@ -37,7 +37,20 @@ if TYPE_CHECKING:
 
 
 class Channel:
-    """A point-to-point link; created by :func:`connect`, bound by the Simulator."""
+    """A point-to-point link; created by :func:`connect`, bound by the Simulator.
+
+    What an observer (a tracer) may use, read-only unless said otherwise:
+
+    * ``traced``: the observer sets it to have the channel's edges reported (and back to
+      False when it stops); while it is off the kernel records nothing for it;
+    * at an edge that used a traced channel the kernel hands it to the observer's
+      ``channels(t, touched)``, after the commit, with ``offered`` (the sender sent, or
+      offered with a failed ``try_send``), ``fired`` (a message went), ``took`` (the
+      receiver took one) and ``payload`` (the message last offered); the first three are
+      cleared after the observers have seen them;
+    * ``credits``, ``occupancy``, ``capacity`` and ``busy_until`` (the sender's first edge at
+      which the link is free again), as left by the commit.
+    """
 
     __slots__ = (
         "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",

@@ -18,9 +18,20 @@ class Register:
     """One named register of a component; ``width`` (bits) is used by waveforms.
 
     ``value`` is an int, float, bool or str; strings show as component state in GTKWave.
+
+    What an observer (a tracer) may use, read-only unless said otherwise:
+
+    * ``value``: the value latched at the previous edge (the kernel writes it at commit);
+    * ``next``: the value it takes at the end of the current edge (``value`` if ``set`` was
+      not called); observers see it in ``registers(t, dirty)``, before the commit;
+    * ``var``: the observer's handle for this register, ``None`` while no observer watches
+      it. The kernel never reads it; the observer that selected the register sets it and
+      puts ``None`` back when it stops.
     """
 
-    __slots__ = ("name", "owner", "value", "width", "var", "_next", "_queued", "_commit")
+    # ``next`` is a plain slot, not a property, because tracers read it for every changed
+    # register at every edge; only ``set`` and the kernel write it.
+    __slots__ = ("name", "owner", "value", "width", "var", "next", "_queued", "_commit")
 
     def __init__(self, owner: Component, name: str, init: Any = 0, width: int | None = None):
         self.owner = owner
@@ -29,8 +40,8 @@ class Register:
         if width is None:
             width = 1 if isinstance(init, bool) else (32 if isinstance(init, int) else 0)
         self.width = width
-        self.var = None  # waveform handle, set by a tracer that selected this register
-        self._next = init
+        self.var: Any = None
+        self.next = init
         self._queued = False
         self._commit: list = []  # the simulator's commit list, bound at elaboration
 
@@ -41,15 +52,10 @@ class Register:
 
     def set(self, value: Any) -> None:
         """Give the value this register takes at the end of the current edge."""
-        self._next = value
+        self.next = value
         if not self._queued:
             self._queued = True
             self._commit.append(self)
-
-    @property
-    def next(self) -> Any:
-        """The value scheduled for the end of this edge (the current value if none)."""
-        return self._next
 
     def __repr__(self) -> str:
         return f"<Register {self.path}={self.value!r}>"

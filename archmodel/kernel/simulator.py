@@ -348,7 +348,7 @@ class Simulator:
                     for obs in observers:
                         obs.registers(t, dirty)
                 for reg in dirty:
-                    reg.value = reg._next
+                    reg.value = reg.next
                     reg._queued = False
                 dirty.clear()
             if credit_returns:

@@ -51,19 +51,22 @@ def zoom_to_fit(span_ps: int, wave_width_px: int = WAVE_WIDTH_PX) -> float:
 
 
 def write_save_file(save_path: str | os.PathLike, dump_path: str | os.PathLike, groups: list[Group],
-                    start_ps: int, end_ps: int) -> None:
+                    start_ps: int, end_ps: int, named: str | os.PathLike | None = None) -> None:
     """Write a ``.gtkw`` for ``dump_path`` showing ``groups``, zoomed to [start_ps, end_ps].
 
-    The dump file is named relative to the save file when they share a directory, so the
-    pair can be moved together; GTKWave resolves it against the save file's directory.
+    ``named`` is where the save file will live if it is written elsewhere first (under a
+    temporary name, then renamed): the file names itself there, so GTKWave's "Write Save
+    File" replaces it. The dump file is named relative to the save file when they share a
+    directory, so the pair can be moved together; GTKWave resolves it against the save
+    file's directory.
     """
-    save_path, dump_path = os.fspath(save_path), os.fspath(dump_path)
-    same_dir = os.path.dirname(os.path.abspath(save_path)) == os.path.dirname(os.path.abspath(dump_path))
+    final_path, dump_path = os.fspath(named if named is not None else save_path), os.fspath(dump_path)
+    same_dir = os.path.dirname(os.path.abspath(final_path)) == os.path.dirname(os.path.abspath(dump_path))
     with open(save_path, "w", encoding="utf-8", newline="\n") as stream:
         save = GTKWSave(stream)
         save.comment("written by archmodel.trace")
         save.dumpfile(os.path.basename(dump_path) if same_dir else dump_path, abspath=not same_dir)
-        save.savefile(os.path.basename(save_path) if same_dir else save_path, abspath=not same_dir)
+        save.savefile(os.path.basename(final_path) if same_dir else final_path, abspath=not same_dir)
         save.timestart(start_ps)
         save.size(WINDOW_WIDTH_PX, WINDOW_HEIGHT_PX)
         save.signals_width(SIGNALS_WIDTH_PX)

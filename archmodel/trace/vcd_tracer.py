@@ -26,97 +26,26 @@ with a final timestamp, even after an exception, a deadlock or Ctrl-C.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import os
-import reprlib
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from vcd import VCDWriter
 from vcd.common import VarType
 
 from archmodel import __version__
-from archmodel.kernel import ArchError, ModelAssertion
+from archmodel.kernel import ArchError, Channel, ModelAssertion, Register, Simulator
 from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
+from .handshake import Handshakes
+from .lines import SCALAR_BITS, ascii_text, changed_lines, handle_of, summarize_payload, text_line, vector_memo
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
-DATA_CHARS = 40
 _FOREVER = 1 << 62
-# Values written as binary are remembered: registers in a design mostly hold recurring values.
-_BITS_CACHED = 1 << 16
-_BY_ORDER = attrgetter("order")
-
-_short_repr = reprlib.Repr()
-_short_repr.maxstring = DATA_CHARS
-_short_repr.maxother = DATA_CHARS
-_short_repr.maxlist = _short_repr.maxtuple = _short_repr.maxdict = 4
-_short_repr.maxlevel = 2
-
-
-def summarize_payload(message: Any) -> str:
-    """A short text for a channel payload (at most 40 characters), for the ``data`` signal."""
-    if isinstance(message, str):
-        text = message
-    elif isinstance(message, (int, float)) or message is None:
-        text = str(message)
-    else:
-        text = _short_repr.repr(message)
-    if len(text) > DATA_CHARS:
-        text = text[:DATA_CHARS - 3] + "..."
-    return _ascii(text)
-
-
-def _ascii(text: str) -> str:
-    # VCD is an ASCII format (pyvcd's reader decodes it as such).
-    return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
-
-
-def _line_writer(var) -> Callable[[Any], str]:
-    """A function giving the VCD value-change line of ``var`` for a value, formatted as
-    pyvcd formats it; bits and small vectors are looked up, not formatted, because handshake
-    signals change at nearly every edge."""
-    ident = var.ident
-    if var.type is VarType.string:
-        return lambda value: var.format_value(value, False) + "\n"
-    if var.size == 1:
-        return (f"0{ident}\n", f"1{ident}\n").__getitem__
-    if var.size <= 10:
-        return [f"b{value:b} {ident}\n" for value in range(1 << var.size)].__getitem__
-    return lambda value: f"b{value:b} {ident}\n"
-
-
-class _ChannelTrace:
-    """What the tracer knows about one channel: its VCD variables (None if unselected),
-    the values last shown, and the credit state after the last edge that touched it."""
-
-    __slots__ = ("channel", "order", "domain", "period", "phase", "vars", "lines", "valid", "ready",
-                 "fire", "occupancy", "data", "payload", "credits", "busy", "next_eval")
-
-    def __init__(self, channel, order: int):
-        self.channel = channel
-        self.order = order
-        self.domain = channel.src_owner.domain
-        self.period = self.domain.period_ps
-        self.phase = self.domain.phase_ps
-        self.vars: dict[str, Any] = {}
-        self.lines: dict[str, Callable[[Any], str]] = {}  # signal -> its value-change line
-        self.valid = self.fire = False
-        self.credits = channel.credits
-        self.busy = channel.busy_until
-        self.ready = self.credits > 0
-        self.occupancy = channel.capacity - channel.credits
-        self.data = ""
-        self.payload = None
-        self.next_eval: int | None = None
-
-    def values(self) -> dict[str, Any]:
-        return {"valid": int(self.valid), "ready": int(self.ready), "fire": int(self.fire),
-                "occupancy": self.occupancy, "data": self.data}
+_WATCHED = attrgetter("var")
 
 
 def _connected_outputs(sim) -> dict:
@@ -167,7 +96,7 @@ class VcdTracer:
         self.summarize = summarize
         self.signals: list[str] = []  # selected signal names, in VCD order
         self.groups: list[Group] = []  # what the .gtkw shows
-        self.sim = None
+        self.sim: Simulator | None = None
         self.closed = False
         # Written under a name of this process's own (writing_path) and renamed into place when
         # closed, so an earlier waveform of the same name stays whole until this one is, and
@@ -177,14 +106,15 @@ class VcdTracer:
         self._writer: VCDWriter | None = None
         self._write = self._stream.write
         self._last_ts: int | None = None  # the last timestamp written after the header
-        self._handles: list[tuple[Any, int | None]] = []
+        self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
-        self._bits: dict[int, str] = {}
+        self._bits = vector_memo()
+        self._disordered: list = []  # the last register list found out of handle order
+        self._in_order: list = []  # its watched registers, in handle order
         self._registers: list = []
-        self._traces: list[_ChannelTrace] = []
-        self._by_channel: dict = {}
-        self._events: list = []
-        self._sequence = itertools.count()
+        # The default summary is ASCII already; another is made so.
+        self._handshakes = Handshakes(summarize if summarize is summarize_payload
+                                      else lambda payload: ascii_text(str(summarize(payload))))
         self._lo = start_ps or 0
         self._hi = _FOREVER if end_ps is None else end_ps
         self._live = False  # inside the window: values are being written
@@ -192,7 +122,7 @@ class VcdTracer:
         self._slow_from = 0  # observer calls at or after this time take the slow path
 
     # -- observer protocol ------------------------------------------------------------------
-    def begin(self, sim) -> None:
+    def begin(self, sim: Simulator) -> None:
         """Register every selected signal (before anything is written, as VCD requires)."""
         if self.closed:
             raise ArchError(f"VCD tracer for {self.path} is closed; make a new one")
@@ -223,61 +153,32 @@ class VcdTracer:
                 self.groups.append(group)
         self._refresh_threshold()
 
-    def check(self, sim) -> dict:
+    def check(self, sim: Simulator) -> dict:
         """Raise an ArchError if a selection pattern matches no signal of ``sim`` (call it
         before running to fail early); returns each component's connected output ports."""
         self.selection.check_matches(signal_names(sim))
         return _connected_outputs(sim)
 
-    def registers(self, t: int, dirty: list) -> None:
-        """Write the registers changing at ``t`` (called before commit: ``_next`` is new)."""
+    def registers(self, t: int, dirty: list[Register]) -> None:
+        """Write the registers changing at ``t`` (called before commit: ``reg.next`` is new)."""
         if t >= self._slow_from and not self._advance(t):
             return
-        # pyvcd wrote the header; value changes are formatted here as pyvcd formats them,
-        # because one VCDWriter.change() call per change costs several times the simulation.
-        # Registers are often set to the value they already hold: only changes are written.
-        changes = []
-        bits_of = self._bits
-        known = bits_of.get
-        last = -1
-        in_order = True
+        # Lines go out in handle order, whatever order ticks filled ``dirty`` in, so that the
+        # file is the same under shuffling. A list found out of order is sorted once and
+        # remembered: the same registers tend to change in the same order at every edge.
+        regs = self._in_order if dirty == self._disordered else dirty
         try:
-            for reg in dirty:
-                # reg.var is (handle, mask, prefix, suffix); mask is 0 for text, None for reals.
-                traced = reg.var
-                if traced is None or reg._next == reg.value:
-                    continue
-                handle, mask, prefix, suffix = traced
-                if handle < last:
-                    in_order = False
-                last = handle
-                if mask:
-                    value = reg._next & mask
-                    bits = known(value)
-                    if bits is None:
-                        if len(bits_of) > _BITS_CACHED:
-                            bits_of.clear()
-                        bits = bits_of[value] = format(value, "b")
-                    changes.append((handle, prefix + bits + suffix))
-                else:
-                    var = self._handles[handle][0]
-                    value = reg._next if mask is None else _ascii(str(reg._next))
-                    changes.append((handle, var.format_value(value, True) + "\n"))
+            lines = changed_lines(regs)
+            if lines is None:
+                self._disordered = dirty.copy()
+                regs = self._in_order = sorted(filter(_WATCHED, dirty), key=handle_of)
+                lines = changed_lines(regs)
         except (TypeError, ValueError):
             self._explain_bad_value([reg for reg in dirty if reg.var is not None])
             raise
-        if not changes:
-            return
-        # Tick order fills ``dirty``; handle order keeps the file identical under shuffling.
-        if not in_order:
-            changes.sort()
-        out = [line for _, line in changes]
-        if t != self._last_ts:
-            self._last_ts = t
-            out.insert(0, f"#{t}\n")
-        self._write("".join(out))
+        self._emit(t, lines)
 
-    def channels(self, t: int, touched: list) -> None:
+    def channels(self, t: int, touched: list[Channel]) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit)."""
         if t >= self._slow_from:
             if self._done:
@@ -285,16 +186,12 @@ class VcdTracer:
             self._advance(t)
             if self._done:
                 return
-        live = self._live
-        by_channel = self._by_channel
-        traces = [by_channel[ch] for ch in touched]
-        if len(traces) > 1:
-            traces.sort(key=_BY_ORDER)
-        for trace in traces:
-            self._touch(trace, t, live)
+        lines = self._handshakes.touch(t, touched)
+        if self._live:
+            self._emit(t, lines)
         self._refresh_threshold()
 
-    def flush(self, sim) -> None:
+    def flush(self, sim: Simulator) -> None:
         """Write everything known up to now to disk (the end of every ``run()`` call)."""
         if self.closed or self.sim is None:
             return
@@ -346,7 +243,7 @@ class VcdTracer:
         if self.gtkw_path is not None:
             partial = partial_path(self.gtkw_path)
             try:
-                write_save_file(partial, self.path, self.groups, self._lo, final)
+                write_save_file(partial, self.path, self.groups, self._lo, final, named=self.gtkw_path)
             except OSError:
                 partial.unlink(missing_ok=True)
                 raise
@@ -373,22 +270,26 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.real, init=value)
             mask, trace = None, Trace(reg.path, "real")
         else:
-            var = writer.register_var(comp.path, reg.name, VarType.string, init=_ascii(str(value)))
+            var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        handle = len(self._lines)
-        if mask:
-            prefix, suffix = ("b", f" {var.ident}\n") if var.size != 1 else ("", f"{var.ident}\n")
+        # What reg.var holds while the window is open: (handle, mask, text, tail), see
+        # changed_lines.
+        text: Mapping[int, str] | Callable[[Any], str]
+        if mask == 1:
+            text, tail = SCALAR_BITS, f"{var.ident}\n"
+        elif mask:
+            text, tail = self._bits, f" {var.ident}\n"
         else:
-            prefix = suffix = ""
-        self._lines.append((handle, mask, prefix, suffix))
+            text, tail = text_line(var, mask), ""
+        self._lines.append((len(self._lines), mask, text, tail))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
 
     def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
         channel = port.channel
-        trace = _ChannelTrace(channel, len(self._traces))
+        trace = self._handshakes.add(channel)
         group = Group(port.path)
         occupancy_bits = max(1, channel.capacity.bit_length())
         for signal in chosen:
@@ -396,33 +297,33 @@ class VcdTracer:
             if signal == "data":
                 var = writer.register_var(port.path, signal, VarType.string, init=init)
                 group.traces.append(Trace(f"{port.path}.data", "ascii"))
-            elif signal == "occupancy":
-                var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
-                name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
-                group.traces.append(Trace(name, "dec"))
+                self._handshakes.show_data(trace, var)
             else:
-                var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
-                group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
-            trace.vars[signal] = var
-            trace.lines[signal] = _line_writer(var)
+                if signal == "occupancy":
+                    var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
+                    name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
+                    group.traces.append(Trace(name, "dec"))
+                else:
+                    var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
+                    group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
+                trace.show(signal, var)
             self.signals.append(f"{port.path}.{signal}")
-        channel.traced = True
-        self._traces.append(trace)
-        self._by_channel[channel] = trace
         return group
 
     def _explain_bad_value(self, selected: list) -> None:
+        assert self.sim is not None
         for reg in selected:
             var, mask = self._handles[reg.var[0]]
             expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
-            if mask and not isinstance(reg._next, int) or mask is None and not isinstance(reg._next, (int, float)):
+            if mask and not isinstance(reg.next, int) or mask is None and not isinstance(reg.next, (int, float)):
                 raise ModelAssertion(f"{reg.path} at {self.sim.now} ps: register traced as {expected} "
-                                     f"(its initial value was {type(var.value).__name__}) was set to {reg._next!r}")
+                                     f"(its initial value was {type(var.value).__name__}) was set to {reg.next!r}")
 
     # -- time and the window -------------------------------------------------------------
     def _natural_end(self) -> int:
         """The end of the last cycle simulated: the next edge of the fastest clock."""
         sim = self.sim
+        assert sim is not None
         return min((d.edge_after(sim.now) for d in sim.domains), default=sim.now)
 
     def _refresh_threshold(self) -> None:
@@ -430,8 +331,9 @@ class VcdTracer:
             self._slow_from = -1
             return
         threshold = self._hi + 1
-        if self._events and self._events[0][0] + 1 < threshold:
-            threshold = self._events[0][0] + 1
+        due = self._handshakes.next_due
+        if due is not None and due + 1 < threshold:
+            threshold = due + 1
         if not self._live and self._lo < threshold:
             threshold = self._lo
         self._slow_from = threshold
@@ -441,16 +343,15 @@ class VcdTracer:
         the window. Returns whether changes at ``t`` are to be written."""
         if self._done:
             return False
-        events, lo, hi = self._events, self._lo, self._hi
-        while events and events[0][0] < t:
-            at = events[0][0]
+        handshakes, lo, hi = self._handshakes, self._lo, self._hi
+        while (at := handshakes.next_due) is not None and at < t:
             if at > hi:
                 break
             if not self._live and at >= lo:
                 self._enter()
-            trace = heapq.heappop(events)[3]
-            if trace.next_eval == at:
-                self._evaluate(trace, at, self._live)
+            at, lines = handshakes.fall_due()
+            if self._live:
+                self._emit(at, lines)
         if t > hi:
             if not self._live:
                 self._enter()
@@ -468,17 +369,19 @@ class VcdTracer:
         """Start writing: the values now held are the initial values at the window start,
         dumped by pyvcd with the header; every later change is written by this tracer."""
         self._live = True
-        lo, change, handles = self._lo, self._writer.change, self._handles
+        writer = self._writer
+        assert writer is not None, "entered only after begin()"
+        lo, change, handles = self._lo, writer.change, self._handles
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
-            change(var, lo, value & mask if mask else (value if mask is None else _ascii(str(value))))
+            change(var, lo, value & mask if mask else (value if mask is None else ascii_text(str(value))))
             reg.var = self._lines[index]
-        for trace in self._traces:
+        for trace in self._handshakes.traces:
             values = trace.values()
             for signal, var in trace.vars.items():
                 change(var, lo, values[signal])
-        self._writer.flush()
+        writer.flush()
         self._last_ts = lo
 
     def _leave(self) -> None:
@@ -491,89 +394,13 @@ class VcdTracer:
         """Stop the kernel doing work for this tracer."""
         for reg in self._registers:
             reg.var = None
-        for trace in self._traces:
-            trace.channel.traced = False
+        self._handshakes.release()
 
-    # -- channel handshake --------------------------------------------------------------
-    def _put(self, trace: _ChannelTrace, signal: str, t: int, value) -> None:
-        line_of = trace.lines.get(signal)
-        if line_of is not None:
-            line = line_of(value)
+    def _emit(self, t: int, lines: list[str]) -> None:
+        """Write the value-change lines of time ``t`` (some may be empty)."""
+        text = "".join(lines)
+        if text:
             if t != self._last_ts:
                 self._last_ts = t
-                line = f"#{t}\n{line}"
-            self._write(line)
-
-    def _schedule(self, trace: _ChannelTrace, at: int | None) -> None:
-        if trace.next_eval != at:
-            trace.next_eval = at
-            if at is not None:
-                heapq.heappush(self._events, (at, trace.order, next(self._sequence), trace))
-
-    def _touch(self, trace: _ChannelTrace, t: int, live: bool) -> None:
-        channel = trace.channel
-        offered = channel.offered
-        period = trace.period
-        if offered or (t - trace.phase) % period == 0:
-            # An edge of the sender: show what happened at it. Ready is what the sender saw
-            # before acting, i.e. the credit state left by the previous edge.
-            fired = channel.fired
-            ready = fired if offered else (trace.credits > 0 and trace.busy <= t)
-            if trace.valid != offered:
-                trace.valid = offered
-                if live:
-                    self._put(trace, "valid", t, int(offered))
-            if trace.fire != fired:
-                trace.fire = fired
-                if live:
-                    self._put(trace, "fire", t, int(fired))
-            if trace.ready != ready:
-                trace.ready = ready
-                if live:
-                    self._put(trace, "ready", t, int(ready))
-            next_edge = t + period
-        else:
-            # A receiver edge in another clock domain: only the credit state moves.
-            next_edge = trace.domain.edge_after(t)
-        if offered:
-            payload = channel.payload
-            if payload is not trace.payload or not trace.data:
-                trace.payload = payload
-                data = _ascii(str(self.summarize(payload)))
-                if data != trace.data:
-                    trace.data = data
-                    if live:
-                        self._put(trace, "data", t, data)
-        credits = channel.credits
-        trace.credits = credits
-        trace.busy = busy = channel.busy_until
-        occupancy = channel.capacity - credits
-        if occupancy != trace.occupancy:
-            trace.occupancy = occupancy
-            if live:
-                self._put(trace, "occupancy", t, occupancy)
-        if trace.valid or trace.fire or trace.ready != (credits > 0 and busy <= next_edge):
-            self._schedule(trace, next_edge)
-        elif credits > 0 and busy > next_edge:
-            self._schedule(trace, trace.domain.edge_at_or_after(busy))
-        else:
-            self._schedule(trace, None)
-
-    def _evaluate(self, trace: _ChannelTrace, at: int, live: bool) -> None:
-        """A sender edge at which the channel was not used: pulses fall, ready follows credits."""
-        trace.next_eval = None
-        if trace.valid:
-            trace.valid = False
-            if live:
-                self._put(trace, "valid", at, 0)
-        if trace.fire:
-            trace.fire = False
-            if live:
-                self._put(trace, "fire", at, 0)
-        ready = trace.credits > 0 and trace.busy <= at
-        if ready != trace.ready:
-            trace.ready = ready
-            if live:
-                self._put(trace, "ready", at, int(ready))
-        if trace.credits > 0 and trace.busy > at:
-            self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
+                text = f"#{t}\n{text}"
+            self._write(text)

@@ -1,5 +1,5 @@
-"""Smoke test of the fronthaul benchmark: a few slots of the speed table and a small sweep,
-whose CSV and plot are written."""
+"""Smoke test of the fronthaul benchmark: a few slots of the speed table, the table of INP gain
+against capacity, and a small sweep, whose CSV and plot are written."""
 
 import csv
 import subprocess
@@ -16,6 +16,12 @@ def test_quick_run_prints_the_speed_table_and_writes_the_sweep(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert any(line.startswith("INP ") for line in lines) and any(line.startswith("no INP ") for line in lines)
+    start = next(i for i, line in enumerate(lines) if line.startswith("INP gain over no INP"))
+    gains = [line.split() for line in lines[start + 2:start + 8]]
+    assert [(g[0], g[1], g[2]) for g in gains] == [("4", "4", c) for c in ("50", "800", "12800")] + \
+        [("1", "16", c) for c in ("50", "800", "12800")]
+    for m, l, c, gain, least, most, inp, no_inp, unlimited in gains:
+        assert float(least) <= float(gain) <= float(most) and float(inp) <= float(unlimited) + 0.01
     rows = list(csv.DictReader(table.open()))
     assert {(r["M"], r["L"]) for r in rows} == {("16", "1"), ("4", "4"), ("1", "16")}
     for row in rows:  # the star has nothing to combine; nothing beats unlimited fronthaul

@@ -114,6 +114,7 @@ def test_save_file_groups_each_component(tmp_path):
         sim.run(cycles=3)
     text = tracer.gtkw_path.read_text()
     assert '[dumpfile] "run.vcd"' in text
+    assert '[savefile] "run.gtkw"' in text  # its own final name, not the one it was written under
     groups = [line[1:] for line in text.splitlines() if line.startswith("-")]
     # Each group is opened and closed: component, then its output ports nested inside.
     assert groups == ["top.counter", "top.counter", "top.pair.src", "top.pair.src.out", "top.pair.src.out",

@@ -40,6 +40,17 @@ every noise covariance invertible and carries nothing. The paper designs combine
 quantisation noise jointly for the sum rate; this per-AP, per-component rule is our
 assumption, and so is the whitening before it.
 
+**Where in-network processing gains and where it loses.** A description of R bits leaves each
+component it sends an SNR of at most ``2^R - 1``, so a bit a downstream AP spends re-describing
+it buys at most ``1 - 2^-R`` bits of information (the slope of the curve above at R_i = 0),
+while a bit spent on a strong own component buys nearly one. Below a few bits per channel use
+the water-filling of every hop therefore drops what came from upstream, and a stripe delivers
+what its CP-side AP alone would send; the no-INP baseline, L APs at C / L each, is ahead
+wherever its APs hear different users (each AP's rate-information curve is concave). Above
+that, the baseline pays for neighbouring APs describing the same users again, which INP
+combines once: the gain grows as C falls from saturation to a peak near the C that just
+carries a stripe's information. ``tests/models/fronthaul/test_inp_gain.py`` pins both.
+
 **Sum rate** (:func:`sum_rate`): the CP adds the information of everything it receives and
 detects each user with the LMMSE filter, the others as noise: user k's MSE is
 ``[(I + Phi)^{-1}]_kk`` and its rate ``log2(1 / MSE_k) = log2(1 + SINR_k)``; the sum over users

@@ -1,0 +1,224 @@
+"""Channel handshakes as waveform lines: what each traced channel shows, edge by edge.
+
+For every traced channel, seen at its sender's clock edges: ``valid`` (the sender offered a
+message at this edge), ``ready`` (the channel could accept one at this edge: a credit was
+held and the link was free), ``fire`` (a transfer happened), ``occupancy`` (credits in use
+after the edge) and ``data`` (a short summary of the last message offered). The handshake of
+edge ``t`` is shown from ``t`` until the sender's next edge, so ``fire`` is exactly ``valid and
+ready`` on screen.
+
+The kernel reports a channel when an edge uses it (``channel.traced`` on: ``offered``,
+``fired``, ``payload``, then ``credits`` and ``busy_until`` after the commit); pulses that fall
+and ``ready`` that follows a returning credit at an edge that does not use the channel are
+found here, by looking at the channel again at the edge they fall due.
+"""
+
+from __future__ import annotations
+
+import heapq
+from operator import attrgetter
+from typing import Any, Callable
+
+from vcd.writer import Variable
+
+from .lines import Memo, escaped_text, wire_line
+
+_BY_ORDER = attrgetter("order")
+_NO_LINES = ("", "")
+
+
+class ChannelTrace:
+    """One traced channel: its VCD variables and value-change lines (``""`` or None for a
+    signal not selected), the values last shown, and the credit state after the last edge
+    that used it."""
+
+    __slots__ = ("channel", "order", "domain", "period", "phase", "capacity", "vars", "valid_lines",
+                 "fire_lines", "ready_lines", "occupancy_line", "data_tail", "valid", "ready", "fire",
+                 "occupancy", "data", "payload", "credits", "busy", "next_eval")
+
+    def __init__(self, channel, order: int):
+        self.channel = channel
+        self.order = order
+        self.domain = channel.src_owner.domain
+        self.period = self.domain.period_ps
+        self.phase = self.domain.phase_ps
+        self.capacity = channel.capacity
+        self.vars: dict[str, Variable] = {}
+        # valid, fire and ready lines are indexed by the new value (a bool).
+        self.valid_lines = self.fire_lines = self.ready_lines = _NO_LINES
+        self.occupancy_line: Callable[[int], str] | None = None
+        self.data_tail: str | None = None  # the data line is the escaped text, then this
+        self.valid = self.fire = False
+        self.credits = channel.credits
+        self.busy = channel.busy_until
+        self.ready = self.credits > 0
+        self.occupancy = channel.capacity - channel.credits
+        self.data = ""
+        self.payload = None
+        self.next_eval: int | None = None
+
+    def values(self) -> dict[str, Any]:
+        """The value each signal shows now, by signal name."""
+        return {"valid": int(self.valid), "ready": int(self.ready), "fire": int(self.fire),
+                "occupancy": self.occupancy, "data": self.data}
+
+    def show(self, signal: str, var: Variable) -> None:
+        """Write ``signal`` as ``var`` from now on."""
+        self.vars[signal] = var
+        if signal == "data":
+            self.data_tail = f" {var.ident}\n"
+        elif signal == "occupancy":
+            self.occupancy_line = wire_line(var)
+        else:
+            setattr(self, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
+
+
+class Handshakes:
+    """The handshakes of every traced channel of one tracer: the lines of what changed at an
+    edge that used channels, and the edges at which to look at a channel again.
+
+    ``summarize`` gives the ASCII ``data`` text of a payload.
+    """
+
+    def __init__(self, summarize: Callable[[Any], str]):
+        self.summarize = summarize
+        self.traces: list[ChannelTrace] = []
+        self._by_channel: dict = {}
+        # A time -> the traces to look at then (an entry is stale if the trace's next_eval
+        # has moved since), and a heap of those times.
+        self._due: dict[int, list[ChannelTrace]] = {}
+        self._due_times: list[int] = []
+        self._texts = Memo(self._escaped)  # payload summary -> its escaped text
+        self._data_var: Variable | None = None  # any data variable: all escape alike
+
+    def add(self, channel) -> ChannelTrace:
+        """Trace ``channel`` (the kernel reports its edges from now on); returns its trace,
+        whose signals are then given variables with :meth:`ChannelTrace.show`."""
+        trace = ChannelTrace(channel, len(self.traces))
+        channel.traced = True
+        self.traces.append(trace)
+        self._by_channel[channel] = trace
+        return trace
+
+    def show_data(self, trace: ChannelTrace, var: Variable) -> None:
+        """Write ``trace``'s data signal as the string variable ``var``."""
+        trace.show("data", var)
+        if self._data_var is None:
+            self._data_var = var
+
+    def release(self) -> None:
+        """The kernel stops reporting the traced channels."""
+        for trace in self.traces:
+            trace.channel.traced = False
+
+    @property
+    def next_due(self) -> int | None:
+        """The earliest time at which a channel is to be looked at again, if any."""
+        return self._due_times[0] if self._due_times else None
+
+    def touch(self, t: int, touched: list) -> list[str]:
+        """The lines of what changed at ``t`` on the channels the kernel reports as used,
+        in trace order (some lines may be empty: signals not selected)."""
+        by_channel = self._by_channel
+        traces = [by_channel[ch] for ch in touched]
+        if len(traces) > 1:
+            traces.sort(key=_BY_ORDER)
+        lines: list[str] = []
+        add = lines.append
+        due, texts, summarize = self._due, self._texts, self.summarize
+        # One pass per channel used, written out in this loop (no call per channel or per
+        # line) because it runs for every channel used at every edge.
+        for trace in traces:
+            channel = trace.channel
+            offered = channel.offered
+            period = trace.period
+            if offered or (t - trace.phase) % period == 0:
+                # An edge of the sender: show what happened at it. Ready is what the sender
+                # saw before acting, i.e. the credit state left by the previous edge.
+                fired = channel.fired
+                ready = fired if offered else (trace.credits > 0 and trace.busy <= t)
+                if trace.valid != offered:
+                    trace.valid = offered
+                    add(trace.valid_lines[offered])
+                if trace.fire != fired:
+                    trace.fire = fired
+                    add(trace.fire_lines[fired])
+                if trace.ready != ready:
+                    trace.ready = ready
+                    add(trace.ready_lines[ready])
+                next_edge = t + period
+            else:
+                # A receiver edge in another clock domain: only the credit state moves.
+                next_edge = trace.domain.edge_after(t)
+            if offered and trace.data_tail is not None:
+                payload = channel.payload
+                if payload is not trace.payload or not trace.data:
+                    trace.payload = payload
+                    data = summarize(payload)
+                    if data != trace.data:
+                        trace.data = data
+                        add(texts[data] + trace.data_tail)
+            credits = channel.credits
+            trace.credits = credits
+            trace.busy = busy = channel.busy_until
+            occupancy = trace.capacity - credits
+            if occupancy != trace.occupancy:
+                trace.occupancy = occupancy
+                if trace.occupancy_line is not None:
+                    add(trace.occupancy_line(occupancy))
+            # When to look again: at the next sender edge while a pulse is up or ready is
+            # about to change, when a busy link frees, or only when it is used again.
+            if trace.valid or trace.fire or trace.ready != (credits > 0 and busy <= next_edge):
+                at: int | None = next_edge
+            elif credits > 0 and busy > next_edge:
+                at = trace.domain.edge_at_or_after(busy)
+            else:
+                at = None
+            # (_schedule, written out)
+            if trace.next_eval != at:
+                trace.next_eval = at
+                if at is not None:
+                    bucket = due.get(at)
+                    if bucket is None:
+                        bucket = due[at] = []
+                        heapq.heappush(self._due_times, at)
+                    bucket.append(trace)
+        return lines
+
+    def fall_due(self) -> tuple[int, list[str]]:
+        """Look at the channels due at the earliest due time, which no edge used: returns
+        that time and the lines of what changed then (pulses fall, ready follows credits)."""
+        at = heapq.heappop(self._due_times)
+        traces = [trace for trace in self._due.pop(at) if trace.next_eval == at]
+        if len(traces) > 1:
+            traces.sort(key=_BY_ORDER)
+        lines: list[str] = []
+        for trace in traces:
+            if trace.next_eval != at:
+                continue  # due twice at this time: looked at once
+            trace.next_eval = None
+            if trace.valid:
+                trace.valid = False
+                lines.append(trace.valid_lines[0])
+            if trace.fire:
+                trace.fire = False
+                lines.append(trace.fire_lines[0])
+            ready = trace.credits > 0 and trace.busy <= at
+            if ready != trace.ready:
+                trace.ready = ready
+                lines.append(trace.ready_lines[ready])
+            if trace.credits > 0 and trace.busy > at:
+                self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
+        return at, lines
+
+    def _escaped(self, text: str) -> str:
+        assert self._data_var is not None, "data texts are made only for a channel showing data"
+        return escaped_text(self._data_var, text)
+
+    def _schedule(self, trace: ChannelTrace, at: int) -> None:
+        trace.next_eval = at
+        bucket = self._due.get(at)
+        if bucket is None:
+            bucket = self._due[at] = []
+            heapq.heappush(self._due_times, at)
+        bucket.append(trace)
