@@ -9,7 +9,13 @@ bandwidth. The controller's scheduling core is compiled (``engine="auto"``); ``-
 also runs the pure-Python path on each trace, checks that it gives the same statistics and
 prints the speed ratio. The compiled core is loaded (or compiled) before any timing starts.
 
-    python benchmarks/dram.py [--requests N] [--compare]
+Then the shared queue against per-bank command queues (``queue="per_bank"``, DRAMSim3's
+organisation, depth 8, on the Python path) on ``--bank-requests`` requests: the saturated
+traces and random reads offered at 7.5 and 9.5 GB/s (below the shared queue's saturation
+on both standards), with read latency (mean and 99th percentile) and the bursts
+queued in the controller (read, write and command queues: Little's law).
+
+    python benchmarks/dram.py [--requests N] [--bank-requests N] [--compare]
 """
 
 from __future__ import annotations
@@ -23,12 +29,22 @@ from archmodel.models.memory import DramController, synthetic_stream
 TRACES = (("sequential", "sequential", 0.0), ("uniform random", "random", 0.0), ("2:1 read/write", "random", 1 / 3))
 
 
+LOADS = (("sequential", "sequential", 0.0, 0), ("uniform random", "random", 0.0, 0),
+         ("2:1 read/write", "random", 1 / 3, 0), ("random 7.5 GB/s", "random", 0.0, 7.5),
+         ("random 9.5 GB/s", "random", 0.0, 9.5))
+"""The shared against per-bank table's traces: name, pattern, write fraction, offered GB/s (0: untimed)."""
+
+
 def run_one(standard: str, pattern: str, write_fraction: float, requests: int, seed: int = 1,
-            engine: str = "auto") -> dict:
+            engine: str = "auto", queue: str = "shared", offered_gbps: float = 0.0) -> dict:
     top = Component("top")
-    dram = DramController("dram", top, standard=standard, stop_when_done=True, engine=engine)
-    dram.attach_stream(synthetic_stream(pattern, requests, capacity_bytes=dram.address_map.capacity_bytes,
-                                        burst_bytes=dram.burst_bytes, seed=seed, write_fraction=write_fraction))
+    dram = DramController("dram", top, standard=standard, stop_when_done=True, engine=engine, queue=queue)
+    stream = synthetic_stream(pattern, requests, capacity_bytes=dram.address_map.capacity_bytes,
+                              burst_bytes=dram.burst_bytes, seed=seed, write_fraction=write_fraction)
+    if offered_gbps:  # one request every `gap` DRAM cycles, the nearest to the offered bandwidth
+        gap = round(dram.burst_bytes / offered_gbps * 1000 / dram.timing.tCK_ps)
+        stream = ((i * gap, address, write) for i, (_, address, write) in enumerate(stream))
+    dram.attach_stream(stream)
     sim = Simulator(top, seed=seed)
     start, start_cpu = time.perf_counter(), time.process_time()
     sim.run()
@@ -44,6 +60,10 @@ def run_one(standard: str, pattern: str, write_fraction: float, requests: int, s
         "cpu_speed": requests / cpu,
         "cycles_per_request": dram.elapsed_cycles / requests,
         "queue": dram.read_queue_depth.mean(),
+        "queued": dram.read_queue_depth.mean() + dram.write_queue_depth.mean() + dram.command_queue_depth.mean(),
+        "p99_ns": dram.read_latency_p99_ns.value,
+        "cpu": cpu,
+        "engine": dram.engine_in_use,
         "acts": dram.acts.value,
         "refs": dram.refs.value,
         "timing": t,
@@ -66,6 +86,8 @@ def binding(name: str, r: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1_000_000)
+    parser.add_argument("--bank-requests", type=int, default=100_000,
+                        help="requests per run of the shared against per-bank queue table (0: leave it out)")
     parser.add_argument("--compare", action="store_true",
                         help="also run the pure-Python scheduling path and print the speed ratio")
     args = parser.parse_args()
@@ -93,6 +115,23 @@ def main() -> None:
     print()
     for standard, name, r in rows:
         print(f"{standard} {name}: {binding(name, r)}")
+    if args.bank_requests:
+        print()
+        queues(args.bank_requests)
+
+
+def queues(requests: int) -> None:
+    """The shared queue against per-bank command queues, same traces and loads."""
+    print(f"{'standard':<12} {'trace':<16} {'queue':<9} {'engine':<8} {'GB/s':>6} {'read ns':>8} {'p99 ns':>7} "
+          f"{'queued':>6} {'CPU s':>6}   per_bank/shared read ns")
+    for standard in ("DDR4-2400R", "DDR4-3200AA"):
+        for name, pattern, writes, offered in LOADS:
+            pair = [run_one(standard, pattern, writes, requests, queue=q, offered_gbps=offered)
+                    for q in ("shared", "per_bank")]
+            for q, r in zip(("shared", "per_bank"), pair):
+                ratio = f"   {pair[1]['latency_ns'] / pair[0]['latency_ns']:.2f}x" if q == "per_bank" else ""
+                print(f"{standard:<12} {name:<16} {q:<9} {r['engine']:<8} {r['bandwidth']:6.2f} "
+                      f"{r['latency_ns']:8.1f} {r['p99_ns']:7.1f} {r['queued']:6.1f} {r['cpu']:6.1f}" + ratio)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 A workload is a binder ``fn(targets, *args, **kwargs)`` under its name; elaboration calls it
 with the list of target components once the system is built. Importing this module registers
 the tables of the built-in families (the workloads do not import the language, so it is this
-module that reads them): the Snitch kernels (:mod:`archmodel.workloads.snitch`), the training
+module that reads them): the Snitch kernels (:mod:`archmodel.workloads.binding`), the training
 step (:mod:`archmodel.workloads.training`), the graph algorithms
 (:mod:`archmodel.workloads.graph.workload`) and the convolution sizes
 (:mod:`archmodel.workloads.conv.workload`). A plugin adds its own with
@@ -35,7 +35,7 @@ def _register_builtin() -> None:
     # The workload families register here; lang may import workloads (not the reverse).
     from archmodel.workloads.conv.workload import WORKLOADS as CONV_WORKLOADS
     from archmodel.workloads.graph.workload import WORKLOADS as GRAPH_WORKLOADS
-    from archmodel.workloads.snitch import KERNELS
+    from archmodel.workloads.binding import KERNELS
     from archmodel.workloads.training import WORKLOADS as TRAINING
 
     for name, binder in {**KERNELS, **TRAINING, **GRAPH_WORKLOADS, **CONV_WORKLOADS}.items():

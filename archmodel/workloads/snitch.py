@@ -9,8 +9,9 @@ back tile t-1 while the compute cores work on tile t; a hardware barrier separat
 
 :func:`run_kernel` builds a cluster with a :class:`FixedLatencyMemory`, runs one kernel and
 returns a :class:`KernelReport` (cycles, FPU utilisation per core, GFLOP/s, TCDM bank
-conflicts, DMA bytes and bandwidth). ``KERNELS`` maps names to binders for the language's
-``run NAME(args) on cluster`` statement.
+conflicts, DMA bytes and bandwidth). ``SETUPS`` maps the kernels' names to their setups;
+:mod:`.binding` binds them to the language's ``run NAME(args) on cluster`` statement, and
+:mod:`.multicluster` holds the kernels that run across several clusters.
 
 Kernels (all FP64):
 
@@ -34,13 +35,12 @@ Kernels (all FP64):
 
 from __future__ import annotations
 
-import inspect
 from typing import Callable
 
 import attrs
 import numpy as np
 
-from archmodel.kernel import ArchError, Component, Simulator, connect
+from archmodel.kernel import Component, Simulator, connect
 from archmodel.models.compute import FixedLatencyMemory, SnitchCluster, assemble
 
 WAIT_DMA = ["1: dmstati t6, 2", "   bnez t6, 1b"]
@@ -71,7 +71,7 @@ class KernelReport:
         return "\n".join(f"{k:<18} {v}" for k, v in rows)
 
 
-class _Layout:
+class Layout:
     """Bump allocation of TCDM (or outside) addresses, 8-byte aligned."""
 
     def __init__(self, base: int, size: int):
@@ -88,14 +88,15 @@ class _Layout:
         return address
 
 
-def _check(cluster: SnitchCluster, name: str, got: np.ndarray, want: np.ndarray) -> None:
+def check_result(cluster: SnitchCluster, name: str, got: np.ndarray, want: np.ndarray) -> None:
+    """Stop the run unless ``got`` is numpy's ``want`` (to rounding); else mark the cluster's result good."""
     if not np.allclose(got, want, rtol=1e-9, atol=1e-9):
         worst = float(np.max(np.abs(np.asarray(got) - np.asarray(want))))
         cluster.fail(f"{name}: result differs from numpy (largest difference {worst:g})")
     cluster.result_ok = True
 
 
-def _outside(cluster: SnitchCluster, memory, region: tuple | None = None):
+def outside_memory(cluster: SnitchCluster, memory, region: tuple | None = None):
     """The memory at the cluster's DMA port (or ``memory``) and an allocator over ``region``
     (first address, bytes) of it, all of it by default."""
     memory = memory if memory is not None else cluster.outside_memory()
@@ -108,19 +109,21 @@ def _outside(cluster: SnitchCluster, memory, region: tuple | None = None):
                          "ext_req/ext_rsp to a memory (FixedLatencyMemory, DramController, InterleavedMemory, or "
                          "a memory-mapped network interface in front of one)")
     first, size = region if region is not None else (memory.base_address, memory.size_bytes)
-    return memory, _Layout(first, size)
+    return memory, Layout(first, size)
 
 
-def _put(memory, address: int, array: np.ndarray) -> None:
+def put_array(memory, address: int, array: np.ndarray) -> None:
+    """Place ``array`` as FP64 at ``address`` of ``memory`` (its backdoor)."""
     memory.backdoor_write(address, np.ascontiguousarray(array, dtype=np.float64).tobytes())
 
 
-def _get(memory, address: int, shape) -> np.ndarray:
+def get_array(memory, address: int, shape) -> np.ndarray:
+    """FP64 values of ``shape`` at ``address`` of ``memory`` (its backdoor)."""
     count = int(np.prod(shape))
     return np.frombuffer(memory.backdoor_read(address, 8 * count), dtype=np.float64).reshape(shape)
 
 
-def _dma(src: int, dst: int, nbytes: int, src_stride: int = 0, dst_stride: int = 0, reps: int = 0) -> list[str]:
+def dma_transfer(src: int, dst: int, nbytes: int, src_stride: int = 0, dst_stride: int = 0, reps: int = 0) -> list[str]:
     """A 1D transfer of ``nbytes``, or with ``reps`` a 2D one of ``reps`` rows of ``nbytes``."""
     lines = [f"li t0, {src}", "dmsrc t0, zero", f"li t0, {dst}", "dmdst t0, zero"]
     if reps:
@@ -128,33 +131,33 @@ def _dma(src: int, dst: int, nbytes: int, src_stride: int = 0, dst_stride: int =
     return lines + [f"li t0, {nbytes}", f"dmcpyi zero, t0, {2 if reps else 0}"]
 
 
-def _dma_program(prologue: list, tiles_in: list, tiles_out: list, extra_barriers: int = 0) -> list[str]:
+def dma_schedule(prologue: list, tiles_in: list, tiles_out: list, extra_barriers: int = 0) -> list[str]:
     """The DMA core's double-buffered schedule: ``tiles_in[t]``/``tiles_out[t]`` are lists of
-    transfers of tile t (:func:`_dma` arguments: (src, dst, bytes), or with strides and rows
+    transfers of tile t (:func:`dma_transfer` arguments: (src, dst, bytes), or with strides and rows
     for 2D); every step ends with a wait and a barrier."""
     steps = len(tiles_in)
     lines = []
     for transfer in prologue + (tiles_in[0] if steps else []):
-        lines += _dma(*transfer)
+        lines += dma_transfer(*transfer)
     lines += WAIT_DMA + BARRIER
     for t in range(steps):
         # write back tile t-1 before fetching tile t+1: they may share a buffer
         if t >= 1:
             for transfer in tiles_out[t - 1]:
-                lines += _dma(*transfer)
+                lines += dma_transfer(*transfer)
         if t + 1 < steps:
             for transfer in tiles_in[t + 1]:
-                lines += _dma(*transfer)
+                lines += dma_transfer(*transfer)
         lines += WAIT_DMA + BARRIER
     if steps:
         for transfer in tiles_out[steps - 1]:
-            lines += _dma(*transfer)
+            lines += dma_transfer(*transfer)
         lines += WAIT_DMA
     lines += BARRIER * extra_barriers + ["ecall"]
     return lines
 
 
-def _ssr(stream: int, bounds: list, strides: list, base_reg: str, write: bool = False, repeat: int | None = None) -> list[str]:
+def ssr_job(stream: int, bounds: list, strides: list, base_reg: str, write: bool = False, repeat: int | None = None) -> list[str]:
     lines = []
     if repeat is not None:
         lines += [f"li t1, {repeat}", f"csrw ssr{stream}_repeat, t1"]
@@ -165,26 +168,33 @@ def _ssr(stream: int, bounds: list, strides: list, base_reg: str, write: bool = 
     return lines
 
 
-def _assemble(name: str, lines: list[str]):
+def assemble_lines(name: str, lines: list[str]):
+    """One program from assembly lines (``name`` names it in errors)."""
     return assemble("\n".join(lines) + "\n", name)
 
 
 # -- GEMM ---------------------------------------------------------------------------------------
-def _gemm_row_code(k: int, n: int, a_row_reg: str, c_row_reg: str, b_base: int, ldb: int) -> list[str]:
-    """Code computing one row of C (8 columns per group, groups rotated by hartid)."""
+def gemm_row_code(k: int, n: int, a_row_reg: str, c_row_reg: str, b_base: int, ldb: int,
+                  accumulate: bool = False) -> list[str]:
+    """Code computing one row of C (8 columns per group, groups rotated by hartid); with
+    ``accumulate`` C += A B (the row's values loaded first, ``s4`` = k - 1 replays)."""
     groups = n // 8
     lines = [f"li s7, {groups}", "csrr t2, mhartid", f"li t3, {groups}", "rem t2, t2, t3", "slli s8, t2, 6",
              f"li s10, {n * 8}"]
     lines += ["2:", f"csrw ssr0_rptr0, {a_row_reg}", f"li t3, {b_base}", "add t3, t3, s8", "csrw ssr1_rptr1, t3"]
-    lines += [f"fmul.d f{8 + u}, ft0, ft1" for u in range(8)]
-    lines += ["frep.o s5, 8"] + [f"fmadd.d f{8 + u}, ft0, ft1, f{8 + u}" for u in range(8)]
+    if accumulate:
+        lines += [f"add t4, {c_row_reg}, s8"] + [f"fld f{8 + u}, {8 * u}(t4)" for u in range(8)] + ["frep.o s4, 8"]
+    else:
+        lines += [f"fmul.d f{8 + u}, ft0, ft1" for u in range(8)] + ["frep.o s5, 8"]
+    lines += [f"fmadd.d f{8 + u}, ft0, ft1, f{8 + u}" for u in range(8)]
     lines += [f"add t4, {c_row_reg}, s8"] + [f"fsd f{8 + u}, {8 * u}(t4)" for u in range(8)]
     lines += ["addi s8, s8, 64", "blt s8, s10, 3f", "li s8, 0", "3:", "addi s7, s7, -1", "bnez s7, 2b"]
     return lines
 
 
-def _gemm_setup_streams(k: int, ldb: int) -> list[str]:
-    return (_ssr(0, [k], [8], "zero", repeat=7)[:-1] + _ssr(1, [8, k], [8, ldb * 8], "zero", repeat=0)[:-1]
+def gemm_streams(k: int, ldb: int) -> list[str]:
+    """The SSR setup of :func:`gemm_row_code` (A's row, each element 8 times; B's 8-column block)."""
+    return (ssr_job(0, [k], [8], "zero", repeat=7)[:-1] + ssr_job(1, [8, k], [8, ldb * 8], "zero", repeat=0)[:-1]
             + [f"li s5, {k - 2}", "csrwi ssr, 1"])
 
 
@@ -200,33 +210,33 @@ def setup_gemm(cluster: SnitchCluster, memory=None, *, m: int = 32, n: int = 32,
     a = rng.standard_normal((m, k))
     b = rng.standard_normal((k, n))
     lda, ldb = k + pad, n + pad
-    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     b_addr = tcdm.take(8 * k * ldb)
     if not streamed:
         a_addr, c_addr = tcdm.take(8 * m * lda), tcdm.take(8 * m * n)
         cluster.tcdm_array(a_addr, (m, lda))[:, :k] = a
         cluster.tcdm_array(b_addr, (k, ldb))[:, :n] = b
-        lines = ["csrr s3, mhartid"] + _gemm_setup_streams(k, ldb)
+        lines = ["csrr s3, mhartid"] + gemm_streams(k, ldb)
         lines += ["9:", f"li t0, {m}", "bge s3, t0, 8f", f"li t0, {8 * lda}", "mul t1, s3, t0",
                   f"li s6, {a_addr}", "add s6, s6, t1", f"li t0, {8 * n}", "mul t1, s3, t0", f"li s9, {c_addr}",
                   "add s9, s9, t1"]
-        lines += _gemm_row_code(k, n, "s6", "s9", b_addr, ldb)
+        lines += gemm_row_code(k, n, "s6", "s9", b_addr, ldb)
         lines += [f"addi s3, s3, {cores}", "j 9b", "8:", "csrwi ssr, 0", "fence", "ecall"]
-        program = _assemble("gemm.S", lines)
+        program = assemble_lines("gemm.S", lines)
         cluster.load_programs([program] * cores)
-        cluster.on_finish(lambda cl: _check(cl, "gemm", cl.tcdm_array(c_addr, (m, n)), a @ b))
+        cluster.on_finish(lambda cl: check_result(cl, "gemm", cl.tcdm_array(c_addr, (m, n)), a @ b))
         return lambda: a @ b
     if pad:
         raise ValueError("streamed gemm keeps the outside layout: pad must be 0")
-    memory, outside = _outside(cluster, memory, region)
+    memory, outside = outside_memory(cluster, memory, region)
     ext_a, ext_b, ext_c = outside.take(8 * m * k), outside.take(8 * k * n), outside.take(8 * m * n)
-    _put(memory, ext_a, a)
-    _put(memory, ext_b, b)
-    _gemm_streamed(cluster, memory, tcdm, b_addr, (ext_a, ext_b, ext_c), 0, m, k, n, a @ b)
+    put_array(memory, ext_a, a)
+    put_array(memory, ext_b, b)
+    gemm_streamed_programs(cluster, memory, tcdm, b_addr, (ext_a, ext_b, ext_c), 0, m, k, n, a @ b)
     return lambda: a @ b
 
 
-def _gemm_streamed(cluster: SnitchCluster, memory, tcdm: _Layout, b_addr: int, operands: tuple, first_row: int,
+def gemm_streamed_programs(cluster: SnitchCluster, memory, tcdm: Layout, b_addr: int, operands: tuple, first_row: int,
                    rows: int, k: int, n: int, want: np.ndarray) -> None:
     """Load the programs computing rows ``first_row`` .. ``first_row + rows`` of C = A B with
     A, B and C outside at ``operands``: B is fetched once, A in blocks of one row per core and
@@ -240,54 +250,22 @@ def _gemm_streamed(cluster: SnitchCluster, memory, tcdm: _Layout, b_addr: int, o
     blocks = rows // cores
     tiles_in = [[(ext_a + 8 * t * cores * k, a_buf[t % 2], 8 * cores * k)] for t in range(blocks)]
     tiles_out = [[(c_buf[t % 2], ext_c + 8 * t * cores * n, 8 * cores * n)] for t in range(blocks)]
-    dma = _assemble("gemm_dma.S", _dma_program([(ext_b, b_addr, 8 * k * n)], tiles_in, tiles_out))
-    lines = ["csrr s3, mhartid"] + _gemm_setup_streams(k, n) + BARRIER
+    dma = assemble_lines("gemm_dma.S", dma_schedule([(ext_b, b_addr, 8 * k * n)], tiles_in, tiles_out))
+    lines = ["csrr s3, mhartid"] + gemm_streams(k, n) + BARRIER
     for t in range(blocks):
         lines += [f"li t0, {8 * k}", "mul t1, s3, t0", f"li s6, {a_buf[t % 2]}", "add s6, s6, t1",
                   f"li t0, {8 * n}", "mul t1, s3, t0", f"li s9, {c_buf[t % 2]}", "add s9, s9, t1"]
-        lines += _gemm_row_code(k, n, "s6", "s9", b_addr, n) + ["fence"] + BARRIER
+        lines += gemm_row_code(k, n, "s6", "s9", b_addr, n) + ["fence"] + BARRIER
     lines += ["csrwi ssr, 0", "ecall"]
-    compute = _assemble("gemm_streamed.S", lines)
+    compute = assemble_lines("gemm_streamed.S", lines)
     cluster.load_programs([compute] * cores + [dma])
     mine = want[first_row:first_row + rows]
-    cluster.on_finish(lambda cl: _check(cl, "gemm", _get(memory, ext_c, (rows, n)), mine))
-
-
-def setup_gemm_shared(clusters: list, memory=None, *, m: int = 64, n: int = 32, k: int = 32, seed: int = 0,
-                      region: tuple | None = None) -> Callable:
-    """One C = A B on several clusters that reach one outside memory (directly, or over a
-    network whose address map leads every cluster to it): A, B and C are placed there once,
-    and cluster j computes its share of C's rows, streamed as in ``gemm(streamed = true)``;
-    each cluster checks its rows against numpy."""
-    count = len(clusters)
-    cores = clusters[0].cores
-    if any(c.cores != cores for c in clusters):
-        raise ValueError("a shared gemm needs clusters with the same number of cores")
-    if n % 8 or k < 2 or m % (count * cores):
-        raise ValueError(f"a shared gemm needs n a multiple of 8, k >= 2 and m a multiple of {count * cores} "
-                         f"({count} clusters x {cores} cores)")
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal((m, k))
-    b = rng.standard_normal((k, n))
-    want = a @ b
-    memory, outside = _outside(clusters[0], memory, region)
-    operands = (outside.take(8 * m * k), outside.take(8 * k * n), outside.take(8 * m * n))
-    _put(memory, operands[0], a)
-    _put(memory, operands[1], b)
-    rows = m // count
-    for j, cluster in enumerate(clusters):
-        view, _ = _outside(cluster, None)
-        if not np.array_equal(_get(view, operands[0], (m, k)), a):
-            raise ValueError(f"{cluster.path} does not see the operands placed through {clusters[0].path}: a shared "
-                             "gemm needs one memory that every cluster reaches")
-        tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
-        b_addr = tcdm.take(8 * k * n)
-        _gemm_streamed(cluster, view, tcdm, b_addr, operands, j * rows, rows, k, n, want)
-    return lambda: want
+    cluster.on_finish(lambda cl: check_result(cl, "gemm", get_array(memory, ext_c, (rows, n)), mine))
 
 
 # -- AXPY, dot, reduction -------------------------------------------------------------------------------
-def _tiles(n: int, cores: int, tile: int) -> int:
+def tile_count(n: int, cores: int, tile: int) -> int:
+    """The tiles of ``tile`` elements in ``n`` (each core takes tile / cores of a tile)."""
     if n % tile or tile % cores:
         raise ValueError(f"n = {n} must be a multiple of the tile ({tile}), itself a multiple of {cores}")
     return n // tile
@@ -297,77 +275,92 @@ def setup_axpy(cluster: SnitchCluster, memory=None, *, n: int = 4096, alpha: flo
                seed: int = 0, region: tuple | None = None) -> Callable:
     """y = alpha x + y with x, y outside (in ``region``, first address and bytes, if given),
     streamed by DMA in double-buffered tiles."""
-    memory, outside = _outside(cluster, memory, region)
-    cores = cluster.cores
-    steps = _tiles(n, cores, tile)
+    memory, outside = outside_memory(cluster, memory, region)
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
     ext_x, ext_y = outside.take(8 * n), outside.take(8 * n)
-    _put(memory, ext_x, x)
-    _put(memory, ext_y, y)
-    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    put_array(memory, ext_x, x)
+    put_array(memory, ext_y, y)
+    axpy_programs(cluster, ext_x, ext_y, n, tile, alpha)
+    want = alpha * x + y
+    cluster.on_finish(lambda cl: check_result(cl, "axpy", get_array(memory, ext_y, (n,)), want))
+    return lambda: want
+
+
+def axpy_programs(cluster: SnitchCluster, ext_x: int, ext_y: int, n: int, tile: int, alpha: float) -> None:
+    """Load the programs of y = alpha x + y over ``n`` elements at ``ext_x``/``ext_y`` outside."""
+    cores = cluster.cores
+    steps = tile_count(n, cores, tile)
+    tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     xb = [tcdm.take(8 * tile) for _ in range(2)]
     yb = [tcdm.take(8 * tile) for _ in range(2)]
     tiles_in = [[(ext_x + 8 * t * tile, xb[t % 2], 8 * tile), (ext_y + 8 * t * tile, yb[t % 2], 8 * tile)]
                 for t in range(steps)]
     tiles_out = [[(yb[t % 2], ext_y + 8 * t * tile, 8 * tile)] for t in range(steps)]
-    dma = _assemble("axpy_dma.S", _dma_program([], tiles_in, tiles_out))
+    dma = assemble_lines("axpy_dma.S", dma_schedule([], tiles_in, tiles_out))
     chunk = tile // cores
     ratio = float(alpha).as_integer_ratio()
     lines = ["csrr s3, mhartid", f"li t0, {8 * chunk}", "mul s4, s3, t0", f"li t0, {ratio[0]}", "fcvt.d.w fa0, t0",
              f"li t0, {ratio[1]}", "fcvt.d.w fa1, t0", "fdiv.d fa0, fa0, fa1", f"li s5, {chunk - 1}"] + BARRIER
     for t in range(steps):
         lines += [f"li s6, {xb[t % 2]}", "add s6, s6, s4", f"li s7, {yb[t % 2]}", "add s7, s7, s4"]
-        lines += _ssr(0, [chunk], [8], "s6") + _ssr(1, [chunk], [8], "s7") + _ssr(2, [chunk], [8], "s7", write=True)
+        lines += ssr_job(0, [chunk], [8], "s6") + ssr_job(1, [chunk], [8], "s7") + ssr_job(2, [chunk], [8], "s7", write=True)
         lines += ["csrwi ssr, 1", "frep.o s5, 1", "fmadd.d ft2, fa0, ft0, ft1", "csrwi ssr, 0", "fence"] + BARRIER
     lines += ["ecall"]
-    compute = _assemble("axpy.S", lines)
-    cluster.load_programs([compute] * cores + [dma])
-    want = alpha * x + y
-    cluster.on_finish(lambda cl: _check(cl, "axpy", _get(memory, ext_y, (n,)), want))
-    return lambda: want
+    cluster.load_programs([assemble_lines("axpy.S", lines)] * cores + [dma])
 
 
 def _setup_sum(cluster: SnitchCluster, memory, n: int, tile: int, seed: int, dot: bool,
                region: tuple | None) -> Callable:
-    memory, outside = _outside(cluster, memory, region)
-    cores = cluster.cores
-    steps = _tiles(n, cores, tile)
+    memory, outside = outside_memory(cluster, memory, region)
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
     ext_x, ext_y = outside.take(8 * n), outside.take(8 * n)
-    _put(memory, ext_x, x)
-    _put(memory, ext_y, y)
-    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    put_array(memory, ext_x, x)
+    put_array(memory, ext_y, y)
+    result = sum_programs(cluster, ext_x, ext_y, n, tile, dot)
+    want = float(x @ y) if dot else float(x.sum())
+    cluster.on_finish(lambda cl: check_result(cl, "dot" if dot else "reduction", cl.tcdm_array(result, (1,)),
+                                              np.array([want])))
+    return lambda: want
+
+
+def sum_programs(cluster: SnitchCluster, ext_x: int, ext_y: int, n: int, tile: int, dot: bool,
+                 dma_tail: Callable | None = None) -> int:
+    """Load the programs of x . y (``dot``) or sum(x) over ``n`` elements outside; the result's
+    TCDM address. ``dma_tail(result, tcdm)`` gives lines the DMA core runs once the result is
+    there (a barrier after core 0 wrote it), ``tcdm`` the Layout for what they need."""
+    cores = cluster.cores
+    steps = tile_count(n, cores, tile)
+    tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     xb = [tcdm.take(8 * tile) for _ in range(2)]
     yb = [tcdm.take(8 * tile) for _ in range(2)] if dot else None
     partial = tcdm.take(8 * cores)
     result = tcdm.take(8)
     tiles_in = [[(ext_x + 8 * t * tile, xb[t % 2], 8 * tile)] +
                 ([(ext_y + 8 * t * tile, yb[t % 2], 8 * tile)] if dot else []) for t in range(steps)]
-    dma = _assemble("sum_dma.S", _dma_program([], tiles_in, [[] for _ in range(steps)], extra_barriers=1))
+    dma_lines = dma_schedule([], tiles_in, [[] for _ in range(steps)], extra_barriers=1 + (dma_tail is not None))
+    if dma_tail is not None:
+        dma_lines = dma_lines[:-1] + dma_tail(result, tcdm) + ["ecall"]
     chunk = tile // cores
     body = "fmadd.d fa0, ft0, ft1, fa0" if dot else "fadd.d fa0, ft0, fa0"
     mask = 0b1001 if dot else 0b0101
     lines = ["csrr s3, mhartid", f"li t0, {8 * chunk}", "mul s4, s3, t0", f"li s5, {chunk - 1}"]
     lines += [f"fcvt.d.w fa{i}, zero" for i in range(4)] + BARRIER
     for t in range(steps):
-        lines += [f"li s6, {xb[t % 2]}", "add s6, s6, s4"] + _ssr(0, [chunk], [8], "s6")
+        lines += [f"li s6, {xb[t % 2]}", "add s6, s6, s4"] + ssr_job(0, [chunk], [8], "s6")
         if dot:
-            lines += [f"li s7, {yb[t % 2]}", "add s7, s7, s4"] + _ssr(1, [chunk], [8], "s7")
+            lines += [f"li s7, {yb[t % 2]}", "add s7, s7, s4"] + ssr_job(1, [chunk], [8], "s7")
         lines += ["csrwi ssr, 1", f"frep.o s5, 1, 3, {mask}", body, "csrwi ssr, 0", "fence"] + BARRIER
     lines += ["fadd.d fa0, fa0, fa1", "fadd.d fa2, fa2, fa3", "fadd.d fa0, fa0, fa2", "slli t0, s3, 3",
               f"li t1, {partial}", "add t1, t1, t0", "fsd fa0, 0(t1)", "fence"] + BARRIER
     lines += ["bnez s3, 7f", f"li t1, {partial}", "fld fa0, 0(t1)"]
     for i in range(1, cores):
         lines += [f"fld fa1, {8 * i}(t1)", "fadd.d fa0, fa0, fa1"]
-    lines += [f"li t1, {result}", "fsd fa0, 0(t1)", "fence", "7:", "ecall"]
-    compute = _assemble("dot.S" if dot else "reduction.S", lines)
-    cluster.load_programs([compute] * cores + [dma])
-    want = float(x @ y) if dot else float(x.sum())
-    cluster.on_finish(lambda cl: _check(cl, "dot" if dot else "reduction", cl.tcdm_array(result, (1,)),
-                                        np.array([want])))
-    return lambda: want
+    lines += [f"li t1, {result}", "fsd fa0, 0(t1)", "fence", "7:"] + BARRIER * (dma_tail is not None) + ["ecall"]
+    compute = assemble_lines("dot.S" if dot else "reduction.S", lines)
+    cluster.load_programs([compute] * cores + [assemble_lines("sum_dma.S", dma_lines)])
+    return result
 
 
 def setup_dot(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile: int = 512, seed: int = 0,
@@ -383,18 +376,18 @@ def setup_reduction(cluster: SnitchCluster, memory=None, *, n: int = 4096, tile:
 
 
 # -- Jacobi -----------------------------------------------------------------------------------------------
-def _jacobi_band_code(src: int, dst: int, first: int, count: int, cores: int, row_bytes: int, width: int,
+def jacobi_band_code(src: int, dst: int, first: int, count: int, cores: int, row_bytes: int, width: int,
                       dst_row_bytes: int) -> list[str]:
     """One core's rows of one band: ``count`` interior rows, ``first`` of them at ``src`` row
     ``first + 1`` (``src`` row 0 is the halo above), written to ``dst`` rows ``first``.. every
     ``cores`` rows (``dst`` rows start at the first interior column)."""
     groups = width // 4
     lines = [f"li s6, {src + first * row_bytes + 8}"]
-    lines += _ssr(0, [4, 2, groups, count], [8, 2 * row_bytes, 32, cores * row_bytes], "s6")
+    lines += ssr_job(0, [4, 2, groups, count], [8, 2 * row_bytes, 32, cores * row_bytes], "s6")
     lines += [f"li s7, {src + (first + 1) * row_bytes}"]
-    lines += _ssr(1, [4, 2, groups, count], [8, 16, 32, cores * row_bytes], "s7")
+    lines += ssr_job(1, [4, 2, groups, count], [8, 16, 32, cores * row_bytes], "s7")
     lines += [f"li s8, {dst + first * dst_row_bytes}"]
-    lines += _ssr(2, [width, count], [8, cores * dst_row_bytes], "s8", write=True)
+    lines += ssr_job(2, [width, count], [8, cores * dst_row_bytes], "s8", write=True)
     lines += [f"li s5, {groups * count - 1}", "csrwi ssr, 1", "frep.o s5, 16"]
     lines += [f"fmul.d f{8 + p}, ft3, ft0" for p in range(4)]
     lines += [f"fmadd.d f{8 + p}, ft3, ft0, f{8 + p}" for p in range(4)]
@@ -403,7 +396,7 @@ def _jacobi_band_code(src: int, dst: int, first: int, count: int, cores: int, ro
     return lines + ["csrwi ssr, 0", "fence"]
 
 
-_QUARTER = [  # ft3 = 1/4
+QUARTER = [  # ft3 = 1/4
     "li t0, 1", "fcvt.d.w ft3, t0", "li t0, 4", "fcvt.d.w ft4, t0", "fdiv.d ft3, ft3, ft4"]
 
 
@@ -430,7 +423,7 @@ def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: i
     two copies fit in the TCDM is fetched once, swept there and written back; a larger grid
     streams in the tallest band that fits. The grid's outside copies go in ``region`` (first
     address, bytes) if given."""
-    memory, outside = _outside(cluster, memory, region)
+    memory, outside = outside_memory(cluster, memory, region)
     width = cols - 2
     if width % 4 or rows < 3:
         raise ValueError("jacobi needs cols - 2 a multiple of 4 and rows >= 3")
@@ -438,53 +431,58 @@ def setup_jacobi(cluster: SnitchCluster, memory=None, *, rows: int = 18, cols: i
         raise ValueError(f"band = {band} must divide the {rows - 2} interior rows")
     if band is not None and sweeps > 1 and (rows - 2) // band < 3:
         raise ValueError("a streamed jacobi with several sweeps needs at least 3 bands per sweep")
-    rng = np.random.default_rng(seed)
-    grid = rng.standard_normal((rows, cols))
+    grid = np.random.default_rng(seed).standard_normal((rows, cols))
+    want = jacobi_reference(grid, sweeps)
+    if band is None and 16 * rows * cols > cluster.tcdm_bytes:
+        band = _jacobi_band(rows, cols, sweeps, cluster.tcdm_bytes)
+    if band is None:
+        ext = outside.take(8 * rows * cols)
+        put_array(memory, ext, grid)
+        _setup_jacobi_resident(cluster, ext, rows, cols, sweeps)
+    else:
+        # two outside copies; the boundary is in both and never written
+        ext_grids = [outside.take(8 * rows * cols) for _ in range(2)]
+        for address in ext_grids:
+            put_array(memory, address, grid)
+        ext = ext_grids[sweeps % 2]
+        _setup_jacobi_streamed(cluster, ext_grids, rows, cols, sweeps, band)
+    cluster.on_finish(lambda cl: check_result(cl, "jacobi", get_array(memory, ext, (rows, cols)), want))
+    return lambda: want
+
+
+def jacobi_reference(grid: np.ndarray, sweeps: int) -> np.ndarray:
+    """numpy's answer: ``sweeps`` Jacobi sweeps of the 5-point stencil, boundary fixed."""
     want = grid.copy()
     for _ in range(sweeps):
         nxt = want.copy()
         nxt[1:-1, 1:-1] = (0.25 * want[:-2, 1:-1] + 0.25 * want[2:, 1:-1] + 0.25 * want[1:-1, :-2]
                            + 0.25 * want[1:-1, 2:])
         want = nxt
-    if band is None and 16 * rows * cols > cluster.tcdm_bytes:
-        band = _jacobi_band(rows, cols, sweeps, cluster.tcdm_bytes)
-    if band is None:
-        ext = outside.take(8 * rows * cols)
-        _put(memory, ext, grid)
-        _setup_jacobi_resident(cluster, ext, rows, cols, sweeps)
-    else:
-        # two outside copies; the boundary is in both and never written
-        ext_grids = [outside.take(8 * rows * cols) for _ in range(2)]
-        for address in ext_grids:
-            _put(memory, address, grid)
-        ext = ext_grids[sweeps % 2]
-        _setup_jacobi_streamed(cluster, ext_grids, rows, cols, sweeps, band)
-    cluster.on_finish(lambda cl: _check(cl, "jacobi", _get(memory, ext, (rows, cols)), want))
-    return lambda: want
+    return want
 
 
 def _setup_jacobi_resident(cluster: SnitchCluster, ext: int, rows: int, cols: int, sweeps: int) -> None:
     cores = cluster.cores
-    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     bufs = [tcdm.take(8 * rows * cols) for _ in range(2)]
     size = 8 * rows * cols
-    dma_lines = _dma(ext, bufs[0], size) + _dma(ext, bufs[1], size) + WAIT_DMA + BARRIER
-    dma_lines += BARRIER * sweeps + _dma(bufs[sweeps % 2], ext, size) + WAIT_DMA + ["ecall"]
-    dma = _assemble("jacobi_dma.S", dma_lines)
+    dma_lines = dma_transfer(ext, bufs[0], size) + dma_transfer(ext, bufs[1], size) + WAIT_DMA + BARRIER
+    dma_lines += BARRIER * sweeps + dma_transfer(bufs[sweeps % 2], ext, size) + WAIT_DMA + ["ecall"]
+    dma = assemble_lines("jacobi_dma.S", dma_lines)
     programs = []
     row_bytes = 8 * cols
     for c in range(cores):
         mine = list(range(1 + c, rows - 1, cores))
-        lines = _QUARTER + BARRIER
+        lines = QUARTER + BARRIER
         for s in range(sweeps):
             src, dst = bufs[s % 2], bufs[(s + 1) % 2]
             if mine:
                 first = mine[0] - 1
-                lines += _jacobi_band_code(src, dst + row_bytes + 8, first, len(mine), cores, row_bytes, cols - 2,
+                lines += jacobi_band_code(src, dst + row_bytes + 8, first, len(mine), cores, row_bytes, cols - 2,
                                            row_bytes)
             lines += BARRIER
         lines += ["ecall"]
-        programs.append(_assemble(f"jacobi{c}.S", lines))
+        programs.append(assemble_lines(f"jacobi{c}.S", lines))
     cluster.load_programs(programs + [dma])
 
 
@@ -498,7 +496,7 @@ def _setup_jacobi_streamed(cluster: SnitchCluster, ext_grids: list, rows: int, c
     width = cols - 2
     row_bytes, out_row_bytes = 8 * cols, 8 * width
     per_sweep = (rows - 2) // band
-    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     in_buf = [tcdm.take((band + 2) * row_bytes) for _ in range(2)]
     out_buf = [tcdm.take(band * out_row_bytes) for _ in range(2)]
     tiles_in, tiles_out = [], []
@@ -510,18 +508,18 @@ def _setup_jacobi_streamed(cluster: SnitchCluster, ext_grids: list, rows: int, c
             tiles_in.append([(src + top * row_bytes, in_buf[t % 2], (band + 2) * row_bytes)])
             tiles_out.append([(out_buf[t % 2], dst + (top + 1) * row_bytes + 8, out_row_bytes,
                                out_row_bytes, row_bytes, band)])
-    dma = _assemble("jacobi_dma.S", _dma_program([], tiles_in, tiles_out))
+    dma = assemble_lines("jacobi_dma.S", dma_schedule([], tiles_in, tiles_out))
     programs = []
     for c in range(cores):
         count = len(range(c, band, cores))
-        lines = _QUARTER + BARRIER
+        lines = QUARTER + BARRIER
         for t in range(len(tiles_in)):
             if count:
-                lines += _jacobi_band_code(in_buf[t % 2], out_buf[t % 2], c, count, cores, row_bytes, width,
+                lines += jacobi_band_code(in_buf[t % 2], out_buf[t % 2], c, count, cores, row_bytes, width,
                                            out_row_bytes)
             lines += BARRIER
         lines += ["ecall"]
-        programs.append(_assemble(f"jacobi{c}.S", lines))
+        programs.append(assemble_lines(f"jacobi{c}.S", lines))
     cluster.load_programs(programs + [dma])
 
 
@@ -532,7 +530,7 @@ def setup_dot_ladder(cluster: SnitchCluster, memory=None, *, n: int = 2048, vari
     or ``ssr_frep`` code (the FPU-utilisation ladder of the SSR and Snitch papers)."""
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal(n), rng.standard_normal(n)
-    tcdm = _Layout(cluster.tcdm_base, cluster.tcdm_bytes)
+    tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     xa, ya, out = tcdm.take(8 * n), tcdm.take(8 * n), tcdm.take(8)
     cluster.tcdm_array(xa, (n,))[:] = x
     cluster.tcdm_array(ya, (n,))[:] = y
@@ -549,13 +547,13 @@ def setup_dot_ladder(cluster: SnitchCluster, memory=None, *, n: int = 2048, vari
     elif variant == "ssr_unrolled":
         if n % 8:
             raise ValueError("the unrolled ladder kernel needs n a multiple of 8")
-        lines += _ssr(0, [n], [8], "a0") + _ssr(1, [n], [8], "a1") + [f"li t0, {n}", "li t2, 0", "csrwi ssr, 1", "1:"]
+        lines += ssr_job(0, [n], [8], "a0") + ssr_job(1, [n], [8], "a1") + [f"li t0, {n}", "li t2, 0", "csrwi ssr, 1", "1:"]
         lines += [f"fmadd.d f{8 + u}, ft0, ft1, f{8 + u}" for u in range(8)]
         # the bookkeeping a compiler keeps: count, both offsets (for a scalar remainder), index, test, branch
         lines += ["addi t0, t0, -8", "addi a0, a0, 64", "addi a1, a1, 64", "addi t2, t2, 1", "slt t3, zero, t0",
                   "bnez t3, 1b", "csrwi ssr, 0"]
     elif variant == "ssr_frep":
-        lines += _ssr(0, [n], [8], "a0") + _ssr(1, [n], [8], "a1")
+        lines += ssr_job(0, [n], [8], "a0") + ssr_job(1, [n], [8], "a1")
         lines += [f"li t0, {n - 1}", "csrwi ssr, 1", "frep.o t0, 1, 7, 0b1001", "fmadd.d f8, ft0, ft1, f8",
                   "csrwi ssr, 0"]
     else:
@@ -563,74 +561,14 @@ def setup_dot_ladder(cluster: SnitchCluster, memory=None, *, n: int = 2048, vari
     for width in (4, 2, 1):
         lines += [f"fadd.d f{8 + u}, f{8 + u}, f{8 + u + width}" for u in range(width)]
     lines += [f"li a3, {out}", "fsd f8, 0(a3)", "ecall"]
-    cluster.load_programs([_assemble(f"dot_{variant}.S", lines)])
+    cluster.load_programs([assemble_lines(f"dot_{variant}.S", lines)])
     want = float(x @ y)
-    cluster.on_finish(lambda cl: _check(cl, "dot", cl.tcdm_array(out, (1,)), np.array([want])))
+    cluster.on_finish(lambda cl: check_result(cl, "dot", cl.tcdm_array(out, (1,)), np.array([want])))
     return lambda: want
 
 
 SETUPS = {"gemm": setup_gemm, "axpy": setup_axpy, "dot": setup_dot, "reduction": setup_reduction,
           "jacobi": setup_jacobi, "dot_ladder": setup_dot_ladder}
-
-
-def _binder(setup: Callable) -> Callable:
-    name = setup.__name__[len("setup_"):]
-
-    def bind(targets, *args, **kwargs):
-        clusters = [t for t in targets if isinstance(t, SnitchCluster)]
-        if not clusters or len(clusters) != len(targets):
-            raise ArchError(f"workload '{name}' runs on SnitchCluster instances",
-                            hint="target a cluster, e.g. run gemm(...) on node.cluster")
-        if args:
-            raise ArchError(f"workload '{name}' takes named arguments only, e.g. {name}(n = 1024)")
-        try:
-            if name == "gemm" and kwargs.get("streamed") and len(clusters) > 1:
-                # one GEMM, its rows shared out: the operands live once in the memory they all reach
-                setup_gemm_shared(clusters, None, **{k: v for k, v in kwargs.items() if k != "streamed"})
-            else:
-                places_outside = "region" in inspect.signature(setup).parameters
-                regions = _regions(clusters) if places_outside else [None] * len(clusters)
-                for cluster, region in zip(clusters, regions):
-                    if region is None:
-                        setup(cluster, None, **kwargs)
-                    else:
-                        setup(cluster, None, region=region, **kwargs)
-            for cluster in clusters:
-                cluster.on_finish(_end_when_every_cluster_finished)
-        except TypeError as err:
-            raise ArchError(f"workload '{name}': {err}".replace(f"setup_{name}() ", "")) from None
-        except ValueError as err:
-            raise ArchError(f"workload '{name}': {err}") from None
-    bind.__doc__ = setup.__doc__
-    return bind
-
-
-def _end_when_every_cluster_finished(cluster: SnitchCluster) -> None:
-    """A workload of a ``run`` statement ends the simulation once every cluster with a program
-    has finished: the memories next to them may never fall quiet (DRAM refreshes for ever)."""
-    for part in cluster.sim.components:
-        if isinstance(part, SnitchCluster) and part.done_cycle < 0 \
-                and any(core.program is not None for core in part.core_list):
-            return
-    cluster.sim.stop("workload finished")
-
-
-def _regions(clusters: list) -> list:
-    """Disjoint parts of the outside memory for clusters that run the same kernel on their own
-    data: several clusters on one memory would otherwise place their data at the same
-    addresses. None for a cluster without an outside memory (its kernel must be resident)."""
-    memories = [c.outside_memory() for c in clusters]
-    if len(clusters) == 1 or any(m is None or not hasattr(m, "size_bytes") for m in memories):
-        return [None] * len(clusters)
-    regions = []
-    for j, memory in enumerate(memories):
-        share = memory.size_bytes // len(clusters) // 4096 * 4096
-        regions.append((memory.base_address + j * share, share))
-    return regions
-
-
-KERNELS = {name: _binder(setup) for name, setup in SETUPS.items()}
-"""Binders for ``run NAME(args) on cluster`` in .arch files."""
 
 
 def build_system(*, cores: int = 8, memory_bytes_per_cycle: int = 64, memory_latency_cycles: int = 50,

@@ -128,7 +128,7 @@ def _two_clusters_with_their_own_memories():
 
 
 def test_clusters_of_one_run_statement_place_their_data_in_disjoint_regions():
-    from archmodel.workloads.snitch import KERNELS
+    from archmodel.workloads.binding import KERNELS
     top, clusters = _two_clusters_with_their_own_memories()
     KERNELS["axpy"](clusters, n=256, tile=64)
     Simulator(top).run()
@@ -141,7 +141,7 @@ def test_clusters_of_one_run_statement_place_their_data_in_disjoint_regions():
 
 def test_a_shared_gemm_needs_one_memory_that_every_cluster_reaches():
     from archmodel.kernel import ArchError
-    from archmodel.workloads.snitch import KERNELS
+    from archmodel.workloads.binding import KERNELS
     _, clusters = _two_clusters_with_their_own_memories()
     with pytest.raises(ArchError) as info:
         KERNELS["gemm"](clusters, m=8, n=8, k=4, streamed=True)

@@ -9,6 +9,7 @@ from .icache import SnitchICache
 from .memory import FixedLatencyMemory
 from .reference_core import Barrier, ReferenceCore, References
 from .tcdm import TCDM_BASE, SnitchTcdm
+from .tcdm_port import SnitchTcdmPort
 
 __all__ = ["AssemblyError", "Barrier", "FixedLatencyMemory", "INSTRUCTION_BASE", "Instruction", "Program", "ReferenceCore", "References", "SnitchCluster",
-           "SnitchCore", "SnitchDma", "SnitchICache", "SnitchTcdm", "TCDM_BASE", "assemble", "assemble_file"]
+           "SnitchCore", "SnitchDma", "SnitchICache", "SnitchTcdm", "SnitchTcdmPort", "TCDM_BASE", "assemble", "assemble_file"]

@@ -13,6 +13,7 @@ from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
 from .tcdm import SnitchTcdm
+from .tcdm_port import SnitchTcdmPort
 
 INSTRUCTION_BASE = 0x0000_1000
 """Where the first program's instructions start in the instruction address space."""
@@ -37,7 +38,11 @@ class SnitchCluster(Component):
     outside memory port ``ext_req``/``ext_rsp`` carries
     :class:`~archmodel.models.messages.MemRequest`/``MemResponse`` bursts of the DMA to any
     memory model (its width and latency are the link's); it may stay unconnected when no
-    transfer leaves the TCDM. Workloads load programs with :meth:`load_programs`, data with
+    transfer leaves the TCDM. The TCDM slave port ``tcdm_req``/``tcdm_rsp``
+    (:class:`SnitchTcdmPort`) lets others (another cluster's DMA, over a network whose address
+    map routes ``tcdm_global_base`` .. ``+ tcdm_bytes`` here) read and write the TCDM, its
+    words contending for the banks with the cluster's own requesters; ``backdoor_read`` and
+    ``backdoor_write`` reach the same global range. Workloads load programs with :meth:`load_programs`, data with
     :meth:`tcdm_array`, and check results in an :meth:`on_finish` callback; when every core
     has finished and the DMA is idle the cluster sleeps (the run ends when all is quiet).
     Hangs are the kernel watchdog's to judge: the cluster reports its progress to it, each
@@ -67,8 +72,15 @@ class SnitchCluster(Component):
                    "to); auto: compiled unless the run is traced (waveforms need the Python model)",
                    check=one_of("auto", "python", "compiled"))
 
+    tcdm_global_base = Param(int, 0, "where other clusters address this TCDM over tcdm_req: bytes tcdm_global_base "
+                             ".. + tcdm_bytes are the TCDM's (each cluster's range its own, outside every core's "
+                             "local TCDM window); 0: none, the TCDM is reached from inside only", check=at_least(0))
+
     ext_req = Out("DMA bursts to the outside memory (MemRequest)", required=False, pair="ext_rsp")
     ext_rsp = In("responses from the outside memory (MemResponse)", required=False, pair="ext_req")
+    tcdm_req = In("requests from outside into this TCDM at its global addresses (MemRequest, any size), "
+                  "served by the banks (SnitchTcdmPort)", required=False, pair="tcdm_rsp")
+    tcdm_rsp = Out("responses to tcdm_req, in request order (MemResponse)", required=False, pair="tcdm_req")
 
     cycles = Formula("cycles", "cycles until every core finished (or so far)", lambda c: c.run_cycles())
     fpu_utilisation = Formula("%", "FP computations per compute-core cycle",
@@ -92,6 +104,9 @@ class SnitchCluster(Component):
             core.bind(self, hartid, rid)
             rid += 4
         self.dma.bind(self, rid)
+        rid += self.dma_lanes
+        self.tcdm_port = SnitchTcdmPort("tcdm_port", self, lanes=self.dma_lanes)
+        self.tcdm_port.bind(self, rid, self.tcdm_global_base)
         self.tcdm.requesters = rid + self.dma_lanes
         self.running: list = []
         self.finish_callbacks: list = []
@@ -140,7 +155,50 @@ class SnitchCluster(Component):
 
     @property
     def tcdm_base(self) -> int:
+        """Where the TCDM starts in the cluster's own (local) address space."""
         return self.tcdm.base_address
+
+    def start(self) -> None:
+        if self.tcdm_req.channel is None:
+            return
+        base, end = self.tcdm_global_base, self.tcdm_global_base + self.tcdm_bytes
+        local, local_end = self.tcdm_base, self.tcdm_base + self.tcdm_bytes
+        if base == 0:
+            self.fail("tcdm_req is connected but tcdm_global_base is 0: give the TCDM the global address "
+                      "other clusters reach it by")
+        if base < local_end and local < end:
+            self.fail(f"tcdm_global_base 0x{base:08x} puts the global range 0x{base:08x} .. 0x{end - 1:08x} over "
+                      f"the local TCDM window 0x{local:08x} .. 0x{local_end - 1:08x}: the DMA would take it for "
+                      "its own TCDM")
+
+    def in_global_range(self, address: int, size: int) -> bool:
+        """Whether ``size`` bytes at ``address`` lie in the TCDM's global range."""
+        base = self.tcdm_global_base
+        return base > 0 and base <= address and address + size <= base + self.tcdm_bytes
+
+    def backdoor_read(self, address: int, size: int) -> bytes:
+        """Read TCDM bytes at their global address without simulated time (for checking results)."""
+        return bytes(self.tcdm.data[self._global_offset(address, size):][:size])
+
+    def backdoor_write(self, address: int, data: bytes) -> None:
+        """Write TCDM bytes at their global address without simulated time (for loading inputs)."""
+        offset = self._global_offset(address, len(data))
+        self.tcdm.data[offset:offset + len(data)] = data
+
+    def _global_offset(self, address: int, size: int) -> int:
+        if not self.in_global_range(address, size):
+            base = self.tcdm_global_base
+            where = (f"its global range 0x{base:08x} .. 0x{base + self.tcdm_bytes - 1:08x}" if base
+                     else "no global range (tcdm_global_base is 0)")
+            raise ValueError(f"{self.path}: {size} bytes at 0x{address:08x} are not in the TCDM: it has {where}")
+        return address - self.tcdm_global_base
+
+    def reaction_ps(self, inp, out) -> int | None:
+        """A request taken on ``tcdm_req`` is answered on ``tcdm_rsp`` no sooner than the TCDM
+        latency (its last word's grant is at the soonest the cycle it is taken)."""
+        if inp is self.tcdm_req and out is self.tcdm_rsp:
+            return self.tcdm_latency_cycles * self.domain.period_ps
+        return 0
 
     def outside_memory(self):
         """The component at the other end of ``ext_req`` (None when unconnected)."""
@@ -233,8 +291,11 @@ class SnitchCluster(Component):
                           "(use engine = \"auto\")")
             self.use_compiled = self.engine != "python" and not traced
         dma = self.dma
+        port = self.tcdm_port
+        served = self.tcdm_req.channel is not None and (port.busy or self.tcdm_req.valid)
         if self.use_compiled:
-            if run_compiled(self, cycle):
+            # The compiled loop leaves the slave port out: a cycle it has work in is Python's.
+            if run_compiled(self, cycle, served):
                 return
         elif self.resident is not None:
             release(self)  # the loop was switched off mid-run: the objects catch up first
@@ -245,6 +306,8 @@ class SnitchCluster(Component):
                                   self.ext_rsp if self.ext_rsp.channel else None)
         for core in self.running:
             core.step(cycle, requests)
+        if served:
+            port.step(cycle, requests, self.tcdm_req, self.tcdm_rsp)
         self.tcdm.arbitrate(cycle, requests)
         if not dma_active and self.finish_if_idle(cycle):
             return
@@ -258,7 +321,7 @@ class SnitchCluster(Component):
     def finish_if_idle(self, cycle: int) -> bool:
         """At the end of ``cycle``: when every core has finished and the DMA is idle, the run's
         result is in (the finish callbacks run once) and the cluster sleeps; True then."""
-        if self.running or self.dma.busy:
+        if self.running or self.dma.busy or self.tcdm_port.busy:
             return False
         if self.done_cycle < 0 and any(c.program is not None for c in self.core_list):
             self.done_cycle = cycle
@@ -277,7 +340,9 @@ class SnitchCluster(Component):
         # stops the run with a DeadlockError whose report has each unfinished core's state
         # (SnitchCore.holding) and who waits on whom at the barrier, even while the rest
         # of the system still moves (the kernel's per-part watchdog).
+        port = self.tcdm_port
         signature = (sum(c.n_fpu for c in self.core_list), self.dma.n_in + self.dma.n_out + self.dma.n_done,
+                     port.n_read + port.n_written + port.n_requests,
                      self.n_halted, len(self.waiting), zlib.crc32(self.tcdm.data),
                      tuple(tuple(c.x) for c in self.core_list), tuple(tuple(c.f) for c in self.core_list))
         if signature != self.signature:

@@ -484,10 +484,12 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     return end
 
 
-def run_compiled(cluster, cycle: int) -> bool:
+def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     """Run the cluster from ``cycle`` in the compiled loop as far as it can go; True when at
     least one cycle ran (the cluster then sleeps until its next cycle), False when the
-    Python model must step ``cycle`` (its objects are then up to date)."""
+    Python model must step ``cycle`` (its objects are then up to date). ``served``: the TCDM
+    slave port has work at ``cycle``, which the loop leaves to Python; while the port is
+    connected a batch ends before anything can reach it (the lookahead horizon)."""
     sim = cluster.sim
     domain = cluster.domain
     # A batch stops before the run's limit, the next progress report and the watchdog's
@@ -499,7 +501,7 @@ def run_compiled(cluster, cycle: int) -> bool:
     if resident is not None and resident.next_cycle != cycle:
         raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
                              f"{resident.next_cycle}")
-    if cycle >= hard_end or cluster.python_cycle == cycle:
+    if cycle >= hard_end or cluster.python_cycle == cycle or served:
         release(cluster)
         return False
     if resident is None:
@@ -513,8 +515,8 @@ def run_compiled(cluster, cycle: int) -> bool:
         return False
     resident.port_step()
     end = hard_end
-    if resident.dm[D_CUR] or resident.dm[D_QLEN]:
-        # a burst may come back: stop before anything outside can reach the cluster
+    if resident.dm[D_CUR] or resident.dm[D_QLEN] or cluster.tcdm_req.channel is not None:
+        # a burst may come back, or a request come in: stop before anything outside can reach the cluster
         end = _undisturbed_end(cluster, cycle, end)
     ran = resident.run(cycle, end, port_done=True)
     g = resident.g

@@ -7,21 +7,16 @@ from collections import deque
 from archmodel.kernel import Component, Formula, Param, at_least, model
 from archmodel.models.messages import MemRequest
 
+from .tcdm import WordLane
 
-class _Lane:
-    """One 64-bit lane of the DMA's TCDM side (a TCDM requester)."""
 
-    __slots__ = ("dma", "rid", "addr", "entry")
-    reads_stream = False  # the TCDM grants SSR read streams inline, everything else by grant()
+class _Lane(WordLane):
+    """One 64-bit lane of the DMA's TCDM side."""
 
-    def __init__(self, dma, rid: int):
-        self.dma = dma
-        self.rid = rid
-        self.addr = 0
-        self.entry = None
+    __slots__ = ()
 
     def grant(self, cycle: int) -> None:
-        dma = self.dma
+        dma = self.owner
         offset = self.addr - dma.tcdm_base
         entry = self.entry
         self.entry = None

@@ -10,6 +10,21 @@ TCDM_BASE = 0x1000_0000
 """Where the TCDM starts in every core's address space."""
 
 
+class WordLane:
+    """One 64-bit lane of a wide port into the TCDM, a requester of its arbitration: ``rid``
+    its requester id, ``addr`` the word it presents, ``entry`` what it carries (None: idle);
+    the owning port's subclass says in ``grant(cycle)`` what a granted word does."""
+
+    __slots__ = ("owner", "rid", "addr", "entry")
+    reads_stream = False  # the TCDM grants SSR read streams inline, everything else by grant()
+
+    def __init__(self, owner, rid: int):
+        self.owner = owner
+        self.rid = rid
+        self.addr = 0
+        self.entry = None
+
+
 @model
 class SnitchTcdm(Component):
     """The word-interleaved TCDM of a Snitch cluster with its logarithmic interconnect.

@@ -7,10 +7,11 @@ Python path keeps (per-bank open rows, next-allowed cycles per command, the four
 windows, refresh, the read and write queues) in numpy arrays and one ``@njit`` function that
 does the work of :meth:`DramController._cycle` for the cycles of one tick, with the same
 decisions in the same order: FR-FCFS (and FCFS, FR-FCFS with a row-hit cap), open page,
-all-bank refresh (or none), write drain between the watermarks, read forwarding from pending
-writes. The commands it issues come back as records (cycle, command, bank, row, column) that
-the controller hands to its command listeners; counters, latency samples and queue-depth levels
-are updated exactly as the Python path updates them. Anything else (closed or adaptive page,
+all-bank refresh (or none), write drain between the watermarks with the bursts whose rows were
+activated for them served first, read forwarding from pending writes. The commands it issues
+come back as records (cycle, command, bank, row, column) that the controller hands to its
+command listeners; counters, latency samples and queue-depth levels are updated exactly as the
+Python path updates them. Anything else (closed or adaptive page,
 per-bank refresh, ports, waveforms) stays on the Python path.
 
 It follows the controller's public protocol (see :class:`~.controller.DramController`):
@@ -42,7 +43,7 @@ import numpy as np
 
 from archmodel.kernel import ParameterError
 
-from .commands import PREA, REF
+from .commands import PREA, RD, REF, WR
 from .scheduling_state import SchedulingState, level_figures, set_level_figures
 
 _NEVER = 1 << 62
@@ -78,6 +79,8 @@ def unsupported_reason(controller) -> str | None:
     """Why the compiled core cannot serve this controller's configuration, or None."""
     if not available():
         return "numba is not installed"
+    if controller.queue != "shared":
+        return f"queue {controller.queue} (the compiled core does the shared queue)"
     if controller.page_policy != "open":
         return f"page_policy {controller.page_policy} (the compiled core does open page)"
     if controller.refresh not in ("all_bank", "none"):
@@ -161,6 +164,8 @@ class CompiledCore:
                        np.zeros((n, g.write_queue), dtype=np.int64), np.zeros(n, dtype=np.int64))
         size = g.read_queue + g.write_queue
         self.entries = tuple(np.zeros(size, dtype=np.int64) for _ in range(6))  # seq arrival row column burst kind
+        # Per bank: the entry its open row was activated for (-1: none) and that entry's RD or WR.
+        self.opened = np.full((n, 2), -1, dtype=np.int64)
         self._load_queues(state)
         self.buffer = tuple(np.zeros(self.chunk, dtype=np.int64) for _ in range(6))  # cycle bank row column burst write
         out = g.lookahead_cycles + 2
@@ -179,11 +184,14 @@ class CompiledCore:
         """Place the snapshot's queued bursts in the entry arrays; the rest of the entries are free."""
         rq_ids, rq_len, wq_ids, wq_len = self.queues
         used = 0
-        for side, ids, lengths in ((state.read_queues, rq_ids, rq_len), (state.write_queues, wq_ids, wq_len)):
+        for side, ids, lengths, k in ((state.read_queues, rq_ids, rq_len, RD),
+                                      (state.write_queues, wq_ids, wq_len, WR)):
             for b, items in enumerate(side):
                 for i, item in enumerate(items):
                     for column, value in zip(self.entries, item[:5] + item[6:]):  # all but the size
                         column[used] = value
+                    if item[0] == state.opened[b]:
+                        self.opened[b] = (used, k)
                     ids[b, i] = used
                     used += 1
                 lengths[b] = len(items)
@@ -247,7 +255,7 @@ class CompiledCore:
                               self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run, self.faw, self.needs,
                               rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_burst, e_kind, self.free,
                               s_cycle, s_bank, s_row, s_col, s_burst, s_write, self.cmd_log, self.rsamples,
-                              self.wsamples)
+                              self.wsamples, self.opened)
             if status != UNDERRUN:
                 break
             self.flush()
@@ -321,7 +329,8 @@ class CompiledCore:
             refresh_pending=bool(st[REF_PENDING]), rank_needs_refresh=[bool(x) for x in self.needs],
             refpb_next_set=0, refpb_banks=(), to_close={}, write_mode=bool(st[WMODE]),
             open_banks=int(st[OPEN_BANKS]), active_since=int(st[ACTIVE_SINCE]),
-            read_queues=queued(rq_ids, rq_len), write_queues=queued(wq_ids, wq_len), stream=stream, held=held,
+            read_queues=queued(rq_ids, rq_len), write_queues=queued(wq_ids, wq_len),
+            opened=[entries[0][e] if e >= 0 else -1 for e in self.opened[:, 0].tolist()], stream=stream, held=held,
             **self.dram.statistics_figures())
 
 

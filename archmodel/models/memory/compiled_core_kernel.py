@@ -30,8 +30,12 @@ def level_set(st, base, value, at):
 
 
 @jit
-def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row):
-    """Bank b's next command (k, entry) for its queue of the active mode; k = -1 if empty."""
+def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened):
+    """DramController._refresh_bank: bank b's next command (k, entry), the RD or WR of the
+    burst its row was activated for if any, else from its queue of the active mode; k = -1
+    if there is none."""
+    if opened[b, 0] >= 0:
+        return opened[b, 1], opened[b, 0]
     ln = qlen[b]
     if ln == 0:
         return -1, -1
@@ -68,8 +72,9 @@ def ready_at(nxt, gbase, rbase, b, k):
 
 @jit
 def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row, e_seq,
-           needs):
-    """DramController._choose, with _refresh_candidate: the next command into st[BEST_*]."""
+           needs, opened):
+    """DramController._choose, with _opened_candidate and _refresh_candidate: the next command
+    into st[BEST_*]."""
     st[DIRTY] = 0
     wq = st[WQC]
     rq = st[RQC]
@@ -79,7 +84,15 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
     elif wq >= cf[C_HIGH] or (rq == 0 and wq > 0):
         st[WMODE] = 1
     st[HAS_BEST] = 0
+    if st[WMODE]:
+        qids, qlen = wq_ids, wq_len
+    else:
+        qids, qlen = rq_ids, rq_len
     if st[REF_PENDING]:
+        # The bursts whose rows were activated for them go before the rank is precharged.
+        scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, True)
+        if st[HAS_BEST]:
+            return
         per_rank = cf[C_BANKS_PER_RANK]
         for rank in range(cf[C_RANKS]):
             first = rank * per_rank
@@ -109,20 +122,21 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
                 st[BEST_E] = -1
                 return
         return
-    if st[WMODE]:
-        qids, qlen = wq_ids, wq_len
-    else:
-        qids, qlen = rq_ids, rq_len
-    best_t = _NEVER
-    best_seq = _NEVER
     if cf[C_FCFS]:
+        best_seq = _NEVER
         best_b = -1
         for b in range(cf[C_BANKS]):
-            if qlen[b] and e_seq[qids[b, 0]] < best_seq:
-                best_seq = e_seq[qids[b, 0]]
+            if opened[b, 0] >= 0:
+                key = e_seq[opened[b, 0]]
+            elif qlen[b]:
+                key = e_seq[qids[b, 0]]
+            else:
+                continue
+            if key < best_seq:
+                best_seq = key
                 best_b = b
         if best_b >= 0:
-            k, e = candidate(st, cf, best_b, rows, hits_run, qids, qlen, e_row)
+            k, e = candidate(st, cf, best_b, rows, hits_run, qids, qlen, e_row, opened)
             t = ready_at(nxt, gbase, rbase, best_b, k)
             st[HAS_BEST] = 1
             st[BEST_T] = t if t > c else c
@@ -131,10 +145,19 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
             st[BEST_K] = k
             st[BEST_E] = e
         return
+    scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, False)
+
+
+@jit
+def scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, only_opened):
+    """The FR-FCFS scan of DramController._choose (and _opened_candidate if only_opened): the
+    earliest-ready bank candidate, oldest first among equals, into st[BEST_*]."""
+    best_t = _NEVER
+    best_seq = _NEVER
     for b in range(cf[C_BANKS]):
-        if qlen[b] == 0:
+        if opened[b, 0] < 0 and (only_opened or qlen[b] == 0):
             continue
-        k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row)
+        k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened)
         t = ready_at(nxt, gbase, rbase, b, k)
         if t < c:
             t = c
@@ -175,7 +198,7 @@ def remove(qids, qlen, b, e):
 @jit
 def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw, needs,
           rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log, rsamples,
-          wsamples):
+          wsamples, opened):
     """DramController._issue with _column: issue the best command at cycle c and record it."""
     b = st[BEST_B]
     k = st[BEST_K]
@@ -200,6 +223,7 @@ def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows
         else:
             st[CONFLICTS] += 1
         hits_run[b] += 1
+        opened[b, 0] = -1
         at = cf[C_PHASE] + c * cf[C_PERIOD]
         if k == RD:
             remove(rq_ids, rq_len, b, e)
@@ -226,6 +250,9 @@ def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows
         st[OPEN_BANKS] += 1
         rows[b] = e_row[e]
         hits_run[b] = 0
+        # (an ACT is always for a burst of the queue being served)
+        opened[b, 0] = e
+        opened[b, 1] = WR if st[WMODE] else RD
         rank = rank_of[b]
         faw[rank, 0] = faw[rank, 1]
         faw[rank, 1] = faw[rank, 2]
@@ -284,7 +311,7 @@ def room(st, cf, s_write, i):
 
 @jit
 def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row,
-         e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, rsamples):
+         e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, rsamples, opened):
     """DramController._pull_stream with _enqueue and _consider: take stream requests due by
     cycle c while there is room; False when the buffer
     ran dry before the stream did (the caller refills it and calls again)."""
@@ -342,14 +369,14 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
                     flips = wq >= cf[C_HIGH] or (rq == 0 and wq > 0)
                 if flips:
                     st[DIRTY] = 1
-            elif st[DIRTY] or not st[HAS_BEST] or st[BEST_B] == bank or cf[C_FCFS]:
+            elif st[DIRTY] or not st[HAS_BEST] or st[BEST_B] == bank or cf[C_FCFS] or st[REF_PENDING]:
                 st[DIRTY] = 1
             else:
                 # A request for another bank: compare its bank's candidate with the best.
                 if write:
-                    k, x = candidate(st, cf, bank, rows, hits_run, wq_ids, wq_len, e_row)
+                    k, x = candidate(st, cf, bank, rows, hits_run, wq_ids, wq_len, e_row, opened)
                 else:
-                    k, x = candidate(st, cf, bank, rows, hits_run, rq_ids, rq_len, e_row)
+                    k, x = candidate(st, cf, bank, rows, hits_run, rq_ids, rq_len, e_row, opened)
                 t = ready_at(nxt, gbase, rbase, bank, k)
                 if t < c:
                     t = c
@@ -368,7 +395,7 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
 @jit
 def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows,
         hits_run, faw, needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_burst, e_kind,
-        free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, cmd_log, rsamples, wsamples):
+        free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, cmd_log, rsamples, wsamples, opened):
     """The cycles of one tick (DramController.tick's run-ahead loop over _cycle)."""
     while True:
         # -- _cycle(c), resumable after a refill at either intake
@@ -380,7 +407,7 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
         if phase == 1:
             if not pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq,
                         e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst,
-                        s_write, rsamples):
+                        s_write, rsamples, opened):
                 st[OUT_C] = c
                 st[OUT_PHASE] = 1
                 return UNDERRUN
@@ -392,11 +419,11 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                     needs[r] = 1
             if st[DIRTY] or not st[HAS_BEST]:
                 choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
-                       e_seq, needs)
+                       e_seq, needs, opened)
             if st[HAS_BEST] and st[BEST_T] <= c:
                 issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw,
                       needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log,
-                      rsamples, wsamples)
+                      rsamples, wsamples, opened)
                 issued = True
                 i = st[POS]
                 if not (i < st[BUF_LEN] and s_cycle[i] <= c + 1 and room(st, cf, s_write, i)):
@@ -405,12 +432,12 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             if phase != 3:
                 if not pull(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len,
                             e_seq, e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col,
-                            s_burst, s_write, rsamples):
+                            s_burst, s_write, rsamples, opened):
                     st[OUT_C] = c
                     st[OUT_PHASE] = 2
                     return UNDERRUN
             choose(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
-                   e_seq, needs)
+                   e_seq, needs, opened)
         phase = 0
         wake = st[BEST_T] if st[HAS_BEST] else _NEVER
         if st[REF_DUE] < wake and not st[REF_PENDING]:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import attrs
 
-from .commands import ACT, PRE, PREA, RD, REF, REFPB, WR
+from archmodel.kernel import ParameterError
+
+from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
 from .timing import DramTiming
 
 SCOPES = ("bank", "bankgroup", "rank", "other_rank", "window")
+_LEVELS = {"bank": 0, "bankgroup": 1, "rank": 2, "other_rank": 3}
 
 
 @attrs.frozen
@@ -73,3 +76,36 @@ def scheduler_constraints(t: DramTiming) -> list[Constraint]:
             ("tRTRS(WR-RD)", WR, RD, "other_rank", t.CWL + t.tBL + t.tRTRS - t.CL),
         ]
     return [Constraint(*rule) for rule in rules]
+
+
+def refresh_commands(refresh: str) -> tuple[int, ...]:
+    """The commands a controller with refresh mode ``refresh`` (all_bank, per_bank, none) never issues."""
+    return {"all_bank": (REFPB,), "per_bank": (REF, PREA), "none": (REF, PREA, REFPB)}[refresh]
+
+
+def next_allowed_updates(t: DramTiming, omit=(), never=()) -> tuple[list, int]:
+    """The constraints of ``t`` as next-allowed updates: for each command, the (level, then,
+    cycles) triples it sets (level 0 bank, 1 bank group, 2 rank, 3 the other ranks; the
+    largest cycles of the rules with the same key), and the four-activate window's cycles (0
+    if omitted). Rules named in ``omit`` are left out (a name that is none is an error), and
+    so are rules for the commands in ``never``, which need no next-allowed cycles."""
+    rules = scheduler_constraints(t)
+    known = {c.name for c in rules}
+    for name in omit:
+        if name not in known:
+            raise ParameterError(f"omit_constraints names no constraint '{name}'",
+                                 hint="constraints are: " + ", ".join(sorted(known)))
+    merged: dict[tuple[int, int, int], int] = {}
+    faw = 0
+    for c in rules:
+        if c.name in omit or c.then in never:
+            continue
+        if c.scope == "window":
+            faw = c.cycles
+            continue
+        key = (c.first, _LEVELS[c.scope], c.then)
+        merged[key] = max(merged.get(key, 0), c.cycles)
+    updates: list[list] = [[] for _ in range(COMMAND_COUNT)]
+    for (first, level, then), cycles in sorted(merged.items()):
+        updates[first].append((level, then, cycles))
+    return updates, faw

@@ -10,7 +10,7 @@ independent :class:`~.checker.DramTimingChecker` watches.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, QuestionBackoff,
                               ParameterError, at_least, in_range, model, one_of)
@@ -18,17 +18,18 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import CLOSED
+from .bank_queues import PerBankQueues
 from .compiled_core import DONE, HELD_STOP, STOP_NOW, core_for
-from .command_scheduler import CommandScheduler, QueuedBurst
-from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
-from .constraints import scheduler_constraints
+from .command_scheduler import CommandScheduler, QueuedBurst, drain_watermarks
+from .commands import ACT, COMMAND_COUNT, PRE, RD, WR
+from .constraints import next_allowed_updates, refresh_commands
 from .energy import DramEnergy
 from .schedule_ahead import SchedulesAhead
 from .scheduling_state import HasSchedulingState
 from .splitting import NEVER, ResponseOrder, SplitsRequests
+from .stream_intake import TakesStreams
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
-_LEVELS = {"bank": 0, "bankgroup": 1, "rank": 2, "other_rank": 3}
 _NEVER = NEVER
 
 FIXED_OVERHEAD_CYCLES = 0
@@ -51,7 +52,7 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, SplitsRequests, FunctionalMemory,
+class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState, SplitsRequests, FunctionalMemory,
                      Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
@@ -62,11 +63,22 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
     one command per DRAM cycle, write drain between ``write_high`` and ``write_low`` of the
     write queue, all-bank refresh every tREFI, and every JEDEC timing constraint (same bank,
     same bank group, same rank, data-bus turnaround, four-activate window, refresh).
+    The drain is Ramulator 2's: it starts once the write queue holds more than ``write_high``
+    of its entries (26 of 32) or no read waits, and ends once it holds fewer than
+    ``write_low`` (6 of 32) while reads wait (:func:`.command_scheduler.drain_watermarks`);
+    a burst whose row was activated for it is served next in its bank whatever the mode
+    (Ramulator 2's active buffer, which also lets it win ties; here it competes by age, see
+    :meth:`~.command_scheduler.CommandScheduler._refresh_bank`), so a drain or a refresh
+    never precharges a row opened for a read before that read (DRAMSim3 keeps the same
+    work: a read already in its command queue goes on during a drain).
     Alternatives: ``scheduler`` fcfs or frfcfs_cap (a bank serves at most ``row_hit_cap``
     hits in a row while an older request to another row waits), ``page_policy`` closed
     (precharge once no queued request hits the row) or adaptive (precharge after
     ``adaptive_idle_cycles`` without a hit), ``refresh`` per_bank (REFpb to one bank set
-    every tREFIpb, the other banks keep working) or none.
+    every tREFIpb, the other banks keep working) or none. ``queue`` per_bank is DRAMSim3's
+    organisation instead of one choice over the queue being served: a command queue of
+    ``command_queue`` entries per bank, fed one burst per cycle, arbitrated round robin over
+    banks (:mod:`.bank_queues`; Python path only).
 
     The device is the channel's ranks x bank groups x banks x rows x columns; each bank is the
     state machine of :mod:`.bank`.
@@ -131,7 +143,7 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
       and :attr:`banks_open_since`); :meth:`snapshot` then asks the core. No engine reads
       the controller's private attributes. A snapshot holds stream work only.
 
-    Leaves out: per-bank queues of real controllers, additive latency, power-down and
+    Leaves out: additive latency, power-down and
     self-refresh, ECC, command/address parity, rank-to-rank ODT details beyond tRTRS, and
     masked writes (a sub-burst write is timed as one WR burst; its merge into the stored
     burst is functional).
@@ -143,9 +155,14 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
     mapping = Param(str, "RoBaRaCoCh", "address bit-field order, most significant first")
     read_queue = Param(int, 32, "read queue entries", unit="requests", check=at_least(1))
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
+    queue = Param(str, "shared", "shared (the scheduler chooses among the read or write queue) or per_bank "
+                  "(DRAMSim3's command queue per bank, round robin over banks, see .bank_queues)",
+                  check=one_of("shared", "per_bank"))
+    command_queue = Param(int, 8, "entries of each bank's command queue (queue per_bank)", unit="requests",
+                          check=at_least(1))
     scheduler = Param(str, "frfcfs", "frfcfs, fcfs or frfcfs_cap", check=one_of("frfcfs", "fcfs", "frfcfs_cap"))
-    row_hit_cap = Param(int, 4, "hits a bank may serve in a row while an older request waits (frfcfs_cap)",
-                        check=at_least(1))
+    row_hit_cap = Param(int, 4, "hits a bank may serve in a row while an older request waits (frfcfs_cap, "
+                        "and queue per_bank)", check=at_least(1))
     page_policy = Param(str, "open", "open, closed or adaptive", check=one_of("open", "closed", "adaptive"))
     adaptive_idle_cycles = Param(int, 32, "idle cycles before the adaptive policy closes a row", check=at_least(1))
     refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=one_of("all_bank", "per_bank", "none"))
@@ -181,6 +198,7 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
     write_latency = Distribution("cycles", "DRAM cycles from a write's arrival to its last data beat")
     read_queue_depth = Level("requests", "read queue occupancy")
     write_queue_depth = Level("requests", "write queue occupancy")
+    command_queue_depth = Level("requests", "bursts in the banks' command queues (queue per_bank)")
     acts = Counter("commands", "ACT commands")
     pres = Counter("commands", "PRE commands")
     preas = Counter("commands", "PREA commands")
@@ -214,6 +232,13 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         if self.write_low >= self.write_high:
             raise ParameterError(f"{self.path}: write_low ({self.write_low}) must be below write_high ({self.write_high})",
                                  hint="the drain runs from write_high down to write_low")
+        if self.queue == "per_bank":
+            for name, value, allowed in (("page_policy", self.page_policy, ("open",)),
+                                         ("refresh", self.refresh, ("all_bank", "none")),
+                                         ("scheduler", self.scheduler, ("frfcfs", "frfcfs_cap"))):
+                if value not in allowed:
+                    raise ParameterError(f"{self.path}: queue per_bank does not take {name} {value}",
+                                         hint=f"with per-bank command queues {name} is " + " or ".join(allowed))
         if self.channel >= self.channels:
             raise ParameterError(f"{self.path}: channel {self.channel} is not below channels ({self.channels})")
         if self.clock is None:
@@ -241,8 +266,7 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         self._rq_active: dict[int, None] = {}
         self._wq_active: dict[int, None] = {}
         self._rq_count = self._wq_count = 0
-        self._high = max(1, int(self.write_high * self.write_queue))
-        self._low = int(self.write_low * self.write_queue)
+        self._high, self._low = drain_watermarks(self.write_high, self.write_low, self.write_queue)
         self._write_mode = False
         self._pending_writes: dict[int, int] = {}
         self._order = ResponseOrder()
@@ -272,11 +296,18 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         for rank in range(t.ranks):
             for k in (PRE, RD, WR, ACT):
                 self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
-        # The buckets a choice reads: a read-mode candidate is never a WR, nor a write-mode one a RD.
-        self._scans = {mode: [(ri, bucket) for ri, bucket in self._buckets.items() if ri % COMMAND_COUNT != skip]
-                       for mode, skip in ((False, WR), (True, RD))}
+        # The buckets a choice reads (a read whose row was activated for it may go in a drain).
+        self._scans = list(self._buckets.items())
+        self._opened: dict[int, QueuedBurst] = {}  # bank -> the burst its open row was activated for
+        self._per_bank = self.queue == "per_bank"
+        self._cq: list[list] = [[] for _ in range(n)]  # per-bank command queues (queue per_bank)
+        self._cq_count = 0
+        self._options: dict[int, tuple] = {}  # bank -> the commands it may issue (queue per_bank)
+        self._rr = 0  # the bank that issued last (the round robin starts after it)
+        self._move_due = _NEVER  # the next cycle a burst may move into a bank's command queue
         self._fcfs = self.scheduler == "fcfs"
-        self._cap = self.row_hit_cap if self.scheduler == "frfcfs_cap" else _NEVER
+        # (DRAMSim3's per-bank queues always cap a bank's hits while an older request waits)
+        self._cap = self.row_hit_cap if self.scheduler == "frfcfs_cap" or self.queue == "per_bank" else _NEVER
         # The (next-array index, cycles) updates of command k on bank b, at k * banks + b.
         self._compiled = [self._compile_updates(k, b) for k in range(COMMAND_COUNT) for b in range(n)]
         self._traced = None  # registers follow the state only while an observer watches
@@ -340,26 +371,11 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
                 f"{span} with channel index {self.channel}")
 
     def _compile_constraints(self) -> None:
-        known = {c.name for c in scheduler_constraints(self.timing)}
-        for name in self.omit_constraints:
-            if name not in known:
-                raise ParameterError(f"{self.path}: omit_constraints names no constraint '{name}'",
-                                     hint="constraints are: " + ", ".join(sorted(known)))
-        merged: dict[tuple[int, int, int], int] = {}
-        self._faw_cycles = 0
-        # Commands this refresh mode never issues need no next-allowed cycles (fewer updates per command).
-        never = {"all_bank": (REFPB,), "per_bank": (REF, PREA), "none": (REF, PREA, REFPB)}[self.refresh]
-        for c in scheduler_constraints(self.timing):
-            if c.name in self.omit_constraints or c.then in never:
-                continue
-            if c.scope == "window":
-                self._faw_cycles = c.cycles
-                continue
-            key = (c.first, _LEVELS[c.scope], c.then)
-            merged[key] = max(merged.get(key, 0), c.cycles)
-        self._updates = [[] for _ in range(COMMAND_COUNT)]
-        for (first, level, then), cycles in sorted(merged.items()):
-            self._updates[first].append((level, then, cycles))
+        try:
+            self._updates, self._faw_cycles = next_allowed_updates(self.timing, self.omit_constraints,
+                                                                   refresh_commands(self.refresh))
+        except ParameterError as err:
+            raise ParameterError(f"{self.path}: {err.message}", hint=err.hint) from None
 
     def start(self) -> None:
         self._period = self.domain.period_ps
@@ -369,14 +385,6 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         self._req_on = self.req.connected
 
     # -- request intake -----------------------------------------------------------------
-    def attach_stream(self, requests: Iterable) -> None:
-        """Feed requests from an iterable inside the controller, as Ramulator's trace
-        frontend does: items are ``(cycle, address, is_write)``; each enters the queue at
-        its cycle or, when the queue is full, as soon as there is room (so an untimed trace,
-        cycle 0 everywhere, keeps the queues full). No responses are sent for them."""
-        self._stream = iter(requests)
-        self._stream_head = next(self._stream, None)
-
     def add_command_listener(self, listener) -> None:
         """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` for
         every command issued (the fields of :class:`~.commands.DramCommand`), as it is issued:
@@ -420,13 +428,19 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
             queue.append(entry)
             self._rq_count += 1
             self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
+        if self._per_bank:
+            if c < self._move_due:
+                self._move_due = c
+            return
         if write != self._cands_mode:
             # Not the queue being served, so no candidate changes, unless the mode flips.
             if self._mode_flips():
                 self._dirty = True
             return
         best = self._best
-        if self._dirty or best is None or best[2] == bank or self._fcfs or self._write_mode != write:
+        # While a refresh is pending its command stays the best: _choose decides again.
+        if (self._dirty or best is None or best[2] == bank or self._fcfs or self._write_mode != write
+                or self._refresh_pending):
             self._refresh_bank(bank)
             self._dirty = True
         else:
@@ -548,21 +562,21 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
             self._pull_stream(c)
         if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
             self._start_refresh()
+        per_bank = self._per_bank
+        choose = self._choose_per_bank if per_bank else self._choose
         if self._dirty or self._best is None:
-            self._choose(c)
+            choose(c)
         best = self._best
         if best is not None and best[0] <= c:
             self._issue(c)
-            job = self._job
-            if job is not None:
-                # The issued burst may have made room: the rest of a request enters next cycle.
-                self._enter(c + 1, job)
-            head = self._stream_head
-            if head is not None and head[0] <= c + 1 and (
-                    self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
-                self._pull_stream(c + 1)
-            self._choose(c + 1)
-            best = self._best
+            if not per_bank:  # the issued burst left its queue
+                self._take_next_cycle(c)
+        if per_bank:
+            self._move_to_bank(c)  # (one burst leaves the read or write queue for its bank's)
+            if self._move_due == c + 1:
+                self._take_next_cycle(c)
+        if self._dirty:
+            choose(c + 1)
         return self._next_work_cycle()
 
     def _next_work_cycle(self) -> int:
@@ -573,44 +587,20 @@ class DramController(CommandScheduler, SchedulesAhead, HasSchedulingState, Split
         if self._refresh_due < wake and not self._refresh_pending and not self._refpb_banks:
             wake = self._refresh_due
         head = self._stream_head
-        if head is not None:
-            room = self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue
-            if room and head[0] < wake:
-                wake = head[0]
+        if head is not None and head[0] < wake and (
+                self._wq_count < self.write_queue if head[2] else self._rq_count < self.read_queue):
+            wake = head[0]
+        if self._move_due < wake:
+            wake = self._move_due
         return wake
-
-    def _pull_stream(self, c: int) -> None:
-        head = self._stream_head
-        stream = self._stream
-        while head is not None and head[0] <= c:
-            if head[2]:
-                if self._wq_count >= self.write_queue:
-                    break
-            elif self._rq_count >= self.read_queue:
-                break
-            bank, row, column = self._decode(head[1])
-            self._enqueue(c, head[1], head[2], None, self.burst_bytes, bank, row, column)
-            head = next(stream, None)
-        self._stream_head = head
-
-    def _start_refresh(self) -> None:
-        self._dirty = True
-        if self.refresh == "all_bank":
-            self._refresh_pending = True
-            self._rank_needs_refresh = [True] * self.timing.ranks
-        else:
-            s = self._refpb_next_set
-            self._refpb_next_set = (s + 1) % self._refpb_sets
-            self._refpb_banks = tuple(b for b in range(self._bank_count) if b % self._refpb_sets == s)
-            self._rebuild()
 
     @property
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
         if self._core is not None:
             return self._core.idle
-        return (self._rq_count == 0 and self._wq_count == 0 and not self._order and self._job is None
-                and self._stream_head is None)
+        return (self._rq_count == 0 and self._wq_count == 0 and self._cq_count == 0 and not self._order
+                and self._job is None and self._stream_head is None)
 
     @property
     def banks_open_since(self) -> int | None:

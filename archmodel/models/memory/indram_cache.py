@@ -43,8 +43,10 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
     oldest request whose column command can issue now, else the oldest whose ACT or PRE can;
     a bank with a request to its open row is not precharged) over the reads, or over the
     writes during a write drain (from ``write_high`` down to ``write_low`` of the write
-    queue, or whenever no read waits: the same rule as DramController's; writes waiting
-    for an older read of their burst do not count), open page,
+    queue, both marks reached at the entry count they round down to, or whenever no read
+    waits; writes waiting for an older read of their burst do not count: DramController's
+    drain, Ramulator 2's, starts above the high mark and ends below the low one, and keeps
+    a row activated for a read until that read), open page,
     all-bank refresh, one command per cycle, relocations first. Writes are posted: a core's
     write completes when the write queue takes it, and a read of a burst that a queued write
     will write is answered from the write queue after ``forward_cycles`` (no DRAM access).

@@ -79,7 +79,8 @@ class SchedulingState:
     """A snapshot of a controller's scheduling state, between two cycles of its work.
 
     ``read_queues[b]``/``write_queues[b]`` are bank b's queued bursts, oldest first, as
-    tuples of :data:`QUEUED_FIELDS`; ``stream`` yields the attached stream's requests not yet
+    tuples of :data:`QUEUED_FIELDS`; ``opened[b]`` is the sequence number of the queued burst
+    bank b's open row was activated for (served before anything else), -1 if none; ``stream`` yields the attached stream's requests not yet
     taken, ``(cycle, address, is_write)`` (None: no stream); it is handed over, not copied,
     so a snapshot is restored once. ``held``: (stops, cycle) of an edge kept after work done
     ahead (the run stops there or goes on), or None. ``counters``, ``read_latency``/``write_latency`` (samples) and
@@ -103,6 +104,7 @@ class SchedulingState:
     active_since: int
     read_queues: list
     write_queues: list
+    opened: list
     stream: Iterator | None
     held: tuple | None
     counters: dict
@@ -149,6 +151,8 @@ class HasSchedulingState:
         here or into an identical controller whose simulator has reached the same time."""
         if self._core is not None:
             return self._core.snapshot(self._held)
+        if self._per_bank:
+            raise ParameterError(f"{self.path}: a snapshot holds the shared queue's state, not queue per_bank's")
         if self._job is not None or self._order:
             raise ModelAssertion(f"{self.path}: a snapshot holds stream work only, and requests from 'req' are "
                                  "in flight")
@@ -163,7 +167,8 @@ class HasSchedulingState:
             rank_needs_refresh=list(self._rank_needs_refresh), refpb_next_set=self._refpb_next_set,
             refpb_banks=self._refpb_banks, to_close=dict(self._to_close), write_mode=self._write_mode,
             open_banks=self._open_banks, active_since=self._active_since, read_queues=queues[0],
-            write_queues=queues[1], stream=stream, held=self._held, **self.statistics_figures())
+            write_queues=queues[1], opened=[self._opened[b].seq if b in self._opened else -1
+                                            for b in range(self._bank_count)], stream=stream, held=self._held, **self.statistics_figures())
 
     def statistics_figures(self) -> dict:
         """The statistics a snapshot carries, as :class:`SchedulingState` fields."""
@@ -194,6 +199,7 @@ class HasSchedulingState:
         self._write_mode = state.write_mode
         self._open_banks, self._active_since = state.open_banks, state.active_since
         self._pending_writes = {}
+        by_seq = {}
         for write, side, queues, active in ((False, state.read_queues, self._rq, self._rq_active),
                                             (True, state.write_queues, self._wq, self._wq_active)):
             active.clear()
@@ -202,11 +208,13 @@ class HasSchedulingState:
                 for seq, arrival, row, column, burst, size, kind in items:
                     entry = QueuedBurst(seq, arrival, b, row, column, write, None, burst, size)
                     entry.kind = kind
+                    by_seq[seq] = entry
                     queues[b].append(entry)
                     if write:
                         self._pending_writes[burst] = self._pending_writes.get(burst, 0) + 1
                 if items:
                     active[b] = None
+        self._opened = {b: by_seq[seq] for b, seq in enumerate(state.opened) if seq >= 0}
         self._rq_count = sum(map(len, self._rq))
         self._wq_count = sum(map(len, self._wq))
         self._stream = state.stream

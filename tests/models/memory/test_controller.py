@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from archmodel.models.memory import FIXED_OVERHEAD_CYCLES, PRESETS, AddressMapping, synthetic_stream
 from archmodel.models.messages import MemRequest
 
-from .wiring import controller_with_checker, ported_controller, run
+from .wiring import attach_synthetic, controller_with_checker, ported_controller, run, writes_then_reads
 
 
 @pytest.mark.parametrize("standard", sorted(PRESETS))
@@ -33,23 +33,9 @@ def test_unloaded_read_latency_is_the_formula_plus_the_fixed_overhead(standard):
 
 def test_reads_see_every_earlier_write_to_their_address():
     standard = "DDR4-2400R"
-    requests = []
-    for i in range(40):
-        address = (i % 5) * 64 + (i % 3) * (1 << 20)
-        if i % 2 == 0:
-            requests.append(MemRequest(address=address, size_bytes=64, is_write=True,
-                                       data=bytes([i]) * 64, tag=i))
-        else:
-            requests.append(MemRequest(address=address, size_bytes=64, tag=i))
+    requests, expected = writes_then_reads(40)
     top, src, dram, sink, checker = ported_controller(standard, requests)
     run(top)
-    last = {}
-    expected = {}
-    for r in requests:
-        if r.is_write:
-            last[r.address] = r.data
-        else:
-            expected[r.tag] = last.get(r.address, bytes(64))
     got = {m.tag: m.data for m in sink.messages if m.data is not None}
     assert got == expected
     assert len(sink.messages) == len(requests)
@@ -98,9 +84,7 @@ def test_any_configuration_obeys_every_constraint_and_serves_every_request(
     top, dram, checker = controller_with_checker(standard, scheduler=scheduler, page_policy=page_policy,
                                                  refresh=refresh, read_queue=queue, write_queue=queue)
     count = 1500
-    dram.attach_stream(synthetic_stream(pattern, count, capacity_bytes=dram.address_map.capacity_bytes,
-                                        burst_bytes=dram.burst_bytes, seed=11, write_fraction=write_fraction,
-                                        stride_bytes=4096, hot_bytes=1 << 16))
+    attach_synthetic(dram, pattern, count, write_fraction)
     run(top)
     assert dram.reads.value + dram.writes.value == count
     assert checker.violation_count.value == 0, checker.violations[:3]

@@ -1,8 +1,10 @@
 """Small builders shared by the memory tests."""
 
 from archmodel.kernel import Component, Simulator, connect
+from archmodel.models.messages import MemRequest
 from archmodel.models.basic import Sink, Source
-from archmodel.models.memory import DramController, DramTimingChecker, InDramCacheController, SubarrayTimingChecker
+from archmodel.models.memory import (DramController, DramTimingChecker, InDramCacheController, SubarrayTimingChecker,
+                                     synthetic_stream)
 from archmodel.models.memory.timing import dram_clock, preset
 
 
@@ -12,9 +14,17 @@ def controller_with_checker(standard="DDR4-2400R", **params):
     top = Component("top", clock=clock)
     params.setdefault("stop_when_done", True)
     dram = DramController("dram", top, standard=standard, **params)
-    checker = DramTimingChecker("checker", top, standard=standard)
+    overrides = {"ranks": params["ranks"]} if "ranks" in params else None
+    checker = DramTimingChecker("checker", top, standard=standard, overrides=overrides)
     checker.watch(dram)
     return top, dram, checker
+
+
+def attach_synthetic(dram, pattern, count, write_fraction, seed=11):
+    """Attach ``count`` requests of a synthetic pattern (strides of 4 KiB, a 64 KiB hot region)."""
+    dram.attach_stream(synthetic_stream(pattern, count, capacity_bytes=dram.address_map.capacity_bytes,
+                                        burst_bytes=dram.burst_bytes, seed=seed, write_fraction=write_fraction,
+                                        stride_bytes=4096, hot_bytes=1 << 16))
 
 
 def ported_controller(standard, messages, cycles=None, **params):
@@ -52,3 +62,24 @@ def run(top, seed=0):
     sim = Simulator(top, seed=seed)
     sim.run()
     return sim
+
+
+def writes_then_reads(count, read_bytes=64):
+    """``count`` requests alternating write and read over 15 bursts in three rows' worth of
+    addresses (each write 64 bytes of its index, each read ``read_bytes``), so reads keep
+    meeting earlier writes of their bytes; and the data each read (by tag) must return."""
+    requests = []
+    for i in range(count):
+        address = (i % 5) * 64 + (i % 3) * (1 << 20)
+        if i % 2 == 0:
+            requests.append(MemRequest(address=address, size_bytes=64, is_write=True, data=bytes([i]) * 64, tag=i))
+        else:
+            requests.append(MemRequest(address=address, size_bytes=read_bytes, tag=i))
+    last = {}
+    expected = {}
+    for r in requests:
+        if r.is_write:
+            last[r.address] = r.data
+        else:
+            expected[r.tag] = b"".join(last.get(r.address + o, bytes(64)) for o in range(0, read_bytes, 64))
+    return requests, expected
