@@ -94,6 +94,15 @@ def test_an_unstable_measurement_is_not_a_success(tmp_path, capsys):
     assert code == 3
     assert "unstable at 500 ns" in err and "error: the measurement is unstable" in err
     assert json.loads(stats.read_text())["manifest"]["outcome"] == "unstable"
+    assert "did not all arrive before the drain limit" in err
+    # BookSim's rule (the default) ends it earlier when the running average latency passes its
+    # threshold at a sample boundary: here at the end of the warm-up, 200 cycles in
+    top.write_text(top.read_text().replace("drain_limit = 100", "drain_limit = 100, latency_threshold = 20"))
+    code, err = _run(capsys, "run", top, "-q")
+    assert code == 3
+    assert ("unstable at 200 ns" in err and "error: the measurement is unstable: the running average packet latency "
+            "passed 20 cycles at 200 ns (BookSim's rule; stability = \"drain\" waits for the drain limit instead)" in err)
+    top.write_text(top.read_text().replace(", latency_threshold = 20", ""))
     # below saturation the same measurement ends measured, exit 0, and says so
     top.write_text(top.read_text().replace("rate = 1.0", "rate = 0.1"))
     code, err = _run(capsys, "run", top, "-q", "--stats", stats)

@@ -25,6 +25,19 @@ def _resolved_params(sim: Simulator) -> dict:
     return {c.path: attrs.asdict(c.params) for c in sim.components if attrs.asdict(c.params)}
 
 
+def _instability(sim: Simulator) -> str:
+    """Why a network measurement was unstable, under the rule its Noc applied."""
+    from ..models.network import Noc
+
+    for noc in (c for c in sim.top.walk() if isinstance(c, Noc)):
+        meas = noc.measurement
+        if meas is not None and meas.latency_unstable and meas.exceeded_ps is not None:
+            return (f"the running average packet latency passed {noc.latency_threshold} cycles at "
+                    f"{format_time(meas.exceeded_ps)} (BookSim's rule; stability = \"drain\" waits for the "
+                    "drain limit instead)")
+    return "packets created in the window did not all arrive before the drain limit"
+
+
 def _manifest(args, sim: Simulator, source: str | None, build_params: dict, outcome: str,
               files_read: dict[str, str | None]) -> dict:
     return {
@@ -250,9 +263,8 @@ def cmd_run(args) -> int:
     if failure:
         print(failure, file=sys.stderr)
     if code == EXIT_UNSTABLE:
-        print("error: the measurement is unstable: packets created in the window did not all arrive "
-              "before the drain limit (the offered load is past saturation); its figures are not a "
-              "steady state", file=sys.stderr)
+        print(f"error: the measurement is unstable: {_instability(sim)} (the offered load is past "
+              "saturation); its figures are not a steady state", file=sys.stderr)
     if outcome == "interrupted":
         how = "interrupted" if code == EXIT_INTERRUPTED else f"stopped by {signal.Signals(code - 128).name}"
         print(f"{how}: waveform closed and statistics so far written", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""Drivers above the models: design-space sweeps on Dask, their tables and plots.
+"""Drivers above the models: design-space sweeps on Dask, their tables and plots, and a
+network's latency-throughput curve measured as BookSim measures (:mod:`.network`).
 
 :func:`sweep` runs a ``.arch`` system (or a builder) over a grid, zipped lists or random
 samples of its parameters, on local Dask worker processes or an existing Dask cluster, and

@@ -6,7 +6,7 @@ error bars; where other swept parameters vary too the points are drawn unjoined.
 ``--plot noc`` (optionally ``,x=rate,hue=vcs``) is BookSim's latency-throughput figure of the
 system's network: packet and network latency, and accepted throughput, against the offered
 rate, and the saturation rate of each curve (average packet latency at twice the zero-load
-latency, :func:`~archmodel.models.network.measure.saturation_rate`).
+latency, :func:`~archmodel.experiments.network.saturation_rate`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 
 from ..kernel import ArchError
-from ..models.network.measure import saturation_rate
+from .network import saturation_rate
 from .runner import FAILED, RUN_COLUMNS
 
 PLOT_HINT = "for example: --plot x=rate,y=Mesh8x8.net.packet_latency,hue=depth, or --plot noc"

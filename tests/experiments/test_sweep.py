@@ -103,7 +103,7 @@ def test_retry_failed_runs_only_the_failed_points_again_and_fresh_all(tmp_path):
 
 def test_a_network_sweep_gives_booksim_measurements_as_the_measure_module_does(tmp_path):
     from archmodel.lang import load
-    from archmodel.models.network.measure import measure_top
+    from archmodel.experiments.network import measure_top
 
     arch = tmp_path / "small.arch"
     arch.write_text('system Small(rate: float = 0.1) {\n'

@@ -3,11 +3,11 @@ that only keeps what bounds memory-level parallelism."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
-from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model
+from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model, one_of
 from archmodel.models.messages import MemRequest
 
 
@@ -44,6 +44,14 @@ class References:
 
     def __len__(self) -> int:
         return len(self.address)
+
+    def part(self, start: int, end: int) -> "References":
+        """References start .. end - 1 as a stream of their own (a dependence reaching before
+        ``start`` becomes none)."""
+        dep = self.dep[start:end]
+        dep = np.where(dep > np.arange(end - start), 0, dep)
+        return References(*(getattr(self, name)[start:end] for name in self.__slots__[:4]), dep,
+                          self.value[start:end], self.check[start:end])
 
     @classmethod
     def concatenate(cls, parts: list["References"]) -> "References":
@@ -90,9 +98,11 @@ class ReferenceCore(Component):
     ``check_reads`` every read answer is compared with the value the workload computed for
     it: a mismatch stops the run, naming the reference.
 
-    A stream may come in phases (``load(stream, phase_ends, barrier)``): at the end of a
-    phase the core waits for all its answers, arrives at the :class:`Barrier` it shares with
-    the other cores, and goes on when released.
+    A stream may come in phases (``load(stream, phase_ends, barrier)``, or
+    ``load_phases(phases, barrier)`` with the phases made one at a time as the core reaches
+    them, so a long run holds one phase's references at once): at the end of a phase the
+    core waits for all its answers, arrives at the :class:`Barrier` it shares with the other
+    cores, and goes on when released. A reference's tag is its index in its phase.
 
     The core is done at the cycle its last answer arrives; ``on_finish`` callbacks then run.
 
@@ -100,11 +110,19 @@ class ReferenceCore(Component):
     instructions (compute is a count of cycles that only delays dispatch), store-to-load
     forwarding, speculation past an unknown store address (a load waits only for older
     references to its own word), and more than one memory port.
+
+    ``engine``: ``compiled`` computes the core and the cache it reaches alone in one numba
+    loop, many cycles at once (:mod:`.compiled_reference`, which says where it applies),
+    with the same cycles and statistics; ``python`` runs the Python models; ``auto`` takes
+    the compiled loop where it applies.
     """
 
     window = Param(int, 16, "references in the window at most (reorder buffer / load-store queue entries)",
                    check=at_least(1))
     check_reads = Param(bool, True, "compare every read answer with the workload's expected value")
+    engine = Param(str, "auto", "compiled: the core and its private cache in one numba loop (where it applies); "
+                   "python: the Python models; auto: compiled where it applies", check=one_of("auto", "python",
+                                                                                             "compiled"))
 
     req = Out("memory references (MemRequest)", pair="resp")
     resp = In("answers (MemResponse), any order (matched by tag)")
@@ -121,21 +139,38 @@ class ReferenceCore(Component):
                      if c.done_cycle >= 0 else c.elapsed_cycles)
 
     def setup(self) -> None:
-        self.stream: References | None = None
+        self.stream: References | None = None  # the phase being played
         self.done_cycle = -1
         self._finish: list[Callable] = []
-        self._ends, self._barrier = [], None
+        self._phases, self._upcoming, self._barrier = iter(()), None, None
+        self.compiled = None  # the compiled pair (core and cache) when the run computes in it
 
     def load(self, stream: References, phase_ends: list[int] | None = None, barrier: Barrier | None = None) -> None:
         """The references to play from the first edge; with ``phase_ends`` (the index after
         each phase's last reference, every phase but the last) the core meets ``barrier``
-        after each of those phases."""
-        self.stream = stream
-        ends = list(phase_ends or [])
-        if ends and barrier is None:
-            raise ValueError(f"{self.path}: phases need a barrier shared with the other cores")
-        self._ends = ends
+        after each of those phases (a dependence reaches no further back than its phase's
+        start: the barrier answered everything before)."""
+        bounds = [0, *(phase_ends or []), len(stream)]
+        self.load_phases((stream.part(a, b) for a, b in zip(bounds, bounds[1:])), barrier)
+
+    def load_phases(self, phases: Iterable[References], barrier: Barrier | None = None) -> None:
+        """Play ``phases`` in order, meeting ``barrier`` between them; each phase is taken
+        from the iterable when the core is released into it (so it may be made then)."""
+        self._phases = iter(phases)
         self._barrier = barrier
+        self.stream = None
+        self._take_phase()
+        if self._upcoming is not None and barrier is None:
+            raise ValueError(f"{self.path}: phases need a barrier shared with the other cores")
+
+    def _take_phase(self) -> None:
+        """The next phase becomes the one played (and the one after it is looked up, so the
+        core knows whether a barrier ends this one)."""
+        stream = self._upcoming if self.stream is not None else next(self._phases, None)
+        self._upcoming = next(self._phases, None) if stream is not None else None
+        self.stream = stream
+        if stream is None:
+            return
         self._addr = stream.address.tolist()
         self._size = stream.size.tolist()
         self._write = stream.write.tolist()
@@ -144,22 +179,72 @@ class ReferenceCore(Component):
         self._value = stream.value.tolist()
         self._check = stream.check.tolist()
 
+    def next_phase(self) -> References | None:
+        """Move on to the next phase and return it (None: that was the last); for a compiled
+        form that plays the phases itself."""
+        self._take_phase()
+        return self.stream
+
+    @property
+    def more_phases(self) -> bool:
+        """Whether a barrier and another phase follow the one being played."""
+        return self._upcoming is not None
+
+    @property
+    def barrier(self) -> Barrier | None:
+        """The barrier the core meets between phases."""
+        return self._barrier
+
     def on_finish(self, callback: Callable) -> None:
         """Call ``callback(core)`` once the last answer arrived."""
         self._finish.append(callback)
 
     def start(self) -> None:
+        self._waiting: list[int] = []  # in the window, not issued, in program order
+        self._stalls = {}  # stall counter -> the cycle its stall began
+        self._held = False  # arrived at the barrier, not released yet
+        self._earliest = 0  # the first cycle the next reference may enter
+        self._last_entry = -1  # the cycle the last reference entered
+        self._begin_phase()
+        self._choose_engine()
+
+    def _begin_phase(self) -> None:
+        """Start playing the current phase: its first reference enters ``gap[0]`` cycles after
+        the previous phase's last one did, and not before the barrier's release."""
         n = len(self._addr) if self.stream is not None else 0
         self._entered = 0  # the next reference to enter the window
         self._retired = 0  # every reference before this one is answered
         self._answered = bytearray(n)
-        self._waiting: list[int] = []  # in the window, not issued, in program order
-        self._stalls = {}  # stall counter -> the cycle its stall began
-        self._phase = 0  # index into _ends of the next barrier
-        self._held = False  # arrived at the barrier, not released yet
-        self._earliest = self._gap[0] if n else 0  # the first cycle the next reference may enter
         if n:
+            self._earliest = max(self._earliest, self._last_entry + 1 + self._gap[0])
             self.compute_cycles.value += self._gap[0]
+
+    def _choose_engine(self) -> None:
+        """Hand the run to the compiled pair when ``engine`` asks for it and it applies."""
+        if self.engine == "python":
+            return
+        from .compiled_reference import CompiledPair, unsupported
+        channel = self.req.channel
+        cache = channel.dst_owner if channel is not None else None
+        why = unsupported(self, cache)
+        if why is not None:
+            if self.engine == "compiled":
+                self.fail(f"engine 'compiled' does not apply: {why} (use engine = \"auto\")")
+            return
+        self.compiled = CompiledPair(self, cache)
+        cache.drive_with(self.compiled)
+
+    def earliest_send_ps(self, port) -> int | None:
+        """Never while the compiled pair runs: its requests stay inside the pair."""
+        return None if self.compiled is not None else super().earliest_send_ps(port)
+
+    def reaction_ps(self, inp, out) -> int | None:
+        """None while the compiled pair runs (nothing arrives, nothing leaves)."""
+        return None if self.compiled is not None else super().reaction_ps(inp, out)
+
+    def finish_at(self, cycle: int) -> None:
+        """The compiled pair took the last answer at ``cycle``: the core is done."""
+        self._finished(cycle)
 
     @property
     def done(self) -> bool:
@@ -168,12 +253,12 @@ class ReferenceCore(Component):
 
     def tick(self) -> None:
         c = self.cycle
-        if self.stream is None or self.done_cycle >= 0:
+        if self.stream is None or self.done_cycle >= 0 or self.compiled is not None:
             self.sleep()
             return
         if self.resp.valid:
             self._answer(c, self.resp.recv())
-        if self._retired == len(self._addr) and self._phase == len(self._ends):
+        if self._retired == len(self._addr) and self._upcoming is None:
             self._finished(c)
             self.sleep()
             return
@@ -184,16 +269,21 @@ class ReferenceCore(Component):
         if self._waiting:
             self._stall(c, self.dependence_stalls)
         # Nothing more this cycle: an answer, a credit, the release or the next entry wakes it.
-        at_barrier = self._phase < len(self._ends) and self._entered == self._ends[self._phase]
-        if self._entered < len(self._addr) and not at_barrier and self._entered - self._retired < self.window:
+        at_barrier = self._upcoming is not None and self._entered == len(self._addr)
+        more = self._entered < len(self._addr) and not at_barrier
+        if more and self._entered - self._retired < self.window:
             self.sleep_for(max(1, self._earliest - c))
         else:
+            if more:
+                # The window is full: the next reference stalls from the cycle it could enter,
+                # though the core sleeps through it (until an answer retires one).
+                self._stall(max(c, self._earliest), self.window_stalls)
             self.sleep()
 
     def _enter(self, c: int) -> None:
         """Let the next reference into the window, or meet the barrier at a phase end."""
         i = self._entered
-        if self._phase < len(self._ends) and i == self._ends[self._phase]:
+        if self._upcoming is not None and i == len(self._addr):
             if not self._held and self._retired == i:
                 self._held = True
                 self._barrier_since = c
@@ -207,6 +297,7 @@ class ReferenceCore(Component):
         self._end_stall(c, self.window_stalls)
         self._waiting.append(i)
         self._entered = i + 1
+        self._last_entry = c
         if i + 1 < len(self._addr):
             gap = self._gap[i + 1]
             self.compute_cycles.value += gap
@@ -247,11 +338,12 @@ class ReferenceCore(Component):
     def release(self, at_ps: int) -> None:
         """The barrier lets this core go on at ``at_ps``."""
         self._held = False
-        self._phase += 1
         period = self.domain.period_ps
         cycle = -(-(at_ps - self.domain.phase_ps) // period)
         self.barrier_cycles.value += cycle - self._barrier_since
         self._earliest = max(self._earliest, cycle)
+        self._take_phase()
+        self._begin_phase()
         self.wake_at(at_ps)
 
     def _stall(self, c: int, counter) -> None:
@@ -275,7 +367,7 @@ class ReferenceCore(Component):
         n = len(self._addr)
         while self._retired < n and self._answered[self._retired]:
             self._retired += 1
-        if self._retired == n and self._phase == len(self._ends):
+        if self._retired == n and self._upcoming is None:
             self._finished(c)
 
     def _finished(self, c: int) -> None:
@@ -285,5 +377,8 @@ class ReferenceCore(Component):
 
     def holding(self) -> str | None:
         """References in the window."""
-        flying = self._entered - self._retired if self.stream is not None else 0
+        if self.compiled is not None:
+            flying = 0 if self.done else self.compiled.in_window()
+        else:
+            flying = self._entered - self._retired if self.stream is not None else 0
         return f"{flying} references in the window" if flying else None

@@ -169,6 +169,7 @@ class Cache(Component):
         self._claimed: set[int] = set()  # buffered lines a miss took while their fetch was on its way
         self._recent_misses: OrderedDict = OrderedDict()  # the last demand-missed lines, for stream detection
         self.mshr_busy = self.register("mshr_busy", 0, width=max(1, self.mshrs.bit_length()))
+        self.driver = None  # a compiled form that computes this cache with its client (drive_with)
 
     def start(self) -> None:
         self._array = CacheArray(self.sets, self.ways, self.policy, self.rng, self.write_hits_touch)
@@ -183,6 +184,23 @@ class Cache(Component):
             return below.memory_range()
         base, size = getattr(below, "base_address", None), getattr(below, "size_bytes", None)
         return (base, base + size) if base is not None and size is not None else None
+
+    def drive_with(self, driver) -> None:
+        """Let ``driver`` (a compiled form of this cache and its one client, such as a
+        reference core's) run each tick of this cache: ``driver.tick()`` takes what arrives
+        on ``mem_resp`` and sends on ``mem_req``; ``driver.publish()`` writes its counters and
+        the lines it holds back here (:meth:`hold_lines`) when a run settles."""
+        self.driver = driver
+
+    def hold_lines(self, lines: dict) -> None:
+        """The lines held now (line number -> its bytes), from a compiled form, so that
+        :meth:`backdoor_read` sees data still dirty in the cache."""
+        self._lines = lines
+
+    def settle(self) -> None:
+        """A run returned: a compiled form publishes its state here."""
+        if self.driver is not None:
+            self.driver.publish()
 
     # -- the functional side ------------------------------------------------------------
     def below(self):
@@ -212,6 +230,9 @@ class Cache(Component):
 
     # -- the clock edge -----------------------------------------------------------------
     def tick(self) -> None:
+        if self.driver is not None:
+            self.driver.tick()
+            return
         c = self.cycle
         if self.mem_resp.valid:
             self._answer(c, self.mem_resp.recv())
@@ -461,6 +482,8 @@ class Cache(Component):
 
     def holding(self) -> str | None:
         """Requests taken and not answered, and lines waiting for their fill."""
+        if self.driver is not None:
+            return None  # its client, whose compiled form this is, says what it holds
         jobs = sum(len(j) for j in self._jobs)
         return f"{jobs} requests, {len(self._mshr)} lines on their way" if jobs or self._mshr else None
 

@@ -2,8 +2,8 @@
 
 Topologies are networkx graphs made by registered generators (:mod:`.topology`); routing
 functions work on those graphs (:mod:`.routing`); :class:`Noc` builds a whole network with
-synthetic traffic and BookSim 2's measurement, and :func:`~.measure.sweep` runs it over a
-range of offered loads. Packets can also come from a trace file (:mod:`.trace`), and
+synthetic traffic and BookSim 2's measurement (:mod:`.measurement`), and
+:func:`archmodel.experiments.network.sweep` runs it over a range of offered loads. Packets can also come from a trace file (:mod:`.trace`), and
 ``Noc(engine="fast")`` steps the whole network from one component (:mod:`.engine`). With an
 ``address_map`` a Noc carries memory traffic between requesters and memories
 (:mod:`.memory_interface`, :mod:`.address_map`).
@@ -15,7 +15,8 @@ from .flit import Flit, NetPacket
 from .interface import NetworkInterface
 from .link import DieToDieLink
 from .memory_interface import MemoryMappedInterface
-from .network import NetworkMeasurement, Noc
+from .measurement import NetworkMeasurement
+from .network import Noc
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators

@@ -10,6 +10,9 @@ a mapping requester -> granted resource with every resource granted at most once
 * :func:`islip`: request-grant-accept with round-robin grant and accept arbiters, repeated
   ``iterations`` times over unmatched requesters and resources; pointers move only on an
   accepted grant of the first iteration (McKeown 1999), which desynchronises them under load.
+
+:func:`islip_shared` and :func:`islip_ports` are one-round iSLIP for the router's common cases
+(every requester asking for the same resources; input ports with VCs, for switch allocation).
 """
 
 from __future__ import annotations
@@ -116,3 +119,43 @@ def islip_shared(requesters: list, resources: list, in_ptr: list, out_ptr: list,
         grants[i] = o
         out_ptr[o] = (i + 1) % n_in
         in_ptr[i] = (o + 1) % n_out
+
+
+def islip_ports(by_port: dict, ivc_out: list, out_port_of: list, in_ptr: list, out_ptr: list, vc_ptr: list,
+                n_in: int, n_out: int, v: int) -> list:
+    """A router's switch allocation by one iSLIP round over ``by_port`` (input port -> its ready
+    input VCs, each holding output VC ``ivc_out[ivc]`` of port ``out_port_of[...]``): exactly
+    :func:`islip` with ``iterations=1`` on the ports' output requests, then each winning input's
+    VC arbiter (pointer ``vc_ptr``, ``v`` VCs per port) picks among its VCs for the granted
+    output. Returns the winning input VCs."""
+    wanted: dict = {}  # output port -> input ports requesting it
+    for p, w in by_port.items():
+        outs = (out_port_of[ivc_out[w[0]]],) if len(w) == 1 else {out_port_of[ivc_out[i]] for i in w}
+        for o in outs:
+            ps = wanted.get(o)
+            if ps is None:
+                wanted[o] = [p]
+            else:
+                ps.append(p)
+    offers: dict = {}  # input port -> outputs granting it
+    for o, ps in wanted.items():
+        p = ps[0] if len(ps) == 1 else _rotate_pick(ps, out_ptr[o], n_in)
+        granted = offers.get(p)
+        if granted is None:
+            offers[p] = [o]
+        else:
+            granted.append(o)
+    winners = []
+    for p, granted in offers.items():
+        o = granted[0] if len(granted) == 1 else _rotate_pick(granted, in_ptr[p], n_out)
+        out_ptr[o] = (p + 1) % n_in
+        in_ptr[p] = (o + 1) % n_out
+        choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
+        if len(choice) == 1:
+            ivc = choice[0]
+        else:
+            start = p * v + vc_ptr[p]
+            ivc = min(choice, key=lambda i: (i - start) % v)
+        vc_ptr[p] = (ivc - p * v + 1) % v
+        winners.append(ivc)
+    return winners

@@ -253,6 +253,8 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         self.steps += 1
         now = self.sim.now
         noc = self.parent
+        if self.measuring:
+            noc.measurement.reach(now)  # a sample boundary is judged before this edge's moves
         routers = noc.routers
         busy = self.busy_routers
         moved = False
@@ -286,6 +288,8 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         noc = self.parent
         meas = noc.measurement
         period = self.period
+        if self.measuring and meas.latency_unstable:
+            return True  # the stability rule stopped the run at this edge
         if self.measuring and now >= meas.end_ps:
             if meas.outstanding == 0:
                 self.sim.stop("measured")
@@ -373,7 +377,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         for r in self.busy_routers:
             router = routers[r]
             if router.arbitrate(now):
-                for at in (now + router.st_total, now + router.cr_delay):
+                for at in (now + router.st_total, *[now + d for d in router.credit_times]):
                     senders = sends.get(at)
                     if senders is None:
                         sends[at] = {r}
@@ -394,6 +398,8 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         r_wheel, n_wheel = self.r_wheel, self.n_wheel
         for r in senders:
             words = routers[r].words_due(now)
+            if words is None:  # a credit time no winner of that edge used
+                continue
             row = links[r]
             for p, (flit, credit) in words.items():
                 to_router, target, port, delay = row[p]
@@ -417,9 +423,9 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         if self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends:
             return
         soonest = min(self.ni_wakes) if self.ni_wakes else None
-        check = self.check_ps
-        if check is not None and (soonest is None or check < soonest):
-            soonest = check
+        for check in (self.check_ps, self.parent.measurement.next_check_ps if self.measuring else None):
+            if check is not None and (soonest is None or check < soonest):
+                soonest = check
         self.sleep()
         if soonest is not None:
             self.wake_at(soonest)

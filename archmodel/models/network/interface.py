@@ -28,7 +28,12 @@ class NetworkInterface(Component):
     (:meth:`load_trace`; :class:`~.network.Noc` reads the file). Delivered messages leave on
     ``out`` when it is connected. The interface picks a free VC of the router's input port for
     each packet (round robin) and sends one flit per cycle when it holds that VC's credit; it
-    consumes arriving flits at once and returns their credits in the same cycle.
+    consumes arriving flits at once and returns their credits ``credit_delay`` cycles later
+    (the router's credit processing delay, which BookSim charges to the router receiving a
+    credit and which this model charges here, on the way). Credits from the router count the
+    edge they arrive. With ``wait_for_tail_credit`` a VC takes a new packet only once the
+    previous tail's credit is back, as the routers' output VCs (and BookSim's source buffer
+    state) do.
 
     Packet latency is measured from creation (source queueing included) to the tail's
     arrival here, network latency from the head's injection. A flit that arrives out of order
@@ -50,6 +55,9 @@ class NetworkInterface(Component):
     hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")
     hotspot_fraction = Param(float, 0.5, "hotspot traffic: share of packets sent to a hotspot",
                              check=in_range(0.0, 1.0))
+    credit_delay = Param(int, 0, "cycles the router takes to process a credit this interface returns",
+                         unit="cycles", check=at_least(0))
+    wait_for_tail_credit = Param(bool, False, "reuse a VC only when the previous tail's credit is back")
     inp = In("messages to send (with an integer dest attribute)", required=False)
     out = Out("messages delivered to this terminal", required=False)
     to_router = Out("link words (flit, returned credit) to the router")
@@ -67,11 +75,12 @@ class NetworkInterface(Component):
         self.queue: deque = deque()
         self.credits = [self.buffer_depth] * self.vcs
         self.vc_busy = [False] * self.vcs
+        self.tail_wait = [False] * self.vcs  # the tail went; the VC frees when its credit is back
         self.vc_pointer = 0
         self.sending: NetPacket | None = None
         self.send_index = 0
         self.send_vc = 0
-        self.credit_back: deque = deque()
+        self.credit_back: deque = deque()  # (time in ps the credit goes, vc)
         self.arriving: dict = {}  # vc -> (packet, next flit index)
         self.delivering: deque = deque()
         self.measurement = None
@@ -135,10 +144,8 @@ class NetworkInterface(Component):
         packet = NetPacket((self.terminal << 32) | self.packet_ids, self.terminal, dest, size, now, payload, measured)
         self.packet_ids += 1
         self.created.value += 1
-        if measured:
+        if meas is not None:
             meas.created(packet)
-        elif meas is not None:
-            meas.unmeasured += 1
         self.queue.append(packet)
         if self.monitor_hook is not None:
             self.monitor_hook()
@@ -168,6 +175,9 @@ class NetworkInterface(Component):
             flit, credit = word
             if credit != NO_CREDIT:
                 self.credits[credit] += 1
+                if self.tail_wait[credit] and self.credits[credit] == self.buffer_depth:
+                    self.tail_wait[credit] = False
+                    self.vc_busy[credit] = False
             if flit is not None:
                 self._eject(flit, now)
         if self.next_packet_ps is not None:
@@ -190,7 +200,8 @@ class NetworkInterface(Component):
             self._start_packet()
         if self.sending is not None and self.credits[self.send_vc] > 0:
             flit = self._next_flit(now)
-        credit = self.credit_back.popleft() if self.credit_back else NO_CREDIT
+        back = self.credit_back
+        credit = back.popleft()[1] if back and back[0][0] <= now else NO_CREDIT
         if flit is not None or credit != NO_CREDIT:
             return (flit, credit)
         return None
@@ -260,7 +271,10 @@ class NetworkInterface(Component):
         if i == 0:
             packet.injected_ps = now
         if flit.tail:
-            self.vc_busy[self.send_vc] = False
+            if self.wait_for_tail_credit:
+                self.tail_wait[self.send_vc] = True
+            else:
+                self.vc_busy[self.send_vc] = False
             self.sending = None
         else:
             self.send_index = i + 1
@@ -268,7 +282,7 @@ class NetworkInterface(Component):
 
     def _eject(self, flit: Flit, now: int) -> None:
         self.ejected_flits.value += 1
-        self.credit_back.append(flit.vc)
+        self.credit_back.append((now + self.credit_delay * self.period, flit.vc))
         packet = flit.packet
         meas = self.measurement
         if meas is not None and meas.start_ps <= now < meas.end_ps:

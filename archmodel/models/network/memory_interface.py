@@ -129,7 +129,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         if from_memory.connected and from_memory.valid:
             self._send_response(from_memory.recv(), now)
         word = super().step(now, word)
-        # What arrived this edge leaves this edge, as a flit's credit does.
+        # What arrived this edge leaves this edge.
         while self.to_requester and mem_rsp.try_send(self.to_requester[0]):
             self.to_requester.popleft()
         while self.for_memory and to_memory.try_send(self.for_memory[0]):

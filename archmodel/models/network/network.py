@@ -12,6 +12,7 @@ from .flit import MAX_BUFFER_DEPTH, MAX_VCS
 from .engine import NocEngine
 from .address_map import AddressMap
 from .interface import NetworkInterface
+from .measurement import STABILITY_RULES, NetworkMeasurement
 from .memory_interface import MemoryMappedInterface
 from .router import NocRouter, SimpleRouter
 from .routing import PortMap, make_routing
@@ -20,47 +21,13 @@ from .trace import by_source, read_trace
 from .traffic import PATTERNS
 
 
-class NetworkMeasurement:
-    """BookSim's measurement: packets created in ``[start_ps, end_ps)`` are measured and
-    tracked until their tails arrive while injection goes on; accepted throughput counts the
-    flits that arrive during the window. The run stops when the window has closed and every
-    measured packet has arrived."""
-
-    def __init__(self, noc, start_ps: int, end_ps: int):
-        self.noc = noc
-        self.start_ps = start_ps
-        self.end_ps = end_ps
-        self.outstanding = 0
-        self.measured = 0
-        self.unmeasured = 0
-        self.accepted_flits = 0
-        self.offered_flits = 0
-
-    def created(self, packet) -> None:
-        self.outstanding += 1
-        self.measured += 1
-        self.offered_flits += packet.size
-
-    def delivered(self, packet, now: int, period: int) -> None:
-        if not packet.measured:
-            return
-        noc = self.noc
-        noc.packet_latency.samples.append((now - packet.created_ps) // period)
-        noc.network_latency.samples.append((now - packet.injected_ps) // period)
-        self.outstanding -= 1
-        if self.outstanding == 0 and now >= self.end_ps and noc.stop_when_measured:
-            # The last measured packet arrived in time even when the monitor, ticking earlier
-            # in this edge, judged the drain limit passed: the run ends measured either way.
-            noc.monitor.unstable = False
-            noc.sim.stop("measured")
-
-
 @model(catalogue=False)
 class NocMonitor(Component):
     """Watches a :class:`Noc`: ends the measurement when the window closes with nothing
     outstanding, gives up after the drain limit (saturated), and reports a deadlock, with the
     wait cycle among VCs, when flits are buffered and nothing has moved for a watchdog period.
-    It checks at the first edge, then every ``watchdog`` cycles and when the window closes, and is
+    It checks at the first edge, then every ``watchdog`` cycles, when the window closes and at
+    every sample boundary (the stability rule, :class:`~.measurement.NetworkMeasurement`), and is
     idle (until an interface creates a packet) only when no flit is buffered or queued and no
     measured packet is outstanding: a measured flit on a link keeps the checks on schedule."""
 
@@ -68,18 +35,37 @@ class NocMonitor(Component):
         self.last_transfers = -1
         self.unstable = False
         self.idle = False
+        self.check_ps = None  # the next watchdog and drain check (None: at the next tick)
 
     def wake_for_work(self) -> None:
         """An interface created a packet: resume watching if idle."""
         if self.idle:
             self.idle = False
+            self.check_ps = None
             self.wake_in(1)
+
+    def _sleep_until(self, check_ps: int) -> None:
+        """Sleep until the next check, or the next sample boundary if sooner."""
+        meas = self.parent.measurement
+        self.check_ps = wake = check_ps
+        if meas is not None and self.parent.stop_when_measured and meas.next_check_ps is not None:
+            # a sample boundary is judged at its edge, whatever else ticks then
+            wake = min(wake, meas.next_check_ps)
+        self.sleep()
+        self.wake_at(wake)
 
     def tick(self) -> None:
         noc = self.parent
         meas = noc.measurement
         now = self.sim.now
         period = self.domain.period_ps
+        if meas is not None:
+            meas.reach(now)
+            if meas.latency_unstable:
+                return  # the run stops at this edge, unstable
+        if self.check_ps is not None and now < self.check_ps:
+            self._sleep_until(self.check_ps)  # woken for a sample boundary only
+            return
         if meas is not None and now >= meas.end_ps and noc.stop_when_measured:
             if meas.outstanding == 0:
                 self.sim.stop("measured")
@@ -98,13 +84,13 @@ class NocMonitor(Component):
         waiting = buffered or (measuring and meas.outstanding) or any(ni.queue or ni.sending for ni in noc.interfaces)
         if not waiting and not window_open:
             self.idle = True  # an interface's next packet wakes us
+            self.check_ps = None
             self.sleep()
             return
         wake = now + noc.watchdog * period
         if window_open and meas.end_ps < wake:
             wake = meas.end_ps
-        self.sleep()
-        self.wake_at(wake)
+        self._sleep_until(wake)
 
 
 @model
@@ -128,7 +114,11 @@ class Noc(Component):
     cycle. The run warms up for ``warmup_periods`` x ``sample_period`` cycles, then measures the
     packets created during ``sample_periods`` x ``sample_period`` cycles and, with
     ``stop_when_measured``, stops when all of them have arrived (injection continues meanwhile)
-    or after ``drain_limit`` more cycles (then the point is past saturation).
+    or, unstable (past saturation), after ``drain_limit`` more cycles or, with
+    ``stability = "latency"`` (BookSim's rule, the default), at the first sample boundary where
+    the running average latency of the packets delivered and in flight passes
+    ``latency_threshold`` (:class:`~.measurement.NetworkMeasurement`); ``stability = "drain"``
+    leaves only the drain limit, recording the crossing (``measurement.exceeded_ps``).
     ``packet_latency`` (creation to tail arrival, source queueing included) and
     ``network_latency`` (head injection to tail arrival) are in cycles; ``accepted`` is
     flits per terminal per cycle arriving during the window. Every ``watchdog`` cycles a
@@ -162,7 +152,7 @@ class Noc(Component):
     vc_alloc_delay = Param(int, 1, "router: cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 1, "router: cycles of switch allocation", unit="cycles", check=at_least(0))
     st_delay = Param(int, 1, "router: cycles of switch traversal", unit="cycles", check=at_least(0))
-    credit_delay = Param(int, 0, "router: cycles before a freed buffer's credit is sent", unit="cycles",
+    credit_delay = Param(int, 0, "router: cycles to process a returned credit", unit="cycles",
                          check=at_least(0))
     allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
     alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
@@ -185,6 +175,11 @@ class Noc(Component):
     sample_periods = Param(int, 1, "sample periods measured", check=at_least(1))
     drain_limit = Param(int, 20000, "cycles after the window to wait for measured packets", unit="cycles",
                         check=at_least(1))
+    stability = Param(str, "latency", "unstable when the running average latency passes latency_threshold at a "
+                      "sample boundary ('latency', BookSim's rule) or only at the drain limit ('drain')",
+                      check=one_of(*STABILITY_RULES))
+    latency_threshold = Param(int, 500, "the stability rule's running average latency limit (BookSim's "
+                              "latency_thres)", unit="cycles", check=at_least(1))
     stop_when_measured = Param(bool, True, "stop the run once every measured packet has arrived")
     watchdog = Param(int, 2000, "cycles without progress while flits are buffered before a deadlock is reported",
                      unit="cycles", check=at_least(1))
@@ -247,7 +242,9 @@ class Noc(Component):
         if self.traffic != "none":
             start = self.warmup_periods * self.sample_period
             end = start + self.sample_periods * self.sample_period
-            self.measurement = NetworkMeasurement(self, start, end)  # in cycles until start() scales them
+            # in cycles until start() scales them
+            self.measurement = NetworkMeasurement(self, start, end, self.sample_period, self.warmup_periods,
+                                                  self.latency_threshold, self.stability)
         elif trace:
             # A trace alone: every packet is measured, and the run ends when the last arrives.
             self.trace_window = max(p.cycle for p in trace) + 1
@@ -258,7 +255,9 @@ class Noc(Component):
         interface_class = NetworkInterface if self.memory_map is None else MemoryMappedInterface
         for t in range(pm.terminals):
             ni = interface_class(f"ni[{t}]", owner, terminal=t, terminals=pm.terminals, vcs=self.vcs,
-                                 buffer_depth=self.buffer_depth, flit_bits=self.flit_bits, traffic=self.traffic,
+                                 buffer_depth=self.buffer_depth, credit_delay=self.credit_delay,
+                                 wait_for_tail_credit=self.wait_for_tail_credit, flit_bits=self.flit_bits,
+                                 traffic=self.traffic,
                                  rate=self.rate, packet_size=self.packet_size, injection=self.injection,
                                  burst_alpha=self.burst_alpha, burst_beta=self.burst_beta, hotspots=self.hotspots,
                                  hotspot_fraction=self.hotspot_fraction)
@@ -331,8 +330,7 @@ class Noc(Component):
     def start(self) -> None:
         if self.measurement is not None:
             period = self.domain.period_ps
-            self.measurement.start_ps = self.domain.phase_ps + self.measurement.start_ps * period
-            self.measurement.end_ps = self.domain.phase_ps + self.measurement.end_ps * period
+            self.measurement.scale(self.domain.phase_ps, period)
 
     @property
     def stats(self) -> list:

@@ -8,7 +8,7 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
 
-from .allocators import ALLOCATORS, islip_shared, set_bits
+from .allocators import ALLOCATORS, islip_ports, islip_shared, set_bits
 from .router_reports import RouterReports
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
@@ -34,10 +34,15 @@ class NocRouter(RouterReports, Component):
     ``t + routing_delay``, may win the switch ``vc_alloc_delay`` cycles later, and is sent on the
     output link ``sw_alloc_delay + st_delay`` cycles after winning; the link adds its latency.
     So a hop costs ``routing_delay + vc_alloc_delay + sw_alloc_delay + st_delay + link latency``
-    cycles; body flits follow one per cycle. A flit's credit returns upstream
-    ``credit_delay`` cycles after it leaves its buffer (plus the link latency back). The output
-    VC is free for another packet once the tail has left, or, with ``wait_for_tail_credit``,
-    once the tail's credit has come back (downstream buffer empty).
+    cycles; body flits follow one per cycle. A flit's credit leaves when switch allocation
+    completes (``sw_alloc_delay`` cycles after the flit won: BookSim sends it at the end of its
+    allocation cycle, and its channels take one cycle more than their latency, which for flits
+    the stage delays already hold), crosses the link back, and the upstream router uses it
+    ``credit_delay`` cycles after it arrives (BookSim's credit processing delay, charged by
+    the receiver, so a credit for an interface is not delayed and an interface's credit for
+    its router is: :class:`~.interface.NetworkInterface` holds it that long). The output VC is
+    free for another packet once the tail has left, or, with ``wait_for_tail_credit``, once the
+    tail's credit has been processed (downstream buffer empty).
 
     Links carry :data:`~archmodel.models.network.flit.LinkWord` pairs (flit, returned credit), so
     port ``i`` of ``inp`` and ``out`` lead to the same neighbour (local ports first, then
@@ -61,8 +66,8 @@ class NocRouter(RouterReports, Component):
     vc_alloc_delay = Param(int, 1, "cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 1, "cycles of switch allocation", unit="cycles", check=at_least(0))
     st_delay = Param(int, 1, "cycles of switch traversal", unit="cycles", check=at_least(0))
-    credit_delay = Param(int, 0, "cycles between a flit leaving its buffer and its credit being sent",
-                         unit="cycles", check=at_least(0))
+    credit_delay = Param(int, 0, "cycles an upstream router takes to process a returned credit "
+                         "(BookSim's credit_delay)", unit="cycles", check=at_least(0))
     allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
     alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
     wait_for_tail_credit = Param(bool, False, "free an output VC only when the tail's credit returns")
@@ -121,6 +126,7 @@ class NocRouter(RouterReports, Component):
         self.occ = [self.register(f"occ{p}_{w}", 0, width=max(1, self.buffer_depth.bit_length()))
                     for p in range(self.inputs) for w in range(v)]
         self.route_fn = None
+        self.terminal_ports: set = set()  # input ports fed by an interface (attach_routing)
         self.downstream = None  # per output port, the input it feeds (set by the network-level engine)
         self.route_masks: dict = {}
         self.port_of = [ivc // v for ivc in range(self.in_vcs)]
@@ -132,6 +138,9 @@ class NocRouter(RouterReports, Component):
     def attach_routing(self, routing) -> None:
         """Use ``routing`` (a :class:`~archmodel.models.network.routing.Routing`) for this router."""
         self.route_fn = routing.for_router(self)
+        # Ports with no router behind them lead to terminals, whose interfaces process a
+        # credit the edge it arrives.
+        self.terminal_ports = {p for p, n in enumerate(routing.ports.neighbour[self.node]) if n is None}
 
     def start(self) -> None:
         if self.route_fn is None:
@@ -156,7 +165,12 @@ class NocRouter(RouterReports, Component):
         self.va_ready_delay = self.vc_alloc_delay * period
         self.rc_delay = self.routing_delay * period
         self.st_total = (self.sw_alloc_delay + self.st_delay) * period
-        self.cr_delay = self.credit_delay * period
+        # Per input port, from a flit winning the switch to its credit's arrival upstream
+        # being acted on, less the link: the credit leaves when switch allocation completes,
+        # and a router upstream takes credit_delay more to process it.
+        self.credit_after = [(self.sw_alloc_delay + (0 if p in self.terminal_ports else self.credit_delay)) * period
+                             for p in range(self.inputs)]
+        self.credit_times = sorted(set(self.credit_after))
         self.allocate = ALLOCATORS[self.allocator]
         self.random = random.Random(int(rng.integers(1 << 62)))
         self.trace_occ = trace_occupancy
@@ -229,7 +243,7 @@ class NocRouter(RouterReports, Component):
     def arbitrate(self, now: int) -> bool:
         """VC allocation for the waiting heads, then switch allocation; returns whether flits
         won the switch (their words are due at ``now + st_total``, their credits upstream at
-        ``now + cr_delay``, see :meth:`words_due`)."""
+        ``now`` plus one of ``credit_times``, see :meth:`words_due`)."""
         if self.va_waiting:
             self._allocate_vcs(now)
         return bool(self.sa_active) and self._allocate_switch(now)
@@ -517,7 +531,8 @@ class NocRouter(RouterReports, Component):
                 vc_ptr[p] = (ivc - p * v + 1) % v
                 winners.append(ivc)
         elif self.alloc_iterations == 1:
-            winners = self._islip_ports(by_port)
+            winners = islip_ports(by_port, self.ivc_out, self.out_port_of, self.sa_in_ptr, self.sa_out_ptr,
+                                  self.sa_vc_ptr, n_in, n_out, v)
         else:
             winners = []
             requests = {p: sorted({out_port_of[ivc_out[i]] for i in w}) for p, w in by_port.items()}
@@ -533,56 +548,6 @@ class NocRouter(RouterReports, Component):
         self._traverse(winners, now)
         return True
 
-    def _islip_ports(self, by_port: dict) -> list:
-        """Switch allocation by one iSLIP round over ``by_port`` (input port -> its ready
-        input VCs): exactly :func:`~.allocators.islip` with ``iterations=1`` on the ports' output
-        requests, then each winning input's VC arbiter picks among its VCs for the granted output.
-        Returns the winning input VCs."""
-        v = self.vcs
-        ivc_out = self.ivc_out
-        out_port_of = self.out_port_of
-        in_ptr, out_ptr, vc_ptr = self.sa_in_ptr, self.sa_out_ptr, self.sa_vc_ptr
-        n_in, n_out = self.inputs, self.outputs
-        wanted: dict = {}  # output port -> input ports requesting it
-        for p, w in by_port.items():
-            outs = (out_port_of[ivc_out[w[0]]],) if len(w) == 1 else {out_port_of[ivc_out[i]] for i in w}
-            for o in outs:
-                ps = wanted.get(o)
-                if ps is None:
-                    wanted[o] = [p]
-                else:
-                    ps.append(p)
-        offers: dict = {}  # input port -> outputs granting it
-        for o, ps in wanted.items():
-            if len(ps) == 1:
-                p = ps[0]
-            else:
-                start = out_ptr[o]
-                p = min(ps, key=lambda q: (q - start) % n_in)
-            granted = offers.get(p)
-            if granted is None:
-                offers[p] = [o]
-            else:
-                granted.append(o)
-        winners = []
-        for p, granted in offers.items():
-            if len(granted) == 1:
-                o = granted[0]
-            else:
-                start = in_ptr[p]
-                o = min(granted, key=lambda x: (x - start) % n_out)
-            out_ptr[o] = (p + 1) % n_in
-            in_ptr[p] = (o + 1) % n_out
-            choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
-            if len(choice) == 1:
-                ivc = choice[0]
-            else:
-                start = p * v + vc_ptr[p]
-                ivc = min(choice, key=lambda i: (i - start) % v)
-            vc_ptr[p] = (ivc - p * v + 1) % v
-            winners.append(ivc)
-        return winners
-
     def _traverse(self, winners, now: int) -> None:
         """The switch allocation winners' flits leave their buffers: each is queued for its
         output link and its credit for the link back upstream."""
@@ -592,15 +557,12 @@ class NocRouter(RouterReports, Component):
         port_of = self.port_of
         out_port_of = self.out_port_of
         leave = now + self.st_total
-        credit_at = now + self.cr_delay
+        credit_after = self.credit_after
         buf = self.buf
         outbox = self.outbox
         flit_words = outbox.get(leave)
         if flit_words is None:
             flit_words = outbox[leave] = {}
-        credit_words = outbox.get(credit_at)
-        if credit_words is None:
-            credit_words = outbox[credit_at] = {}
         leaving = self.leaving
         trace_occ = self.trace_occ
         sa_active = self.sa_active
@@ -622,6 +584,10 @@ class NocRouter(RouterReports, Component):
                 word[0] = flit
             leaving[o] += 1
             p = port_of[ivc]
+            credit_at = now + credit_after[p]
+            credit_words = outbox.get(credit_at)
+            if credit_words is None:
+                credit_words = outbox[credit_at] = {}
             word = credit_words.get(p)
             if word is None:
                 credit_words[p] = [None, ivc - p * v]

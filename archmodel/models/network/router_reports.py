@@ -52,7 +52,7 @@ class RouterReports:
                     if flit.head:  # routed when it reaches the front, the cycle after the tail left
                         switch = max(switch, flit.arrived_ps + self.rc_delay) + head_wait
                         ports = None
-                held.append((flit, ports, switch + self.st_total, p, switch + self.cr_delay))
+                held.append((flit, ports, switch + self.st_total, p, switch + self.credit_after[p]))
         return held
 
     def earliest_send_ps(self, port) -> int | None:
@@ -78,8 +78,8 @@ class RouterReports:
         """The soonest a flit arriving on ``inp`` makes a word on ``out``: its own flit word
         after switch allocation and traversal (plus routing and VC allocation for a head, which
         every flit on ``inp`` belongs to unless a packet already in progress there may take
-        ``out``), or, when ``out`` has the same port number, its credit after ``credit_delay``
-        (plus routing and VC allocation for a head). A credit arriving causes nothing of its
+        ``out``), or, when ``out`` has the same port number, its credit (see ``credit_after``;
+        plus routing and VC allocation for a head). A credit arriving causes nothing of its
         own (see the comment above :meth:`departures`)."""
         p = self.in_index[inp]
         o = self.out_index[out]
@@ -87,7 +87,7 @@ class RouterReports:
         flit = self.st_total + (0 if self._in_progress(p, o) else head)
         if o != p:
             return flit
-        return min(flit, self.cr_delay + (0 if self._in_progress(p, None) else head))
+        return min(flit, self.credit_after[p] + (0 if self._in_progress(p, None) else head))
 
     def _in_progress(self, p: int, o: int | None) -> bool:
         """Whether a VC of input port ``p`` has a packet whose head arrived and tail did not,

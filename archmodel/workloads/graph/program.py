@@ -35,8 +35,58 @@ class Program:
 
     @property
     def references(self) -> int:
-        """References over every phase and core."""
+        """References over every phase and core (of streamed phases: those made so far by
+        feeding cores, else all of them, made again to count)."""
+        if isinstance(self.phases, Phases) and self.phases.made:
+            return self.phases.references
         return sum(len(r) for phase in self.phases for r in phase)
+
+
+class Phases:
+    """Phases made one at a time, for runs too long to hold every reference at once: ``make``
+    is a generator function yielding each phase (a list of References, one per core) in
+    order. Iterating makes them afresh; :meth:`feeds` hands each core its part of each phase
+    as it reaches it, making a phase once for all cores and dropping it when every core
+    took it (cores meet at a barrier between phases, so they move through them together)."""
+
+    def __init__(self, count: int, make):
+        self.count = count
+        self.make = make
+        self.references = 0  # made so far by the feeds
+        self.made = 0  # phases made so far by the feeds
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        return iter(self.make())
+
+    def feeds(self, cores: int) -> list:
+        """One iterator per core over its part of each phase."""
+        source = iter(self.make())
+        current: dict = {}  # phase index -> [its parts, cores yet to take it]
+
+        def feed(c: int):
+            for k in range(self.count):
+                if k not in current:
+                    phase = next(source)
+                    current[k] = [phase, cores]
+                    self.made += 1
+                    self.references += sum(len(r) for r in phase)
+                entry = current[k]
+                part = entry[0][c]
+                entry[1] -= 1
+                if not entry[1]:
+                    del current[k]
+                yield part
+        return [feed(c) for c in range(cores)]
+
+
+def feeds(phases, cores: int) -> list:
+    """One iterator per core over its part of each phase, of a list or of :class:`Phases`."""
+    if isinstance(phases, Phases):
+        return phases.feeds(cores)
+    return [iter([phase[c] for phase in phases]) for c in range(cores)]
 
 
 def empty() -> References:

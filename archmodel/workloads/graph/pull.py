@@ -19,7 +19,7 @@ from archmodel.models.compute import References
 from .cagra import Segments
 from .graphs import Graph
 from .image import MemoryImage, Ref, bits, sweep
-from .program import EDGE_CYCLES, VERTEX_CYCLES, Program, split_by_cost
+from .program import EDGE_CYCLES, VERTEX_CYCLES, Phases, Program, split_by_cost
 
 F8, I4, I8 = np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64)
 UNREACHED = np.iinfo(np.int64).max // 4
@@ -71,6 +71,28 @@ def _reads_of(region, index, values) -> References:
                       np.zeros(n, np.int64), values)
 
 
+def _contributions(x: np.ndarray, outdeg: np.ndarray, even: list) -> tuple[np.ndarray, np.ndarray]:
+    """PageRank's contrib (rank over out-degree, 0 for a dangling vertex) and each core's
+    share of the dangling mass."""
+    contrib = np.where(outdeg > 0, x / np.maximum(outdeg, 1), 0.0)
+    return contrib, np.array([x[lo:hi][outdeg[lo:hi] == 0].sum() for lo, hi in even])
+
+
+def _iterate(x, contrib, partial, damping, pull, segments, seg_regions, cores, r_contrib, r_sum, r_rank,
+             partials=None):
+    """One PageRank iteration's new ranks and, segmented, its phases (each segment, then the
+    merge, whose order of additions the new ranks follow)."""
+    n = len(x)
+    dangling = float(sum(partial.tolist()))
+    base = (1.0 - damping) / n
+    if segments is None:
+        sums = np.zeros(n)
+        np.add.at(sums, np.repeat(np.arange(n), pull.degree), contrib[pull.indices])
+        return base + damping * (sums + dangling / n), []
+    return _segmented(segments, seg_regions, cores, r_contrib, contrib, r_sum, np.add, 0.0,
+                      lambda s: base + damping * (s + dangling / n), r_rank, x, F8, extra=partials)
+
+
 def pagerank(graph: Graph, image: MemoryImage, cores: int, *, damping: float = 0.85, tol: float = 1e-6,
              max_iter: int = 100, iterations: int | None = None, segments: Segments | None = None) -> Program:
     """Pull PageRank as networkx computes it (uniform start and teleport, dangling mass spread
@@ -93,51 +115,53 @@ def pagerank(graph: Graph, image: MemoryImage, cores: int, *, damping: float = 0
         r_sum = image.add("sum", dtype=F8, count=n)
     even = split_by_cost(np.ones(n), cores)
     ranges = pull.ranges(cores)
-    phases = []
-    done = 0
+    # The answer first (numpy, whole arrays): the rank before each iteration is all the
+    # phases need, so they are made one at a time as the cores reach them.
+    ranks = [x]
     limit = iterations if iterations is not None else max_iter
-    while done < limit:
-        contrib = np.where(outdeg > 0, x / np.maximum(outdeg, 1), 0.0)
-        partial = np.array([x[lo:hi][outdeg[lo:hi] == 0].sum() for lo, hi in even])
-        first = []
-        for c, (lo, hi) in enumerate(even):
-            v = np.arange(lo, hi)
-            body = sweep(np.zeros(hi - lo), [Ref(r_rank, v, bits(x[v], F8), gap=1),
-                                             Ref(r_outdeg, v, bits(outdeg[v], I4)),
-                                             Ref(r_contrib, v, bits(contrib[v], F8), write=True, gap=VERTEX_CYCLES)],
-                         [], [])
-            last = sweep(np.zeros(1), [Ref(r_partial, [c], bits(partial[c:c + 1], F8), write=True)], [], [])
-            first.append(References.concatenate([body, last]))
-        phases.append(first)
-        dangling = float(sum(partial.tolist()))
-        base = (1.0 - damping) / n
-        if seg_regions is None:
-            sums = np.zeros(n)
-            np.add.at(sums, np.repeat(np.arange(n), pull.degree), contrib[pull.indices])
-            new = base + damping * (sums + dangling / n)
-            second = []
-            for c, (lo, hi) in enumerate(ranges):
-                v = np.arange(lo, hi)
-                body = sweep(pull.degree[lo:hi], [pull.bound(lo, hi)], pull.gather(lo, hi, r_contrib, contrib),
-                             [Ref(r_rank, v, bits(x[v], F8), gap=VERTEX_CYCLES),
-                              Ref(r_rank, v, bits(new[v], F8), write=True)])
-                second.append(References.concatenate([_reads_of(r_partial, np.arange(cores), bits(partial, F8)),
-                                                      body]))
-            phases.append(second)
-        else:
-            new, more = _segmented(segments, seg_regions, cores, r_contrib, contrib, r_sum, np.add, 0.0,
-                                   lambda s: base + damping * (s + dangling / n), r_rank, x, F8,
-                                   extra=_reads_of(r_partial, np.arange(cores), bits(partial, F8)))
-            phases.extend(more)
+    while len(ranks) - 1 < limit:
+        contrib, partial = _contributions(x, outdeg, even)
+        new = _iterate(x, contrib, partial, damping, pull, segments, seg_regions, cores, r_contrib,
+                       r_sum if segments is not None else None, r_rank)[0]
         err = float(np.abs(new - x).sum())
         x = new
-        done += 1
+        ranks.append(x)
         if iterations is None and err < n * tol:
             break
     else:
         if iterations is None:
             raise ValueError(f"pagerank did not converge in {max_iter} iterations (tol {tol})")
-    return Program("pagerank", phases, x, "rank", x.copy(), done)
+    done = len(ranks) - 1
+
+    def make():
+        for x, new in zip(ranks, ranks[1:]):
+            contrib, partial = _contributions(x, outdeg, even)
+            first = []
+            for c, (lo, hi) in enumerate(even):
+                v = np.arange(lo, hi)
+                body = sweep(np.zeros(hi - lo), [Ref(r_rank, v, bits(x[v], F8), gap=1),
+                                                 Ref(r_outdeg, v, bits(outdeg[v], I4)),
+                                                 Ref(r_contrib, v, bits(contrib[v], F8), write=True,
+                                                     gap=VERTEX_CYCLES)], [], [])
+                last = sweep(np.zeros(1), [Ref(r_partial, [c], bits(partial[c:c + 1], F8), write=True)], [], [])
+                first.append(References.concatenate([body, last]))
+            yield first
+            partials = _reads_of(r_partial, np.arange(cores), bits(partial, F8))
+            if seg_regions is None:
+                second = []
+                for lo, hi in ranges:
+                    v = np.arange(lo, hi)
+                    body = sweep(pull.degree[lo:hi], [pull.bound(lo, hi)], pull.gather(lo, hi, r_contrib, contrib),
+                                 [Ref(r_rank, v, bits(x[v], F8), gap=VERTEX_CYCLES),
+                                  Ref(r_rank, v, bits(new[v], F8), write=True)])
+                    second.append(References.concatenate([partials, body]))
+                yield second
+            else:
+                yield from _iterate(x, contrib, partial, damping, pull, segments, seg_regions, cores, r_contrib,
+                                    r_sum, r_rank, partials)[1]
+
+    per_iteration = 2 if segments is None else 2 + segments.count
+    return Program("pagerank", Phases(done * per_iteration, make), x, "rank", x.copy(), done)
 
 
 def label_propagation(graph: Graph, image: MemoryImage, cores: int, *, max_iter: int = 10_000,

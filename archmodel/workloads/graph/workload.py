@@ -18,14 +18,14 @@ import attrs
 import numpy as np
 
 from archmodel.kernel import ArchError, ClockDomain, Component, Formula, Simulator, connect
-from archmodel.models.compute import Barrier, ReferenceCore, References
+from archmodel.models.compute import Barrier, ReferenceCore
 from archmodel.models.memory import Cache, DramController
 
 from . import pull, traversal
 from .cagra import auto_segment_vertices, frequency_clustering, segment
 from .graphs import Graph, GraphFileError, load_graph
 from .image import MemoryImage
-from .program import Program
+from .program import Program, feeds
 
 ALGORITHMS = {
     "pagerank": pull.pagerank,
@@ -73,8 +73,12 @@ class Prepared:
 
 
 MAX_EDGE_VISITS = 1 << 22
-"""The most edge visits (edges x iterations) one workload may make: its references are
-materialised before the run, about 600 bytes per visit, so 4 Mi visits take some 2.5 GB."""
+"""The most edge visits one workload may hold references for at once, about 600 bytes per
+visit while they are made, so 4 Mi visits take some 2.5 GB: every edge x iteration for the
+algorithms whose references are made before the run, one phase's (the edges once) for
+those that make each phase as the cores reach it (:data:`STREAMED`)."""
+STREAMED = ("pagerank",)
+"""Algorithms whose phases are made one at a time during the run (bounded memory)."""
 
 
 def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, llc_bytes: int | None = None,
@@ -125,12 +129,13 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
             raise ValueError(f"segments must be \"auto\", a number of vertices per segment, or \"none\", "
                              f"got {segments!r}")
         params["segments"] = segment(g, vertices)
-    visits = g.edges * int(params.get("iterations", 1))
+    visits = g.edges * (1 if algorithm in STREAMED else int(params.get("iterations", 1)))
     if visits > MAX_EDGE_VISITS:
-        # The references are made whole before the run (about 600 bytes per edge visited):
-        # refuse what would exhaust memory at elaboration, `check` included.
-        raise ValueError(f"{algorithm} would visit {visits:,} edges ({g.edges:,} edges x iterations), more than "
-                         f"{MAX_EDGE_VISITS:,} (its references would take about {visits * 600 / 1e9:.0f} GB)")
+        # References being made take about 600 bytes per edge visited: refuse what would
+        # exhaust memory at elaboration, `check` included.
+        held = "edges in one phase" if algorithm in STREAMED else "edges x iterations"
+        raise ValueError(f"{algorithm} would hold references for {visits:,} edge visits ({held}) at once, more "
+                         f"than {MAX_EDGE_VISITS:,} (they would take about {visits * 600 / 1e9:.0f} GB)")
     image = MemoryImage(memory_base, memory_bytes)
     program = run(g, image, cores, **params)
     image.check_fits(f"{algorithm} on {g!r}")
@@ -168,10 +173,8 @@ def bind(cores: list[ReferenceCore], prepared: Prepared, report: Component) -> N
     prepared.image.load(entry)
     program = prepared.program
     barrier = Barrier(len(cores))
-    for c, core in enumerate(cores):
-        parts = [phase[c] for phase in program.phases]
-        ends = np.cumsum([len(p) for p in parts]).tolist()[:-1]
-        core.load(References.concatenate(parts), ends, barrier)
+    for core, feed in zip(cores, feeds(program.phases, len(cores))):
+        core.load_phases(feed, barrier)
         core.on_finish(lambda done, p=prepared, e=entry: _finish(done, cores, p, e))
     edges = prepared.edges_processed
     figures = [
@@ -233,13 +236,14 @@ def _binder(algorithm: str):
 
 def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8, window: int = 64,
                llc_latency: int = 20, mshrs: int = 32, banks: int = 4, policy: str = "lru", prefetch_degree: int = 0,
-               streams: int = 32,
-               standard: str = "DDR4-2400R") -> tuple[Component, list, Cache, DramController]:
+               streams: int = 32, standard: str = "DDR4-2400R",
+               engine: str = "auto") -> tuple[Component, list, Cache, DramController]:
     """The Python twin of ``library/graph_node.arch``: ``cores`` reference cores at 2 GHz
     sharing an LLC (answering hits under misses) in front of one DRAM channel. Returns
-    (top, cores, llc, memory)."""
+    (top, cores, llc, memory). ``engine`` is the cores' (a single core and the LLC it
+    reaches alone run compiled under ``auto``)."""
     top = Component("node", clock=ClockDomain("clk", 500))
-    core_list = [ReferenceCore(f"core{i}", top, window=window) for i in range(cores)]
+    core_list = [ReferenceCore(f"core{i}", top, window=window, engine=engine) for i in range(cores)]
     llc = Cache("llc", top, size_bytes=llc_bytes, ways=llc_ways, clients=cores, banks=banks, mshrs=mshrs,
                 hit_latency_cycles=llc_latency, policy=policy, in_order=False, prefetch_degree=prefetch_degree, streams=streams)
     memory = DramController("mem", top, standard=standard)

@@ -3,7 +3,11 @@ exactly in BookSim's reference configuration: the same packets (id, source, dest
 created, injected and delivered at the same times, the same end of run (measured or unstable,
 at the same edge) and the same statistics table (every statistic of the Noc, its routers and
 interfaces), on the 8x8 mesh with both reference VC configurations, three patterns and rates
-from low load to past saturation. Configurations it does not model are refused by name."""
+from low load to past saturation, with one- and two-iteration iSLIP, the VC held for the tail's
+credit or not, and either stability rule. Configurations it does not model are refused by name."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pytest
 
@@ -41,15 +45,44 @@ def test_past_saturation_both_engines_give_up_at_the_same_check():
     assert delivered_packets("compiled", 11, **params) == fast
 
 
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(vcs=st.sampled_from(sorted(VCS)), traffic=st.sampled_from(["uniform", "transpose", "bitcomp"]),
+       rate=st.sampled_from([0.05, 0.15, 0.3, 0.6]), iterations=st.integers(1, 2), tail_credit=st.booleans(),
+       stability=st.sampled_from(["latency", "drain"]), seed=st.integers(0, 1000))
+def test_two_iteration_islip_and_the_tail_credit_rule_match_the_python_engine(vcs, traffic, rate, iterations,
+                                                                               tail_credit, stability, seed):
+    params = dict(REFERENCE, **VCS[vcs], traffic=traffic, rate=rate, alloc_iterations=iterations,
+                  wait_for_tail_credit=tail_credit, stability=stability, latency_threshold=60, warmup_periods=1,
+                  sample_period=100, drain_limit=250, watchdog=100)
+    fast = delivered_packets("fast", seed, **params)
+    assert len(fast[0]) > 0
+    assert delivered_packets("compiled", seed, **params) == fast
+
+
 @pytest.mark.parametrize("change, reason", [
     (dict(packet_size=2), "single-flit"),
     (dict(allocator="round_robin"), "islip"),
     (dict(topology="torus(4, 2)", routing="dateline"), "one output port and every VC"),
     (dict(injection="onoff"), "bernoulli"),
-    (dict(wait_for_tail_credit=True), "wait_for_tail_credit"),
 ])
 def test_unsupported_configurations_are_refused_by_name(change, reason):
     params = dict(REFERENCE, **VCS["2x4"], traffic="uniform", rate=0.1, warmup_periods=1, sample_period=50)
     params.update(change)
     with pytest.raises(ParameterError, match=reason):
         Simulator(Noc("net", engine="compiled", **params), seed=1).run()
+
+
+@pytest.mark.parametrize("rule", ["latency", "drain"])
+def test_both_engines_cross_the_latency_threshold_at_the_same_boundary(rule):
+    params = dict(REFERENCE, **VCS["2x4"], traffic="uniform", rate=0.6, warmup_periods=2, sample_period=60,
+                  drain_limit=200, watchdog=100, stability=rule, latency_threshold=40)
+    ends = {}
+    for engine in ("fast", "compiled"):
+        noc = Noc("net", engine=engine, occupancy_registers=False, **params)
+        sim = Simulator(noc, seed=3, watchdog_cycles=10 ** 9)
+        sim.run()
+        ends[engine] = (sim.stopped, sim.now, noc.measurement.exceeded_ps, noc.packet_latency.count)
+    assert ends["compiled"] == ends["fast"]
+    stopped, now, exceeded, _ = ends["fast"]
+    assert exceeded is not None and exceeded % 60_000 == 0
+    assert (stopped, now == exceeded) == (("unstable", True) if rule == "latency" else (stopped, False))

@@ -129,17 +129,17 @@ def test_a_measured_flit_on_a_link_keeps_the_drain_checks_on_schedule(engine, tm
                    watchdog=4) == ("unstable", 9000, True, 0)
 
 
-@pytest.mark.parametrize("rate,drain_limit,watchdog,seed", [(0.02, 20, 11, 1), (0.02, 3, 50, 0), (0.1, 20, 7, 2),
+@pytest.mark.parametrize("rate,drain_limit,watchdog,seed", [(0.02, 20, 11, 34), (0.02, 3, 50, 0), (0.1, 20, 7, 2),
                                                             (0.3, 60, 7, 0), (0.6, 20, 50, 1), (0.6, 60, 7, 2)])
 def test_both_engines_end_a_run_near_the_drain_limit_alike(rate, drain_limit, watchdog, seed):
     params = dict(topology="mesh(4, 4)", routing="dor", traffic="uniform", rate=rate, packet_size=2, vcs=2,
                   buffer_depth=2, warmup_periods=1, sample_period=100, drain_limit=drain_limit, watchdog=watchdog)
     fast = run_end("fast", seed, **params)
     assert fast == run_end("components", seed, **params)
-    if (rate, drain_limit, watchdog, seed) == (0.02, 20, 11, 1):
+    if (rate, drain_limit, watchdog, seed) == (0.02, 20, 11, 34):
         # the last measured packet arrives at the check that passes the drain limit (cycle 222,
         # checks at 211 and 222 from the window's end at 200, the limit at 220): measured
-        assert fast == ("measured", 222000, False, 18)
+        assert fast == ("measured", 222000, False, 20)
 
 
 

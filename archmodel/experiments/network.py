@@ -15,15 +15,18 @@ from pathlib import Path
 
 from archmodel.kernel import ArchError, Simulator
 
-from .network import Noc
+from ..models.network import Noc
 
 FIELDS = ("rate", "offered", "accepted", "packet_latency", "network_latency", "p99_latency", "packets",
-          "cycles", "stable", "router_cycles_per_s")
+          "cycles", "stable", "stable_latency", "stable_drain", "router_cycles_per_s")
 
 
 def measure_top(top, seed: int = 0) -> dict:
     """Simulate a system containing a :class:`Noc` (the first one found) until its
-    measurement ends, and return the Noc's figures (``rate`` is its offered rate parameter)."""
+    measurement ends, and return the Noc's figures (``rate`` is its offered rate parameter).
+    ``stable`` is the verdict of the Noc's ``stability`` rule; ``stable_latency`` and
+    ``stable_drain`` those of each rule (None: the latency rule stopped the run before the drain
+    rule could judge; with ``stability="drain"`` both are known)."""
     noc = next((c for c in top.walk() if isinstance(c, Noc)), None)
     if noc is None:
         raise ArchError(f"{top.path} contains no Noc to measure", hint="a sweep measures a Noc(...) instance")
@@ -35,6 +38,10 @@ def measure_top(top, seed: int = 0) -> dict:
     wall = time.process_time() - started
     cycles = noc.elapsed_cycles
     lat = noc.packet_latency
+    meas = noc.measurement
+    # Unstable by the drain limit (the latency rule gives up there too); a run the latency rule
+    # stopped cannot tell what the drain rule would have said.
+    by_drain = noc.monitor.unstable and not meas.latency_unstable
     return {
         "rate": noc.rate,
         "offered": noc.offered.value,
@@ -44,7 +51,10 @@ def measure_top(top, seed: int = 0) -> dict:
         "p99_latency": lat.percentile(99),
         "packets": lat.count,
         "cycles": cycles,
+        # under the rule the Noc applied, then under each rule where this run tells
         "stable": not noc.monitor.unstable,
+        "stable_latency": meas.exceeded_ps is None and not by_drain,
+        "stable_drain": None if meas.latency_unstable else not by_drain,
         "router_cycles_per_s": len(noc.routers) * cycles / wall if wall > 0 else 0.0,
     }
 

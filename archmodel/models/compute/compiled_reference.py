@@ -1,0 +1,293 @@
+"""The compiled form of a :class:`~.reference_core.ReferenceCore` and the cache it reaches
+alone (``engine`` on the core): both computed in one numba loop
+(:mod:`.compiled_reference_loop`), many cycles at once.
+
+The pair keeps its outside ports, the cache's ``mem_req``/``mem_resp``: a miss or write-back
+leaves as a MemRequest at its exact cycle and a fill comes back as a MemResponse, so any
+memory (a DRAM controller, an interleaver, another cache) sits below. The cache ticks for
+both: at each tick it takes what arrived, runs the loop up to the earliest time anything
+from outside can reach it (the kernel's conservative lookahead, asked only while requests
+are out below, with a :class:`~archmodel.kernel.QuestionBackoff`), and ends a batch before
+a cycle that must send a line or finish the run, so those happen at their own edge. The
+core sleeps throughout and declares that it sends nothing on its own (its requests never
+leave the pair).
+
+Where it applies (``engine = "auto"`` picks it then, and the Python models otherwise):
+the core's ``req``/``resp`` are wired straight to a cache with one client, in one clock
+domain, on channels without a width; the cache has no prefetcher, no miss classification
+and an LRU or SRRIP policy; no reference crosses a line; at most one core meets the
+barrier; and the run is not traced (waveforms come from the Python models). Once a run
+goes compiled it stays compiled: the counters and the lines the cache holds (for
+``backdoor_read``) are published to the two components when the run settles or ends, not
+their Python state. A ``backdoor_write`` to the cache during a compiled run reaches the memory
+below but not the lines the pair holds (workloads place their data before the run), and a
+lone core's barrier is met inside the loop (its ``episodes`` are not counted).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from archmodel.kernel import QuestionBackoff
+from archmodel.models.messages import MemRequest
+
+from . import compiled_reference_loop as loop
+
+SHORT_HORIZON = 8
+"""Cycles below which a lookahead answer counts as short (asking costs a walk of the wiring)."""
+COMPILED_POLICIES = ("lru", "srrip")
+
+
+def unsupported(core, cache) -> str | None:
+    """Why the pair cannot run compiled (None: it can)."""
+    if cache is None or not hasattr(cache, "drive_with"):
+        return f"{core.path}.req does not lead straight to a cache"
+    if core.resp.channel is None or core.resp.channel.src_owner is not cache:
+        return f"{core.path}.resp is not answered by {cache.path}"
+    if cache.clients != 1:
+        return f"{cache.path} has {cache.clients} clients (the compiled pair needs a cache of its own)"
+    if cache.prefetch_degree or cache.classify_misses:
+        return f"{cache.path} prefetches or classifies misses"
+    if cache.policy not in COMPILED_POLICIES:
+        return f"{cache.path} replaces by '{cache.policy}' (compiled: {', '.join(COMPILED_POLICIES)})"
+    for ch in (core.req.channel, core.resp.channel):
+        if ch.width_bits is not None or ch.src_owner.domain is not ch.dst_owner.domain:
+            return f"channel {ch.name} has a width or crosses clock domains"
+    if cache.mem_req.channel is None or cache.mem_resp.channel is None:
+        return f"{cache.path} has no memory below"
+    if core.sim.observers:
+        return "the run is traced (waveforms come from the Python models)"
+    stream = core.stream
+    if stream is None:
+        return f"{core.path} has no references"
+    if core.barrier is not None and core.barrier.cores != 1:
+        return f"{core.path} meets {core.barrier.cores} cores at its barrier"
+    return _crossing(stream, cache.line_bytes)
+
+
+def _crossing(stream, line_bytes: int) -> str | None:
+    inside = stream.address & (line_bytes - 1)
+    if (inside + stream.size > line_bytes).any():
+        return "a reference crosses a cache line"
+    return None
+
+
+class CompiledPair:
+    """The state of a core and its cache as arrays, and the driver the cache's tick calls."""
+
+    def __init__(self, core, cache):
+        self.core, self.cache = core, cache
+        s = core.stream
+        shift = cache.line_bytes.bit_length() - 1
+        sets, ways, queue = cache.sets, cache.ways, cache.queue
+        rq, rs = core.req.channel, core.resp.channel
+        barrier_latency = core.barrier.latency_cycles if core.barrier is not None else 0
+        self.geo = np.array([sets, ways, shift, cache.hit_latency_cycles, cache.mshrs, cache.mshr_targets,
+                             cache.write_buffer, queue, cache.policy == "srrip", cache.write_hits_touch,
+                             cache.in_order, core.window, rq.latency, rq.capacity, rs.latency, rs.capacity,
+                             core.check_reads, barrier_latency], dtype=np.int64)
+        self.cs = np.zeros(loop.CORE_SCALARS, dtype=np.int64)
+        self.cs[[loop.WIN_SINCE, loop.DEP_SINCE, loop.DONE, loop.BAD, loop.LAST_ENTRY]] = -1
+        self._phase(s)
+        self.ks = np.zeros(loop.CACHE_SCALARS, dtype=np.int64)
+        self.ks[loop.CUR] = -1
+        self.qs = np.zeros(6, dtype=np.int64)
+        self.qs[[loop.RQ_TAKEN, loop.RS_TAKEN]] = -1
+        self.waiting = np.zeros(core.window, dtype=np.int64)
+        self.older = np.zeros(2 * core.window, dtype=np.int64)
+        self.tags = np.full((sets, ways), -1, dtype=np.int64)
+        self.age = np.full((sets, ways), loop.RRPV_MAX if cache.policy == "srrip" else 0, dtype=np.int64)
+        self.dirty = np.zeros((sets, ways), dtype=np.bool_)
+        self.valid = np.zeros((sets, ways), dtype=np.bool_)
+        self.data = np.zeros((sets, ways, cache.line_bytes), dtype=np.uint8)
+        self.mline = np.full(cache.mshrs, -1, dtype=np.int64)
+        self.mcount = np.zeros(cache.mshrs, dtype=np.int64)
+        self.mtarg = np.zeros((cache.mshrs, cache.mshr_targets), dtype=np.int64)
+        self.job_ref = np.zeros(queue, dtype=np.int64)
+        self.job_left = np.zeros(queue, dtype=np.int64)
+        self.job_done = np.zeros(queue, dtype=np.int64)
+        self.job_val = np.zeros(queue, dtype=np.uint64)
+        self.job_free = np.arange(queue, dtype=np.int64)
+        self.jq = np.zeros(queue, dtype=np.int64)
+        out = cache.mshrs + cache.write_buffer + 1
+        self.o_leave = np.zeros(out, dtype=np.int64)
+        self.o_kind = np.zeros(out, dtype=np.int64)
+        self.o_line = np.zeros(out, dtype=np.int64)
+        self.o_tag = np.zeros(out, dtype=np.int64)
+        self.o_data = np.zeros((out, cache.line_bytes), dtype=np.uint8)
+        self.rq_arr = np.zeros(rq.capacity, dtype=np.int64)
+        self.rq_ref = np.zeros(rq.capacity, dtype=np.int64)
+        self.rs_arr = np.zeros(rs.capacity, dtype=np.int64)
+        self.rs_ref = np.zeros(rs.capacity, dtype=np.int64)
+        self.rs_val = np.zeros(rs.capacity, dtype=np.uint64)
+        self._pack()
+        self.sent: dict = {}  # tag -> (kind, line, cycle it was due to leave), for the answers below
+        self.lookahead = QuestionBackoff()
+        self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
+        self.exits: dict = {}
+        self.finished = False
+
+    def _phase(self, s) -> None:
+        """Play phase ``s`` next: its first reference enters ``gap[0]`` cycles after the
+        last one of the phase before (and not before the barrier released the core)."""
+        self.addr, self.size, self.write, self.gap = s.address, s.size, s.write.astype(np.bool_), s.gap
+        self.dep, self.value, self.check = s.dep, s.value, s.check.astype(np.bool_)
+        self.answered = np.zeros(len(s), dtype=np.uint8)
+        if hasattr(self, "rs_val"):  # (at the first phase, the rest is made after this)
+            self._pack()
+        cs = self.cs
+        cs[[loop.ENTERED, loop.RETIRED, loop.ANSWERED]] = 0
+        cs[loop.MORE] = self.core.more_phases
+        if len(s):
+            cs[loop.EARLIEST] = max(cs[loop.EARLIEST], cs[loop.LAST_ENTRY] + 1 + s.gap[0])
+            cs[loop.COMPUTE] += s.gap[0]
+
+    # -- the cache's tick ---------------------------------------------------------------
+    def tick(self) -> None:
+        """One batch from the cache's current cycle."""
+        cache = self.cache
+        if self.finished:
+            cache.sleep()
+            return
+        c = cache.cycle
+        if cache.mem_resp.valid:
+            answer = cache.mem_resp.recv()
+            kind, line, leave = self.sent.pop(answer.tag)
+            if kind == loop.KIND_FILL:
+                cache.miss_latency.sample(c - leave)
+                data = np.frombuffer(answer.data, dtype=np.uint8)
+            else:
+                data = self.data[0, 0, :0]
+            loop.fill(c, kind, line, data, self.geo, self.ks, self.tags, self.valid, self.data, self.mline,
+                      self.mcount, self.mtarg, self.job_ref, self.job_left, self.job_done, self.job_val, self.addr,
+                      self.size, self.write, self.value)
+            self.ks[loop.WAKE] = min(self.ks[loop.WAKE], c)  # an arrival wakes the cache
+            self.ks[loop.MEM_WAITING] = len(cache.mem_resp)
+        ks = self.ks
+        if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and cache.mem_req.ready:
+            self._send()
+        before = self.cs[loop.REFS]
+        # The first cycle needs no lookahead (what arrives at it has arrived): the question
+        # is asked only when the pair has more to do than wait for the memory below.
+        ran, end, asked = 0, c + 1, False
+        while True:
+            more, reason = self._run(c, c + ran, end)
+            ran += more
+            if reason == loop.EXIT_PHASE:
+                stream = self.core.next_phase()
+                why = _crossing(stream, cache.line_bytes)
+                if why is not None:
+                    self.core.fail(f"engine 'compiled': {why} in a later phase")
+                self._phase(stream)  # and compute on into it, as far as the batch may go
+            elif reason != loop.EXIT_END:
+                break
+            if c + ran >= end:
+                if asked:
+                    break
+                end, asked = self._end(c), True
+                if c + ran >= end:
+                    break
+        self.cycles += ran
+        self.batches += 1
+        name = loop.EXIT_REASONS[reason]
+        self.exits[name] = self.exits.get(name, 0) + 1
+        if self.cs[loop.REFS] != before or reason == loop.EXIT_PHASE:
+            self.core.progress()  # the core holds the work the watchdog watches
+        if reason == loop.EXIT_BAD:
+            self.publish()
+            self.finished = True
+            self.core.fail(self._bad_read(int(self.cs[loop.BAD])))
+        if reason == loop.EXIT_DONE:
+            self.finished = True
+            self.publish()
+            self.core.finish_at(int(self.cs[loop.DONE]))
+            cache.sleep()
+            return
+        if reason == loop.EXIT_QUIET:
+            until = int(self.cs[loop.QUIET_UNTIL])
+            if until >= loop.NEVER:
+                cache.sleep()  # a fill or acknowledgement from below wakes it
+            else:
+                cache.sleep_for(until - c)
+            return
+        cache.sleep_for(ran)
+
+    def _run(self, now: int, start: int, end: int) -> tuple[int, int]:
+        return loop.run(now, start, end, *self._arrays)
+
+    def _pack(self) -> None:
+        # the loop's arguments in its order, gathered once a phase (a call then passes a tuple)
+        self._arrays = (self.geo, self.cs, self.ks, self.qs, self.addr, self.size, self.write, self.gap, self.dep,
+                        self.value, self.check, self.answered, self.waiting, self.older, self.tags, self.age,
+                        self.dirty, self.valid, self.data, self.mline, self.mcount, self.mtarg, self.job_ref,
+                        self.job_left, self.job_done, self.job_val, self.job_free, self.jq, self.o_leave,
+                        self.o_kind, self.o_line, self.o_tag, self.o_data, self.rq_arr, self.rq_ref, self.rs_arr,
+                        self.rs_ref, self.rs_val)
+
+    def _end(self, c: int) -> int:
+        """The end of the batch from cycle ``c``: the run's limit, the watchdog's deadline,
+        and, while requests are out below, the earliest arrival from outside."""
+        cache, sim = self.cache, self.cache.sim
+        domain = cache.domain
+        end = domain.cycle_of(sim.watchdog_deadline_ps) + 1
+        if sim.limit_ps is not None:
+            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
+        end = max(end, c + 1)
+        if self.sent:
+            if not self.lookahead.should_ask():
+                return c + 1
+            until = sim.undisturbed_until_ps(cache, domain.phase_ps + end * domain.period_ps)
+            if until is not None:
+                end = max(c + 1, min(end, domain.cycle_of(until - 1) + 1))
+            self.lookahead.answered(end - c >= SHORT_HORIZON)
+        return end
+
+    def _send(self) -> None:
+        """The line at the head of the queue to memory leaves now (the channel is ready)."""
+        cache, ks = self.cache, self.ks
+        h = int(ks[loop.O_HEAD])
+        kind, line, tag, leave = int(self.o_kind[h]), int(self.o_line[h]), int(self.o_tag[h]), int(self.o_leave[h])
+        write = kind == loop.KIND_WB
+        request = MemRequest(address=line * cache.line_bytes, size_bytes=cache.line_bytes, is_write=write,
+                             data=self.o_data[h].tobytes() if write else None, source=cache.path, tag=tag,
+                             created_ps=cache.sim.now)
+        cache.mem_req.send(request)
+        ks[loop.O_HEAD] = (h + 1) % len(self.o_leave)
+        ks[loop.O_LEN] -= 1
+        self.sent[tag] = (kind, line, leave)
+
+    def _bad_read(self, i: int) -> str:
+        size = int(self.size[i])
+        want = int(self.value[i]).to_bytes(8, "little")[:size]
+        return (f"reference {i}: read of {size} bytes at {int(self.addr[i]):#x} returned a different value, "
+                f"the workload expects {want.hex()}")
+
+    # -- what the components show ---------------------------------------------------------
+    def publish(self) -> None:
+        """Copy the counters, and the lines the cache holds, into the two components."""
+        core, cache, cs, ks = self.core, self.cache, self.cs, self.ks
+        core.references.value = int(cs[loop.REFS])
+        core.reads.value = int(cs[loop.READS])
+        core.writes.value = int(cs[loop.WRITES])
+        core.compute_cycles.value = int(cs[loop.COMPUTE])
+        core.window_stalls.value = int(cs[loop.WIN_STALLS])
+        core.dependence_stalls.value = int(cs[loop.DEP_STALLS])
+        core.barrier_cycles.value = int(cs[loop.BARRIER_CYCLES])
+        for name, k in (("accesses", loop.ACCESSES), ("hits", loop.HITS), ("delayed_hits", loop.DELAYED),
+                        ("misses", loop.MISSES), ("writebacks", loop.WRITEBACKS), ("bytes_read", loop.BYTES_READ),
+                        ("bytes_written", loop.BYTES_WRITTEN), ("mshr_stalls", loop.MSHR_STALLS)):
+            getattr(cache, name).value = int(ks[k])
+        domain = cache.domain
+        cache.mshr_occupancy.resume((int(ks[loop.NM]), int(ks[loop.OCC_MAX]),
+                                     int(ks[loop.OCC_AREA]) * domain.period_ps,
+                                     domain.phase_ps + int(ks[loop.OCC_SINCE]) * domain.period_ps))
+        cache.mshr_busy.set(int(ks[loop.NM]))
+        held = {}
+        sets, ways = self.tags.shape
+        for s, w in zip(*np.nonzero(self.valid)):
+            held[int(self.tags[s, w])] = bytearray(self.data[s, w].tobytes())
+        cache.hold_lines(held)
+
+    def in_window(self) -> int:
+        """References in the core's window."""
+        return int(self.cs[loop.ENTERED] - self.cs[loop.RETIRED])

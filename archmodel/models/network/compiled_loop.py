@@ -1,0 +1,425 @@
+"""The numba loop that :class:`~.compiled_engine.CompiledNocEngine` runs: a whole network in one
+``@njit`` function over int64 arrays (their layout is the engine's), with the decisions of the
+routers and interfaces that ``Noc(engine="fast")`` steps in Python.
+
+One call simulates cycles ``[st[S_CYCLE], until)`` or fewer: it returns RUNNING at ``until``,
+or how the measurement ended (MEASURED, UNSTABLE), or STALLED (the watchdog found buffered flits
+and nothing moved) or FAILED (a model check). Per cycle, as the Python engines order an edge:
+the stability check of a sample boundary (the running average latency, see
+:class:`~.network.NetworkMeasurement`), the link words arriving (credits and flits), the
+interfaces (packets due, injection), then per router VC allocation, switch allocation and
+traversal, then the watchdog's and the drain limit's check.
+"""
+
+from __future__ import annotations
+
+# Scalar configuration, at these indices of one int64 array.
+(C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
+ C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE,
+ CONFIG_SIZE) = range(24)
+# Scalar state. FLIGHT/FLIGHT_CREATED: packets created and not delivered, and the sum of their
+# creation times (ps); DONE_LAT/DONE_N: the latencies (ps) and count of the packets delivered
+# in the stability statistics since their last clear; NEXT_STABLE: the next sample boundary
+# (cycle); EXCEEDED: the first boundary whose running average passed the threshold, or -1.
+(S_CYCLE, S_CHECK, S_OUTSTANDING, S_MEASURED, S_UNMEASURED, S_ACCEPTED, S_OFFERED, S_MOVED, S_EVENTS,
+ S_FLIGHT, S_FLIGHT_CREATED, S_DONE_LAT, S_DONE_N, S_NEXT_STABLE, S_EXCEEDED, STATE_SIZE) = range(16)
+# What one call ended with.
+RUNNING, MEASURED, UNSTABLE, STALLED, FAILED = range(5)
+# Event kinds on the wheel.
+FLIT_TO_ROUTER, CREDIT_TO_ROUTER, FLIT_TO_TERMINAL, CREDIT_TO_TERMINAL = range(4)
+
+
+def _kernel():
+    from numba import njit
+
+    @njit(cache=True, nogil=True, _nrt=False)
+    def schedule(ev_kind, ev_a, ev_b, ev_n, at, kind, a, b):
+        """An event of ``kind`` (with its operands) on the wheel's slot ``at``."""
+        m = ev_n[at]
+        ev_kind[at, m] = kind
+        ev_a[at, m] = a
+        ev_b[at, m] = b
+        ev_n[at] = m + 1
+
+    @njit(cache=True, nogil=True, _nrt=False)
+    def allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr, ovc_free, ivc_out,
+                     ivc_ready, ivc_state, offer_to, got, vtaken):
+        """iSLIP with cfg[C_ITERS] rounds between the heads reqs[o, :cnt] (ascending) and the free
+        output VCs req[:nfree] (ascending) of output port o, every head asking for all of them;
+        pointers move on the first round's accepts. Returns the head-cycles stalled."""
+        stalled = 0
+        for x in range(cnt):
+            got[x] = -1
+        for j in range(nfree):
+            vtaken[j] = 0
+        for it in range(cfg[C_ITERS]):
+            offered = False
+            for j in range(nfree):
+                offer_to[j] = -1
+                if vtaken[j]:
+                    continue
+                ptr = va_out_ptr[base + req[j]]
+                pick = -1
+                for x in range(cnt):
+                    if got[x] < 0:
+                        if pick < 0:
+                            pick = x  # the lowest, should none be at or past the pointer
+                        if reqs[o, x] >= ptr:
+                            pick = x
+                            break
+                if pick >= 0:
+                    offer_to[j] = pick
+                    offered = True
+            if not offered:
+                break
+            for x in range(cnt):
+                if got[x] >= 0:
+                    continue
+                i = reqs[o, x]
+                ptr = va_in_ptr[base + i]
+                first = -1
+                chosen = -1
+                for j in range(nfree):
+                    if offer_to[j] == x:
+                        if first < 0:
+                            first = j
+                        if chosen < 0 and req[j] >= ptr:
+                            chosen = j
+                if first < 0:
+                    continue
+                j = chosen if chosen >= 0 else first
+                got[x] = j
+                vtaken[j] = 1
+                ovc = req[j]
+                if it == 0:
+                    va_out_ptr[base + ovc] = (i + 1) % n_in
+                    va_in_ptr[base + i] = (ovc + 1) % n_in
+                g = base + i
+                ovc_free[base + ovc] = False
+                ivc_out[g] = ovc
+                stalled += c - ivc_ready[g]
+                ivc_ready[g] = c + cfg[C_VA]
+                ivc_state[g] = 2
+        return stalled
+
+    @njit(cache=True, nogil=True, _nrt=False)
+    def allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, sa_in_ptr, sa_out_ptr,
+                        sa_vc_ptr, wants, granted, winners, in_match, out_taken):
+        """iSLIP with cfg[C_ITERS] rounds over input and output ports (wants[p, o]: an input VC
+        of port p holds an output VC of port o, a flit and a credit), pointers moving on the
+        first round's accepts, then each matched input's VC arbiter picks its VC: winners[p]."""
+        V = cfg[C_V]
+        P = cfg[C_P]
+        for p in range(np_):
+            in_match[p] = -1
+            out_taken[p] = 0
+            winners[p] = -1
+        for it in range(cfg[C_ITERS]):
+            for p in range(np_):
+                granted[p] = 0
+            offered = False
+            for o in range(np_):
+                if out_taken[o]:
+                    continue
+                ptr = sa_out_ptr[r * P + o]
+                for x in range(np_):
+                    p = (ptr + x) % np_
+                    if in_match[p] < 0 and wants[p, o]:
+                        granted[p] |= 1 << o
+                        offered = True
+                        break
+            if not offered:
+                break
+            for p in range(np_):
+                mask = granted[p]
+                if mask == 0:
+                    continue
+                ptr = sa_in_ptr[r * P + p]
+                o = -1
+                for x in range(np_):
+                    y = (ptr + x) % np_
+                    if mask >> y & 1:
+                        o = y
+                        break
+                in_match[p] = o
+                out_taken[o] = 1
+                if it == 0:
+                    sa_out_ptr[r * P + o] = (p + 1) % np_
+                    sa_in_ptr[r * P + p] = (o + 1) % np_
+        for p in range(np_):
+            o = in_match[p]
+            if o < 0:
+                continue
+            vptr = sa_vc_ptr[r * P + p]
+            for x in range(V):
+                w = (vptr + x) % V
+                g = base + p * V + w
+                if (ivc_state[g] == 2 and ivc_ready[g] <= c and ivc_out[g] // V == o
+                        and ovc_credits[base + ivc_out[g]] > 0):
+                    winners[p] = w
+                    sa_vc_ptr[r * P + p] = (w + 1) % V
+                    break
+
+    @njit(cache=True, nogil=True, _nrt=False)
+    def stability_check(cfg, st, c):
+        """The sample boundary at cycle c, before its events: the running average latency of
+        the delivered packets in the statistics and of every packet in flight (aged to now)
+        against the threshold, then the statistics cleared where a period starts afresh.
+        Returns whether the latency rule ends the run here."""
+        period = cfg[C_PERIOD]
+        now = cfg[C_PHASE] + c * period
+        n = st[S_DONE_N] + st[S_FLIGHT]
+        total = st[S_DONE_LAT] + st[S_FLIGHT] * now - st[S_FLIGHT_CREATED]
+        unstable = False
+        if n > 0 and total > cfg[C_THRESHOLD] * n * period:
+            if st[S_EXCEEDED] < 0:
+                st[S_EXCEEDED] = c
+            unstable = cfg[C_LATENCY_RULE] == 1
+        k = c // cfg[C_SAMPLE]
+        if (k < cfg[C_WARMUP] and k % 2 == 0) or k == cfg[C_WARMUP]:
+            st[S_DONE_LAT] = 0
+            st[S_DONE_N] = 0
+        st[S_NEXT_STABLE] = c + cfg[C_SAMPLE]
+        return unstable
+
+    @njit(cache=True, nogil=True, _nrt=False)
+    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route_port, term_router, term_port,
+            buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+            ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,
+            r_flits, r_va_stalls, ni_credits, ni_busy, ni_vc_ptr, ni_next, ni_created, gen_created, gen_dest,
+            n_gen, injected, arrived, ni_ejected, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
+            granted, winners, got, vtaken, in_match, out_taken, until):
+        R = cfg[C_R]
+        P = cfg[C_P]
+        V = cfg[C_V]
+        depth = cfg[C_DEPTH]
+        T = cfg[C_T]
+        period = cfg[C_PERIOD]
+        phase = cfg[C_PHASE]
+        start_ps = cfg[C_START]
+        end_ps = cfg[C_END]
+        wait_tail = cfg[C_WAIT] == 1
+        W = ev_n.shape[0]
+        c = st[S_CYCLE]
+        while c < until:
+            now = phase + c * period
+            slot = c % W
+            stop_measured = False
+            stop_unstable = False
+            if c == st[S_NEXT_STABLE]:
+                stop_unstable = stability_check(cfg, st, c)
+            moved = False
+            n = ev_n[slot]
+            if n:
+                moved = True
+            for e in range(n):
+                kind = ev_kind[slot, e]
+                a = ev_a[slot, e]
+                b = ev_b[slot, e]
+                if kind == CREDIT_TO_ROUTER:
+                    ovc_credits[a] += 1
+                    if ovc_wait[a] and ovc_credits[a] == depth:
+                        ovc_wait[a] = False
+                        ovc_free[a] = True
+                elif kind == FLIT_TO_ROUTER:
+                    r = a // (P * V)
+                    k = buf_count[a]
+                    if k >= depth:
+                        st[S_CYCLE] = c
+                        return FAILED
+                    pos = (buf_head[a] + k) % depth
+                    buf_id[a, pos] = b
+                    buf_arr[a, pos] = c
+                    buf_count[a] = k + 1
+                    buffered[r] += 1
+                    if k == 0:
+                        ivc_state[a] = 1
+                        ivc_ready[a] = c + cfg[C_RC]
+                        ivc_dest_port[a] = route_port[r, gen_dest[b >> 32, b & 0xFFFFFFFF]]
+                elif kind == CREDIT_TO_TERMINAL:
+                    ni_credits[a, b] += 1
+                    if ni_busy[a, b] and ni_credits[a, b] == depth:
+                        ni_busy[a, b] = False
+                else:
+                    t = a // V
+                    src = b >> 32
+                    idx = b & 0xFFFFFFFF
+                    if gen_dest[src, idx] != t:
+                        st[S_CYCLE] = c
+                        return FAILED
+                    ni_ejected[t] += 1
+                    if start_ps <= now < end_ps:
+                        st[S_ACCEPTED] += 1
+                    arrived[src, idx] = now
+                    created = gen_created[src, idx]
+                    st[S_FLIGHT] -= 1
+                    st[S_FLIGHT_CREATED] -= created
+                    measured = start_ps <= created < end_ps
+                    if measured or now < start_ps:
+                        st[S_DONE_LAT] += now - created
+                        st[S_DONE_N] += 1
+                    if measured:
+                        st[S_OUTSTANDING] -= 1
+                        if st[S_OUTSTANDING] == 0 and now >= end_ps:
+                            stop_measured = True
+                    # The credit goes back with the interface's word credit_delay edges on.
+                    schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
+                             (term_router[t] * P + term_port[t]) * V + a % V, 0)
+            ev_n[slot] = 0
+            # Interfaces: create the packets due, inject the oldest when a VC has a credit.
+            for t in range(T):
+                k = ni_created[t]
+                while k < n_gen[t] and gen_created[t, k] <= now:
+                    created = gen_created[t, k]
+                    st[S_FLIGHT] += 1
+                    st[S_FLIGHT_CREATED] += created
+                    if start_ps <= created < end_ps:
+                        st[S_OUTSTANDING] += 1
+                        st[S_MEASURED] += 1
+                        st[S_OFFERED] += 1
+                    else:
+                        st[S_UNMEASURED] += 1
+                    k += 1
+                ni_created[t] = k
+                q = ni_next[t]
+                if q < k:
+                    ptr = ni_vc_ptr[t]
+                    for j in range(V):
+                        w = (ptr + j) % V
+                        if ni_credits[t, w] > 0 and not ni_busy[t, w]:
+                            ni_credits[t, w] -= 1
+                            ni_busy[t, w] = wait_tail
+                            ni_vc_ptr[t] = w + 1
+                            injected[t, q] = now
+                            ni_next[t] = q + 1
+                            schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_INJ]) % W, FLIT_TO_ROUTER,
+                                     (term_router[t] * P + term_port[t]) * V + w, (t << 32) | q)
+                            moved = True
+                            break
+            # Routers: VC allocation, then switch allocation and traversal.
+            for r in range(R):
+                if buffered[r] == 0:
+                    continue
+                np_ = nports[r]
+                n_in = np_ * V
+                base = r * P * V
+                stalled = 0
+                for o in range(np_):
+                    nreq[o] = 0
+                for i in range(n_in):
+                    g = base + i
+                    if ivc_state[g] == 1 and ivc_ready[g] <= c:
+                        o = ivc_dest_port[g]
+                        reqs[o, nreq[o]] = i
+                        nreq[o] += 1
+                for o in range(np_):
+                    cnt = nreq[o]
+                    if cnt == 0:
+                        continue
+                    nfree = 0
+                    for w in range(V):
+                        if ovc_free[base + o * V + w]:
+                            req[nfree] = o * V + w
+                            nfree += 1
+                    if nfree > 0:
+                        stalled += allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr,
+                                                ovc_free, ivc_out, ivc_ready, ivc_state, offer_to, got, vtaken)
+                r_va_stalls[r] += stalled
+                any_ready = False
+                for p in range(np_):
+                    for o in range(np_):
+                        wants[p, o] = 0
+                for i in range(n_in):
+                    g = base + i
+                    if ivc_state[g] == 2 and ivc_ready[g] <= c and ovc_credits[base + ivc_out[g]] > 0:
+                        wants[i // V, ivc_out[g] // V] = 1
+                        any_ready = True
+                if not any_ready:
+                    continue
+                allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, sa_in_ptr,
+                                sa_out_ptr, sa_vc_ptr, wants, granted, winners, in_match, out_taken)
+                for p in range(np_):
+                    w = winners[p]
+                    if w < 0:
+                        continue
+                    g = base + p * V + w
+                    h = buf_head[g]
+                    pid = buf_id[g, h]
+                    buf_head[g] = (h + 1) % depth
+                    buf_count[g] -= 1
+                    buffered[r] -= 1
+                    r_flits[r] += 1
+                    ovc = ivc_out[g]
+                    ovc_credits[base + ovc] -= 1
+                    o = ovc // V
+                    ow = ovc - o * V
+                    if wait_tail:
+                        ovc_wait[base + ovc] = True
+                    else:
+                        ovc_free[base + ovc] = True
+                    ivc_out[g] = -1
+                    if buf_count[g]:
+                        ivc_state[g] = 1
+                        nxt = buf_head[g]
+                        ready = buf_arr[g, nxt] + cfg[C_RC]
+                        ivc_ready[g] = ready if ready > c + 1 else c + 1
+                        ivc_dest_port[g] = route_port[r, gen_dest[buf_id[g, nxt] >> 32, buf_id[g, nxt] & 0xFFFFFFFF]]
+                    else:
+                        ivc_state[g] = 0
+                    at = (c + cfg[C_ST] + out_lat[r, o]) % W
+                    if out_kind[r, o] == 1:
+                        schedule(ev_kind, ev_a, ev_b, ev_n, at, FLIT_TO_ROUTER,
+                                 (out_target[r, o] * P + out_tport[r, o]) * V + ow, pid)
+                    else:
+                        schedule(ev_kind, ev_a, ev_b, ev_n, at, FLIT_TO_TERMINAL, out_target[r, o] * V + ow, pid)
+                    # The freed slot's credit goes upstream on the link leaving port p when
+                    # switch allocation completes, credit_delay later for a router to process.
+                    if out_kind[r, p] == 1:
+                        schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_SW] + cfg[C_CR] + out_lat[r, p]) % W,
+                                 CREDIT_TO_ROUTER, (out_target[r, p] * P + out_tport[r, p]) * V + w, 0)
+                    else:
+                        schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_SW] + out_lat[r, p]) % W, CREDIT_TO_TERMINAL,
+                                 out_target[r, p], w)
+            if moved:
+                st[S_MOVED] = 1
+            if stop_unstable:
+                st[S_CYCLE] = c + 1
+                return UNSTABLE
+            if stop_measured:
+                st[S_CYCLE] = c + 1
+                return MEASURED
+            if c == st[S_CHECK]:
+                if now >= end_ps:
+                    if st[S_OUTSTANDING] == 0:
+                        st[S_CYCLE] = c + 1
+                        return MEASURED
+                    if now >= end_ps + cfg[C_DRAIN] * period:
+                        st[S_CYCLE] = c + 1
+                        return UNSTABLE
+                held = 0
+                for r in range(R):
+                    held += buffered[r]
+                if held and st[S_MOVED] == 0:
+                    st[S_CYCLE] = c + 1
+                    return STALLED
+                st[S_MOVED] = 0
+                nxt = c + cfg[C_WATCHDOG]
+                if now < end_ps and end_ps < phase + nxt * period:
+                    nxt = (end_ps - phase) // period
+                st[S_CHECK] = nxt
+            c += 1
+        st[S_CYCLE] = c
+        return RUNNING
+
+    return run
+
+
+_RUN = None
+
+
+def compiled_run():
+    """The compiled loop (compiled, or loaded from numba's cache, on the first call)."""
+    global _RUN
+    if _RUN is None:
+        _RUN = _kernel()
+    return _RUN

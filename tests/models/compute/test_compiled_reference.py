@@ -1,0 +1,134 @@
+"""The compiled core + cache pair against the Python models: on random reference streams,
+cache geometries, channel latencies and phases, over an ideal memory and a DDR4 controller,
+both engines finish at the same cycle with the same statistics of the core, the cache and
+the memory, and leave the same bytes in memory."""
+
+import numpy as np
+import pytest
+
+from archmodel.kernel import ClockDomain, Component, ModelAssertion, Simulator, connect
+from archmodel.models.compute import Barrier, FixedLatencyMemory, ReferenceCore, References
+from archmodel.models.memory import Cache, DramController
+
+BASE = 0
+
+
+def random_stream(rng, n, span_lines, writes=0.3):
+    """n references to ``span_lines`` lines, sizes 1..8 aligned inside an 8-byte word, with
+    dependences on earlier references; each read expects the value program order gives."""
+    size = rng.choice([1, 2, 4, 8], n, p=[0.1, 0.1, 0.3, 0.5])
+    word = rng.integers(0, span_lines * 8, n)
+    offset = (rng.integers(0, 8, n) // size) * size
+    address = BASE + word * 8 + offset
+    write = rng.random(n) < writes
+    gap = rng.choice([0, 0, 1, 2, 5], n)
+    dep = np.where(rng.random(n) < 0.3, rng.integers(1, 6, n), 0)
+    dep = np.minimum(dep, np.arange(n))
+    memory = bytearray(rng.integers(0, 256, span_lines * 64 + 64, dtype=np.uint8).tobytes())
+    initial = bytes(memory)
+    value = np.zeros(n, dtype=np.uint64)
+    for i in range(n):
+        a, s = int(address[i]) - BASE, int(size[i])
+        if write[i]:
+            v = int(rng.integers(0, 1 << 62)) & ((1 << (8 * s)) - 1)
+            memory[a:a + s] = v.to_bytes(s, "little")
+        else:
+            v = int.from_bytes(memory[a:a + s], "little")
+        value[i] = v
+    return References(address, size, write, gap, dep, value), initial
+
+
+def build(engine, stream, initial, case, memory_kind):
+    top = Component("top", clock=ClockDomain("clk", 500))
+    core = ReferenceCore("core", top, window=case["window"], engine=engine)
+    cache = Cache("llc", top, size_bytes=case["sets"] * case["ways"] * 64, ways=case["ways"],
+                  hit_latency_cycles=case["hit"], mshrs=case["mshrs"], mshr_targets=case["targets"],
+                  write_buffer=case["wb"], queue=case["queue"], in_order=case["in_order"], policy=case["policy"],
+                  write_hits_touch=case["touch"])
+    if memory_kind == "ideal":
+        memory = FixedLatencyMemory("mem", top, base_address=BASE, size_bytes=1 << 20,
+                                    latency_cycles=case["mem_latency"])
+        connect(memory.rsp, cache.mem_resp)
+    else:
+        memory = DramController("mem", top, standard="DDR4-2400R", base_address=BASE)
+        connect(memory.resp, cache.mem_resp)
+    connect(core.req, cache.req[0], latency=case["lq"])
+    connect(cache.resp[0], core.resp, latency=case["lr"])
+    connect(cache.mem_req, memory.req)
+    memory.backdoor_write(BASE, initial)
+    ends = case["ends"]
+    core.load(stream, ends, Barrier(1, latency_cycles=case["barrier"]) if ends else None)
+    core.on_finish(lambda c: c.sim.stop("done"))
+    return top, core, cache, memory
+
+
+def figures(parts):
+    out = {}
+    for part in parts:
+        for stat in part.stats:
+            out[f"{part.path}.{stat.name}"] = stat.summary()
+    return out
+
+
+def random_case(rng, n):
+    ways = int(rng.choice([1, 2, 4]))
+    return dict(window=int(rng.choice([1, 4, 16])), sets=int(rng.choice([2, 4, 8])), ways=ways,
+                hit=int(rng.integers(1, 6)), mshrs=int(rng.choice([1, 2, 4])), targets=int(rng.choice([1, 2, 8])),
+                wb=int(rng.choice([1, 2, 8])), queue=int(rng.choice([1, 2, 16])), in_order=bool(rng.random() < 0.5),
+                policy=str(rng.choice(["lru", "srrip"])), touch=bool(rng.random() < 0.7),
+                mem_latency=int(rng.integers(1, 40)), lq=int(rng.integers(1, 3)), lr=int(rng.integers(1, 3)),
+                barrier=int(rng.integers(1, 30)),
+                ends=sorted(rng.integers(0, n, int(rng.integers(0, 4))).tolist() + [0, n] * int(rng.random() < 0.2)))
+
+
+@pytest.mark.parametrize("memory_kind", ["ideal", "dram"])
+@pytest.mark.parametrize("seed", range(12))
+def test_the_compiled_pair_runs_the_cycles_and_counts_of_the_python_models(seed, memory_kind):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 400))
+    case = random_case(rng, n)
+    stream, initial = random_stream(rng, n, span_lines=int(rng.choice([4, 16, 64])))
+    results = {}
+    for engine in ("python", "compiled"):
+        top, core, cache, memory = build(engine, stream, initial, case, memory_kind)
+        Simulator(top).run()
+        assert core.done, (engine, case)
+        assert (core.compiled is not None) == (engine == "compiled")
+        results[engine] = (core.done_cycle, figures([core, cache, memory]),
+                           cache.backdoor_read(BASE, len(initial)), memory.backdoor_read(BASE, len(initial)))
+    py, comp = results["python"], results["compiled"]
+    assert comp[0] == py[0], case
+    assert comp[1] == py[1], case
+    assert comp[2] == py[2] and comp[3] == py[3]
+
+
+def test_the_pair_computes_ahead_in_batches_of_many_cycles():
+    rng = np.random.default_rng(7)
+    stream, initial = random_stream(rng, 3000, span_lines=16, writes=0.1)
+    case = dict(random_case(rng, 3000), sets=8, ways=4, mshrs=4, ends=[])
+    top, core, cache, memory = build("compiled", stream, initial, case, "dram")
+    Simulator(top).run()
+    pair = core.compiled
+    assert core.done and pair.batches < core.done_cycle / 4
+    assert pair.exits["quiet"] and pair.exits["send"]  # waits for fills asleep; stops before a line leaves
+
+
+def test_a_wrong_read_answer_stops_the_compiled_run_naming_the_reference():
+    rng = np.random.default_rng(3)
+    stream, initial = random_stream(rng, 100, span_lines=4, writes=0.0)
+    stream.value[40] ^= np.uint64(1)
+    top, core, cache, memory = build("compiled", stream, initial, dict(random_case(rng, 100), ends=[]), "ideal")
+    with pytest.raises(ModelAssertion, match="reference 40: read of"):
+        Simulator(top).run()
+
+
+def test_engine_compiled_says_why_it_does_not_apply():
+    top = Component("top", clock=ClockDomain("clk", 500))
+    core = ReferenceCore("core", top, engine="compiled")
+    memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=1 << 16)
+    connect(core.req, memory.req)
+    connect(memory.rsp, core.resp)
+    core.load(References([0], [8], [False], [0], [0], [0]))
+    with pytest.raises(ModelAssertion, match="engine 'compiled' does not apply: top.core.req does not lead "
+                                             "straight to a cache"):
+        Simulator(top).run()
