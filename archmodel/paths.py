@@ -1,5 +1,6 @@
 """Where the data that travels with archmodel lives: the grammar (``dsl/``), the reusable
-``.arch`` modules (``library/``) and the runnable systems (``topologies/``).
+``.arch`` modules (``library/``) and the runnable systems (``topologies/``, by name
+:func:`bundled_systems`).
 
 One function answers for a source checkout and for an installed wheel alike. A wheel carries
 the three folders inside the package as ``archmodel/_data/<name>`` (``setup.py`` copies them
@@ -27,3 +28,9 @@ def data_path(folder: str) -> Path:
             return candidate
     raise ArchError(f"cannot find archmodel's '{folder}' folder",
                     hint=f"looked in {_PACKAGE / '_data'} and {_PACKAGE.parent}; reinstall archmodel")
+
+
+def bundled_systems() -> dict[str, Path]:
+    """The runnable systems that travel with archmodel (``topologies/*.arch``) by name, the
+    file's name without ``.arch``: what ``archmodel run NAME`` takes."""
+    return {path.stem: path for path in sorted(data_path("topologies").glob("*.arch"))}

@@ -23,7 +23,6 @@ import time
 import tracemalloc
 
 from archmodel.kernel import Simulator
-from archmodel.models.compute import SnitchCluster
 from archmodel.workloads.snitch import SETUPS, build_system, report
 
 CASES = [

@@ -118,9 +118,8 @@ def cases(count: int, cycles: int, quick: bool):
     for label, design, size, queue_model in ENGINE_DESIGNS:
         if queue_model == "Fifo" and engine.library_fifo() is None:
             continue
-        make = (lambda design=design, size=size, queue_model=queue_model:
-                engine.build(design, size, queue_model or "Fifo"))
-        yield label, make, max(20, work // size), modes
+        yield label, (lambda design=design, size=size, queue_model=queue_model:
+                      engine.build(design, size, queue_model or "Fifo")), max(20, work // size), modes
 
 
 def measure(count: int, cycles: int, repeats: int, quick: bool) -> dict:

@@ -1,6 +1,6 @@
 """Builders used by the CLI tests (``archmodel run tests.cli_systems:NAME``)."""
 
-from archmodel.kernel import ClockDomain, Component, connect
+from archmodel.kernel import ClockDomain, Component, Counter, Param, at_least, connect, model
 
 from tests.kernel.components import Consumer, Producer
 from tests.kernel.test_scheduler import Hoarder, Noisy
@@ -46,3 +46,26 @@ def not_a_component():
 def endless():
     """A producer that never runs out, for interrupt tests."""
     return pair(count=10**12, latency=1)
+
+
+@model(catalogue=False)
+class Settler(Component):
+    """Ticks every cycle for ``cycles`` cycles and counts the times a run returned to it
+    (``settle()``): how many slices the run was cut into."""
+
+    cycles = Param(int, 1, "cycles to tick", check=at_least(1))
+    settles = Counter("calls", "settle() calls")
+
+    def tick(self):
+        if self.cycle + 1 >= self.cycles:
+            self.sleep()
+
+    def settle(self):
+        self.settles.add()
+
+
+def settling(cycles: int = 1):
+    """One component ticking ``cycles`` cycles that counts how often the run settles it."""
+    top = Component("slices", clock=ClockDomain("clk", 1000))
+    Settler("s", top, cycles=cycles)
+    return top

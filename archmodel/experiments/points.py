@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 
 from ..kernel import ArchError
+from ..lang.overrides import parse_overrides as parse_fixed  # noqa: F401 (re-exported: -p pairs of a sweep)
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -154,17 +155,6 @@ def parse_axis(spec: str) -> Axis:
     if any(not item for item in items):
         raise ArchError(f"--sweep '{spec}' has an empty value", hint=SPEC_HINT)
     return Axis(name, tuple(items))
-
-
-def parse_fixed(pairs: list[str]) -> dict[str, str]:
-    """``-p NAME=VALUE`` pairs -> ``{NAME: expression text}``, the parameters every point shares."""
-    fixed = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep or not name.isidentifier():
-            raise ArchError(f"--param '{pair}' is not NAME=VALUE", hint="for example: -p vcs=4 or -p 'lat=2 ns'")
-        fixed[name] = text
-    return fixed
 
 
 def axis_from_values(name: str, values) -> Axis:

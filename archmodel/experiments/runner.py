@@ -134,12 +134,7 @@ class Study:
     def simulate(self, top, seed: int) -> tuple[Simulator, str]:
         """Run ``top`` to its end or the study's limit; returns the simulator and the reason."""
         sim = Simulator(top, seed=seed, watchdog_cycles=self.watchdog_cycles)
-        limit = self.until_ps
-        if self.cycles is not None:
-            clock = sim.top.domain
-            edge = clock.phase_ps + (self.cycles - 1) * clock.period_ps
-            limit = edge if limit is None else min(limit, edge)
-        reason = sim.run(until_ps=limit).reason
+        reason = sim.run(until_ps=self.until_ps, cycles=self.cycles).reason
         # A model that stops the run says why ("measured", "unstable"): that is the outcome.
         return sim, (sim.stopped or reason) if reason == "stopped" else reason
 

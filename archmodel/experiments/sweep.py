@@ -17,7 +17,7 @@ from typing import Callable, Mapping
 
 import attrs
 
-from ..kernel import ArchError, Simulator
+from ..kernel import ArchError, Tree
 from .execution import Executor, ship_by_value
 from .points import Axis, Point, axis_from_values, generate, value_text
 from .results import ResultsFile, row_key
@@ -117,8 +117,8 @@ class Sweep:
                       metrics=tuple(self.metrics), until_ps=self.until_ps, cycles=self.cycles,
                       watchdog_cycles=self.watchdog_cycles, max_instances=self.max_instances,
                       import_paths=tuple(str(Path(p).resolve()) for p in self.import_paths), prepare=self.prepare)
-        sim = Simulator(top, seed=0)
-        columns = stat_columns(sim.all_stats())
+        tree = Tree(top)  # the statistics and parts of the system, without an engine
+        columns = stat_columns(tree.all_stats())
         for pattern in self.metrics:
             if not pattern or not any(matches(c, (pattern,)) for c in columns):
                 raise ArchError(f"--metric '{pattern}' matches no statistic of {top.name}",
@@ -126,7 +126,7 @@ class Sweep:
                                 if columns else "the system has no statistics")
         from ..models.network import Noc
 
-        noc = next((c.path for c in sim.components if isinstance(c, Noc)), None)
+        noc = next((c.path for c in tree.components if isinstance(c, Noc)), None)
         return Plan(study, points, [c for c in columns if matches(c, self.metrics)], noc,
                     files + list(self.extra_inputs))
 

@@ -5,7 +5,7 @@ It imports nothing else from archmodel; models, tracers, the language and the CL
 
 from .budget import check_instances, instance_budget
 from .channel import Channel, connect
-from .component import Component, catalogue, component_rng, model, register_model
+from .component import Component, catalogue, component_rng, model, parts, register_model
 from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, PortError,
                      SimulationError, Span)
 from .params import Param, at_least, in_range, one_of
@@ -17,11 +17,12 @@ from .source_files import read_lines, read_source
 from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_csv,
                     stats_dict, stats_table)
 from .time import ClockDomain, format_time, parse_time, period_from_frequency
+from .tree import Tree
 
 __all__ = [
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
-    "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Utilisation", "at_least",
-    "catalogue", "check_instances", "component_rng", "connect", "format_time", "in_range", "instance_budget", "model", "one_of", "parse_time",
+    "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Tree", "Utilisation", "at_least",
+    "catalogue", "check_instances", "component_rng", "connect", "format_time", "in_range", "instance_budget", "model", "one_of", "parse_time", "parts",
     "period_from_frequency", "read_lines", "read_source", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from typing import Callable, Iterator
 
 from .errors import ArchError
 
@@ -22,7 +23,7 @@ class _Budget:
 
 
 @contextlib.contextmanager
-def instance_budget(limit: int):
+def instance_budget(limit: int) -> Iterator[None]:
     """Within the block, at most ``limit`` components may be made."""
     token = _BUDGET.set(_Budget(limit))
     try:
@@ -44,7 +45,7 @@ def check_instances(count: int, what: str) -> None:
         raise _refuse(what, count, budget)
 
 
-def count_instance(name) -> None:
+def count_instance(name: str | Callable[[], str]) -> None:
     """Count one component or channel made (called as each is constructed); ``name`` is its
     name, or a function giving it (built only for the error)."""
     budget = _BUDGET.get()

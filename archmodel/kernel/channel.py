@@ -25,10 +25,15 @@ read them after the commit.
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING, Any
 
 from .budget import count_instance
 from .errors import ParameterError, PortError
-from .ports import InPort, OutPort
+from .ports import InPort, OutPort, Port
+from .time import ClockDomain
+
+if TYPE_CHECKING:
+    from .simulator import Simulator
 
 
 class Channel:
@@ -53,6 +58,9 @@ class Channel:
         "src_period", "same_domain", "delay", "tail_delay",
         "traced", "offered", "fired", "took", "payload", "marked",
     )
+    # Set by bind() once both ends have clock domains; None before.
+    sim: Simulator
+    dst_domain: ClockDomain
 
     def __init__(self, src: OutPort, dst: InPort, latency: int, capacity: int, width_bits: int | None):
         count_instance(lambda: f"{src.path} -> {dst.path}")  # channels count against the limit too
@@ -72,15 +80,15 @@ class Channel:
         self.beats = 0
         self.src_owner = src.owner
         self.dst_owner = dst.owner
-        self.sim = None
-        self.dst_domain = None
+        self.sim = None  # type: ignore[assignment]
+        self.dst_domain = None  # type: ignore[assignment]
         self.src_period = 0
         self.same_domain = False
         self.delay = 0
         self.tail_delay = 0
         self.traced = False
         self.offered = self.fired = self.took = False
-        self.payload = None
+        self.payload: Any = None
         self.marked = False
 
     @property
@@ -93,7 +101,7 @@ class Channel:
         """Credits in use: messages in flight or waiting, plus credits not yet returned."""
         return self.capacity - self.credits
 
-    def bind(self, sim) -> None:
+    def bind(self, sim: Simulator) -> None:
         """Fix the timing constants once both ends have clock domains."""
         self.sim = sim
         src_domain = self.src_owner.domain
@@ -107,15 +115,15 @@ class Channel:
         return f"<Channel {self.name} latency={self.latency} capacity={self.capacity}>"
 
 
-def _port_kind(port) -> str:
+def _port_kind(port: Port) -> str:
     return "output" if isinstance(port, OutPort) else "input"
 
 
-def _is_count(value) -> bool:
+def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _link_problem(latency, capacity, width_bits) -> tuple[str, str | None] | None:
+def _link_problem(latency: Any, capacity: Any, width_bits: Any) -> tuple[str, str | None] | None:
     """What is wrong with a link's attributes, as (message, hint), or None."""
     if not _is_count(latency):
         return f"latency must be an integer number of cycles, got {latency!r}", None

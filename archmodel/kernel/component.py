@@ -19,18 +19,24 @@ import functools
 import hashlib
 import inspect
 import re
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
 from .budget import count_instance
 from .errors import ArchError, ModelAssertion, ParameterError
 from .params import Param, make_params_class
-from .ports import In, InPort, Out, OutPort, PortDecl
+from .ports import In, InPort, OutPort, PortDecl
 from .register import Register
 from .stats import Stat
+from .time import ClockDomain
 
-_CATALOGUE: dict[str, type] = {}
+if TYPE_CHECKING:
+    from .channel import Channel
+    from .simulator import Simulator, _Schedule
+
+_CATALOGUE: dict[str, type[Component]] = {}
+_PARTS: dict[str, type[Component]] = {}
 
 MAX_PORT_ARRAY = 1 << 16
 """The most ports one port array may have (a crossbar of 65,536 inputs is already far beyond
@@ -46,11 +52,12 @@ _RESERVED = frozenset({
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def model(cls=None, *, name: str | None = None, catalogue: bool = True):
+def model(cls: type | None = None, *, name: str | None = None, catalogue: bool = True) -> Any:
     """Class decorator: collect a model's parameters, ports and statistics, build its attrs
-    ``Params`` class, and (unless ``catalogue=False``) list it in the model catalogue."""
+    ``Params`` class, and list it in the model catalogue (or, with ``catalogue=False``, among
+    the :func:`parts`)."""
 
-    def wrap(klass):
+    def wrap(klass: Any) -> Any:
         params, ports, stats = {}, {}, {}
         for base in reversed(klass.__mro__):
             for key, value in vars(base).items():
@@ -72,12 +79,14 @@ def model(cls=None, *, name: str | None = None, catalogue: bool = True):
         klass.model_name = name or klass.__name__
         if catalogue:
             register_model(klass)
+        else:
+            _PARTS[klass.model_name] = klass
         return klass
 
     return wrap(cls) if cls is not None else wrap
 
 
-def register_model(klass) -> None:
+def register_model(klass: Any) -> None:
     """Make a model visible by name (to ``archmodel list`` and, later, the language)."""
     existing = _CATALOGUE.get(klass.model_name)
     if existing is not None and existing is not klass and existing.__qualname__ != klass.__qualname__:
@@ -85,9 +94,17 @@ def register_model(klass) -> None:
     _CATALOGUE[klass.model_name] = klass
 
 
-def catalogue() -> dict[str, type]:
+def catalogue() -> dict[str, type[Component]]:
     """All registered models by name, sorted."""
     return dict(sorted(_CATALOGUE.items()))
+
+
+def parts() -> dict[str, type[Component]]:
+    """The models made with ``@model(catalogue=False)`` by name, sorted: parts a model or a
+    workload builds inside itself (a network's monitor, a workload's report) or a test uses,
+    never instanced by name from a ``.arch`` file. ``archmodel show`` prints them among the
+    models; ``archmodel list`` documents them apart."""
+    return dict(sorted(_PARTS.items()))
 
 
 def _valid_name(name: str) -> bool:
@@ -124,24 +141,34 @@ class Component:
     Params = make_params_class("Component", [])
     model_name = "Component"
 
-    def __init__(self, name: str, parent: "Component | None" = None, *, clock=None, **params: Any):
+    # Set when the tree is elaborated (:class:`~.tree.Tree`, then the Simulator); None before.
+    domain: ClockDomain
+    sim: Simulator
+    _sched: _Schedule
+    _in_channels: list[Channel]
+    _out_channels: list[Channel]
+    _wake_edge: int | None
+    _declares_sends: bool
+
+    def __init__(self, name: str, parent: "Component | None" = None, *, clock: ClockDomain | None = None,
+                 **params: Any):
         if not isinstance(name, str) or not _valid_name(name):
             raise ArchError(f"{name!r} is not a valid component name", hint="use letters, digits and _")
         count_instance(name)
         self.name = name
-        self.parent = None
+        self.parent: Component | None = None
         self.children: list[Component] = []
         self._children_by_name: dict[str, Component] = {}
         if parent is not None:
             parent.add(self)
         self.clock = clock
-        self.domain = None
-        self.sim = None
-        self._sched = None  # the simulator's schedule of this component's clock domain
+        self.domain = None  # type: ignore[assignment]  # (see the class's annotations)
+        self.sim = None  # type: ignore[assignment]
+        self._sched = None  # type: ignore[assignment]  # the simulator's schedule of this component's clock domain
         self.registers: list[Register] = []
         self._awake = False
         self.progress_count = 0  # progress() calls, for the per-part watchdog
-        self._rng = None
+        self._rng: np.random.Generator | None = None
         self._set_params(params)
         self.ports: list = []
         for pname, decl in self._port_decls.items():
@@ -169,7 +196,7 @@ class Component:
         for key in decls:
             setattr(self, key, getattr(self.params, key))
 
-    def _make_ports(self, name: str, decl: PortDecl):
+    def _make_ports(self, name: str, decl: PortDecl) -> Any:
         kind = InPort if isinstance(decl, In) else OutPort
         if decl.count is None:
             port = kind(self, name, decl)
@@ -281,7 +308,7 @@ class Component:
         self.sleep()
         self.wake_in(cycles)
 
-    def earliest_send_ps(self, port) -> int | None:
+    def earliest_send_ps(self, port: OutPort) -> int | None:
         """A lower bound on the time (ps) this component next sends a message on its output
         ``port`` from the state it holds now, with no new input; None: never without new
         input. The kernel's lookahead (:meth:`Simulator.undisturbed_until_ps`) asks it of
@@ -303,7 +330,7 @@ class Component:
     sooner there only (a crossbar whose queues per output are independent), so the lookahead
     wakes nothing else of it. False: a returning credit may let it send anywhere."""
 
-    def reaction_ps(self, inp, out) -> int | None:
+    def reaction_ps(self, inp: InPort, out: OutPort) -> int | None:
         """A lower bound on the time from a message arriving on input port ``inp`` to a
         message on output port ``out`` that it causes (0 by default: the component may
         answer at the edge the message arrives). The lookahead adds it after each arrival;
@@ -360,9 +387,10 @@ class Component:
     @property
     def rng(self) -> np.random.Generator:
         """This component's own random stream, seeded from the global seed and its path."""
-        if self._rng is None:
-            self._rng = component_rng(self.sim.seed, self.path)
-        return self._rng
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = component_rng(self.sim.seed, self.path)
+        return rng
 
     @classmethod
     def documentation(cls) -> str:
@@ -378,7 +406,7 @@ class Component:
 
     @classmethod
     def summary_line(cls) -> str:
-        """The first sentence of the docstring."""
+        """The docstring's first paragraph on one line (``archmodel list`` prints it)."""
         doc = inspect.cleandoc(cls.__doc__ or "")
         return " ".join(doc.split("\n\n")[0].split())
 

@@ -36,6 +36,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .channel import Channel
+    from .component import Component
+    from .simulator import Simulator
 
 _FOREVER = 1 << 62
 
@@ -76,7 +82,7 @@ class ConnectionGraph:
     messages one way, credits the other), so a run of many separate systems (clusters with
     memories of their own) looks at one system per question."""
 
-    def __init__(self, sim):
+    def __init__(self, sim: Simulator):
         self.sim = sim
         self._reach: dict = {}
         # (sender phase, sender period, receiver phase, receiver period, latency - 1 receiver
@@ -84,7 +90,7 @@ class ConnectionGraph:
         self.timing = {ch: (ch.src_owner.domain.phase_ps, ch.src_owner.domain.period_ps, ch.dst_domain.phase_ps,
                             ch.dst_domain.period_ps, ch.tail_delay) for ch in sim.channels}
 
-    def reach(self, comp) -> tuple:
+    def reach(self, comp: Component) -> tuple:
         """The components (other than ``comp``) that can influence ``comp``, and the channels
         among them: those connected to ``comp`` by channels, in either direction."""
         cached = self._reach.get(comp)
@@ -104,7 +110,7 @@ class ConnectionGraph:
         return cached
 
 
-def earliest_arrival_ps(sim, comp, within_ps: int | None = None) -> int | None:
+def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None = None) -> int | None:
     """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
     things stand): see the module docstring. With ``within_ps`` the search stops there: any
     time at or after it comes back as None (a caller that cannot use a later horizon)."""
@@ -122,7 +128,7 @@ def earliest_arrival_ps(sim, comp, within_ps: int | None = None) -> int | None:
     # it earlier (delays only add), nor can anything beyond within_ps: they are not explored.
     cap = [within_ps if within_ps is not None else _FOREVER]
 
-    def arrive(channel, send_ps: int) -> int:
+    def arrive(channel: Channel, send_ps: int) -> int:
         # the sender's edge at or after send_ps, then the receiver's first edge strictly
         # after it, then latency - 1 more receiver edges (a wider message arrives later)
         src_phase, src_period, dst_phase, dst_period, tail = timing[channel]
@@ -131,7 +137,7 @@ def earliest_arrival_ps(sim, comp, within_ps: int | None = None) -> int | None:
         k = -((dst_phase - send - 1) // dst_period)
         return dst_phase + (k if k > 0 else 0) * dst_period + tail
 
-    def offer(channel, time_ps: int) -> None:
+    def offer(channel: Channel, time_ps: int) -> None:
         if time_ps >= cap[0]:
             return
         known = best.get(channel)
@@ -141,7 +147,7 @@ def earliest_arrival_ps(sim, comp, within_ps: int | None = None) -> int | None:
             if channel.dst_owner is comp:
                 cap[0] = time_ps
 
-    def credit_frees(channel, taken_ps: int) -> None:
+    def credit_frees(channel: Channel, taken_ps: int) -> None:
         # the receiver takes a message at taken_ps: a sender blocked on the channel is
         # woken at its next edge by the returning credit (and, if its declared sends hold
         # whatever credits return, sends sooner only on that channel)

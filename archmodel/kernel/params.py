@@ -44,7 +44,7 @@ class Param:
     def required(self) -> bool:
         return self.default is _MISSING
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     def type_name(self) -> str:
@@ -58,7 +58,7 @@ class Param:
         return f"{self.name}: {self.type_name()} {default}{unit} -- {self.doc}"
 
 
-def _accepts(type_, value) -> bool:
+def _accepts(type_: type | tuple, value: Any) -> bool:
     types = type_ if isinstance(type_, tuple) else (type_,)
     if isinstance(value, bool) and bool not in types:
         return False  # True is an int in Python, never a parameter's intended int
@@ -67,8 +67,8 @@ def _accepts(type_, value) -> bool:
     return isinstance(value, types)
 
 
-def _validator(param: Param):
-    def validate(_instance, attribute, value):
+def _validator(param: Param) -> Callable[[Any, Any, Any], None]:
+    def validate(_instance: Any, attribute: Any, value: Any) -> None:
         if param.default is None and value is None:
             return
         if not _accepts(param.type, value):
@@ -90,22 +90,22 @@ def make_params_class(model_name: str, params: list[Param]) -> type:
     return attrs.make_class(f"{model_name}Params", fields, frozen=True, slots=True)
 
 
-def at_least(low) -> Check:
+def at_least(low: Any) -> Check:
     """Check that a value is >= ``low``."""
     return lambda v: None if v >= low else f"must be at least {low}"
 
 
-def in_range(low, high) -> Check:
+def in_range(low: Any, high: Any) -> Check:
     """Check that ``low <= value <= high``."""
     return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
 
 
-def one_of(*choices) -> Check:
+def one_of(*choices: Any) -> Check:
     """Check that a value is one of ``choices``."""
     listed = ", ".join(repr(c) for c in choices)
     words = [c for c in choices if isinstance(c, str)]
 
-    def check(value):
+    def check(value: Any) -> str | None:
         if value in choices:
             return None
         close = difflib.get_close_matches(value, words, n=1) if isinstance(value, str) else []

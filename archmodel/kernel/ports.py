@@ -8,8 +8,13 @@
 from __future__ import annotations
 
 from math import ceil
+from typing import TYPE_CHECKING, Any
 
 from .errors import ModelAssertion
+
+if TYPE_CHECKING:
+    from .channel import Channel
+    from .component import Component
 
 
 class PortDecl:
@@ -26,7 +31,7 @@ class PortDecl:
         self.pair = pair  # the port that must be connected whenever this one is (requests and their answers)
         self.name = ""
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     def describe(self) -> str:
@@ -57,12 +62,13 @@ class Port:
     """A port of one component instance; ``channel`` is set by ``connect``."""
 
     __slots__ = ("owner", "name", "decl", "channel")
+    channel: Channel  # None until connect() (see ``connected``)
 
-    def __init__(self, owner, name: str, decl: PortDecl):
+    def __init__(self, owner: Component, name: str, decl: PortDecl):
         self.owner = owner
         self.name = name
         self.decl = decl
-        self.channel = None
+        self.channel = None  # type: ignore[assignment]
 
     @property
     def path(self) -> str:
@@ -95,7 +101,7 @@ class InPort(Port):
         now = ch.sim.now
         return bool(flight) and flight[0][0] <= now and ch.taken_at != now
 
-    def peek(self):
+    def peek(self) -> Any:
         """The message ``recv()`` would return now, or ``None`` when not ``valid``."""
         ch = self.channel
         flight = ch.flight
@@ -104,7 +110,7 @@ class InPort(Port):
             return flight[0][1]
         return None
 
-    def recv(self):
+    def recv(self) -> Any:
         """Take the head message; its credit returns to the sender at commit."""
         ch = self.channel
         flight = ch.flight
@@ -149,7 +155,7 @@ class OutPort(Port):
         ch.blocked = True
         return False
 
-    def send(self, msg, bits: int | None = None) -> None:
+    def send(self, msg: Any, bits: int | None = None) -> None:
         """Transfer ``msg``; an error if not ``ready`` (valid/payload are held until transfer,
         so a model that may be blocked should use ``try_send``). ``bits`` (or the message's
         ``size_bits``) sets the serialisation time on a channel with a width."""
@@ -159,7 +165,7 @@ class OutPort(Port):
                 f"{self.path}: send() while not ready ({ch.credits} credits, link busy until "
                 f"{ch.busy_until} ps at {ch.sim.now} ps); check ready or use try_send()")
 
-    def try_send(self, msg, bits: int | None = None) -> bool:
+    def try_send(self, msg: Any, bits: int | None = None) -> bool:
         """Send if ready and return True; otherwise record valid-without-ready and return False
         (the sender is then woken when the channel becomes ready, should it sleep)."""
         ch = self.channel
@@ -203,7 +209,7 @@ class OutPort(Port):
         return True
 
 
-def unpaired_port(port) -> tuple[str, str] | None:
+def unpaired_port(port: Port) -> tuple[str, str] | None:
     """(message, hint) when ``port`` is connected and the port its declaration pairs it with
     is not (a request port whose answers could never come back), else None."""
     name = port.decl.pair

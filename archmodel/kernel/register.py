@@ -8,7 +8,10 @@ component may read a register directly (a registered wire) for the same reason.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .component import Component
 
 
 class Register:
@@ -30,7 +33,7 @@ class Register:
     # register at every edge; only ``set`` and the kernel write it.
     __slots__ = ("name", "owner", "value", "width", "var", "next", "_queued", "_commit")
 
-    def __init__(self, owner, name: str, init: Any = 0, width: int | None = None):
+    def __init__(self, owner: Component, name: str, init: Any = 0, width: int | None = None):
         self.owner = owner
         self.name = name
         self.value = init

@@ -15,17 +15,19 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+from typing import TYPE_CHECKING, Any
+
 import attrs
 import networkx as nx
 
 from .component import Component
-from .ports import unpaired_port
-from .errors import ArchError, DeadlockError, PortError
+from .errors import ArchError, DeadlockError
 from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
+from .tree import Tree
 
-DEFAULT_CLOCK = ClockDomain("clk", 1000)
-
+if TYPE_CHECKING:
+    from .channel import Channel
 
 def _sequence(entry: tuple) -> int:
     return entry[0]
@@ -35,7 +37,7 @@ def _progress_signature(comp: Component) -> tuple:
     """What changes when ``comp`` makes progress: messages on its channels, and progress
     reported by it or by any part it belongs to (a core's cluster reports for its cores)."""
     reported = 0
-    part = comp
+    part: Component | None = comp
     while part is not None:
         reported += part.progress_count
         part = part.parent
@@ -97,7 +99,7 @@ class Simulator:
         self._seq = itertools.count()
         # Wake-ups for one time (nearly always the next edge) skip the heap: (sequence, component).
         self._soon: list = []
-        self._soon_at: int | None = None
+        self._soon_at = -1  # their time, while _soon holds any (no edge is at -1)
         self._dirty: list = []
         self._credit_returns: list = []
         self._touched: list = []
@@ -117,48 +119,19 @@ class Simulator:
 
     # -- elaboration --------------------------------------------------------------------
     def _elaborate(self) -> None:
-        top = self.top
-        if top.clock is None:
-            top.clock = DEFAULT_CLOCK
+        self.tree = tree = Tree(self.top)
+        self.components, self.domains, self.channels = tree.components, tree.domains, tree.channels
         schedules: dict[int, _Schedule] = {}
-        for comp in top.walk():
-            if comp.clock is None:
-                comp.clock = comp.parent.clock
-            comp.domain = comp.clock
+        for domain in self.domains:
+            sched = schedules[id(domain)] = _Schedule(domain)
+            self._schedules.append(sched)
+        for comp in self.components:
             comp.sim = self
-            sched = schedules.get(id(comp.domain))
-            if sched is None:
-                sched = schedules[id(comp.domain)] = _Schedule(comp.domain)
-                self.domains.append(comp.domain)
-                self._schedules.append(sched)
-            comp._sched = sched
-            self.components.append(comp)
+            comp._sched = schedules[id(comp.domain)]
             for reg in comp.registers:
                 reg._commit = self._dirty
                 self.registers.append(reg)
-            ins, outs = [], []
-            for port in comp.ports:
-                channel = port.channel
-                unpaired = unpaired_port(port)
-                if unpaired is not None:
-                    raise PortError(unpaired[0], hint=unpaired[1])
-                if channel is None:
-                    if port.decl.required:
-                        kind = "input" if port.decl.direction == "in" else "output"
-                        raise PortError(f"{comp.path}: required {kind} port '{port.name}' is not connected",
-                                        hint=f"connect it, or declare it {type(port.decl).__name__}(..., required=False)")
-                elif port.decl.direction == "out":
-                    outs.append(channel)
-                else:
-                    ins.append(channel)
-            comp._in_channels = ins
-            comp._out_channels = outs
             comp._wake_edge = None  # the edge of this component's latest wake-up entry
-            self.channels.extend(outs)
-        in_tree = {id(c) for c in self.components}
-        for ch in self.channels:
-            if id(ch.dst_owner) not in in_tree:
-                raise PortError(f"channel {ch.name}: {ch.dst_owner.path} is not part of {top.path}")
         for ch in self.channels:
             ch.bind(self)
         for comp in self.components:
@@ -242,7 +215,7 @@ class Simulator:
         if soonest is not None:
             self._wake_later(comp, soonest)
 
-    def _mark(self, channel) -> None:
+    def _mark(self, channel: Channel) -> None:
         if not channel.marked:
             channel.marked = True
             self._touched.append(channel)
@@ -262,11 +235,7 @@ class Simulator:
         """
         if not self._started:
             self._begin()
-        limit = until_ps
-        if cycles is not None:
-            clk = clock or self.top.domain
-            edge = clk.phase_ps + (cycles - 1) * clk.period_ps
-            limit = edge if limit is None else min(limit, edge)
+        limit = self.limit_of(until_ps, cycles, clock)
         self.stopped = None
         self.limit_ps = limit
         try:
@@ -277,6 +246,18 @@ class Simulator:
             for obs in self.observers:
                 obs.flush(self)
         return RunResult(reason, self.now, self.ticks)
+
+    def limit_of(self, until_ps: int | None = None, cycles: int | None = None,
+                 clock: ClockDomain | None = None) -> int | None:
+        """The time :meth:`run` with these arguments stops at (inclusive): ``until_ps`` or the
+        ``cycles``-th edge of ``clock`` (default: the top's clock) from time 0, whichever comes
+        first; None without either. A driver that runs in slices (a progress bar) asks here."""
+        limit = until_ps
+        if cycles is not None:
+            clk = clock or self.top.domain
+            edge = clk.phase_ps + (cycles - 1) * clk.period_ps
+            limit = edge if limit is None else min(limit, edge)
+        return limit
 
     def _loop(self, limit: int | None) -> str:
         wakes = self._wakes
@@ -529,9 +510,9 @@ class Simulator:
     # -- results ----------------------------------------------------------------------------
     def all_stats(self) -> list:
         """Every component's statistics in hierarchy order."""
-        return [stat for comp in self.components for stat in comp.stats]
+        return self.tree.all_stats()
 
-    def add_observer(self, observer) -> None:
+    def add_observer(self, observer: Any) -> None:
         """Attach an observer (a tracer): it sees register and channel changes at commit."""
         self.observers.append(observer)
         if self._started:

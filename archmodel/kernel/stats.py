@@ -8,26 +8,30 @@ and a description, and ``summary()`` gives the derived figures people want (mean
 from __future__ import annotations
 
 from array import array
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .component import Component
 
 
 class Stat:
     """Base of all statistics: a name, a unit and a description."""
 
     kind = "stat"
+    owner: Component  # None in a declaration, the component in its copy
 
     def __init__(self, unit: str, doc: str = ""):
         self.unit = unit
         self.doc = doc
         self.name = ""
-        self.owner = None
+        self.owner = None  # type: ignore[assignment]
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, instance, owner=None):
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
         # A declaration on a model class: each component gets its own copy on first use, kept
         # in the instance so later reads are plain attribute reads. Building a component
         # therefore costs nothing per statistic (100,000-component systems elaborate fast).
@@ -37,7 +41,7 @@ class Stat:
         instance.__dict__[self.name] = stat
         return stat
 
-    def instantiate(self, owner) -> "Stat":
+    def instantiate(self, owner: Component) -> "Stat":
         """A fresh copy of this declaration belonging to ``owner``."""
         copy = type(self).__new__(type(self))
         copy.__dict__.update(self.__dict__)
@@ -67,7 +71,7 @@ class Counter(Stat):
     kind = "counter"
 
     def reset(self) -> None:
-        self.value = 0
+        self.value: int | float = 0
 
     def add(self, amount: int | float = 1) -> None:
         """Count ``amount`` more (one event by default)."""
@@ -132,9 +136,9 @@ class Level(Stat):
     kind = "level"
 
     def reset(self) -> None:
-        self.value = 0
-        self.maximum = 0
-        self._area = 0
+        self.value: int | float = 0
+        self.maximum: int | float = 0
+        self._area: int | float = 0
         self._since = 0
 
     def set(self, value: int | float, at_ps: int | None = None) -> None:
@@ -153,7 +157,7 @@ class Level(Stat):
         with :meth:`resume`."""
         return self.value, self.maximum, self._area, self._since
 
-    def resume(self, figures) -> None:
+    def resume(self, figures: tuple) -> None:
         """Take back a level's :meth:`figures`, as continued elsewhere."""
         self.value, self.maximum, self._area, self._since = figures
 
@@ -179,7 +183,7 @@ class Formula(Stat):
         self.compute = compute
 
     @property
-    def value(self):
+    def value(self) -> Any:
         """The figure computed now (None where it would divide by zero)."""
         try:
             return self.compute(self.owner)
@@ -190,7 +194,7 @@ class Formula(Stat):
         return {"value": self.value}
 
 
-def format_value(value) -> str:
+def format_value(value: Any) -> str:
     """A number as a table cell: integers exactly, floats to 4 significant digits."""
     if value is None:
         return "-"

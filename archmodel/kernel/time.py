@@ -71,7 +71,7 @@ class ClockDomain:
         self.phase_ps = phase_ps
 
     @classmethod
-    def from_frequency(cls, name: str, hz, phase_ps: int = 0) -> "ClockDomain":
+    def from_frequency(cls, name: str, hz: Fraction | int | float, phase_ps: int = 0) -> "ClockDomain":
         """A domain from a frequency in Hz, e.g. ``ClockDomain.from_frequency("dram", 1.6e9)``."""
         return cls(name, period_from_frequency(hz), phase_ps)
 

@@ -10,10 +10,11 @@ diagnostic of the file.
 from .elaborate import Elaborated, check_library, is_library, load
 from .structure import Limits, param_unit
 from .errors import LanguageErrors
+from .overrides import parse_overrides
 from .parser import parse, parse_expression
 from .show import show_text, to_dot
 from .topology import register_topology, topology_generators
 from .workloads import register_workload, workloads
 
-__all__ = ["Elaborated", "LanguageErrors", "Limits", "check_library", "is_library", "load", "param_unit", "parse", "parse_expression",
+__all__ = ["Elaborated", "LanguageErrors", "Limits", "check_library", "is_library", "load", "param_unit", "parse", "parse_expression", "parse_overrides",
            "register_topology", "register_workload", "show_text", "to_dot", "topology_generators", "workloads"]

@@ -15,7 +15,7 @@ class SourceText:
     """The text of every file read in one load, so diagnostics can quote their lines, and the
     SHA-256 of every file read (for the run manifest)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.files: dict[str, list[str]] = {}
         self.digests: dict[str, str] = {}
 
@@ -61,8 +61,3 @@ def _position(error: ArchError, file_order: dict):
     if span is None:
         return (file_order[""], 0, 0)
     return (file_order[span.file], span.line, span.col)
-
-
-def span_between(start: Span, end: Span) -> Span:
-    """The span from the start of ``start`` to the end of ``end``."""
-    return Span(start.file, start.line, start.col, end.end_line, end.end_col)

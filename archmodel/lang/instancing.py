@@ -5,6 +5,7 @@ A mixin of the elaborator, which holds the state (the scope, the limits, the dia
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any, Callable
 
 from ..kernel import ArchError, ClockDomain, Component, Span
 from . import ast, units
@@ -54,13 +55,19 @@ class Instancing:
         count = self._array_count(stmt.count, scope, stmt.name)
         target = self._resolve_model(stmt.model, scope)
         placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
-        def maker(args_scope: Scope):
+        def maker(args_scope: Scope) -> Callable[[str], Any]:
             # the arguments, evaluated once for the elements that share them
             if isinstance(target, ast.ModuleDef):
                 given = self._module_args(stmt.model, target, args_scope)
-                return lambda name: self._make_module(target, name, comp, given, stmt, placed)
+
+                def make_module(name: str) -> Any:
+                    return self._make_module(target, name, comp, given, stmt, placed)
+                return make_module
             kwargs = self._model_args(stmt.model, target, args_scope, placed or self._clock_of(comp))
-            return lambda name: self._make_model(target, name, comp, kwargs, stmt, placed)
+
+            def make_model(name: str) -> Any:
+                return self._make_model(target, name, comp, kwargs, stmt, placed)
+            return make_model
 
         if count is None:
             items = [maker(scope)(stmt.name)]

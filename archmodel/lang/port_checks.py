@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 def origin_span(elab: Elaborator, comp: Component):
     """The span of the instance statement that made ``comp`` (or its nearest ancestor)."""
-    owner = comp
+    owner: Component | None = comp
     while owner is not None and id(owner) not in elab.origins:
         owner = owner.parent
     return elab.origins.get(id(owner)) if owner is not None else None

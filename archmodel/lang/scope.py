@@ -81,7 +81,7 @@ class Scope:
         self.module = module if module is not None else self
 
     def lookup(self, name: str):
-        scope = self
+        scope: Scope | None = self
         while scope is not None:
             if name in scope.names:
                 return scope.names[name]
@@ -89,7 +89,8 @@ class Scope:
         raise KeyError(name)
 
     def visible(self) -> list[str]:
-        seen, scope = [], self
+        seen: list[str] = []
+        scope: Scope | None = self
         while scope is not None:
             seen.extend(scope.names)
             scope = scope.parent

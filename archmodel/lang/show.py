@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..kernel import Component, Simulator
+from ..kernel import Component, Tree
 from .structure import ModuleComponent
 from .scope import format_value
 
@@ -42,10 +42,10 @@ def describe_component(comp: Component) -> str:
     return f"{comp.model_name}({', '.join(shown)})"
 
 
-def hierarchy_lines(sim: Simulator) -> list[str]:
+def hierarchy_lines(tree: Tree) -> list[str]:
     """The indented hierarchy, arrays of identical elements collapsed."""
     signature: dict[int, tuple] = {}
-    for comp in reversed(list(sim.top.walk())):
+    for comp in reversed(list(tree.top.walk())):
         signature[id(comp)] = (describe_component(comp), comp.domain.name, comp.domain.period_ps,
                                tuple((c.name, signature[id(c)]) for c in comp.children))
     lines: list[str] = []
@@ -76,21 +76,21 @@ def hierarchy_lines(sim: Simulator) -> list[str]:
                 emit(first, first.name, depth, 1)
             i = j
 
-    emit(sim.top, sim.top.name, 0, 1)
+    emit(tree.top, tree.top.name, 0, 1)
     return lines
 
 
-def show_text(sim: Simulator, title: str) -> str:
+def show_text(tree: Tree, title: str) -> str:
     """Everything ``archmodel show FILE`` prints."""
     counts: dict[str, int] = {}
-    for comp in sim.components:
+    for comp in tree.components:
         counts[comp.model_name] = counts.get(comp.model_name, 0) + 1
-    lines = [title, ""] + hierarchy_lines(sim) + [""]
-    clocks = sorted(sim.domains, key=lambda d: (d.name, d.period_ps))
+    lines = [title, ""] + hierarchy_lines(tree) + [""]
+    clocks = sorted(tree.domains, key=lambda d: (d.name, d.period_ps))
     lines.append("clocks: " + ", ".join(f"{d.name} {d.period_ps} ps" for d in clocks))
     lines.append("instances: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
-                 + f" ({len(sim.components)} in all)")
-    lines.append(f"channels: {len(sim.channels)}")
+                 + f" ({len(tree.components)} in all)")
+    lines.append(f"channels: {len(tree.channels)}")
     return "\n".join(lines)
 
 
@@ -98,7 +98,7 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
-def to_dot(sim: Simulator) -> str:
+def to_dot(tree: Tree) -> str:
     """The connection graph in Graphviz DOT: modules are clusters, models are boxes, and each
     channel an edge labelled with its ports, latency and capacity."""
     out = ["digraph archmodel {", "  rankdir=LR;", "  node [shape=box, fontname=Helvetica];",
@@ -116,15 +116,15 @@ def to_dot(sim: Simulator) -> str:
             label = _quote(comp.name + "\\n" + comp.model_name)
             out.append(f"{pad}{_quote(comp.path)} [label={label}];")
 
-    for child in sim.top.children:
+    for child in tree.top.children:
         visit(child, 1)
 
     def leaf(comp: Component) -> Component:
-        while comp.parent is not None and comp.parent is not sim.top and not isinstance(comp.parent, ModuleComponent):
+        while comp.parent is not None and comp.parent is not tree.top and not isinstance(comp.parent, ModuleComponent):
             comp = comp.parent
         return comp
 
-    for ch in sim.channels:
+    for ch in tree.channels:
         label = f"{ch.src.name} -> {ch.dst.name}\\nlatency {ch.latency}, capacity {ch.capacity}"
         if ch.width_bits:
             label += f", width {ch.width_bits}"

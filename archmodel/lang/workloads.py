@@ -1,12 +1,14 @@
 """The registry that ``run workload(args) on targets`` statements resolve against.
 
-A workload registers a binder ``fn(targets, *args, **kwargs)`` under its name; elaboration
-calls it with the list of target components once the system is built. The workload families
-fill this registry: the Snitch kernels (:mod:`archmodel.workloads.binding`), the training
+A workload is a binder ``fn(targets, *args, **kwargs)`` under its name; elaboration calls it
+with the list of target components once the system is built. Importing this module registers
+the tables of the built-in families (the workloads do not import the language, so it is this
+module that reads them): the Snitch kernels (:mod:`archmodel.workloads.binding`), the training
 step (:mod:`archmodel.workloads.training`), the graph algorithms
 (:mod:`archmodel.workloads.graph.workload`) and the convolution sizes
-(:mod:`archmodel.workloads.conv.workload`); any other name is an 'unknown workload' error
-listing the known ones.
+(:mod:`archmodel.workloads.conv.workload`). A plugin adds its own with
+:func:`register_workload`. Any other name is an 'unknown workload' error listing the known
+ones.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""Behavioural component models, by family (basic, compute, memory, network, fronthaul), and
-the message types they share (:mod:`archmodel.models.messages`).
+"""Behavioural component models, one subpackage per family (basic, compute, fronthaul,
+memory, network, training, ...; the README's "Model families" describes each), the message
+types they share (:mod:`archmodel.models.messages`) and the registry of topology generators the network
+and fronthaul families register (:mod:`archmodel.models.topologies`).
 
-Importing this package imports every family, so every model is in the catalogue that
-``archmodel list`` prints and the language resolves names against.
+Importing this package imports every family it finds, so every model is in the catalogue
+that ``archmodel list`` prints and the language resolves names against.
 """
 
 import importlib

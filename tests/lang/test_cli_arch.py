@@ -36,7 +36,8 @@ def test_bundled_systems_run_to_completion(path, tmp_path, capsys):
     assert document["manifest"]["input_sha256"]
 
 
-def test_pipeline_delivers_every_message_and_params_override(tmp_path):
+def test_pipeline_delivers_every_message_and_params_override(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # its trace statement writes waves/Pipeline.vcd here
     stats = tmp_path / "s.json"
     path = str(data_path("topologies") / "pipeline.arch")
     assert main(["run", path, "-p", "messages=17", "-p", "hop=3 ns", "--stats", str(stats), "-q"]) == 0

@@ -3,7 +3,6 @@ fail with ArchErrors whose spans point into the text, never with another excepti
 
 import random
 import re
-from pathlib import Path
 
 import archmodel.models  # noqa: F401  (fills the catalogue)
 from archmodel.kernel import ArchError, Simulator

@@ -25,6 +25,8 @@ def test_wheel_in_a_fresh_venv_checks_and_runs_library_and_topology_files(tmp_pa
     assert "archmodel/_data/dsl/arch.lark" in names
     assert "archmodel/_data/library/stages.arch" in names
     assert "archmodel/_data/topologies/pipeline.arch" in names
+    (license_file,) = [name for name in names if name.startswith("archmodel-") and name.endswith("/LICENSE")]
+    assert "Apache License" in zipfile.ZipFile(wheel).read(license_file).decode()
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
@@ -45,6 +47,17 @@ def test_wheel_in_a_fresh_venv_checks_and_runs_library_and_topology_files(tmp_pa
     assert out.startswith(f"ok: {topology}: system Pipeline")
     result = run([archmodel, "run", str(topology), "-q", "--vcd", str(tmp_path / "p.vcd")], cwd=tmp_path)
     assert "stopped at" in result.stderr
+    # The bundled systems by name, from anywhere, and their list.
+    result = run([archmodel, "run", "pipeline", "-q", "--vcd", str(tmp_path / "q.vcd")], cwd=tmp_path)
+    assert "stopped at" in result.stderr
+    listed = run([archmodel, "list", "--systems"], cwd=tmp_path).stdout.splitlines()
+    assert "snitch_cluster    One Manticore cluster running GEMM with operands streamed by DMA from an ideal memory." in listed
+    # The version is written once, in archmodel/__init__.py; the metadata and --version agree.
+    from archmodel import __version__
+
+    assert run([archmodel, "--version"], cwd=tmp_path).stdout == f"archmodel {__version__}\n"
+    assert run([python, "-c", "import importlib.metadata as m; print(m.version('archmodel'))"],
+               cwd=tmp_path).stdout == f"{__version__}\n"
     # A user's file importing the bundled library by name.
     user = tmp_path / "mine.arch"
     user.write_text('import "stages.arch"\nsystem Mine {\n  s : Source(count = 3)\n  st : Stage()\n'

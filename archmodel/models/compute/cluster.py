@@ -7,12 +7,12 @@ from typing import Callable
 
 from archmodel.kernel import Component, Formula, In, Out, Param, QuestionBackoff, at_least, in_range, model, one_of
 
-from .assembler import Instruction, Program
+from .assembler import Instruction
 from .compiled_state import release, run_compiled
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
-from .tcdm import TCDM_BASE, SnitchTcdm
+from .tcdm import SnitchTcdm
 from .tcdm_port import SnitchTcdmPort
 
 INSTRUCTION_BASE = 0x0000_1000

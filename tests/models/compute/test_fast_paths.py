@@ -38,7 +38,7 @@ def random_program(rng: random.Random, core: int, long_replays: bool = False) ->
                   f"li a{stream}, {base + 1024 * stream + 256}",
                   f"csrw ssr{stream}_{'w' if stream == 2 else 'r'}ptr{dims - 1}, a{stream}"]
     if rng.random() < 0.5:  # a pending integer load the parked core's next instruction reads
-        lines += [f"li t3, {base + 2048}", f"sw t3, 0(a0)", "lw t2, 0(a0)"]
+        lines += [f"li t3, {base + 2048}", "sw t3, 0(a0)", "lw t2, 0(a0)"]
     else:
         lines += [f"li t2, {base + 2048}"]
     lines += ["csrwi ssr, 1", f"li t0, {rng.randint(0, 40) if long_replays else rng.randint(0, 9)}"]
