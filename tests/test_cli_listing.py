@@ -63,7 +63,8 @@ def test_systems_are_listed_by_name_with_their_description(capsys):
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert [line.split()[0] for line in lines] == [path.stem for path in SYSTEMS]
-    assert "snitch_cluster    One Manticore cluster running GEMM with operands streamed by DMA from an ideal memory." in lines
+    assert ["snitch_cluster", "One Manticore cluster running GEMM with operands streamed by DMA from an ideal memory."] in [
+            line.split(None, 1) for line in lines]
     assert captured.err == f"run one with: archmodel run NAME (the files are in {data_path('topologies')})\n"
     assert main(["list", "Fifo", "--systems"]) == 2
 
