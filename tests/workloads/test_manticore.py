@@ -95,7 +95,8 @@ def test_peak_and_dma_bandwidth_of_the_whole_package_follow_from_its_configurati
     assert "peak 8.192 DP-TFLOP/s, aggregate cluster DMA 32.77 TB/s per direction" in most.line()
 
 
-def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_them(tmp_path, capsys):
+def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_them(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the quadrant's trace statements write waves/ManticoreQuadrant.vcd
     stats = tmp_path / "quadrant.json"
     params = ['kernel="gemm"', "rows=8", "clusters=2", "l1_radix=2", "l2_radix=1", "k=16", "n=16"]
     code = main(["run", str(QUADRANT), "--stats", str(stats)] + [item for p in params for item in ("-p", p)])
@@ -110,7 +111,7 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
 
 @pytest.mark.parametrize("path, params, message", [
     (QUADRANT, ["clusters=30"],
-     "topologies/manticore_quadrant.arch:19:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
+     "topologies/manticore_quadrant.arch:20:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
      "1.875"),
     (PACKAGE, ["chiplets=8", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
      "library/manticore.arch:88:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
@@ -118,7 +119,7 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
      "requesters (0x1_0000_0000): they cannot reach its last 2,147,483,648 bytes"),
     (PACKAGE, ["kernel=\"gemm\"", "chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1",
                "l3_radix=1"],
-     "topologies/manticore.arch:37:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
+     "topologies/manticore.arch:38:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
      "connected, so nothing below Manticore.chiplet[1].node reaches the bytes it routes there"),
 ])
 def test_bad_configurations_are_errors_naming_the_part_and_the_number(path, params, message, capsys):
