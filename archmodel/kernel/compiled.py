@@ -24,8 +24,9 @@ Options, the same for every loop:
 
 numba versions outside :data:`NUMBA_TESTED` are refused with :class:`CompiledUnavailable`
 (an :class:`~.errors.ArchError`: the command line prints it without a traceback), as is a
-missing numba; :func:`unavailable_reason` says why before anything is compiled, for an
-``engine="auto"`` that would rather run the Python model.
+missing numba; :func:`unavailable_reason` says why before anything is compiled: every
+family's ``engine="auto"`` asks it and runs the Python model instead, while
+``engine="compiled"`` stops with the reason.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class CompiledUnavailable(ArchError):
     """A compiled loop was asked for and numba is missing or outside the tested versions."""
 
 
+@functools.lru_cache(maxsize=None)  # asked at every model's first tick; metadata reads are slow
 def _installed_version() -> Optional[str]:
     """The installed numba's version, read from its metadata without importing it (None: missing)."""
     try:
