@@ -138,7 +138,7 @@ class Loop:
         """The numba dispatcher, after binding this function's modules (see the class docstring)."""
         if self._dispatcher is None:
             _bind(self.py_func.__module__)
-        return self._dispatcher
+        return self.make_dispatcher()  # also when its module no longer names it
 
     def make_dispatcher(self) -> Any:
         """The numba dispatcher, made on the first call (without binding any module)."""

@@ -159,3 +159,9 @@ def test_jit_keeps_the_function_for_reading():
         return a + b
     loop = jit(add)
     assert loop.py_func is add and loop.__doc__ == "The sum." and loop.__name__ == "add"
+
+
+def test_a_loop_its_module_does_not_name_compiles_on_its_own():
+    def triple(x):
+        return 3 * x
+    assert jit(triple)(4) == 12
