@@ -5,7 +5,8 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
-from archmodel.kernel import Component, Formula, In, Out, Param, QuestionBackoff, at_least, in_range, model, one_of
+from archmodel.kernel import (Component, Formula, In, Out, Param, QuestionBackoff, at_least, compiled, in_range, model,
+                              one_of)
 
 from .assembler import Instruction
 from .compiled_state import release, run_compiled
@@ -289,7 +290,9 @@ class SnitchCluster(Component):
             if traced and self.engine == "compiled":
                 self.fail("engine 'compiled' cannot run a traced run: waveforms come from the Python model "
                           "(use engine = \"auto\")")
-            self.use_compiled = self.engine != "python" and not traced
+            # auto runs the Python model where numba cannot run (compiled raises the reason)
+            self.use_compiled = not traced and (self.engine == "compiled" or
+                                                (self.engine == "auto" and compiled.available()))
         dma = self.dma
         port = self.tcdm_port
         served = self.tcdm_req.channel is not None and (port.busy or self.tcdm_req.valid)

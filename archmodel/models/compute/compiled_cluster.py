@@ -31,6 +31,8 @@ import sys
 
 import numpy as np
 
+from archmodel.kernel.compiled import dispatcher
+
 from .fp_subsystem import NEVER
 from .isa import s32 as _s32
 from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
@@ -528,21 +530,20 @@ def _compiled_cluster_cycles():
     cached, keyed by the modules the loop compiles in (see :func:`_keyed_entry`)."""
     global _COMPILED
     if _COMPILED is None:
-        from numba import njit
-        jit = njit(nogil=True, _nrt=False)
-        inline = njit(nogil=True, _nrt=False, inline="always")
         modules = _loop_modules()
         compiled = {}  # id of a Python function -> its numba dispatcher
+        # The helpers are compiled into the cached entry and never cached on their own: numba
+        # would key them by their own sources, blind to a changed ISA table.
         for module in modules:
             for name in module.COMPILED:
                 function = vars(module)[name]
-                compiled[id(function)] = (inline if name in _INLINED else jit)(function)
+                compiled[id(function)] = dispatcher(function, inline=name in _INLINED, cache=False)
         for module in modules:
             for name, value in list(vars(module).items()):
                 if id(value) in compiled:
                     setattr(module, name, compiled[id(value)])
-        globals()["_cluster_cycles"] = jit(_cluster_cycles)
-        _COMPILED = njit(cache=True, nogil=True, _nrt=False)(_keyed_entry(_sources_digest()))
+        globals()["_cluster_cycles"] = dispatcher(_cluster_cycles, cache=False)
+        _COMPILED = dispatcher(_keyed_entry(_sources_digest()))
     return _COMPILED
 
 

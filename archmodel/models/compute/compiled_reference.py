@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from archmodel.kernel import QuestionBackoff
+from archmodel.kernel import QuestionBackoff, compiled
 from archmodel.models.messages import MemRequest
 
 from . import compiled_reference_loop as loop
@@ -40,6 +40,9 @@ COMPILED_POLICIES = ("lru", "srrip")
 
 def unsupported(core, cache) -> str | None:
     """Why the pair cannot run compiled (None: it can)."""
+    why = compiled.unavailable_reason()
+    if why is not None:
+        return why
     if cache is None or not hasattr(cache, "drive_with"):
         return f"{core.path}.req does not lead straight to a cache"
     if core.resp.channel is None or core.resp.channel.src_owner is not cache:

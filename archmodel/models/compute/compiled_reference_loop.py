@@ -24,8 +24,9 @@ the lookahead with the memory below already holding it.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from archmodel.kernel.compiled import jit
 
 RRPV_MAX = 3
 """SRRIP's distant re-reference value with 2-bit RRPVs, as the cache's tag store has it."""
@@ -50,7 +51,7 @@ EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase", "quiet")
 KIND_FILL, KIND_WB = 0, 1
 
 
-@numba.njit(cache=True)
+@jit
 def _find(tags, s, line, ways):  # pragma: no cover - compiled
     for w in range(ways):
         if tags[s, w] == line:
@@ -58,7 +59,7 @@ def _find(tags, s, line, ways):  # pragma: no cover - compiled
     return -1
 
 
-@numba.njit(cache=True)
+@jit
 def _victim(tags, age, s, ways, srrip):  # pragma: no cover - compiled
     """The way a fill of set s would evict (-1 while a way is free); SRRIP ages the set."""
     for w in range(ways):
@@ -78,7 +79,7 @@ def _victim(tags, age, s, ways, srrip):  # pragma: no cover - compiled
     return best
 
 
-@numba.njit(cache=True)
+@jit
 def _touch(age, ks, s, w, srrip):  # pragma: no cover - compiled
     if srrip:
         age[s, w] = 0
@@ -87,7 +88,7 @@ def _touch(age, ks, s, w, srrip):  # pragma: no cover - compiled
         age[s, w] = ks[LRU_CLOCK]
 
 
-@numba.njit(cache=True)
+@jit
 def _read_bytes(data, s, w, inside, size):  # pragma: no cover - compiled
     v = np.uint64(0)
     for b in range(size):
@@ -95,13 +96,13 @@ def _read_bytes(data, s, w, inside, size):  # pragma: no cover - compiled
     return v
 
 
-@numba.njit(cache=True)
+@jit
 def _write_bytes(data, s, w, inside, size, value):  # pragma: no cover - compiled
     for b in range(size):
         data[s, w, inside + b] = np.uint8((value >> np.uint64(8 * b)) & np.uint64(0xFF))
 
 
-@numba.njit(cache=True)
+@jit
 def _occupancy(ks, c, nm):  # pragma: no cover - compiled
     ks[OCC_AREA] += ks[NM] * (c - ks[OCC_SINCE])
     ks[OCC_SINCE] = c
@@ -110,7 +111,7 @@ def _occupancy(ks, c, nm):  # pragma: no cover - compiled
         ks[OCC_MAX] = nm
 
 
-@numba.njit(cache=True)
+@jit
 def _push_out(ks, o_leave, o_kind, o_line, o_tag, leave, kind, line):  # pragma: no cover - compiled
     cap = len(o_leave)
     k = (ks[O_HEAD] + ks[O_LEN]) % cap
@@ -123,7 +124,7 @@ def _push_out(ks, o_leave, o_kind, o_line, o_tag, leave, kind, line):  # pragma:
     return k
 
 
-@numba.njit(cache=True)
+@jit
 def _rest(c, ks, qs, rq_arr, job_left, job_done, jq, o_leave, queue, in_order):  # pragma: no cover - compiled
     """The cycle the Python cache, having found nothing to do by itself at c, ticks next:
     at once while an answer from below or a request it could take waits (Cache._rest), else
@@ -154,7 +155,7 @@ def _rest(c, ks, qs, rq_arr, job_left, job_done, jq, o_leave, queue, in_order): 
     return wake
 
 
-@numba.njit(cache=True)
+@jit
 def fill(c, kind, line, fill_data, geo, ks, tags, valid, data, mline, mcount, mtarg, job_ref, job_left, job_done,
          job_val, addr, size, write, value):  # pragma: no cover - compiled
     """A fill (or a write-back's acknowledgement) taken at cycle c: the waiting accesses are
@@ -188,7 +189,7 @@ def fill(c, kind, line, fill_data, geo, ks, tags, valid, data, mline, mcount, mt
     _occupancy(ks, c, ks[NM] - 1)
 
 
-@numba.njit(cache=True)
+@jit
 def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, check, answered,
         waiting, older, tags, age, dirty, valid, data, mline, mcount, mtarg, job_ref, job_left, job_done,
         job_val, job_free, jq, o_leave, o_kind, o_line, o_tag, o_data, rq_arr, rq_ref,
@@ -454,7 +455,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
     return c - start, EXIT_END
 
 
-@numba.njit(cache=True)
+@jit
 def _quiet_until(c, n, window, cs, ks, qs, job_left, jq):  # pragma: no cover - compiled
     """After cycle c: the next cycle at which anything can happen inside the pair without a
     fill or acknowledgement from below (c + 1 when something may happen at once; NEVER when

@@ -36,49 +36,33 @@ platform where it cannot be installed, ``auto`` uses the Python path.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 
 import numpy as np
 
-from archmodel.kernel import ParameterError
+from archmodel.kernel import ParameterError, compiled
 
 from .commands import PREA, RD, REF, WR
+from .compiled_core_kernel import run as _run
+from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, C_BANKS,
+                                   C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH,
+                                   C_LOW, C_PERIOD, C_PHASE, C_RANKS, C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE,
+                                   C_WQ_CAP, DIRTY, EXHAUSTED, FREE_TOP, _NEVER, N_CMD, N_RSAMPLE, N_WSAMPLE,
+                                   OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING, RL_SINCE,
+                                   RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC)
 from .scheduling_state import SchedulingState, level_figures, set_level_figures
-
-_NEVER = 1 << 62
-
-# Scalar state, at these indices of one int64 array.
-(SEQ, RQC, WQC, WMODE, DIRTY, HAS_BEST, BEST_T, BEST_SEQ, BEST_B, BEST_K, BEST_E, REF_DUE, REF_PENDING,
- OPEN_BANKS, ACTIVE_SINCE, POS, BUF_LEN, EXHAUSTED, FREE_TOP,
- RL_VALUE, RL_MAX, RL_AREA, RL_SINCE, WL_VALUE, WL_MAX, WL_AREA, WL_SINCE,
- N_CMD, N_RSAMPLE, N_WSAMPLE, OUT_WAKE, OUT_C, OUT_PHASE,
- ACTS, PRES, PREAS, RDS, WRS, REFS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, FORWARDED,
- HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, STATE_SIZE) = range(49)
-COUNTER_SLOTS = {"acts": ACTS, "pres": PRES, "preas": PREAS, "rds": RDS, "wrs": WRS, "refs": REFS,
-                 "reads": READS, "writes": WRITES, "bytes_read": BYTES_READ, "bytes_written": BYTES_WRITTEN,
-                 "forwarded_reads": FORWARDED, "row_hits": HITS, "row_misses": MISSES,
-                 "row_conflicts": CONFLICTS, "active_cycles": ACTIVE_CYCLES}
-COUNTER_FIRST = ACTS
-
-# Configuration, at these indices of one int64 array.
-(C_BANKS, C_BANKS_PER_RANK, C_RANKS, C_CL, C_CWL, C_TBL, C_TREFI, C_FAW, C_HIGH, C_LOW, C_RQ_CAP, C_WQ_CAP,
- C_FCFS, C_CAP, C_BURST, C_FORWARD, C_PHASE, C_PERIOD, C_WATCH_DONE, CONFIG_SIZE) = range(20)
-
-# What one call of the core ended with.
-DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)
-_MISS_KIND, _HIT_KIND, _CONFLICT_KIND = 2, 1, 3
 
 
 def available() -> bool:
-    """True when numba is installed, so the compiled core can run."""
-    return importlib.util.find_spec("numba") is not None
+    """True when numba can run the compiled core (installed, in the tested versions)."""
+    return compiled.available()
 
 
 def unsupported_reason(controller) -> str | None:
     """Why the compiled core cannot serve this controller's configuration, or None."""
-    if not available():
-        return "numba is not installed"
+    why = compiled.unavailable_reason()
+    if why is not None:
+        return why
     if controller.queue != "shared":
         return f"queue {controller.queue} (the compiled core does the shared queue)"
     if controller.page_policy != "open":
@@ -92,16 +76,11 @@ STREAM_CHUNK = 1 << 15
 """Stream requests decoded into the core's arrays at a time (a test makes it tiny to check
 that refilling in the middle of a cycle changes nothing)."""
 
-_KERNEL = None
 
 
 def kernel():
     """The compiled core (compiled on first use, then loaded from numba's on-disk cache)."""
-    global _KERNEL
-    if _KERNEL is None:
-        from .compiled_core_kernel import run
-        _KERNEL = run
-    return _KERNEL
+    return _run.bind()
 
 
 class CompiledCore:

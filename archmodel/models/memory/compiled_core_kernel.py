@@ -1,22 +1,19 @@
-"""The numba functions of :mod:`.compiled_core` (imported only when that core is used, so that
-numba stays optional). Each mirrors the DramController method named in its docstring; the state
-layout (indices into the ``st`` and ``cf`` arrays) is defined in :mod:`.compiled_core`."""
+"""The numba functions of :mod:`.compiled_core` (compiled on the first call of :func:`run`,
+see :mod:`archmodel.kernel.compiled`). Each mirrors the DramController method named in its
+docstring; the state layout (indices into the ``st`` and ``cf`` arrays) is
+:mod:`.compiled_core_layout`."""
 
-from numba import njit
+from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
-from .compiled_core import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T, BUF_LEN,
-                            BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW,
-                            C_FCFS, C_FORWARD, C_HIGH, C_LOW, C_PERIOD, C_PHASE, C_RANKS, C_RQ_CAP, C_TBL, C_TREFI,
-                            C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY, DONE, EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST,
-                            HELD_GO, HELD_STOP, HITS, MISSES, N_CMD, N_RSAMPLE, N_WSAMPLE, OPEN_BANKS, OUT_C,
-                            OUT_PHASE, OUT_WAKE, POS, PREAS, PRES, RDS, READS, REF_DUE, REF_PENDING, REFS, RL_VALUE,
-                            RQC, SEQ, STOP_NOW, UNDERRUN, WL_VALUE, WMODE, WQC, WRITES, WRS, _CONFLICT_KIND,
-                            _HIT_KIND, _MISS_KIND, _NEVER)
-
-# No reference counting: the core allocates nothing, and counting the references of the arrays
-# passed to every helper call costs far more than the helpers' bodies (20x on random traffic).
-jit = njit(cache=True, nogil=True, _nrt=False)
+from .compiled_core_layout import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
+                                   BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP,
+                                   C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH, C_LOW, C_PERIOD, C_PHASE, C_RANKS,
+                                   C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY, DONE,
+                                   EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST, HELD_GO, HELD_STOP, HITS, MISSES, N_CMD,
+                                   N_RSAMPLE, N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, PREAS, PRES,
+                                   RDS, READS, REF_DUE, REF_PENDING, REFS, RL_VALUE, RQC, SEQ, STOP_NOW, UNDERRUN,
+                                   WL_VALUE, WMODE, WQC, WRITES, WRS, _CONFLICT_KIND, _HIT_KIND, _MISS_KIND, _NEVER)
 
 
 @jit

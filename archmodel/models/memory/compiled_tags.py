@@ -9,15 +9,16 @@ Python.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from archmodel.kernel.compiled import jit
 
 from .cache_array import RRPV_INSERT, RRPV_MAX
 
 COMPILED_POLICIES = ("lru", "srrip")
 
 
-@numba.njit(cache=True)
+@jit(allocates=True)  # its tag store and ages are arrays of its own
 def _play(lines, writes, sets, ways, srrip, write_hits_touch, hit_out):  # pragma: no cover - compiled
     tags = np.full((sets, ways), -1, dtype=np.int64)
     age = np.zeros((sets, ways), dtype=np.int64)  # LRU: last use; SRRIP: RRPV

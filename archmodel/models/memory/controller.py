@@ -19,7 +19,8 @@ from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import CLOSED
 from .bank_queues import PerBankQueues
-from .compiled_core import DONE, HELD_STOP, STOP_NOW, core_for
+from .compiled_core import core_for
+from .compiled_core_layout import DONE, HELD_STOP, STOP_NOW
 from .command_scheduler import CommandScheduler, QueuedBurst, drain_watermarks
 from .commands import ACT, COMMAND_COUNT, PRE, RD, WR
 from .constraints import next_allowed_updates, refresh_commands

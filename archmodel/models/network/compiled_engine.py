@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from archmodel.kernel import Component, DeadlockError, ModelAssertion, ParameterError, component_rng, model
+from archmodel.kernel import Component, DeadlockError, ModelAssertion, ParameterError, compiled, component_rng, model
 
 from .compiled_loop import (C_CR, C_DEPTH, C_DRAIN, C_END, C_INJ, C_ITERS, C_LATENCY_RULE, C_P, C_PERIOD,
                             C_PHASE, C_R, C_RC, C_SAMPLE, C_START, C_ST, C_SW, C_T, C_THRESHOLD, C_V, C_VA,
@@ -44,7 +44,7 @@ def refusal(noc) -> str | None:
     """Why ``noc`` cannot run on the compiled engine (its configuration, its routing or its
     delays), or None when it can: what ``engine="compiled"`` refuses with, and what
     ``engine="auto"`` asks before choosing it."""
-    why = unsupported_reason(noc)
+    why = compiled.unavailable_reason() or unsupported_reason(noc)
     if why is not None:
         return why
     pm = noc.port_map

@@ -13,6 +13,8 @@ traversal, then the watchdog's and the drain limit's check.
 
 from __future__ import annotations
 
+from archmodel.kernel.compiled import dispatcher
+
 # Scalar configuration, at these indices of one int64 array.
 (C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
  C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE,
@@ -30,9 +32,9 @@ FLIT_TO_ROUTER, CREDIT_TO_ROUTER, FLIT_TO_TERMINAL, CREDIT_TO_TERMINAL = range(4
 
 
 def _kernel():
-    from numba import njit
+    """The loop's functions, compiled on their first call or loaded from numba's cache."""
 
-    @njit(cache=True, nogil=True, _nrt=False)
+    @dispatcher
     def schedule(ev_kind, ev_a, ev_b, ev_n, at, kind, a, b):
         """An event of ``kind`` (with its operands) on the wheel's slot ``at``."""
         m = ev_n[at]
@@ -41,7 +43,7 @@ def _kernel():
         ev_b[at, m] = b
         ev_n[at] = m + 1
 
-    @njit(cache=True, nogil=True, _nrt=False)
+    @dispatcher
     def allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr, ovc_free, ivc_out,
                      ivc_ready, ivc_state, offer_to, got, vtaken):
         """iSLIP with cfg[C_ITERS] rounds between the heads reqs[o, :cnt] (ascending) and the free
@@ -102,7 +104,7 @@ def _kernel():
                 ivc_state[g] = 2
         return stalled
 
-    @njit(cache=True, nogil=True, _nrt=False)
+    @dispatcher
     def allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, sa_in_ptr, sa_out_ptr,
                         sa_vc_ptr, wants, granted, winners, in_match, out_taken):
         """iSLIP with cfg[C_ITERS] rounds over input and output ports (wants[p, o]: an input VC
@@ -160,7 +162,7 @@ def _kernel():
                     sa_vc_ptr[r * P + p] = (w + 1) % V
                     break
 
-    @njit(cache=True, nogil=True, _nrt=False)
+    @dispatcher
     def stability_check(cfg, st, c):
         """The sample boundary at cycle c, before its events: the running average latency of
         the delivered packets in the statistics and of every packet in flight (aged to now)
@@ -182,7 +184,7 @@ def _kernel():
         st[S_NEXT_STABLE] = c + cfg[C_SAMPLE]
         return unstable
 
-    @njit(cache=True, nogil=True, _nrt=False)
+    @dispatcher
     def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route_port, term_router, term_port,
             buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
             ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,

@@ -1,0 +1,172 @@
+"""numba for every compiled loop of the models: imported on first use, one set of options, one
+tested version range, and a clear error when it cannot be used.
+
+A model family writes its loop as plain Python functions over int64/float64 arrays and marks
+them with :func:`jit`; nothing imports numba until one of them is first called from Python, so
+importing archmodel or any model (compiled modules included) costs no numba import and works
+where numba is missing. :func:`dispatcher` compiles a function at once, for loops that build
+their functions themselves (closures over a configuration, helpers swapped into a namespace).
+
+Options, the same for every loop:
+
+- ``nogil=True``: a loop holds no Python object, so a thread may run beside it.
+- no reference counting (numba's ``_nrt=False``, a private option, which is one reason the
+  version range is pinned): the loops allocate nothing, and counting the references of the
+  arrays passed to every helper call costs far more than the helpers' bodies (20x on the DRAM
+  core's random traffic). A loop that does allocate arrays says ``allocates=True``.
+- ``cache=True``: a loop is compiled once and then loaded from numba's on-disk cache. numba
+  writes it into the ``__pycache__`` folder beside the loop's source (which ``.gitignore``
+  keeps out of the checkout), or, where that folder is not writable (an installed wheel in a
+  read-only site-packages), into the user's cache folder; the ``NUMBA_CACHE_DIR`` environment
+  variable moves it anywhere. numba keys a cached function by its own source file only: a loop
+  that compiles in functions of other modules keys its entry by their sources itself (see
+  ``compiled_cluster._keyed_entry``) or is not cached.
+
+numba versions outside :data:`NUMBA_TESTED` are refused with :class:`CompiledUnavailable`
+(an :class:`~.errors.ArchError`: the command line prints it without a traceback), as is a
+missing numba; :func:`unavailable_reason` says why before anything is compiled: every
+family's ``engine="auto"`` asks it and runs the Python model instead, while
+``engine="compiled"`` stops with the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import sys
+from types import ModuleType
+from typing import Any, Callable, Optional
+
+from .errors import ArchError
+
+NUMBA_TESTED = ((0, 61), (0, 69))
+"""The numba versions the compiled loops are tested with: from the first (major, minor)
+included to the second excluded (pyproject.toml pins the same range)."""
+
+NUMBA_REQUIREMENT = "numba>={}.{},<{}.{}".format(*NUMBA_TESTED[0], *NUMBA_TESTED[1])
+""":data:`NUMBA_TESTED` as pip writes it."""
+
+_numba: Optional[ModuleType] = None
+
+
+class CompiledUnavailable(ArchError):
+    """A compiled loop was asked for and numba is missing or outside the tested versions."""
+
+
+@functools.lru_cache(maxsize=None)  # asked at every model's first tick; metadata reads are slow
+def _installed_version() -> Optional[str]:
+    """The installed numba's version, read from its metadata without importing it (None: missing)."""
+    try:
+        return importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _release(version: str) -> tuple[int, int]:
+    """(major, minor) of a version string such as ``0.61.2`` or ``0.62.0rc1``."""
+    major, minor = version.split(".")[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
+def unavailable_reason() -> Optional[str]:
+    """Why the compiled loops cannot run here (numba missing or outside :data:`NUMBA_TESTED`),
+    or None when they can. Reads the installed version only; numba stays unimported."""
+    version = _installed_version()
+    if version is None:
+        return "numba is not installed"
+    low, high = NUMBA_TESTED
+    if not low <= _release(version) < high:
+        return f"numba {version} is outside the tested versions ({NUMBA_REQUIREMENT})"
+    return None
+
+
+def available() -> bool:
+    """True when the compiled loops can run (numba installed, in the tested range)."""
+    return unavailable_reason() is None
+
+
+def numba() -> ModuleType:
+    """The numba module, imported on the first call; :class:`CompiledUnavailable` when it
+    cannot be used."""
+    global _numba
+    if _numba is None:
+        why = unavailable_reason()
+        if why is not None:
+            raise CompiledUnavailable(f"a compiled loop needs numba: {why}",
+                                      hint=f"pip install '{NUMBA_REQUIREMENT}', or choose engine=\"python\"")
+        _numba = importlib.import_module("numba")
+    return _numba
+
+
+def dispatcher(function: Callable[..., Any], *, allocates: bool = False, inline: bool = False,
+               cache: bool = True) -> Any:
+    """``function`` compiled by numba with the project's options (see the module docstring):
+    a numba dispatcher, which compiles on its first call or loads from the cache. ``inline``
+    inlines it into its callers (numba's ``inline="always"``)."""
+    options: dict[str, Any] = dict(nogil=True, cache=cache)
+    if not allocates:
+        options["_nrt"] = False
+    if inline:
+        options["inline"] = "always"
+    return numba().njit(**options)(function)
+
+
+class Loop:
+    """A function of a compiled loop, compiled on its first call from Python (see :func:`jit`).
+
+    numba finds the functions a compiled function calls by name in its module, so the first
+    call binds the module: every :class:`Loop` in its namespace is replaced there by its numba
+    dispatcher, and so on through the modules those come from. Calls from Python go to the
+    dispatcher (:meth:`bind` returns it, for a caller that keeps it). ``py_func`` is the
+    Python function.
+    """
+
+    def __init__(self, function: Callable[..., Any], allocates: bool, cache: bool):
+        functools.update_wrapper(self, function)
+        self.py_func = function
+        self._options = dict(allocates=allocates, cache=cache)
+        self._dispatcher: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        return self.bind()(*args)
+
+    def __repr__(self) -> str:
+        return f"<compiled loop {self.py_func.__module__}.{self.py_func.__qualname__}>"
+
+    def bind(self) -> Any:
+        """The numba dispatcher, after binding this function's modules (see the class docstring)."""
+        if self._dispatcher is None:
+            _bind(self.py_func.__module__)
+        return self.make_dispatcher()  # also when its module no longer names it
+
+    def make_dispatcher(self) -> Any:
+        """The numba dispatcher, made on the first call (without binding any module)."""
+        if self._dispatcher is None:
+            self._dispatcher = dispatcher(self.py_func, **self._options)
+        return self._dispatcher
+
+
+def _bind(module_name: str) -> None:
+    """Replace every :class:`Loop` in the namespace of ``module_name``, and of the modules the
+    loops found there come from, by its dispatcher."""
+    todo, seen = [module_name], {module_name}
+    while todo:
+        namespace = vars(sys.modules[todo.pop()])
+        for name, value in list(namespace.items()):
+            if isinstance(value, Loop):
+                namespace[name] = value.make_dispatcher()
+                home = value.py_func.__module__
+                if home not in seen:
+                    seen.add(home)
+                    todo.append(home)
+
+
+def jit(function: Optional[Callable[..., Any]] = None, *, allocates: bool = False,
+        cache: bool = True) -> Any:
+    """Mark ``function`` as part of a compiled loop: a :class:`Loop` that numba compiles on
+    its first call, with the options of :func:`dispatcher`. Use as ``@jit`` or
+    ``@jit(allocates=True)``."""
+    if function is None:
+        return lambda f: Loop(f, allocates, cache)
+    return Loop(function, allocates, cache)

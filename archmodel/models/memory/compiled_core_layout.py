@@ -1,0 +1,27 @@
+"""The layout of the compiled DRAM scheduling core's arrays: the indices of its scalar state
+and configuration in their int64 arrays, and what one call of the core ended with. Both the
+driver (:mod:`.compiled_core`) and the numba functions (:mod:`.compiled_core_kernel`) read it,
+so neither imports the other for it."""
+
+_NEVER = 1 << 62
+
+# Scalar state, at these indices of one int64 array.
+(SEQ, RQC, WQC, WMODE, DIRTY, HAS_BEST, BEST_T, BEST_SEQ, BEST_B, BEST_K, BEST_E, REF_DUE, REF_PENDING,
+ OPEN_BANKS, ACTIVE_SINCE, POS, BUF_LEN, EXHAUSTED, FREE_TOP,
+ RL_VALUE, RL_MAX, RL_AREA, RL_SINCE, WL_VALUE, WL_MAX, WL_AREA, WL_SINCE,
+ N_CMD, N_RSAMPLE, N_WSAMPLE, OUT_WAKE, OUT_C, OUT_PHASE,
+ ACTS, PRES, PREAS, RDS, WRS, REFS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, FORWARDED,
+ HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, STATE_SIZE) = range(49)
+COUNTER_SLOTS = {"acts": ACTS, "pres": PRES, "preas": PREAS, "rds": RDS, "wrs": WRS, "refs": REFS,
+                 "reads": READS, "writes": WRITES, "bytes_read": BYTES_READ, "bytes_written": BYTES_WRITTEN,
+                 "forwarded_reads": FORWARDED, "row_hits": HITS, "row_misses": MISSES,
+                 "row_conflicts": CONFLICTS, "active_cycles": ACTIVE_CYCLES}
+COUNTER_FIRST = ACTS
+
+# Configuration, at these indices of one int64 array.
+(C_BANKS, C_BANKS_PER_RANK, C_RANKS, C_CL, C_CWL, C_TBL, C_TREFI, C_FAW, C_HIGH, C_LOW, C_RQ_CAP, C_WQ_CAP,
+ C_FCFS, C_CAP, C_BURST, C_FORWARD, C_PHASE, C_PERIOD, C_WATCH_DONE, CONFIG_SIZE) = range(20)
+
+# What one call of the core ended with.
+DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)
+_MISS_KIND, _HIT_KIND, _CONFLICT_KIND = 2, 1, 3

@@ -1,0 +1,167 @@
+"""The one numba wrapper of the compiled loops: imported on first use, the same options for every
+loop, a pinned version range and a clear error outside it, caches outside the tracked tree."""
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from archmodel.kernel import ArchError, compiled
+from archmodel.kernel.compiled import CompiledUnavailable, Loop, jit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_IMPORT_EVERYTHING = """
+import pkgutil, sys
+import archmodel
+names = [m.name for m in pkgutil.walk_packages(archmodel.__path__, "archmodel.") if not m.name.endswith("__main__")]
+for name in names:
+    __import__(name)
+assert "archmodel.models.memory.compiled_core_kernel" in sys.modules, "the walk missed the compiled modules"
+print(len(names), "numba" in sys.modules)
+from archmodel.models.memory.compiled_tags import play
+play([0, 1, 0], [False, True, False], sets=2, ways=1)
+print("numba" in sys.modules)
+"""
+
+
+def test_importing_every_module_leaves_numba_unimported_until_a_loop_is_called():
+    done = subprocess.run([sys.executable, "-c", _IMPORT_EVERYTHING], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    count, before, after = done.stdout.split()
+    assert int(count) > 100 and (before, after) == ("False", "True")
+
+
+def test_the_pin_in_pyproject_is_the_tested_range():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert re.findall(r'"(numba[<>=~!][^"]*)"', pyproject) == [compiled.NUMBA_REQUIREMENT]
+    assert compiled.NUMBA_REQUIREMENT == "numba>={}.{},<{}.{}".format(*compiled.NUMBA_TESTED[0],
+                                                                     *compiled.NUMBA_TESTED[1])
+
+
+def test_the_installed_numba_is_in_the_tested_range():
+    # a dependency: a machine without it, or with an untested one, is a broken install
+    assert compiled.unavailable_reason() is None
+    assert compiled.available()
+
+
+@pytest.mark.parametrize("version, why", [
+    (None, "numba is not installed"),
+    ("0.57.1", "numba 0.57.1 is outside the tested versions ({})"),
+    ("{high}.0rc1", "numba {high}.0rc1 is outside the tested versions ({})"),
+])
+def test_a_missing_or_untested_numba_is_refused_with_the_reason(monkeypatch, version, why):
+    high = "{}.{}".format(*compiled.NUMBA_TESTED[1])
+    if version is not None:
+        version = version.format(high=high)
+    why = why.format(compiled.NUMBA_REQUIREMENT, high=high)
+    monkeypatch.setattr(compiled, "_installed_version", lambda: version)
+    monkeypatch.setattr(compiled, "_numba", None)
+    assert compiled.unavailable_reason() == why and not compiled.available()
+    with pytest.raises(CompiledUnavailable) as raised:
+        compiled.numba()
+    assert isinstance(raised.value, ArchError)  # the command line prints it, exit 2, no traceback
+    assert str(raised.value) == (f"error: a compiled loop needs numba: {why}\n"
+                                 f"hint: pip install '{compiled.NUMBA_REQUIREMENT}', or choose engine=\"python\"")
+
+
+def test_the_dram_core_reports_the_reason_and_auto_keeps_the_python_path(monkeypatch):
+    from archmodel.models.memory import compiled_core
+    monkeypatch.setattr(compiled, "_installed_version", lambda: None)
+    assert not compiled_core.available()
+
+
+def test_the_edge_versions_of_the_range():
+    low, high = compiled.NUMBA_TESTED
+    assert compiled._release("{}.{}.0".format(*low)) == low
+    assert compiled._release("{}.{}.3".format(*high)) == high
+    assert compiled._release("0.62.0rc1") == (0, 62)
+
+
+def _module(tmp_path, monkeypatch, name: str, text: str):
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return importlib.import_module(name)
+
+
+def test_a_loop_binds_its_module_and_the_modules_of_its_callees(tmp_path, monkeypatch):
+    _module(tmp_path, monkeypatch, "loop_parts", """
+        from archmodel.kernel.compiled import jit
+
+        @jit
+        def twice(x):
+            return 2 * x
+        """)
+    entry = _module(tmp_path, monkeypatch, "loop_entry", """
+        from archmodel.kernel.compiled import jit
+        from loop_parts import twice
+
+        @jit
+        def total(a):
+            s = 0
+            for v in a:
+                s += twice(v)
+            return s
+        """)
+    parts = sys.modules["loop_parts"]
+    assert isinstance(entry.total, Loop) and isinstance(entry.twice, Loop) and isinstance(parts.twice, Loop)
+    assert repr(entry.total) == "<compiled loop loop_entry.total>" and entry.total.__doc__ is None
+    assert entry.total(np.arange(5, dtype=np.int64)) == 20
+    # the names numba resolves are its dispatchers now, in both modules
+    for namespace, name in ((entry, "total"), (entry, "twice"), (parts, "twice")):
+        assert type(getattr(namespace, name)).__name__ == "CPUDispatcher", name
+    assert entry.twice is parts.twice
+    assert entry.total.targetoptions["nogil"] and entry.total.targetoptions["_nrt"] is False
+
+
+def test_a_loop_allocates_only_when_it_says_so(tmp_path, monkeypatch):
+    loops = _module(tmp_path, monkeypatch, "loop_allocating", """
+        import numpy as np
+        from archmodel.kernel.compiled import jit
+
+        @jit
+        def counted(n):
+            return np.zeros(n).size
+
+        @jit(allocates=True)
+        def allowed(n):
+            return np.zeros(n).size
+        """)
+    assert loops.allowed(7) == 7
+    numba = compiled.numba()
+    with pytest.raises(numba.core.errors.NumbaError):  # no reference counting: no arrays of its own
+        loops.counted(7)
+
+
+def test_the_caches_numba_writes_stay_out_of_the_tracked_tree():
+    from archmodel.models.memory import compiled_tags
+    compiled_tags.play([0, 1], [False, False], sets=2, ways=1)
+    where = Path(compiled_tags._play._cache._cache_path).resolve()
+    inside = ROOT in where.parents
+    if inside and not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    if inside:
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(where / "x.nbi")], cwd=ROOT)
+        assert ignored.returncode == 0, f"numba caches into {where}, which git does not ignore"
+
+
+def test_jit_keeps_the_function_for_reading():
+    def add(a, b):
+        """The sum."""
+        return a + b
+    loop = jit(add)
+    assert loop.py_func is add and loop.__doc__ == "The sum." and loop.__name__ == "add"
+
+
+def test_a_loop_its_module_does_not_name_compiles_on_its_own():
+    def triple(x):
+        return 3 * x
+    assert jit(triple)(4) == 12
