@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import attrs
 
-from ..kernel import Component, Span
+from ..kernel import Component, Param, Span
 from . import ast, units
 from .scope import AddressRangeValue, ModelRef
 
@@ -52,43 +52,24 @@ class Abort(Exception):
     """A limit was hit: stop elaborating (the error is already recorded)."""
 
 
-# -- parameter unit rules ----------------------------------------------------------------------
+# -- parameter units ------------------------------------------------------------------------------
+# How the units a model declares (Param.unit) are written in the language. Any other unit
+# ("messages", "requests") counts things: the parameter takes a plain number.
 _UNIT_WORDS = {
     "bytes": "B", "byte": "B", "B": "B", "bits": "bit", "bit": "bit",
     "ps": "ps", "ns": "ns", "us": "us", "ms": "ms", "s": "s",
     "Hz": "Hz", "kHz": "kHz", "MHz": "MHz", "GHz": "GHz",
     "B/s": "B/s", "GB/s": "GB/s", "MB/s": "MB/s", "bit/s": "bit/s", "Gbit/s": "Gbit/s",
+    "cycles": "cycles",
 }
-_SUFFIX_UNITS = (("_bytes", "B"), ("_bits", "bit"), ("_ps", "ps"), ("_ns", "ns"), ("_us", "us"),
-                 ("_hz", "Hz"), ("_mhz", "MHz"), ("_ghz", "GHz"), ("_cycles", "cycles"))
 
 
-def param_unit(param) -> str | None:
-    """The unit a model parameter is measured in: its declared ``unit`` if the language knows
-    it, else one implied by its name's suffix (``size_bytes``, ``latency_cycles``, ``delay_ps``),
-    else None (a plain number)."""
-    if param.unit in _UNIT_WORDS:
-        return _UNIT_WORDS[param.unit]
-    if param.unit == "cycles":
-        return "cycles"
-    for suffix, unit in _SUFFIX_UNITS:
-        if param.name.lower().endswith(suffix):
-            return unit
-    return None
-
-
-def accepts(types, value) -> bool:
-    """Whether ``value`` is of a parameter's ``types`` (an int passes for a float, a bool
-    passes only where bool is named)."""
-    types = types if isinstance(types, tuple) else (types,)
-    if isinstance(value, bool) and bool not in types:
-        return False
-    if float in types and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    try:
-        return isinstance(value, types)
-    except TypeError:
-        return False
+def param_unit(param: Param) -> str | None:
+    """The language unit a model parameter's number is in, from its declaration's unit
+    (:attr:`Param.unit <archmodel.kernel.Param.unit>`): ``B`` for bytes, ``cycles`` for a
+    count of the receiving clock's cycles, ..., or None for a plain number."""
+    unit = param.unit
+    return _UNIT_WORDS.get(unit) if unit is not None else None
 
 
 def plain_value(value):

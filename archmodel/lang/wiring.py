@@ -81,7 +81,8 @@ class Wiring:
         if isinstance(target, ast.ModuleDef):
             self.fail("topology nodes must be Python models with port arrays", stmt.node_model.name_span,
                       hint="wrap the module's ports in a model, or wire the module instances with 'for'")
-        out_decl, in_decl = target._port_decls.get("out"), target._port_decls.get("inp")
+        declared = target.port_declarations()
+        out_decl, in_decl = declared.get("out"), declared.get("inp")
         if out_decl is None or in_decl is None:
             self.fail(f"'{target.model_name}' cannot be a topology node: it needs ports 'out' and 'inp'",
                       stmt.node_model.name_span)
@@ -277,12 +278,13 @@ class Wiring:
                 raise Cascade()
             if isinstance(binding, InstanceBinding):
                 return binding.items, binding.is_array
-        if name in comp._port_decls:
+        if name in comp.port_declarations():
             value = getattr(comp, name)
             return (value, True) if isinstance(value, list) else ([value], False)
-        if not isinstance(comp, ModuleComponent) and name in comp._children_by_name:
-            return [comp._children_by_name[name]], False
-        ports = list(comp._port_decls) + list(exposed)
+        part = None if isinstance(comp, ModuleComponent) else comp.find_child(name)
+        if part is not None:
+            return [part], False
+        ports = list(comp.port_declarations()) + list(exposed)
         if isinstance(comp, ModuleComponent):
             parts = [n for n, b in (namespace or {}).items() if isinstance(b, InstanceBinding)]
             self.fail(f"'{comp.model_name}' instance '{comp.name}' has no port or part '{name}'", segment.name_span,
