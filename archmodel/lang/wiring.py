@@ -13,7 +13,7 @@ from .scope import POISON, Cascade, InstanceBinding, Scope, describe, did_you_me
 from .structure import DEFAULT_CLOCK_PS, TOPOLOGY_MODULE, Abort, ModuleComponent, module_class, plain_value
 from .topology import topology_generators
 from .units import Quantity
-from .workloads import workloads
+from .workloads import WORKLOADS
 
 class Wiring:
     """A part of :class:`~.elaborate.Elaborator`: its topologies, connections and paths (see the
@@ -159,12 +159,11 @@ class Wiring:
     def _run(self, stmt: ast.Run, scope: Scope):
         args = [plain_value(units.normalise(self.evaluate(a, scope))) for a in stmt.args]
         kwargs = {k.name: plain_value(units.normalise(self.evaluate(k.value, scope))) for k in stmt.kwargs}
-        known = workloads()
-        binder = known.get(stmt.workload)
-        if binder is None:
-            self.fail(f"unknown workload '{stmt.workload}'", stmt.name_span,
-                      hint=did_you_mean(stmt.workload, known) or "known workloads: " +
-                      (", ".join(known) if known else "none yet"))
+        try:
+            binder = WORKLOADS.lookup(stmt.workload)
+        except ArchError as err:
+            err.span = stmt.name_span
+            raise
         targets = []
         for end in stmt.targets:
             targets.extend(self.resolve(end, scope))
