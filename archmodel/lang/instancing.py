@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ..kernel import ArchError, ClockDomain, Component, Param, ParameterError, Span, Spelling
 from . import ast, units
 from .scope import POISON, InstanceBinding, ModelRef, Scope, describe, did_you_mean, format_value
-from .structure import DEFAULT_CLOCK_PS, Abort, module_class, param_unit, plain_value
+from .structure import DEFAULT_CLOCK_PS, Abort, ElaboratorParts, module_class, param_unit, plain_value
 from .units import Quantity
 
 def _typed(value) -> str:
@@ -26,7 +26,7 @@ LANGUAGE_SPELLING = Spelling(value=format_value, typed=_typed)
 """Model arguments in error messages as ``.arch`` source writes them."""
 
 
-class Instancing:
+class Instancing(ElaboratorParts):
     """A part of :class:`~.elaborate.Elaborator`: its instances (see the module docstring)."""
 
     def _array_count(self, selector: ast.Selector | None, scope: Scope, name: str) -> int | None:
@@ -67,7 +67,7 @@ class Instancing:
         module_scope.names[stmt.name] = POISON
         count = self._array_count(stmt.count, scope, stmt.name)
         target = self._resolve_model(stmt.model, scope)
-        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
+        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span or stmt.span) if stmt.clock else clock
         def maker(args_scope: Scope) -> Callable[[str], Any]:
             # the arguments, evaluated once for the elements that share them
             if isinstance(target, ast.ModuleDef):
@@ -131,7 +131,7 @@ class Instancing:
             given[arg.name] = (self.evaluate(arg.value, scope, expected=params[arg.name].type), arg.value.span)
         return given
 
-    def _named_args(self, call: ast.ModelCall, names, owner: str) -> list:
+    def _named_args(self, call: ast.ModelCall, names, owner: str) -> tuple:
         """The call's arguments, each checked to name one of ``names`` (the parameters of
         ``owner``) and to be given once."""
         seen = set()
@@ -200,8 +200,9 @@ class Instancing:
         return value
 
     def _clock_of(self, comp: Component) -> ClockDomain | None:
-        while comp is not None:
-            if comp.clock is not None:
-                return comp.clock
-            comp = comp.parent
+        node: Component | None = comp
+        while node is not None:
+            if node.clock is not None:
+                return node.clock
+            node = node.parent
         return None

@@ -10,12 +10,12 @@ from math import floor
 from ..kernel import ArchError, Component, Span, connect
 from . import ast, units
 from .scope import POISON, Cascade, InstanceBinding, Scope, describe, did_you_mean, format_value
-from .structure import DEFAULT_CLOCK_PS, TOPOLOGY_MODULE, Abort, ModuleComponent, module_class, plain_value
+from .structure import DEFAULT_CLOCK_PS, TOPOLOGY_MODULE, Abort, ElaboratorParts, ModuleComponent, module_class, plain_value
 from .topology import topology_generators
 from .units import Quantity
 from .workloads import WORKLOADS
 
-class Wiring:
+class Wiring(ElaboratorParts):
     """A part of :class:`~.elaborate.Elaborator`: its topologies, connections and paths (see the
     module docstring)."""
 
@@ -68,7 +68,7 @@ class Wiring:
                                  f"{self.limits.max_instances} instances", span=stmt.generator_span))
             raise Abort()
         target = self._resolve_model(stmt.node_model, scope)
-        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
+        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span or stmt.span) if stmt.clock else clock
         directed = graph.is_directed()
         succ = {n: sorted(graph.successors(n) if directed else graph.neighbors(n)) for n in nodes}
         pred = {n: sorted(graph.predecessors(n) if directed else graph.neighbors(n)) for n in nodes}
@@ -77,7 +77,7 @@ class Wiring:
         self.origins[id(net)] = stmt.span
         net.arch_params = {"generator": f"{stmt.generator}({', '.join(format_value(a) for a in args)})",
                            "nodes": len(nodes), "edges": graph.number_of_edges()}
-        items = []
+        items: list = []  # the node models, whose port attributes their declarations made
         if isinstance(target, ast.ModuleDef):
             self.fail("topology nodes must be Python models with port arrays", stmt.node_model.name_span,
                       hint="wrap the module's ports in a model, or wire the module instances with 'for'")
@@ -110,7 +110,7 @@ class Wiring:
                 self._connect(src, dst, link, stmt.span)
 
     # -- connections ------------------------------------------------------------------------------
-    def _deferred(self, stmt, scope: Scope, comp: Component):
+    def _deferred(self, stmt, scope: Scope, comp: ModuleComponent):
         if isinstance(stmt, ast.Connection):
             sources = self.resolve(stmt.src, scope)
             sinks = self.resolve(stmt.dst, scope)
@@ -170,7 +170,7 @@ class Wiring:
         self.runs.append((binder, targets, args, kwargs, stmt.span))
 
     def _link_values(self, link: ast.Link | None, scope: Scope) -> dict:
-        values = {}
+        values: dict = {}
         if link is None:
             return values
         allowed = ("latency", "capacity", "width", "bandwidth")
