@@ -237,9 +237,10 @@ class Component:
         of 'Fifo' must be ...``), as the language reports an argument. ``spelling`` writes the
         values given (see :class:`~.params.Spelling`)."""
         decls = cls._param_decls
-        for key in given:
-            cls.param_declaration(key, where)
-        missing = [k for k in cls._required_params if k not in given]
+        if not given.keys() <= decls.keys():
+            for key in given:
+                cls.param_declaration(key, where)
+        missing = [k for k in cls._required_params if k not in given] if cls._required_params else None
         if missing:
             prefix = f"{where}: " if where else ""
             raise ParameterError(f"{prefix}'{cls.model_name}' is missing required parameter '{missing[0]}'",
