@@ -57,7 +57,9 @@ def test_bad_input_exits_2_with_one_clear_message(capsys):
     assert capsys.readouterr().err == (
         "error: module 'tests.cli_systems' has no function 'brokn'\nhint: did you mean 'broken'?\n")
     assert main(["run", "tests.cli_systems:broken"]) == 2
-    assert capsys.readouterr().err == "error: broken.p: parameter 'count' must be at least 0, got -1\n"
+    assert capsys.readouterr().err == (
+        "error: broken.p: parameter 'count' must be at least 0, got -1\n"
+        "hint: count: int = 5 -- messages to send\n")
     assert main(["run", "tests.cli_systems:pair", "-p", "colour=3"]) == 2
     assert "unexpected keyword argument 'colour'" in capsys.readouterr().err
     assert main(["run", "tests.cli_systems:not_a_component"]) == 2

@@ -8,7 +8,7 @@ from .channel import Channel, connect
 from .component import Component, catalogue, component_rng, model, parts, register_model
 from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, PortError,
                      SimulationError, Span)
-from .params import Param, at_least, in_range, one_of
+from .params import PYTHON, Param, ParamGroup, Spelling, accepts, at_least, in_range, one_of, unit_from_name
 from .ports import In, InPort, Out, OutPort, unpaired_port
 from .register import Register
 from .lookahead import QuestionBackoff
@@ -18,8 +18,11 @@ from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Util
                     stats_dict, stats_table)
 from .time import ClockDomain, format_time, parse_time, period_from_frequency
 from .tree import Tree
+from .vocabulary import ENGINES, Registry, choice_problem, closest, did_you_mean
 
 __all__ = [
+    "ENGINES", "PYTHON", "ParamGroup", "Registry", "Spelling", "accepts", "choice_problem", "closest", "did_you_mean",
+    "unit_from_name",
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
     "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Tree", "Utilisation", "at_least",

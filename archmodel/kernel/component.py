@@ -14,22 +14,23 @@ Messages already waiting when it falls asleep do not wake it.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import inspect
 import re
-from typing import TYPE_CHECKING, Any, Iterator
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import numpy as np
 
 from .budget import count_instance
 from .errors import ArchError, ModelAssertion, ParameterError
-from .params import Param, make_params_class
+from .params import PYTHON, Param, ParamGroup, Spelling, make_params_class, unit_from_name
 from .ports import In, InPort, OutPort, PortDecl
 from .register import Register
 from .stats import Stat
 from .time import ClockDomain
+from .vocabulary import did_you_mean
 
 if TYPE_CHECKING:
     from .channel import Channel
@@ -47,7 +48,8 @@ _RESERVED = frozenset({
     "add_stat",
     "params", "now", "cycle", "rng", "elapsed_cycles", "elapsed_ps", "tick", "setup", "start",
     "sleep", "wake_at", "wake_in", "sleep_for", "progress", "fail", "register", "child", "walk", "add",
-    "holding", "waiting_for",
+    "holding", "waiting_for", "find_child", "check_params", "param_declaration", "param_declarations",
+    "port_declarations", "stat_declarations",
 })
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -63,6 +65,12 @@ def model(cls: type | None = None, *, name: str | None = None, catalogue: bool =
             for key, value in vars(base).items():
                 if isinstance(value, Param):
                     params[key] = value
+                elif isinstance(value, ParamGroup):
+                    for param in value.params:
+                        if param.name in vars(base) and vars(base)[param.name] is not value:
+                            raise ArchError(f"model '{klass.__name__}': parameter '{param.name}' is declared "
+                                            f"and also taken from '{value.source.model_name}'")
+                        params[param.name] = param
                 elif isinstance(value, PortDecl):
                     ports[key] = value
                 elif isinstance(value, Stat):
@@ -71,6 +79,12 @@ def model(cls: type | None = None, *, name: str | None = None, catalogue: bool =
         if clashes:
             raise ArchError(f"model '{klass.__name__}': parameter name '{clashes[0]}' is taken by Component",
                             hint="reserved names are: " + ", ".join(sorted(_RESERVED)))
+        for key, param in params.items():
+            implied = unit_from_name(key)
+            if implied is not None and param.declared_unit not in (None, implied):
+                raise ArchError(f"model '{klass.__name__}': parameter '{key}' is declared in "
+                                f"{param.declared_unit} but its name says {implied}",
+                                hint=f"rename it or declare unit=\"{implied}\"")
         klass._param_decls = params
         klass._required_params = [key for key, param in params.items() if param.required]
         klass._port_decls = ports
@@ -178,23 +192,65 @@ class Component:
 
     # -- construction -------------------------------------------------------------------
     def _set_params(self, given: dict) -> None:
-        decls = self._param_decls
-        if not given.keys() <= decls.keys():
-            key = next(k for k in given if k not in decls)
-            close = difflib.get_close_matches(key, list(decls), n=1)
-            raise ParameterError(f"{self.path}: '{self.model_name}' has no parameter '{key}'",
-                                 hint=f"did you mean '{close[0]}'?" if close else
-                                 (f"parameters are: {', '.join(decls)}" if decls else "it takes no parameters"))
-        missing = [k for k in self._required_params if k not in given]
-        if missing:
-            raise ParameterError(f"{self.path}: '{self.model_name}' is missing required parameter '{missing[0]}'",
-                                 hint=decls[missing[0]].describe())
-        try:
-            self.params = self.Params(**given)
-        except ParameterError as err:
-            raise ParameterError(f"{self.path}: {err.message}", hint=err.hint) from None
-        for key in decls:
+        self.params = self.check_params(given, where=self.path)
+        for key in self._param_decls:
             setattr(self, key, getattr(self.params, key))
+
+    @classmethod
+    def param_declarations(cls) -> Mapping[str, Param]:
+        """This model's parameter declarations by name, in declaration order (read only)."""
+        return MappingProxyType(cls._param_decls)
+
+    @classmethod
+    def port_declarations(cls) -> Mapping[str, PortDecl]:
+        """This model's port declarations by name, in declaration order (read only)."""
+        return MappingProxyType(cls._port_decls)
+
+    @classmethod
+    def stat_declarations(cls) -> Mapping[str, Stat]:
+        """This model's declared statistics by name, in declaration order (read only)."""
+        return MappingProxyType(cls._stat_decls)
+
+    @classmethod
+    def param_declaration(cls, key: str, where: str | None = None) -> Param:
+        """The declaration of parameter ``key``; a ParameterError ``'Fifo' has no parameter
+        'dpeth'`` with a did-you-mean hint otherwise (``where``: as in :meth:`check_params`)."""
+        decls = cls._param_decls
+        try:
+            return decls[key]
+        except KeyError:
+            prefix = f"{where}: " if where else ""
+            raise ParameterError(f"{prefix}'{cls.model_name}' has no parameter '{key}'", param=key,
+                                 hint=did_you_mean(key, decls) or
+                                 (f"parameters are: {', '.join(decls)}" if decls else "it takes no parameters")) from None
+
+    @classmethod
+    def check_params(cls, given: Mapping[str, Any], *, where: str | None = None,
+                     spelling: Spelling = PYTHON) -> Any:
+        """Validate ``given`` (parameter name -> value) against this model's declarations and
+        return the ``Params`` record of every value, defaults filled in; the one check of a
+        model's parameters, whoever builds it. A ParameterError names the first unknown,
+        missing or unacceptable parameter (``err.param``) and hints at its declaration.
+
+        ``where`` is the component's path when one is being built (``top.q: parameter 'depth'
+        must be ...``); without it, the message names the model instead (``parameter 'depth'
+        of 'Fifo' must be ...``), as the language reports an argument. ``spelling`` writes the
+        values given (see :class:`~.params.Spelling`)."""
+        decls = cls._param_decls
+        if not given.keys() <= decls.keys():
+            for key in given:
+                cls.param_declaration(key, where)
+        missing = [k for k in cls._required_params if k not in given] if cls._required_params else None
+        if missing:
+            prefix = f"{where}: " if where else ""
+            raise ParameterError(f"{prefix}'{cls.model_name}' is missing required parameter '{missing[0]}'",
+                                 hint=decls[missing[0]].describe(), param=missing[0])
+        for key, value in given.items():
+            problem = decls[key].problem(value, spelling)
+            if problem:
+                subject = f"{where}: parameter '{key}'" if where else f"parameter '{key}' of '{cls.model_name}'"
+                raise ParameterError(f"{subject} {problem}", hint=decls[key].describe(), param=key)
+        return cls.Params(**given)
 
     def _make_ports(self, name: str, decl: PortDecl) -> Any:
         kind = InPort if isinstance(decl, In) else OutPort
@@ -259,14 +315,17 @@ class Component:
         self._added_stats.append(stat)
         return stat
 
+    def find_child(self, name: str) -> "Component | None":
+        """The direct child called ``name``, or None."""
+        return self._children_by_name.get(name)
+
     def child(self, name: str) -> "Component":
         """The direct child called ``name``."""
         try:
             return self._children_by_name[name]
         except KeyError:
-            close = difflib.get_close_matches(name, list(self._children_by_name), n=1)
             raise ArchError(f"{self.path} has no part named '{name}'",
-                            hint=f"did you mean '{close[0]}'?" if close else None) from None
+                            hint=did_you_mean(name, self._children_by_name)) from None
 
     def walk(self) -> Iterator["Component"]:
         """This component and all its descendants, depth first, in creation order."""
@@ -398,8 +457,8 @@ class Component:
         doc = inspect.cleandoc(cls.__doc__ or "")
         lines = [f"{cls.model_name}  ({cls.__module__})", ""]
         lines += ["  " + line if line.strip() else "" for line in doc.splitlines()]
-        for title, decls in (("parameters", cls._param_decls), ("ports", cls._port_decls),
-                             ("statistics", cls._stat_decls)):
+        for title, decls in (("parameters", cls.param_declarations()), ("ports", cls.port_declarations()),
+                             ("statistics", cls.stat_declarations())):
             lines += ["", f"{title}:"]
             lines += [f"  {d.describe()}" for d in decls.values()] or ["  (none)"]
         return "\n".join(lines)

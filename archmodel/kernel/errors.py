@@ -69,7 +69,15 @@ class ArchError(Exception):
 
 
 class ParameterError(ArchError):
-    """A component parameter has the wrong type or an out-of-range value."""
+    """A component parameter is unknown, missing, of the wrong type or out of range.
+
+    ``param`` names the parameter given (or missing) when the error is about one, so the
+    language can point at the argument that gave it."""
+
+    def __init__(self, message: str, *, hint: str | None = None, span: Span | None = None,
+                 param: str | None = None):
+        super().__init__(message, hint=hint, span=span)
+        self.param = param
 
 
 class PortError(ArchError):

@@ -14,7 +14,7 @@ from .overrides import parse_overrides
 from .parser import parse, parse_expression
 from .show import show_text, to_dot
 from .topology import register_topology, topology_generators
-from .workloads import register_workload, workloads
+from .workloads import WORKLOADS, register_workload, workloads
 
-__all__ = ["Elaborated", "LanguageErrors", "Limits", "check_library", "is_library", "load", "param_unit", "parse", "parse_expression", "parse_overrides",
+__all__ = ["WORKLOADS", "Elaborated", "LanguageErrors", "Limits", "check_library", "is_library", "load", "param_unit", "parse", "parse_expression", "parse_overrides",
            "register_topology", "register_workload", "show_text", "to_dot", "topology_generators", "workloads"]

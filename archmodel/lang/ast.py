@@ -8,16 +8,24 @@ module instances) without copying.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Union
+from typing import Protocol, Union
 
 import attrs
 
 from ..kernel import Span
 
-node = attrs.frozen(slots=True, eq=False)
+class Expression(Protocol):
+    """Any expression node (a literal, a name, an operation, a call ...): each carries its span."""
+
+    @property
+    def span(self) -> Span: ...
 
 
-@node
+# Every node is frozen, slotted and compared by identity (eq=False): two equal-looking nodes from
+# different places are different nodes. Written out on each class so that type checkers see attrs.
+
+
+@attrs.frozen(slots=True, eq=False)
 class Number:
     """An integer or exact decimal literal (``4``, ``2.5``, ``1e3``)."""
 
@@ -25,7 +33,7 @@ class Number:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Quantity:
     """A number with a unit written on one line: ``4 GHz``, ``128 KiB``, ``64 GB/s``."""
 
@@ -34,7 +42,7 @@ class Quantity:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class String:
     """A double-quoted string literal, escapes resolved."""
 
@@ -42,7 +50,7 @@ class String:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Bool:
     """``true`` or ``false``."""
 
@@ -50,7 +58,7 @@ class Bool:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Var:
     """A name used as a value: a constant, parameter, loop variable or enum member."""
 
@@ -58,7 +66,7 @@ class Var:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Call:
     """A built-in function call: ``max(a, b)``, ``log2(n)``."""
 
@@ -69,37 +77,37 @@ class Call:
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class KwArg:
     """``name = value`` inside a generator or workload call."""
 
     name: str
-    value: object
+    value: Expression
     span: Span
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class BinOp:
     """``left op right`` for arithmetic, comparison and logic."""
 
     op: str
-    left: object
-    right: object
+    left: Expression
+    right: Expression
     span: Span
     op_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class UnaryOp:
     """``-x`` or ``not x``."""
 
     op: str
-    operand: object
+    operand: Expression
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class ListLit:
     """``[a, b, c]``."""
 
@@ -107,36 +115,36 @@ class ListLit:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class AddressRange:
     """``start .. end -> target`` in a list: the bytes ``[start, end)`` owned by terminal ``target``."""
 
-    start: object
-    end: object
-    target: object
+    start: Expression
+    end: Expression
+    target: Expression
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Index:
     """``list[i]``."""
 
-    base: object
-    index: object
+    base: Expression
+    index: Expression
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Arg:
     """``name = value`` in a model call or link clause."""
 
     name: str
-    value: object
+    value: Expression
     span: Span
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class ModelCall:
     """``Model(args)``: the model or module an instance is made of."""
 
@@ -146,17 +154,17 @@ class ModelCall:
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Selector:
     """What ``[...]`` selects: one index, a range ``a .. b`` (end exclusive) or ``*`` (all)."""
 
     kind: str  # "index", "range" or "all"
-    start: object
-    stop: object
+    start: Expression
+    stop: Expression
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Segment:
     """One step of an endpoint path: ``core[3]`` or ``out``."""
 
@@ -166,7 +174,7 @@ class Segment:
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Endpoint:
     """A path to instances or ports: ``core[i].mem``, ``tcdm.port[0 .. 4]``, ``chiplet[*]``."""
 
@@ -174,7 +182,7 @@ class Endpoint:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Import:
     """``import "path.arch"``."""
 
@@ -182,17 +190,17 @@ class Import:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Const:
     """``const name = expr``."""
 
     name: str
-    value: object
+    value: Expression
     span: Span
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class TypeRef:
     """A parameter type: ``int``, ``time``, ``bytes``, ``model``, ``enum(a, b)``."""
 
@@ -201,18 +209,18 @@ class TypeRef:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class ParamDecl:
     """``name: type = default`` in a module header."""
 
     name: str
     type: TypeRef
-    default: object  # an expression, or None when required
+    default: Expression | None  # None when required
     span: Span
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class ModuleDef:
     """``module Name(params) { body }`` or ``system Name { body }``."""
 
@@ -225,17 +233,17 @@ class ModuleDef:
     file: str
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class ClockDef:
     """``clock name = 1 GHz`` (or a period, ``clock slow = 2 ns``)."""
 
     name: str
-    value: object
+    value: Expression
     span: Span
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Instance:
     """``name : Model(args)``, ``name[count] : Model(args)``, optionally ``in clock``;
     ``name[i in count] : Model(args)`` evaluates the arguments per element with ``index``
@@ -251,7 +259,7 @@ class Instance:
     index: str | None = None
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Link:
     """``with link(latency = 2 ns, capacity = 4, width = 512 bit, bandwidth = 64 GB/s)``."""
 
@@ -259,7 +267,7 @@ class Link:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class TopologyDef:
     """``name : topology gen(args) of Model(args) with link(...) in clock``."""
 
@@ -277,7 +285,7 @@ class TopologyDef:
     clock_span: Span | None
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Connection:
     """``src -> dst with link(...)``."""
 
@@ -288,7 +296,7 @@ class Connection:
     arrow_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Expose:
     """``expose inner.port as name``: makes an inner port a port of the enclosing module;
     several endpoints (``expose a.inp, b.inp as inp``) join into one port array."""
@@ -299,29 +307,29 @@ class Expose:
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class For:
     """``for i in a .. b { body }`` (``b`` exclusive)."""
 
     var: str
-    start: object
-    stop: object
+    start: Expression
+    stop: Expression
     body: tuple
     span: Span
     var_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class If:
     """``if cond { body } else { body }``."""
 
-    cond: object
+    cond: Expression
     then: tuple
     otherwise: tuple
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class InBlock:
     """``in clock { body }``: instances in the body run in ``clock`` unless placed otherwise."""
 
@@ -331,7 +339,7 @@ class InBlock:
     clock_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Run:
     """``run workload(args) on target, target``."""
 
@@ -343,7 +351,7 @@ class Run:
     name_span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class Trace:
     """``trace "glob"``: signals to put in the waveform."""
 
@@ -351,7 +359,7 @@ class Trace:
     span: Span
 
 
-@node
+@attrs.frozen(slots=True, eq=False)
 class File:
     """One parsed ``.arch`` file."""
 

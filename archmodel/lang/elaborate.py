@@ -36,7 +36,7 @@ from .instancing import Instancing
 from .parser import parse, parse_expression
 from .port_checks import check_required_ports, exposed_ports
 from .scope import POISON, Cascade, ClockBinding, ModelRef, Scope, describe, did_you_mean
-from .structure import DEFAULT_CLOCK_PS, TYPE_DIMS, TYPES, Abort, Limits, module_class
+from .structure import DEFAULT_CLOCK_PS, TYPE_DIMS, TYPES, Abort, Limits, ModuleComponent, module_class
 from .units import Quantity
 from .wiring import Wiring
 
@@ -63,7 +63,7 @@ class Elaborator(Instancing, Wiring, Expressions):
         self.sources = SourceText()
         self.errors: list[ArchError] = []
         self._seen_errors: set = set()
-        self.files: dict[Path, ast.File] = {}
+        self.files: dict[Path, ast.File | None] = {}  # None: it failed to parse
         self.modules: dict[str, ast.ModuleDef] = {}
         self.global_scope = Scope()
         self.instances = 0
@@ -285,7 +285,7 @@ class Elaborator(Instancing, Wiring, Expressions):
                             hint="one of: " + ", ".join(param.type.members) if kind == "enum" else None)
         return value
 
-    def _elaborate_module(self, comp: Component, module: ast.ModuleDef, given: dict, call_span: Span,
+    def _elaborate_module(self, comp: ModuleComponent, module: ast.ModuleDef, given: dict, call_span: Span,
                           placed: ClockDomain | None) -> None:
         if len(self.depth_stack) >= self.limits.max_depth:
             chain = " -> ".join(self.depth_stack[-4:] + [module.name])
@@ -506,6 +506,7 @@ def _load(path, top, params, limits, search_path, interface_open=False) -> Elabo
         pass
     if elab.errors:
         raise LanguageErrors(elab.errors, elab.sources)
+    assert result is not None  # every way of not building the top records an error
     return result
 
 
@@ -539,7 +540,7 @@ def is_library(path: str | os.PathLike) -> bool:
     """Whether a ``.arch`` file parses and defines modules but no system (False when it does
     not parse: loading it then reports why)."""
     try:
-        modules = parse(read_source(path)[0], str(path)).modules
+        modules = parse(read_source(Path(path))[0], str(path)).modules
     except ArchError:
         return False
     return bool(modules) and not any(m.kind == "system" for m in modules)

@@ -15,6 +15,7 @@ from ..kernel import ArchError
 from . import ast, units
 from .scope import (POISON, AddressRangeValue, Cascade, ClockBinding, InstanceBinding, ModelRef, Scope, describe,
                     did_you_mean)
+from .structure import ElaboratorParts
 from .units import Quantity
 
 BUILTINS = ("abs", "ceil", "floor", "log2", "max", "min", "range")
@@ -35,7 +36,7 @@ _INT_OPS = {
 }
 
 
-class Expressions:
+class Expressions(ElaboratorParts):
     """Expression evaluation, mixed into the elaborator.
 
     The host class provides ``fail(message, span, hint=None)`` (raises), ``_int(value, what,

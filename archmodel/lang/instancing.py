@@ -4,16 +4,29 @@ A mixin of the elaborator, which holds the state (the scope, the limits, the dia
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Callable
 
-from ..kernel import ArchError, ClockDomain, Component, Span
+from ..kernel import ArchError, ClockDomain, Component, Param, ParameterError, Span, Spelling
 from . import ast, units
 from .scope import POISON, InstanceBinding, ModelRef, Scope, describe, did_you_mean, format_value
-from .structure import DEFAULT_CLOCK_PS, Abort, accepts, module_class, param_unit, plain_value
+from .structure import DEFAULT_CLOCK_PS, Abort, ElaboratorParts, module_class, param_unit, plain_value
 from .units import Quantity
 
-class Instancing:
+def _typed(value) -> str:
+    """A model argument with its kind as the language writes it (``string "four"``, ``int 3``,
+    ``number 2.5``)."""
+    if isinstance(value, float):
+        return f"number {value:.6g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"int {units.format_number(value)}"
+    return describe(value)
+
+
+LANGUAGE_SPELLING = Spelling(value=format_value, typed=_typed)
+"""Model arguments in error messages as ``.arch`` source writes them."""
+
+
+class Instancing(ElaboratorParts):
     """A part of :class:`~.elaborate.Elaborator`: its instances (see the module docstring)."""
 
     def _array_count(self, selector: ast.Selector | None, scope: Scope, name: str) -> int | None:
@@ -54,7 +67,7 @@ class Instancing:
         module_scope.names[stmt.name] = POISON
         count = self._array_count(stmt.count, scope, stmt.name)
         target = self._resolve_model(stmt.model, scope)
-        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
+        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span or stmt.span) if stmt.clock else clock
         def maker(args_scope: Scope) -> Callable[[str], Any]:
             # the arguments, evaluated once for the elements that share them
             if isinstance(target, ast.ModuleDef):
@@ -118,7 +131,7 @@ class Instancing:
             given[arg.name] = (self.evaluate(arg.value, scope, expected=params[arg.name].type), arg.value.span)
         return given
 
-    def _named_args(self, call: ast.ModelCall, names, owner: str) -> list:
+    def _named_args(self, call: ast.ModelCall, names, owner: str) -> tuple:
         """The call's arguments, each checked to name one of ``names`` (the parameters of
         ``owner``) and to be given once."""
         seen = set()
@@ -133,20 +146,34 @@ class Instancing:
         return call.args
 
     def _model_args(self, call: ast.ModelCall, klass, scope: Scope, clock: ClockDomain | None) -> dict:
-        decls = klass._param_decls
-        kwargs = {}
-        for arg in self._named_args(call, decls, klass.model_name):
+        """The call's arguments as the Python values of ``klass``'s parameters. The model's
+        declarations decide (its own :meth:`~archmodel.kernel.Component.check_params`); this
+        only converts quantities to the declared units and says where an argument was written."""
+        kwargs: dict = {}
+        spans: dict[str, Span] = {}
+        for arg in call.args:
+            if arg.name in spans:
+                self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
+            try:
+                param = klass.param_declaration(arg.name)
+            except ArchError as err:
+                err.span = arg.name_span
+                raise
             value = self.evaluate(arg.value, scope)
-            kwargs[arg.name] = self.to_python(value, decls[arg.name], klass, clock, arg.value.span)
-        missing = [k for k, p in decls.items() if p.required and k not in kwargs]
-        if missing:
-            self.fail(f"'{klass.model_name}' is missing required parameter '{missing[0]}'", call.name_span,
-                      hint=decls[missing[0]].describe())
+            kwargs[arg.name] = self.to_python(value, param, klass, clock, arg.value.span)
+            spans[arg.name] = arg.value.span
+        try:
+            klass.check_params(kwargs, spelling=LANGUAGE_SPELLING)
+        except ParameterError as err:
+            err.span = spans.get(err.param or "", call.name_span)
+            raise
         return kwargs
 
-    def to_python(self, value, param, klass, clock: ClockDomain | None, span: Span):
+    def to_python(self, value, param: Param, klass, clock: ClockDomain | None, span: Span):
         """Convert a language value to the Python value of a model parameter (see REFERENCE.md,
-        'Parameters of Python models')."""
+        'Parameters of Python models'): a quantity to a number in the parameter's declared unit,
+        a number that is not whole to a float, a list to a tuple where a tuple is taken.
+        Whether the result is acceptable is the declaration's to say (``check_params``)."""
         what = f"parameter '{param.name}' of '{klass.model_name}'"
         unit = param_unit(param)
         types = param.type if isinstance(param.type, tuple) else (param.type,)
@@ -167,31 +194,15 @@ class Instancing:
                         units.whole(number, what, unit, span)
                 else:
                     value = float(number) if number.denominator != 1 else int(number)
-        elif isinstance(value, Fraction):
-            if float in types:
-                value = float(value)
-            else:
-                raise ArchError(f"{what} expects {param.type_name()}, got {describe(value)}",
-                                hint=param.describe(), span=span)
         value = plain_value(value)
         if isinstance(value, list) and tuple in types and list not in types:
             value = tuple(value)
-        if not accepts(param.type, value) and not (value is None and param.default is None):
-            shown = units.format_number(value) if isinstance(value, (int, Fraction)) else None
-            got = describe(value) if shown is None or isinstance(value, bool) else f"{type(value).__name__} {shown}"
-            raise ArchError(f"{what} expects {param.type_name()}, got {got}", hint=param.describe(), span=span)
-        if param.check is not None:
-            try:
-                problem = param.check(value)
-            except TypeError:
-                problem = "has an unusable value"
-            if problem:
-                raise ArchError(f"{what} {problem}, got {format_value(value)}", hint=param.describe(), span=span)
         return value
 
     def _clock_of(self, comp: Component) -> ClockDomain | None:
-        while comp is not None:
-            if comp.clock is not None:
-                return comp.clock
-            comp = comp.parent
+        node: Component | None = comp
+        while node is not None:
+            if node.clock is not None:
+                return node.clock
+            node = node.parent
         return None

@@ -31,7 +31,8 @@ KEYWORDS = ("and", "as", "clock", "const", "else", "enum", "expose", "false", "f
 
 
 def _tok_span(file: str, tok: Token) -> Span:
-    return Span(file, tok.line, tok.column, tok.end_line, tok.end_column)
+    # Tokens the lexer made always have a position; one made by hand would point at the start.
+    return Span(file, tok.line or 1, tok.column or 1, tok.end_line, tok.end_column)
 
 
 def _start(item, file):
@@ -425,7 +426,8 @@ def syntax_error(err: UnexpectedInput, text: str, file: str) -> ArchError:
     _, parser, _ = _parsers()
     if isinstance(err, UnexpectedCharacters):
         span = Span(file, err.line, err.column, err.line, err.column + 1)
-        char = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
+        pos = err.pos_in_stream
+        char = text[pos] if pos is not None and 0 <= pos < len(text) else "?"
         hint = None
         if char == '"':
             hint = "a string ends on the line it starts on"
@@ -443,8 +445,8 @@ def syntax_error(err: UnexpectedInput, text: str, file: str) -> ArchError:
     if text.startswith("/*", token.start_pos or 0) and "*/" not in text[token.start_pos:]:
         return ArchError("a '/*' comment is never closed", hint="end it with '*/'", span=_tok_span(file, token))
     if token.type == "$END":
-        expected = set(err.accepts or err.expected)
-        hint = "a '}' is missing" if "RBRACE" in expected else f"expected {_expected(err, parser)}"
+        names = set(err.accepts or err.expected)
+        hint = "a '}' is missing" if "RBRACE" in names else f"expected {_expected(err, parser)}"
         return ArchError("unexpected end of file", hint=hint, span=_end_span(text, file))
     span = _tok_span(file, token)
     previous = err.token_history[-1] if err.token_history else None

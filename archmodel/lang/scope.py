@@ -8,15 +8,17 @@ or to :data:`POISON` when the statement that defined them failed, so later uses 
 
 from __future__ import annotations
 
-import difflib
 from fractions import Fraction
 from typing import Any
 
 import attrs
 
-from ..kernel import ClockDomain, Span
+from ..kernel import ClockDomain, Span, did_you_mean
 from . import units
 from .units import Quantity
+
+__all__ = ["AddressRangeValue", "Cascade", "ClockBinding", "InstanceBinding", "ModelRef", "POISON", "Poison", "Scope",
+           "describe", "did_you_mean", "format_value"]
 
 
 @attrs.frozen
@@ -95,14 +97,6 @@ class Scope:
             seen.extend(scope.names)
             scope = scope.parent
         return seen
-
-
-def did_you_mean(name: str, options) -> str | None:
-    """A hint naming the closest of ``options`` to a misspelt ``name``, or None."""
-    options = list(options)
-    same_letters = [option for option in options if option.lower() == name.lower()]
-    close = same_letters or difflib.get_close_matches(name, options, n=1)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 def describe(value) -> str:

@@ -35,7 +35,7 @@ def describe_component(comp: Component) -> str:
         shown = [f"{k}={format_value(v)}" for k, v in comp.arch_params.items()]
     else:
         shown = []
-        for name, decl in comp._param_decls.items():
+        for name, decl in comp.param_declarations().items():
             value = getattr(comp.params, name)
             if decl.required or value != decl.default:
                 shown.append(f"{name}={_python_value(value)}")

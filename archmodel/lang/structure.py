@@ -4,10 +4,11 @@ becomes, and how a language value becomes a model parameter's Python value."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
 
-from ..kernel import Component, Span
+from ..kernel import ArchError, ClockDomain, Component, Param, Span
 from . import ast, units
 from .scope import AddressRangeValue, ModelRef
 
@@ -32,12 +33,18 @@ class ModuleComponent(Component):
     """
 
     arch_params: dict = {}
+    namespace: dict
+    """The module body's names (instances, exposed ports), set when it is elaborated."""
+    exposed: dict
+    """The ports the body exposes by their outside names (``expose inner.port as name``)."""
+    module_def: ast.ModuleDef
+    """The definition this class was made from (see :func:`module_class`)."""
 
 
-MODULE_CLASSES: dict[int, type] = {}
+MODULE_CLASSES: dict[int, type[ModuleComponent]] = {}
 
 
-def module_class(module: ast.ModuleDef) -> type:
+def module_class(module: ast.ModuleDef) -> type[ModuleComponent]:
     """The component class a module's instances are made of (one per module definition)."""
     klass = MODULE_CLASSES.get(id(module))
     if klass is None or klass.module_def is not module:
@@ -52,43 +59,24 @@ class Abort(Exception):
     """A limit was hit: stop elaborating (the error is already recorded)."""
 
 
-# -- parameter unit rules ----------------------------------------------------------------------
+# -- parameter units ------------------------------------------------------------------------------
+# How the units a model declares (Param.unit) are written in the language. Any other unit
+# ("messages", "requests") counts things: the parameter takes a plain number.
 _UNIT_WORDS = {
     "bytes": "B", "byte": "B", "B": "B", "bits": "bit", "bit": "bit",
     "ps": "ps", "ns": "ns", "us": "us", "ms": "ms", "s": "s",
     "Hz": "Hz", "kHz": "kHz", "MHz": "MHz", "GHz": "GHz",
     "B/s": "B/s", "GB/s": "GB/s", "MB/s": "MB/s", "bit/s": "bit/s", "Gbit/s": "Gbit/s",
+    "cycles": "cycles",
 }
-_SUFFIX_UNITS = (("_bytes", "B"), ("_bits", "bit"), ("_ps", "ps"), ("_ns", "ns"), ("_us", "us"),
-                 ("_hz", "Hz"), ("_mhz", "MHz"), ("_ghz", "GHz"), ("_cycles", "cycles"))
 
 
-def param_unit(param) -> str | None:
-    """The unit a model parameter is measured in: its declared ``unit`` if the language knows
-    it, else one implied by its name's suffix (``size_bytes``, ``latency_cycles``, ``delay_ps``),
-    else None (a plain number)."""
-    if param.unit in _UNIT_WORDS:
-        return _UNIT_WORDS[param.unit]
-    if param.unit == "cycles":
-        return "cycles"
-    for suffix, unit in _SUFFIX_UNITS:
-        if param.name.lower().endswith(suffix):
-            return unit
-    return None
-
-
-def accepts(types, value) -> bool:
-    """Whether ``value`` is of a parameter's ``types`` (an int passes for a float, a bool
-    passes only where bool is named)."""
-    types = types if isinstance(types, tuple) else (types,)
-    if isinstance(value, bool) and bool not in types:
-        return False
-    if float in types and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    try:
-        return isinstance(value, types)
-    except TypeError:
-        return False
+def param_unit(param: Param) -> str | None:
+    """The language unit a model parameter's number is in, from its declaration's unit
+    (:attr:`Param.unit <archmodel.kernel.Param.unit>`): ``B`` for bytes, ``cycles`` for a
+    count of the receiving clock's cycles, ..., or None for a plain number."""
+    unit = param.unit
+    return _UNIT_WORDS.get(unit) if unit is not None else None
 
 
 def plain_value(value):
@@ -112,3 +100,41 @@ TYPE_DIMS = {"time": units.TIME, "frequency": units.FREQUENCY, "bytes": units.DA
 
 TOPOLOGY_MODULE = ast.ModuleDef("module", "Topology", (), (), Span("<builtin>", 1, 1), Span("<builtin>", 1, 1),
                                  "<builtin>")
+
+
+if TYPE_CHECKING:
+    from .scope import Scope
+
+    class ElaboratorParts:
+        """What the parts of the :class:`~.elaborate.Elaborator` (its mixins: instancing,
+        wiring, expressions) use of one another, declared for the type checker; at run time
+        the Elaborator combines them and this is ``object``."""
+
+        limits: Limits
+        instances: int
+        iterations: int
+        modules: dict[str, ast.ModuleDef]
+        models: dict[str, type[Component]]
+        origins: dict[int, Span]
+        runs: list
+
+        def error(self, err: ArchError, span: Span | None = None) -> None: ...
+        def fail(self, message: str, span: Span, hint: str | None = None) -> NoReturn: ...
+        def evaluate(self, expr: Any, scope: Scope, expected: ast.TypeRef | None = None) -> Any: ...
+        def _int(self, value: Any, what: str, span: Span) -> int: ...
+        def _lookup_clock(self, name: str, scope: Scope, span: Span) -> ClockDomain: ...
+        @staticmethod
+        def _peek(scope: Scope, name: str) -> Any: ...
+        def _elaborate_module(self, comp: ModuleComponent, module: ast.ModuleDef, given: dict, call_span: Span,
+                              placed: ClockDomain | None) -> None: ...
+        def _statements(self, body: Any, scope: Scope, comp: Component, clock: Any, deferred: list,
+                        top_level: bool = False) -> None: ...
+        def _resolve_model(self, call: ast.ModelCall, scope: Scope) -> Any: ...
+        def _count_instance(self, span: Span) -> None: ...
+        def _make_model(self, klass: Any, name: str, parent: Component, kwargs: dict, stmt: Any,
+                        placed: ClockDomain | None) -> Component: ...
+        def _model_args(self, call: ast.ModelCall, klass: Any, scope: Scope, clock: ClockDomain | None) -> dict: ...
+        def _clock_of(self, comp: Component) -> ClockDomain | None: ...
+        def resolve(self, endpoint: ast.Endpoint, scope: Scope) -> list: ...
+else:
+    ElaboratorParts = object

@@ -10,12 +10,12 @@ from math import floor
 from ..kernel import ArchError, Component, Span, connect
 from . import ast, units
 from .scope import POISON, Cascade, InstanceBinding, Scope, describe, did_you_mean, format_value
-from .structure import DEFAULT_CLOCK_PS, TOPOLOGY_MODULE, Abort, ModuleComponent, module_class, plain_value
+from .structure import DEFAULT_CLOCK_PS, TOPOLOGY_MODULE, Abort, ElaboratorParts, ModuleComponent, module_class, plain_value
 from .topology import topology_generators
 from .units import Quantity
-from .workloads import workloads
+from .workloads import WORKLOADS
 
-class Wiring:
+class Wiring(ElaboratorParts):
     """A part of :class:`~.elaborate.Elaborator`: its topologies, connections and paths (see the
     module docstring)."""
 
@@ -68,7 +68,7 @@ class Wiring:
                                  f"{self.limits.max_instances} instances", span=stmt.generator_span))
             raise Abort()
         target = self._resolve_model(stmt.node_model, scope)
-        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span) if stmt.clock else clock
+        placed = self._lookup_clock(stmt.clock, scope, stmt.clock_span or stmt.span) if stmt.clock else clock
         directed = graph.is_directed()
         succ = {n: sorted(graph.successors(n) if directed else graph.neighbors(n)) for n in nodes}
         pred = {n: sorted(graph.predecessors(n) if directed else graph.neighbors(n)) for n in nodes}
@@ -77,11 +77,12 @@ class Wiring:
         self.origins[id(net)] = stmt.span
         net.arch_params = {"generator": f"{stmt.generator}({', '.join(format_value(a) for a in args)})",
                            "nodes": len(nodes), "edges": graph.number_of_edges()}
-        items = []
+        items: list = []  # the node models, whose port attributes their declarations made
         if isinstance(target, ast.ModuleDef):
             self.fail("topology nodes must be Python models with port arrays", stmt.node_model.name_span,
                       hint="wrap the module's ports in a model, or wire the module instances with 'for'")
-        out_decl, in_decl = target._port_decls.get("out"), target._port_decls.get("inp")
+        declared = target.port_declarations()
+        out_decl, in_decl = declared.get("out"), declared.get("inp")
         if out_decl is None or in_decl is None:
             self.fail(f"'{target.model_name}' cannot be a topology node: it needs ports 'out' and 'inp'",
                       stmt.node_model.name_span)
@@ -109,7 +110,7 @@ class Wiring:
                 self._connect(src, dst, link, stmt.span)
 
     # -- connections ------------------------------------------------------------------------------
-    def _deferred(self, stmt, scope: Scope, comp: Component):
+    def _deferred(self, stmt, scope: Scope, comp: ModuleComponent):
         if isinstance(stmt, ast.Connection):
             sources = self.resolve(stmt.src, scope)
             sinks = self.resolve(stmt.dst, scope)
@@ -158,19 +159,18 @@ class Wiring:
     def _run(self, stmt: ast.Run, scope: Scope):
         args = [plain_value(units.normalise(self.evaluate(a, scope))) for a in stmt.args]
         kwargs = {k.name: plain_value(units.normalise(self.evaluate(k.value, scope))) for k in stmt.kwargs}
-        known = workloads()
-        binder = known.get(stmt.workload)
-        if binder is None:
-            self.fail(f"unknown workload '{stmt.workload}'", stmt.name_span,
-                      hint=did_you_mean(stmt.workload, known) or "known workloads: " +
-                      (", ".join(known) if known else "none yet"))
+        try:
+            binder = WORKLOADS.lookup(stmt.workload)
+        except ArchError as err:
+            err.span = stmt.name_span
+            raise
         targets = []
         for end in stmt.targets:
             targets.extend(self.resolve(end, scope))
         self.runs.append((binder, targets, args, kwargs, stmt.span))
 
     def _link_values(self, link: ast.Link | None, scope: Scope) -> dict:
-        values = {}
+        values: dict = {}
         if link is None:
             return values
         allowed = ("latency", "capacity", "width", "bandwidth")
@@ -277,12 +277,13 @@ class Wiring:
                 raise Cascade()
             if isinstance(binding, InstanceBinding):
                 return binding.items, binding.is_array
-        if name in comp._port_decls:
+        if name in comp.port_declarations():
             value = getattr(comp, name)
             return (value, True) if isinstance(value, list) else ([value], False)
-        if not isinstance(comp, ModuleComponent) and name in comp._children_by_name:
-            return [comp._children_by_name[name]], False
-        ports = list(comp._port_decls) + list(exposed)
+        part = None if isinstance(comp, ModuleComponent) else comp.find_child(name)
+        if part is not None:
+            return [part], False
+        ports = list(comp.port_declarations()) + list(exposed)
         if isinstance(comp, ModuleComponent):
             parts = [n for n, b in (namespace or {}).items() if isinstance(b, InstanceBinding)]
             self.fail(f"'{comp.model_name}' instance '{comp.name}' has no port or part '{name}'", segment.name_span,

@@ -15,20 +15,21 @@ from __future__ import annotations
 
 from typing import Callable
 
-_WORKLOADS: dict[str, Callable] = {}
+from ..kernel import Registry
+
+WORKLOADS: Registry[Callable] = Registry("workload")
+"""Every workload binder by the name a ``run`` statement gives (``WORKLOADS.lookup`` is the
+'unknown workload' error with its hint)."""
 
 
-def register_workload(name: str):
+def register_workload(name: str) -> Callable[[Callable], Callable]:
     """Decorator: make a workload binder usable by name in ``run`` statements."""
-    def wrap(fn):
-        _WORKLOADS[name] = fn
-        return fn
-    return wrap
+    return WORKLOADS.register(name)
 
 
 def workloads() -> dict[str, Callable]:
     """All registered workloads by name, sorted."""
-    return dict(sorted(_WORKLOADS.items()))
+    return dict(sorted(WORKLOADS.items()))
 
 
 def _register_builtin() -> None:
@@ -39,7 +40,8 @@ def _register_builtin() -> None:
     from archmodel.workloads.training import WORKLOADS as TRAINING
 
     for name, binder in {**KERNELS, **TRAINING, **GRAPH_WORKLOADS, **CONV_WORKLOADS}.items():
-        _WORKLOADS.setdefault(name, binder)
+        if name not in WORKLOADS:
+            WORKLOADS.add(name, binder)
 
 
 _register_builtin()

@@ -26,12 +26,13 @@ def test_wrong_parameter_type():
     top = Component("top")
     with pytest.raises(ParameterError) as err:
         Box("b", top, depth="4")
-    assert error_text(err) == "error: top.b: parameter 'depth' must be int, got str '4'"
+    assert error_text(err) == ("error: top.b: parameter 'depth' expects int, got str '4'\n"
+                               "hint: depth: int = 2 -- entries")
 
 
 def test_bool_is_not_an_int_but_an_int_is_a_float():
     top = Component("top")
-    with pytest.raises(ParameterError, match="must be int, got bool True"):
+    with pytest.raises(ParameterError, match="parameter 'depth' expects int, got bool True"):
         Box("b", top, depth=True)
     assert Box("c", top, rate=1).rate == 1
 
@@ -39,7 +40,7 @@ def test_bool_is_not_an_int_but_an_int_is_a_float():
 def test_out_of_range_parameter():
     with pytest.raises(ParameterError) as err:
         Box("b", Component("top"), depth=0)
-    assert error_text(err) == "error: top.b: parameter 'depth' must be at least 1, got 0"
+    assert error_text(err) == "error: top.b: parameter 'depth' must be at least 1, got 0\nhint: depth: int = 2 -- entries"
 
 
 def test_unknown_parameter_suggests_the_closest():

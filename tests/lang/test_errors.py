@@ -18,7 +18,8 @@ CASES = sorted(p.stem for p in ERRORS.glob("*.arch"))
 def test_every_listed_diagnostic_has_a_golden_case():
     required = {
         "syntax_missing_brace", "syntax_missing_colon", "syntax_arrow_typo", "syntax_stray_token",
-        "syntax_end_of_file", "unknown_model", "unknown_parameter", "missing_parameter", "wrong_type",
+        "syntax_end_of_file", "unknown_model", "unknown_parameter", "unknown_routing", "unknown_allocator",
+        "unknown_preset", "unknown_engine", "param_unit_declared", "missing_parameter", "wrong_type",
         "wrong_unit", "out_of_range", "unknown_port", "index_out_of_range", "output_to_output",
         "input_driven_twice", "width_mismatch", "unconnected_port", "unknown_import", "import_cycle",
         "duplicate_name", "unbound_name", "division_by_zero", "too_many_instances", "recursion_too_deep",

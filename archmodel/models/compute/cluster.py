@@ -5,8 +5,8 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
-from archmodel.kernel import (Component, Formula, In, Out, Param, QuestionBackoff, at_least, compiled, in_range, model,
-                              one_of)
+from archmodel.kernel import (ENGINES, Component, Formula, In, Out, Param, QuestionBackoff, at_least, compiled,
+                              in_range, model)
 
 from .assembler import Instruction
 from .compiled_state import release, run_compiled
@@ -71,7 +71,7 @@ class SnitchCluster(Component):
                    "(compiled_cluster, its state kept by compiled_state) wherever it can, the Python model "
                    "stepping the rest; python: the Python model every cycle (the reference the loop is held "
                    "to); auto: compiled unless the run is traced (waveforms need the Python model)",
-                   check=one_of("auto", "python", "compiled"))
+                   check=ENGINES.check)
 
     tcdm_global_base = Param(int, 0, "where other clusters address this TCDM over tcdm_req: bytes tcdm_global_base "
                              ".. + tcdm_bytes are the TCDM's (each cluster's range its own, outside every core's "

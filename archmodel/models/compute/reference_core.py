@@ -7,7 +7,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from archmodel.kernel import Component, Counter, Formula, In, Out, Param, at_least, model, one_of
+from archmodel.kernel import ENGINES, Component, Counter, Formula, In, Out, Param, at_least, model
 from archmodel.models.messages import MemRequest
 
 
@@ -121,8 +121,7 @@ class ReferenceCore(Component):
                    check=at_least(1))
     check_reads = Param(bool, True, "compare every read answer with the workload's expected value")
     engine = Param(str, "auto", "compiled: the core and its private cache in one numba loop (where it applies); "
-                   "python: the Python models; auto: compiled where it applies", check=one_of("auto", "python",
-                                                                                             "compiled"))
+                   "python: the Python models; auto: compiled where it applies", check=ENGINES.check)
 
     req = Out("memory references (MemRequest)", pair="resp")
     resp = In("answers (MemResponse), any order (matched by tag)")

@@ -84,8 +84,7 @@ class DramTimingChecker(Component):
     Leaves out: data-bus contents, ODT timing, power-down exit timings.
     """
 
-    standard = Param(str, "DDR4-2400R", "timing preset", check=lambda v: None if v in PRESETS else
-                     "must be one of " + ", ".join(PRESETS))
+    standard = Param(str, "DDR4-2400R", "timing preset", check=PRESETS.check)
     overrides = Param(dict, None, "timing overrides the controller was given (name -> cycles)")
     fail_on_violation = Param(bool, False, "stop the run at the first violation")
     keep = Param(int, 100, "violations kept as sentences (all are counted)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, QuestionBackoff,
+from archmodel.kernel import (ENGINES, Component, Counter, Distribution, Formula, Level, Out, Param, QuestionBackoff,
                               ParameterError, at_least, in_range, model, one_of)
 
 from .address import AddressMapping
@@ -152,7 +152,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     :mod:`.timing`).
     """
 
-    standard = Param(str, "DDR4-2400R", "timing preset", check=one_of(*PRESETS))
+    standard = Param(str, "DDR4-2400R", "timing preset", check=PRESETS.check)
     mapping = Param(str, "RoBaRaCoCh", "address bit-field order, most significant first")
     read_queue = Param(int, 32, "read queue entries", unit="requests", check=at_least(1))
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
@@ -181,7 +181,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                              "nothing outside can see or change its work (an attached stream, or ports no "
                              "request can arrive on meanwhile; no waveform); 0 turns it off", check=at_least(0))
     engine = Param(str, "auto", "scheduling engine while running ahead: python, compiled (numba, see "
-                   ".compiled_core) or auto (compiled where it applies)", check=one_of("auto", "python", "compiled"))
+                   ".compiled_core) or auto (compiled where it applies)", check=ENGINES.check)
     stop_when_done = Param(bool, False, "stop the simulation once an attached stream is used up and every "
                            "request is served (refresh would otherwise run forever)")
 

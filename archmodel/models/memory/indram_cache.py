@@ -97,7 +97,7 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
     ``lisa_hop_cycles`` 8 and ``villa_hot_threshold`` 2; all are parameters.
     """
 
-    standard = Param(str, "DDR4-2400R", "timing preset", check=one_of(*PRESETS))
+    standard = Param(str, "DDR4-2400R", "timing preset", check=PRESETS.check)
     cache = Param(str, "figcache_fast", "none, lisa_villa, figcache_slow or figcache_fast", check=one_of(*CACHE_MODES))
     segment_bursts = Param(int, 16, "bursts (columns of 64 B) per row segment", unit="bursts", check=at_least(1))
     cache_rows_per_bank = Param(int, 64, "reserved cache rows per bank", unit="rows", check=at_least(1))

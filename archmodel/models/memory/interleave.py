@@ -43,7 +43,7 @@ class InterleavedMemory(FunctionalMemory, Component):
     beyond the links' latency.
     """
 
-    standard = Param(str, "HBM2E", "timing preset of every channel", check=one_of(*PRESETS))
+    standard = Param(str, "HBM2E", "timing preset of every channel", check=PRESETS.check)
     channels = Param(int, 8, "channels (a power of two)", check=_power_of_two)
     interleave_bytes = Param(int, 256, "bytes of one channel's block (a power of two, at least a burst)",
                              unit="bytes", check=_power_of_two)

@@ -29,7 +29,7 @@ import math
 
 import attrs
 
-from archmodel.kernel import ArchError, ClockDomain
+from archmodel.kernel import ArchError, ClockDomain, Registry
 
 TIMING_FIELDS = ("CL", "CWL", "tRCD", "tRCDWR", "tRP", "tRAS", "tRC", "tBL", "tCCD_S", "tCCD_L",
                  "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tWR", "tRTP", "tRFC", "tREFI",
@@ -229,8 +229,10 @@ HBM2E = DramTiming(
     bankgroups=4, banks_per_group=4, rows=32768, columns=64, burst_length=4, bus_bits=64,
     vdd=1.2, idd0=65, idd2n=40, idd3n=55, idd4r=390, idd4w=500, idd5b=250, devices_per_rank=1)
 
-PRESETS: dict[str, DramTiming] = {t.name: t.validated() for t in (DDR4_2400R, DDR4_3200AA, HBM2, DDR5_4800B, HBM2E)}
-"""Every preset by the name the controller's ``standard`` parameter takes."""
+PRESETS: Registry[DramTiming] = Registry("DRAM preset", {
+    t.name: t.validated() for t in (DDR4_2400R, DDR4_3200AA, HBM2, DDR5_4800B, HBM2E)})
+"""Every preset by the name the controller's ``standard`` parameter takes (its check, and the
+hint for a misspelt one)."""
 
 
 TL_DRAM_NEAR_SEGMENT = {"tRCD": (3, 5), "tRP": (3, 5), "tRAS": (10, 15), "tRC": (13, 20)}
@@ -266,11 +268,5 @@ def dram_clock(timing: DramTiming) -> ClockDomain:
 
 
 def preset(name: str) -> DramTiming:
-    """The preset called ``name``; an ArchError listing the known ones otherwise."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        import difflib
-        close = difflib.get_close_matches(name, list(PRESETS), n=1)
-        raise ArchError(f"unknown DRAM standard '{name}'",
-                        hint=f"did you mean '{close[0]}'?" if close else "known: " + ", ".join(PRESETS)) from None
+    """The preset called ``name``; an ArchError with a did-you-mean hint otherwise."""
+    return PRESETS.lookup(name)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from archmodel.kernel import Registry
+
 
 def _rotate_pick(candidates: list[int], pointer: int, size: int) -> int:
     if len(candidates) == 1:
@@ -87,7 +89,8 @@ def islip(requests: dict, in_ptr: list, out_ptr: list, n_in: int, n_out: int, it
     return matched
 
 
-ALLOCATORS = {"round_robin": separable_input_first, "islip": islip}
+ALLOCATORS: Registry = Registry("allocator", {"round_robin": separable_input_first, "islip": islip})
+"""The allocators by the name a router's ``allocator`` parameter takes."""
 
 
 def set_bits(mask: int) -> list[int]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import networkx as nx
 
-from archmodel.kernel import (Component, DeadlockError, Distribution, Formula, Param, ParameterError, at_least,
-                              connect, in_range, model, one_of)
+from archmodel.kernel import (ENGINES, Component, DeadlockError, Distribution, Formula, Param, ParameterError, at_least,
+                              ParamGroup, Registry, connect, in_range, model, one_of)
 
 from .compiled_engine import CompiledNocEngine, refusal
-from .flit import MAX_BUFFER_DEPTH, MAX_VCS
 from .engine import NocEngine
 from .address_map import AddressMap
 from .interface import NetworkInterface
@@ -19,6 +18,17 @@ from .routing import PortMap, make_routing
 from .topology import build_topology
 from .trace import by_source, read_trace
 from .traffic import PATTERNS
+
+
+NOC_ENGINES = Registry("network engine", {
+    "components": "every router and interface a kernel component (the reference; waveforms)",
+    "python": "the same as 'components', the name every model with a compiled form takes",
+    "fast": "one engine component steps every router and interface: the same results",
+    "compiled": ENGINES["compiled"],
+    "auto": "compiled where the configuration allows it, else fast",
+})
+"""What a Noc's ``engine`` parameter takes: the shared vocabulary (:data:`~archmodel.kernel.ENGINES`)
+and the network's own fast engine."""
 
 
 @model(catalogue=False)
@@ -144,19 +154,12 @@ class Noc(Component):
     """
 
     topology = Param(str, "mesh(4, 4)", "topology generator call")
-    routing = Param(str, "dor", "routing function")
+    routing = NocRouter.param_declaration("routing").copy()
     router = Param(str, "NocRouter", "router model", check=one_of("NocRouter", "SimpleRouter"))
-    vcs = Param(int, 2, "virtual channels per port", check=in_range(1, MAX_VCS))
-    buffer_depth = Param(int, 4, "flits per VC buffer", check=in_range(1, MAX_BUFFER_DEPTH))
-    routing_delay = Param(int, 0, "router: cycles to compute the route (0: lookahead)", unit="cycles", check=at_least(0))
-    vc_alloc_delay = Param(int, 1, "router: cycles of VC allocation", unit="cycles", check=at_least(0))
-    sw_alloc_delay = Param(int, 1, "router: cycles of switch allocation", unit="cycles", check=at_least(0))
-    st_delay = Param(int, 1, "router: cycles of switch traversal", unit="cycles", check=at_least(0))
-    credit_delay = Param(int, 0, "router: cycles to process a returned credit", unit="cycles",
-                         check=at_least(0))
-    allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
-    alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
-    wait_for_tail_credit = Param(bool, False, "free an output VC only when the tail's credit returns")
+    # Every router takes these as the Noc is given them: declared once, by NocRouter.
+    router_params = ParamGroup(NocRouter, "vcs", "buffer_depth", "routing_delay", "vc_alloc_delay",
+                               "sw_alloc_delay", "st_delay", "credit_delay", "allocator", "alloc_iterations",
+                               "wait_for_tail_credit", "occupancy_registers")
     link_latency = Param(int, 1, "router-to-router link latency", unit="cycles", check=at_least(1))
     injection_latency = Param(int, 1, "interface-to-router link latency", unit="cycles", check=at_least(1))
     ejection_latency = Param(int, 1, "router-to-interface link latency", unit="cycles", check=at_least(1))
@@ -183,7 +186,6 @@ class Noc(Component):
     stop_when_measured = Param(bool, True, "stop the run once every measured packet has arrived")
     watchdog = Param(int, 2000, "cycles without progress while flits are buffered before a deadlock is reported",
                      unit="cycles", check=at_least(1))
-    occupancy_registers = Param(bool, True, "keep per-VC occupancy registers up to date (for waveforms)")
     flit_bits = Param(int, 128, "bits per flit when interfaces packetise messages (memory traffic)", unit="bits",
                       check=at_least(1))
     interleave_bytes = Param(int, 4096, "memory traffic: block size of a range interleaved over several "
@@ -193,8 +195,7 @@ class Noc(Component):
     engine = Param(str, "components", "'components' (or 'python', the reference): every router and interface a "
                    "kernel component (waveforms); 'fast': one engine steps them all, same results; 'compiled': one "
                    "numba loop (reference configurations only, others refused with the reason); 'auto': compiled "
-                   "where the configuration allows, else fast", check=one_of("components", "python", "fast",
-                                                                              "compiled", "auto"))
+                   "where the configuration allows, else fast", check=NOC_ENGINES.check)
 
     packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
     network_latency = Distribution("cycles", "measured packets: head injection to tail arrival")
@@ -213,11 +214,7 @@ class Noc(Component):
         self.route = make_routing(self.routing, self.port_map, self.vcs)
         pm = self.port_map
         kind = SimpleRouter if self.router == "SimpleRouter" else NocRouter
-        router_params = dict(vcs=self.vcs, buffer_depth=self.buffer_depth, routing_delay=self.routing_delay,
-                             vc_alloc_delay=self.vc_alloc_delay, sw_alloc_delay=self.sw_alloc_delay,
-                             st_delay=self.st_delay, credit_delay=self.credit_delay, allocator=self.allocator,
-                             alloc_iterations=self.alloc_iterations, wait_for_tail_credit=self.wait_for_tail_credit,
-                             occupancy_registers=self.occupancy_registers)
+        router_params = self.router_params
         if kind is SimpleRouter:
             # single cycle by construction: its own zero stage delays and round-robin allocation
             for key in ("vc_alloc_delay", "sw_alloc_delay", "st_delay", "allocator"):

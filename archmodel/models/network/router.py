@@ -6,9 +6,10 @@ import random
 import re
 from collections import deque
 
-from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
+from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model
 
 from .allocators import ALLOCATORS, islip_ports, islip_shared, set_bits
+from .routing import ROUTINGS
 from .router_reports import RouterReports
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
@@ -68,12 +69,12 @@ class NocRouter(RouterReports, Component):
     st_delay = Param(int, 1, "cycles of switch traversal", unit="cycles", check=at_least(0))
     credit_delay = Param(int, 0, "cycles an upstream router takes to process a returned credit "
                          "(BookSim's credit_delay)", unit="cycles", check=at_least(0))
-    allocator = Param(str, "islip", "VC and switch allocator", check=one_of("round_robin", "islip"))
+    allocator = Param(str, "islip", "VC and switch allocator", check=ALLOCATORS.check)
     alloc_iterations = Param(int, 1, "iSLIP iterations", check=at_least(1))
     wait_for_tail_credit = Param(bool, False, "free an output VC only when the tail's credit returns")
     node = Param(int, -1, "router id in the topology (-1: the index of the instance name, node[i])")
     topology = Param(str, "", "topology generator call, e.g. 'mesh(4, 4)', for use in a .arch topology statement")
-    routing = Param(str, "dor", "routing function (see archmodel.models.network.routing)")
+    routing = Param(str, "dor", "routing function (see archmodel.models.network.routing)", check=ROUTINGS.check)
     occupancy_registers = Param(bool, True, "keep the per-VC occupancy registers up to date (for waveforms)")
 
     inp = In("link words (flit, returned credit) from each neighbour or terminal", count="inputs")
@@ -637,5 +638,5 @@ class SimpleRouter(NocRouter):
     vc_alloc_delay = Param(int, 0, "cycles of VC allocation", unit="cycles", check=at_least(0))
     sw_alloc_delay = Param(int, 0, "cycles of switch allocation", unit="cycles", check=at_least(0))
     st_delay = Param(int, 0, "cycles of switch traversal", unit="cycles", check=at_least(0))
-    allocator = Param(str, "round_robin", "VC and switch allocator", check=one_of("round_robin", "islip"))
+    allocator = Param(str, "round_robin", "VC and switch allocator", check=ALLOCATORS.check)
     occupancy_registers = Param(bool, False, "keep the per-VC occupancy registers up to date (for waveforms)")

@@ -36,7 +36,7 @@ from collections import deque
 
 import networkx as nx
 
-from archmodel.kernel import ArchError
+from archmodel.kernel import ArchError, Registry
 
 
 class PortMap:
@@ -603,12 +603,13 @@ class Ugal(Valiant):
             packet.intermediate = via
 
 
-ROUTINGS = {cls.name: cls for cls in (DimensionOrder, DatelineDimensionOrder, ShortestPath, UpDown, EscapeVC,
-                                      WestFirst, OddEven, DragonflyMinimal, Valiant, Ugal)}
+ROUTINGS: Registry[type[Routing]] = Registry("routing", {
+    cls.name: cls for cls in (DimensionOrder, DatelineDimensionOrder, ShortestPath, UpDown, EscapeVC, WestFirst,
+                              OddEven, DragonflyMinimal, Valiant, Ugal)})
+"""The routing functions by the name a ``routing`` parameter takes (its check, and the hint
+for a misspelt one)."""
 
 
 def make_routing(name: str, ports: PortMap, vcs: int) -> Routing:
     """The routing function called ``name`` over ``ports`` with ``vcs`` VCs per port."""
-    if name not in ROUTINGS:
-        raise ArchError(f"unknown routing '{name}'", hint="routings: " + ", ".join(ROUTINGS))
-    return ROUTINGS[name](ports, vcs)
+    return ROUTINGS.lookup(name)(ports, vcs)
