@@ -128,7 +128,9 @@ class InPort(Port):
         ch.returning += 1
         if ch.traced:
             ch.took = True
-            sim._mark(ch)
+            if not ch.marked:  # listed once per edge for the observers; no call: it runs per transfer
+                ch.marked = True
+                sim._touched.append(ch)
         return msg
 
     def __len__(self) -> int:
@@ -176,7 +178,9 @@ class OutPort(Port):
             if ch.traced:
                 ch.offered = True
                 ch.payload = msg
-                sim._mark(ch)
+                if not ch.marked:
+                    ch.marked = True
+                    sim._touched.append(ch)
             return False
         # The transfer itself lives here rather than in send(): try_send is the common call.
         ch.credits -= 1
@@ -205,7 +209,9 @@ class OutPort(Port):
             ch.offered = True
             ch.fired = True
             ch.payload = msg
-            sim._mark(ch)
+            if not ch.marked:
+                ch.marked = True
+                sim._touched.append(ch)
         return True
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import networkx as nx
@@ -25,9 +25,6 @@ from .errors import ArchError, DeadlockError
 from .lookahead import ConnectionGraph, earliest_arrival_ps
 from .time import ClockDomain, format_time
 from .tree import Tree
-
-if TYPE_CHECKING:
-    from .channel import Channel
 
 def _sequence(entry: tuple) -> int:
     return entry[0]
@@ -214,11 +211,6 @@ class Simulator:
                 soonest = ch.busy_until
         if soonest is not None:
             self._wake_later(comp, soonest)
-
-    def _mark(self, channel: Channel) -> None:
-        if not channel.marked:
-            channel.marked = True
-            self._touched.append(channel)
 
     def stop(self, reason: str = "stopped") -> None:
         """End the run after the current time point (a model calls this when its work is done)."""

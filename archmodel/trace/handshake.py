@@ -21,10 +21,17 @@ from typing import Any, Callable
 
 from vcd.writer import Variable
 
-from .lines import Memo, escaped_text, wire_line
+from .lines import Memo, escaped_text, summarize_payload, wire_line
 
 _BY_ORDER = attrgetter("order")
 _NO_LINES = ("", "")
+
+
+# valid, fire and ready are shown together as one number: valid * 4 + fire * 2 + ready.
+VALID, FIRE, READY = 4, 2, 1
+_PULSES = VALID | FIRE
+# What an edge of the sender shows: (offered, fired) -> flags; ready is what the sender saw.
+_OFFERED_FLAGS = (VALID, VALID | FIRE | READY)  # indexed by fired
 
 
 class ChannelTrace:
@@ -33,7 +40,7 @@ class ChannelTrace:
     that used it."""
 
     __slots__ = ("channel", "order", "domain", "period", "phase", "capacity", "vars", "valid_lines",
-                 "fire_lines", "ready_lines", "occupancy_line", "data_tail", "valid", "ready", "fire",
+                 "fire_lines", "ready_lines", "occupancy_line", "data_tail", "flags", "flag_lines",
                  "occupancy", "data", "payload", "credits", "busy", "next_eval")
 
     def __init__(self, channel, order: int):
@@ -46,12 +53,13 @@ class ChannelTrace:
         self.vars: dict[str, Variable] = {}
         # valid, fire and ready lines are indexed by the new value (a bool).
         self.valid_lines = self.fire_lines = self.ready_lines = _NO_LINES
+        # The lines of a change of flags, old * 8 + new, made when first needed.
+        self.flag_lines: list[str | None] = [None] * 64
         self.occupancy_line: Callable[[int], str] | None = None
         self.data_tail: str | None = None  # the data line is the escaped text, then this
-        self.valid = self.fire = False
         self.credits = channel.credits
         self.busy = channel.busy_until
-        self.ready = self.credits > 0
+        self.flags = READY if self.credits > 0 else 0
         self.occupancy = channel.capacity - channel.credits
         self.data = ""
         self.payload = None
@@ -59,7 +67,8 @@ class ChannelTrace:
 
     def values(self) -> dict[str, Any]:
         """The value each signal shows now, by signal name."""
-        return {"valid": int(self.valid), "ready": int(self.ready), "fire": int(self.fire),
+        flags = self.flags
+        return {"valid": int(flags & VALID != 0), "ready": flags & READY, "fire": int(flags & FIRE != 0),
                 "occupancy": self.occupancy, "data": self.data}
 
     def show(self, signal: str, var: Variable) -> None:
@@ -71,6 +80,17 @@ class ChannelTrace:
             self.occupancy_line = wire_line(var)
         else:
             setattr(self, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
+        self.flag_lines = [None] * 64
+
+    def change_lines(self, change: int) -> str:
+        """The lines of the flags going from ``change // 8`` to ``change % 8``: valid, fire,
+        then ready, each if it changes (and is selected)."""
+        old, new = change >> 3, change & 7
+        text = "".join(lines[new & bit != 0] for bit, lines in
+                       ((VALID, self.valid_lines), (FIRE, self.fire_lines), (READY, self.ready_lines))
+                       if (old ^ new) & bit)
+        self.flag_lines[change] = text
+        return text
 
 
 class Handshakes:
@@ -90,6 +110,9 @@ class Handshakes:
         self._due_times: list[int] = []
         self._texts = Memo(self._escaped)  # payload summary -> its escaped text
         self._data_var: Variable | None = None  # any data variable: all escape alike
+        # The summaries of int payloads, the commonest, looked up rather than made (only for
+        # the default summary, which is a function of the value).
+        self._numbers = Memo(summarize) if summarize is summarize_payload else None
 
     def add(self, channel) -> ChannelTrace:
         """Trace ``channel`` (the kernel reports its edges from now on); returns its trace,
@@ -125,36 +148,37 @@ class Handshakes:
             traces.sort(key=_BY_ORDER)
         lines: list[str] = []
         add = lines.append
-        due, texts, summarize = self._due, self._texts, self.summarize
+        due, texts, summarize, numbers = self._due, self._texts, self.summarize, self._numbers
+        bucket_at: int | None = None
+        bucket: list[ChannelTrace] = []
         # One pass per channel used, written out in this loop (no call per channel or per
         # line) because it runs for every channel used at every edge.
         for trace in traces:
             channel = trace.channel
             offered = channel.offered
-            period = trace.period
-            if offered or (t - trace.phase) % period == 0:
+            if offered:
                 # An edge of the sender: show what happened at it. Ready is what the sender
-                # saw before acting, i.e. the credit state left by the previous edge.
-                fired = channel.fired
-                ready = fired if offered else (trace.credits > 0 and trace.busy <= t)
-                if trace.valid != offered:
-                    trace.valid = offered
-                    add(trace.valid_lines[offered])
-                if trace.fire != fired:
-                    trace.fire = fired
-                    add(trace.fire_lines[fired])
-                if trace.ready != ready:
-                    trace.ready = ready
-                    add(trace.ready_lines[ready])
-                next_edge = t + period
+                # saw before acting: with an offer, whether it went.
+                flags = _OFFERED_FLAGS[channel.fired]
+                next_edge = t + trace.period
+            elif (t - trace.phase) % trace.period == 0:
+                # A sender edge without an offer: ready is the credit state left by the
+                # previous edge.
+                flags = READY if trace.credits > 0 and trace.busy <= t else 0
+                next_edge = t + trace.period
             else:
                 # A receiver edge in another clock domain: only the credit state moves.
+                flags = trace.flags
                 next_edge = trace.domain.edge_after(t)
+            if flags != trace.flags:
+                change = trace.flags << 3 | flags
+                trace.flags = flags
+                add(trace.flag_lines[change] or trace.change_lines(change))
             if offered and trace.data_tail is not None:
                 payload = channel.payload
                 if payload is not trace.payload or not trace.data:
                     trace.payload = payload
-                    data = summarize(payload)
+                    data = numbers[payload] if type(payload) is int and numbers is not None else summarize(payload)
                     if data != trace.data:
                         trace.data = data
                         add(texts[data] + trace.data_tail)
@@ -168,7 +192,7 @@ class Handshakes:
                     add(trace.occupancy_line(occupancy))
             # When to look again: at the next sender edge while a pulse is up or ready is
             # about to change, when a busy link frees, or only when it is used again.
-            if trace.valid or trace.fire or trace.ready != (credits > 0 and busy <= next_edge):
+            if flags & _PULSES or (flags & READY) != (credits > 0 and busy <= next_edge):
                 at: int | None = next_edge
             elif credits > 0 and busy > next_edge:
                 at = trace.domain.edge_at_or_after(busy)
@@ -178,10 +202,14 @@ class Handshakes:
             if trace.next_eval != at:
                 trace.next_eval = at
                 if at is not None:
-                    bucket = due.get(at)
-                    if bucket is None:
-                        bucket = due[at] = []
-                        heapq.heappush(self._due_times, at)
+                    if at != bucket_at:
+                        # (most traces of an edge are due at the same next edge)
+                        bucket_at = at
+                        found = due.get(at)
+                        if found is None:
+                            found = due[at] = []
+                            heapq.heappush(self._due_times, at)
+                        bucket = found
                     bucket.append(trace)
         return lines
 
@@ -197,16 +225,12 @@ class Handshakes:
             if trace.next_eval != at:
                 continue  # due twice at this time: looked at once
             trace.next_eval = None
-            if trace.valid:
-                trace.valid = False
-                lines.append(trace.valid_lines[0])
-            if trace.fire:
-                trace.fire = False
-                lines.append(trace.fire_lines[0])
-            ready = trace.credits > 0 and trace.busy <= at
-            if ready != trace.ready:
-                trace.ready = ready
-                lines.append(trace.ready_lines[ready])
+            # Pulses fall; ready follows the credits.
+            flags = READY if trace.credits > 0 and trace.busy <= at else 0
+            if flags != trace.flags:
+                change = trace.flags << 3 | flags
+                trace.flags = flags
+                lines.append(trace.flag_lines[change] or trace.change_lines(change))
             if trace.credits > 0 and trace.busy > at:
                 self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
         return at, lines

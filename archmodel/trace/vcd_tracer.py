@@ -176,6 +176,7 @@ class VcdTracer:
         except (TypeError, ValueError):
             self._explain_bad_value([reg for reg in dirty if reg.var is not None])
             raise
+        assert lines is not None, "sorted by handle"
         self._emit(t, lines)
 
     def channels(self, t: int, touched: list[Channel]) -> None:
