@@ -223,7 +223,7 @@ def _allocate(eigen: np.ndarray, rate_bits):
         bits = np.where(useful, np.inf, 0.0)
     else:
         level = _water_level(safe, rate)[..., None]
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # a level of 0: lossless
             bits = np.where(useful & (safe > level), np.log2(safe / level), 0.0)
     sent = bits > 0
     kept = np.exp2(-bits)  # 2^-R_i: 0 when lossless, 1 when not sent
@@ -308,10 +308,9 @@ class Description:
 
 
 def _worth(bits: np.ndarray, snr: np.ndarray) -> np.ndarray:
-    """``(2^R - 1) / (2^R + s)``, the share of a component's information its description keeps."""
-    lossless = np.isinf(bits)
-    finite = np.where(lossless, 0.0, bits)
-    return np.where(lossless, 1.0, np.expm1(finite * _LOG2) / (np.exp2(finite) + snr))
+    """``(2^R - 1) / (2^R + s)``, the share of a component's information its description keeps,
+    as ``(1 - 2^-R) / (1 + s 2^-R)``: 1 at R = inf, and no overflow at a thousand bits."""
+    return -np.expm1(-bits * _LOG2) / (1.0 + snr * np.exp2(-bits))
 
 
 def _refine_bits(slope: np.ndarray, snr: np.ndarray, innovation: np.ndarray, cap: np.ndarray) -> np.ndarray:
