@@ -42,9 +42,12 @@ class AccessPoint(Component):
     :mod:`~archmodel.models.fronthaul.frames`) and sends one frame per chunk toward the CP.
 
     With ``inp`` (in-network processing) it waits for the upstream AP's frame of the same chunk,
-    combines its own samples with the decompressed upstream signal (LMMSE), compresses the
-    result to its link's budget (:func:`~archmodel.models.fronthaul.signal.inp_step`) and,
-    ``processing_ps`` after both were there, sends a frame that fills its link. Without it, it
+    joins its own samples to the decompressed upstream signal, either refining the upstream
+    description with its own or recompressing the LMMSE-combined estimate, whichever decodes
+    to more, into its link's budget (:func:`~archmodel.models.fronthaul.signal.inp_step`; the
+    scene computes the steps of a slot's APs in one batch and an AP takes its own when the
+    upstream frame carried the batch's description, :meth:`~.scene.RadioScene.inp_forwarded`)
+    and, ``processing_ps`` after both were there, sends a frame that fills its link. Without it, it
     compresses its own samples to its share of the CP-side link (``processing_ps`` after they
     are complete) and forwards every upstream frame at the edge it arrives. Frames leave in the
     order they become ready, one per cycle.
@@ -175,7 +178,7 @@ class AccessPoint(Component):
             channel = role.scene.channel(slot, role.index)
             if self.inp:
                 upstream_signal = upstream.signal if upstream is not None else None
-                carried = signal.inp_step(channel, upstream_signal, self.rate_bits).forwarded
+                carried = role.scene.inp_forwarded(slot, role.index, upstream_signal, self.rate_bits)
             else:
                 carried = signal.per_ap_compressed(channel, self.rate_bits)
         frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)

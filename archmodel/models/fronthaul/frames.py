@@ -36,7 +36,8 @@ class Frame:
     """One chunk of one slot from one AP (or, with in-network processing, from everything
     upstream of it, combined): ``bits`` on the wire (header included), and on the first chunk of
     the slot the signal the receiver decompresses (an
-    :class:`~archmodel.models.fronthaul.signal.Observation`). ``source`` is the AP that made
+    :class:`~archmodel.models.fronthaul.signal.Description` with in-network processing, an
+    :class:`~archmodel.models.fronthaul.signal.Observation` without). ``source`` is the AP that made
     it, ``created_ps`` when it left that AP."""
 
     slot: int

@@ -7,6 +7,14 @@ square once per run; fading is redrawn every slot (block fading over a slot). Bo
 streams seeded by the global seed and the network's path, and the fading of slot s from a
 stream of its own, so a channel does not depend on which component asks first or how often:
 the same seed gives the same channels whatever the topology's timing.
+
+In-network processing of a slot is computed for every AP at once (:meth:`RadioScene.inp_pass`:
+one batched :func:`~.signal.inp_step` per place along the stripes, all stripes together),
+the vectorised form of the APs' own steps: an AP takes its output from the pass only when what
+its upstream frame carried is the very description the pass started from, at the same budget
+(:meth:`RadioScene.inp_forwarded`), and computes the step itself otherwise. The CP's reference
+for INP is the same pass. ``tests/models/fronthaul/test_network.py`` holds the decoded sum rates
+to a chain computed one AP at a time.
 """
 
 from __future__ import annotations
@@ -40,6 +48,51 @@ class RadioScene:
         self.snr_db = power_dbm + signal.path_loss_db(distance, height_m) - noise_dbm
         self._amplitude = np.sqrt(10.0 ** (self.snr_db / 10.0))[:, None, :]  # (N_AP, 1, K)
         self._slots: OrderedDict = OrderedDict()
+        self._passes: OrderedDict = OrderedDict()
+        self.stripes: list[np.ndarray] = []
+        self.inp_bits: tuple = ()
+
+    def plan_inp(self, stripes: list[np.ndarray], inp_bits) -> None:
+        """The stripes (AP indices, far end first) and the INP budget of each place along them
+        (bits per channel use), for :meth:`inp_pass`."""
+        self.stripes = list(stripes)
+        self.inp_bits = tuple(float(b) for b in inp_bits)
+        self._places = {int(ap): place for stripe in self.stripes for place, ap in enumerate(stripe)}
+
+    def inp_pass(self, slot: int) -> dict:
+        """Sequential in-network processing of ``slot`` along every stripe, batched per place:
+        AP index -> (the description it got from upstream or None, the one it sends)."""
+        done = self._passes.get(slot)
+        if done is None:
+            channels = self.channels(slot)
+            done = self._passes[slot] = {}
+            for length in sorted({len(s) for s in self.stripes}):
+                group = np.array([s for s in self.stripes if len(s) == length])
+                upstream = None
+                for position in range(length):
+                    sent = signal.inp_step(channels[group[:, position]], upstream, self.inp_bits[position]).forwarded
+                    for row, ap in enumerate(group[:, position]):
+                        done[int(ap)] = (upstream, row, sent)
+                    upstream = sent
+            if len(self._passes) > _CACHED_SLOTS:
+                self._passes.popitem(last=False)
+        return done
+
+    def inp_forwarded(self, slot: int, ap: int, upstream, rate_bits: float):
+        """What AP ``ap`` sends in ``slot`` with in-network processing, given the ``upstream``
+        description its frame carried (None at the far end) and its budget: its row of
+        :meth:`inp_pass` when that started from this very description at this budget, else its
+        own :func:`~.signal.inp_step`."""
+        entry = self.inp_pass(slot).get(ap) if self.stripes else None
+        if entry is not None:
+            before, row, sent = entry
+            if upstream is None:
+                same = before is None
+            else:
+                same = upstream.origin is not None and upstream.origin[0] is before and upstream.origin[1] == row
+            if same and rate_bits == self.inp_bits[self._places[ap]]:
+                return signal.Description(sent.gain[row], sent.bits[row], origin=(sent, row))
+        return signal.inp_step(self.channel(slot, ap), upstream, rate_bits).forwarded
 
     def channels(self, slot: int) -> np.ndarray:
         """Every AP's channel in ``slot``: (N_AP, antennas, users), unit noise."""
@@ -62,14 +115,19 @@ class RadioScene:
         of each place from the far end),
         ``"no_inp"`` (each AP compresses its own samples to ``no_inp_bits``, one per AP or one for all) and
         ``"unlimited"`` (the CP has every sample). ``stripes`` lists each stripe's AP indices,
-        far end first."""
+        far end first. The slot's :meth:`inp_pass` is not needed after this and is dropped."""
         channels = self.channels(slot)
         unlimited = np.einsum("jnk,jnl->kl", channels.conj(), channels)
         no_inp = signal.per_ap_compressed(channels, no_inp_bits).information().sum(axis=0)
-        inp = np.zeros_like(unlimited)
-        for length in sorted({len(s) for s in stripes}):
-            group = np.array([s for s in stripes if len(s) == length])
-            rates = np.asarray(inp_bits, dtype=float)[:length]
-            inp = inp + signal.stripe_sequential(channels[group], rates).information().sum(axis=0)
+        if [list(s) for s in stripes] != [list(s) for s in self.stripes] or tuple(inp_bits) != self.inp_bits:
+            self.plan_inp(stripes, inp_bits)
+            self._passes.clear()
+        done = self.inp_pass(slot)
+        ends = {}  # the batched description of each group's CP-side place: its rows are the stripes
+        for stripe in self.stripes:
+            _, _, sent = done[int(stripe[-1])]
+            ends[id(sent)] = sent
+        inp = sum(sent.information().sum(axis=0) for sent in ends.values())
+        self._passes.pop(slot, None)
         return {"inp": float(signal.sum_rate(inp)), "no_inp": float(signal.sum_rate(no_inp)),
                 "unlimited": float(signal.sum_rate(unlimited))}

@@ -22,8 +22,6 @@ u is ``W^H u`` with ``W^H = G^H (G G^H + E)^{-1} = (I + Phi)^{-1} G^H E^{-1}``. 
 sufficient statistic of a Gaussian x, combining along a stripe loses nothing: without
 compression the stripe's output carries ``Phi = sum_j H_j^H H_j``, as if the CP had every
 sample; the tests check that and the combiner against a direct solve on the stacked channel.
-An AP forwards its estimate in whitened coordinates (:func:`inp_step`), where the noise is
-white and the covariance diagonal.
 
 **Gaussian compression** (:func:`compression`, :func:`inp_step`): a signal with unit white
 noise, in the eigenbasis of its covariance (eigenvalues ``1 + snr_i``), is sent through the
@@ -40,16 +38,35 @@ every noise covariance invertible and carries nothing. The paper designs combine
 quantisation noise jointly for the sum rate; this per-AP, per-component rule is our
 assumption, and so is the whitening before it.
 
-**Where in-network processing gains and where it loses.** A description of R bits leaves each
-component it sends an SNR of at most ``2^R - 1``, so a bit a downstream AP spends re-describing
-it buys at most ``1 - 2^-R`` bits of information (the slope of the curve above at R_i = 0),
-while a bit spent on a strong own component buys nearly one. Below a few bits per channel use
-the water-filling of every hop therefore drops what came from upstream, and a stripe delivers
-what its CP-side AP alone would send; the no-INP baseline, L APs at C / L each, is ahead
-wherever its APs hear different users (each AP's rate-information curve is concave). Above
-that, the baseline pays for neighbouring APs describing the same users again, which INP
-combines once: the gain grows as C falls from saturation to a peak near the C that just
-carries a stripe's information. ``tests/models/fronthaul/test_inp_gain.py`` pins both.
+**In-network processing** (:func:`inp_step`, :class:`Description`). What an AP sends is a set
+of independent whitened components, each described with its own bits; a Gaussian scalar is
+successively refinable, so a description of R bits contains one of any fewer bits. Each AP
+takes, per slot, whichever of two ways decodes to the larger sum rate from what it sends (the
+sequential design of Jo, Lee and Park: each AP chooses its processing for the sum rate given
+what arrives from upstream, with local channel knowledge only):
+
+- *combine*: the LMMSE estimate from its own and the decompressed upstream signal, whitened
+  and water-filled into the link's C bits. What neighbouring APs both heard is described once.
+  But a description of R bits leaves a component an SNR of at most ``2^R - 1``, so a bit spent
+  quantising it again buys at most ``1 - 2^-R`` bits of information, while a bit spent on a
+  strong own component buys nearly one: below a few bits per channel use this way drops what
+  came from upstream, and a stripe would deliver what its CP-side AP alone sends.
+- *refine*: keep the upstream components at the same or fewer bits (dropping refinement
+  layers, never quantising again) and add the own samples in the basis of what is new given
+  the upstream signal (the eigenvectors of ``H (I + Phi_up)^{-1} H^H``, whose information adds
+  to the upstream's without overlap); the link's C bits go where the marginal information per
+  bit is highest, upstream layers and own innovations alike (:func:`_share`).
+
+Why INP is then never below the no-INP baseline (each AP its own samples at C / L, routed): the
+refine way routes descriptions as the baseline does, but with the CP-side link's C bits spread
+over the stripe by marginal worth instead of C / L to each AP, each AP's own bits spent on what
+upstream did not already describe, and the far links carrying a whole C instead of l C / L; the
+combine way is taken only where it decodes to more than that. This is a heuristic allocation,
+not a proof: ``tests/models/fronthaul/test_inp_gain.py`` checks the claim slot by slot over a
+grid of capacities, user drops and the star, 4 x 4 and bus layouts. The gain grows as C falls
+from saturation to a peak near the C that just carries a stripe's information; below that both
+schemes deliver about C bits per stripe (each bit buying nearly one bit on a strong component)
+and the gain shrinks toward zero, staying positive.
 
 **Sum rate** (:func:`sum_rate`): the CP adds the information of everything it receives and
 detects each user with the LMMSE filter, the others as noise: user k's MSE is
@@ -58,6 +75,8 @@ is in bit/s/Hz. (Successive cancellation would give ``log2 det(I + Phi)``, :func
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 import numpy as np
@@ -204,7 +223,7 @@ def _allocate(eigen: np.ndarray, rate_bits):
         bits = np.where(useful, np.inf, 0.0)
     else:
         level = _water_level(safe, rate)[..., None]
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # a level of 0: lossless
             bits = np.where(useful & (safe > level), np.log2(safe / level), 0.0)
     sent = bits > 0
     kept = np.exp2(-bits)  # 2^-R_i: 0 when lossless, 1 when not sent
@@ -243,19 +262,141 @@ def sum_capacity(information: np.ndarray) -> np.ndarray:
 
 
 @attrs.frozen(eq=False)
-class InpStep:
-    """One AP's in-network processing of its stacked ``observation`` u (own samples over the
-    decompressed upstream signal): ``transform`` (..., K, D) maps u to the compressed signal
-    before its quantisation noise ``noise`` (..., K) is added; ``forwarded`` is what the next
-    hop decompresses; ``compression`` holds the rate bookkeeping. :attr:`combiner` is the LMMSE
-    combiner W^H of u, whose output the transform is a whitened, compressed form of."""
+class Description:
+    """What an AP sends with in-network processing, as the next hop decompresses it: D
+    independent components ``v_i = g_i x + n_i`` (unit white noise; ``gain`` (..., D, K) holds
+    the g_i, so component i's SNR is ``s_i = |g_i|^2``), each described with ``bits`` (..., D)
+    bits per channel use (0: not sent, inf: lossless) through the forward test channel
+    ``v_i + q_i`` of :func:`compression`. Decompressed, component i is worth
+    ``w_i = (2^R_i - 1) / (2^R_i + s_i)`` of its information ``g_i^H g_i``
+    (:meth:`weights`).
 
-    observation: Observation
-    transform: np.ndarray
-    noise: np.ndarray
-    compression: Compression
-    forwarded: Observation
+    A Gaussian scalar is successively refinable: a description of R bits contains one of any
+    R' < R, so a downstream AP may keep a component at fewer bits (drop its finest layers)
+    without decompressing and quantising it again (:func:`inp_step`). ``origin`` is, for a
+    description cut from a batched pass, that pass's description and the row it is (how
+    :meth:`~.scene.RadioScene.inp_forwarded` recognises its own output); None otherwise."""
+
+    gain: np.ndarray
+    bits: np.ndarray
+    origin: Any = None
+
+    @property
+    def dims(self) -> int:
+        """D, the number of components."""
+        return self.gain.shape[-2]
+
+    def snr(self) -> np.ndarray:
+        """``s_i = |g_i|^2`` (..., D)."""
+        return np.sum(np.abs(self.gain) ** 2, axis=-1)
+
+    def weights(self) -> np.ndarray:
+        """``w_i``: 0 where nothing is sent, 1 where lossless."""
+        return _worth(self.bits, self.snr())
+
+    def information(self) -> np.ndarray:
+        """``sum_i w_i g_i^H g_i`` (..., K, K): the components' noises are independent."""
+        return hermitian(self.gain) @ (self.weights()[..., :, None] * self.gain)
+
+    def observation(self) -> Observation:
+        """The decompressed signal as an :class:`Observation` with unit white noise:
+        ``sqrt(w_i) (v_i + q_i)``, of gain ``sqrt(w_i) g_i`` (a component not sent is unit noise
+        of gain 0)."""
+        d = self.dims
+        eye = np.broadcast_to(np.eye(d), self.gain.shape[:-2] + (d, d)).astype(complex)
+        return Observation(np.sqrt(self.weights())[..., :, None] * self.gain, eye)
+
+
+def _worth(bits: np.ndarray, snr: np.ndarray) -> np.ndarray:
+    """``(2^R - 1) / (2^R + s)``, the share of a component's information its description keeps,
+    as ``(1 - 2^-R) / (1 + s 2^-R)``: 1 at R = inf, and no overflow at a thousand bits."""
+    return -np.expm1(-bits * _LOG2) / (1.0 + snr * np.exp2(-bits))
+
+
+def _refine_bits(slope: np.ndarray, snr: np.ndarray, innovation: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """Bits where the marginal information of each component falls to ``slope`` (..., G)
+    bits per bit: for a component of SNR s whose information given what else is sent is
+    ``log2(1 + lam w(R))`` (lam its ``innovation``, lam = s for one that adds to nothing),
+    d/dR of that equals slope at the larger root x = 2^R of
+    ``slope a x^2 + (slope (a s + b) - lam (1 + s)) x + slope b s = 0`` with a = 1 + lam,
+    b = s - lam; none above 1 means not sent. At most ``cap``."""
+    nu = slope[..., :, None]
+    a, b = 1.0 + innovation[..., None, :], (snr - innovation)[..., None, :]
+    s, lam = snr[..., None, :], innovation[..., None, :]
+    linear = nu * (a * s + b) - lam * (1.0 + s)
+    square = nu * a
+    disc = np.maximum(linear * linear - 4.0 * square * nu * b * s, 0.0)
+    root = (np.sqrt(disc) - linear) / (2.0 * square)
+    bits = np.where(root > 1.0, np.log2(np.maximum(root, 1.0)), 0.0)
+    return np.minimum(bits, cap[..., None, :])
+
+
+_GRID = 25  # slopes tried per round of the search for the budget's slope
+_ROUNDS = 4
+
+
+def _share(snr: np.ndarray, innovation: np.ndarray, cap: np.ndarray, rate_bits) -> np.ndarray:
+    """Spend ``rate_bits`` over components (..., D) so that every one sent has the same
+    marginal information per bit (:func:`_refine_bits`), none beyond its ``cap``: the
+    water-filling of :func:`compression` (a component adding to nothing) extended to own
+    components whose information overlaps what arrived from upstream. The common slope is
+    searched on a log grid, ``_ROUNDS`` rounds of ``_GRID`` points each inside the bracket of
+    the round before; the bits are interpolated between the bracket's ends and scaled to the
+    budget exactly."""
+    useful = innovation > _RANK_TOL * np.maximum(np.max(innovation, axis=-1, keepdims=True), np.finfo(float).tiny)
+    rate = np.broadcast_to(np.asarray(rate_bits, dtype=float), snr.shape[:-1])
+    if np.all(np.isinf(rate)):
+        return np.where(useful, cap, 0.0)
+    innovation = np.where(useful, innovation, 0.0)
+    low = np.full(snr.shape[:-1], -64.0)  # log2 of the slope: at 2^-64 every component is (near) lossless
+    high = np.zeros(snr.shape[:-1])  # at slope 1 nothing is sent
+    steps = np.linspace(0.0, 1.0, _GRID)
+    for _ in range(_ROUNDS):
+        grid = low[..., None] + (high - low)[..., None] * steps
+        bits = _refine_bits(np.exp2(grid), snr, innovation, cap)  # (..., GRID, D), fewer bits along the grid
+        spent = bits.sum(axis=-1)
+        index = np.clip(np.sum(spent > rate[..., None], axis=-1), 1, _GRID - 1)[..., None]
+        low = np.take_along_axis(grid, index - 1, axis=-1)[..., 0]
+        high = np.take_along_axis(grid, index, axis=-1)[..., 0]
+    above = np.take_along_axis(bits, (index - 1)[..., None], axis=-2)[..., 0, :]
+    below = np.take_along_axis(bits, index[..., None], axis=-2)[..., 0, :]
+    total_above, total_below = above.sum(axis=-1), below.sum(axis=-1)
+    spread = np.maximum(total_above - total_below, np.finfo(float).tiny)
+    mix = np.clip((total_above - rate) / spread, 0.0, 1.0)
+    bits = above + mix[..., None] * (below - above)
+    total = bits.sum(axis=-1, keepdims=True)
+    scale = np.minimum(rate[..., None] / np.maximum(total, np.finfo(float).tiny), 1.0)
+    return np.where(useful, bits * scale, 0.0)
+
+
+def _bits_of(forward: np.ndarray, eigen: np.ndarray) -> np.ndarray:
+    """Bits per component of a water-filling (:func:`_allocate`): ``log2(1 + eigen / q)``."""
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(forward), np.log2(1.0 + eigen / forward), 0.0)
+
+
+@attrs.frozen(eq=False)
+class InpStep:
+    """One AP's in-network processing (:func:`inp_step`): ``forwarded`` is what the next hop
+    decompresses, ``information`` the Fisher information of the AP's stacked observation
+    (own samples over the decompressed upstream signal), ``combined`` per AP which way it took
+    (True: recompressing the combined estimate, False: refining the upstream description).
+    The rest is what :meth:`transform` needs to say how the sent samples are formed."""
+
+    channel: np.ndarray
+    upstream: Description | None
+    forwarded: Description
     information: np.ndarray
+    combined: np.ndarray
+    basis: np.ndarray  # own components of the refine way: rows of basis^H over the antennas
+    vectors: np.ndarray  # eigenvectors of the information, the combine way's directions
+    mu: np.ndarray
+
+    @property
+    def observation(self) -> Observation:
+        """The stacked observation u: own samples over the decompressed upstream signal."""
+        own = received(self.channel)
+        return own if self.upstream is None else stack(own, self.upstream.observation())
 
     @property
     def combiner(self) -> np.ndarray:
@@ -265,44 +406,118 @@ class InpStep:
         k = obs.gain.shape[-1]
         return np.linalg.solve(np.eye(k) + self.information, hermitian(np.linalg.solve(obs.noise, obs.gain)))
 
+    def rate_bits(self) -> np.ndarray:
+        """``log2 det(S + Q) - log2 det(Q)`` of what is sent, summed over its independent
+        components (each ``log2(1 + (1 + s_i) / q_i) = R_i``): the link budget it takes."""
+        bits = self.forwarded.bits
+        return np.where(bits > 0, bits, 0.0).sum(axis=-1)
+
+    def transform(self) -> np.ndarray:
+        """A (..., D, N + D_up): the sent signal is ``A u`` plus independent noise
+        (:meth:`apply_samples`), row i being ``sqrt(w_i)`` times component i's clean form, so
+        that what is sent has unit noise like the :meth:`Description.observation` it is."""
+        obs = self.observation
+        n, dims = self.channel.shape[-2], self.forwarded.dims
+        d_up = dims - n
+        worth = self.forwarded.weights()
+        root = np.sqrt(self.mu)
+        inverse_root = np.where(self.mu > _RANK_TOL * np.maximum(self.mu[..., :1], np.finfo(float).tiny),
+                                1.0 / np.where(self.mu > 0, root, 1.0), 0.0)
+        # v = diag(mu^-1/2) V^H G^H E^-1 u = diag(sqrt(mu)) V^H x + n, n white
+        whiten = inverse_root[..., :, None] * (hermitian(self.vectors) @ hermitian(np.linalg.solve(obs.noise, obs.gain)))
+        combine_rows = np.sqrt(worth)[..., :, None] * _pad_rows(whiten, dims)
+        batch = self.channel.shape[:-2]
+        kept_up = np.zeros(batch + (d_up, obs.dims))
+        if d_up:
+            before = self.upstream.weights()
+            # a component kept at fewer bits: the arriving one plus the noise of the dropped layers
+            ratio = np.where(before > 0, worth[..., :d_up] / np.where(before > 0, before, 1.0), 0.0)
+            kept_up[..., np.arange(d_up), n + np.arange(d_up)] = np.sqrt(ratio)
+        own_rows = np.concatenate([hermitian(self.basis), np.zeros(batch + (n, d_up))], axis=-1)
+        refine_rows = np.concatenate([kept_up, np.sqrt(worth[..., d_up:])[..., :, None] * own_rows], axis=-2)
+        return np.where(self.combined[..., None, None], combine_rows, refine_rows)
+
     def apply_samples(self, samples: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The compressed signal sent for stacked sample vectors ``samples`` (..., D, T)."""
-        noise = rayleigh(rng, self.noise.shape + samples.shape[-1:]) * np.sqrt(self.noise)[..., :, None]
-        return self.transform @ samples + noise
+        """The compressed signal sent for stacked sample vectors ``samples`` (..., N + D_up, T)."""
+        transform = self.transform()
+        noise = np.maximum(1.0 - np.sum(np.abs(transform) ** 2, axis=-1), 0.0)  # inputs have unit noise
+        return transform @ samples + rayleigh(rng, noise.shape + samples.shape[-1:]) * np.sqrt(noise)[..., :, None]
 
 
-def inp_step(channel: np.ndarray, upstream: Observation | None, rate_bits) -> InpStep:
-    """In-network processing at one AP (or a batch of them): stack the own samples
-    (``channel`` (..., N, K)) with the decompressed ``upstream`` signal (None at the far end of
-    a stripe), combine, whiten, compress to ``rate_bits``.
+def _pad_rows(matrix: np.ndarray, rows: int) -> np.ndarray:
+    """``matrix`` (..., R, C) cut or padded with zero rows to ``rows``."""
+    if matrix.shape[-2] >= rows:
+        return matrix[..., :rows, :]
+    pad = np.zeros(matrix.shape[:-2] + (rows - matrix.shape[-2], matrix.shape[-1]), dtype=matrix.dtype)
+    return np.concatenate([matrix, pad], axis=-2)
 
-    With ``Phi = G^H E^{-1} G = V diag(mu) V^H`` the information of u, the LMMSE estimate is
-    ``x_hat = (I + Phi)^{-1} G^H E^{-1} u``; its whitened form ``v = diag((1 + mu) / sqrt(mu))
-    V^H x_hat = diag(mu^-1/2) V^H G^H E^{-1} u`` equals ``diag(sqrt(mu)) V^H x + n`` with n
-    white, so v's covariance is already diagonal (``1 + mu``) and the water-filling needs no
-    second eigendecomposition. Compressing v rather than x_hat spends the bits where the
-    information is: x_hat's eigenvalues ``mu / (1 + mu)`` saturate below 1 for strong users,
-    v's do not. Directions without information (mu ~ 0) are not sent."""
-    own = received(channel)
-    obs = own if upstream is None else stack(own, upstream)
-    weighted = np.linalg.solve(obs.noise, obs.gain)  # E^-1 G
-    information = hermitian(obs.gain) @ weighted
+
+def inp_step(channel: np.ndarray, upstream: Description | None, rate_bits) -> InpStep:
+    """In-network processing at one AP (or a batch of them): its own samples (``channel``
+    (..., N, K)) and the decompressed ``upstream`` signal (None at the far end of a stripe)
+    become one :class:`Description` of ``rate_bits`` bits per channel use, in one of two ways,
+    whichever gives the larger sum rate (:func:`sum_rate`) decoded from it:
+
+    **Refine**: keep the upstream components, each at the same or fewer bits (dropping
+    refinement layers, :class:`Description`), and add the own samples in the basis where they
+    are new: with ``P = (I + Phi_up)^{-1}`` the users' error covariance given the upstream
+    signal, the eigenvectors of ``H P H^H`` are orthonormal combinations of the antennas whose
+    information adds to the upstream's without overlap, their innovations ``lam`` the
+    eigenvalues. The bits go where the marginal information per bit is highest, upstream and
+    own alike (:func:`_share`). Nothing that arrived is quantised again.
+
+    **Combine**: the LMMSE estimate of x from the stacked own and upstream signals, whitened
+    (``Phi = G^H E^{-1} G = V diag(mu) V^H``; ``v = diag(mu^-1/2) V^H G^H E^{-1} u =
+    diag(sqrt(mu)) V^H x + n``, n white) and water-filled as :func:`compression` does: what
+    neighbouring APs both heard is described once, not routed twice. But a description of R
+    bits leaves a component an SNR of at most 2^R - 1, so quantising it again keeps less than
+    the bits spent on it: at a few bits per channel use this way alone falls below per-AP
+    compression, and the refine way is taken.
+
+    At the far end the two are one compression of the own samples. The result has ``D_up + N``
+    components (the combined estimate has at most that rank), so APs at one place of many
+    stripes batch."""
+    n, k = channel.shape[-2:]
+    gram = hermitian(channel) @ channel
+    if upstream is None:
+        innovation, basis = np.linalg.eigh(channel @ hermitian(channel))
+        innovation, basis = np.maximum(innovation[..., ::-1], 0.0), basis[..., ::-1]
+        _, _, _, forward = _allocate(1.0 + innovation, rate_bits)
+        forwarded = Description(hermitian(basis) @ channel, _bits_of(forward, 1.0 + innovation))
+        combined = np.zeros(channel.shape[:-2], dtype=bool)
+        mu, vectors = np.linalg.eigh(gram)
+        return InpStep(channel, None, forwarded, gram, combined, basis, vectors[..., ::-1],
+                       np.maximum(mu[..., ::-1], 0.0))
+    gain_up, bits_up = upstream.gain, upstream.bits
+    snr_up = upstream.snr()
+    information_up = hermitian(gain_up) @ (_worth(bits_up, snr_up)[..., :, None] * gain_up)
+    prior = np.linalg.inv(np.eye(k) + information_up)
+    innovation, basis = np.linalg.eigh(channel @ prior @ hermitian(channel))
+    innovation, basis = np.maximum(innovation[..., ::-1], 0.0), basis[..., ::-1]
+    own_gain = hermitian(basis) @ channel  # unit noise: the basis is orthonormal
+    snr = np.concatenate([snr_up, np.sum(np.abs(own_gain) ** 2, axis=-1)], axis=-1)
+    cap = np.concatenate([np.where(bits_up > 0, bits_up, 0.0), np.full(snr.shape[:-1] + (n,), np.inf)], axis=-1)
+    refine = Description(np.concatenate([gain_up, own_gain], axis=-2),
+                         _share(snr, np.concatenate([snr_up, innovation], axis=-1), cap, rate_bits))
+    information = information_up + gram
     mu, vectors = np.linalg.eigh(information)
-    mu, vectors = np.maximum(mu[..., ::-1], 0.0), vectors[..., ::-1]  # descending
-    scale, noise, kept, forward = _allocate(1.0 + mu, rate_bits)
-    useful = scale > 0
-    root = np.sqrt(mu)
-    inverse_root = np.where(useful, 1.0 / np.where(useful, root, 1.0), 0.0)
-    rotate = hermitian(vectors)
-    transform = (scale * inverse_root)[..., :, None] * (rotate @ hermitian(weighted))
-    # v = sqrt(mu) V^H x + n with n ~ CN(0, I): after the scale a and noise w the next hop sees
-    # gain a sqrt(mu) V^H and a diagonal noise a^2 + var(w) (1 where nothing is sent).
-    forwarded = Observation((scale * root)[..., :, None] * rotate, _diag(scale ** 2 + noise))
-    squeeze = Compression(_diag(scale), noise, kept, forward)  # in v's coordinates
-    return InpStep(obs, transform, noise, squeeze, forwarded, information)
+    mu, vectors = np.maximum(mu[..., ::-1], 0.0), vectors[..., ::-1]
+    _, _, _, forward = _allocate(1.0 + mu, rate_bits)
+    bits_combine = _bits_of(forward, 1.0 + mu)
+    dims = refine.dims
+    # Both ways' information, decoded in one batch: the combine way's is V diag(mu w) V^H.
+    kept = mu * _worth(bits_combine, mu)
+    both = np.stack([(vectors * kept[..., None, :]) @ hermitian(vectors), refine.information()])
+    rates = sum_rate(both)
+    combined = rates[0] >= rates[1] - 1e-12
+    combine_gain = _pad_rows(np.sqrt(mu)[..., :, None] * hermitian(vectors), dims)
+    combine_bits = _pad_rows(bits_combine[..., :, None], dims)[..., 0]
+    forwarded = Description(np.where(combined[..., None, None], combine_gain, refine.gain),
+                            np.where(combined[..., None], combine_bits, refine.bits))
+    return InpStep(channel, upstream, forwarded, information, combined, basis, vectors, mu)
 
 
-def stripe_sequential(channels: np.ndarray, rate_bits) -> Observation:
+def stripe_sequential(channels: np.ndarray, rate_bits) -> Description:
     """Sequential in-network processing along stripes: ``channels`` (..., L, N, K), AP 0 the far
     end; what the CP receives from each stripe. ``rate_bits`` is one budget for every link, or
     one per place along the stripe (L values). :class:`~.access_point.AccessPoint` does the

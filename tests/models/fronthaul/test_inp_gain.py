@@ -1,11 +1,12 @@
 """In-network processing against the no-INP baseline over link capacity, at the signal level (no
 frame headers), on the network's own geometry (16 APs x 4 antennas, 8 users on 400 m, stripes
-laid as rows with the CP at the left edge) over several user drops: where INP's gain comes from,
-where it peaks, and why it turns negative at a few bits per channel use per link.
+laid as rows with the CP at the left edge) over several user drops: INP is never below the
+baseline, its gain grows as capacity falls from saturation to a peak, and why.
 
-Every link has the same capacity c (bits per channel use): with INP each hop compresses what it
-combined to c; without, each AP compresses its own samples to c / L, its share of the stripe's
-CP-side link."""
+Every link has the same capacity c (bits per channel use): with INP each hop sends c; without,
+each AP compresses its own samples to c / L, its share of the stripe's CP-side link. The grid
+covers the sweep's range (25 Mbit/s to 3.2 Gbit/s at 20 MHz: 1.25 to 160 bit/s/Hz) and beyond
+it on both sides."""
 
 import numpy as np
 import pytest
@@ -13,9 +14,10 @@ import pytest
 from archmodel.models.fronthaul import RadioScene, radio_stripes, signal, stripe_layout
 from archmodel.models.fronthaul.stripes import place
 
-CAPACITIES = [2.0 ** k for k in range(-1, 11)]  # 0.5 .. 1024 bits per channel use
-SEEDS = range(4)  # user drops
+CAPACITIES = [0.5, 1.0, 1.25, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 160.0, 256.0, 512.0, 1024.0]
+SEEDS = range(6)  # user drops
 SLOTS = 3  # fading draws per drop
+LAYOUTS = ((16, 1), (4, 4), (1, 16))  # star, 4 stripes of 4, bus
 
 
 def _scene(seed: int, m: int, l: int) -> RadioScene:
@@ -29,31 +31,31 @@ def _stripes(scene: RadioScene, slot: int, m: int, l: int) -> np.ndarray:
     return scene.channels(slot).reshape(m, l, scene.antennas, scene.users)
 
 
-def _curves(seed: int, m: int, l: int) -> np.ndarray:
-    """Mean sum rates over SLOTS, (3, len(CAPACITIES)): INP, no INP, unlimited fronthaul."""
+def _rates(seed: int, m: int, l: int) -> np.ndarray:
+    """Sum rates per slot and capacity, (3, SLOTS, len(CAPACITIES)): INP, no INP, unlimited."""
     scene = _scene(seed, m, l)
-    out = np.zeros((3, len(CAPACITIES)))
+    out = np.zeros((3, SLOTS, len(CAPACITIES)))
     for slot in range(SLOTS):
         channels = scene.channels(slot)
         unlimited = signal.sum_rate(np.einsum("jnk,jnl->kl", channels.conj(), channels))
         for i, c in enumerate(CAPACITIES):
             inp = signal.stripe_sequential(_stripes(scene, slot, m, l), c).information().sum(axis=0)
             no_inp = signal.per_ap_compressed(channels, c / l).information().sum(axis=0)
-            out[:, i] += (signal.sum_rate(inp), signal.sum_rate(no_inp), unlimited)
-    return out / SLOTS
+            out[:, slot, i] = signal.sum_rate(inp), signal.sum_rate(no_inp), unlimited
+    return out
 
 
 @pytest.fixture(scope="module")
-def curves():
-    return {(seed, m, l): _curves(seed, m, l) for seed in SEEDS for m, l in ((4, 4), (1, 16))}
+def rates():
+    return {(seed, m, l): _rates(seed, m, l) for seed in SEEDS for m, l in LAYOUTS}
 
 
-def test_a_relay_keeps_less_of_a_description_than_the_bits_it_spends_on_it():
+def test_a_relay_passes_a_description_on_where_recompressing_it_would_lose():
     # One user, a far AP that hears it at 25 dB per antenna, and a silent AP between it and the
-    # CP that can only decompress and recompress. A description of R bits leaves the component an
-    # SNR of 2^I - 1 (I <= R its information), so recompressing it at c bits keeps
-    # c + log2(1 + snr) - log2(2^c + snr) < c (1 - 2^-R) bits: most of it below a bit or two.
-    # Routing (no INP) would carry the far AP's bits to the CP untouched.
+    # CP. Quantising the decompressed description again at c bits would keep
+    # c + log2(1 + snr) - log2(2^c + snr) < c (1 - 2^-R) of it (snr = 2^I - 1, I its
+    # information): most of it lost below a bit or two. The relay instead keeps the far AP's
+    # description as it is (the refine way of inp_step), as routing would.
     rng = np.random.default_rng(3)
     far_channel = signal.rayleigh(rng, (4, 1)) * np.sqrt(10 ** 2.5)
     gain = float(np.sum(np.abs(far_channel) ** 2))
@@ -62,73 +64,88 @@ def test_a_relay_keeps_less_of_a_description_than_the_bits_it_spends_on_it():
         kept = signal.sum_capacity(far.information())
         assert kept == pytest.approx(c + np.log2(1 + gain) - np.log2(2 ** c + gain))
         snr = 2 ** kept - 1
-        relayed = signal.inp_step(np.zeros((4, 1), complex), far, c).forwarded
-        passed = signal.sum_capacity(relayed.information())
-        assert passed == pytest.approx(c + np.log2(1 + snr) - np.log2(2 ** c + snr))
-        assert passed < min(kept, c * (1 - 2 ** -c))
-        if c <= 1:
-            assert passed < kept / 2
+        arrived = far.observation()
+        recompressed = signal.compression(arrived.covariance(), c).apply(arrived)
+        lost = signal.sum_capacity(recompressed.information())
+        assert lost == pytest.approx(c + np.log2(1 + snr) - np.log2(2 ** c + snr))
+        assert lost < min(kept, c * (1 - 2 ** -c))
+        relay = signal.inp_step(np.zeros((4, 1), complex), far, c)
+        assert not relay.combined
+        assert signal.sum_capacity(relay.forwarded.information()) == pytest.approx(kept)
+        assert relay.rate_bits() == pytest.approx(c)
+
+
+@pytest.mark.parametrize("m, l", LAYOUTS)
+def test_inp_is_never_below_the_baseline_at_any_capacity(rates, m, l):
+    # Slot by slot, user drop by user drop, at every capacity of the grid from 1 bit per
+    # channel use up (the sweep starts at 1.25): the refine way routes descriptions as the
+    # baseline does but spends a hop's whole link, by marginal worth, on upstream layers and
+    # own innovations, nothing quantised twice; an AP combines only where that decodes to
+    # more. On the star both are one scheme. At half a bit per channel use the two are within
+    # a hair of each other in a rare slot (both carry about c bits per stripe, each buying
+    # nearly one bit): there the claim holds for each drop's mean.
+    half = CAPACITIES.index(1.0)
+    for seed in SEEDS:
+        inp, no_inp, unlimited = rates[seed, m, l]
+        assert np.all(inp <= unlimited + 1e-9) and np.all(no_inp <= unlimited + 1e-9)
+        if l == 1:
+            assert np.allclose(inp, no_inp, rtol=1e-9), (seed, inp - no_inp)
+            continue
+        assert np.all(inp[:, half:] >= no_inp[:, half:] * (1 - 1e-9)), (seed, m, l, inp / no_inp - 1)
+        assert np.all(inp[:, :half].mean(axis=0) > no_inp[:, :half].mean(axis=0)), (seed, m, l)
+        below_saturation = slice(half, CAPACITIES.index(128.0))
+        assert np.all(inp[:, below_saturation] > no_inp[:, below_saturation]), (seed, m, l)
 
 
 @pytest.mark.parametrize("m, l", [(4, 4), (1, 16)])
-def test_below_a_few_bits_per_link_a_stripe_delivers_only_its_cp_side_ap(m, l):
-    # Consequence: at a few bits per link every hop spends its budget on its own strong users
-    # (tens of dB) rather than re-describe upstream components of SNR at most 2^c - 1, so a
-    # stripe's output is, to a few percent of c, what its CP-side AP alone would send; the
-    # upstream APs count only once c leaves room to carry them.
-    for seed in SEEDS:
-        scene = _scene(seed, m, l)
-        for slot in range(SLOTS):
-            stripes = _stripes(scene, slot, m, l)
-            for c, most, least in ((0.5, 0.06, None), (1.0, 0.06, None), (2.0, 0.06, None), (32.0, None, 0.125)):
-                chain = signal.sum_capacity(signal.stripe_sequential(stripes, c).information())
-                alone = signal.sum_capacity(signal.inp_step(stripes[:, -1], None, c).forwarded.information())
-                assert np.all(chain >= alone - 1e-9)
-                if most is not None:
-                    assert np.all(chain - alone < most * c), (seed, slot, c, chain - alone)
-                else:
-                    assert np.all(chain - alone > least * c), (seed, slot, c, chain - alone)
+def test_inp_gain_grows_as_capacity_falls_from_saturation_to_its_peak(rates, m, l):
+    # Both schemes saturate at the unlimited-fronthaul rate. From there down, the baseline
+    # saturates last: each AP must carry its own signal in c / L, and neighbouring APs describe
+    # the same users again, which INP's combining does once. So the gain (mean over drops) is
+    # zero at saturation and grows at every halving of the link capacity, up to a peak where a
+    # link just carries a stripe's information. The longer the stripe, the higher the peak
+    # (the paper's headline is up to 82.92%).
+    inp, no_inp, unlimited = (np.mean([rates[seed, m, l][i] for seed in SEEDS], axis=(0, 1)) for i in range(3))
+    assert inp[-1] == pytest.approx(unlimited[-1], rel=1e-3) and no_inp[-1] == pytest.approx(unlimited[-1], rel=1e-3)
+    gain = inp / no_inp - 1
+    peak = int(np.argmax(gain))
+    assert 0 < peak < len(CAPACITIES) - 1
+    assert gain[-1] == pytest.approx(0, abs=1e-3)
+    assert np.all(np.diff(gain[peak:]) < 1e-9), gain  # falling with capacity above the peak
+    assert gain[peak] > (0.5 if l == 16 else 0.25), gain
+    # Below the peak the gain shrinks toward zero but never turns: as c -> 0 both schemes
+    # deliver about c bits of information per stripe, each bit buying nearly one on a strong
+    # component (the slope of a description's information at 0 bits is snr / (1 + snr)).
+    assert np.all(gain[:peak] > 0) and gain[0] < gain[peak]
 
 
-def test_inp_gain_grows_as_capacity_falls_from_saturation_to_a_peak(curves):
-    # Both schemes saturate at the unlimited-fronthaul rate. From saturation down, the baseline saturates last: each AP must carry its own signal in
-    # c / L, and neighbouring APs describe the same users again, which INP's combining does
-    # once. So the gain is zero at saturation and grows, link capacity halving at each step,
-    # up to a peak where INP's budget just carries a stripe's information; over that range INP
-    # is never below the baseline. The longer the stripe, the higher the peak.
-    peaks = {}
-    for (seed, m, l), (inp, no_inp, unlimited) in curves.items():
-        assert np.all(inp <= unlimited + 1e-9) and np.all(no_inp <= unlimited + 1e-9)
-        assert inp[-1] == pytest.approx(unlimited[-1], rel=1e-3) and no_inp[-1] == pytest.approx(unlimited[-1], rel=1e-3)
-        gain = inp / no_inp - 1
-        peak = int(np.argmax(gain))
-        assert gain[-1] == pytest.approx(0, abs=1e-3)
-        falling = gain[peak:][::-1]  # from the largest capacity down to the peak
-        assert np.all(np.diff(falling) > -1e-9), (seed, m, l, gain)
-        assert np.all(inp[peak:] >= no_inp[peak:] - 1e-9)
-        peaks[seed, l] = gain[peak]
-    for seed in SEEDS:
-        assert peaks[seed, 16] > peaks[seed, 4] > 0.1, peaks
+def test_sum_rate_saturates_at_the_unlimited_fronthaul_rate_inp_first(rates):
+    # INP reaches the unlimited rate at a lower capacity than the baseline, which needs L times
+    # the per-AP bits on the CP-side link.
+    for m, l in ((4, 4), (1, 16)):
+        for seed in SEEDS:
+            inp, no_inp, unlimited = (rates[seed, m, l][i].mean(axis=0) for i in range(3))
+            near = CAPACITIES.index(256.0 if l == 4 else 1024.0)
+            assert inp[near] == pytest.approx(unlimited[near], rel=2e-3)
+            assert np.all(np.diff(inp) > -1e-9) and np.all(np.diff(no_inp) > -1e-9)
 
 
-def test_at_a_few_bits_per_link_four_stripes_of_four_fall_below_the_baseline(curves):
-    # Below the peak the gain shrinks, and at a few bits per link the four CP-side APs (one
-    # column beside the CP, often hearing the same users) are all INP delivers, while the
-    # baseline hears all 16 APs at c / 4 each. Here this model parts from the qualitative claim
-    # of issue 17 that INP is never below the baseline (README, fronthaul section).
-    low = CAPACITIES.index(2.0)
-    gains = [curves[seed, 4, 4][0, low] / curves[seed, 4, 4][1, low] - 1 for seed in SEEDS]
-    assert np.mean(gains) < 0 and min(gains) < -0.05, gains
-    for seed in SEEDS:
-        inp, no_inp, _ = curves[seed, 4, 4]
-        peak = int(np.argmax(inp / no_inp))
-        assert inp[low] / no_inp[low] < inp[peak] / no_inp[peak]
-    # Not the CP's linear detection: with successive cancellation (log det) as well.
-    capacities = []
-    for seed in SEEDS:
-        scene = _scene(seed, 4, 4)
-        for slot in range(SLOTS):
-            inp = signal.stripe_sequential(_stripes(scene, slot, 4, 4), 2.0).information().sum(axis=0)
-            no_inp = signal.per_ap_compressed(scene.channels(slot), 0.5).information().sum(axis=0)
-            capacities.append(signal.sum_capacity(inp) / signal.sum_capacity(no_inp) - 1)
-    assert np.mean(capacities) < 0, capacities
+@pytest.mark.parametrize("m, l", [(4, 4), (1, 16)])
+def test_aps_mostly_refine_at_low_capacity_and_combine_at_high(m, l):
+    # The two ways of inp_step, per downstream AP and slot: at a bit per channel use most APs
+    # keep what arrived and add their own (recompressing would lose most of an upstream
+    # description); at high capacity, where recompression costs little and routing neighbours'
+    # descriptions of the same users twice costs a lot, nearly all combine.
+    for c, low, high in ((1.0, 0.0, 0.4), (128.0, 0.8, 1.0)):
+        share = []
+        for seed in range(2):
+            scene = _scene(seed, m, l)
+            for slot in range(SLOTS):
+                upstream = None
+                stripes = _stripes(scene, slot, m, l)
+                for position in range(l):
+                    step = signal.inp_step(stripes[:, position], upstream, c)
+                    upstream = step.forwarded
+                    if position:
+                        share.append(np.mean(step.combined))
+        assert low <= np.mean(share) <= high, (c, np.mean(share))

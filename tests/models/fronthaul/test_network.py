@@ -95,6 +95,26 @@ def test_the_frames_give_the_same_sum_rate_as_the_scene_reference():
         assert all(r <= u for r, u in zip(decoded, top.cp.sum_rate_unlimited.samples))
 
 
+def test_inp_frames_decode_to_a_chain_computed_one_ap_at_a_time():
+    # The APs take their steps from the scene's batched pass (all stripes at once, per place);
+    # what the CP decodes must equal the same chain done AP by AP, outside the run, from the
+    # scene's channels and each AP's own budget.
+    from archmodel.models.fronthaul import signal
+
+    top = build(aps=8, stripes=2, aps_per_stripe=4, users=6, slots=3, capacity_bps=2e9)
+    run(top, seed=4)
+    scene, aps = top.scene, top.access_points
+    for slot, decoded in zip(range(3), top.cp.sum_rate.samples):
+        information = 0
+        for stripe in ([0, 1, 2, 3], [4, 5, 6, 7]):
+            upstream = None
+            for ap in stripe:
+                upstream = signal.inp_step(scene.channel(slot, ap), upstream, aps[ap].rate_bits).forwarded
+            information = information + upstream.information()
+        assert decoded == pytest.approx(float(signal.sum_rate(information)), rel=1e-9)
+    assert len({ap.rate_bits for ap in aps}) > 1  # the far end is capped at its raw samples here
+
+
 def test_same_seed_same_figures_other_seed_other_channels_same_timing():
     first, second, other = build(slots=3), build(slots=3), build(slots=3)
     run(first, seed=5), run(second, seed=5), run(other, seed=6)

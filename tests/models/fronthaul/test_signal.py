@@ -27,7 +27,8 @@ def test_combiner_of_a_stacked_observation_matches_a_direct_solve_with_its_noise
     h = _channels(3, (2, 3))
     step = signal.inp_step(h, far.forwarded, 2.5)
     g, e = step.observation.gain, step.observation.noise
-    assert g.shape == (5, 3) and np.allclose(e[:2, 2:], 0)  # own and upstream noise independent
+    # own 2 antennas over the far AP's 2 components; own and upstream noise independent
+    assert g.shape == (4, 3) and np.allclose(e[:2, 2:], 0)
     direct = np.linalg.solve((g @ g.conj().T + e).T, g.conj()).T  # G^H (G G^H + E)^-1
     assert np.allclose(step.combiner, direct)
     assert np.allclose(signal.lmmse_combiner(step.observation), direct)
@@ -47,8 +48,9 @@ def test_sequential_combining_without_compression_equals_the_centralised_lmmse()
         u = y if sent is None else np.vstack([y, sent])
         sent = step.apply_samples(u, rng)
         upstream = step.forwarded
-    g, e = upstream.gain, upstream.noise
-    at_cp = np.linalg.solve(np.eye(3) + upstream.information(), g.conj().T @ np.linalg.solve(e, sent))
+    arrived = upstream.observation()
+    g, e = arrived.gain, arrived.noise
+    at_cp = np.linalg.solve(np.eye(3) + arrived.information(), g.conj().T @ np.linalg.solve(e, sent))
     stacked = np.vstack(channels)
     direct = stacked.conj().T @ np.linalg.solve(stacked @ stacked.conj().T + np.eye(8), np.vstack(ys))
     assert np.allclose(at_cp, direct)
@@ -76,7 +78,16 @@ def test_compression_meets_the_rate_distortion_budget_exactly(rate):
     s, q = np.diag(squeeze.eigenvalues[sent]), np.diag(squeeze.forward[sent])
     assert np.log2(np.linalg.det(s + q).real / np.linalg.det(q).real) == pytest.approx(rate)
     step = signal.inp_step(h, None, rate)
-    assert step.compression.rate_bits() == pytest.approx(rate)
+    assert step.rate_bits() == pytest.approx(rate)
+    # and downstream, whichever way the AP takes: keep the upstream at fewer bits and add its own
+    # (low rates), or recompress the combined estimate (high); the description's bits per
+    # component are the paper's form log2(1 + (1 + s_i) / q_i) and add up to the budget
+    for seed in range(4):
+        down = signal.inp_step(_channels(20 + seed, (4, 6)), step.forwarded, rate)
+        assert down.rate_bits() == pytest.approx(rate, rel=1e-6)
+        assert down.forwarded.dims == 8
+        if not down.combined:
+            assert np.all(down.forwarded.bits[:4] <= step.forwarded.bits + 1e-9)
 
 
 def test_water_filling_sends_the_strongest_components_first():
