@@ -8,7 +8,9 @@ and nothing moved) or FAILED (a model check). Per cycle, as the Python engines o
 the stability check of a sample boundary (the running average latency, see
 :class:`~.network.NetworkMeasurement`), the link words arriving (credits and flits), the
 interfaces (packets due, injection), then per router VC allocation, switch allocation and
-traversal, then the watchdog's and the drain limit's check.
+traversal, then the watchdog's and the drain limit's check. A head is routed when it reaches the
+front of its buffer, from the routing's table and, where the route tosses it, the router's coin
+for the packet (:func:`.routing.tie_coin`, the Python function compiled as it is).
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ FLIT_TO_ROUTER, CREDIT_TO_ROUTER, FLIT_TO_TERMINAL, CREDIT_TO_TERMINAL = range(4
 def _kernel():
     from numba import njit
 
+    from .routing import tie_coin as python_tie_coin
+
+    tie_coin = njit(cache=True, nogil=True, _nrt=False)(python_tie_coin)
+
     @njit(cache=True, nogil=True, _nrt=False)
     def schedule(ev_kind, ev_a, ev_b, ev_n, at, kind, a, b):
         """An event of ``kind`` (with its operands) on the wheel's slot ``at``."""
@@ -42,11 +48,27 @@ def _kernel():
         ev_n[at] = m + 1
 
     @njit(cache=True, nogil=True, _nrt=False)
+    def route_head(r, a, pid, P, V, gen_dest, route_port, route_lo, route_hi, route_tossed, vc_class, route_key,
+                   ivc_dest_port, ivc_lo, ivc_hi):
+        """Route the head ``pid`` at the front of input VC ``a`` of router r: its output port
+        and the VCs [lo, hi) of it the head may take, from the routing's table at the router's
+        coin for the packet (tossed only where the route tosses it)."""
+        p = (a // V) % P
+        cls = vc_class[a % V]
+        t = gen_dest[pid >> 32, pid & 0xFFFFFFFF]
+        coin = tie_coin(route_key[r], pid) if route_tossed[r, p, cls, t] else 0
+        ivc_dest_port[a] = route_port[r, p, cls, t, coin]
+        ivc_lo[a] = route_lo[r, p, cls, t, coin]
+        ivc_hi[a] = route_hi[r, p, cls, t, coin]
+
+    @njit(cache=True, nogil=True, _nrt=False)
     def allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr, ovc_free, ivc_out,
-                     ivc_ready, ivc_state, offer_to, got, vtaken):
+                     ivc_ready, ivc_state, ivc_lo, ivc_hi, offer_to, got, vtaken):
         """iSLIP with cfg[C_ITERS] rounds between the heads reqs[o, :cnt] (ascending) and the free
-        output VCs req[:nfree] (ascending) of output port o, every head asking for all of them;
-        pointers move on the first round's accepts. Returns the head-cycles stalled."""
+        output VCs req[:nfree] (ascending) of output port o, each head asking for those in its
+        range [ivc_lo, ivc_hi) of the port's VCs; pointers move on the first round's accepts.
+        Returns the head-cycles stalled."""
+        V = cfg[C_V]
         stalled = 0
         for x in range(cnt):
             got[x] = -1
@@ -59,9 +81,11 @@ def _kernel():
                 if vtaken[j]:
                     continue
                 ptr = va_out_ptr[base + req[j]]
+                w = req[j] - o * V
                 pick = -1
                 for x in range(cnt):
-                    if got[x] < 0:
+                    g = base + reqs[o, x]
+                    if got[x] < 0 and ivc_lo[g] <= w < ivc_hi[g]:
                         if pick < 0:
                             pick = x  # the lowest, should none be at or past the pointer
                         if reqs[o, x] >= ptr:
@@ -183,8 +207,9 @@ def _kernel():
         return unstable
 
     @njit(cache=True, nogil=True, _nrt=False)
-    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route_port, term_router, term_port,
-            buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route_port, route_lo, route_hi, route_tossed,
+            vc_class, route_key, term_router, term_port,
+            buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo, ivc_hi,
             ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,
             r_flits, r_va_stalls, ni_credits, ni_busy, ni_vc_ptr, ni_next, ni_created, gen_created, gen_dest,
             n_gen, injected, arrived, ni_ejected, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
@@ -235,7 +260,8 @@ def _kernel():
                     if k == 0:
                         ivc_state[a] = 1
                         ivc_ready[a] = c + cfg[C_RC]
-                        ivc_dest_port[a] = route_port[r, gen_dest[b >> 32, b & 0xFFFFFFFF]]
+                        route_head(r, a, b, P, V, gen_dest, route_port, route_lo, route_hi, route_tossed, vc_class,
+                                   route_key, ivc_dest_port, ivc_lo, ivc_hi)
                 elif kind == CREDIT_TO_TERMINAL:
                     ni_credits[a, b] += 1
                     if ni_busy[a, b] and ni_credits[a, b] == depth:
@@ -323,7 +349,8 @@ def _kernel():
                             nfree += 1
                     if nfree > 0:
                         stalled += allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr,
-                                                ovc_free, ivc_out, ivc_ready, ivc_state, offer_to, got, vtaken)
+                                                ovc_free, ivc_out, ivc_ready, ivc_state, ivc_lo, ivc_hi, offer_to,
+                                                got, vtaken)
                 r_va_stalls[r] += stalled
                 any_ready = False
                 for p in range(np_):
@@ -363,7 +390,8 @@ def _kernel():
                         nxt = buf_head[g]
                         ready = buf_arr[g, nxt] + cfg[C_RC]
                         ivc_ready[g] = ready if ready > c + 1 else c + 1
-                        ivc_dest_port[g] = route_port[r, gen_dest[buf_id[g, nxt] >> 32, buf_id[g, nxt] & 0xFFFFFFFF]]
+                        route_head(r, g, buf_id[g, nxt], P, V, gen_dest, route_port, route_lo, route_hi,
+                                   route_tossed, vc_class, route_key, ivc_dest_port, ivc_lo, ivc_hi)
                     else:
                         ivc_state[g] = 0
                     at = (c + cfg[C_ST] + out_lat[r, o]) % W

@@ -10,6 +10,7 @@ from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_ra
 
 from .allocators import ALLOCATORS, islip_ports, islip_shared, set_bits
 from .router_reports import RouterReports
+from .routing import tie_coin
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
@@ -160,7 +161,8 @@ class NocRouter(RouterReports, Component):
 
     def begin(self, period: int, rng, trace_occupancy: bool) -> None:
         """Fix the stage delays for clock ``period`` (ps) and seed the routing's random
-        stream from ``rng`` (the kernel's, or the same stream in the network-level engine)."""
+        stream and tie key (:attr:`route_key`) from ``rng`` (the kernel's, or the same stream
+        in the network-level and compiled engines)."""
         self.period = period
         self.va_ready_delay = self.vc_alloc_delay * period
         self.rc_delay = self.routing_delay * period
@@ -173,6 +175,8 @@ class NocRouter(RouterReports, Component):
         self.credit_times = sorted(set(self.credit_after))
         self.allocate = ALLOCATORS[self.allocator]
         self.random = random.Random(int(rng.integers(1 << 62)))
+        # Drawn after the stream's seed, so Valiant's and UGAL's draws are what they were.
+        self.route_key = int(rng.integers(1 << 32))
         self.trace_occ = trace_occupancy
 
     # -- helpers for routing functions ----------------------------------------------------
@@ -185,6 +189,12 @@ class NocRouter(RouterReports, Component):
     def route_random(self, n: int) -> int:
         """A uniform random integer in ``[0, n)`` from this router's stream (Valiant, UGAL)."""
         return self.random.randrange(n)
+
+    def route_coin(self, packet) -> int:
+        """This router's fair coin (0 or 1) for ``packet`` (dateline's tie at k/2): a hash of
+        :attr:`route_key` and the packet's id (:func:`~.routing.tie_coin`), the same however
+        often and in whatever order it is asked, so every engine gets the same coin."""
+        return tie_coin(self.route_key, packet.id)
 
     # -- the cycle ------------------------------------------------------------------------
     def _new_front(self, ivc: int, now: int) -> None:

@@ -12,10 +12,14 @@ Routing functions, by name (:func:`make_routing`):
 
 * ``dor`` dimension order on a mesh (x first), all VCs; on a torus it is minimal and cyclic, so
   it can deadlock (kept as the deliberately unsafe example).
-* ``dateline`` dimension order on a torus or ring, minimal direction (ties at k/2 broken at
-  random), two VC classes chosen per dimension by whether the packet's way crosses the
-  wrap-around link (Dally and Seitz 1987), as BookSim's ``dim_order_torus``; injection on
-  any VC.
+* ``dateline`` dimension order on a torus or ring, minimal direction, two VC classes chosen
+  per dimension by whether the packet's way crosses the wrap-around link (Dally and Seitz
+  1987), as BookSim's ``dim_order_torus``; injection on any VC. A tie (distance k/2 either
+  way) is broken where the reference breaks it, at the router where the packet turns into the
+  dimension, by a fair coin: BookSim draws ``RandomInt(1)`` from its global generator; here
+  the coin is :func:`tie_coin` of the router's key and the packet's id, a counter-based hash,
+  so every engine (components, fast, compiled) draws the same coin for the same packet
+  whatever order it routes heads in.
 * ``shortest`` every shortest-path next hop (networkx), all VCs; deadlocks on cyclic graphs.
 * ``updown`` up*/down* (Autonet, Schroeder et al. 1991): a spanning BFS order; a legal path
   goes up (towards the root) zero or more times, then down; shortest legal paths.
@@ -37,6 +41,8 @@ from collections import deque
 import networkx as nx
 
 from archmodel.kernel import ArchError
+
+from .flit import NetPacket
 
 
 class PortMap:
@@ -89,6 +95,24 @@ class PortMap:
         return self.graph.edges[u, v]
 
 
+def tie_coin(key: int, packet_id: int) -> int:
+    """A fair coin (0 or 1) for packet ``packet_id`` at the router whose routing key is ``key``
+    (32 bits, drawn from the router's stream): a counter-based hash, so the coin depends on
+    nothing but the two numbers, not on how many coins were drawn before.
+
+    The 32-bit integer hash of T. Mueller (two multiply-xorshift rounds, full avalanche) over
+    the key and then each 32-bit half of the id; every intermediate stays below 2**63, so the
+    compiled network loop compiles this same function with int64 arithmetic."""
+    h = key & 0xFFFFFFFF
+    for half in range(2):
+        word = (packet_id >> 32) if half == 0 else packet_id
+        h ^= word & 0xFFFFFFFF
+        h = (((h >> 16) ^ h) * 0x45D9F3B) & 0xFFFFFFFF
+        h = (((h >> 16) ^ h) * 0x45D9F3B) & 0xFFFFFFFF
+        h = (h >> 16) ^ h
+    return h >> 31
+
+
 def vc_class_range(cls: int, classes: int, vcs: int) -> tuple[int, int]:
     """The VCs ``[first, end)`` of class ``cls`` when ``vcs`` VCs are split into ``classes``."""
     return cls * vcs // classes, (cls + 1) * vcs // classes
@@ -101,6 +125,11 @@ class Routing:
 
     name = "routing"
     classes = 1
+    table_form = False
+    """Whether the output set depends on nothing but the router, the input port, the class of
+    the input VC (:func:`vc_class_range`), the destination terminal and the router's coin for
+    the packet (``route_coin``): then :meth:`table` gives it whole, and an engine may look it
+    up instead of calling the route (the compiled network loop does)."""
 
     def __init__(self, ports: PortMap, vcs: int):
         if vcs < self.classes:
@@ -121,18 +150,46 @@ class Routing:
         """The output set at router r (for tests and tools: no router state is consulted)."""
         return list(self.for_router(_Idle(r, self.ports))(in_port, in_vc, packet))
 
+    def table(self, r: int) -> dict:
+        """Router r's output sets for a routing with :attr:`table_form`: ``(in port, input VC
+        class, destination terminal) -> (output set at coin 0, output set at coin 1)``, the
+        second None where the route does not toss the coin."""
+        if not self.table_form:
+            raise ValueError(f"routing '{self.name}' has no table form")
+        idle = [_Idle(r, self.ports, coin) for coin in (0, 1)]
+        routes = [self.for_router(router) for router in idle]
+        firsts = [vc_class_range(c, self.classes, self.vcs)[0] for c in range(self.classes)]
+        out = {}
+        for in_port in range(self.ports.in_ports(r)):
+            for cls, in_vc in enumerate(firsts):
+                for t in range(self.ports.terminals):
+                    packet = NetPacket(0, 0, t, 1)
+                    idle[0].tossed = False
+                    heads = tuple(routes[0](in_port, in_vc, packet))
+                    tails = tuple(routes[1](in_port, in_vc, packet)) if idle[0].tossed else None
+                    out[in_port, cls, t] = (heads, tails)
+        return out
+
 
 class _Idle:
-    """A stand-in router with empty queues, for evaluating routing outside a simulation."""
+    """A stand-in router with empty queues, for evaluating routing outside a simulation: every
+    random draw is 0 and every tie coin ``coin``; ``tossed`` records whether a route asked
+    for the coin (so a caller can tell a route that depends on it)."""
 
-    def __init__(self, node: int, ports: PortMap):
+    def __init__(self, node: int, ports: PortMap, coin: int = 0):
         self.node = node
+        self.coin = coin
+        self.tossed = False
 
     def output_load(self, port: int) -> int:
         return 0
 
     def route_random(self, n: int) -> int:
         return 0
+
+    def route_coin(self, packet) -> int:
+        self.tossed = True
+        return self.coin
 
 
 def _destination_table(routing: Routing, r: int, choose) -> list[tuple]:
@@ -162,6 +219,7 @@ class DimensionOrder(Routing):
     torus the shorter way round (ties go the positive way). All VCs."""
 
     name = "dor"
+    table_form = True
 
     def __init__(self, ports: PortMap, vcs: int):
         super().__init__(ports, vcs)
@@ -199,7 +257,9 @@ class DatelineDimensionOrder(DimensionOrder):
     ``dim_order_torus`` (its non-balanced ``dor_next_torus``; Dally and Towles, ch. 14).
 
     Turning into a dimension (from injection or another dimension) a packet takes the shorter
-    way round, at a tie (distance k/2) a random one from the router's stream, and chooses its
+    way round, at a tie (distance k/2) either way by the router's coin for the packet
+    (``router.route_coin``, :func:`tie_coin`: as BookSim, a fair random choice made once, at
+    the turn; the negative way when the coin shows 1), and chooses its
     class for the whole dimension: class 1 (the upper half of the VCs) when the destination's
     coordinate there is below the current one, else class 0. Going the positive way class 1
     holds exactly the packets that will cross the dateline (the link k-1 -> 0); going the
@@ -255,7 +315,7 @@ class DatelineDimensionOrder(DimensionOrder):
             if in_dim.get(in_port) == d:
                 # on through the dimension: same class (the direction is the shorter one now)
                 return class1 if in_vc >= split else class0
-            if tie is not None and router.route_random(2):
+            if tie is not None and router.route_coin(packet):
                 return tie
             return turn
         return route
@@ -444,6 +504,7 @@ class OddEven(DimensionOrder):
     the destination column; the router's selection picks among them. All VCs."""
 
     name = "odd_even"
+    table_form = False  # the route depends on the packet's source column
 
     def __init__(self, ports: PortMap, vcs: int):
         super().__init__(ports, vcs)
