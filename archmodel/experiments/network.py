@@ -99,7 +99,7 @@ def ideal_saturation(traffic: str, **params) -> float | None:
         moving = [(pm.terminal_router[source], pm.terminal_port[source], 0, weight)]
         while moving:
             r, in_port, cls, share = moving.pop()
-            heads, tails = tables[r][in_port, cls, dest]
+            heads, tails = tables[r][in_port, cls][dest]
             sides = ((heads, share),) if tails is None else ((heads, share / 2), (tails, share / 2))
             for hops, part in sides:
                 for port, first, _ in hops:

@@ -15,9 +15,8 @@ routing with a table form (:attr:`.routing.Routing.table_form`) and one output p
 loop looks the route up in :meth:`.routing.Routing.table` and tosses the router's coin for the
 packet as :meth:`NocRouter.route_coin` does, with :func:`.routing.tie_coin` compiled), injection
 on every VC, Bernoulli injection of a synthetic pattern, ``stop_when_measured``, both stability
-rules. The loop itself is
-in :mod:`.compiled_loop`. Anything else raises ParameterError naming why; use ``engine="fast"``.
-Leaves out: deadlock reports naming the wait cycle (a stall is reported without it), packets
+rules. The loop itself is in :mod:`.compiled_loop`. Anything else raises ParameterError naming
+why; use ``engine="fast"``. Leaves out: deadlock reports naming the wait cycle (a stall is reported without it), packets
 sent with ``send_packet``, traces, continuing a run after it stopped.
 """
 
@@ -30,7 +29,7 @@ import numpy as np
 from archmodel.kernel import Component, DeadlockError, ModelAssertion, ParameterError, component_rng, model
 
 from .compiled_loop import (C_CR, C_DEPTH, C_DRAIN, C_END, C_INJ, C_ITERS, C_LATENCY_RULE, C_P, C_PERIOD,
-                            C_PHASE, C_R, C_RC, C_SAMPLE, C_START, C_ST, C_SW, C_T, C_THRESHOLD, C_V, C_VA,
+                            C_PHASE, C_R, C_RANGED, C_RC, C_SAMPLE, C_START, C_ST, C_SW, C_T, C_THRESHOLD, C_V, C_VA,
                             C_WAIT, C_WARMUP, C_WATCHDOG, CONFIG_SIZE, FAILED, RUNNING, S_ACCEPTED, S_CHECK,
                             S_CYCLE, S_DONE_LAT, S_DONE_N, S_EXCEEDED, S_FLIGHT, S_FLIGHT_CREATED, S_MEASURED,
                             S_MOVED, S_NEXT_STABLE, S_OFFERED, S_OUTSTANDING, S_UNMEASURED, STALLED, STATE_SIZE,
@@ -58,9 +57,10 @@ def refusal(noc) -> str | None:
     if not route.table_form:
         return one_port
     for r in noc.port_map.routers:
-        for heads, tails in route.table(r).values():
-            if len(heads) != 1 or (tails is not None and len(tails) != 1):
-                return one_port
+        for sets in route.table(r).values():
+            for heads, tails in sets:
+                if len(heads) != 1 or (tails is not None and len(tails) != 1):
+                    return one_port
     if tuple(route.injection_vcs(NetPacket(0, 0, 0, 1))) != (0, noc.vcs):
         return "injection on some VCs only (it needs every VC)"
     pm = noc.port_map
@@ -157,23 +157,23 @@ class CompiledNocEngine(Component):
                     self.out_kind[u, p] = 2
                     self.out_target[u, p] = terminal_at[(u, p)]
                     self.out_lat[u, p] = noc.ejection_latency
-        # The routing as a table (Routing.table): output port and VC range [lo, hi) per
-        # (router, input port, input VC class, destination, coin), and whether the coin counts.
+        # The routing as a table (Routing.table), one row of 7 per (router, input port, input
+        # VC class, destination): output port, first and end VC at coin 0, the same at coin 1,
+        # and whether the coin counts; one input port and class where the routing reads neither
+        # (a small table stays in cache).
         route = noc.route
-        C = route.classes
-        self.route_port = np.zeros((R, P, C, T, 2), np.int64)
-        self.route_lo = np.zeros((R, P, C, T, 2), np.int64)
-        self.route_hi = np.zeros((R, P, C, T, 2), np.int64)
-        self.route_tossed = np.zeros((R, P, C, T), np.bool_)
+        inputs, classes = (P, route.classes) if route.reads_input else (1, 1)
+        self.route = np.zeros((R, inputs, classes, T, 7), np.int64)
+        self.ranged = False  # some head may take only part of its output port's VCs
         for r in pm.routers:
-            for (p, c, t), (heads, tails) in route.table(r).items():
-                self.route_tossed[r, p, c, t] = tails is not None
-                for coin, hops in enumerate((heads, tails if tails is not None else heads)):
-                    self.route_port[r, p, c, t, coin], self.route_lo[r, p, c, t, coin], \
-                        self.route_hi[r, p, c, t, coin] = hops[0]
+            for (p, c), sets in route.table(r).items():
+                if p < inputs and c < classes:
+                    rows = [(*h[0], *(h[0] if t is None else t[0]), t is not None) for h, t in sets]
+                    self.route[r, p, c] = rows
+                    self.ranged = self.ranged or any(row[1:3] != (0, V) or row[4:6] != (0, V) for row in rows)
         self.vc_class = np.zeros(V, np.int64)
-        for c in range(C):
-            first, end = vc_class_range(c, C, V)
+        for c in range(route.classes):
+            first, end = vc_class_range(c, route.classes, V)
             self.vc_class[first:end] = c
         self.term_router = np.array(pm.terminal_router[:T], np.int64)
         self.term_port = np.array(pm.terminal_port[:T], np.int64)
@@ -225,6 +225,7 @@ class CompiledNocEngine(Component):
         cfg[C_ITERS], cfg[C_WAIT] = noc.alloc_iterations, noc.wait_for_tail_credit
         cfg[C_SAMPLE], cfg[C_WARMUP], cfg[C_THRESHOLD] = meas.sample_cycles, meas.warmup_periods, meas.threshold_cycles
         cfg[C_LATENCY_RULE] = meas.rule == "latency"
+        cfg[C_RANGED] = self.ranged
         st = np.zeros(STATE_SIZE, np.int64)
         st[S_CYCLE] = self.domain.cycle_of(self.sim.now)
         st[S_CHECK] = st[S_CYCLE]
@@ -314,11 +315,10 @@ class CompiledNocEngine(Component):
                     run.gen_dest[t, k:k + len(dests)] = dests
                     run.n_gen[t] = k + len(times)
             status = run.loop(run.cfg, st, self.nports, self.out_kind, self.out_target, self.out_tport, self.out_lat,
-                              self.route_port, self.route_lo, self.route_hi, self.route_tossed, self.vc_class,
-                              self.route_key, self.term_router, self.term_port, run.buf_id, run.buf_arr,
+                              self.route, self.vc_class, self.route_key, self.term_router, self.term_port, run.buf_id, run.buf_arr,
                               run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
-                              run.ivc_dest_port, run.ivc_lo, run.ivc_hi, run.ovc_free, run.ovc_wait, run.ovc_credits, run.va_in_ptr,
-                              run.va_out_ptr,
+                              run.ivc_dest_port, run.ivc_lo, run.ivc_hi, run.ovc_free, run.ovc_wait,
+                              run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
                               run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits,
                               run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_vc_ptr, run.ni_next,
                               run.ni_created,

@@ -16,9 +16,10 @@ for the packet (:func:`.routing.tie_coin`, the Python function compiled as it is
 from __future__ import annotations
 
 # Scalar configuration, at these indices of one int64 array.
+# RANGED: some route allows a head only part of an output port's VCs (VC classes).
 (C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
- C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE,
- CONFIG_SIZE) = range(24)
+ C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE, C_RANGED,
+ CONFIG_SIZE) = range(25)
 # Scalar state. FLIGHT/FLIGHT_CREATED: packets created and not delivered, and the sum of their
 # creation times (ps); DONE_LAT/DONE_N: the latencies (ps) and count of the packets delivered
 # in the stability statistics since their last clear; NEXT_STABLE: the next sample boundary
@@ -47,19 +48,19 @@ def _kernel():
         ev_b[at, m] = b
         ev_n[at] = m + 1
 
-    @njit(cache=True, nogil=True, _nrt=False)
-    def route_head(r, a, pid, P, V, gen_dest, route_port, route_lo, route_hi, route_tossed, vc_class, route_key,
-                   ivc_dest_port, ivc_lo, ivc_hi):
+    @njit(cache=True, nogil=True, _nrt=False, inline="always")
+    def route_head(r, a, pid, P, V, gen_dest, route, vc_class, route_key, ivc_dest_port, ivc_lo, ivc_hi):
         """Route the head ``pid`` at the front of input VC ``a`` of router r: its output port
-        and the VCs [lo, hi) of it the head may take, from the routing's table at the router's
-        coin for the packet (tossed only where the route tosses it)."""
-        p = (a // V) % P
-        cls = vc_class[a % V]
+        and the VCs [lo, hi) of it the head may take, from the routing's table (one input port
+        and class in it where the routing reads neither) at the router's coin for the packet
+        (tossed only where the route tosses it)."""
+        p = (a // V) % P if route.shape[1] > 1 else 0
+        cls = vc_class[a % V] if route.shape[2] > 1 else 0
         t = gen_dest[pid >> 32, pid & 0xFFFFFFFF]
-        coin = tie_coin(route_key[r], pid) if route_tossed[r, p, cls, t] else 0
-        ivc_dest_port[a] = route_port[r, p, cls, t, coin]
-        ivc_lo[a] = route_lo[r, p, cls, t, coin]
-        ivc_hi[a] = route_hi[r, p, cls, t, coin]
+        k = 3 if route[r, p, cls, t, 6] and tie_coin(route_key[r], pid) else 0
+        ivc_dest_port[a] = route[r, p, cls, t, k]
+        ivc_lo[a] = route[r, p, cls, t, k + 1]
+        ivc_hi[a] = route[r, p, cls, t, k + 2]
 
     @njit(cache=True, nogil=True, _nrt=False)
     def allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr, ovc_free, ivc_out,
@@ -69,6 +70,7 @@ def _kernel():
         range [ivc_lo, ivc_hi) of the port's VCs; pointers move on the first round's accepts.
         Returns the head-cycles stalled."""
         V = cfg[C_V]
+        ranged = cfg[C_RANGED] == 1
         stalled = 0
         for x in range(cnt):
             got[x] = -1
@@ -84,8 +86,7 @@ def _kernel():
                 w = req[j] - o * V
                 pick = -1
                 for x in range(cnt):
-                    g = base + reqs[o, x]
-                    if got[x] < 0 and ivc_lo[g] <= w < ivc_hi[g]:
+                    if got[x] < 0 and (not ranged or ivc_lo[base + reqs[o, x]] <= w < ivc_hi[base + reqs[o, x]]):
                         if pick < 0:
                             pick = x  # the lowest, should none be at or past the pointer
                         if reqs[o, x] >= ptr:
@@ -207,8 +208,8 @@ def _kernel():
         return unstable
 
     @njit(cache=True, nogil=True, _nrt=False)
-    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route_port, route_lo, route_hi, route_tossed,
-            vc_class, route_key, term_router, term_port,
+    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key, term_router,
+            term_port,
             buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo, ivc_hi,
             ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,
             r_flits, r_va_stalls, ni_credits, ni_busy, ni_vc_ptr, ni_next, ni_created, gen_created, gen_dest,
@@ -260,8 +261,8 @@ def _kernel():
                     if k == 0:
                         ivc_state[a] = 1
                         ivc_ready[a] = c + cfg[C_RC]
-                        route_head(r, a, b, P, V, gen_dest, route_port, route_lo, route_hi, route_tossed, vc_class,
-                                   route_key, ivc_dest_port, ivc_lo, ivc_hi)
+                        route_head(r, a, b, P, V, gen_dest, route, vc_class, route_key, ivc_dest_port, ivc_lo,
+                                   ivc_hi)
                 elif kind == CREDIT_TO_TERMINAL:
                     ni_credits[a, b] += 1
                     if ni_busy[a, b] and ni_credits[a, b] == depth:
@@ -390,8 +391,8 @@ def _kernel():
                         nxt = buf_head[g]
                         ready = buf_arr[g, nxt] + cfg[C_RC]
                         ivc_ready[g] = ready if ready > c + 1 else c + 1
-                        route_head(r, g, buf_id[g, nxt], P, V, gen_dest, route_port, route_lo, route_hi,
-                                   route_tossed, vc_class, route_key, ivc_dest_port, ivc_lo, ivc_hi)
+                        route_head(r, g, buf_id[g, nxt], P, V, gen_dest, route, vc_class, route_key, ivc_dest_port,
+                                   ivc_lo, ivc_hi)
                     else:
                         ivc_state[g] = 0
                     at = (c + cfg[C_ST] + out_lat[r, o]) % W

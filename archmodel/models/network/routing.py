@@ -130,6 +130,9 @@ class Routing:
     the input VC (:func:`vc_class_range`), the destination terminal and the router's coin for
     the packet (``route_coin``): then :meth:`table` gives it whole, and an engine may look it
     up instead of calling the route (the compiled network loop does)."""
+    reads_input = True
+    """Whether the output set depends on the input port or VC at all (when not, :meth:`table`
+    routes for one input and shares the answer)."""
 
     def __init__(self, ports: PortMap, vcs: int):
         if vcs < self.classes:
@@ -138,6 +141,8 @@ class Routing:
         self.vcs = vcs
         self.terminal_router = ports.terminal_router
         self.terminal_port = ports.terminal_port
+        self._tables: dict = {}  # router -> its table (the routing does not change)
+        self._destinations: dict = {}  # router -> its output sets by destination (_table_routing)
 
     def injection_vcs(self, packet) -> tuple[int, int]:
         """VCs ``[first, end)`` an interface may use to inject ``packet``."""
@@ -152,22 +157,35 @@ class Routing:
 
     def table(self, r: int) -> dict:
         """Router r's output sets for a routing with :attr:`table_form`: ``(in port, input VC
-        class, destination terminal) -> (output set at coin 0, output set at coin 1)``, the
-        second None where the route does not toss the coin."""
+        class) -> [(output set at coin 0, output set at coin 1) per destination terminal]``,
+        the second None where the route does not toss the coin. Where the routing does not
+        read its input (:attr:`reads_input` False) every key holds the same list."""
         if not self.table_form:
             raise ValueError(f"routing '{self.name}' has no table form")
-        idle = [_Idle(r, self.ports, coin) for coin in (0, 1)]
-        routes = [self.for_router(router) for router in idle]
+        if r in self._tables:
+            return self._tables[r]
+        idle = _Idle(r, self.ports, 0)
+        heads_route = self.for_router(idle)
+        tails_route = None  # the route at coin 1, made once a route tosses
         firsts = [vc_class_range(c, self.classes, self.vcs)[0] for c in range(self.classes)]
-        out = {}
+        packets = [NetPacket(0, 0, t, 1) for t in range(self.ports.terminals)]
+        out: dict = {}
         for in_port in range(self.ports.in_ports(r)):
             for cls, in_vc in enumerate(firsts):
-                for t in range(self.ports.terminals):
-                    packet = NetPacket(0, 0, t, 1)
-                    idle[0].tossed = False
-                    heads = tuple(routes[0](in_port, in_vc, packet))
-                    tails = tuple(routes[1](in_port, in_vc, packet)) if idle[0].tossed else None
-                    out[in_port, cls, t] = (heads, tails)
+                if not self.reads_input and out:
+                    out[in_port, cls] = out[0, 0]
+                    continue
+                sets = out[in_port, cls] = []
+                for packet in packets:
+                    idle.tossed = False
+                    heads = tuple(heads_route(in_port, in_vc, packet))
+                    tails = None
+                    if idle.tossed:
+                        if tails_route is None:
+                            tails_route = self.for_router(_Idle(r, self.ports, 1))
+                        tails = tuple(tails_route(in_port, in_vc, packet))
+                    sets.append((heads, tails))
+        self._tables[r] = out
         return out
 
 
@@ -206,8 +224,11 @@ def _destination_table(routing: Routing, r: int, choose) -> list[tuple]:
 
 
 def _table_routing(routing: Routing, router, choose) -> callable:
-    """A per-router table indexed by destination terminal (routing independent of the input)."""
-    table = _destination_table(routing, router.node, choose)
+    """A per-router table indexed by destination terminal (routing independent of the input),
+    made once per router node (a routing class passes one ``choose``)."""
+    table = routing._destinations.get(router.node)
+    if table is None:
+        table = routing._destinations[router.node] = _destination_table(routing, router.node, choose)
 
     def route(in_port, in_vc, packet, table=table):
         return table[packet.dest]
@@ -220,6 +241,7 @@ class DimensionOrder(Routing):
 
     name = "dor"
     table_form = True
+    reads_input = False
 
     def __init__(self, ports: PortMap, vcs: int):
         super().__init__(ports, vcs)
@@ -270,6 +292,7 @@ class DatelineDimensionOrder(DimensionOrder):
 
     name = "dateline"
     classes = 2
+    reads_input = True  # the class it keeps through a dimension is its input VC's
 
     def injection_vcs(self, packet) -> tuple[int, int]:
         """Every VC: the class is chosen at the first router, not by the interface."""

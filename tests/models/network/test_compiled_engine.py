@@ -94,11 +94,11 @@ def test_the_reference_torus_runs_compiled_with_ties_both_ways(vcs, depth):
     fast = delivered_packets("fast", 5, **params)
     assert delivered_packets("compiled", 5, **params) == fast
     noc = Noc("probe", **params)
-    ties = [(r, d) for r in range(16) for d in range(16) if noc.route.table(r)[0, 0, d][1] is not None]
+    ties = [(r, d) for r in range(16) for d in range(16) if noc.route.table(r)[0, 0][d][1] is not None]
     # injected at each router: the 4 destinations at x distance 2 tie there, and the one in
     # the same column at y distance 2 (the others at y distance 2 tie where they turn into y)
     assert len(ties) == 16 * 5
-    assert noc.route.table(0)[0, 0, 2] == (((noc.port_map.port_to[0][1], 0, vcs // 2),),
+    assert noc.route.table(0)[0, 0][2] == (((noc.port_map.port_to[0][1], 0, vcs // 2),),
                                            ((noc.port_map.port_to[0][3], 0, vcs // 2),))
 
 
