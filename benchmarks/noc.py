@@ -18,14 +18,16 @@ then a sample period of 1000 cycles whose packets are tracked until they arrive;
 runs to the drain rule's verdict and the summary gives the last stable rate under it and under
 BookSim's rule (running average latency over 500 cycles at a sample boundary). The meshes run
 with 16 VCs x 8, 2 VCs x 4, and 2 VCs x 4 with the VC held until the tail's credit returns
-(``wait_for_tail_credit``). By default
-(``--engine auto``) a configuration runs on the compiled network loop (``Noc(engine="compiled")``)
-where it supports it (the meshes) and on the network-level Python engine (``engine="fast"``)
-otherwise (the torus's dateline VC classes, with 2 VCs x 8, 16 VCs x 8 and 2 VCs x 4 flits,
-as BookSim's ``dim_order_torus``); randomized tests hold the compiled loop to the
-fast engine and the fast engine to the per-component network, packet for packet. The
-compiled loop is loaded (or compiled) before any timing starts.
-Ideal DOR saturation on the 8x8 mesh: uniform 0.5, transpose 1/7 (0.143), bit-complement 0.25.
+(``wait_for_tail_credit``); the 4x4 torus with dateline routing (BookSim's ``dim_order_torus``)
+with 2 VCs x 8, 16 VCs x 8 and 2 VCs x 4 flits. By default (``--engine auto``) every
+configuration runs on the compiled network loop (``Noc(engine="compiled")``), and one it did
+not support would run on the network-level Python engine (``engine="fast"``); randomized tests
+hold the compiled loop to the fast engine and the fast engine to the per-component network,
+packet for packet. The compiled loop is loaded (or compiled) before any timing starts.
+The summary prints each curve beside its ideal saturation rate, the inverse of the heaviest
+channel load under the routing (``ideal_saturation``; ties at k/2 split evenly): on the 8x8
+mesh the published DOR bounds, uniform 0.5, transpose 1/7 (0.143), bit-complement 0.25; on the
+4x4 torus uniform 1, transpose 2/3, bit-complement 1.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import argparse
 import time
 
 from archmodel.kernel import ParameterError
-from archmodel.experiments.network import plot_png, run_point, saturation_rate, write_csv
+from archmodel.experiments.network import ideal_saturation, plot_png, run_point, saturation_rate, write_csv
 
 # stability="drain" runs every point to the drain rule's verdict, which also tells the latency
 # rule's (BookSim's: it would have stopped at the first boundary past the threshold).
@@ -51,7 +53,6 @@ CONFIGS = {
     "torus4x4-16vc": dict(topology="torus(4, 2)", routing="dateline", vcs=16, buffer_depth=8, link_latency=2),
     "torus4x4-2vc": dict(topology="torus(4, 2)", routing="dateline", vcs=2, buffer_depth=4, link_latency=2),
 }
-IDEAL = {("mesh8x8", "uniform"): 0.5, ("mesh8x8", "transpose"): 1 / 7, ("mesh8x8", "bitcomp"): 0.25}
 
 
 def show(name: str, pattern: str, p: dict) -> None:
@@ -147,7 +148,7 @@ def main(argv=None) -> None:
                   **dict(CONFIGS["mesh8x8-2vc"], topology="mesh(2, 2)"), **dict(ROUTER, sample_period=10))
     drain = 3000 if args.quick else 10000
     if args.versus:
-        names = args.only or [n for n in CONFIGS if n.startswith("mesh")]
+        names = args.only or list(CONFIGS)
         versus(names, args.pattern or ["uniform", "transpose", "bitcomp"], args.versus, drain, args.seed)
         return
     print(f"{'config':16} {'pattern':10} {'offered':>8} {'accepted':>9} {'pkt lat':>8} {'net lat':>8} "
@@ -157,7 +158,7 @@ def main(argv=None) -> None:
         for pattern in args.pattern or ["uniform", "transpose", "bitcomp"]:
             started = time.process_time()
             points, zero, saturation, engine = curve(name, pattern, step, drain, args.seed, args.engine)
-            ideal = IDEAL.get((name.split("-")[0], pattern))
+            ideal = ideal_saturation(pattern, **CONFIGS[name])
             peak = max(p["accepted"] for p in points)
             speeds = [p["router_cycles_per_s"] for p in points]
             summary.append((name, pattern, engine, zero, saturation, last_stable(points, "latency"),

@@ -3,8 +3,9 @@
 :func:`run_point` simulates one offered rate (warm-up, sample window, drain with injection
 continuing) and returns the figures; :func:`sweep` runs a list of rates and marks saturation:
 the offered rate at which average packet latency reaches twice the zero-load latency
-(interpolated linearly between the two measured points around it). :func:`write_csv` and
-:func:`plot_png` (matplotlib) save a curve.
+(interpolated linearly between the two measured points around it); :func:`ideal_saturation`
+gives the bound a curve is read against (the heaviest channel load under the routing).
+:func:`write_csv` and :func:`plot_png` (matplotlib) save a curve.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from archmodel.kernel import ArchError, Simulator
 
 from ..models.network import Noc
+from ..models.network.routing import vc_class_range
+from ..models.network.traffic import make_pattern
 
 FIELDS = ("rate", "offered", "accepted", "packet_latency", "network_latency", "p99_latency", "packets",
           "cycles", "stable", "stable_latency", "stable_drain", "router_cycles_per_s")
@@ -62,6 +65,53 @@ def measure_top(top, seed: int = 0) -> dict:
 def run_point(rate: float, seed: int = 0, **params) -> dict:
     """Simulate one offered ``rate`` (flits/terminal/cycle) of a Noc built from ``params``."""
     return measure_top(Noc("net", rate=rate, **params), seed)
+
+
+PERMUTATIONS = ("transpose", "bitcomp", "bitrev", "shuffle", "tornado", "neighbor")
+"""The synthetic patterns that send each source to one fixed destination (their ``rng`` unused)."""
+
+
+def ideal_saturation(traffic: str, **params) -> float | None:
+    """The ideal saturation rate of the Noc built from ``params`` under ``traffic`` (uniform
+    or a permutation): the inverse of the heaviest channel load per unit of offered rate, over
+    the network's links and the terminals' injection and ejection channels, with packets
+    following the routing function and a tie split evenly between the router's coin's two
+    sides (Dally and Towles, ch. 3). Uniform traffic sends to every terminal alike, the source
+    included, as the measurement does. None where the routing has no table form or the
+    pattern is random in another way."""
+    noc = Noc("ideal", **params)
+    route, pm = noc.route, noc.port_map
+    if not route.table_form or traffic not in ("uniform",) + PERMUTATIONS:
+        return None
+    n = pm.terminals
+    if traffic == "uniform":
+        flows = [(s, d, 1 / n) for s in range(n) for d in range(n)]
+    else:
+        pattern = make_pattern(traffic, n, noc.graph.graph.get("dims"))
+        flows = [(s, pattern(s, None), 1.0) for s in range(n)]
+    tables = [route.table(r) for r in pm.routers]
+    classes = [next(c for c in range(route.classes) if w < vc_class_range(c, route.classes, noc.vcs)[1])
+               for w in range(noc.vcs)]
+    load: dict = {}
+    ejected = [0.0] * n
+    for source, dest, weight in flows:
+        # (router, input port, input VC class, share of the flow) still on its way
+        moving = [(pm.terminal_router[source], pm.terminal_port[source], 0, weight)]
+        while moving:
+            r, in_port, cls, share = moving.pop()
+            heads, tails = tables[r][in_port, cls][dest]
+            sides = ((heads, share),) if tails is None else ((heads, share / 2), (tails, share / 2))
+            for hops, part in sides:
+                for port, first, _ in hops:
+                    step = part / len(hops)
+                    nxt = pm.neighbour[r][port]
+                    if nxt is None:
+                        ejected[dest] += step
+                        continue
+                    load[r, port] = load.get((r, port), 0.0) + step
+                    moving.append((nxt, pm.in_port_from[nxt][r], classes[first], step))
+    heaviest = max([1.0, *ejected, *load.values()])  # every source injects its whole rate
+    return 1 / heaviest
 
 
 def saturation_rate(points: list[dict], zero_load: float) -> float | None:

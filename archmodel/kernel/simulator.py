@@ -459,6 +459,13 @@ class Simulator:
         return any(ch.flight for ch in self.channels) or any(c.holding() for c in self._holders)
 
     @property
+    def started(self) -> bool:
+        """The first :meth:`run` has begun: every component's ``start`` has run and time
+        moves from edge to edge, so a model asked for work between runs (a driver's
+        ``send_packet``) schedules it at the next edge instead of at time 0."""
+        return self._started
+
+    @property
     def tracing(self) -> bool:
         """An observer (a tracer) is attached: registers may be watched, so models that keep
         waveform-only registers up to date can skip that work when this is False."""

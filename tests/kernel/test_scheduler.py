@@ -262,3 +262,11 @@ def test_settle_is_called_whenever_a_run_returns_even_with_an_error():
     with pytest.raises(ModelAssertion):
         Simulator(top).run()
     assert failing.settled == [7000]
+
+
+def test_started_says_whether_the_first_run_has_begun():
+    chain = Stage("s")
+    sim = Simulator(chain)
+    assert not sim.started
+    sim.run(cycles=2)
+    assert sim.started

@@ -12,7 +12,11 @@ a mapping requester -> granted resource with every resource granted at most once
   accepted grant of the first iteration (McKeown 1999), which desynchronises them under load.
 
 :func:`islip_shared` and :func:`islip_ports` are one-round iSLIP for the router's common cases
-(every requester asking for the same resources; input ports with VCs, for switch allocation).
+(every requester asking for the same resources; input ports with VCs, for switch allocation),
+:func:`separable_ports` separable allocation of input ports with VCs, and :func:`grant_lone`
+what every allocator here grants a lone requester; :func:`pick_vc` is an input port's VC
+arbiter and :func:`match_ports` moves the switch pointers for one match. The router calls these
+for all of its allocation, so each rule is written once.
 """
 
 from __future__ import annotations
@@ -124,6 +128,63 @@ def islip_shared(requesters: list, resources: list, in_ptr: list, out_ptr: list,
         in_ptr[i] = (o + 1) % n_out
 
 
+def grant_lone(request: int, requester: int, in_ptr: list, out_ptr: list, n_in: int, n_out: int) -> int:
+    """The resource every allocator here grants a requester that is alone in asking for the
+    resources set in bit mask ``request`` (not empty): the first at or after its pointer,
+    cyclically, with both pointers moved past the match (as :func:`islip` and
+    :func:`separable_input_first` move them). Returns the resource."""
+    pointer = in_ptr[requester]
+    above = request >> pointer << pointer
+    pick = above if above else request
+    resource = (pick & -pick).bit_length() - 1
+    in_ptr[requester] = (resource + 1) % n_out
+    out_ptr[resource] = (requester + 1) % n_in
+    return resource
+
+
+def pick_vc(candidates: list, p: int, v: int, vc_ptr: list) -> int:
+    """Input port ``p``'s VC arbiter: among its input VCs ``candidates`` (numbered ``p * v + w``)
+    the first at or after its round-robin pointer, cyclically. The pointer moves only when the
+    VC wins the switch (:func:`match_ports`)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    start = p * v + vc_ptr[p]
+    return min(candidates, key=lambda i: (i - start) % v)
+
+
+def match_ports(p: int, o: int, ivc: int, in_ptr: list, out_ptr: list, vc_ptr: list, n_in: int, n_out: int,
+                v: int) -> None:
+    """Input port ``p`` (its VC ``ivc``) matched to output port ``o``: the output's, the
+    input's and the input's VC pointer move past the match, as every allocator here moves them
+    on a match of its first round."""
+    out_ptr[o] = (p + 1) % n_in
+    in_ptr[p] = (o + 1) % n_out
+    vc_ptr[p] = (ivc - p * v + 1) % v
+
+
+def separable_ports(by_port: dict, ivc_out: list, out_port_of: list, in_ptr: list, out_ptr: list, vc_ptr: list,
+                    n_in: int, n_out: int, v: int) -> list:
+    """A router's switch allocation by separable input-first allocation over ``by_port`` (as
+    :func:`islip_ports`): each input port's VC arbiter picks one of its VCs, then each output
+    port grants one of the inputs that picked it, round robin. With one VC per input this is
+    also one iSLIP round (each input requests one output, so it accepts what it is granted).
+    Returns the winning input VCs."""
+    by_out: dict = {}
+    for p, w in by_port.items():
+        ivc = w[0] if len(w) == 1 else pick_vc(w, p, v, vc_ptr)
+        o = out_port_of[ivc_out[ivc]]
+        if o in by_out:
+            by_out[o].append((p, ivc))
+        else:
+            by_out[o] = [(p, ivc)]
+    winners = []
+    for o, inputs in by_out.items():
+        p, ivc = inputs[0] if len(inputs) == 1 else min(inputs, key=lambda pi: (pi[0] - out_ptr[o]) % n_in)
+        match_ports(p, o, ivc, in_ptr, out_ptr, vc_ptr, n_in, n_out, v)
+        winners.append(ivc)
+    return winners
+
+
 def islip_ports(by_port: dict, ivc_out: list, out_port_of: list, in_ptr: list, out_ptr: list, vc_ptr: list,
                 n_in: int, n_out: int, v: int) -> list:
     """A router's switch allocation by one iSLIP round over ``by_port`` (input port -> its ready
@@ -151,14 +212,7 @@ def islip_ports(by_port: dict, ivc_out: list, out_port_of: list, in_ptr: list, o
     winners = []
     for p, granted in offers.items():
         o = granted[0] if len(granted) == 1 else _rotate_pick(granted, in_ptr[p], n_out)
-        out_ptr[o] = (p + 1) % n_in
-        in_ptr[p] = (o + 1) % n_out
-        choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
-        if len(choice) == 1:
-            ivc = choice[0]
-        else:
-            start = p * v + vc_ptr[p]
-            ivc = min(choice, key=lambda i: (i - start) % v)
-        vc_ptr[p] = (ivc - p * v + 1) % v
+        ivc = pick_vc([i for i in by_port[p] if out_port_of[ivc_out[i]] == o], p, v, vc_ptr)
+        match_ports(p, o, ivc, in_ptr, out_ptr, vc_ptr, n_in, n_out, v)
         winners.append(ivc)
     return winners

@@ -10,10 +10,13 @@ seeds it, and the packets (creation time, destination) are drawn from it in Pyth
 interface's order, a chunk of cycles ahead of the compiled loop.
 
 Supported: single-flit packets, iSLIP with any number of iterations, ``wait_for_tail_credit``,
-routing with one output port per hop and every VC of it allowed (``dor`` on a mesh), Bernoulli
-injection of a synthetic pattern, ``stop_when_measured``, both stability rules. The loop itself is
-in :mod:`.compiled_loop`. Anything else raises ParameterError naming why; use ``engine="fast"``.
-Leaves out: deadlock reports naming the wait cycle (a stall is reported without it), packets
+routing with a table form (:attr:`.routing.Routing.table_form`) and one output port per hop
+(``dor`` on a mesh, ``dateline`` on a torus or ring, its VC classes and its ties at k/2: the
+loop looks the route up in :meth:`.routing.Routing.table` and tosses the router's coin for the
+packet as :meth:`NocRouter.route_coin` does, with :func:`.routing.tie_coin` compiled), injection
+on every VC, Bernoulli injection of a synthetic pattern, ``stop_when_measured``, both stability
+rules. The loop itself is in :mod:`.compiled_loop`. Anything else raises ParameterError naming
+why; use ``engine="fast"``. Leaves out: deadlock reports naming the wait cycle (a stall is reported without it), packets
 sent with ``send_packet``, traces, continuing a run after it stopped.
 """
 
@@ -26,12 +29,13 @@ import numpy as np
 from archmodel.kernel import Component, DeadlockError, ModelAssertion, ParameterError, compiled, component_rng, model
 
 from .compiled_loop import (C_CR, C_DEPTH, C_DRAIN, C_END, C_INJ, C_ITERS, C_LATENCY_RULE, C_P, C_PERIOD,
-                            C_PHASE, C_R, C_RC, C_SAMPLE, C_START, C_ST, C_SW, C_T, C_THRESHOLD, C_V, C_VA,
+                            C_PHASE, C_R, C_RANGED, C_RC, C_SAMPLE, C_START, C_ST, C_SW, C_T, C_THRESHOLD, C_V, C_VA,
                             C_WAIT, C_WARMUP, C_WATCHDOG, CONFIG_SIZE, FAILED, RUNNING, S_ACCEPTED, S_CHECK,
                             S_CYCLE, S_DONE_LAT, S_DONE_N, S_EXCEEDED, S_FLIGHT, S_FLIGHT_CREATED, S_MEASURED,
                             S_MOVED, S_NEXT_STABLE, S_OFFERED, S_OUTSTANDING, S_UNMEASURED, STALLED, STATE_SIZE,
                             UNSTABLE, compiled_run)
 from .flit import NetPacket
+from .routing import vc_class_range
 
 _WHEEL = 16  # cycles of the event wheel: more than the longest link + pipeline delay
 _CHUNK = 1000  # cycles of packets drawn ahead of the compiled loop
@@ -47,18 +51,19 @@ def refusal(noc) -> str | None:
     why = compiled.unavailable_reason() or unsupported_reason(noc)
     if why is not None:
         return why
-    pm = noc.port_map
-    vcs = noc.vcs
-    for r in pm.routers:
-        route_fn = noc.routers[r].route_fn
-        for t in range(pm.terminals):
-            packet = NetPacket(0, 0, t, 1)
-            hops = list(route_fn(0, 0, packet))
-            if len(hops) != 1 or tuple(hops[0][1:]) != (0, vcs) or list(route_fn(0, vcs - 1, packet)) != hops:
-                return (f"routing {noc.routing!r} on {noc.topology!r} (only routing with one output port and every "
-                        "VC per hop, dor on a mesh)")
-    if tuple(noc.route.injection_vcs(NetPacket(0, 0, 0, 1))) != (0, vcs):
+    route = noc.route
+    one_port = (f"routing {noc.routing!r} on {noc.topology!r} (only routing with one output port per hop given by "
+                "the router, input port and VC class, destination and coin: dor, dateline)")
+    if not route.table_form:
+        return one_port
+    for r in noc.port_map.routers:
+        for sets in route.table(r).values():
+            for heads, tails in sets:
+                if len(heads) != 1 or (tails is not None and len(tails) != 1):
+                    return one_port
+    if tuple(route.injection_vcs(NetPacket(0, 0, 0, 1))) != (0, noc.vcs):
         return "injection on some VCs only (it needs every VC)"
+    pm = noc.port_map
     links = [pm.latency(u, v) for u in pm.routers for v in pm.neighbour[u] if v is not None]
     widest = max(links + [noc.ejection_latency])
     longest = max(noc.sw_alloc_delay + noc.st_delay + widest, noc.sw_alloc_delay + noc.credit_delay + widest,
@@ -116,6 +121,12 @@ class CompiledNocEngine(Component):
         period = self.domain.period_ps
         for ni in noc.interfaces:
             ni.begin(self.now, period, self.domain.phase_ps, component_rng(seed, ni.path))
+        # The routers are begun as the fast engine begins them, for their tie keys: the loop
+        # tosses each router's coin for a packet as NocRouter.route_coin does.
+        self.route_key = np.zeros(len(noc.routers), np.int64)
+        for r, router in enumerate(noc.routers):
+            router.begin(period, component_rng(seed, router.path), False)
+            self.route_key[r] = router.route_key
 
     def _refuse_unsupported(self) -> None:
         noc = self.parent
@@ -146,11 +157,24 @@ class CompiledNocEngine(Component):
                     self.out_kind[u, p] = 2
                     self.out_target[u, p] = terminal_at[(u, p)]
                     self.out_lat[u, p] = noc.ejection_latency
-        self.route_port = np.zeros((R, T), np.int64)
+        # The routing as a table (Routing.table), one row of 7 per (router, input port, input
+        # VC class, destination): output port, first and end VC at coin 0, the same at coin 1,
+        # and whether the coin counts; one input port and class where the routing reads neither
+        # (a small table stays in cache).
+        route = noc.route
+        inputs, classes = (P, route.classes) if route.reads_input else (1, 1)
+        self.route = np.zeros((R, inputs, classes, T, 7), np.int64)
+        self.ranged = False  # some head may take only part of its output port's VCs
         for r in pm.routers:
-            route_fn = noc.routers[r].route_fn
-            for t in range(T):
-                self.route_port[r, t] = next(iter(route_fn(0, 0, NetPacket(0, 0, t, 1))))[0]
+            for (p, c), sets in route.table(r).items():
+                if p < inputs and c < classes:
+                    rows = [(*h[0], *(h[0] if t is None else t[0]), t is not None) for h, t in sets]
+                    self.route[r, p, c] = rows
+                    self.ranged = self.ranged or any(row[1:3] != (0, V) or row[4:6] != (0, V) for row in rows)
+        self.vc_class = np.zeros(V, np.int64)
+        for c in range(route.classes):
+            first, end = vc_class_range(c, route.classes, V)
+            self.vc_class[first:end] = c
         self.term_router = np.array(pm.terminal_router[:T], np.int64)
         self.term_port = np.array(pm.terminal_port[:T], np.int64)
 
@@ -201,6 +225,7 @@ class CompiledNocEngine(Component):
         cfg[C_ITERS], cfg[C_WAIT] = noc.alloc_iterations, noc.wait_for_tail_credit
         cfg[C_SAMPLE], cfg[C_WARMUP], cfg[C_THRESHOLD] = meas.sample_cycles, meas.warmup_periods, meas.threshold_cycles
         cfg[C_LATENCY_RULE] = meas.rule == "latency"
+        cfg[C_RANGED] = self.ranged
         st = np.zeros(STATE_SIZE, np.int64)
         st[S_CYCLE] = self.domain.cycle_of(self.sim.now)
         st[S_CHECK] = st[S_CYCLE]
@@ -216,7 +241,7 @@ class CompiledNocEngine(Component):
         run.cfg, run.st, run.period, run.phase, run.K = cfg, st, period, phase, 256
         run.buf_id, run.buf_arr = np.zeros((n, D), np.int64), np.zeros((n, D), np.int64)
         (run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
-         run.ivc_dest_port) = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0)
+         run.ivc_dest_port, run.ivc_lo, run.ivc_hi) = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0), ivc(0), ivc(0)
         run.ovc_free = np.ones(n, np.bool_)
         run.ovc_wait = np.zeros(n, np.bool_)  # the tail left; the VC frees when its credit is back
         run.ovc_credits = ivc(D)
@@ -290,10 +315,10 @@ class CompiledNocEngine(Component):
                     run.gen_dest[t, k:k + len(dests)] = dests
                     run.n_gen[t] = k + len(times)
             status = run.loop(run.cfg, st, self.nports, self.out_kind, self.out_target, self.out_tport, self.out_lat,
-                              self.route_port, self.term_router, self.term_port, run.buf_id, run.buf_arr,
+                              self.route, self.vc_class, self.route_key, self.term_router, self.term_port, run.buf_id, run.buf_arr,
                               run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
-                              run.ivc_dest_port, run.ovc_free, run.ovc_wait, run.ovc_credits, run.va_in_ptr,
-                              run.va_out_ptr,
+                              run.ivc_dest_port, run.ivc_lo, run.ivc_hi, run.ovc_free, run.ovc_wait,
+                              run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
                               run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits,
                               run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_vc_ptr, run.ni_next,
                               run.ni_created,

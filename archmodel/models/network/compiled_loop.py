@@ -8,17 +8,22 @@ and nothing moved) or FAILED (a model check). Per cycle, as the Python engines o
 the stability check of a sample boundary (the running average latency, see
 :class:`~.network.NetworkMeasurement`), the link words arriving (credits and flits), the
 interfaces (packets due, injection), then per router VC allocation, switch allocation and
-traversal, then the watchdog's and the drain limit's check.
+traversal, then the watchdog's and the drain limit's check. A head is routed when it reaches the
+front of its buffer, from the routing's table and, where the route tosses it, the router's coin
+for the packet (:func:`.routing.tie_coin`, the Python function compiled as it is).
 """
 
 from __future__ import annotations
 
+import functools
+
 from archmodel.kernel.compiled import dispatcher
 
 # Scalar configuration, at these indices of one int64 array.
+# RANGED: some route allows a head only part of an output port's VCs (VC classes).
 (C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
- C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE,
- CONFIG_SIZE) = range(24)
+ C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE, C_RANGED,
+ CONFIG_SIZE) = range(25)
 # Scalar state. FLIGHT/FLIGHT_CREATED: packets created and not delivered, and the sum of their
 # creation times (ps); DONE_LAT/DONE_N: the latencies (ps) and count of the packets delivered
 # in the stability statistics since their last clear; NEXT_STABLE: the next sample boundary
@@ -34,6 +39,10 @@ FLIT_TO_ROUTER, CREDIT_TO_ROUTER, FLIT_TO_TERMINAL, CREDIT_TO_TERMINAL = range(4
 def _kernel():
     """The loop's functions, compiled on their first call or loaded from numba's cache."""
 
+    from .routing import tie_coin as python_tie_coin
+
+    tie_coin = dispatcher(python_tie_coin)
+
     @dispatcher
     def schedule(ev_kind, ev_a, ev_b, ev_n, at, kind, a, b):
         """An event of ``kind`` (with its operands) on the wheel's slot ``at``."""
@@ -43,12 +52,29 @@ def _kernel():
         ev_b[at, m] = b
         ev_n[at] = m + 1
 
+    @functools.partial(dispatcher, inline=True)
+    def route_head(r, a, pid, P, V, gen_dest, route, vc_class, route_key, ivc_dest_port, ivc_lo, ivc_hi):
+        """Route the head ``pid`` at the front of input VC ``a`` of router r: its output port
+        and the VCs [lo, hi) of it the head may take, from the routing's table (one input port
+        and class in it where the routing reads neither) at the router's coin for the packet
+        (tossed only where the route tosses it)."""
+        p = (a // V) % P if route.shape[1] > 1 else 0
+        cls = vc_class[a % V] if route.shape[2] > 1 else 0
+        t = gen_dest[pid >> 32, pid & 0xFFFFFFFF]
+        k = 3 if route[r, p, cls, t, 6] and tie_coin(route_key[r], pid) else 0
+        ivc_dest_port[a] = route[r, p, cls, t, k]
+        ivc_lo[a] = route[r, p, cls, t, k + 1]
+        ivc_hi[a] = route[r, p, cls, t, k + 2]
+
     @dispatcher
     def allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr, ovc_free, ivc_out,
-                     ivc_ready, ivc_state, offer_to, got, vtaken):
+                     ivc_ready, ivc_state, ivc_lo, ivc_hi, offer_to, got, vtaken):
         """iSLIP with cfg[C_ITERS] rounds between the heads reqs[o, :cnt] (ascending) and the free
-        output VCs req[:nfree] (ascending) of output port o, every head asking for all of them;
-        pointers move on the first round's accepts. Returns the head-cycles stalled."""
+        output VCs req[:nfree] (ascending) of output port o, each head asking for those in its
+        range [ivc_lo, ivc_hi) of the port's VCs; pointers move on the first round's accepts.
+        Returns the head-cycles stalled."""
+        V = cfg[C_V]
+        ranged = cfg[C_RANGED] == 1
         stalled = 0
         for x in range(cnt):
             got[x] = -1
@@ -61,9 +87,10 @@ def _kernel():
                 if vtaken[j]:
                     continue
                 ptr = va_out_ptr[base + req[j]]
+                w = req[j] - o * V
                 pick = -1
                 for x in range(cnt):
-                    if got[x] < 0:
+                    if got[x] < 0 and (not ranged or ivc_lo[base + reqs[o, x]] <= w < ivc_hi[base + reqs[o, x]]):
                         if pick < 0:
                             pick = x  # the lowest, should none be at or past the pointer
                         if reqs[o, x] >= ptr:
@@ -185,8 +212,9 @@ def _kernel():
         return unstable
 
     @dispatcher
-    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route_port, term_router, term_port,
-            buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+    def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key, term_router,
+            term_port,
+            buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo, ivc_hi,
             ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,
             r_flits, r_va_stalls, ni_credits, ni_busy, ni_vc_ptr, ni_next, ni_created, gen_created, gen_dest,
             n_gen, injected, arrived, ni_ejected, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
@@ -237,7 +265,8 @@ def _kernel():
                     if k == 0:
                         ivc_state[a] = 1
                         ivc_ready[a] = c + cfg[C_RC]
-                        ivc_dest_port[a] = route_port[r, gen_dest[b >> 32, b & 0xFFFFFFFF]]
+                        route_head(r, a, b, P, V, gen_dest, route, vc_class, route_key, ivc_dest_port, ivc_lo,
+                                   ivc_hi)
                 elif kind == CREDIT_TO_TERMINAL:
                     ni_credits[a, b] += 1
                     if ni_busy[a, b] and ni_credits[a, b] == depth:
@@ -325,7 +354,8 @@ def _kernel():
                             nfree += 1
                     if nfree > 0:
                         stalled += allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr,
-                                                ovc_free, ivc_out, ivc_ready, ivc_state, offer_to, got, vtaken)
+                                                ovc_free, ivc_out, ivc_ready, ivc_state, ivc_lo, ivc_hi, offer_to,
+                                                got, vtaken)
                 r_va_stalls[r] += stalled
                 any_ready = False
                 for p in range(np_):
@@ -365,7 +395,8 @@ def _kernel():
                         nxt = buf_head[g]
                         ready = buf_arr[g, nxt] + cfg[C_RC]
                         ivc_ready[g] = ready if ready > c + 1 else c + 1
-                        ivc_dest_port[g] = route_port[r, gen_dest[buf_id[g, nxt] >> 32, buf_id[g, nxt] & 0xFFFFFFFF]]
+                        route_head(r, g, buf_id[g, nxt], P, V, gen_dest, route, vc_class, route_key, ivc_dest_port,
+                                   ivc_lo, ivc_hi)
                     else:
                         ivc_state[g] = 0
                     at = (c + cfg[C_ST] + out_lat[r, o]) % W

@@ -117,9 +117,9 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         run, else at the first edge after the simulator's time) and the engine steps the
         interface then."""
         sim = self.sim
-        started = sim is not None and sim._started
+        started = sim is not None and sim.started
         when = self.domain.edge_after(sim.now) if started else 0
-        packet = ni._new_packet(dest, size, payload, when)
+        packet = ni.create_packet(dest, size, payload, when)
         self.bounds_at = None  # a packet created between edges changes the lookahead bounds
         if started:
             edge = self._edge_at_or_after(when)

@@ -131,14 +131,19 @@ class NetworkInterface(Component):
             # Under the fast engine this interface is no kernel component: the engine knows
             # the time and steps it.
             return self.engine.send_packet(self, dest, size, payload)
-        started = self.sim is not None and self.sim._started
+        started = self.sim is not None and self.sim.started
         when = self.domain.edge_after(self.sim.now) if started else 0
-        packet = self._new_packet(dest, size, payload, when)
+        packet = self.create_packet(dest, size, payload, when)
         if started:
             self.wake_at(when)
         return packet
 
-    def _new_packet(self, dest: int, size: int, payload, now: int) -> NetPacket:
+    def create_packet(self, dest: int, size: int, payload, now: int) -> NetPacket:
+        """Create a packet of ``size`` flits to terminal ``dest`` carrying ``payload``, made at
+        ``now`` (ps), and queue it for injection: its id is the next of this source, the
+        measurement counts it, and a monitor idle for want of work is told. What this
+        interface's traffic, its trace and its ``inp`` port do each edge, and what an engine
+        stepping it does for :meth:`send_packet`."""
         meas = self.measurement
         measured = meas is not None and meas.start_ps <= now < meas.end_ps
         packet = NetPacket((self.terminal << 32) | self.packet_ids, self.terminal, dest, size, now, payload, measured)
@@ -182,7 +187,7 @@ class NetworkInterface(Component):
                 self._eject(flit, now)
         if self.next_packet_ps is not None:
             while self.next_packet_ps <= now:
-                self._new_packet(self.pattern(self.terminal, self.random), self.packet_size, None, self.next_packet_ps)
+                self.create_packet(self.pattern(self.terminal, self.random), self.packet_size, None, self.next_packet_ps)
                 self.next_packet_ps += self.process.gap(self.random) * self.period
                 if self.packets and self.created.value >= self.packets:
                     self.next_packet_ps = None
@@ -191,10 +196,10 @@ class NetworkInterface(Component):
         if trace:
             while trace and trace[0][0] <= now:
                 when, dest, size = trace.popleft()
-                self._new_packet(dest, size, None, when)
+                self.create_packet(dest, size, None, when)
         if self.inp.connected and self.inp.valid and len(self.queue) < 2:
             msg = self.inp.recv()
-            self._new_packet(msg.dest, self.flits_for(msg), msg, now)
+            self.create_packet(msg.dest, self.flits_for(msg), msg, now)
         flit = None
         if self.sending is None and self.queue:
             self._start_packet()

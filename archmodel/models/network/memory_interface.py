@@ -228,7 +228,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.sent_to[dest] = pair_seq + 1
         trip = RequestTrip(self.terminal, self.requests_issued, pair_seq, request)
         self.requests_issued += 1
-        self._new_packet(dest, self.flits_for(request), trip, now)
+        self.create_packet(dest, self.flits_for(request), trip, now)
 
     def _send_response(self, response: MemResponse, now: int) -> None:
         trip = self.at_memory.pop(response.tag, None)
@@ -237,7 +237,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                       "request this interface sent")
         request = trip.request
         back = attrs.evolve(response, tag=request.tag, source=request.source)
-        self._new_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
+        self.create_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
 
     def _deliver(self, packet, now: int) -> None:
         payload = packet.payload

@@ -8,9 +8,10 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model
 
-from .allocators import ALLOCATORS, islip_ports, islip_shared, set_bits
-from .routing import ROUTINGS
+from .allocators import (ALLOCATORS, grant_lone, islip_ports, islip_shared, match_ports, pick_vc, separable_ports,
+                         set_bits)
 from .router_reports import RouterReports
+from .routing import ROUTINGS, tie_coin
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
@@ -51,6 +52,14 @@ class NocRouter(RouterReports, Component):
     must be two-way for credits to return. Registers ``occ<port>_<vc>`` hold the flits buffered
     per input VC (for waveforms). Leaves out: speculative allocation, input/output speedup,
     shared buffers, power.
+
+    Every allocation decision is made by :mod:`.allocators` (the general separable and iSLIP
+    allocators, and their exact shortcuts for a lone requester and for input ports with VCs), so
+    the router carries no allocator of its own. The network-level engines step a router through
+    :meth:`begin`, :meth:`take`, :meth:`arbitrate`, :meth:`has_requests` and :meth:`words_due`
+    (with ``st_total`` and ``credit_times``, the delays after a switch win at which its words
+    are due, ``buffered``, the flits it holds, and ``route_key``, its tie coin's key), as
+    :meth:`tick` does.
 
     For speed the allocators work on bit masks of free output VCs and skip what cannot change:
     a head whose allowed output VCs are all owned is parked until one of that port frees, and an
@@ -161,7 +170,8 @@ class NocRouter(RouterReports, Component):
 
     def begin(self, period: int, rng, trace_occupancy: bool) -> None:
         """Fix the stage delays for clock ``period`` (ps) and seed the routing's random
-        stream from ``rng`` (the kernel's, or the same stream in the network-level engine)."""
+        stream and tie key (:attr:`route_key`) from ``rng`` (the kernel's, or the same stream
+        in the network-level and compiled engines)."""
         self.period = period
         self.va_ready_delay = self.vc_alloc_delay * period
         self.rc_delay = self.routing_delay * period
@@ -174,6 +184,8 @@ class NocRouter(RouterReports, Component):
         self.credit_times = sorted(set(self.credit_after))
         self.allocate = ALLOCATORS[self.allocator]
         self.random = random.Random(int(rng.integers(1 << 62)))
+        # Drawn after the stream's seed, so Valiant's and UGAL's draws are what they were.
+        self.route_key = int(rng.integers(1 << 32))
         self.trace_occ = trace_occupancy
 
     # -- helpers for routing functions ----------------------------------------------------
@@ -186,6 +198,12 @@ class NocRouter(RouterReports, Component):
     def route_random(self, n: int) -> int:
         """A uniform random integer in ``[0, n)`` from this router's stream (Valiant, UGAL)."""
         return self.random.randrange(n)
+
+    def route_coin(self, packet) -> int:
+        """This router's fair coin (0 or 1) for ``packet`` (dateline's tie at k/2): a hash of
+        :attr:`route_key` and the packet's id (:func:`~.routing.tie_coin`), the same however
+        often and in whatever order it is asked, so every engine gets the same coin."""
+        return tie_coin(self.route_key, packet.id)
 
     # -- the cycle ------------------------------------------------------------------------
     def _new_front(self, ivc: int, now: int) -> None:
@@ -342,12 +360,7 @@ class NocRouter(RouterReports, Component):
             if mask is not None and ready_at[ivc] <= now:
                 request = free & mask
                 if request:
-                    pointer = self.va_in_ptr[ivc]
-                    above = request >> pointer << pointer
-                    pick = above if above else request
-                    ovc = (pick & -pick).bit_length() - 1
-                    self.va_in_ptr[ivc] = (ovc + 1) % self.out_vcs
-                    self.va_out_ptr[ovc] = (ivc + 1) % self.in_vcs
+                    ovc = grant_lone(request, ivc, self.va_in_ptr, self.va_out_ptr, self.in_vcs, self.out_vcs)
                     self.ovc_owner[ovc] = ivc
                     self.free_ovcs = free & ~(1 << ovc)
                     self.ivc_out[ivc] = ovc
@@ -403,13 +416,7 @@ class NocRouter(RouterReports, Component):
         if disjoint:
             for request, ivcs in groups.items():
                 if len(ivcs) == 1:
-                    ivc = ivcs[0]
-                    above = request >> in_ptr[ivc] << in_ptr[ivc]
-                    pick = above if above else request
-                    ovc = (pick & -pick).bit_length() - 1
-                    in_ptr[ivc] = (ovc + 1) % n_out
-                    out_ptr[ovc] = (ivc + 1) % n_in
-                    grants[ivc] = ovc
+                    grants[ivcs[0]] = grant_lone(request, ivcs[0], in_ptr, out_ptr, n_in, n_out)
                 elif self.allocator == "islip" and self.alloc_iterations == 1:
                     islip_shared(sorted(ivcs), set_bits(request), in_ptr, out_ptr, n_in, n_out, grants)
                 else:
@@ -464,11 +471,7 @@ class NocRouter(RouterReports, Component):
                 return False
             if ivc_ready[ivc] > now:
                 return False
-            p = port_of[ivc]
-            o = out_port_of[ovc]
-            out_ptr[o] = (p + 1) % n_in
-            in_ptr[p] = (o + 1) % n_out
-            vc_ptr[p] = (ivc - p * v + 1) % v
+            match_ports(port_of[ivc], out_port_of[ovc], ivc, in_ptr, out_ptr, vc_ptr, n_in, n_out, v)
             self._traverse((ivc,), now)
             return True
         by_port: dict = {}
@@ -499,49 +502,20 @@ class NocRouter(RouterReports, Component):
         if len(by_port) == 1 and not several:
             # One input port with one VC ready: it wins its output port.
             (p, (ivc,)), = by_port.items()
-            o = out_port_of[ivc_out[ivc]]
-            out_ptr[o] = (p + 1) % n_in
-            in_ptr[p] = (o + 1) % n_out
-            vc_ptr[p] = (ivc - p * v + 1) % v
+            match_ports(p, out_port_of[ivc_out[ivc]], ivc, in_ptr, out_ptr, vc_ptr, n_in, n_out, v)
             winners = [ivc]
         elif not several or self.allocator == "round_robin":
-            winners = []
-            # Input stage: each input's VC arbiter picks one VC (with one candidate per input,
-            # iSLIP's request-grant-accept reduces to the same output arbitration).
-            by_out: dict = {}
-            for p, w in by_port.items():
-                if len(w) == 1:
-                    ivc = w[0]
-                else:
-                    start = p * v + vc_ptr[p]
-                    ivc = min(w, key=lambda i: (i - start) % v)
-                o = out_port_of[ivc_out[ivc]]
-                if o in by_out:
-                    by_out[o].append(ivc)
-                else:
-                    by_out[o] = [ivc]
-            for o, ivcs in by_out.items():
-                if len(ivcs) == 1:
-                    ivc = ivcs[0]
-                else:
-                    start = out_ptr[o]
-                    ivc = min(ivcs, key=lambda i: (port_of[i] - start) % n_in)
-                p = port_of[ivc]
-                out_ptr[o] = (p + 1) % n_in
-                in_ptr[p] = (o + 1) % n_out
-                vc_ptr[p] = (ivc - p * v + 1) % v
-                winners.append(ivc)
+            # With one candidate VC per input, iSLIP's request-grant-accept is this too.
+            winners = separable_ports(by_port, ivc_out, out_port_of, in_ptr, out_ptr, vc_ptr, n_in, n_out, v)
         elif self.alloc_iterations == 1:
-            winners = islip_ports(by_port, self.ivc_out, self.out_port_of, self.sa_in_ptr, self.sa_out_ptr,
-                                  self.sa_vc_ptr, n_in, n_out, v)
+            winners = islip_ports(by_port, ivc_out, out_port_of, in_ptr, out_ptr, vc_ptr, n_in, n_out, v)
         else:
             winners = []
             requests = {p: sorted({out_port_of[ivc_out[i]] for i in w}) for p, w in by_port.items()}
             grants = self.allocate(requests, in_ptr, out_ptr, n_in, n_out, self.alloc_iterations)
             for p, o in grants.items():
-                choice = [i for i in by_port[p] if out_port_of[ivc_out[i]] == o]
-                start = p * v + vc_ptr[p]
-                ivc = choice[0] if len(choice) == 1 else min(choice, key=lambda i: (i - start) % v)
+                ivc = pick_vc([i for i in by_port[p] if out_port_of[ivc_out[i]] == o], p, v, vc_ptr)
+                # the allocator moved the port pointers (on its first round's matches)
                 vc_ptr[p] = (ivc - p * v + 1) % v
                 winners.append(ivc)
         if len(winners) > 1:

@@ -12,10 +12,14 @@ Routing functions, by name (:func:`make_routing`):
 
 * ``dor`` dimension order on a mesh (x first), all VCs; on a torus it is minimal and cyclic, so
   it can deadlock (kept as the deliberately unsafe example).
-* ``dateline`` dimension order on a torus or ring, minimal direction (ties at k/2 broken at
-  random), two VC classes chosen per dimension by whether the packet's way crosses the
-  wrap-around link (Dally and Seitz 1987), as BookSim's ``dim_order_torus``; injection on
-  any VC.
+* ``dateline`` dimension order on a torus or ring, minimal direction, two VC classes chosen
+  per dimension by whether the packet's way crosses the wrap-around link (Dally and Seitz
+  1987), as BookSim's ``dim_order_torus``; injection on any VC. A tie (distance k/2 either
+  way) is broken where the reference breaks it, at the router where the packet turns into the
+  dimension, by a fair coin: BookSim draws ``RandomInt(1)`` from its global generator; here
+  the coin is :func:`tie_coin` of the router's key and the packet's id, a counter-based hash,
+  so every engine (components, fast, compiled) draws the same coin for the same packet
+  whatever order it routes heads in.
 * ``shortest`` every shortest-path next hop (networkx), all VCs; deadlocks on cyclic graphs.
 * ``updown`` up*/down* (Autonet, Schroeder et al. 1991): a spanning BFS order; a legal path
   goes up (towards the root) zero or more times, then down; shortest legal paths.
@@ -37,6 +41,8 @@ from collections import deque
 import networkx as nx
 
 from archmodel.kernel import ArchError, Registry
+
+from .flit import NetPacket
 
 
 class PortMap:
@@ -89,6 +95,24 @@ class PortMap:
         return self.graph.edges[u, v]
 
 
+def tie_coin(key: int, packet_id: int) -> int:
+    """A fair coin (0 or 1) for packet ``packet_id`` at the router whose routing key is ``key``
+    (32 bits, drawn from the router's stream): a counter-based hash, so the coin depends on
+    nothing but the two numbers, not on how many coins were drawn before.
+
+    The 32-bit integer hash of T. Mueller (two multiply-xorshift rounds, full avalanche) over
+    the key and then each 32-bit half of the id; every intermediate stays below 2**63, so the
+    compiled network loop compiles this same function with int64 arithmetic."""
+    h = key & 0xFFFFFFFF
+    for half in range(2):
+        word = (packet_id >> 32) if half == 0 else packet_id
+        h ^= word & 0xFFFFFFFF
+        h = (((h >> 16) ^ h) * 0x45D9F3B) & 0xFFFFFFFF
+        h = (((h >> 16) ^ h) * 0x45D9F3B) & 0xFFFFFFFF
+        h = (h >> 16) ^ h
+    return h >> 31
+
+
 def vc_class_range(cls: int, classes: int, vcs: int) -> tuple[int, int]:
     """The VCs ``[first, end)`` of class ``cls`` when ``vcs`` VCs are split into ``classes``."""
     return cls * vcs // classes, (cls + 1) * vcs // classes
@@ -101,6 +125,14 @@ class Routing:
 
     name = "routing"
     classes = 1
+    table_form = False
+    """Whether the output set depends on nothing but the router, the input port, the class of
+    the input VC (:func:`vc_class_range`), the destination terminal and the router's coin for
+    the packet (``route_coin``): then :meth:`table` gives it whole, and an engine may look it
+    up instead of calling the route (the compiled network loop does)."""
+    reads_input = True
+    """Whether the output set depends on the input port or VC at all (when not, :meth:`table`
+    routes for one input and shares the answer)."""
 
     def __init__(self, ports: PortMap, vcs: int):
         if vcs < self.classes:
@@ -109,6 +141,8 @@ class Routing:
         self.vcs = vcs
         self.terminal_router = ports.terminal_router
         self.terminal_port = ports.terminal_port
+        self._tables: dict = {}  # router -> its table (the routing does not change)
+        self._destinations: dict = {}  # router -> its output sets by destination (_table_routing)
 
     def injection_vcs(self, packet) -> tuple[int, int]:
         """VCs ``[first, end)`` an interface may use to inject ``packet``."""
@@ -121,18 +155,59 @@ class Routing:
         """The output set at router r (for tests and tools: no router state is consulted)."""
         return list(self.for_router(_Idle(r, self.ports))(in_port, in_vc, packet))
 
+    def table(self, r: int) -> dict:
+        """Router r's output sets for a routing with :attr:`table_form`: ``(in port, input VC
+        class) -> [(output set at coin 0, output set at coin 1) per destination terminal]``,
+        the second None where the route does not toss the coin. Where the routing does not
+        read its input (:attr:`reads_input` False) every key holds the same list."""
+        if not self.table_form:
+            raise ValueError(f"routing '{self.name}' has no table form")
+        if r in self._tables:
+            return self._tables[r]
+        idle = _Idle(r, self.ports, 0)
+        heads_route = self.for_router(idle)
+        tails_route = None  # the route at coin 1, made once a route tosses
+        firsts = [vc_class_range(c, self.classes, self.vcs)[0] for c in range(self.classes)]
+        packets = [NetPacket(0, 0, t, 1) for t in range(self.ports.terminals)]
+        out: dict = {}
+        for in_port in range(self.ports.in_ports(r)):
+            for cls, in_vc in enumerate(firsts):
+                if not self.reads_input and out:
+                    out[in_port, cls] = out[0, 0]
+                    continue
+                sets = out[in_port, cls] = []
+                for packet in packets:
+                    idle.tossed = False
+                    heads = tuple(heads_route(in_port, in_vc, packet))
+                    tails = None
+                    if idle.tossed:
+                        if tails_route is None:
+                            tails_route = self.for_router(_Idle(r, self.ports, 1))
+                        tails = tuple(tails_route(in_port, in_vc, packet))
+                    sets.append((heads, tails))
+        self._tables[r] = out
+        return out
+
 
 class _Idle:
-    """A stand-in router with empty queues, for evaluating routing outside a simulation."""
+    """A stand-in router with empty queues, for evaluating routing outside a simulation: every
+    random draw is 0 and every tie coin ``coin``; ``tossed`` records whether a route asked
+    for the coin (so a caller can tell a route that depends on it)."""
 
-    def __init__(self, node: int, ports: PortMap):
+    def __init__(self, node: int, ports: PortMap, coin: int = 0):
         self.node = node
+        self.coin = coin
+        self.tossed = False
 
     def output_load(self, port: int) -> int:
         return 0
 
     def route_random(self, n: int) -> int:
         return 0
+
+    def route_coin(self, packet) -> int:
+        self.tossed = True
+        return self.coin
 
 
 def _destination_table(routing: Routing, r: int, choose) -> list[tuple]:
@@ -149,8 +224,11 @@ def _destination_table(routing: Routing, r: int, choose) -> list[tuple]:
 
 
 def _table_routing(routing: Routing, router, choose) -> callable:
-    """A per-router table indexed by destination terminal (routing independent of the input)."""
-    table = _destination_table(routing, router.node, choose)
+    """A per-router table indexed by destination terminal (routing independent of the input),
+    made once per router node (a routing class passes one ``choose``)."""
+    table = routing._destinations.get(router.node)
+    if table is None:
+        table = routing._destinations[router.node] = _destination_table(routing, router.node, choose)
 
     def route(in_port, in_vc, packet, table=table):
         return table[packet.dest]
@@ -162,6 +240,8 @@ class DimensionOrder(Routing):
     torus the shorter way round (ties go the positive way). All VCs."""
 
     name = "dor"
+    table_form = True
+    reads_input = False
 
     def __init__(self, ports: PortMap, vcs: int):
         super().__init__(ports, vcs)
@@ -199,7 +279,9 @@ class DatelineDimensionOrder(DimensionOrder):
     ``dim_order_torus`` (its non-balanced ``dor_next_torus``; Dally and Towles, ch. 14).
 
     Turning into a dimension (from injection or another dimension) a packet takes the shorter
-    way round, at a tie (distance k/2) a random one from the router's stream, and chooses its
+    way round, at a tie (distance k/2) either way by the router's coin for the packet
+    (``router.route_coin``, :func:`tie_coin`: as BookSim, a fair random choice made once, at
+    the turn; the negative way when the coin shows 1), and chooses its
     class for the whole dimension: class 1 (the upper half of the VCs) when the destination's
     coordinate there is below the current one, else class 0. Going the positive way class 1
     holds exactly the packets that will cross the dateline (the link k-1 -> 0); going the
@@ -210,6 +292,7 @@ class DatelineDimensionOrder(DimensionOrder):
 
     name = "dateline"
     classes = 2
+    reads_input = True  # the class it keeps through a dimension is its input VC's
 
     def injection_vcs(self, packet) -> tuple[int, int]:
         """Every VC: the class is chosen at the first router, not by the interface."""
@@ -255,7 +338,7 @@ class DatelineDimensionOrder(DimensionOrder):
             if in_dim.get(in_port) == d:
                 # on through the dimension: same class (the direction is the shorter one now)
                 return class1 if in_vc >= split else class0
-            if tie is not None and router.route_random(2):
+            if tie is not None and router.route_coin(packet):
                 return tie
             return turn
         return route
@@ -444,6 +527,7 @@ class OddEven(DimensionOrder):
     the destination column; the router's selection picks among them. All VCs."""
 
     name = "odd_even"
+    table_form = False  # the route depends on the packet's source column
 
     def __init__(self, ports: PortMap, vcs: int):
         super().__init__(ports, vcs)

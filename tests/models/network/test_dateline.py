@@ -1,12 +1,13 @@
 """Dateline routing on a torus as BookSim 2's ``dim_order_torus``: the VC class a packet takes at
 each hop (chosen when it turns into a dimension, kept through it), a tie at distance k/2 broken
-at random at the turn, and injection on every VC."""
+by the router's coin for the packet at the turn, and injection on every VC; the coin itself."""
 
 import pytest
 
 from archmodel.kernel import Simulator
 from archmodel.models.network import Noc
 from archmodel.models.network.flit import NetPacket
+from archmodel.models.network.routing import tie_coin
 
 
 def hops(noc, source, dest):
@@ -54,8 +55,9 @@ def test_the_dateline_class_of_a_packet_at_each_hop(source, dest, expected):
 @pytest.mark.parametrize("engine", ["components", "fast"])
 def test_a_tie_at_half_the_ring_goes_either_way_at_random(engine):
     # 200 packets from (0, 0) to (2, 0), distance 2 both ways round the 4-ring: each head
-    # draws its direction at router 0, so router 1 (positive) and router 3 (negative) carry
-    # about half each; both engines draw the same.
+    # tosses router 0's coin at its turn, so router 1 (positive, coin 0) and router 3
+    # (negative, coin 1) carry about half each, exactly as the coins fall; both engines toss
+    # the same coins.
     noc = Noc("net", topology="torus(4, 2)", routing="dateline", engine=engine, occupancy_registers=False)
     log = []
     for ni in noc.interfaces:
@@ -67,7 +69,8 @@ def test_a_tie_at_half_the_ring_goes_either_way_at_random(engine):
     assert len(log) == 200
     positive, negative = noc.routers[1].flits.value, noc.routers[3].flits.value
     assert positive + negative == 200
-    assert (positive, negative) == (101, 99)
+    negative_coins = sum(tie_coin(noc.routers[0].route_key, packet.id) for packet, _ in log)
+    assert (positive, negative) == (200 - negative_coins, negative_coins) == (106, 94)
 
 
 def test_injection_may_use_either_class():
@@ -82,3 +85,13 @@ def test_injection_may_use_either_class():
     sim.run(until_ps=100_000)
     assert len(log) == 2
     assert (first.injected_ps, second.injected_ps) == (0, 1000)
+
+
+def test_the_tie_coin_is_a_fair_hash_of_the_key_and_the_packet_id():
+    # a function of its two numbers only (the same however often asked), each 32-bit half of
+    # the id counts, and over 10,000 ids of one source the coin falls about evenly
+    assert tie_coin(12345, 7) == tie_coin(12345, 7)
+    assert {tie_coin(12345, k) for k in range(8)} == {0, 1}
+    assert {tie_coin(12345, k << 32) for k in range(8)} == {0, 1}
+    assert {tie_coin(key, 99) for key in range(8)} == {0, 1}
+    assert sum(tie_coin(2024, (3 << 32) | k) for k in range(10_000)) == 5046
