@@ -20,13 +20,14 @@ from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import CLOSED
 from .bank_queues import PerBankQueues
 from .compiled_core import DONE, HELD_STOP, STOP_NOW, core_for
-from .command_scheduler import CommandScheduler, QueuedBurst, drain_watermarks
+from .command_scheduler import CommandScheduler, QueuedBurst
 from .commands import ACT, COMMAND_COUNT, PRE, RD, WR
 from .constraints import next_allowed_updates, refresh_commands
 from .energy import DramEnergy
 from .schedule_ahead import SchedulesAhead
+from .scheduling_core import DRAIN_RULES, DramSchedulingCore
 from .scheduling_state import HasSchedulingState
-from .splitting import NEVER, ResponseOrder, SplitsRequests
+from .splitting import NEVER, SplitsRequests
 from .stream_intake import TakesStreams
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
@@ -52,8 +53,8 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState, SplitsRequests, FunctionalMemory,
-                     Component):
+class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState,
+                     DramSchedulingCore, SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order
@@ -168,6 +169,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=one_of("all_bank", "per_bank", "none"))
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
+    write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (a drain starts above write_high "
+                        "and ends below write_low) or inclusive (at each mark, rounded down), see "
+                        ".scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", check=at_least(1))
     channels = Param(int, 1, "channels the address map spreads over", check=at_least(1))
     channel = Param(int, 0, "this controller's channel index", check=at_least(0))
@@ -229,9 +233,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             self.timing = t = base.override(**overrides)
         except Exception as err:
             raise ParameterError(f"{self.path}: {getattr(err, 'message', err)}", hint=getattr(err, "hint", None)) from None
-        if self.write_low >= self.write_high:
-            raise ParameterError(f"{self.path}: write_low ({self.write_low}) must be below write_high ({self.write_high})",
-                                 hint="the drain runs from write_high down to write_low")
         if self.queue == "per_bank":
             for name, value, allowed in (("page_policy", self.page_policy, ("open",)),
                                          ("refresh", self.refresh, ("all_bank", "none")),
@@ -261,22 +262,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._nxt = [0] * ((n + g_count + t.ranks) * COMMAND_COUNT)
         self._compile_constraints()
         self._rows = [-1] * n
-        self._rq = [[] for _ in range(n)]
-        self._wq = [[] for _ in range(n)]
-        self._rq_active: dict[int, None] = {}
-        self._wq_active: dict[int, None] = {}
-        self._rq_count = self._wq_count = 0
-        self._high, self._low = drain_watermarks(self.write_high, self.write_low, self.write_queue)
-        self._write_mode = False
-        self._pending_writes: dict[int, int] = {}
-        self._order = ResponseOrder()
-        self._job = None  # the request whose bursts are entering the queues
-        self._seq = 0
+        self._setup_scheduling_core(n, self.write_drain)
         self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
         self._hits_run = [0] * n
         self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
-        self._open_banks = 0
-        self._active_since = 0
         self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
         self._refresh_pending = False
         self._rank_needs_refresh = [False] * t.ranks
@@ -312,7 +301,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._compiled = [self._compile_updates(k, b) for k in range(COMMAND_COUNT) for b in range(n)]
         self._traced = None  # registers follow the state only while an observer watches
         self._ahead = 0
-        self._listeners: list = []
         self._held = None  # (stops, cycle): a kept edge, at which the run stops or goes on
         self._port_ahead = False
         self._processed = -1  # the last cycle whose scheduling work is done (fed through ports)
@@ -385,12 +373,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._req_on = self.req.connected
 
     # -- request intake -----------------------------------------------------------------
-    def add_command_listener(self, listener) -> None:
-        """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` for
-        every command issued (the fields of :class:`~.commands.DramCommand`), as it is issued:
-        how a :class:`~.checker.DramTimingChecker` watches without a channel."""
-        self._listeners.append(listener)
-
     def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
         bank, row, column = self._local_decode(offset)
         self._enqueue(c, offset, job.message.is_write, job, size, bank, row, column)
@@ -404,29 +386,14 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             if job is not None:
                 # Posted: the write is done for its client once its bursts are queued.
                 self._order.piece_done(job, c)
-            entry = QueuedBurst(self._seq, c, bank, row, column, True, job, burst, size)
-            queue = self._wq[bank]
-            if not queue:
-                self._wq_active[bank] = None
-            queue.append(entry)
-            self._wq_count += 1
-            self._pending_writes[burst] = self._pending_writes.get(burst, 0) + 1
+            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, True, job, burst, size), burst)
             self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
         else:
             if burst in self._pending_writes:
-                self.forwarded_reads.add()
-                self.reads.add()
+                self._forward_read(c, job)
                 self.bytes_read.add(size)
-                self.read_latency.sample(self.forward_cycles)
-                if job is not None:
-                    self._order.piece_done(job, c + self.forward_cycles)
                 return
-            entry = QueuedBurst(self._seq, c, bank, row, column, False, job, burst, size)
-            queue = self._rq[bank]
-            if not queue:
-                self._rq_active[bank] = None
-            queue.append(entry)
-            self._rq_count += 1
+            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, False, job, burst, size), burst)
             self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
         if self._per_bank:
             if c < self._move_due:
@@ -434,7 +401,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             return
         if write != self._cands_mode:
             # Not the queue being served, so no candidate changes, unless the mode flips.
-            if self._mode_flips():
+            if self._drain_flips():
                 self._dirty = True
             return
         best = self._best
@@ -605,15 +572,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     @property
     def banks_open_since(self) -> int | None:
         """The cycle since which at least one bank has been open, None while all are closed
-        (for background energy)."""
+        (for background energy); the compiled core's while it owns the state."""
         if self._core is not None:
             return self._core.banks_open_since
-        return self._active_since if self._open_banks else None
-
-    @property
-    def command_listeners(self) -> tuple:
-        """The listeners :meth:`add_command_listener` registered, in order."""
-        return tuple(self._listeners)
+        return super().banks_open_since
 
     @property
     def running_ahead(self) -> bool:
