@@ -81,8 +81,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     ``command_queue`` entries per bank, fed one burst per cycle, arbitrated round robin over
     banks (:mod:`.bank_queues`; Python path only).
 
-    The device is the channel's ranks x bank groups x banks x rows x columns; each bank is the
-    state machine of :mod:`.bank`.
+    The queues, read forwarding, the drain decision (``write_drain`` picks how the watermarks
+    round) and the bank activity are the DRAM scheduling core's (:mod:`.scheduling_core`),
+    which the in-DRAM cache controller shares. The device is the channel's ranks x bank
+    groups x banks x rows x columns; each bank is the state machine of :mod:`.bank`.
 
     A full memory: it holds ``size_bytes`` (the channel's capacity) from ``base_address`` in
     a sparse :class:`~.backing_store.BackingStore`, reachable without simulated time through

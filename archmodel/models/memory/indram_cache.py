@@ -41,16 +41,23 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
     """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores
     and/or any client on ``req``.
 
-    One channel, one rank of ``standard``, organised like :class:`.controller.DramController`:
-    separate read and write queues (``read_queue``, ``write_queue`` entries), FR-FCFS (the
-    oldest request whose column command can issue now, else the oldest whose ACT or PRE can;
-    a bank with a request to its open row is not precharged) over the reads, or over the
-    writes during a write drain (from ``write_high`` down to ``write_low`` of the write
-    queue, both marks reached at the entry count they round down to, or whenever no read
-    waits; writes waiting for an older read of their burst do not count: DramController's
-    drain, Ramulator 2's, starts above the high mark and ends below the low one, and keeps
-    a row activated for a read until that read), open page,
-    all-bank refresh, one command per cycle, relocations first. Writes are posted: a core's
+    One channel, one rank of ``standard``, on the scheduling core of
+    :class:`.controller.DramController` (:mod:`.scheduling_core`: the per-bank read and write
+    queues, read forwarding, the write-drain decision, bank activity, listeners), to which it
+    adds subarray-aware banks (:mod:`.subarray_banks`), RELOC and the tag store
+    (:mod:`.segment_cache`). Separate read and write queues (``read_queue``, ``write_queue``
+    entries), FR-FCFS (the oldest request whose column command can issue now, else the oldest
+    whose ACT or PRE can; a bank with a request to its open row is not precharged) over the
+    reads, or over the writes during a write drain (whenever no read waits, or between the
+    watermarks ``write_high`` and ``write_low`` of the write queue; writes waiting for an
+    older read of their burst do not count), open page, all-bank refresh, one command per
+    cycle, relocations first. The drain's watermarks are ``write_drain``'s: ``inclusive`` by
+    default, both marks reached at the entry count they round down to (25 and 6 of 32);
+    ``ramulator2`` is DramController's (above the high mark, below the low one: 26 and 6).
+    The default stays because Ramulator 2's rule comes with its active buffer (a row
+    activated for a read is kept until that read, whatever the mode), which this column-first
+    scheduler does not have: its watermarks alone would give the cache neither rule, and the
+    cache's pinned drain sequences and FIGCache comparisons were made with this one. Writes are posted: a core's
     write completes when the write queue takes it, and a read of a burst that a queued write
     will write is answered from the write queue after ``forward_cycles`` (no DRAM access).
     Queued requests are kept per bank, and each bank's next command is recomputed only when
