@@ -172,7 +172,11 @@ def test_a_read_of_a_queued_write_is_forwarded_and_a_later_one_reads_dram_after_
     assert checker.violation_count.value == 0
 
 
-def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
+@pytest.mark.parametrize("rule, high, low, switches", [
+    (None, 8, 2, 3),  # the default, inclusive: 0.8 and 0.2 of 10 entries
+    ("ramulator2", 9, 1, 2),  # DramController's: more than 8 and fewer than 2 of 10
+])
+def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one(rule, high, low, switches):
     # Core 0 reads row after row of bank 0 (a read waits nearly always, each needs PRE and
     # ACT); core 1 writes along one row of bank 4, slower (every 8 cycles) than a drain
     # writes them (tCCD_L), so writes pile up while reads are served and drain in bursts.
@@ -181,13 +185,12 @@ def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
     depths = []
     top = Component("top", clock=dram_clock(preset(STANDARD)))
     dram = InDramCacheController("dram", top, standard=STANDARD, cache="none", read_queue=4, write_queue=10,
-                                 mlp=4, gap_cycles=8)
+                                 mlp=4, gap_cycles=8, **({} if rule is None else {"write_drain": rule}))
     checker = SubarrayTimingChecker("checker", top, standard=STANDARD, cache="none")
     checker.watch(dram)
     dram.attach_cores([reads, writes])
     dram.add_command_listener(lambda c, kind, *_: kind in (RD, WR) and depths.append((kind, *dram.queue_depths())))
     Simulator(top, seed=1).run()
-    high, low = 8, 2  # 0.8 and 0.2 of 10 entries
     starts = stops = 0
     # Depths are taken as each RD/WR issues, after its request left its queue. Between the
     # decision to drain (or stop) and the next column command, writes only arrive.
@@ -198,7 +201,7 @@ def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
         if before == WR and kind == RD:
             stops += 1
             assert wq_before <= low
-    assert starts >= 3 and stops >= 3 and dram.write_drains.value >= starts
+    assert starts >= switches and stops >= switches and dram.write_drains.value >= starts
     assert dram.writes.value == 60 and dram.reads.value == 200
     assert checker.violation_count.value == 0
 

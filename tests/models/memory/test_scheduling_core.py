@@ -1,12 +1,13 @@
-"""The DRAM scheduling core both controllers share: the drain watermarks of each rule, one drain
-rule chosen the same way in DramController and the in-DRAM cache, and the bank activity that
-background energy reads (``active_cycles_so_far``, ``banks_open_since``, ``background_pj``)."""
+"""The DRAM scheduling core both controllers share: the drain watermarks of each rule, the rule
+as a parameter of DramController (the in-DRAM cache's is tested in test_indram_cache.py), and
+the bank activity that background energy reads (``active_cycles_so_far``,
+``banks_open_since``, ``background_pj``)."""
 
 import pytest
 
 from archmodel.kernel import Component, ParameterError, Simulator
-from archmodel.models.memory import PRESETS, AddressMapping, InDramCacheController, SubarrayTimingChecker
-from archmodel.models.memory.commands import ACT, PRE, RD, WR
+from archmodel.models.memory import PRESETS, AddressMapping, InDramCacheController
+from archmodel.models.memory.commands import ACT, PRE, RD
 from archmodel.models.memory.energy import DramEnergy
 from archmodel.models.memory.scheduling_core import drain_watermarks
 from archmodel.models.memory.timing import dram_clock
@@ -35,39 +36,6 @@ def test_the_controller_takes_the_in_dram_caches_drain_rule_as_a_parameter(rule,
     first = next((c, k) for c, k, bank, _ in log if bank == WRITE_BANK)
     assert (first == (340, ACT)) is starts_at_340
     assert starts_at_340 or first[0] > 340
-
-
-def _cache_drains(rule):
-    """Reads row after row of bank 0 and slower writes along a row of bank 4 (the in-DRAM
-    cache's watermark test), 10 write entries: (depths at each RD/WR, drains started)."""
-    reads = [(0, row, 0, False) for row in range(200)]
-    writes = [(4, 7, column, True) for column in range(60)]
-    depths = []
-    top = Component("top", clock=dram_clock(T))
-    dram = InDramCacheController("dram", top, standard="DDR4-2400R", cache="none", read_queue=4, write_queue=10,
-                                 mlp=4, gap_cycles=8, write_drain=rule)
-    checker = SubarrayTimingChecker("checker", top, standard="DDR4-2400R", cache="none")
-    checker.watch(dram)
-    dram.attach_cores([reads, writes])
-    dram.add_command_listener(lambda c, kind, *_: kind in (RD, WR) and depths.append((kind, *dram.queue_depths())))
-    Simulator(top, seed=1).run()
-    assert checker.violation_count.value == 0
-    assert dram.writes.value == 60 and dram.reads.value == 200
-    return depths, dram.write_drains.value
-
-
-@pytest.mark.parametrize("rule, high, low", [("inclusive", 8, 2), ("ramulator2", 9, 1)])
-def test_the_in_dram_cache_drains_between_the_watermarks_of_the_rule_it_is_given(rule, high, low):
-    depths, drains = _cache_drains(rule)
-    starts = stops = 0
-    for (before, _, wq_before), (kind, rq, wq) in zip(depths, depths[1:]):
-        if before == RD and kind == WR and rq > 0:
-            starts += 1
-            assert wq + 1 >= high
-        if before == WR and kind == RD:
-            stops += 1
-            assert wq_before <= low
-    assert starts >= 2 and stops >= 2 and drains >= starts
 
 
 def test_bank_activity_counts_the_cycles_a_bank_is_open_the_open_stretch_included():
