@@ -289,7 +289,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                 self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
         # The buckets a choice reads (a read whose row was activated for it may go in a drain).
         self._scans = list(self._buckets.items())
-        self._opened: dict[int, QueuedBurst] = {}  # bank -> the burst its open row was activated for
         self._per_bank = self.queue == "per_bank"
         self._cq: list[list] = [[] for _ in range(n)]  # per-bank command queues (queue per_bank)
         self._cq_count = 0

@@ -51,13 +51,12 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
     reads, or over the writes during a write drain (whenever no read waits, or between the
     watermarks ``write_high`` and ``write_low`` of the write queue; writes waiting for an
     older read of their burst do not count), open page, all-bank refresh, one command per
-    cycle, relocations first. The drain's watermarks are ``write_drain``'s: ``inclusive`` by
-    default, both marks reached at the entry count they round down to (25 and 6 of 32);
-    ``ramulator2`` is DramController's (above the high mark, below the low one: 26 and 6).
-    The default stays because Ramulator 2's rule comes with its active buffer (a row
-    activated for a read is kept until that read, whatever the mode), which this column-first
-    scheduler does not have: its watermarks alone would give the cache neither rule, and the
-    cache's pinned drain sequences and FIGCache comparisons were made with this one. Writes are posted: a core's
+    cycle, relocations first. The drain is DramController's, Ramulator 2's: by default
+    (``write_drain`` ramulator2) it starts above the high mark and ends below the low one (26
+    and 6 of 32; ``inclusive``, the rule this controller had first, reaches each mark at the
+    entry count it rounds down to, 25 and 6), and a burst whose row was activated for it is
+    its bank's next column command whatever the mode (the active buffer), so neither a drain
+    nor a refresh precharges that row before it is served. Writes are posted: a core's
     write completes when the write queue takes it, and a read of a burst that a queued write
     will write is answered from the write queue after ``forward_cycles`` (no DRAM access).
     Queued requests are kept per bank, and each bank's next command is recomputed only when
@@ -126,9 +125,9 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
-    write_drain = Param(str, "inclusive", "how the watermarks round: inclusive (a drain starts and ends at each "
-                        "mark, rounded down) or ramulator2 (DramController's: above write_high, below write_low), "
-                        "see .scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
+    write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (DramController's: a drain "
+                        "starts above write_high and ends below write_low) or inclusive (at each mark, rounded "
+                        "down), see .scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", unit=None, check=at_least(1))
     skip_idle = Param(bool, True, "sleep until the next cycle a command can issue, a request arrives or a "
                       "response is due (False: tick every cycle; the results are the same)")
@@ -361,12 +360,18 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
     def _schedule(self, c: int) -> bool:
         """Issue at most one command at cycle c; True if one was issued."""
         if c >= self._refresh_due:
-            # Relocations under way finish first (no new ones start: no column commands).
+            # Relocations under way finish first; the only column commands are those of the
+            # bursts whose rows were activated for them (a miss among them relocates first).
             for b in range(self._n):
                 if self._ops[b] and self._step_op(c, b):
                     return True
+            # A row activated for a burst is kept until that burst (the active buffer).
+            for req in self._opened.values():
+                if self._ready("wr" if req.write else "rd", req.bank, c):
+                    self._serve_column(c, req, *self._lookup(req))
+                    return True
             for b in range(self._n):
-                if self._open[b] and not self._ops[b] and self._ready("pre", b, c):
+                if self._open[b] and not self._ops[b] and b not in self._opened and self._ready("pre", b, c):
                     self._issue(c, PRE, b)
                     return True
             if not any(self._open) and c >= self._rank_next["ref"]:
@@ -392,8 +397,8 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         # One pass over the banks' candidates; it also notes when the first one becomes ready.
         nb, g, r = self._next, self._group_next, self._rank_next
         bg_of = self._bank_group
-        col = "wr" if self._write_mode else "rd"
-        col_bank, col_group, col_rank = nb[col], g[col], r[col]
+        rd_bank, rd_group, rd_rank = nb["rd"], g["rd"], r["rd"]
+        wr_bank, wr_group, wr_rank = nb["wr"], g["wr"], r["wr"]
         act_bank, act2_bank, act_group = nb["act"], nb["act2"], g["act"]
         act_rank = max(r["act"], self._faw[0] + self.timing.tFAW)
         pre_bank = nb["pre"]
@@ -406,7 +411,11 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
                 continue
             kind = cand[0]
             if kind == _COLUMN:
-                at = max(col_bank[b], col_group[bg_of[b]], col_rank)
+                # (a RD during a drain: the read its row was activated for)
+                if cand[2].write:
+                    at = max(wr_bank[b], wr_group[bg_of[b]], wr_rank)
+                else:
+                    at = max(rd_bank[b], rd_group[bg_of[b]], rd_rank)
                 if at <= c:
                     if best_col is None or cand[1] < best_col[1]:
                         best_col = cand
@@ -422,10 +431,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
                 soonest = at
         self._soonest = soonest
         if best_col is not None:
-            req = best_col[2]
-            if not req.opened:
-                self.row_hits.add()
-            self._column(c, req, best_col[3], best_col[4], best_col[5])
+            self._serve_column(c, best_col[2], best_col[3], best_col[4], best_col[5])
             return True
         if best_other is None:
             return False
@@ -433,17 +439,31 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         req.opened = True
         if best_other[0] == ACT:
             self._issue(c, ACT, req.bank, best_other[3])
+            self._opened[req.bank] = req
         else:
             self._issue(c, PRE, req.bank)
         return True
 
+    def _serve_column(self, c: int, req: Req, row: int, column: int, slot) -> None:
+        """Issue req's RD or WR at cycle c (to its cache row if slot is not None)."""
+        if not req.opened:
+            self.row_hits.add()
+        self._opened.pop(req.bank, None)
+        self._column(c, req, row, column, slot)
+
     def _candidate(self, b: int):
         """Bank b's next command for the queue being served, as (kind, seq, request, row,
-        column, slot): a column command for its oldest request to the open row, else ACT or
-        PRE for its oldest request; None if it has no request or a relocation holds it.
-        A write waiting for a queued read of its burst is passed over."""
+        column, slot): the column command of the burst its open row was activated for,
+        whatever the mode (the active buffer); else a column command for its oldest request to
+        the open row, else ACT or PRE for its oldest request; None if it has no request or a
+        relocation holds it. A write waiting for a queued read of its burst is passed over."""
+        if self._ops[b]:
+            return None
+        req = self._opened.get(b)
+        if req is not None:
+            return (_COLUMN, req.seq, req, *self._lookup(req))
         queue = (self._wq if self._write_mode else self._rq)[b]
-        if not queue or self._ops[b]:
+        if not queue:
             return None
         if self._write_mode and self._blocked_writes:
             reads = self._pending_reads
@@ -467,9 +487,12 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         changes in between: only an issued command or a new request moves the state)."""
         refreshing = c >= self._refresh_due
         best = _NEVER if refreshing else min(self._refresh_due, self._soonest)
+        opened = self._opened
         for b in range(self._n):
             if self._ops[b]:
                 at = self._op_ready_at(b)
+            elif refreshing and b in opened:
+                at = self._ready_at("wr" if opened[b].write else "rd", b)
             elif refreshing and self._open[b]:
                 at = self._ready_at("pre", b)
             else:

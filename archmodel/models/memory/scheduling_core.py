@@ -79,6 +79,9 @@ class DramSchedulingCore:
         self._order = ResponseOrder()
         self._job = None  # the request on req whose bursts are entering the queues
         self._seq = 0
+        # Ramulator 2's active buffer: bank -> the burst its open row was activated for, served
+        # next in its bank whatever the mode, so a drain does not precharge the row first.
+        self._opened: dict = {}
         self._open_banks = 0
         self._active_since = 0
         self._listeners: list = []
