@@ -126,8 +126,11 @@ class CommandScheduler(PublishesCommands):
     def _choose(self, c: int) -> None:
         """Find the next command: the earliest-ready one, oldest first among equals."""
         self._dirty = False
-        if self._drain_flips():
-            self._write_mode = not self._write_mode
+        changes = self._queue_changes
+        if changes != self._drain_seen or self._drain_recheck:  # (a choice comes several times a cycle)
+            self._drain_seen = changes
+            if self._drain_flips():
+                self._write_mode = not self._write_mode
         if self._write_mode != self._cands_mode:
             self._rebuild()
         if self._refresh_pending:
@@ -381,7 +384,7 @@ class CommandScheduler(PublishesCommands):
         if self._per_bank:
             self._leave_bank_queue(b, entry, c)
         else:
-            self._leave_queue(b, entry, c)
+            self._dequeue(entry, c)
         if k == RD:
             self.rds.value += 1
             self.reads.value += 1
@@ -407,15 +410,6 @@ class CommandScheduler(PublishesCommands):
                 self._to_close[b] = c if self.page_policy == "closed" else c + self.adaptive_idle_cycles
             else:
                 self._to_close.pop(b, None)
-
-    def _leave_queue(self, b: int, entry: QueuedBurst, c: int) -> None:
-        """A burst's column command issued at cycle c: it leaves bank b's read or write queue."""
-        self._dequeue(entry)
-        at = self._phase + c * self._period
-        if entry.write:
-            self.write_queue_depth.set(self._wq_count, at_ps=at)
-        else:
-            self.read_queue_depth.set(self._rq_count, at_ps=at)
 
     # -- waveforms ----------------------------------------------------------------------
     def _bank_state(self, b: int, state: str, c: int, then: str, at: int, row: int) -> None:

@@ -290,6 +290,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         # The buckets a choice reads (a read whose row was activated for it may go in a drain).
         self._scans = list(self._buckets.items())
         self._per_bank = self.queue == "per_bank"
+        self._choose_next = self._choose_per_bank if self._per_bank else self._choose  # (bound once: every cycle)
         self._cq: list[list] = [[] for _ in range(n)]  # per-bank command queues (queue per_bank)
         self._cq_count = 0
         self._options: dict[int, tuple] = {}  # bank -> the commands it may issue (queue per_bank)
@@ -387,15 +388,13 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             if job is not None:
                 # Posted: the write is done for its client once its bursts are queued.
                 self._order.piece_done(job, c)
-            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, True, job, burst, size), burst)
-            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
+            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, True, job, burst, size), burst, c)
         else:
             if burst in self._pending_writes:
                 self._forward_read(c, job)
                 self.bytes_read.add(size)
                 return
-            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, False, job, burst, size), burst)
-            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
+            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, False, job, burst, size), burst, c)
         if self._per_bank:
             if c < self._move_due:
                 self._move_due = c
@@ -531,7 +530,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
             self._start_refresh()
         per_bank = self._per_bank
-        choose = self._choose_per_bank if per_bank else self._choose
+        choose = self._choose_next
         if self._dirty or self._best is None:
             choose(c)
         best = self._best

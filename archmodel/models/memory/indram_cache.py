@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import heapq
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Param, ParameterError, at_least, in_range,
-                              model, one_of)
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, ParameterError, at_least,
+                              in_range, model, one_of)
 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory
@@ -158,6 +158,8 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
     refs = Counter("commands", "REF commands")
     row_hits = Counter("requests", "requests whose first command was RD/WR (no PRE or ACT issued for them)")
     active_cycles = Counter("cycles", "cycles with at least one bank open (for background energy)")
+    read_queue_depth = Level("requests", "read queue occupancy")
+    write_queue_depth = Level("requests", "write queue occupancy")
     hit_rate = Formula("%", "cache hits per request", lambda s: 100 * s.cache_hits.value /
                        max(1, s.cache_hits.value + s.cache_misses.value))
     energy_nj = Formula("nJ", "DRAM energy (commands plus background)", lambda s: s.energy_total_nj())
@@ -302,7 +304,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
     def _admit(self, c: int, core, index, bank: int, row: int, column: int, write: bool) -> None:
         """Queue one burst (the queue has room) from a core, or from req (core None, index its job)."""
         self._seq += 1
-        self._queue_burst(Req(core, index, self._seq, bank, row, column, write, c), (bank, row, column))
+        self._queue_burst(Req(core, index, self._seq, bank, row, column, write, c), (bank, row, column), c)
 
     def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
         """Queue one burst of a request from req (see :class:`.splitting.SplitsRequests`)."""
@@ -507,7 +509,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         t = self.timing
         b = req.bank
         self._cores_blocked = False
-        self._dequeue(req)
+        self._dequeue(req, c)
         self._burst_served(req.write, (b, req.row, req.column))
         if req.write:
             self._issue(c, WR, b, row, column)

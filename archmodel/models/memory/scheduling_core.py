@@ -43,7 +43,8 @@ class DramSchedulingCore:
     """The queues, drain, bank activity and listeners of a DRAM controller (see the module
     docstring). The controller provides ``read_queue``, ``write_queue``, ``write_high``,
     ``write_low`` and ``forward_cycles``, the statistics ``reads``, ``forwarded_reads``,
-    ``read_latency`` and ``active_cycles``, and ``elapsed_cycles``; it calls
+    ``read_latency``, ``read_queue_depth``, ``write_queue_depth`` and ``active_cycles``, its
+    clock's ``_phase`` and ``_period`` and ``elapsed_cycles``; it calls
     :meth:`_setup_scheduling_core` in its setup.
 
     A queued burst is any object with ``bank`` and ``write``; the controller names the burst
@@ -68,6 +69,10 @@ class DramSchedulingCore:
         self._rq_count = self._wq_count = 0
         self._high, self._low = drain_watermarks(self.write_high, self.write_low, self.write_queue, drain_rule)
         self._write_mode = False
+        # See _drain_flips: a scheduler asking often may skip asking while nothing changed.
+        self._queue_changes = 0  # changes of the queue counts so far
+        self._drain_seen = -1  # _queue_changes when the scheduler last asked
+        self._drain_recheck = self._low >= self._high  # marks that round to one fill: always ask
         self._pending_writes: dict = {}  # burst key -> queued writes of it
         # Write-after-read: a queued read of a burst is older than every queued write of it
         # (a read arriving while a write of its burst waits is forwarded, never queued), so a
@@ -87,8 +92,8 @@ class DramSchedulingCore:
         self._listeners: list = []
 
     # -- the queues ---------------------------------------------------------------------
-    def _queue_burst(self, entry, key) -> None:
-        """Put one burst into its bank's read or write queue (which has room)."""
+    def _queue_burst(self, entry, key, c: int) -> None:
+        """Put one burst into its bank's read or write queue (which has room) at cycle c."""
         b = entry.bank
         if entry.write:
             queue = self._wq[b]
@@ -96,6 +101,8 @@ class DramSchedulingCore:
                 self._wq_active[b] = None
             queue.append(entry)
             self._wq_count += 1
+            self._queue_changes += 1
+            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
             self._pending_writes[key] = self._pending_writes.get(key, 0) + 1
             if key in self._pending_reads:
                 self._blocked_writes += 1
@@ -105,12 +112,14 @@ class DramSchedulingCore:
                 self._rq_active[b] = None
             queue.append(entry)
             self._rq_count += 1
+            self._queue_changes += 1
+            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
             if self._keeps_write_after_read:
                 self._pending_reads[key] = self._pending_reads.get(key, 0) + 1
 
-    def _dequeue(self, entry) -> None:
-        """A burst leaves its bank's read or write queue (served, or moved on to a command
-        queue: it stays pending until :meth:`_burst_served`)."""
+    def _dequeue(self, entry, c: int) -> None:
+        """A burst leaves its bank's read or write queue at cycle c (served, or moved on to a
+        command queue: it stays pending until :meth:`_burst_served`)."""
         b = entry.bank
         if entry.write:
             queue = self._wq[b]
@@ -118,12 +127,16 @@ class DramSchedulingCore:
             if not queue:
                 del self._wq_active[b]
             self._wq_count -= 1
+            self._queue_changes += 1
+            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
         else:
             queue = self._rq[b]
             queue.remove(entry)
             if not queue:
                 del self._rq_active[b]
             self._rq_count -= 1
+            self._queue_changes += 1
+            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
 
     def _burst_served(self, write: bool, key) -> None:
         """A burst's RD or WR issued: it is no longer pending."""
@@ -140,6 +153,7 @@ class DramSchedulingCore:
             else:
                 del self._pending_reads[key]
                 self._blocked_writes -= self._pending_writes.get(key, 0)
+                self._queue_changes += 1
 
     def _forward_read(self, c: int, job) -> None:
         """Answer a read burst from the write queue (a queued write will write it): done
@@ -160,7 +174,12 @@ class DramSchedulingCore:
         """Whether the queue being served changes now: a drain starts once the write queue
         holds the high watermark's entries or no read waits, and ends once it holds no more
         than the low watermark's while reads wait, or no write may go (none queued, or each
-        waits for an older read of its burst)."""
+        waits for an older read of its burst).
+
+        It depends on the counts alone, and a flip never undoes itself while they stay (the
+        low mark is below the high one), so a scheduler that asks several times a cycle may
+        skip asking while ``_queue_changes`` is what it was when it last asked
+        (``_drain_seen``), unless ``_drain_recheck`` (marks that round to one fill)."""
         wq = self._wq_count
         writable = wq - self._blocked_writes
         if self._write_mode:
