@@ -10,7 +10,7 @@ from bisect import bisect_left, insort
 
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
 from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, PublishesCommands
-from .scheduling_core import drain_watermarks as drain_watermarks  # (where it was first)
+from .scheduling_core import drain_watermarks as drain_watermarks  # (re-exported: it was defined here first)
 from .splitting import NEVER
 
 _NEVER = NEVER
