@@ -370,7 +370,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
             # A row activated for a burst is kept until that burst (the active buffer).
             for req in self._opened.values():
                 if self._ready("wr" if req.write else "rd", req.bank, c):
-                    self._serve_column(c, req, *self._lookup(req))
+                    self._column(c, req, *self._lookup(req))
                     return True
             for b in range(self._n):
                 if self._open[b] and not self._ops[b] and b not in self._opened and self._ready("pre", b, c):
@@ -384,11 +384,14 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         for b in range(self._n):
             if self._ops[b] and self._step_op(c, b):
                 return True
-        if self._drain_flips():
-            self._write_mode = not self._write_mode
-            if self._write_mode:
-                self.write_drains.add()
-            self._stale.update(range(self._n))
+        changes = self._queue_changes
+        if changes != self._drain_seen or self._drain_recheck:  # (asked every cycle with work)
+            self._drain_seen = changes
+            if self._drain_flips():
+                self._write_mode = not self._write_mode
+                if self._write_mode:
+                    self.write_drains.add()
+                self._stale.update(range(self._n))
         cands = self._cands
         if self._stale:
             for b in self._stale:
@@ -433,7 +436,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
                 soonest = at
         self._soonest = soonest
         if best_col is not None:
-            self._serve_column(c, best_col[2], best_col[3], best_col[4], best_col[5])
+            self._column(c, best_col[2], best_col[3], best_col[4], best_col[5])
             return True
         if best_other is None:
             return False
@@ -445,13 +448,6 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         else:
             self._issue(c, PRE, req.bank)
         return True
-
-    def _serve_column(self, c: int, req: Req, row: int, column: int, slot) -> None:
-        """Issue req's RD or WR at cycle c (to its cache row if slot is not None)."""
-        if not req.opened:
-            self.row_hits.add()
-        self._opened.pop(req.bank, None)
-        self._column(c, req, row, column, slot)
 
     def _candidate(self, b: int):
         """Bank b's next command for the queue being served, as (kind, seq, request, row,
@@ -506,8 +502,12 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         return best if best > c else c + 1
 
     def _column(self, c: int, req: Req, row: int, column: int, slot) -> None:
+        """Issue req's RD or WR at cycle c (to its cache row if slot is not None)."""
         t = self.timing
         b = req.bank
+        if not req.opened:
+            self.row_hits.add()
+        self._opened.pop(b, None)
         self._cores_blocked = False
         self._dequeue(req, c)
         self._burst_served(req.write, (b, req.row, req.column))
