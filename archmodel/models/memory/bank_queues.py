@@ -35,8 +35,8 @@ _NEVER = NEVER
 class PerBankQueues:
     """The per-bank command queues' arbitration and feeding (see the module docstring). The
     controller provides ``_cq`` (a list per bank), ``_cq_count``, ``command_queue``, the read
-    and write queues, ``_leave_queue``, ``_rows``, ``_hits_run``, ``_cap``, ``_nxt``,
-    ``_bases``, ``_refresh_pending``, ``_refresh_candidate``, ``_mode_flips`` and
+    and write queues, ``_dequeue``, ``_rows``, ``_hits_run``, ``_cap``, ``_nxt``,
+    ``_bases``, ``_refresh_pending``, ``_refresh_candidate``, ``_drain_flips`` and
     ``_write_mode``."""
 
     def _bank_options(self, b: int) -> tuple:
@@ -106,7 +106,7 @@ class PerBankQueues:
     def _move_to_bank(self, c: int) -> None:
         """Move the oldest burst of the queue being served whose bank's command queue has room
         into it (one per cycle), after the mode is decided."""
-        if self._mode_flips():
+        if self._drain_flips():
             self._write_mode = not self._write_mode
         write = self._write_mode
         queues = self._wq if write else self._rq
@@ -121,7 +121,7 @@ class PerBankQueues:
             self._move_due = _NEVER
             return
         b = oldest.bank
-        self._leave_queue(b, oldest, c)
+        self._dequeue(oldest, c)
         self._cq[b].append(oldest)
         self._cq_count += 1
         self.command_queue_depth.set(self._cq_count, at_ps=self._phase + c * self._period)

@@ -6,7 +6,6 @@ the data bus, row hit/miss/conflict statistics, and the command listeners and wa
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, insort
 
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
@@ -15,14 +14,6 @@ from .splitting import NEVER
 
 _NEVER = NEVER
 _HIT, _MISS, _CONFLICT = 1, 2, 3
-
-def drain_watermarks(write_high: float, write_low: float, entries: int) -> tuple[int, int]:
-    """The write-queue fills (entries) at which a write drain starts and at which it ends, as
-    Ramulator 2 decides them: a drain starts once the queue holds more than ``write_high`` of
-    its entries (26 or more of 32 at 0.8) and ends once it holds fewer than ``write_low`` of
-    them (6 or fewer at 0.2) while reads wait."""
-    return math.floor(write_high * entries) + 1, math.ceil(write_low * entries) - 1
-
 
 class QueuedBurst:
     """One queued burst: where it goes, when it came, how it was served, and the client
@@ -45,12 +36,6 @@ class QueuedBurst:
 
 class CommandScheduler(PublishesCommands):
     """The controller's command choice and issue (see the module docstring)."""
-
-    def _mode_flips(self) -> bool:
-        wq, rq = self._wq_count, self._rq_count
-        if self._write_mode:
-            return wq == 0 or (wq <= self._low and rq > 0)
-        return wq >= self._high or (rq == 0 and wq > 0)
 
     def _refresh_bank(self, b: int) -> None:
         """Recompute bank b's candidate after its queue or state changed: its next command, as
@@ -140,12 +125,11 @@ class CommandScheduler(PublishesCommands):
     def _choose(self, c: int) -> None:
         """Find the next command: the earliest-ready one, oldest first among equals."""
         self._dirty = False
-        wq, rq = self._wq_count, self._rq_count
-        if self._write_mode:
-            if wq == 0 or (wq <= self._low and rq > 0):
-                self._write_mode = False
-        elif wq >= self._high or (rq == 0 and wq > 0):
-            self._write_mode = True
+        changes = self._queue_changes
+        if changes != self._drain_seen or self._drain_recheck:  # (a choice comes several times a cycle)
+            self._drain_seen = changes
+            if self._drain_flips():
+                self._write_mode = not self._write_mode
         if self._write_mode != self._cands_mode:
             self._rebuild()
         if self._refresh_pending:
@@ -308,9 +292,7 @@ class CommandScheduler(PublishesCommands):
             self._column(k, b, c, entry)
         elif k == ACT:
             self.acts.value += 1
-            if self._open_banks == 0:
-                self._active_since = c
-            self._open_banks += 1
+            self._bank_opens(c)
             self._rows[b] = entry.row
             self._hits_run[b] = 0
             if not self._per_bank:
@@ -383,9 +365,7 @@ class CommandScheduler(PublishesCommands):
     def _close(self, b: int, c: int) -> None:
         self._rows[b] = -1
         self._to_close.pop(b, None)
-        self._open_banks -= 1
-        if self._open_banks == 0:
-            self.active_cycles.add(c - self._active_since)
+        self._bank_closes(c)
 
     def _column(self, k: int, b: int, c: int, entry: QueuedBurst) -> None:
         timing = self.timing
@@ -403,7 +383,7 @@ class CommandScheduler(PublishesCommands):
         if self._per_bank:
             self._leave_bank_queue(b, entry, c)
         else:
-            self._leave_queue(b, entry, c)
+            self._dequeue(entry, c)
         if k == RD:
             self.rds.value += 1
             self.reads.value += 1
@@ -415,11 +395,7 @@ class CommandScheduler(PublishesCommands):
             if self._traced:
                 self._data_bus("RD", c + timing.CL, done)
         else:
-            left = self._pending_writes[entry.address] - 1
-            if left:
-                self._pending_writes[entry.address] = left
-            else:
-                del self._pending_writes[entry.address]
+            self._burst_served(True, entry.address)
             self.wrs.value += 1
             self.writes.value += 1
             self.bytes_written.value += entry.size
@@ -433,21 +409,6 @@ class CommandScheduler(PublishesCommands):
                 self._to_close[b] = c if self.page_policy == "closed" else c + self.adaptive_idle_cycles
             else:
                 self._to_close.pop(b, None)
-
-    def _leave_queue(self, b: int, entry: QueuedBurst, c: int) -> None:
-        """A burst's column command issued at cycle c: it leaves bank b's read or write queue."""
-        write = entry.write
-        queue = (self._wq if write else self._rq)[b]
-        queue.remove(entry)
-        if not queue:
-            del (self._wq_active if write else self._rq_active)[b]
-        at = self._phase + c * self._period
-        if write:
-            self._wq_count -= 1
-            self.write_queue_depth.set(self._wq_count, at_ps=at)
-        else:
-            self._rq_count -= 1
-            self.read_queue_depth.set(self._rq_count, at_ps=at)
 
     # -- waveforms ----------------------------------------------------------------------
     def _bank_state(self, b: int, state: str, c: int, then: str, at: int, row: int) -> None:

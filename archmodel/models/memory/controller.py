@@ -21,13 +21,14 @@ from .bank import CLOSED
 from .bank_queues import PerBankQueues
 from .compiled_core import core_for
 from .compiled_core_layout import DONE, HELD_STOP, STOP_NOW
-from .command_scheduler import CommandScheduler, QueuedBurst, drain_watermarks
+from .command_scheduler import CommandScheduler, QueuedBurst
 from .commands import ACT, COMMAND_COUNT, PRE, RD, WR
 from .constraints import next_allowed_updates, refresh_commands
 from .energy import DramEnergy
 from .schedule_ahead import SchedulesAhead
+from .scheduling_core import DRAIN_RULES, DramSchedulingCore
 from .scheduling_state import HasSchedulingState
-from .splitting import NEVER, ResponseOrder, SplitsRequests
+from .splitting import NEVER, SplitsRequests
 from .stream_intake import TakesStreams
 from .timing import PRESETS, TIMING_FIELDS, dram_clock, preset
 
@@ -53,8 +54,8 @@ def _timing_params(cls):
 
 @model
 @_timing_params
-class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState, SplitsRequests, FunctionalMemory,
-                     Component):
+class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState,
+                     DramSchedulingCore, SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order
@@ -66,7 +67,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     same bank group, same rank, data-bus turnaround, four-activate window, refresh).
     The drain is Ramulator 2's: it starts once the write queue holds more than ``write_high``
     of its entries (26 of 32) or no read waits, and ends once it holds fewer than
-    ``write_low`` (6 of 32) while reads wait (:func:`.command_scheduler.drain_watermarks`);
+    ``write_low`` (6 of 32) while reads wait (:func:`.scheduling_core.drain_watermarks`);
     a burst whose row was activated for it is served next in its bank whatever the mode
     (Ramulator 2's active buffer, which also lets it win ties; here it competes by age, see
     :meth:`~.command_scheduler.CommandScheduler._refresh_bank`), so a drain or a refresh
@@ -81,8 +82,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     ``command_queue`` entries per bank, fed one burst per cycle, arbitrated round robin over
     banks (:mod:`.bank_queues`; Python path only).
 
-    The device is the channel's ranks x bank groups x banks x rows x columns; each bank is the
-    state machine of :mod:`.bank`.
+    The queues, read forwarding, the drain decision (``write_drain`` picks how the watermarks
+    round) and the bank activity are the DRAM scheduling core's (:mod:`.scheduling_core`),
+    which the in-DRAM cache controller shares. The device is the channel's ranks x bank
+    groups x banks x rows x columns; each bank is the state machine of :mod:`.bank`.
 
     A full memory: it holds ``size_bytes`` (the channel's capacity) from ``base_address`` in
     a sparse :class:`~.backing_store.BackingStore`, reachable without simulated time through
@@ -169,6 +172,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=one_of("all_bank", "per_bank", "none"))
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
+    write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (a drain starts above write_high "
+                        "and ends below write_low) or inclusive (at each mark, rounded down), see "
+                        ".scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", check=at_least(1))
     channels = Param(int, 1, "channels the address map spreads over", check=at_least(1))
     channel = Param(int, 0, "this controller's channel index", check=at_least(0))
@@ -230,9 +236,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             self.timing = t = base.override(**overrides)
         except Exception as err:
             raise ParameterError(f"{self.path}: {getattr(err, 'message', err)}", hint=getattr(err, "hint", None)) from None
-        if self.write_low >= self.write_high:
-            raise ParameterError(f"{self.path}: write_low ({self.write_low}) must be below write_high ({self.write_high})",
-                                 hint="the drain runs from write_high down to write_low")
         if self.queue == "per_bank":
             for name, value, allowed in (("page_policy", self.page_policy, ("open",)),
                                          ("refresh", self.refresh, ("all_bank", "none")),
@@ -262,22 +265,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._nxt = [0] * ((n + g_count + t.ranks) * COMMAND_COUNT)
         self._compile_constraints()
         self._rows = [-1] * n
-        self._rq = [[] for _ in range(n)]
-        self._wq = [[] for _ in range(n)]
-        self._rq_active: dict[int, None] = {}
-        self._wq_active: dict[int, None] = {}
-        self._rq_count = self._wq_count = 0
-        self._high, self._low = drain_watermarks(self.write_high, self.write_low, self.write_queue)
-        self._write_mode = False
-        self._pending_writes: dict[int, int] = {}
-        self._order = ResponseOrder()
-        self._job = None  # the request whose bursts are entering the queues
-        self._seq = 0
+        self._setup_scheduling_core(n, self.write_drain)
         self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
         self._hits_run = [0] * n
         self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
-        self._open_banks = 0
-        self._active_since = 0
         self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
         self._refresh_pending = False
         self._rank_needs_refresh = [False] * t.ranks
@@ -299,8 +290,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                 self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
         # The buckets a choice reads (a read whose row was activated for it may go in a drain).
         self._scans = list(self._buckets.items())
-        self._opened: dict[int, QueuedBurst] = {}  # bank -> the burst its open row was activated for
         self._per_bank = self.queue == "per_bank"
+        self._choose_next = self._choose_per_bank if self._per_bank else self._choose  # (bound once: every cycle)
         self._cq: list[list] = [[] for _ in range(n)]  # per-bank command queues (queue per_bank)
         self._cq_count = 0
         self._options: dict[int, tuple] = {}  # bank -> the commands it may issue (queue per_bank)
@@ -313,7 +304,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._compiled = [self._compile_updates(k, b) for k in range(COMMAND_COUNT) for b in range(n)]
         self._traced = None  # registers follow the state only while an observer watches
         self._ahead = 0
-        self._listeners: list = []
         self._held = None  # (stops, cycle): a kept edge, at which the run stops or goes on
         self._port_ahead = False
         self._processed = -1  # the last cycle whose scheduling work is done (fed through ports)
@@ -386,12 +376,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._req_on = self.req.connected
 
     # -- request intake -----------------------------------------------------------------
-    def add_command_listener(self, listener) -> None:
-        """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` for
-        every command issued (the fields of :class:`~.commands.DramCommand`), as it is issued:
-        how a :class:`~.checker.DramTimingChecker` watches without a channel."""
-        self._listeners.append(listener)
-
     def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
         bank, row, column = self._local_decode(offset)
         self._enqueue(c, offset, job.message.is_write, job, size, bank, row, column)
@@ -405,37 +389,20 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             if job is not None:
                 # Posted: the write is done for its client once its bursts are queued.
                 self._order.piece_done(job, c)
-            entry = QueuedBurst(self._seq, c, bank, row, column, True, job, burst, size)
-            queue = self._wq[bank]
-            if not queue:
-                self._wq_active[bank] = None
-            queue.append(entry)
-            self._wq_count += 1
-            self._pending_writes[burst] = self._pending_writes.get(burst, 0) + 1
-            self.write_queue_depth.set(self._wq_count, at_ps=self._phase + c * self._period)
+            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, True, job, burst, size), burst, c)
         else:
             if burst in self._pending_writes:
-                self.forwarded_reads.add()
-                self.reads.add()
+                self._forward_read(c, job)
                 self.bytes_read.add(size)
-                self.read_latency.sample(self.forward_cycles)
-                if job is not None:
-                    self._order.piece_done(job, c + self.forward_cycles)
                 return
-            entry = QueuedBurst(self._seq, c, bank, row, column, False, job, burst, size)
-            queue = self._rq[bank]
-            if not queue:
-                self._rq_active[bank] = None
-            queue.append(entry)
-            self._rq_count += 1
-            self.read_queue_depth.set(self._rq_count, at_ps=self._phase + c * self._period)
+            self._queue_burst(QueuedBurst(self._seq, c, bank, row, column, False, job, burst, size), burst, c)
         if self._per_bank:
             if c < self._move_due:
                 self._move_due = c
             return
         if write != self._cands_mode:
             # Not the queue being served, so no candidate changes, unless the mode flips.
-            if self._mode_flips():
+            if self._drain_flips():
                 self._dirty = True
             return
         best = self._best
@@ -564,7 +531,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         if c >= self._refresh_due and not self._refresh_pending and not self._refpb_banks:
             self._start_refresh()
         per_bank = self._per_bank
-        choose = self._choose_per_bank if per_bank else self._choose
+        choose = self._choose_next
         if self._dirty or self._best is None:
             choose(c)
         best = self._best
@@ -606,15 +573,10 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     @property
     def banks_open_since(self) -> int | None:
         """The cycle since which at least one bank has been open, None while all are closed
-        (for background energy)."""
+        (for background energy); the compiled core's while it owns the state."""
         if self._core is not None:
             return self._core.banks_open_since
-        return self._active_since if self._open_banks else None
-
-    @property
-    def command_listeners(self) -> tuple:
-        """The listeners :meth:`add_command_listener` registered, in order."""
-        return tuple(self._listeners)
+        return super().banks_open_since
 
     @property
     def running_ahead(self) -> bool:

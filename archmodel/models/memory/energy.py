@@ -38,22 +38,26 @@ class DramEnergy:
     def breakdown_nj(self, acts: int, reads: int, writes: int, refreshes: int, refreshes_pb: int,
                      active_cycles: int, total_cycles: int) -> dict[str, float]:
         """Energy by component in nJ for the given command counts and cycles."""
-        idle = max(0, total_cycles * self.ranks - active_cycles)
         return {
             "act_pre": acts * self.act_pre_pj / 1000,
             "read": reads * self.read_pj / 1000,
             "write": writes * self.write_pj / 1000,
             "refresh": (refreshes * self.refresh_pj * self.ranks + refreshes_pb * self.refresh_pb_pj) / 1000,
-            "background": (active_cycles * self.active_pj_per_cycle + idle * self.precharged_pj_per_cycle) / 1000,
+            "background": self.background_pj(active_cycles, total_cycles) / 1000,
         }
 
+    def background_pj(self, active_cycles: int, total_cycles: int) -> float:
+        """Standby energy in pJ of ``total_cycles`` cycles of which ``active_cycles`` had a bank
+        open (counted per rank; the rest of each rank's cycles are precharged standby)."""
+        idle = max(0, total_cycles * self.ranks - active_cycles)
+        return active_cycles * self.active_pj_per_cycle + idle * self.precharged_pj_per_cycle
+
     def total_nj(self, controller) -> float:
-        """A controller's DRAM energy so far, in nJ."""
+        """A controller's DRAM energy so far, in nJ. The controller is a
+        :class:`~.scheduling_core.DramSchedulingCore` (its public ``active_cycles_so_far`` and
+        ``elapsed_cycles``) with the command counters ``acts``, ``rds``, ``wrs``, ``refs`` and
+        ``refpbs``."""
         c = controller
-        active = c.active_cycles.value
-        since = c.banks_open_since
-        if since is not None:
-            active += c.elapsed_cycles - since
         parts = self.breakdown_nj(c.acts.value, c.rds.value, c.wrs.value, c.refs.value, c.refpbs.value,
-                                  active, c.elapsed_cycles)
+                                  c.active_cycles_so_far, c.elapsed_cycles)
         return sum(parts.values())

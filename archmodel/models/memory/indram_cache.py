@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import heapq
 
-from archmodel.kernel import (Component, Counter, Distribution, Formula, Out, Param, ParameterError, at_least, in_range,
-                              model, one_of)
+from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, ParameterError, at_least,
+                              in_range, model, one_of)
 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory
-from .commands import ACT, PRE, RD, REF, RELOC, WR, PublishesCommands
+from .commands import ACT, PRE, RD, REF, WR, PublishesCommands
 from .energy import DramEnergy
 from .frontend import skewed_streams
+from .scheduling_core import DRAIN_RULES, DramSchedulingCore
 from .segment_cache import Req, SegmentCache
-from .splitting import ResponseOrder, SplitsRequests
+from .splitting import SplitsRequests
+from .subarray_banks import SubarrayBanks
 from .subarrays import CACHE_MODES, SubarrayLayout
 from .timing import PRESETS, dram_clock
 
@@ -34,20 +36,27 @@ _NEVER = 1 << 62
 
 
 @model
-class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, FunctionalMemory, Component):
+class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, PublishesCommands, SplitsRequests,
+                            FunctionalMemory, Component):
     """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores
     and/or any client on ``req``.
 
-    One channel, one rank of ``standard``, organised like :class:`.controller.DramController`:
-    separate read and write queues (``read_queue``, ``write_queue`` entries), FR-FCFS (the
-    oldest request whose column command can issue now, else the oldest whose ACT or PRE can;
-    a bank with a request to its open row is not precharged) over the reads, or over the
-    writes during a write drain (from ``write_high`` down to ``write_low`` of the write
-    queue, both marks reached at the entry count they round down to, or whenever no read
-    waits; writes waiting for an older read of their burst do not count: DramController's
-    drain, Ramulator 2's, starts above the high mark and ends below the low one, and keeps
-    a row activated for a read until that read), open page,
-    all-bank refresh, one command per cycle, relocations first. Writes are posted: a core's
+    One channel, one rank of ``standard``, on the scheduling core of
+    :class:`.controller.DramController` (:mod:`.scheduling_core`: the per-bank read and write
+    queues, read forwarding, the write-drain decision, bank activity, listeners), to which it
+    adds subarray-aware banks (:mod:`.subarray_banks`), RELOC and the tag store
+    (:mod:`.segment_cache`). Separate read and write queues (``read_queue``, ``write_queue``
+    entries), FR-FCFS (the oldest request whose column command can issue now, else the oldest
+    whose ACT or PRE can; a bank with a request to its open row is not precharged) over the
+    reads, or over the writes during a write drain (whenever no read waits, or between the
+    watermarks ``write_high`` and ``write_low`` of the write queue; writes waiting for an
+    older read of their burst do not count), open page, all-bank refresh, one command per
+    cycle, relocations first. The drain is DramController's, Ramulator 2's: by default
+    (``write_drain`` ramulator2) it starts above the high mark and ends below the low one (26
+    and 6 of 32; ``inclusive``, the rule this controller had first, reaches each mark at the
+    entry count it rounds down to, 25 and 6), and a burst whose row was activated for it is
+    its bank's next column command whatever the mode (the active buffer), so neither a drain
+    nor a refresh precharges that row before it is served. Writes are posted: a core's
     write completes when the write queue takes it, and a read of a burst that a queued write
     will write is answered from the write queue after ``forward_cycles`` (no DRAM access).
     Queued requests are kept per bank, and each bank's next command is recomputed only when
@@ -116,6 +125,9 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
+    write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (DramController's: a drain "
+                        "starts above write_high and ends below write_low) or inclusive (at each mark, rounded "
+                        "down), see .scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", unit=None, check=at_least(1))
     skip_idle = Param(bool, True, "sleep until the next cycle a command can issue, a request arrives or a "
                       "response is due (False: tick every cycle; the results are the same)")
@@ -145,11 +157,14 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
     pres = Counter("commands", "PRE commands")
     refs = Counter("commands", "REF commands")
     row_hits = Counter("requests", "requests whose first command was RD/WR (no PRE or ACT issued for them)")
+    active_cycles = Counter("cycles", "cycles with at least one bank open (for background energy)")
+    read_queue_depth = Level("requests", "read queue occupancy")
+    write_queue_depth = Level("requests", "write queue occupancy")
     hit_rate = Formula("%", "cache hits per request", lambda s: 100 * s.cache_hits.value /
                        max(1, s.cache_hits.value + s.cache_misses.value))
     energy_nj = Formula("nJ", "DRAM energy (commands plus background)", lambda s: s.energy_total_nj())
     reloc_energy_nj = Formula("nJ", "the part of energy_nj spent on RELOCs and LISA hops",
-                              lambda s: s._reloc_energy / 1000)
+                              lambda s: s.reloc_energy_pj / 1000)
 
     def setup(self) -> None:
         self.layout = lay = SubarrayLayout(self.standard, self.cache, self.cache_rows_per_bank, self.villa_subarrays)
@@ -167,40 +182,18 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
         self._decode = self.address_map.bank_decoder()
         self.burst_bytes = t.burst_bytes
         self.store = BackingStore(self.address_map.capacity_bytes)
-        self._order = ResponseOrder()
-        self._job = None  # the request on req whose bursts are entering the queues
         n = self._n = t.banks
-        self._open = [[] for _ in range(n)]  # open rows (two during a relocation)
-        self._next = {k: [0] * n for k in ("act", "pre", "rd", "wr", "reloc", "act2")}
-        self._group_next = {k: [0] * t.bankgroups for k in ("act", "rd", "wr")}
-        self._rank_next = {"act": 0, "rd": 0, "wr": 0, "ref": 0}
-        self._faw = [-10 ** 9] * 4
+        self._setup_banks(n)
         self._ops = [[] for _ in range(n)]
-        if self.write_low >= self.write_high:
-            raise ParameterError(f"{self.path}: write_low ({self.write_low}) must be below write_high ({self.write_high})",
-                                 hint="the drain runs from write_high down to write_low")
-        # Per bank, oldest first: a decision looks at one candidate per bank, recomputed
-        # only for the banks whose queue, open row or cached units changed.
-        self._rq: list[list[Req]] = [[] for _ in range(n)]
-        self._wq: list[list[Req]] = [[] for _ in range(n)]
-        self._rq_count = self._wq_count = 0
-        self._high = max(1, int(self.write_high * self.write_queue))
-        self._low = int(self.write_low * self.write_queue)
-        self._write_mode = False
-        self._pending_writes: dict[tuple[int, int, int], int] = {}
-        # Write-after-read: a queued read of a burst is older than every queued write of it
-        # (a read arriving while a write of its burst waits is forwarded, never queued), so a
-        # write may issue only once no read of its burst is queued; _blocked_writes counts
-        # the queued writes that must wait so, and a drain does not start or go on with only those.
-        self._pending_reads: dict[tuple[int, int, int], int] = {}
-        self._blocked_writes = 0
+        # Per bank, oldest first, keyed by (bank, row, column); a write waits for an older
+        # read of its burst (see "Leaves out" above). A decision looks at one candidate per
+        # bank, recomputed only for the banks whose queue, open row or cached units changed.
+        self._setup_scheduling_core(n, self.write_drain, write_after_read=True)
         self._cands: list = [None] * n
         self._stale = set(range(n))
-        self._seq = 0
         self._cores_blocked = False
         self._intake_at = 0
         self._soonest = _NEVER  # the first cycle a bank candidate may issue, from the last decision
-        self._bank_group = [b // t.banks_per_group for b in range(n)]
         self._segs = t.bursts_per_row // self.segment_bursts if self.cache != "lisa_villa" else 1
         self._unit = self.segment_bursts if self.cache != "lisa_villa" else t.bursts_per_row
         slots = self.cache_rows_per_bank * self._segs
@@ -215,31 +208,17 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
         self._miss_counts = [{} for _ in range(n)]  # per bank: unit tag -> misses since the last halving
         self._misses_since_aging = [0] * n
         self._pending_tags = [set() for _ in range(n)]
-        self._listeners = []
         self._completion_listeners = []
         self._refresh_due = t.tREFI
-        self._act_energy = 0.0
-        self._reloc_energy = 0.0
-        self._open_count = 0
-        self._active_since = 0
-        self._active = 0
         self._streams = None
         self.finish: list[int] = []
         self.bank_states = [self.register(f"bank{b}_state", "closed") for b in range(n)]
-
-    def add_command_listener(self, listener) -> None:
-        """Call ``listener(cycle, kind, rank, bankgroup, bank, flat_bank, row, column)`` per command."""
-        self._listeners.append(listener)
 
     def add_completion_listener(self, listener) -> None:
         """Call ``listener(cycle, core, index, is_write, forwarded)`` as each core's request
         completes: a read when its last data beat arrives (or ``forward_cycles`` after it
         arrived, if forwarded), a write when the write queue takes it (writes are posted)."""
         self._completion_listeners.append(listener)
-
-    def queue_depths(self) -> tuple[int, int]:
-        """(reads, writes) queued now, for tests and monitors."""
-        return self._rq_count, self._wq_count
 
     def attach_cores(self, streams) -> None:
         """Replace the synthetic cores' streams: one list of (bank, row, burst, is_write) per core."""
@@ -265,106 +244,8 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
 
     @property
     def elapsed_cycles(self) -> int:
+        """DRAM cycles from time 0 to now (the energy's total time)."""
         return (self.sim.now - self._phase) // self._period if self.sim else 0
-
-    def energy_total_nj(self) -> float:
-        e = self.energy
-        now = self.elapsed_cycles
-        active = self._active + (now - self._active_since if self._open_count else 0)
-        col = ((self.reads.value - self.forwarded_reads.value) * e.read_pj + self.writes.value * e.write_pj + self.refs.value * e.refresh_pj)
-        background = active * e.active_pj_per_cycle + max(0, now - active) * e.precharged_pj_per_cycle
-        return (self._act_energy + self._reloc_energy + col + background) / 1000
-
-    def _bg(self, b):
-        return b // self.timing.banks_per_group
-
-    # -- timing --------------------------------------------------------------------------
-    def _ready_at(self, kind: str, b: int) -> int:
-        """The first cycle command ``kind`` (act, pre, rd, wr, reloc) may issue to bank b."""
-        nb, g, r = self._next, self._group_next, self._rank_next
-        if kind == "act":
-            # With a row open, the relocation's second ACT: tRCD of the first row.
-            at = nb["act2"][b] if self._open[b] else nb["act"][b]
-            return max(at, g["act"][self._bg(b)], r["act"], self._faw[0] + self.timing.tFAW)
-        if kind == "rd":
-            return max(nb["rd"][b], g["rd"][self._bg(b)], r["rd"])
-        if kind == "wr":
-            return max(nb["wr"][b], g["wr"][self._bg(b)], r["wr"])
-        return nb[kind][b]
-
-    def _ready(self, kind: str, b: int, c: int) -> bool:
-        return c >= self._ready_at(kind, b)
-
-    @staticmethod
-    def _later(table, i, v):
-        if table[i] < v:
-            table[i] = v
-
-    def _issue(self, c: int, kind: int, b: int, row: int = -1, column: int = -1, extra: bool = False) -> None:
-        t, nb, g, r = self.timing, self._next, self._group_next, self._rank_next
-        up = self._later
-        bg = self._bg(b)
-        self._stale.add(b)
-        if kind == ACT:
-            rt = self.layout.timing_of(row)
-            self.acts.add()
-            energy = self.fast_energy if rt is self.layout.fast else self.energy
-            self._act_energy += energy.act_pre_pj
-            if not self._open[b]:
-                if self._open_count == 0:
-                    self._active_since = c
-                self._open_count += 1
-            self._open[b].append(row)
-            up(nb["rd"], b, c + rt.tRCD)
-            up(nb["wr"], b, c + rt.tRCDWR)
-            up(nb["pre"], b, c + rt.tRAS)
-            up(nb["act"], b, c + rt.tRC)
-            up(nb["act2"], b, c + rt.tRCD)
-            up(nb["reloc"], b, c + rt.tRCD)
-            up(g["act"], bg, c + t.tRRD_L)
-            r["act"] = max(r["act"], c + t.tRRD_S)
-            self._faw = self._faw[1:] + [c]
-            self.bank_states[b].set("open" if len(self._open[b]) == 1 else "relocating")
-        elif kind == PRE:
-            self.pres.add()
-            tRP = max(self.layout.timing_of(x).tRP for x in self._open[b])
-            self._open[b] = []
-            self._open_count -= 1
-            if self._open_count == 0:
-                self._active += c - self._active_since
-            up(nb["act"], b, c + tRP)
-            r["ref"] = max(r["ref"], c + tRP)
-            self.bank_states[b].set("closed")
-        elif kind == RD:
-            up(g["rd"], bg, c + t.tCCD_L)
-            r["rd"] = max(r["rd"], c + t.tCCD_S)
-            r["wr"] = max(r["wr"], c + t.read_to_write)
-            up(nb["pre"], b, c + t.tRTP)
-        elif kind == WR:
-            up(g["wr"], bg, c + t.tCCD_L)
-            r["wr"] = max(r["wr"], c + t.tCCD_S)
-            up(g["rd"], bg, c + t.write_to_read_l)
-            r["rd"] = max(r["rd"], c + t.write_to_read_s)
-            up(nb["pre"], b, c + t.write_to_precharge)
-        elif kind == RELOC:
-            cost = self.tRELOC if column >= 0 else self.lisa_hop_cycles * self.layout.hops(*self._open[b])
-            up(nb["reloc"], b, c + cost)
-            up(nb["pre"], b, c + cost)
-            self.reloc_commands.add()
-            # A LISA hop latches the row into the next subarray's row buffer: one fast ACT/PRE each.
-            self._reloc_energy += (self.energy.read_pj if column >= 0
-                                   else self.fast_energy.act_pre_pj * self.layout.hops(*self._open[b]))
-        elif kind == REF:
-            self.refs.add()
-            for x in range(self._n):
-                up(nb["act"], x, c + t.tRFC)
-            r["ref"] = c + t.tRFC
-        if extra:
-            self.extra_commands.add()
-        if self._listeners or self._cmd_on:
-            fields = (c, kind, 0, -1 if kind == REF else bg, -1 if kind == REF else b % t.banks_per_group,
-                      -1 if kind == REF else b, row, column)
-            self._publish(fields)
 
     # -- one cycle -----------------------------------------------------------------------
     def tick(self) -> None:
@@ -423,28 +304,14 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
     def _admit(self, c: int, core, index, bank: int, row: int, column: int, write: bool) -> None:
         """Queue one burst (the queue has room) from a core, or from req (core None, index its job)."""
         self._seq += 1
-        key = (bank, row, column)
-        req = Req(core, index, self._seq, bank, row, column, write, c)
-        if write:
-            self._wq[bank].append(req)
-            self._wq_count += 1
-            self._pending_writes[key] = self._pending_writes.get(key, 0) + 1
-            if key in self._pending_reads:
-                self._blocked_writes += 1
-        else:
-            self._rq[bank].append(req)
-            self._rq_count += 1
-            self._pending_reads[key] = self._pending_reads.get(key, 0) + 1
+        self._queue_burst(Req(core, index, self._seq, bank, row, column, write, c), (bank, row, column), c)
 
     def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:
         """Queue one burst of a request from req (see :class:`.splitting.SplitsRequests`)."""
         bank, row, column = self._decode(offset)
         write = job.message.is_write
         if not write and (bank, row, column) in self._pending_writes:
-            self.reads.add()
-            self.forwarded_reads.add()
-            self.read_latency.sample(self.forward_cycles)
-            self._order.piece_done(job, c + self.forward_cycles)
+            self._forward_read(c, job)
             return
         self._admit(c, None, job, bank, row, column, write)
         if write:
@@ -474,11 +341,9 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
                 self._retire(c, core, pos, True, False)
             elif (bank, row, column) in self._pending_writes:
                 # A read of a burst a queued write will write: answered from the write queue.
-                self.reads.add()
-                self.forwarded_reads.add()
+                self._forward_read(c, None)
                 self._outstanding[core] += 1
                 heapq.heappush(self._completions, (c + self.forward_cycles, -1, core, pos, False, True))
-                self.read_latency.sample(self.forward_cycles)
             else:
                 if self._rq_count >= self.read_queue:
                     continue
@@ -497,12 +362,18 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
     def _schedule(self, c: int) -> bool:
         """Issue at most one command at cycle c; True if one was issued."""
         if c >= self._refresh_due:
-            # Relocations under way finish first (no new ones start: no column commands).
+            # Relocations under way finish first; the only column commands are those of the
+            # bursts whose rows were activated for them (a miss among them relocates first).
             for b in range(self._n):
                 if self._ops[b] and self._step_op(c, b):
                     return True
+            # A row activated for a burst is kept until that burst (the active buffer).
+            for req in self._opened.values():
+                if self._ready("wr" if req.write else "rd", req.bank, c):
+                    self._column(c, req, *self._lookup(req))
+                    return True
             for b in range(self._n):
-                if self._open[b] and not self._ops[b] and self._ready("pre", b, c):
+                if self._open[b] and not self._ops[b] and b not in self._opened and self._ready("pre", b, c):
                     self._issue(c, PRE, b)
                     return True
             if not any(self._open) and c >= self._rank_next["ref"]:
@@ -513,16 +384,14 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
         for b in range(self._n):
             if self._ops[b] and self._step_op(c, b):
                 return True
-        wq, rq = self._wq_count, self._rq_count
-        writable = wq - self._blocked_writes
-        if self._write_mode:
-            if writable == 0 or (wq <= self._low and rq > 0):
-                self._write_mode = False
+        changes = self._queue_changes
+        if changes != self._drain_seen or self._drain_recheck:  # (asked every cycle with work)
+            self._drain_seen = changes
+            if self._drain_flips():
+                self._write_mode = not self._write_mode
+                if self._write_mode:
+                    self.write_drains.add()
                 self._stale.update(range(self._n))
-        elif writable > 0 and (wq >= self._high or rq == 0):
-            self._write_mode = True
-            self.write_drains.add()
-            self._stale.update(range(self._n))
         cands = self._cands
         if self._stale:
             for b in self._stale:
@@ -533,8 +402,8 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
         # One pass over the banks' candidates; it also notes when the first one becomes ready.
         nb, g, r = self._next, self._group_next, self._rank_next
         bg_of = self._bank_group
-        col = "wr" if self._write_mode else "rd"
-        col_bank, col_group, col_rank = nb[col], g[col], r[col]
+        rd_bank, rd_group, rd_rank = nb["rd"], g["rd"], r["rd"]
+        wr_bank, wr_group, wr_rank = nb["wr"], g["wr"], r["wr"]
         act_bank, act2_bank, act_group = nb["act"], nb["act2"], g["act"]
         act_rank = max(r["act"], self._faw[0] + self.timing.tFAW)
         pre_bank = nb["pre"]
@@ -547,7 +416,11 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
                 continue
             kind = cand[0]
             if kind == _COLUMN:
-                at = max(col_bank[b], col_group[bg_of[b]], col_rank)
+                # (a RD during a drain: the read its row was activated for)
+                if cand[2].write:
+                    at = max(wr_bank[b], wr_group[bg_of[b]], wr_rank)
+                else:
+                    at = max(rd_bank[b], rd_group[bg_of[b]], rd_rank)
                 if at <= c:
                     if best_col is None or cand[1] < best_col[1]:
                         best_col = cand
@@ -563,10 +436,7 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
                 soonest = at
         self._soonest = soonest
         if best_col is not None:
-            req = best_col[2]
-            if not req.opened:
-                self.row_hits.add()
-            self._column(c, req, best_col[3], best_col[4], best_col[5])
+            self._column(c, best_col[2], best_col[3], best_col[4], best_col[5])
             return True
         if best_other is None:
             return False
@@ -574,17 +444,24 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
         req.opened = True
         if best_other[0] == ACT:
             self._issue(c, ACT, req.bank, best_other[3])
+            self._opened[req.bank] = req
         else:
             self._issue(c, PRE, req.bank)
         return True
 
     def _candidate(self, b: int):
         """Bank b's next command for the queue being served, as (kind, seq, request, row,
-        column, slot): a column command for its oldest request to the open row, else ACT or
-        PRE for its oldest request; None if it has no request or a relocation holds it.
-        A write waiting for a queued read of its burst is passed over."""
+        column, slot): the column command of the burst its open row was activated for,
+        whatever the mode (the active buffer); else a column command for its oldest request to
+        the open row, else ACT or PRE for its oldest request; None if it has no request or a
+        relocation holds it. A write waiting for a queued read of its burst is passed over."""
+        if self._ops[b]:
+            return None
+        req = self._opened.get(b)
+        if req is not None:
+            return (_COLUMN, req.seq, req, *self._lookup(req))
         queue = (self._wq if self._write_mode else self._rq)[b]
-        if not queue or self._ops[b]:
+        if not queue:
             return None
         if self._write_mode and self._blocked_writes:
             reads = self._pending_reads
@@ -608,9 +485,12 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
         changes in between: only an issued command or a new request moves the state)."""
         refreshing = c >= self._refresh_due
         best = _NEVER if refreshing else min(self._refresh_due, self._soonest)
+        opened = self._opened
         for b in range(self._n):
             if self._ops[b]:
                 at = self._op_ready_at(b)
+            elif refreshing and b in opened:
+                at = self._ready_at("wr" if opened[b].write else "rd", b)
             elif refreshing and self._open[b]:
                 at = self._ready_at("pre", b)
             else:
@@ -621,41 +501,20 @@ class InDramCacheController(SegmentCache, PublishesCommands, SplitsRequests, Fun
             best = self._rank_next["ref"]
         return best if best > c else c + 1
 
-    def _op_ready_at(self, b: int) -> int:
-        """The cycle the next command of bank b's head relocation may issue."""
-        op = self._ops[b][0]
-        opened = self._open[b]
-        if op.step == 0:
-            if opened and opened[0] != op.src:
-                return self._ready_at("pre", b)
-            return self._ready_at("act", b)
-        return self._ready_at(("act", "act", "reloc", "pre")[op.step], b)
-
     def _column(self, c: int, req: Req, row: int, column: int, slot) -> None:
+        """Issue req's RD or WR at cycle c (to its cache row if slot is not None)."""
         t = self.timing
         b = req.bank
+        if not req.opened:
+            self.row_hits.add()
+        self._opened.pop(b, None)
         self._cores_blocked = False
+        self._dequeue(req, c)
+        self._burst_served(req.write, (b, req.row, req.column))
         if req.write:
-            self._wq[b].remove(req)
-            self._wq_count -= 1
-            key = (b, req.row, req.column)
-            left = self._pending_writes[key] - 1
-            if left:
-                self._pending_writes[key] = left
-            else:
-                del self._pending_writes[key]
             self._issue(c, WR, b, row, column)
             self.writes.add()
         else:
-            self._rq[b].remove(req)
-            self._rq_count -= 1
-            key = (b, req.row, req.column)
-            left = self._pending_reads[key] - 1
-            if left:
-                self._pending_reads[key] = left
-            else:
-                del self._pending_reads[key]
-                self._blocked_writes -= self._pending_writes.get(key, 0)
             self._issue(c, RD, b, row, column)
             self.reads.add()
             done = c + t.CL + t.tBL

@@ -197,6 +197,7 @@ class HasSchedulingState:
         self._refpb_next_set, self._refpb_banks = state.refpb_next_set, tuple(state.refpb_banks)
         self._to_close = dict(state.to_close)
         self._write_mode = state.write_mode
+        self._drain_seen = -1  # (the drain is decided afresh)
         self._open_banks, self._active_since = state.open_banks, state.active_since
         self._pending_writes = {}
         by_seq = {}

@@ -110,6 +110,16 @@ class SegmentCache:
         counts[tag] = seen
         return False
 
+    def _op_ready_at(self, b: int) -> int:
+        """The cycle the next command of bank b's head relocation may issue."""
+        op = self._ops[b][0]
+        opened = self._open[b]
+        if op.step == 0:
+            if opened and opened[0] != op.src:
+                return self._ready_at("pre", b)
+            return self._ready_at("act", b)
+        return self._ready_at(("act", "act", "reloc", "pre")[op.step], b)
+
     def _step_op(self, c: int, b: int) -> bool:
         """Advance the head relocation of bank b by one command if it can issue now."""
         op = self._ops[b][0]

@@ -81,6 +81,10 @@ class ResponseOrder:
         self._ready: list[tuple[int, int, Job]] = []
         self._seq = 0
         self.jobs = 0
+        # An attribute kept with the heap, not a property: a controller reads it a few times
+        # per DRAM cycle.
+        self.due = NEVER
+        """The cycle the next response may leave (:data:`NEVER` if none may)."""
 
     def open(self, message: MemRequest, pieces: list[tuple[int, int]], data=None, track: bool = True) -> Job:
         """Start serving ``message`` as ``pieces``; ``data`` is its read data if known now (a
@@ -103,11 +107,7 @@ class ResponseOrder:
         job.left -= 1
         if job.left == 0 and job.tracked and self._clients[job.message.source][0] is job:
             heapq.heappush(self._ready, (job.done, job.seq, job))
-
-    @property
-    def due(self) -> int:
-        """The cycle the next response may leave (:data:`NEVER` if none may)."""
-        return self._ready[0][0] if self._ready else NEVER
+            self.due = self._ready[0][0]
 
     def head(self) -> MemResponse:
         """The response that may leave first (call only when ``due`` has come)."""
@@ -124,6 +124,7 @@ class ResponseOrder:
         elif queue[0].left == 0:
             nxt = queue[0]
             heapq.heappush(self._ready, (nxt.done, nxt.seq, nxt))
+        self.due = self._ready[0][0] if self._ready else NEVER
 
     def unfinished(self):
         """The jobs with pieces still to finish, every client's, oldest first per client."""

@@ -172,7 +172,11 @@ def test_a_read_of_a_queued_write_is_forwarded_and_a_later_one_reads_dram_after_
     assert checker.violation_count.value == 0
 
 
-def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
+@pytest.mark.parametrize("rule, high, low, switches", [
+    ("ramulator2", 9, 1, 2),  # the default, DramController's: more than 8 and fewer than 2 of 10 entries
+    ("inclusive", 8, 2, 3),  # 0.8 and 0.2 of 10 entries, rounded down
+])
+def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one(rule, high, low, switches):
     # Core 0 reads row after row of bank 0 (a read waits nearly always, each needs PRE and
     # ACT); core 1 writes along one row of bank 4, slower (every 8 cycles) than a drain
     # writes them (tCCD_L), so writes pile up while reads are served and drain in bursts.
@@ -181,13 +185,12 @@ def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
     depths = []
     top = Component("top", clock=dram_clock(preset(STANDARD)))
     dram = InDramCacheController("dram", top, standard=STANDARD, cache="none", read_queue=4, write_queue=10,
-                                 mlp=4, gap_cycles=8)
+                                 mlp=4, gap_cycles=8, write_drain=rule)
     checker = SubarrayTimingChecker("checker", top, standard=STANDARD, cache="none")
     checker.watch(dram)
     dram.attach_cores([reads, writes])
     dram.add_command_listener(lambda c, kind, *_: kind in (RD, WR) and depths.append((kind, *dram.queue_depths())))
     Simulator(top, seed=1).run()
-    high, low = 8, 2  # 0.8 and 0.2 of 10 entries
     starts = stops = 0
     # Depths are taken as each RD/WR issues, after its request left its queue. Between the
     # decision to drain (or stop) and the next column command, writes only arrive.
@@ -198,7 +201,7 @@ def test_write_drain_starts_at_the_high_watermark_and_stops_at_the_low_one():
         if before == WR and kind == RD:
             stops += 1
             assert wq_before <= low
-    assert starts >= 3 and stops >= 3 and dram.write_drains.value >= starts
+    assert starts >= switches and stops >= switches and dram.write_drains.value >= starts
     assert dram.writes.value == 60 and dram.reads.value == 200
     assert checker.violation_count.value == 0
 
@@ -227,20 +230,26 @@ def test_idle_skipping_changes_nothing_but_the_tick_count(cache):
 
 def test_a_write_after_a_queued_read_of_its_burst_waits_for_that_read_even_in_a_drain():
     t = preset(STANDARD)
-    # Core 0 reads burst X (bank 0, row 5, column 3) at 0; core 1 writes X at 0, then two
-    # other bursts of row 5 at 1 and 2: the write queue (four entries) reaches its high
-    # watermark (three) and a drain starts before the RD of X could issue (tRCD).
+    # Core 0 reads burst Y (bank 0, row 5, column 1) at 0, which opens row 5; core 1 reads
+    # burst X (column 3) at 0; core 2 writes X at 0, then three other bursts of row 5 at 1, 2
+    # and 3: the write queue (four entries) passes its high watermark (more than 3.2) and a
+    # drain starts before Y's RD could issue (tRCD). Y goes first all the same: its row was
+    # activated for it (the active buffer).
     done = []
-    dram, checker, log = _system([[(0, 5, 3, False)], [(0, 5, 3, True), (0, 5, 8, True), (0, 5, 9, True)]],
+    dram, checker, log = _system([[(0, 5, 1, False)], [(0, 5, 3, False)],
+                                  [(0, 5, 3, True), (0, 5, 8, True), (0, 5, 9, True), (0, 5, 10, True)]],
                                  cache="none", write_queue=4, gap_cycles=1, mlp=1, completions=done)
     # The drain writes the other bursts and passes over X's write; with only that write left
-    # the drain ends, the read goes, and the write follows it (no read waits any more).
-    wr_8 = t.tRCDWR
+    # the drain ends, X's read goes, and the write follows it (no read waits any more).
+    rd_y = t.tRCD
+    wr_8 = rd_y + t.read_to_write
     wr_9 = wr_8 + t.tCCD_L
-    rd_x = wr_9 + t.write_to_read_l
+    wr_10 = wr_9 + t.tCCD_L
+    rd_x = wr_10 + t.write_to_read_l
     wr_x = rd_x + t.read_to_write
-    assert log == [(0, ACT, 5, -1), (wr_8, WR, 5, 8), (wr_9, WR, 5, 9), (rd_x, RD, 5, 3), (wr_x, WR, 5, 3)]
-    assert done[-1] == (rd_x + t.CL + t.tBL, 0, 0, False, False)
+    assert log == [(0, ACT, 5, -1), (rd_y, RD, 5, 1), (wr_8, WR, 5, 8), (wr_9, WR, 5, 9), (wr_10, WR, 5, 10),
+                   (rd_x, RD, 5, 3), (wr_x, WR, 5, 3)]
+    assert [d for d in done if d[1] == 1] == [(rd_x + t.CL + t.tBL, 1, 0, False, False)]
     assert dram.write_drains.value == 2 and dram.forwarded_reads.value == 0
     assert checker.violation_count.value == 0
 
@@ -249,8 +258,11 @@ def test_a_drain_due_while_every_queued_write_waits_for_a_read_lets_the_reads_go
     t = preset(STANDARD)
     # Reads of X and Y arrive at 0 and 1, each with a write of its burst: the write queue
     # (two entries) is at its high watermark at 1 while both writes wait for their reads.
+    # (The inclusive rule: with two entries Ramulator 2's high mark, more than all of them,
+    # is never reached while reads wait.)
     dram, checker, log = _system([[(0, 5, 3, False), (0, 5, 4, False)], [(0, 5, 3, True), (0, 5, 4, True)]],
-                                 cache="none", write_queue=2, write_high=1.0, write_low=0.0, gap_cycles=0, mlp=2)
+                                 cache="none", write_queue=2, write_high=1.0, write_low=0.0, gap_cycles=0, mlp=2,
+                                 write_drain="inclusive")
     rd_x = t.tRCD
     wr_x = rd_x + t.read_to_write  # X's write may go once its read has: the full queue drains it
     rd_y = wr_x + t.write_to_read_l  # no write may go: the drain ends

@@ -7,7 +7,7 @@ import pytest
 from archmodel.kernel import Simulator
 from archmodel.models.memory import PRESETS, AddressMapping, compiled_core, synthetic_stream
 from archmodel.models.memory.commands import ACT, PRE, RD, WR
-from archmodel.models.memory.command_scheduler import drain_watermarks
+from archmodel.models.memory.scheduling_core import drain_watermarks
 
 from .wiring import controller_with_checker, run
 

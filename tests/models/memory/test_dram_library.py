@@ -1,0 +1,49 @@
+"""The DRAM presets of library/dram.arch through the language: the controller's ``queue``
+organisation (shared or DRAMSim3's per-bank command queues) as a preset parameter."""
+
+import pytest
+
+from archmodel.cli import main
+from archmodel.kernel import Simulator
+from archmodel.lang.elaborate import load
+from archmodel.models.memory import DramController
+
+
+_PRESET_SYSTEM = """import "dram.arch"
+
+system Queues(queue: string = "shared") {
+    clock dram = 1200 MHz
+    gen  : DramTrafficGenerator(pattern = "random", count = 400, write_fraction = 0.33, capacity_bytes = 8 GiB)
+    mem  : DDR4_2400R(queue = queue)
+    sink : Sink(stop_after = 400, record = false)
+    gen.out -> mem.req
+    mem.resp -> sink.inp
+}
+"""
+
+
+def _preset_system(tmp_path, text=_PRESET_SYSTEM):
+    path = tmp_path / "queues.arch"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("queue", ["shared", "per_bank"])
+def test_the_dram_library_presets_take_the_controllers_queue_organisation(queue, tmp_path):
+    top = load(_preset_system(tmp_path), params={"queue": f'"{queue}"'}).top
+    (ctrl,) = [part for part in top.walk() if isinstance(part, DramController)]
+    Simulator(top).run()
+    assert ctrl.queue == queue and ctrl.client_requests.value == 400
+    # Only per-bank command queues hold bursts in the banks' queues.
+    assert (ctrl.command_queue_depth.maximum > 0) is (queue == "per_bank")
+
+
+def test_a_misspelled_queue_of_a_preset_is_a_located_error_with_a_hint(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _preset_system(tmp_path, _PRESET_SYSTEM.replace('queue: string = "shared"', 'queue: string = "perbank"'))
+    assert main(["check", "queues.arch"]) == 2
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert "dram.arch:" in first and "Traceback" not in err
+    assert first.endswith("error: parameter 'queue' of 'DramController' must be one of 'shared', 'per_bank' "
+                          "(did you mean 'per_bank'?), got \"perbank\"")
