@@ -106,15 +106,17 @@ class NetworkSchedule:
     """The jobs timing ``layers`` under ``methods``: layer ``k`` draws its activations and
     weights with ``seed + k``; ``whole_chosen`` then runs each layer's fastest method on the
     whole layer (its slice-scaled timing replaced by the measured one; the choice stays the
-    slices'). ``data``, a list of (activations, weights) per layer, replaces the drawn ones.
-    ``rows`` holds a :class:`LayerTiming` per layer done."""
+    slices'). ``seeds`` gives each layer's seed instead (a selection of a network's layers
+    keeps the seeds they have in it); ``data``, a list of (activations, weights) per layer,
+    replaces the drawn ones. ``rows`` holds a :class:`LayerTiming` per layer done."""
 
     def __init__(self, layers: list[Layer], density: float | None, methods, *, seed: int = 0,
-                 slice_steps: int | None = 16, whole_chosen: bool = False, data: list | None = None):
+                 slice_steps: int | None = 16, whole_chosen: bool = False, seeds: list | None = None,
+                 data: list | None = None):
         self.layers = list(layers)
         self.density = density
         self.methods = list(methods)
-        self.seed = seed
+        self.seeds = list(seeds) if seeds is not None else [seed + k for k in range(len(self.layers))]
         self.slice_steps = slice_steps
         self.whole_chosen = whole_chosen
         self.data = data
@@ -124,7 +126,7 @@ class NetworkSchedule:
         """The jobs in order; each is sent back its :class:`MethodTiming`."""
         for k, layer in enumerate(self.layers):
             x, w = self.data[k] if self.data is not None else \
-                (activations(layer, self.density, self.seed + k), weights(layer, self.seed + k))
+                (activations(layer, self.density, self.seeds[k]), weights(layer, self.seeds[k]))
             timed = {}
             for method in self.methods:
                 timed[method] = yield Job(layer, method, x, w, self.slice_steps)
@@ -155,6 +157,7 @@ class ClusterRuns:
         self.counted = (0, 0)
         self.n_jobs = 0
         self.n_cycles = 0  # cycles of every job run (slices as run, not scaled)
+        self.n_dma_bytes = 0  # bytes the DMA moved in them
         cluster.on_finish(self._finished)
 
     def begin(self) -> None:
@@ -193,6 +196,7 @@ class ClusterRuns:
         fpu, dma = (now - then for now, then in zip(self._counters(), self.counted))
         self.n_jobs += 1
         self.n_cycles += cycles
+        self.n_dma_bytes += dma
         scale = job.layer.batch / placed.fraction
         one = attrs.evolve(job.layer, batch=1)
         timing = MethodTiming(

@@ -100,8 +100,16 @@ class ConvReport(Component):
         if self.timing is not None:
             self.timing.begin(self)
 
-    def show_totals(self, timings: list[LayerTiming]) -> None:
-        """Report the network's cycles per method and of the per-layer choice."""
+    def show_totals(self, timings: list[LayerTiming], runs: ClusterRuns) -> None:
+        """Report the network's cycles per method and of the per-layer choice, and what the
+        runs simulated: their cycles and DMA bytes as run (slices unscaled)."""
+        for name, unit, doc, value in (
+                ("runs", "runs", "lowerings run on the cluster (a slice or a whole layer each)", runs.n_jobs),
+                ("simulated_cycles", "cycles", "cluster cycles of the runs as simulated (slices unscaled)",
+                 runs.n_cycles),
+                ("simulated_dma_bytes", "bytes", "bytes the DMA moved in the runs (slices unscaled)",
+                 runs.n_dma_bytes)):
+            self.add_stat(name, Formula(unit, doc, lambda _, v=value: v))
         for method, cycles in cycle_totals(timings).items():
             doc = "each layer's fastest lowering" if method == "chosen" else method
             self.add_stat(f"{method}_cycles", Formula("cycles", f"all layers: cycles of {doc}", lambda _, v=cycles: v))
@@ -114,8 +122,8 @@ class ClusterTiming:
     program has finished. The arguments are checked when it is made (so ``archmodel check``
     finds a layer no tile of the cluster's TCDM fits)."""
 
-    def __init__(self, cluster: SnitchCluster, layers: list[Layer], density, seed: int, methods: list, slice: int,
-                 whole: bool, plot: str, progress, title: str):
+    def __init__(self, cluster: SnitchCluster, layers: list[Layer], density, seeds: list, methods: list,
+                 slice: int, whole: bool, plot: str, progress, title: str):
         for layer in layers:
             for method in methods:
                 try:
@@ -123,7 +131,7 @@ class ClusterTiming:
                 except ValueError as err:
                     raise ArchError(str(err)) from None
         self.cluster = cluster
-        self.schedule = NetworkSchedule(layers, density, [m for m in METHODS if m in methods], seed=seed,
+        self.schedule = NetworkSchedule(layers, density, [m for m in METHODS if m in methods], seeds=seeds,
                                         slice_steps=slice or None, whole_chosen=bool(whole))
         self.plot, self.progress, self.title = plot, progress, title
         self.report: ConvReport | None = None
@@ -160,7 +168,7 @@ class ClusterTiming:
         if self.plot:
             plot_timing(timings, self.plot, self.title)
             print(f"\nwrote {self.plot}")
-        self.report.show_totals(timings)
+        self.report.show_totals(timings, runs)
         end_when_every_cluster_finished(cluster)
 
 
@@ -187,7 +195,7 @@ def _report(targets, rows: list[LayerSizes], timing: ClusterTiming | None = None
     return report
 
 
-def _timing(targets, layers, density, seed, methods, simulate, slice, plot, progress, title, whole=False):
+def _timing(targets, layers, density, seeds, methods, simulate, slice, plot, progress, title, whole=False):
     """None unless ``simulate``; otherwise (the arguments and the target checked now) the
     :class:`ClusterTiming` of ``layers`` on the target cluster."""
     if not simulate:
@@ -210,7 +218,7 @@ def _timing(targets, layers, density, seed, methods, simulate, slice, plot, prog
                         f"but it reaches {found}",
                         hint="connect ext_req/ext_rsp to a memory (FixedLatencyMemory, DramController, "
                         "InterleavedMemory, or a memory-mapped network interface in front of one)")
-    return ClusterTiming(cluster, layers, check_density(density), seed, [check_method(m) for m in methods], slice,
+    return ClusterTiming(cluster, layers, check_density(density), seeds, [check_method(m) for m in methods], slice,
                          whole, plot, progress, title)
 
 
@@ -219,31 +227,49 @@ def _named_only(workload: str, args) -> None:
         raise ArchError(f"workload '{workload}' takes named arguments only, e.g. {workload}(density = 0.4)")
 
 
-def bind_conv_network(targets, *args, network=None, topology=None, padding="none", density=None, seed=0,
-                      batch=1, methods=None, simulate=True, slice=16, plot=None, progress=None,
+def bind_conv_network(targets, *args, network=None, topology=None, padding="none", layers="", density=None,
+                      seed=0, batch=1, methods=None, simulate=True, slice=16, plot=None, progress=None,
                       whole=False) -> ConvReport:
     """``conv_network(network = "resnet50" | topology = "file.csv", padding = "none" | "same",
-    density = 0.4, seed = 0, batch = 1, methods = "im2col,mec,cpo", simulate = true, slice =
-    16, plot = "conv.png", progress = true, whole = true)``: the lowered sizes and cluster
-    cycles of every layer of a bundled network or a SCALE-Sim topology file (relative to the
-    working folder); ``whole`` runs each layer's chosen method on the whole layer after the
-    slices chose it. ``density`` omitted: all-dense activations."""
+    layers = "res2a_2,res3a_2", density = 0.4, seed = 0, batch = 1, methods =
+    "im2col,mec,cpo", simulate = true, slice = 16, plot = "conv.png", progress = true, whole =
+    true)``: the lowered sizes and cluster cycles of every layer (or of the ``layers`` named)
+    of a bundled network or a SCALE-Sim topology file (relative to the working folder);
+    ``whole`` runs each layer's chosen method on the whole layer after the slices chose it.
+    ``density`` omitted: all-dense activations. Layer ``k`` of the network draws its
+    activations and weights with ``seed + k``, chosen or not."""
     _named_only("conv_network", args)
     if (network is None) == (topology is None):
         raise ArchError("conv_network takes one of network = \"resnet50\" (bundled) or topology = \"file.csv\"")
     if topology is not None:
         if padding not in PADDINGS:
             raise ArchError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
-        layers = read_topology(topology, padding=padding, batch=batch)
+        every = read_topology(topology, padding=padding, batch=batch)
     else:
-        layers = bundled_network(network, batch=batch)
-    rows = network_sizes(layers, density, seed=seed, methods=_methods(methods))
+        every = bundled_network(network, batch=batch)
+    picked = _picked(every, layers)
+    chosen = [every[k] for k in picked]
+    seeds = [seed + k for k in picked]
+    rows = [network_sizes([layer], density, seed=s, methods=_methods(methods))[0] for layer, s in zip(chosen, seeds)]
     title = network if network is not None else str(topology)
     if plot is None:
         plot = f"conv_{re.sub(r'[^A-Za-z0-9_.-]', '_', title.rsplit('/', 1)[-1].removesuffix('.csv'))}.png"
-    timing = _timing(targets, layers, density, seed, list(rows[0].sizes), simulate, slice, plot, progress, title,
+    timing = _timing(targets, chosen, density, seeds, list(rows[0].sizes), simulate, slice, plot, progress, title,
                      whole)
     return _report(targets, rows, timing)
+
+
+def _picked(layers: list[Layer], names) -> list[int]:
+    """The indices of the layers ``names`` ("a,b"; "" for all) selects, in the network's order."""
+    if not isinstance(names, str):
+        raise ArchError(f"layers must be a string naming layers, e.g. \"conv1,conv2\" (\"\" for all), got {names!r}")
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = [layer.name for layer in layers]
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ArchError(f"the network has no layer {', '.join(repr(n) for n in unknown)}",
+                        hint=f"its layers: {', '.join(known[:8])}{', ...' if len(known) > 8 else ''}")
+    return [k for k, name in enumerate(known) if not wanted or name in wanted]
 
 
 def bind_conv_layer(targets, *args, height=None, width=None, channels=None, kernel=None, kernel_h=None,
@@ -265,7 +291,7 @@ def bind_conv_layer(targets, *args, height=None, width=None, channels=None, kern
                   kernel if kernel_h is None else kernel_h, kernel if kernel_w is None else kernel_w, filters, stride,
                   pad if pad_h is None else pad_h, pad if pad_w is None else pad_w, batch)
     rows = network_sizes([layer], density, seed=seed, methods=_methods(methods))
-    timing = _timing(targets, [layer], density, seed, list(rows[0].sizes), simulate, slice, plot, progress, name)
+    timing = _timing(targets, [layer], density, [seed], list(rows[0].sizes), simulate, slice, plot, progress, name)
     return _report(targets, rows, timing)
 
 
