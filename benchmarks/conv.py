@@ -3,7 +3,7 @@ CPO, CPS) for a network, the density where CPO/CPS overtake im2col, and the time
 
     python benchmarks/conv.py [--network resnet50] [--density 0.4] [--seed 0] [--slice 16]
                               [--skip-sizes] [--skip-network] [--skip-crossover] [--skip-slices]
-                              [--json out.json]
+                              [--arch topologies/conv_network_hbm.arch] [--json out.json]
 
 Tables, each measured in one run:
 
@@ -15,8 +15,11 @@ Tables, each measured in one run:
   densities from 1 to 0.05, for every bundled network.
 * **The network on the cluster.** Every layer under every lowering on an 8-core cluster with
   a 64 B/cycle, 50-cycle memory, a slice of ``--slice`` steps scaled to the layer
-  (:mod:`archmodel.workloads.conv.timing`), the fastest method per layer and the totals; the
-  CPU time of the whole network.
+  (:mod:`archmodel.workloads.conv.timing`, every run back to back in one simulation), the
+  fastest method per layer and the totals; the CPU and wall time of the whole network.
+* **Through a .arch file** (``--arch``). The same network by ``archmodel run FILE`` on the
+  cluster and memory the file binds (``topologies/conv_network_hbm.arch``: an HBM2E
+  pseudo-channel); its table, and the CPU and wall time.
 * **Crossover.** For ResNet-50's 3x3 and 1x1 layer shapes, cycles of im2col, CPO and CPS and
   their FPU utilisation across densities, and the density below which the faster of CPO/CPS
   beats im2col (interpolated between the densities measured).
@@ -124,6 +127,7 @@ def main() -> None:
     parser.add_argument("--skip-network", action="store_true", help="leave out the network on the cluster")
     parser.add_argument("--skip-crossover", action="store_true", help="leave out the crossover sweep")
     parser.add_argument("--skip-slices", action="store_true", help="leave out slices against whole layers")
+    parser.add_argument("--arch", type=Path, help="also run the network through this .arch file (archmodel run)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args()
     figures = {}
@@ -140,13 +144,14 @@ def main() -> None:
                               "smallest": r.smallest()} for r in rows]
         figures["sweep"] = [dict(zip(("network", "density", "mec", "cpo", "cps"), row)) for row in sweep_rows]
     if not args.skip_network:
-        start = time.process_time()
+        start, wall = time.process_time(), time.perf_counter()
         timed = time_network(network(args.network), args.density, seed=args.seed, slice_steps=args.slice or None,
                              progress=True)
-        spent = time.process_time() - start
+        spent, wall = time.process_time() - start, time.perf_counter() - wall
         print(f"\n{args.network} on the cluster, density {args.density}, slices of {args.slice} steps\n")
         print(format_timing(timed), flush=True)
-        print(f"\n{spent:.1f} s of CPU time for the network ({len(timed)} layers x 5 lowerings)")
+        print(f"\n{spent:.1f} s of CPU time, {wall:.0f} s of wall time for the network ({len(timed)} layers x 5 "
+              "lowerings)")
         figures["cluster"] = {"cpu_s": spent, "totals": cycle_totals(timed),
                               "layers": [{"layer": r.layer.name, "chosen": r.chosen,
                                           **{m: t.cycles for m, t in r.methods.items()}} for r in timed]}
@@ -161,6 +166,16 @@ def main() -> None:
     if not args.skip_slices:
         print(f"\nslices of {args.slice} steps against whole layers, density {args.density}\n")
         print(slices(args.seed, args.density, args.slice), flush=True)
+    if args.arch:
+        from archmodel.cli import main as archmodel
+        start, wall = time.process_time(), time.perf_counter()
+        code = archmodel(["run", str(args.arch), "-q", "-p", f'network="{args.network}"', "-p", 'layers=""', "-p",
+                          f"density={args.density}", "-p", f"seed={args.seed}", "-p", f"slice={args.slice}", "-p",
+                          'plot=""'])
+        spent, wall = time.process_time() - start, time.perf_counter() - wall
+        print(f"\narchmodel run {args.arch}: exit {code}, {spent:.1f} s of CPU time, {wall:.0f} s of wall time",
+              flush=True)
+        figures["arch"] = {"file": str(args.arch), "exit": code, "cpu_s": spent, "wall_s": wall}
     if args.json:
         args.json.write_text(json.dumps({"network": args.network, "density": args.density, "seed": args.seed,
                                          **figures}, indent=1))

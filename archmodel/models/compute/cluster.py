@@ -131,7 +131,9 @@ class SnitchCluster(Component):
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:
         """Give core ``i`` ``programs[i]`` (None leaves it idle); the last entry, if there are
-        ``cores + 1``, is the DMA core's. The same Program object shares its I$ lines."""
+        ``cores + 1``, is the DMA core's. The same Program object shares its I$ lines.
+        Programs loaded after a run replace the ones before at the same instruction
+        addresses, so the I$ starts empty again (as a loader's ``fence.i`` makes it)."""
         if len(programs) > len(self.core_list):
             raise ValueError(f"{self.path}: {len(programs)} programs for {len(self.core_list)} cores")
         placed: dict[int, int] = {}
@@ -141,6 +143,7 @@ class SnitchCluster(Component):
                 placed[id(program)] = next_base
                 next_base += (program.size_bytes + 255) // 256 * 256
             core.load(program, placed.get(id(program), 0))
+        self.icache.invalidate()
         self.running = [c for c in self.core_list if not c.done]
         self.n_halted = sum(1 for c in self.core_list if c.halted)
         self.done_cycle = -1

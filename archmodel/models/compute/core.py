@@ -170,10 +170,14 @@ class SnitchCore(FpSubsystem, Component):
         self.tcdm_latency = tcdm.latency_cycles
         self.mem_b, self.mem_d, self.mem_f = tcdm.data, tcdm.words, tcdm.singles
         self.lsu = _Lsu(self, rid_base)
-        self.streaming: list = []  # the streamers with a job running (kept by SsrStreamer)
-        self.ssrs = [SsrStreamer(self, i, rid_base + 1 + i, self.ssr_fifo_depth, self.mem_d, self.tcdm_base,
-                                 self.tcdm_latency) for i in range(3)]
+        self.ssr_rid = rid_base + 1
+        self._reset_streamers()
         self.line_shift = (cluster.icache.line_bytes // 4).bit_length() - 1
+
+    def _reset_streamers(self) -> None:
+        self.streaming: list = []  # the streamers with a job running (kept by SsrStreamer)
+        self.ssrs = [SsrStreamer(self, i, self.ssr_rid + i, self.ssr_fifo_depth, self.mem_d, self.tcdm_base,
+                                 self.tcdm_latency) for i in range(3)]
 
     def load(self, program: Program | None, ibase: int) -> None:
         """Give this core a program starting at instruction address ``ibase`` (None: idle)."""
@@ -181,6 +185,16 @@ class SnitchCore(FpSubsystem, Component):
         self.ibase = ibase
         self.leave_replay_step()
         self.replay_steps = {}
+        # what the program before left behind (a loaded core starts as from reset): its
+        # instruction lines, and the FREP body the sequencer last recorded
+        self.l0.clear()
+        self.cur_line = -1
+        self.seq_on = self.seq_inner = False
+        self.seq_n = self.seq_reps = self.seq_it = self.seq_pos = 0
+        self.seq_body, self.seq_issue = [], []
+        self.ssr_on = False
+        if self.cluster is not None:  # and the SSRs' configuration (a repeat count, say) and data
+            self._reset_streamers()
         if program is None:
             self.instrs = []
             self.halted = self.done = True

@@ -34,6 +34,10 @@ class SnitchICache(Component):
         self.capacity = max(1, self.size_bytes // self.line_bytes)
         self.n_hits = self.n_misses = 0
 
+    def invalidate(self) -> None:
+        """Drop every line (new programs replace the old at the same instruction addresses)."""
+        self.lines.clear()
+
     def fetch(self, word_address: int, cycle: int) -> int:
         """Extra cycles a core waits for the line holding instruction word ``word_address``."""
         line = word_address // (self.line_bytes // 4)

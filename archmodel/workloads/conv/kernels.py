@@ -1,9 +1,12 @@
 """The five lowerings as Snitch assembly on a :class:`~archmodel.models.compute.SnitchCluster`.
 
-:func:`setup_conv` places a layer's lowered input, packed kernel and output in the memory at
-the cluster's DMA port, writes the programs of the tiled loop nest of :mod:`.tiling` (the
-DMA core's double-buffered schedule and the compute cores' tile code) and registers a check
-of the output in the modelled memory against numpy.
+:func:`setup_conv` places a layer's input, packed kernel and output in the memory at the
+cluster's DMA port, writes the programs of the tiled loop nest of :mod:`.tiling` (the DMA
+core's double-buffered schedule and the compute cores' tile code) and registers a check of
+the output in the modelled memory against numpy. The dense lowerings find the padded input
+there and the DMA builds each band's im2col or MEC tile from it with 2D transfers (the
+gather the lowering is); the CPO/CPS tiles are built on the host and placed as they are
+(their compaction's time is left out, their bytes are fetched by DMA).
 
 * **im2col, MEC and direct are GEMMs** with SSR+FREP: output position m = (h, w) of the band
   is dealt to core ``m mod cores``; for each 8-filter group of the block, SSR 0 streams m's
@@ -33,6 +36,8 @@ and a fence per non-zero: they are index-bound unless each core's share of filte
 
 from __future__ import annotations
 
+from typing import Callable
+
 import attrs
 import numpy as np
 
@@ -49,9 +54,10 @@ from .tiling import WORD, Tiling, dense_store, packed_kernel, plan, scratch_byte
 class ConvSetup:
     """What :func:`setup_conv` placed: the tiling, the bands, filter blocks and channel
     chunks the programs compute (all, or a slice), the steps, the TCDM bytes holding lowered
-    input, the bytes of lowered input placed outside, and ``fraction``, the slice's share of the layer's work: of the output rows x
-    blocks x chunks for the GEMMs, of the stored non-zeros x blocks for CPO and CPS (whose
-    work follows them; the padded edge rows hold fewer)."""
+    input, the bytes of input placed outside, ``fraction``, the slice's share of the layer's
+    work (of the output rows x blocks x chunks for the GEMMs, of the stored non-zeros x
+    blocks for CPO and CPS, whose work follows them; the padded edge rows hold fewer), and
+    ``check(cluster)``, which compares the output in the memory with numpy."""
 
     layer: Layer
     method: str
@@ -63,6 +69,7 @@ class ConvSetup:
     tcdm_input_bytes: int
     outside_input_bytes: int
     fraction: float
+    check: Callable = attrs.field(repr=False)
 
 
 def _magic(divisor: int, largest: int) -> int:
@@ -75,13 +82,14 @@ def _magic(divisor: int, largest: int) -> int:
 
 def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.ndarray, w: np.ndarray, *,
                bands=None, blocks: int | None = None, chunks: int | None = None,
-               tiling: Tiling | None = None) -> ConvSetup:
+               tiling: Tiling | None = None, register_check: bool = True) -> ConvSetup:
     """Load the programs computing ``layer`` (batch 1) through ``method`` on ``cluster`` with
     activations ``x`` and weights ``w``; the data goes in ``memory`` (the one at the DMA
     port by default). ``bands`` (indices into the tiling's bands), ``blocks`` (the first
     filter blocks) and ``chunks`` (the first channel chunks) restrict the run to a slice of
     the layer; the check compares that slice (with fewer chunks: the convolution of those
-    channels)."""
+    channels). It runs when the cluster finishes, or with ``register_check=False`` when the
+    caller calls ``ConvSetup.check(cluster)`` (a sequence of runs on one cluster)."""
     check_method(method)
     if layer.batch != 1:
         raise ValueError(f"layer '{layer.name}': the cluster kernels take batch 1, got {layer.batch}")
@@ -141,9 +149,10 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
         got = get_array(memory, out_at, (rows_out, layer.out_w, layer.filters))[:, :, :filters]
         check_result(cl, f"{layer.name} {method}", got, want)
 
-    cluster.on_finish(check)
+    if register_check:
+        cluster.on_finish(check)
     return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps), 2 * tiling.input_bytes,
-                     outside_bytes, _fraction(layer, method, x, tiling, chosen, blocks, chunks))
+                     outside_bytes, _fraction(layer, method, x, tiling, chosen, blocks, chunks), check)
 
 
 def _fraction(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, blocks: int,
@@ -188,8 +197,15 @@ def plan_for(layer: Layer, method: str, x: np.ndarray, tcdm_bytes: int, cores: i
 
 
 def _inputs(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, chunks: int, memory, outside):
-    """Place the lowered input outside; return fetch(band, chunk, buffer) -> DMA transfers,
-    params(band, chunk, buffer) -> what the compute code needs, and the bytes placed."""
+    """Place the input outside; return fetch(band, chunk, buffer) -> DMA transfers,
+    params(band, chunk, buffer) -> what the compute code needs, and the bytes placed.
+
+    The dense lowerings find the padded input outside, stored by chunk (``Ih x Iw x Cc``, as
+    a framework lays out the previous layer's output with its halo and in channel blocks);
+    the DMA builds the band's im2col or MEC tile from it with 2D transfers, a gather no host
+    does for it. The CPO/CPS tiles are built on the host and stored outside as they are: a
+    compaction the integer cores or the previous layer's epilogue would do, whose time the
+    run leaves out but whose bytes it fetches by DMA like any operand."""
     if method in SPARSE:
         tiles = sparse_tiles(layer, x, method, tiling.rows, tiling.channels, bands=chosen, chunks=chunks)
         at = {key: outside.take(len(tile.data)) for key, tile in tiles.items()}
@@ -197,32 +213,47 @@ def _inputs(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tu
             memory.backdoor_write(at[key], tile.data)
         return (lambda b, c, buf: [(at[b, c], buf, len(tiles[b, c].data))],
                 lambda b, c, buf: (buf, tiles[b, c]), sum(len(t.data) for t in tiles.values()))
-    stores = dense_store(layer, method, x, tiling.channels)[:chunks]
-    cc, kh, kw, s = tiling.channels, layer.kernel_h, layer.kernel_w, layer.stride
-    ow, ih, iw = layer.out_w, layer.padded_h, layer.padded_w
-    if method == "im2col":
-        row = WORD * ow * kh * kw * cc  # one output row's im2col rows
-        bands = {b: tiling.bands[b] for b in chosen}
-        at = {(b, c): outside.take(row * bands[b][1]) for b in chosen for c in range(chunks)}
-        for (b, c), address in at.items():
-            h0, rows = bands[b]
-            put_array(memory, address, stores[c][h0:h0 + rows])
-        return (lambda b, c, buf: [(at[b, c], buf, row * bands[b][1])],
-                lambda b, c, buf: (buf, row, WORD * kh * kw * cc), sum(row * r for _, r in bands.values())
-                * chunks)
+    stores = dense_store(layer, "direct", x, tiling.channels)[:chunks]
     at = [outside.take(store.nbytes) for store in stores]
     for address, store in zip(at, stores):
         put_array(memory, address, store)
-    if method == "mec":
-        strip = WORD * kw * cc  # one input row of one window
-        return (lambda b, c, buf: [(at[c] + strip * tiling.bands[b][0] * s, buf,
-                                    strip * tiling.input_rows(tiling.bands[b][1]), strip * ih,
-                                    strip * tiling.input_rows(tiling.bands[b][1]), ow)],
-                lambda b, c, buf: (buf, strip * s, strip * tiling.input_rows(tiling.bands[b][1])),
-                sum(st.nbytes for st in stores))
+    placed = sum(st.nbytes for st in stores)
+    cc, kh, kw, s = tiling.channels, layer.kernel_h, layer.kernel_w, layer.stride
+    ow, iw = layer.out_w, layer.padded_w
     line = WORD * iw * cc  # one padded input row of the chunk
+    strip = WORD * kw * cc  # one input row of one window: contiguous in the padded input
+    if method == "im2col":
+        row = WORD * kh * kw * cc  # one output position's im2col row
+        return (lambda b, c, buf: _im2col_gather(at[c], buf, tiling.bands[b], line, strip, row, kh, ow, s, cc),
+                lambda b, c, buf: (buf, row * ow, row), placed)
+    if method == "mec":
+        return (lambda b, c, buf: _mec_gather(at[c], buf, tiling.bands[b], tiling, line, strip, ow, s, cc),
+                lambda b, c, buf: (buf, strip * s, strip * tiling.input_rows(tiling.bands[b][1])), placed)
     return (lambda b, c, buf: [(at[c] + line * tiling.bands[b][0] * s, buf, line * tiling.input_rows(tiling.bands[b][1]))],
-            lambda b, c, buf: (buf, line * s, WORD * s * cc), sum(st.nbytes for st in stores))
+            lambda b, c, buf: (buf, line * s, WORD * s * cc), placed)
+
+
+def _im2col_gather(src: int, buf: int, band: tuple, line: int, strip: int, row: int, kh: int, ow: int, s: int,
+                   cc: int) -> list:
+    """The DMA transfers building a band's im2col tile (output position m's row of ``Kh``
+    strips at ``m * row``) from the padded input at ``src``: per output row h and kernel row
+    r, one 2D transfer of ``Ow`` strips, ``S`` pixels apart in the input."""
+    h0, rows = band
+    return [(src + line * (h * s + r), buf + row * ow * (h - h0) + strip * r, strip, WORD * s * cc, row, ow)
+            for h in range(h0, h0 + rows) for r in range(kh)]
+
+
+def _mec_gather(src: int, buf: int, band: tuple, tiling: Tiling, line: int, strip: int, ow: int, s: int,
+                cc: int) -> list:
+    """The DMA transfers building a band's MEC tile (``Ow`` rows of the band's input rows'
+    strips, ``rin`` strips each) from the padded input at ``src``: per input row, one 2D
+    transfer of ``Ow`` strips, or per output column one of ``rin`` rows, whichever is fewer."""
+    h0, rows = band
+    rin = tiling.input_rows(rows)
+    first = src + line * h0 * s
+    if rin <= ow:
+        return [(first + line * i, buf + strip * i, strip, WORD * s * cc, strip * rin, ow) for i in range(rin)]
+    return [(first + WORD * s * cc * q, buf + strip * rin * q, strip, line, strip, rin) for q in range(ow)]
 
 
 # -- dense lowerings: GEMM tiles --------------------------------------------------------------------

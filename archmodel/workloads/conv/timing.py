@@ -1,155 +1,86 @@
 """Cycles of every lowering of every layer on a Snitch cluster, the method to pick per layer,
 and the report: a table and a plot.
 
-:func:`time_layer` runs each lowering of one layer (:mod:`.kernels`) on a fresh cluster whose
-DMA port reaches a :class:`~archmodel.models.compute.FixedLatencyMemory`, and scales the
-cycles of a **slice** to the layer: the slice is the middle band(s) of output rows, the first
-filter block and the first channel chunks (``slice_steps`` steps, see :func:`slice_of`), and
-the layer takes ``slice cycles / fraction`` where ``fraction`` is the slice's share of the
-(band, block, chunk) steps weighted by rows. This holds because every step of a layer does the
-same work on the same sizes: the GEMMs' timing does not depend on the values, and the
-CPO/CPS work of a band follows its non-zeros, which random activations of one density spread
-evenly over the bands (activations with structure, e.g. real feature maps, would want more
-bands in the slice). What the scaling repeats wrongly is the once-per-run prologue (the first
-fetch) and epilogue (the last write-back); ``benchmarks/conv.py`` compares slices with whole
-layers. ``slice_steps=None`` runs the whole layer. A batch larger than 1 runs image 0 and
-counts ``batch`` times its cycles.
-
-:func:`time_network` does this for a network's layers (a progress bar per layer);
+:func:`time_network` builds a cluster whose DMA port reaches a
+:class:`~archmodel.models.compute.FixedLatencyMemory` and runs every lowering of every layer
+on it, one after another in one simulation (:class:`~.runs.ClusterRuns`: a slice of
+``slice_steps`` steps scaled to the layer, or the whole layer with None; a progress bar per
+layer); :func:`time_layer` does it for one layer. A ``run conv_network(...)`` statement runs
+the same jobs on the cluster and memory the ``.arch`` file binds instead (:mod:`.workload`).
 :func:`format_timing` prints the per-layer table and the totals, :func:`plot_timing` writes
 the cycles and the footprint per layer by method as a PNG.
 """
 
 from __future__ import annotations
 
-import math
-
-import attrs
 import numpy as np
 
-from archmodel.kernel import ArchError, Simulator
-from archmodel.workloads.snitch import build_system, report
+from archmodel.kernel import Simulator
+from archmodel.workloads.snitch import build_system
 
-from .kernels import plan_for, setup_conv
-from .layers import Layer, activations, check_density, weights
-from .lowering import METHODS, check_method, lowered_size
+from .layers import Layer, check_density
+from .lowering import METHODS, check_method
+from .runs import ClusterRuns, LayerTiming, MethodTiming, NetworkSchedule, slice_of
 from .sizes import align_table
 
+__all__ = ["LayerTiming", "MethodTiming", "format_timing", "plot_timing", "slice_of", "time_layer", "time_network",
+           "totals"]
+
 MEMORY_BYTES = 64 << 20
-
-
-@attrs.frozen
-class MethodTiming:
-    """One lowering of one layer on the cluster. ``cycles`` and ``dma_bytes`` are the
-    layer's (the slice's scaled by 1 / ``fraction``); ``tcdm_bytes`` is the TCDM holding the
-    lowered input (its two buffers); ``lowered_bytes`` the whole layer's lowered input."""
-
-    method: str
-    cycles: int
-    slice_cycles: int
-    fraction: float
-    fpu_utilisation: float
-    dma_bytes: int
-    tcdm_bytes: int
-    lowered_bytes: int
-    tiling: str
-    steps: int
-
-
-@attrs.frozen
-class LayerTiming:
-    """Every timed lowering of one layer."""
-
-    layer: Layer
-    density: float | None
-    methods: dict
-
-    @property
-    def chosen(self) -> str:
-        """The fastest lowering (ties: the earlier in METHODS)."""
-        return min(self.methods, key=lambda m: (self.methods[m].cycles, METHODS.index(m)))
-
-    def compression(self, method: str) -> float:
-        """im2col's lowered bytes over ``method``'s."""
-        stored = self.methods[method].lowered_bytes
-        return lowered_size("im2col", self.layer).bytes / stored if stored else math.inf
-
-
-def slice_of(tiling, slice_steps: int | None) -> dict:
-    """The :func:`~.kernels.setup_conv` arguments of the slice: up to ``slice_steps`` steps,
-    first the chunks of one filter block of the middle band, then more bands around it."""
-    if slice_steps is None:
-        return {}
-    if slice_steps < 1:
-        raise ArchError(f"slice must be a positive number of steps, got {slice_steps}")
-    chunks = min(tiling.chunks, slice_steps)
-    count = min(len(tiling.bands), max(1, slice_steps // chunks))
-    first = (len(tiling.bands) - count) // 2
-    return {"bands": range(first, first + count), "blocks": 1, "chunks": chunks}
-
-
-def time_layer(layer: Layer, x: np.ndarray, w: np.ndarray, methods=METHODS, *, slice_steps: int | None = 16,
-               cores: int = 8, memory_bytes_per_cycle: int = 64, memory_latency_cycles: int = 50,
-               cluster_params: dict | None = None) -> dict:
-    """{method: MethodTiming} for ``layer`` with activations ``x`` and weights ``w`` (a
-    slice of ``slice_steps`` steps scaled to the layer, or the whole layer with None)."""
-    batch = layer.batch
-    one = attrs.evolve(layer, batch=1)
-    x = x[:1]
-    timings = {}
-    for method in methods:
-        check_method(method)
-        top = build_system(cores=cores, memory_bytes_per_cycle=memory_bytes_per_cycle,
-                           memory_latency_cycles=memory_latency_cycles, memory_bytes=MEMORY_BYTES,
-                           **(cluster_params or {}))
-        cluster = top.child("cluster")
-        tiling = plan_for(one, method, x, cluster.tcdm_bytes, cluster.cores)
-        placed = setup_conv(cluster, top.child("memory"), one, method, x, w, tiling=tiling,
-                            **slice_of(tiling, slice_steps))
-        Simulator(top).run()
-        if not getattr(cluster, "result_ok", False):
-            raise AssertionError(f"{layer.name} {method}: the cluster did not finish")
-        measured = report(cluster, method)
-        scale = batch / placed.fraction
-        timings[method] = MethodTiming(
-            method, round(measured.cycles * scale), measured.cycles, placed.fraction, measured.fpu_utilisation,
-            round(measured.dma_bytes * scale), placed.tcdm_input_bytes,
-            lowered_size(method, one, activations=x).bytes * batch, str(tiling), placed.steps)
-    return timings
 
 
 def time_network(layers: list[Layer], density: float | None = None, methods=METHODS, *, seed: int = 0,
                  slice_steps: int | None = 16, whole_chosen: bool = False, progress: bool = False,
                  **system) -> list[LayerTiming]:
-    """:func:`time_layer` for every layer; layer ``k`` draws its activations and weights with
-    ``seed + k``. ``whole_chosen`` then runs each layer's fastest method on the whole layer
-    (its slice-scaled timing replaced by the measured one; the choice stays the slices').
-    ``progress`` shows a bar per layer on stderr."""
-    density = check_density(density)
-    methods = [m for m in METHODS if m in {check_method(m) for m in methods}]
-    rows = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(layers), unit="layer", leave=False)
+    """A :class:`LayerTiming` per layer of ``layers`` (see :class:`~.runs.NetworkSchedule`
+    for ``seed`` and ``whole_chosen``) on the system :func:`run_schedule` builds from
+    ``system``. ``progress`` shows a bar per layer on stderr."""
+    schedule = NetworkSchedule(layers, check_density(density), _methods(methods), seed=seed, slice_steps=slice_steps,
+                               whole_chosen=whole_chosen)
+    return run_schedule(schedule, progress=progress, **system)
+
+
+def time_layer(layer: Layer, x: np.ndarray, w: np.ndarray, methods=METHODS, *, slice_steps: int | None = 16,
+               **system) -> dict:
+    """{method: MethodTiming} for ``layer`` with activations ``x`` and weights ``w`` (a
+    slice of ``slice_steps`` steps scaled to the layer, or the whole layer with None) on the
+    system :func:`run_schedule` builds from ``system``."""
+    schedule = NetworkSchedule([layer], None, _methods(methods), slice_steps=slice_steps, data=[(x, w)])
+    return run_schedule(schedule, **system)[0].methods
+
+
+def run_schedule(schedule: NetworkSchedule, *, progress: bool = False, cores: int = 8,
+                 memory_bytes_per_cycle: int = 64, memory_latency_cycles: int = 50,
+                 cluster_params: dict | None = None) -> list[LayerTiming]:
+    """Run ``schedule`` in one simulation of a cluster of ``cores`` (and ``cluster_params``)
+    whose DMA port reaches a memory of ``memory_bytes_per_cycle`` and
+    ``memory_latency_cycles``; its :class:`LayerTiming` rows."""
+    top = build_system(cores=cores, memory_bytes_per_cycle=memory_bytes_per_cycle,
+                       memory_latency_cycles=memory_latency_cycles, memory_bytes=MEMORY_BYTES,
+                       **(cluster_params or {}))
+    bar = layer_bar(len(schedule.layers)) if progress else None
+    runs = ClusterRuns(top.child("cluster"), schedule, top.child("memory"),
+                       on_layer=None if bar is None else lambda row: bar.update())
     try:
-        for k, layer in enumerate(layers):
-            if bar is not None:
-                bar.set_description(layer.name)
-            x, w = activations(layer, density, seed + k), weights(layer, seed + k)
-            timed = time_layer(layer, x, w, methods, slice_steps=slice_steps, **system)
-            if whole_chosen and slice_steps is not None:
-                chosen = LayerTiming(layer, density, timed).chosen
-                timed[chosen] = time_layer(layer, x, w, (chosen,), slice_steps=None, **system)[chosen]
-            rows.append(LayerTiming(layer, density, timed))
-            if bar is not None:
-                bar.update()
+        runs.begin()
+        Simulator(top).run()
     finally:
         if bar is not None:
             bar.close()
-    return rows
+    if len(schedule.rows) != len(schedule.layers):
+        raise AssertionError(f"the cluster stopped after {len(schedule.rows)} of {len(schedule.layers)} layers")
+    return schedule.rows
 
 
+def layer_bar(layers: int):
+    """A progress bar of ``layers`` layers on stderr."""
+    from tqdm import tqdm
+    return tqdm(total=layers, unit="layer", leave=False)
+
+
+def _methods(methods) -> list[str]:
+    chosen = {check_method(m) for m in methods}
+    return [m for m in METHODS if m in chosen]
 def totals(rows: list[LayerTiming]) -> dict:
     """Cycles per method summed over the layers, and ``chosen``: the sum of each layer's fastest."""
     if not rows:
