@@ -15,7 +15,8 @@ plus the channel's latency, where
   before one arrives);
 * a message arriving at time ``a`` on input ``inp`` lets its receiver send on output ``out``
   no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself; never when
-  the receiver says None, its declared earliest send already counting what comes that way),
+  the receiver says None, its declared earliest send already counting what comes that way;
+  the receiver lists the outputs that may react in :meth:`Component.reactions`),
   and lets it take the message at ``a``, which returns a credit that wakes the sender at its
   next edge if the sender is blocked on that channel now (a sender that is not blocked sends
   again only after something else activates it, and that activation is counted on its own);
@@ -35,7 +36,6 @@ own outputs are left out too: they matter only to a send.
 from __future__ import annotations
 
 import heapq
-import itertools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -86,13 +86,16 @@ class ConnectionGraph:
         self.sim = sim
         self._reach: dict = {}
         # (sender phase, sender period, receiver phase, receiver period, latency - 1 receiver
-        # periods) per channel, for the arrival times of the hot loop below.
+        # periods, number) per channel, for the arrival times of the hot loop below (the
+        # number breaks ties in its heap, channels being unordered).
         self.timing = {ch: (ch.src_owner.domain.phase_ps, ch.src_owner.domain.period_ps, ch.dst_domain.phase_ps,
-                            ch.dst_domain.period_ps, ch.tail_delay) for ch in sim.channels}
+                            ch.dst_domain.period_ps, ch.tail_delay, number)
+                       for number, ch in enumerate(sim.channels)}
 
     def reach(self, comp: Component) -> tuple:
-        """The components (other than ``comp``) that can influence ``comp``, and the channels
-        among them: those connected to ``comp`` by channels, in either direction."""
+        """The components (other than ``comp``) that can influence ``comp`` by sending, and
+        the channels among those that can: connected to ``comp`` by channels, in either
+        direction."""
         cached = self._reach.get(comp)
         if cached is None:
             seen = {comp}
@@ -104,7 +107,8 @@ class ConnectionGraph:
                         if other not in seen:
                             seen.add(other)
                             frontier.append(other)
-            others = [c for c in self.sim.components if c in seen and c is not comp]
+            # (a component without outputs sends nothing: only the senders are kept)
+            others = [c for c in self.sim.components if c in seen and c is not comp and c._out_channels]
             channels = [ch for ch in self.sim.channels if ch.src_owner in seen and ch.dst_owner in seen]
             cached = self._reach[comp] = (others, channels)
         return cached
@@ -114,38 +118,49 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
     things stand): see the module docstring. With ``within_ps`` the search stops there: any
     time at or after it comes back as None (a caller that cannot use a later horizon)."""
-    inputs = comp._in_channels
-    if not inputs:
+    if not comp._in_channels:
         return None
     now = sim.now
-    wake_times = sim.wake_times()
-    order = itertools.count()
+    wake_times = sim._wake_table()
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
     graph = sim.connection_graph
     timing = graph.timing
+    heappush = heapq.heappush
     # Arrivals at or after the earliest one already offered on comp's own inputs cannot make
     # it earlier (delays only add), nor can anything beyond within_ps: they are not explored.
-    cap = [within_ps if within_ps is not None else _FOREVER]
+    cap = within_ps if within_ps is not None else _FOREVER
 
-    def arrive(channel: Channel, send_ps: int) -> int:
-        # the sender's edge at or after send_ps, then the receiver's first edge strictly
-        # after it, then latency - 1 more receiver edges (a wider message arrives later)
-        src_phase, src_period, dst_phase, dst_period, tail = timing[channel]
+    def reach(channel: Channel, send_ps: int) -> None:
+        # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
+        # or after send_ps, then the receiver's first edge strictly after it, then latency - 1
+        # more receiver edges (a wider message arrives later); the soonest is kept.
+        nonlocal cap
+        src_phase, src_period, dst_phase, dst_period, tail, number = timing[channel]
         k = -((src_phase - send_ps) // src_period)
         send = src_phase + (k if k > 0 else 0) * src_period
         k = -((dst_phase - send - 1) // dst_period)
-        return dst_phase + (k if k > 0 else 0) * dst_period + tail
-
-    def offer(channel: Channel, time_ps: int) -> None:
-        if time_ps >= cap[0]:
+        time_ps = dst_phase + (k if k > 0 else 0) * dst_period + tail
+        if time_ps >= cap:
             return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
-            heapq.heappush(heap, (time_ps, next(order), channel))
+            heappush(heap, (time_ps, number, channel))
             if channel.dst_owner is comp:
-                cap[0] = time_ps
+                cap = time_ps
+
+    def offer(channel: Channel, time_ps: int) -> None:
+        # a message already on its way, arriving at time_ps
+        nonlocal cap
+        if time_ps >= cap:
+            return
+        known = best.get(channel)
+        if known is None or time_ps < known:
+            best[channel] = time_ps
+            heappush(heap, (time_ps, timing[channel][5], channel))
+            if channel.dst_owner is comp:
+                cap = time_ps
 
     def credit_frees(channel: Channel, taken_ps: int) -> None:
         # the receiver takes a message at taken_ps: a sender blocked on the channel is
@@ -154,8 +169,11 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         sender = channel.src_owner
         if sender is not comp and channel.blocked:
             woken = sender.domain.edge_after(taken_ps)
-            for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
-                offer(out, arrive(out, woken))
+            if sender.sends_hold_through_credits:
+                reach(channel, woken)
+            else:
+                for out in sender._out_channels:
+                    reach(out, woken)
 
     others, channels = graph.reach(comp)
     for channel in channels:
@@ -168,13 +186,11 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
             else:
                 offer(channel, head)
     for other in others:
-        if not other._out_channels:
-            continue
         if other._declares_sends:
             for channel in other._out_channels:
                 send = other.earliest_send_ps(channel.src)
                 if send is not None:
-                    offer(channel, arrive(channel, max(send, now)))
+                    reach(channel, send if send > now else now)
             continue
         if other._awake:
             send = now
@@ -183,23 +199,23 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
             if send is None:
                 continue
         for channel in other._out_channels:
-            offer(channel, arrive(channel, send))
+            reach(channel, send)
     # Credits freed at this time point reach their senders at the senders' next edges.
     for channel in sim.pending_credit_returns():
         credit_frees(channel, now)
 
-    settled = set()
+    # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best
+    # known for its channel is stale, and the first entry popped for a channel settles it.
+    heappop = heapq.heappop
     while heap:
-        time_ps, _, channel = heapq.heappop(heap)
-        if channel in settled:
+        time_ps, _, channel = heappop(heap)
+        if best[channel] != time_ps:
             continue
-        settled.add(channel)
+        best[channel] = -1  # settled
         receiver = channel.dst_owner
         if receiver is comp:
             return time_ps  # the first of comp's inputs to be reached
-        for out in receiver._out_channels:
-            reaction = receiver.reaction_ps(channel.dst, out.src)
-            if reaction is not None:
-                offer(out, arrive(out, time_ps + reaction))
+        for out, reaction in receiver.reactions(channel.dst):
+            reach(out, time_ps + reaction)
         credit_frees(channel, time_ps)
     return None
