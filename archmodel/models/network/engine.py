@@ -66,7 +66,10 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         self.check_ps = None  # the monitor's next check, None while it would be idle
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
-        self._reactions: dict = {}  # (input port, output port) -> reaction_ps
+        self._reactions: dict = {}  # (input port, output port) -> see _static_reaction
+        self._reaction_table: dict = {}  # input port -> [(output channel, _static_reaction)]
+        self._reactions_at = None  # (time, steps) the lists below hold for
+        self._current_reactions: dict = {}  # input port -> reactions(input port)
         self.steps = 0  # edges this engine has ticked (the lookahead bounds are cached per edge)
         self.bounds_at = None
         self.bounds: dict = {}
@@ -120,7 +123,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         started = sim is not None and sim._started
         when = self.domain.edge_after(sim.now) if started else 0
         packet = ni._new_packet(dest, size, payload, when)
-        self.bounds_at = None  # a packet created between edges changes the lookahead bounds
+        self.bounds_at = self._reactions_at = None  # a packet created between edges changes the lookahead bounds
         if started:
             edge = self._edge_at_or_after(when)
             wakes = self.ni_wakes.get(edge)
@@ -225,6 +228,14 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         self.bounds_at, self.bounds = key, bounds
         return bounds
 
+    sends_hold_through_credits = True
+    """The bounds of :meth:`earliest_send_ps` take every flit at its least latency and a
+    message waiting at a port as leaving now, whatever the ports' credits: a credit returning
+    on one memory port (a requester taking a response, a memory a request) lets the engine
+    send sooner on that port only, so the lookahead wakes none of the others (with 32
+    requesters, any one of them taking a response would otherwise bound every other's
+    horizon by a cycle)."""
+
     def earliest_send_ps(self, port) -> int | None:
         """The soonest a response can leave on ``mem_rsp[t]`` or a request on ``to_memory[t]``
         from what the network holds now: the next edge while one waits there, else the
@@ -233,21 +244,87 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         return self._port_bounds().get(port)
 
     def reaction_ps(self, inp, out) -> int | None:
-        """A request taken on ``mem_req[u]`` reaches ``to_memory[t]``, and a response taken
-        on ``from_memory[u]`` reaches ``mem_rsp[t]``, no sooner than the least latency of a
-        one-flit packet from u to t (:meth:`Noc.min_latency`); a request causes no response
-        and a response no request directly (they pass through the memory outside)."""
+        """A request taken on ``mem_req[u]`` reaches ``to_memory[t]`` no sooner than the least
+        latency of a one-flit packet from u to t (:meth:`Noc.min_latency`). A response goes
+        back only to the terminal whose request it answers, so one taken on ``from_memory[u]``
+        reaches ``mem_rsp[t]`` (no sooner than that least latency) only while terminal t has
+        a request at u unanswered (sent, and not yet answered by u's interface); a request t
+        sends later is answered no sooner than t's least round trip after it is taken, which
+        is the reaction from ``mem_req[t]`` to ``mem_rsp[t]`` (its response then passes a
+        memory with a request of t outstanding, which that reaction already covers). A
+        request causes no response to another terminal, and a response no request."""
+        static = self._static_reaction(inp, out)
+        if static is None:
+            return None
+        reaction, memory, requester = static
+        if memory is not None and not self._awaits(requester, memory):
+            return None
+        return reaction
+
+    def reactions(self, inp) -> list:
+        """:meth:`reaction_ps` for the connected outputs that may react, listed from the
+        terminals served instead of asking about all of the network's memory ports."""
+        key = (self.sim.now, self.steps)
+        if self._reactions_at != key:
+            # which requests await which memory changes only as the interfaces step
+            self._reactions_at = key
+            self._current_reactions.clear()
+        listed = self._current_reactions.get(inp)
+        if listed is None:
+            table = self._reaction_table.get(inp)
+            if table is None:
+                table = self._reaction_table[inp] = [
+                    (out.channel, static) for out in self._connected_outputs()
+                    if (static := self._static_reaction(inp, out)) is not None]
+            listed = self._current_reactions[inp] = [
+                (channel, reaction) for channel, (reaction, memory, requester) in table
+                if memory is None or self._awaits(requester, memory)]
+        return listed
+
+    def _connected_outputs(self) -> list:
+        return [port for t in self.port_terminals for port in (self.mem_rsp[t], self.to_memory[t])
+                if port.connected]
+
+    def _static_reaction(self, inp, out):
+        """(least reaction in ps, memory terminal or None, requester terminal) from the wiring
+        and the network alone, None when ``inp`` never causes a message on ``out``; with a
+        memory terminal, the reaction holds only while that requester awaits an answer from it."""
         key = (inp, out)
         known = self._reactions.get(key, False)
-        if known is not False:
-            return known
-        requests = inp.name.startswith("mem_req")
-        if requests != out.name.startswith("to_memory"):
-            reaction = None
-        else:
-            reaction = self.parent.min_latency(self.port_terminal[inp], self.port_terminal[out]) * self.period
-        self._reactions[key] = reaction  # the wiring and the network do not change: asked again and again
-        return reaction
+        if known is False:
+            requests = inp.name.startswith("mem_req")
+            u, t = self.port_terminal[inp], self.port_terminal[out]
+            if requests == out.name.startswith("to_memory"):
+                known = (self.parent.min_latency(u, t) * self.period, None if requests else u, t)
+            elif requests and u == t:
+                known = (self._least_round_trip_ps(t), None, t)
+            else:
+                known = None
+            self._reactions[key] = known  # the wiring and the network do not change: asked again and again
+        return known
+
+    def _least_round_trip_ps(self, t: int) -> int:
+        """The least time from a request taken on ``mem_req[t]`` to its response leaving on
+        ``mem_rsp[t]``, over the memories connected: the network both ways, the links to and
+        from the memory, and the memory's own least reaction (as it declares it)."""
+        noc = self.parent
+        least = None
+        for u in self.port_terminals:
+            forward, back = self.to_memory[u].channel, self.from_memory[u].channel
+            if forward is None or back is None:
+                continue
+            memory = forward.dst_owner.reaction_ps(forward.dst, back.src)
+            trip = (noc.min_latency(t, u) + noc.min_latency(u, t)) * self.period + (memory or 0)
+            for link in (forward, back):  # a link's message arrives after at least its latency
+                trip += link.delay if link.same_domain else link.tail_delay
+            least = trip if least is None else min(least, trip)
+        return noc.interfaces[t].round_trip_cycles * self.period if least is None else least
+
+    def _awaits(self, requester: int, memory: int) -> bool:
+        """Terminal ``requester`` has sent a request to ``memory`` that the memory's interface
+        has not answered yet."""
+        interfaces = self.parent.interfaces
+        return interfaces[requester].sent_to.get(memory, 0) > interfaces[memory].answered.get(requester, 0)
 
     def tick(self) -> None:
         self.steps += 1

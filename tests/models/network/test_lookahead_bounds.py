@@ -65,20 +65,27 @@ class AskingRequester(Component):
 @model(catalogue=False)
 class BackgroundRequester(Component):
     """Sends its script of MemRequests, one per cycle while the network takes them, and
-    drops the responses: other traffic in the network."""
+    drops the responses, taking one only at cycles that are multiples of ``pause`` (so with
+    a pause its response port fills and the network waits on it): other traffic."""
 
     req = Out("MemRequests")
     rsp = In("MemResponses")
 
     def setup(self) -> None:
         self.script: deque = deque()
+        self.pause = 1
 
     def tick(self) -> None:
-        if self.rsp.valid:
+        wait = -self.cycle % self.pause
+        if self.rsp.valid and not wait:
             self.rsp.recv()
         if self.script and self.req.try_send(self.script[0]):
             self.script.popleft()
-        if not self.script:
+        if self.script:
+            return
+        if self.rsp.valid:
+            self.sleep_for(wait or self.pause)
+        else:
             self.sleep()  # a response wakes it
 
 
@@ -140,12 +147,16 @@ def random_request(rng: random.Random) -> MemRequest:
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), engine=st.sampled_from(ENGINES), vcs=st.integers(1, 2),
        credit_delay=st.integers(0, 1), routing_delay=st.integers(0, 1), link_latency=st.integers(1, 2),
-       router=st.sampled_from(["NocRouter", "SimpleRouter"]), flit_bits=st.sampled_from([64, 128]))
+       router=st.sampled_from(["NocRouter", "SimpleRouter"]), flit_bits=st.sampled_from([64, 128]),
+       pause=st.sampled_from([1, 1, 3, 7, 20]))
 def test_no_response_beats_a_horizon_and_no_port_sends_before_its_declared_bound(
-        seed, engine, vcs, credit_delay, routing_delay, link_latency, router, flit_bits):
+        seed, engine, vcs, credit_delay, routing_delay, link_latency, router, flit_bits, pause):
     """Random memory traffic: every response reaches the asking requester at or after each
     horizon it was given (up to its next send), and every port of the network sends no sooner
-    than it declared, unless its owner took a message in between."""
+    than it declared, unless its owner took a message in between. The other requester takes
+    its responses only every ``pause`` cycles, so the network also waits on a full port (whose
+    returning credit lets the fast engine send sooner there only) while responses to the
+    asking requester are on their way (which only its own requests can cause)."""
     rng = random.Random(seed)
     with pytest.MonkeyPatch.context() as monkeypatch:
         top, noc, probe, other = mesh(engine, latency=rng.randrange(1, 30), vcs=vcs, credit_delay=credit_delay,
@@ -156,6 +167,7 @@ def test_no_response_beats_a_horizon_and_no_port_sends_before_its_declared_bound
             cycle += rng.randrange(0, 40)
             probe.script.append((cycle, random_request(rng)))
         other.script.extend(random_request(rng) for _ in range(rng.randrange(0, 12)))
+        other.pause = pause
         sim = Simulator(top)
         log = SendLog(monkeypatch, sim)
         senders = [c for c in sim.components
@@ -212,6 +224,22 @@ def test_after_one_read_the_horizon_is_the_round_trip_the_network_can_know(engin
         assert horizon == received
     else:
         assert horizon == sent + (1 + zero_load + 1) * 1000  # less the memory's 1 + 10 and its 2 links
+
+
+def test_another_requesters_traffic_and_full_port_leave_the_horizon_at_the_round_trip():
+    """As above on the fast engine, while another requester (terminal 2) has read from the
+    same memory before and takes its responses only every 10 cycles, so the engine waits on
+    its full port when the probe sends and while the probe's read is served. Responses go only
+    to the requester that asked, and a credit returning on that port lets the engine send
+    sooner there only: the probe's horizon is still the exact round trip."""
+    top, noc, probe, other = mesh("fast", latency=10, memories={3: MIB})
+    other.script.extend(MemRequest(MIB + 64 * i, 16) for i in range(8))
+    other.pause = 10
+    probe.script.append((40, MemRequest(MIB + 64, 16)))
+    Simulator(top).run()
+    ((sent,), (received,)) = probe.sent, probe.received
+    assert received - sent == (noc.zero_load_latency(0, 3) + noc.zero_load_latency(3, 0) + 4 + 1 + 10) * 1000
+    assert dict(probe.asked)[sent] == received
 
 
 def test_the_memory_mesh_runs_the_same_with_the_cluster_compiled_in_fewer_batches():
