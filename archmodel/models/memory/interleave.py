@@ -196,6 +196,21 @@ class InterleavedMemory(FunctionalMemory, Component):
             return now
         if not self._resp_on:
             return None
+        # Asked at every question (of every client): until the simulator's ticks move on or a
+        # request is sent here, the bound found holds (only this memory's and its channels'
+        # ticks change what they hold meanwhile, and a bound from before them still bounds the
+        # same work further on).
+        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
+        if self._resp_bound_at != key:
+            self._resp_bound_at = key
+            self._resp_bound = self._resp_bound_now(now)
+        return self._resp_bound
+
+    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bound holds for
+    _resp_bound = None
+
+    def _resp_bound_now(self, now: int) -> int | None:
+        """:meth:`earliest_send_ps` on ``resp``, worked out from the state now."""
         period, phase = self._period, self._phase
         back = self.link_latency_cycles * period
         child = self.channel_list[0]
@@ -261,3 +276,7 @@ class InterleavedMemory(FunctionalMemory, Component):
             back = self.link_latency_cycles * (self.domain or self.clock).period_ps
             return 2 * back + child.reaction_ps(child.req, child.resp)
         return 0
+
+    def least_reaction_ps(self, inp, out) -> int | None:
+        """As :meth:`reaction_ps`, which follows from the wiring and the channels' clock alone."""
+        return self.reaction_ps(inp, out)

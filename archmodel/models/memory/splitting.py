@@ -250,6 +250,25 @@ class SplitsRequests:
             return now
         if not self._resp_on:
             return None
+        # A question walks the wiring, and at one time point many ask (every cluster on a
+        # mesh): until the simulator's ticks move on or a request is sent here, the bound
+        # found holds. (Only this controller's tick changes what it holds meanwhile, and a
+        # bound from before that tick still bounds what the tick leaves: the same work,
+        # further on.)
+        if self.sim is None:
+            return self._resp_bound_now(now)
+        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
+        if self._resp_bound_at == key:
+            return self._resp_bound
+        self._resp_bound_at = key
+        self._resp_bound = bound = self._resp_bound_now(now)
+        return bound
+
+    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bound holds for
+    _resp_bound = None
+
+    def _resp_bound_now(self, now: int) -> int | None:
+        """:meth:`earliest_send_ps` on ``resp``, worked out from the state now."""
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
         cl, burst_cycles = self.timing.CL, self.timing.tBL
@@ -312,3 +331,7 @@ class SplitsRequests:
         if inp is self.req and out is self.resp:
             return (self.domain or self.clock).period_ps
         return 0
+
+    def least_reaction_ps(self, inp, out) -> int:
+        """As :meth:`reaction_ps`, which follows from the clock alone."""
+        return self.reaction_ps(inp, out)

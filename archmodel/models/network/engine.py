@@ -261,6 +261,12 @@ class NocEngine(ForwardsFunctionalAccess, Component):
             return None
         return reaction
 
+    def least_reaction_ps(self, inp, out) -> int | None:
+        """:meth:`reaction_ps` whatever the requests outstanding: the least latency from the
+        wiring and the network alone."""
+        static = self._static_reaction(inp, out)
+        return None if static is None else static[0]
+
     def reactions(self, inp) -> list:
         """:meth:`reaction_ps` for the connected outputs that may react, listed from the
         terminals served instead of asking about all of the network's memory ports."""

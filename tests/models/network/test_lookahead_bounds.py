@@ -9,14 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from archmodel.kernel import Component, In, ModelAssertion, Out, Simulator, connect, model
+from archmodel.kernel.lookahead import ConnectionGraph, earliest_arrival_ps
 from archmodel.kernel.ports import InPort, OutPort
 from archmodel.kernel.stats import stats_dict
 from archmodel.lang.elaborate import load
-from archmodel.models.compute import FixedLatencyMemory
+from archmodel.models.compute import FixedLatencyMemory, SnitchCluster
+from archmodel.models.memory import DramController
 from archmodel.models.messages import MemRequest
 from archmodel.models.network import Noc
 from archmodel.models.network.flit import NO_CREDIT, NetPacket
 from archmodel.paths import data_path
+from archmodel.workloads.snitch import setup_gemm
 
 
 def test_a_router_the_fast_engine_steps_fails_with_its_path_and_time():
@@ -197,6 +200,76 @@ def test_no_response_beats_a_horizon_and_no_port_sends_before_its_declared_bound
         took = [s for s, _ in log.takes.get(port.owner, []) if seq < s < nxt[0]]
         if not took:
             assert bound is not None and nxt[1] >= bound, (port.path, now, bound, nxt)
+
+
+def searching_in_full(sim) -> list:
+    """Make every lookahead question of ``sim`` also run the search that skips nothing (every
+    remaining time 0, as if anything could reach the asker at once) and log (asked, pruned
+    answer, full answer)."""
+    full = ConnectionGraph(sim)
+    full.remaining = lambda comp: dict.fromkeys(sim.channels, 0)
+    pruned, answers = sim.connection_graph, []
+
+    def asking(comp, within_ps=None):
+        answer = earliest_arrival_ps(sim, comp, within_ps)
+        sim.connection_graph = full
+        try:
+            answers.append((comp.path, answer, earliest_arrival_ps(sim, comp, within_ps)))
+        finally:
+            sim.connection_graph = pruned
+        return answer
+
+    sim.undisturbed_until_ps = asking
+    return answers
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), engine=st.sampled_from(ENGINES), pause=st.sampled_from([1, 7]),
+       link_latency=st.integers(1, 3))
+def test_the_search_skips_only_what_cannot_reach_the_asker_before_its_horizon(seed, engine, pause, link_latency):
+    """The lookahead leaves out an arrival from which nothing can reach the asker before the
+    soonest arrival found (by the least reactions and link latencies on the way): on random
+    memory traffic every horizon is the one the search skipping nothing finds."""
+    rng = random.Random(seed)
+    top, noc, probe, other = mesh(engine, latency=rng.randrange(1, 30), link_latency=link_latency)
+    cycle = 0
+    for _ in range(rng.randrange(1, 12)):
+        cycle += rng.randrange(0, 40)
+        probe.script.append((cycle, random_request(rng)))
+    other.script.extend(random_request(rng) for _ in range(rng.randrange(0, 12)))
+    other.pause = pause
+    sim = Simulator(top)
+    answers = searching_in_full(sim)
+    sim.run(until_ps=3_000_000)
+    assert answers and all(pruned == whole for _, pruned, whole in answers)
+
+
+def test_the_search_skips_only_what_cannot_reach_a_cluster_or_a_dram_channel():
+    """As above, for the questions of four compiled Snitch clusters streaming GEMMs from two
+    DDR4 channels over a 2x2 mesh, and of the channels scheduling ahead."""
+    top = Component("top")
+    span = 1 << 20
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", flit_bits=512, engine="fast",
+              address_map=[(c * span, (c + 1) * span, 2 * router + 1) for c, router in enumerate((0, 3))])
+    for c, router in enumerate((0, 3)):
+        memory = DramController(f"ddr{c}", top, standard="DDR4-2400R", base_address=c * span)
+        connect(noc.memory_port("to_memory", 2 * router + 1), memory.req)
+        connect(memory.resp, noc.memory_port("from_memory", 2 * router + 1))
+    clusters = []
+    for i in range(4):
+        cluster = SnitchCluster(f"cluster{i}", top, engine="compiled")
+        connect(cluster.ext_req, noc.memory_port("mem_req", 2 * i))
+        connect(noc.memory_port("mem_rsp", 2 * i), cluster.ext_rsp)
+        setup_gemm(cluster, None, m=16, n=16, k=8, streamed=True,
+                   region=((i // 2) * span + (i % 2) * (span // 2), span // 2))
+        clusters.append(cluster)
+    sim = Simulator(top)
+    answers = searching_in_full(sim)
+    sim.run(until_ps=400_000_000)
+    assert all(c.result_ok for c in clusters)
+    askers = {path for path, _, _ in answers}
+    assert {"top.cluster0", "top.ddr0", "top.ddr1"} <= askers
+    assert all(pruned == whole for _, pruned, whole in answers)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
