@@ -9,7 +9,7 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import REQUESTS, RESPONSES, ResponseOrder, check_request, split
+from .splitting import EVERY_CLIENT, REQUESTS, RESPONSES, ResponseOrder, check_request, split
 from .timing import PRESETS, dram_clock, preset
 
 
@@ -200,17 +200,31 @@ class InterleavedMemory(FunctionalMemory, Component):
         # request is sent here, the bound found holds (only this memory's and its channels'
         # ticks change what they hold meanwhile, and a bound from before them still bounds the
         # same work further on).
+        return self._kept_bound(now, EVERY_CLIENT)
+
+    def earliest_answer_ps(self, source) -> int | None:
+        """:meth:`earliest_send_ps` on ``resp`` for the responses to client ``source`` only
+        (see :meth:`SplitsRequests.earliest_answer_ps <.splitting.SplitsRequests.earliest_answer_ps>`)."""
+        if not self._resp_on:
+            return None
+        return self._kept_bound(self.sim.now, source)
+
+    def _kept_bound(self, now: int, client) -> int | None:
         key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
         if self._resp_bound_at != key:
             self._resp_bound_at = key
-            self._resp_bound = self._resp_bound_now(now)
-        return self._resp_bound
+            self._resp_bounds = {}
+        bounds = self._resp_bounds
+        if client not in bounds:
+            bounds[client] = self._resp_bound_now(now, client)
+        return bounds[client]
 
-    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bound holds for
-    _resp_bound = None
+    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bounds hold for
+    _resp_bounds: dict = {}  # client (or EVERY_CLIENT) -> its bound
 
-    def _resp_bound_now(self, now: int) -> int | None:
-        """:meth:`earliest_send_ps` on ``resp``, worked out from the state now."""
+    def _resp_bound_now(self, now: int, client) -> int | None:
+        """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
+        worked out from the state now."""
         period, phase = self._period, self._phase
         back = self.link_latency_cycles * period
         child = self.channel_list[0]
@@ -242,6 +256,8 @@ class InterleavedMemory(FunctionalMemory, Component):
             react = self.reaction_ps(self.req, self.resp)
             seen = set()
             for arrival, message in self.req.channel.flight:
+                if not (client is EVERY_CLIENT or message.source == client):
+                    continue
                 if message.source not in seen and not self._order.has_client(message.source):
                     seen.add(message.source)
                     at = max(arrival, now) + react
@@ -250,6 +266,8 @@ class InterleavedMemory(FunctionalMemory, Component):
         for job, inside in self._outstanding.values():
             outstanding.setdefault(job, set()).add(self.channel_of(job.message.address + inside))
         for job in self._order.heads():
+            if not (client is EVERY_CLIENT or job.message.source == client):
+                continue
             if not job.left:
                 at = max(now, phase + job.done * period)
             else:

@@ -90,7 +90,6 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.responses_delivered = 0
         self.early_responses: dict = {}  # order -> response that overtook an earlier one
         self.sent_to: dict = {}  # destination terminal -> requests sent there
-        self.answered: dict = {}  # requester terminal -> responses sent back to it from here
         self.expected_from: dict = {}  # requester terminal -> pair_seq of its next request
         self.early_requests: dict = {}  # (requester, pair_seq) -> RequestTrip that overtook
         self.at_memory: dict = {}  # our tag at the memory -> RequestTrip
@@ -237,7 +236,6 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             self.fail(f"MemResponse with tag {response.tag} from {self.io[3].channel.src.path} answers no "
                       "request this interface sent")
         request = trip.request
-        self.answered[trip.requester] = self.answered.get(trip.requester, 0) + 1
         back = attrs.evolve(response, tag=request.tag, source=request.source)
         self._new_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
 
