@@ -9,7 +9,7 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import EVERY_CLIENT, REQUESTS, RESPONSES, ResponseOrder, check_request, split
+from .splitting import EVERY_CLIENT, REQUESTS, KeepsAnswerBounds, RESPONSES, ResponseOrder, check_request, split
 from .timing import PRESETS, dram_clock, preset
 
 
@@ -18,7 +18,7 @@ def _power_of_two(value: int) -> str | None:
 
 
 @model
-class InterleavedMemory(FunctionalMemory, Component):
+class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     """``channels`` DRAM channels of ``standard`` behind one ``req``/``resp`` pair: to a
     client, one memory of ``channels`` times a channel's capacity from ``base_address``.
 
@@ -196,31 +196,7 @@ class InterleavedMemory(FunctionalMemory, Component):
             return now
         if not self._resp_on:
             return None
-        # Asked at every question (of every client): until the simulator's ticks move on or a
-        # request is sent here, the bound found holds (only this memory's and its channels'
-        # ticks change what they hold meanwhile, and a bound from before them still bounds the
-        # same work further on).
-        return self._kept_bound(now, EVERY_CLIENT)
-
-    def earliest_answer_ps(self, source) -> int | None:
-        """:meth:`earliest_send_ps` on ``resp`` for the responses to client ``source`` only
-        (see :meth:`SplitsRequests.earliest_answer_ps <.splitting.SplitsRequests.earliest_answer_ps>`)."""
-        if not self._resp_on:
-            return None
-        return self._kept_bound(self.sim.now, source)
-
-    def _kept_bound(self, now: int, client) -> int | None:
-        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
-        if self._resp_bound_at != key:
-            self._resp_bound_at = key
-            self._resp_bounds = {}
-        bounds = self._resp_bounds
-        if client not in bounds:
-            bounds[client] = self._resp_bound_now(now, client)
-        return bounds[client]
-
-    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bounds hold for
-    _resp_bounds: dict = {}  # client (or EVERY_CLIENT) -> its bound
+        return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
 
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),

@@ -172,7 +172,42 @@ def check_request(owner, message: MemRequest) -> int:
     return offset
 
 
-class SplitsRequests:
+class KeepsAnswerBounds:
+    """A memory's bounds on its next response, to any client or to one, kept for the time
+    point: every question of the lookahead asks them (every cluster of a mesh, at one edge),
+    and until the simulator's ticks move on or a request is sent to the memory they hold
+    (only the memory's own ticks change what it holds meanwhile, and a bound from before
+    them still bounds the same work further on). The memory provides ``req``, ``_resp_on``
+    and ``_resp_bound_now(now, client)``."""
+
+    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bounds hold for
+    _resp_bounds: dict = {}  # client (or EVERY_CLIENT) -> its bound
+
+    def earliest_answer_ps(self, source) -> int | None:
+        """The bound of ``earliest_send_ps`` on ``resp`` for the responses to client
+        ``source`` only (its oldest request here, or its first on the way): a network that
+        knows whose requests it brought here asks it, since a response goes back to its
+        requester only. Another client's request, taken later, never lets this one be
+        answered sooner (the bound counts the data bus, queue slots and command timing as
+        if it were alone)."""
+        if not self._resp_on:
+            return None
+        return self._kept_bound(self.sim.now, source)
+
+    def _kept_bound(self, now: int, client) -> int | None:
+        if self.sim is None:
+            return self._resp_bound_now(now, client)
+        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
+        if self._resp_bound_at != key:
+            self._resp_bound_at = key
+            self._resp_bounds = {}
+        bounds = self._resp_bounds
+        if client not in bounds:
+            bounds[client] = self._resp_bound_now(now, client)
+        return bounds[client]
+
+
+class SplitsRequests(KeepsAnswerBounds):
     """The front door of a DRAM controller (a mixin): takes requests from ``req``, cuts them
     into bursts that enter the read and write queues as room allows, and keeps the
     :class:`ResponseOrder` that answers them on ``resp``.
@@ -253,37 +288,7 @@ class SplitsRequests:
             return now
         if not self._resp_on:
             return None
-        # A question walks the wiring, and at one time point many ask (every cluster on a
-        # mesh): until the simulator's ticks move on or a request is sent here, the bound
-        # found holds. (Only this controller's tick changes what it holds meanwhile, and a
-        # bound from before that tick still bounds what the tick leaves: the same work,
-        # further on.)
-        return self._kept_bound(now, EVERY_CLIENT)
-
-    def earliest_answer_ps(self, source) -> int | None:
-        """:meth:`earliest_send_ps` on ``resp`` for the responses to client ``source`` only
-        (its oldest request here, or its first on the way): a network that knows whose
-        requests it brought here asks it, since a response goes back to its requester only.
-        Another client's request, taken later, never lets this one be answered sooner (the
-        bound counts the data bus, queue slots and command timing as if it were alone)."""
-        if not self._resp_on:
-            return None
-        return self._kept_bound(self.sim.now, source)
-
-    def _kept_bound(self, now: int, client) -> int | None:
-        if self.sim is None:
-            return self._resp_bound_now(now, client)
-        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
-        if self._resp_bound_at != key:
-            self._resp_bound_at = key
-            self._resp_bounds = {}
-        bounds = self._resp_bounds
-        if client not in bounds:
-            bounds[client] = self._resp_bound_now(now, client)
-        return bounds[client]
-
-    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bounds hold for
-    _resp_bounds: dict = {}  # client (or EVERY_CLIENT) -> its bound
+        return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
 
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),

@@ -147,6 +147,17 @@ def random_request(rng: random.Random) -> MemRequest:
     return MemRequest(address, size)
 
 
+def random_traffic(rng: random.Random, probe, other, pause: int) -> None:
+    """Up to 11 requests of the probe at random cycles, up to 11 of the other requester at
+    once, which takes its responses every ``pause`` cycles."""
+    cycle = 0
+    for _ in range(rng.randrange(1, 12)):
+        cycle += rng.randrange(0, 40)
+        probe.script.append((cycle, random_request(rng)))
+    other.script.extend(random_request(rng) for _ in range(rng.randrange(0, 12)))
+    other.pause = pause
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), engine=st.sampled_from(ENGINES), vcs=st.integers(1, 2),
        credit_delay=st.integers(0, 1), routing_delay=st.integers(0, 1), link_latency=st.integers(1, 2),
@@ -165,12 +176,7 @@ def test_no_response_beats_a_horizon_and_no_port_sends_before_its_declared_bound
         top, noc, probe, other = mesh(engine, latency=rng.randrange(1, 30), vcs=vcs, credit_delay=credit_delay,
                                       routing_delay=routing_delay, link_latency=link_latency, router=router,
                                       flit_bits=flit_bits)
-        cycle = 0
-        for _ in range(rng.randrange(1, 12)):
-            cycle += rng.randrange(0, 40)
-            probe.script.append((cycle, random_request(rng)))
-        other.script.extend(random_request(rng) for _ in range(rng.randrange(0, 12)))
-        other.pause = pause
+        random_traffic(rng, probe, other, pause)
         sim = Simulator(top)
         log = SendLog(monkeypatch, sim)
         senders = [c for c in sim.components
@@ -232,12 +238,7 @@ def test_the_search_skips_only_what_cannot_reach_the_asker_before_its_horizon(se
     memory traffic every horizon is the one the search skipping nothing finds."""
     rng = random.Random(seed)
     top, noc, probe, other = mesh(engine, latency=rng.randrange(1, 30), link_latency=link_latency)
-    cycle = 0
-    for _ in range(rng.randrange(1, 12)):
-        cycle += rng.randrange(0, 40)
-        probe.script.append((cycle, random_request(rng)))
-    other.script.extend(random_request(rng) for _ in range(rng.randrange(0, 12)))
-    other.pause = pause
+    random_traffic(rng, probe, other, pause)
     sim = Simulator(top)
     answers = searching_in_full(sim)
     sim.run(until_ps=3_000_000)
