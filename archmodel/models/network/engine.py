@@ -72,6 +72,7 @@ class NocEngine(ForwardsFunctionalAccess, Component):
         self.steps = 0  # edges this engine has ticked (the lookahead bounds are cached per edge)
         self.bounds_at = None
         self.bounds: dict = {}
+        self.answers: dict = {}
 
     def start(self) -> None:
         noc = self.parent
@@ -229,17 +230,30 @@ class NocEngine(ForwardsFunctionalAccess, Component):
                 bounds[mem_rsp] = now
             if ni.for_memory:
                 bounds[to_memory] = now
-        for u in self.port_terminals:
-            self._memory_side_bounds(u, now, bounds)
         self.bounds_at, self.bounds = key, bounds
+        self.answers = {}  # requester -> _answer_bound, for the same edge
         return bounds
 
-    def _memory_side_bounds(self, u: int, now: int, bounds: dict) -> None:
-        """Into ``bounds``: the soonest answer to each requester with requests at terminal u's
-        memory (waiting to be passed on, on their way to it, held by it) and each response on
-        its way back from it, as ``mem_rsp`` of the requester. A memory that can say when it
-        answers one client (``earliest_answer_ps``, the DRAM controllers and the interleaved
-        memory) is asked per requester; another, when it answers anyone."""
+    def _answer_bound(self, t: int) -> int | None:
+        """The soonest answer to a request of terminal t's at a memory (see
+        :meth:`_memory_side_bounds`), cached with :meth:`_port_bounds`: only the requesters
+        asked about are worked out (a question about one cluster asks for its own port)."""
+        self._port_bounds()
+        known = self.answers.get(t, False)
+        if known is False:
+            found: dict = {}
+            for u in self.port_terminals:
+                self._memory_side_bounds(u, self.sim.now, found, t)
+            known = self.answers[t] = found.get(self.mem_rsp[t])
+        return known
+
+    def _memory_side_bounds(self, u: int, now: int, bounds: dict, only: int) -> None:
+        """Into ``bounds``: the soonest answer to requester ``only``'s requests at terminal
+        u's memory (waiting to be passed on, on their way to it, held by it) and to its
+        responses on their way back from it, as its ``mem_rsp``. A memory that can say when
+        it answers one client (``earliest_answer_ps``, the DRAM controllers and the
+        interleaved memory) is asked about the requester's own; another, when it answers
+        anyone."""
         forward, back = self.to_memory[u].channel, self.from_memory[u].channel
         if forward is None or back is None:
             return
@@ -256,27 +270,27 @@ class NocEngine(ForwardsFunctionalAccess, Component):
 
         for arrival, response in back.flight:
             trip = ni.at_memory.get(response.tag)
-            if trip is not None:
-                port = self.mem_rsp[trip.requester]
-                at = max(arrival, now) + noc.min_latency(u, trip.requester) * period
+            if trip is not None and trip.requester == only:
+                port = self.mem_rsp[only]
+                at = max(arrival, now) + noc.min_latency(u, only) * period
                 if port not in bounds or at < bounds[port]:
                     bounds[port] = at
         react = self._memory_reaction_ps(u)
-        waiting = {trip.requester for trip in ni.early_requests.values()}
-        waiting.update(request.source[0] for request in ni.for_memory)
-        for requester in waiting:  # passed on now at the soonest, over the link to the memory
-            answer(requester, now + (forward.delay if forward.same_domain else forward.tail_delay) + react)
+        if (any(trip.requester == only for trip in ni.early_requests.values())
+                or any(request.source[0] == only for request in ni.for_memory)):
+            # passed on now at the soonest, over the link to the memory
+            answer(only, now + (forward.delay if forward.same_domain else forward.tail_delay) + react)
         memory = forward.dst_owner
         for arrival, request in forward.flight:
-            answer(request.source[0], max(arrival, now) + react)
-        clients = {(trip.requester, trip.request.source) for trip in ni.at_memory.values()}
+            if request.source[0] == only:
+                answer(only, max(arrival, now) + react)
+        clients = {(only, trip.request.source) for trip in ni.at_memory.values() if trip.requester == only}
         per_client = getattr(memory, "earliest_answer_ps", None)
         if per_client is None:
             if clients:
                 leaves = memory.earliest_send_ps(back.src)
                 if leaves is not None:
-                    for requester in {client[0] for client in clients}:
-                        answer(requester, max(leaves, now))
+                    answer(only, max(leaves, now))
             return
         for client in clients:
             leaves = per_client(client)
@@ -310,6 +324,10 @@ class NocEngine(ForwardsFunctionalAccess, Component):
             return bound
         now = self.sim.now
         to_memory = port is self.to_memory[t]
+        if not to_memory:
+            answer = self._answer_bound(t)
+            if answer is not None and (bound is None or answer < bound):
+                bound = answer
         # requests on their way to mem_req (sent since the bounds were cached, too)
         for u in (self.port_terminals if to_memory else (t,)):
             channel = self.mem_req[u].channel
