@@ -278,8 +278,8 @@ def test_after_one_read_the_horizon_is_the_round_trip_the_network_can_know(engin
     """One 16-byte read from terminal 0 to the only memory, at terminal 3 (latency 10):
     one-flit request and response. The fast engine sees the whole path (the memory declares
     its own latency), so the horizon right after sending is the exact zero-load round trip.
-    (With memories at several terminals it is the round trip to the nearest: a reaction is
-    declared per pair of ports, not per message, so it cannot know where the request goes.)
+    (With memories at several terminals too, see below: the request is on its way to the
+    engine, which reads its address.)
     The per-component network gives less: its interface knows only the network's least round
     trip, without the memory's time; the lookahead cannot follow the request through the
     routers and the memory and back, because the interface cannot tell the response's flits
@@ -298,6 +298,20 @@ def test_after_one_read_the_horizon_is_the_round_trip_the_network_can_know(engin
         assert horizon == received
     else:
         assert horizon == sent + (1 + zero_load + 1) * 1000  # less the memory's 1 + 10 and its 2 links
+
+
+def test_a_request_on_its_way_is_answered_no_sooner_than_the_round_trip_to_its_own_memory():
+    """As above on the fast engine with a nearer memory at terminal 1 as well: the engine
+    counts the request on its way to it by its address, so the horizon is the round trip to
+    terminal 3, not to the nearest memory (a reaction, declared per pair of ports, would
+    have to assume the nearest)."""
+    top, noc, probe, _ = mesh("fast", latency=10)
+    probe.script.append((5, MemRequest(MIB + 64, 16)))
+    Simulator(top).run()
+    ((sent,), (received,)) = probe.sent, probe.received
+    assert noc.min_latency(0, 1) < noc.min_latency(0, 3)
+    assert received - sent == (noc.zero_load_latency(0, 3) + noc.zero_load_latency(3, 0) + 4 + 1 + 10) * 1000
+    assert dict(probe.asked)[sent] == received
 
 
 def test_another_requesters_traffic_and_full_port_leave_the_horizon_at_the_round_trip():
