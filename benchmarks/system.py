@@ -17,7 +17,8 @@ Python model alone (``engine = "python"``) on the same work:
   horizon reaches. Aggregate core-cycles per CPU second are compared with one cluster alone
   on the ideal memory.
 
-Rates are compute-core cycles (cores x cycles) per second of process CPU time, the best of
+Rates are compute-core cycles (cores x cycles) per second of process CPU time (the CPU
+seconds of the compiled and the Python run are printed beside them), the best of
 ``--repeats`` runs (the machine is shared: CPU time and ratios within one run are what to
 compare). Every run checks its GEMM against numpy in the modelled memory, and the compiled
 and Python runs must end in the same cycle.
@@ -128,8 +129,8 @@ def main() -> None:
     results: dict = {"single": {}, "mesh": {}}
 
     print(f"One cluster, streamed GEMM {gemm['m']}x{gemm['n']}x{gemm['k']}: compute-core cycles per CPU second")
-    header = (f"{'memory':<24} {'cycles':>8} {'FPU %':>6} {'compiled':>12} {'batches':>8} {'cyc/batch':>10} "
-              f"{'Python':>10} {'speed-up':>9} {'/ ideal':>8}")
+    header = (f"{'memory':<24} {'cycles':>8} {'FPU %':>6} {'CPU s':>7} {'compiled':>12} {'batches':>8} "
+              f"{'cyc/batch':>10} {'CPU s':>7} {'Python':>10} {'speed-up':>9} {'/ ideal':>8}")
     print(header)
     print("-" * len(header))
     ideal = None
@@ -140,16 +141,16 @@ def main() -> None:
             raise SystemExit(f"{kind}: compiled {fast['cycles']} cycles, Python {plain['cycles']}")
         ideal = ideal or fast["rate"]
         results["single"][kind] = {"compiled": fast, "python": plain}
-        print(f"{kind:<24} {fast['cycles']:>8} {fast['fpu']:>6.1f} {fast['rate']:>12,.0f} {fast['batches']:>8} "
-              f"{fast['cycles_per_batch']:>10.1f} {plain['rate']:>10,.0f} {fast['rate'] / plain['rate']:>8.1f}x "
-              f"{fast['rate'] / ideal:>7.2f}x")
+        print(f"{kind:<24} {fast['cycles']:>8} {fast['fpu']:>6.1f} {fast['cpu_s']:>7.3f} {fast['rate']:>12,.0f} "
+              f"{fast['batches']:>8} {fast['cycles_per_batch']:>10.1f} {plain['cpu_s']:>7.3f} {plain['rate']:>10,.0f} "
+              f"{fast['rate'] / plain['rate']:>8.1f}x {fast['rate'] / ideal:>7.2f}x")
 
     clusters = 4 if args.quick else 16
     mesh_gemm = dict(m=32, n=32, k=32) if args.quick else dict(m=128, n=32, k=32)
     print(f"\n{clusters} clusters on a 4x4 mesh with 4 DDR4-2400R channels, each cluster a streamed GEMM "
           f"{mesh_gemm['m']}x{mesh_gemm['n']}x{mesh_gemm['k']}; aggregate compute-core cycles per CPU second")
-    header = (f"{'network':<11} {'link':>5} {'cycles':>8} {'FPU %':>6} {'compiled':>12} {'batches':>8} "
-              f"{'cyc/batch':>10} {'Python':>10} {'speed-up':>9} {'/ ideal':>8}")
+    header = (f"{'network':<11} {'link':>5} {'cycles':>8} {'FPU %':>6} {'CPU s':>7} {'compiled':>12} {'batches':>8} "
+              f"{'cyc/batch':>10} {'CPU s':>7} {'Python':>10} {'speed-up':>9} {'/ ideal':>8}")
     print(header)
     print("-" * len(header))
     points = [("fast", 1), ("fast", 4), ("components", 1)] if args.quick else \
@@ -161,9 +162,9 @@ def main() -> None:
         if fast["cycles"] != plain["cycles"]:
             raise SystemExit(f"mesh, link {latency}: compiled {fast['cycles']} cycles, Python {plain['cycles']}")
         results["mesh"][f"{network} {latency}"] = {"compiled": fast, "python": plain}
-        print(f"{network:<11} {latency:>5} {fast['cycles']:>8} {fast['fpu']:>6.1f} {fast['rate']:>12,.0f} "
-              f"{fast['batches']:>8} {fast['cycles_per_batch']:>10.1f} {plain['rate']:>10,.0f} "
-              f"{fast['rate'] / plain['rate']:>8.1f}x {fast['rate'] / ideal:>7.2f}x")
+        print(f"{network:<11} {latency:>5} {fast['cycles']:>8} {fast['fpu']:>6.1f} {fast['cpu_s']:>7.2f} "
+              f"{fast['rate']:>12,.0f} {fast['batches']:>8} {fast['cycles_per_batch']:>10.1f} {plain['cpu_s']:>7.2f} "
+              f"{plain['rate']:>10,.0f} {fast['rate'] / plain['rate']:>8.1f}x {fast['rate'] / ideal:>7.2f}x")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as stream:
             json.dump(results, stream, indent=2)

@@ -398,6 +398,26 @@ class Component:
         whose channels answer only it, and whose bound follows their state)."""
         return 0
 
+    def least_reaction_ps(self, inp: InPort, out: OutPort) -> int | None:
+        """The least :meth:`reaction_ps` from ``inp`` to ``out`` can ever be, whatever this
+        component holds (None: it is None always). The lookahead reads it once, from the
+        wiring, to skip what cannot reach the asking model in time; 0, the default, is always
+        safe. A model whose reactions follow from its parameters alone returns them."""
+        return 0
+
+    def reactions(self, inp: InPort) -> list:
+        """``(output channel, reaction_ps)`` for every output on which a message arriving on
+        ``inp`` may cause one, as :meth:`reaction_ps` says (outputs where it says None are
+        left out). The lookahead walks these after each arrival; a model with many outputs
+        of which few can react (a network's memory ports) lists those directly instead of
+        being asked about each."""
+        found = []
+        for channel in self._out_channels:
+            reaction = self.reaction_ps(inp, channel.src)
+            if reaction is not None:
+                found.append((channel, reaction))
+        return found
+
     def holding(self) -> str | None:
         """Work this component holds inside (flits in its buffers, requests in its queues) that
         it cannot finish without others moving, described in a few words (``"3 flits"``), or

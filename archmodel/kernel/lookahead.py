@@ -15,7 +15,8 @@ plus the channel's latency, where
   before one arrives);
 * a message arriving at time ``a`` on input ``inp`` lets its receiver send on output ``out``
   no earlier than ``a + reaction_ps(inp, out)`` (by default at that edge itself; never when
-  the receiver says None, its declared earliest send already counting what comes that way),
+  the receiver says None, its declared earliest send already counting what comes that way;
+  the receiver lists the outputs that may react in :meth:`Component.reactions`),
   and lets it take the message at ``a``, which returns a credit that wakes the sender at its
   next edge if the sender is blocked on that channel now (a sender that is not blocked sends
   again only after something else activates it, and that activation is counted on its own);
@@ -26,7 +27,12 @@ plus the channel's latency, where
   them (``Component.bounds_inputs_in_flight``).
 
 The earliest arrival over every channel is a shortest-path problem with non-negative delays
-(Dijkstra), seeded by the senders' own earliest sends and the messages in flight. The model
+(Dijkstra), seeded by the senders' own earliest sends and the messages in flight. Like A*, it
+leaves out an arrival from which nothing can reach the asker before the soonest arrival found
+so far (or the caller's limit): :meth:`ConnectionGraph.remaining` bounds the time from each
+channel to the asker by the least reactions (:meth:`Component.least_reaction_ps`) and link
+latencies on the way, once per asker, so a question about one cluster on a mesh does not
+follow every other cluster's requests to the memories and back. The model
 computing ahead is left out as a sender: by the protocol it sends nothing during a batch, so
 its own earlier messages reach others only as messages in flight. Credits returning to its
 own outputs are left out too: they matter only to a send.
@@ -35,7 +41,6 @@ own outputs are left out too: they matter only to a send.
 from __future__ import annotations
 
 import heapq
-import itertools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -85,14 +90,19 @@ class ConnectionGraph:
     def __init__(self, sim: Simulator):
         self.sim = sim
         self._reach: dict = {}
+        self._remaining: dict = {}
+        self._senders: dict = {}
         # (sender phase, sender period, receiver phase, receiver period, latency - 1 receiver
-        # periods) per channel, for the arrival times of the hot loop below.
+        # periods, number) per channel, for the arrival times of the hot loop below (the
+        # number breaks ties in its heap, channels being unordered).
         self.timing = {ch: (ch.src_owner.domain.phase_ps, ch.src_owner.domain.period_ps, ch.dst_domain.phase_ps,
-                            ch.dst_domain.period_ps, ch.tail_delay) for ch in sim.channels}
+                            ch.dst_domain.period_ps, ch.tail_delay, number)
+                       for number, ch in enumerate(sim.channels)}
 
     def reach(self, comp: Component) -> tuple:
-        """The components (other than ``comp``) that can influence ``comp``, and the channels
-        among them: those connected to ``comp`` by channels, in either direction."""
+        """The components (other than ``comp``) that can influence ``comp`` by sending, and
+        the channels among those that can: connected to ``comp`` by channels, in either
+        direction."""
         cached = self._reach.get(comp)
         if cached is None:
             seen = {comp}
@@ -104,9 +114,67 @@ class ConnectionGraph:
                         if other not in seen:
                             seen.add(other)
                             frontier.append(other)
-            others = [c for c in self.sim.components if c in seen and c is not comp]
+            # (a component without outputs sends nothing: only the senders are kept)
+            others = [c for c in self.sim.components if c in seen and c is not comp and c._out_channels]
             channels = [ch for ch in self.sim.channels if ch.src_owner in seen and ch.dst_owner in seen]
             cached = self._reach[comp] = (others, channels)
+        return cached
+
+    def remaining(self, comp: Component) -> dict:
+        """Per channel, a lower bound on the time from a message arriving on it to anything
+        it can lead to arriving on one of ``comp``'s inputs (channels from which nothing can
+        reach ``comp`` are absent): the least reactions (:meth:`Component.least_reaction_ps`)
+        and link latencies on the way, a returning credit counted as waking its sender at
+        once. A search for ``comp``'s horizon drops an arrival whose time plus this is past
+        the best horizon found so far: nothing it leads to can come sooner. Built at the first
+        question (every model has started by then) from the wiring alone, and kept."""
+        cached = self._remaining.get(comp)
+        if cached is not None:
+            return cached
+        _, channels = self.reach(comp)
+        into: dict = {}  # output channel -> [(channel whose arrival may cause a send on it, least reaction)]
+        for channel in channels:
+            receiver, sender = channel.dst_owner, channel.src_owner
+            if receiver is not comp:
+                for out in receiver._out_channels:
+                    reaction = receiver.least_reaction_ps(channel.dst, out.src)
+                    if reaction is not None:
+                        into.setdefault(out, []).append((channel, reaction))
+            if sender is not comp:  # taking a message from the channel may wake its blocked sender
+                for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
+                    into.setdefault(out, []).append((channel, 0))
+        timing = self.timing
+        cached = {channel: 0 for channel in comp._in_channels}
+        heap = [(0, timing[channel][5], channel) for channel in comp._in_channels]
+        while heap:
+            left, _, out = heapq.heappop(heap)
+            if left > cached[out]:
+                continue
+            # the least time from a send on out to its arrival
+            left += out.delay if out.same_domain else out.tail_delay
+            for channel, reaction in into.get(out, ()):
+                sooner = left + reaction
+                if sooner < cached.get(channel, _FOREVER):
+                    cached[channel] = sooner
+                    heapq.heappush(heap, (sooner, timing[channel][5], channel))
+        self._remaining[comp] = cached
+        return cached
+
+    def senders(self, comp: Component) -> list:
+        """The senders that can reach ``comp`` as ``(sender, least, outputs)``: each output
+        channel from which something can reach ``comp`` with the least time from a send on
+        it to that arrival (``least``: the smallest of them), so a search skips a sender or
+        an output that cannot send in time without asking it."""
+        cached = self._senders.get(comp)
+        if cached is None:
+            remaining = self.remaining(comp)
+            cached = []
+            for other in self.reach(comp)[0]:
+                outs = [(channel, (channel.delay if channel.same_domain else channel.tail_delay) + remaining[channel])
+                        for channel in other._out_channels if channel in remaining]
+                if outs:
+                    cached.append((other, min(least for _, least in outs), outs))
+            self._senders[comp] = cached
         return cached
 
 
@@ -114,38 +182,51 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
     things stand): see the module docstring. With ``within_ps`` the search stops there: any
     time at or after it comes back as None (a caller that cannot use a later horizon)."""
-    inputs = comp._in_channels
-    if not inputs:
+    if not comp._in_channels:
         return None
     now = sim.now
-    wake_times = sim.wake_times()
-    order = itertools.count()
+    wake_times = sim._wake_table()
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
     graph = sim.connection_graph
     timing = graph.timing
+    heappush = heapq.heappush
     # Arrivals at or after the earliest one already offered on comp's own inputs cannot make
-    # it earlier (delays only add), nor can anything beyond within_ps: they are not explored.
-    cap = [within_ps if within_ps is not None else _FOREVER]
+    # it earlier (delays only add), nor can anything beyond within_ps: they are not explored,
+    # nor is an arrival from which nothing can reach comp before them (graph.remaining).
+    cap = within_ps if within_ps is not None else _FOREVER
+    remaining = graph.remaining(comp)
 
-    def arrive(channel: Channel, send_ps: int) -> int:
-        # the sender's edge at or after send_ps, then the receiver's first edge strictly
-        # after it, then latency - 1 more receiver edges (a wider message arrives later)
-        src_phase, src_period, dst_phase, dst_period, tail = timing[channel]
+    def reach(channel: Channel, send_ps: int) -> None:
+        # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
+        # or after send_ps, then the receiver's first edge strictly after it, then latency - 1
+        # more receiver edges (a wider message arrives later); the soonest is kept.
+        nonlocal cap
+        src_phase, src_period, dst_phase, dst_period, tail, number = timing[channel]
         k = -((src_phase - send_ps) // src_period)
         send = src_phase + (k if k > 0 else 0) * src_period
         k = -((dst_phase - send - 1) // dst_period)
-        return dst_phase + (k if k > 0 else 0) * dst_period + tail
-
-    def offer(channel: Channel, time_ps: int) -> None:
-        if time_ps >= cap[0]:
+        time_ps = dst_phase + (k if k > 0 else 0) * dst_period + tail
+        if time_ps + remaining.get(channel, _FOREVER) >= cap:
             return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
-            heapq.heappush(heap, (time_ps, next(order), channel))
+            heappush(heap, (time_ps, number, channel))
             if channel.dst_owner is comp:
-                cap[0] = time_ps
+                cap = time_ps
+
+    def offer(channel: Channel, time_ps: int) -> None:
+        # a message already on its way, arriving at time_ps
+        nonlocal cap
+        if time_ps + remaining.get(channel, _FOREVER) >= cap:
+            return
+        known = best.get(channel)
+        if known is None or time_ps < known:
+            best[channel] = time_ps
+            heappush(heap, (time_ps, timing[channel][5], channel))
+            if channel.dst_owner is comp:
+                cap = time_ps
 
     def credit_frees(channel: Channel, taken_ps: int) -> None:
         # the receiver takes a message at taken_ps: a sender blocked on the channel is
@@ -154,11 +235,13 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         sender = channel.src_owner
         if sender is not comp and channel.blocked:
             woken = sender.domain.edge_after(taken_ps)
-            for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
-                offer(out, arrive(out, woken))
+            if sender.sends_hold_through_credits:
+                reach(channel, woken)
+            else:
+                for out in sender._out_channels:
+                    reach(out, woken)
 
-    others, channels = graph.reach(comp)
-    for channel in channels:
+    for channel in graph.reach(comp)[1]:
         if channel.flight:
             # nobody acts in the past: a message waiting since before now is taken from now
             head = max(channel.flight[0][0], now)
@@ -167,39 +250,42 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 credit_frees(channel, head)
             else:
                 offer(channel, head)
-    for other in others:
-        if not other._out_channels:
-            continue
+    for other, least, outs in graph.senders(comp):
+        if now + least >= cap:
+            continue  # nothing it sends can reach comp in time
         if other._declares_sends:
-            for channel in other._out_channels:
-                send = other.earliest_send_ps(channel.src)
-                if send is not None:
-                    offer(channel, arrive(channel, max(send, now)))
+            for channel, floor in outs:
+                if now + floor < cap:
+                    send = other.earliest_send_ps(channel.src)
+                    if send is not None:
+                        reach(channel, send if send > now else now)
             continue
         if other._awake:
             send = now
         else:
             send = wake_times.get(other)
-            if send is None:
+            if send is None or send + least >= cap:
                 continue
-        for channel in other._out_channels:
-            offer(channel, arrive(channel, send))
+        for channel, _ in outs:
+            reach(channel, send)
     # Credits freed at this time point reach their senders at the senders' next edges.
     for channel in sim.pending_credit_returns():
         credit_frees(channel, now)
 
-    settled = set()
+    # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best
+    # known for its channel is stale, and the first entry popped for a channel settles it.
+    heappop = heapq.heappop
     while heap:
-        time_ps, _, channel = heapq.heappop(heap)
-        if channel in settled:
+        time_ps, _, channel = heappop(heap)
+        if best[channel] != time_ps:
             continue
-        settled.add(channel)
+        best[channel] = -1  # settled
         receiver = channel.dst_owner
         if receiver is comp:
             return time_ps  # the first of comp's inputs to be reached
-        for out in receiver._out_channels:
-            reaction = receiver.reaction_ps(channel.dst, out.src)
-            if reaction is not None:
-                offer(out, arrive(out, time_ps + reaction))
+        if time_ps + remaining[channel] >= cap:
+            continue  # (an arrival at comp offered since is sooner than anything this leads to)
+        for out, reaction in receiver.reactions(channel.dst):
+            reach(out, time_ps + reaction)
         credit_frees(channel, time_ps)
     return None

@@ -97,6 +97,8 @@ class Simulator:
         # Wake-ups for one time (nearly always the next edge) skip the heap: (sequence, component).
         self._soon: list = []
         self._soon_at = -1  # their time, while _soon holds any (no edge is at -1)
+        self._wake_table_at: tuple | None = None  # the key _wake_table_cached holds for
+        self._wake_table_cached: dict = {}
         self._dirty: list = []
         self._credit_returns: list = []
         self._touched: list = []
@@ -409,19 +411,30 @@ class Simulator:
         message or credit may still wake it)."""
         if comp._awake:
             return self.now
-        return self.wake_times().get(comp)
+        return self._wake_table().get(comp)
 
     def wake_times(self) -> dict:
         """The earliest requested wake-up of every sleeping component that has one."""
+        return {comp: time_ps for comp, time_ps in self._wake_table().items() if not comp._awake}
+
+    def _wake_table(self) -> dict:
+        # The earliest requested wake-up of every component with one, awake or not (a caller
+        # looks at _awake first): the lookahead asks at every question, many times per time
+        # point. Wake-ups are taken only as a time point begins, and while it lasts the
+        # lists only grow, so the table holds until time moves or one of them grows.
+        key = (self.now, len(self._wakes), len(self._upkeep), len(self._soon))
+        if self._wake_table_at == key:
+            return self._wake_table_cached
         times: dict = {}
         for time_ps, _, other in itertools.chain(self._wakes, self._upkeep):
-            if not other._awake and (other not in times or time_ps < times[other]):
+            if other not in times or time_ps < times[other]:
                 times[other] = time_ps
         if self._soon:
             at = self._soon_at
             for _, other in self._soon:
-                if not other._awake and (other not in times or at < times[other]):
+                if other not in times or at < times[other]:
                     times[other] = at
+        self._wake_table_at, self._wake_table_cached = key, times
         return times
 
     def pending_credit_returns(self) -> list:

@@ -75,6 +75,10 @@ class FixedLatencyMemory(Component):
         ``latency_cycles``: its response leaves at cycle c + 1 + latency at the soonest."""
         return (1 + self.latency_cycles) * self.domain.period_ps
 
+    def least_reaction_ps(self, inp, out) -> int:
+        """As :meth:`reaction_ps`, which follows from the parameters alone."""
+        return self.reaction_ps(inp, out)
+
     def tick(self) -> None:
         cycle = self.cycle
         if self.req.valid:

@@ -9,7 +9,7 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import REQUESTS, RESPONSES, ResponseOrder, check_request, split
+from .splitting import EVERY_CLIENT, REQUESTS, KeepsAnswerBounds, RESPONSES, ResponseOrder, check_request, split
 from .timing import PRESETS, dram_clock, preset
 
 
@@ -18,7 +18,7 @@ def _power_of_two(value: int) -> str | None:
 
 
 @model
-class InterleavedMemory(FunctionalMemory, Component):
+class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     """``channels`` DRAM channels of ``standard`` behind one ``req``/``resp`` pair: to a
     client, one memory of ``channels`` times a channel's capacity from ``base_address``.
 
@@ -196,6 +196,11 @@ class InterleavedMemory(FunctionalMemory, Component):
             return now
         if not self._resp_on:
             return None
+        return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+
+    def _resp_bound_now(self, now: int, client) -> int | None:
+        """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
+        worked out from the state now."""
         period, phase = self._period, self._phase
         back = self.link_latency_cycles * period
         child = self.channel_list[0]
@@ -227,6 +232,8 @@ class InterleavedMemory(FunctionalMemory, Component):
             react = self.reaction_ps(self.req, self.resp)
             seen = set()
             for arrival, message in self.req.channel.flight:
+                if not (client is EVERY_CLIENT or message.source == client):
+                    continue
                 if message.source not in seen and not self._order.has_client(message.source):
                     seen.add(message.source)
                     at = max(arrival, now) + react
@@ -235,6 +242,8 @@ class InterleavedMemory(FunctionalMemory, Component):
         for job, inside in self._outstanding.values():
             outstanding.setdefault(job, set()).add(self.channel_of(job.message.address + inside))
         for job in self._order.heads():
+            if not (client is EVERY_CLIENT or job.message.source == client):
+                continue
             if not job.left:
                 at = max(now, phase + job.done * period)
             else:
@@ -261,3 +270,7 @@ class InterleavedMemory(FunctionalMemory, Component):
             back = self.link_latency_cycles * (self.domain or self.clock).period_ps
             return 2 * back + child.reaction_ps(child.req, child.resp)
         return 0
+
+    def least_reaction_ps(self, inp, out) -> int | None:
+        """As :meth:`reaction_ps`, which follows from the wiring and the channels' clock alone."""
+        return self.reaction_ps(inp, out)

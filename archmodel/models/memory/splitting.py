@@ -23,6 +23,9 @@ from ..messages import MemRequest, MemResponse
 NEVER = 1 << 62
 """A cycle later than any simulation reaches (no response is due)."""
 
+EVERY_CLIENT = object()
+"""The client argument of a bound on the next response to any client (not one client's)."""
+
 REQUESTS = "memory requests (MemRequest, any size and alignment inside the memory)"
 RESPONSES = "read data and write acknowledgements (MemResponse), one per request, in request order per source"
 
@@ -170,7 +173,42 @@ def check_request(owner, message: MemRequest) -> int:
     return offset
 
 
-class SplitsRequests:
+class KeepsAnswerBounds:
+    """A memory's bounds on its next response, to any client or to one, kept for the time
+    point: every question of the lookahead asks them (every cluster of a mesh, at one edge),
+    and until the simulator's ticks move on or a request is sent to the memory they hold
+    (only the memory's own ticks change what it holds meanwhile, and a bound from before
+    them still bounds the same work further on). The memory provides ``req``, ``_resp_on``
+    and ``_resp_bound_now(now, client)``."""
+
+    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bounds hold for
+    _resp_bounds: dict = {}  # client (or EVERY_CLIENT) -> its bound
+
+    def earliest_answer_ps(self, source) -> int | None:
+        """The bound of ``earliest_send_ps`` on ``resp`` for the responses to client
+        ``source`` only (its oldest request here, or its first on the way): a network that
+        knows whose requests it brought here asks it, since a response goes back to its
+        requester only. Another client's request, taken later, never lets this one be
+        answered sooner (the bound counts the data bus, queue slots and command timing as
+        if it were alone)."""
+        if not self._resp_on:
+            return None
+        return self._kept_bound(self.sim.now, source)
+
+    def _kept_bound(self, now: int, client) -> int | None:
+        if self.sim is None:
+            return self._resp_bound_now(now, client)
+        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
+        if self._resp_bound_at != key:
+            self._resp_bound_at = key
+            self._resp_bounds = {}
+        bounds = self._resp_bounds
+        if client not in bounds:
+            bounds[client] = self._resp_bound_now(now, client)
+        return bounds[client]
+
+
+class SplitsRequests(KeepsAnswerBounds):
     """The front door of a DRAM controller (a mixin): takes requests from ``req``, cuts them
     into bursts that enter the read and write queues as room allows, and keeps the
     :class:`ResponseOrder` that answers them on ``resp``.
@@ -251,6 +289,11 @@ class SplitsRequests:
             return now
         if not self._resp_on:
             return None
+        return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+
+    def _resp_bound_now(self, now: int, client) -> int | None:
+        """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
+        worked out from the state now."""
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
         cl, burst_cycles = self.timing.CL, self.timing.tBL
@@ -269,7 +312,10 @@ class SplitsRequests:
         order = self._order
         entering = self._job  # the one request whose bursts are entering (one at a time)
         best = NEVER
+        every = client is EVERY_CLIENT
         for job in order.heads():
+            if not every and job.message.source != client:
+                continue
             write = job.message.is_write
             unqueued = len(job.pieces) - job.entered
             if not job.left:
@@ -295,8 +341,8 @@ class SplitsRequests:
             newcomers = set()
             for arrival, message in self.req.channel.flight:
                 source = message.source
-                if order.has_client(source) or source in newcomers:
-                    continue  # answered after its client's earlier requests
+                if order.has_client(source) or source in newcomers or not (every or source == client):
+                    continue  # answered after its client's earlier requests (or not asked about)
                 newcomers.add(source)
                 write = message.is_write
                 pieces = len(split(message.address, message.size_bytes, self.burst_bytes))
@@ -313,3 +359,7 @@ class SplitsRequests:
         if inp is self.req and out is self.resp:
             return (self.domain or self.clock).period_ps
         return 0
+
+    def least_reaction_ps(self, inp, out) -> int:
+        """As :meth:`reaction_ps`, which follows from the clock alone."""
+        return self.reaction_ps(inp, out)

@@ -218,3 +218,40 @@ def test_no_response_leaves_before_the_controllers_bound(seed, standard, queue, 
                                                       write_queue=queue, forward_cycles=forward)
     checked = check_the_bound_at_every_slice(top, dram, src, sink, PRESETS[standard].tCK_ps, step=3, seed=seed)
     assert checked
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), standard=st.sampled_from(["DDR4-2400R", "HBM2E"]),
+       queue=st.sampled_from([2, 8, 32]), forward=st.sampled_from([1, 3]))
+def test_no_response_to_a_client_leaves_before_the_controllers_bound_for_it(seed, standard, queue, forward):
+    """As above, per client (``earliest_answer_ps``): the next response to each of three
+    clients leaves no sooner than its own bound, whatever the other clients' requests do
+    meanwhile, unless one of its own requests arrives in between (then no sooner than that
+    arrival plus the reaction)."""
+    from archmodel.kernel import Simulator
+
+    requests = _random_requests(seed, 40, 1 << 13, 0)
+    cycles = sorted(random.Random(seed + 1).randrange(0, 300) for _ in requests)
+    top, src, dram, sink, checker = ported_controller(standard, requests, cycles=cycles, read_queue=queue,
+                                                      write_queue=queue, forward_cycles=forward)
+    period = PRESETS[standard].tCK_ps
+    reaction = dram.reaction_ps(dram.req, dram.resp)
+    sim = Simulator(top, seed=seed)
+    marks = []  # (time, client, bound, arrival of the client's next request not yet arrived)
+    t = period - 1
+    while sim.run(until_ps=t).reason == "limit":
+        for client in "abc":
+            sent = dram.req.channel.sent  # (the source sends its list in order, held back while the queue is full)
+            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
+            flight = [a for a, m in dram.req.channel.flight if m.source == client and a > t]
+            marks.append((t, client, dram.earliest_answer_ps(client), min(due + flight, default=None)))
+        t += 3 * period
+    sends = [(a.time_ps - period, a.message.source) for a in sink.arrivals]  # one cycle of channel latency
+    checked = 0
+    for t, client, bound, arrival in marks:
+        after = [s for s, source in sends if s > t and source == client]
+        if after:
+            limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
+            assert limits and after[0] >= min(limits), (t, client, bound, arrival, after[0])
+            checked += 1
+    assert checked
