@@ -19,7 +19,8 @@ from .memory_interface import MemoryMappedInterface
 from .measurement import NetworkMeasurement
 from .network import Noc
 from .router import NocRouter, SimpleRouter
-from .routing import PortMap, make_routing
+from .routing import PortMap
+from .routing_functions import make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators
 from .trace import TracePacket, parse_trace, read_trace
 

@@ -14,7 +14,8 @@ from .interface import NetworkInterface
 from .measurement import STABILITY_RULES, NetworkMeasurement
 from .memory_interface import MemoryMappedInterface
 from .router import NocRouter, SimpleRouter
-from .routing import PortMap, make_routing
+from .routing import PortMap
+from .routing_functions import make_routing
 from .topology import build_topology
 from .trace import by_source, read_trace
 from .traffic import PATTERNS

@@ -11,7 +11,8 @@ from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_ra
 from .allocators import (ALLOCATORS, grant_lone, islip_ports, islip_shared, match_ports, pick_vc, separable_ports,
                          set_bits)
 from .router_reports import RouterReports
-from .routing import ROUTINGS, tie_coin
+from .routing import tie_coin
+from .routing_functions import ROUTINGS
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
@@ -156,7 +157,8 @@ class NocRouter(RouterReports, Component):
         if self.route_fn is None:
             if not self.topology:
                 self.fail("no routing attached: give topology= and routing=, or build it with Noc")
-            from .routing import PortMap, make_routing
+            from .routing import PortMap
+            from .routing_functions import make_routing
             from .topology import build_topology
 
             key = (self.topology, self.routing, self.vcs)

@@ -77,7 +77,8 @@ def test_the_language_sees_the_network_generators():
 
 def test_odd_even_routes_are_minimal_adaptive_and_take_no_forbidden_turn():
     from archmodel.models.network.flit import NetPacket
-    from archmodel.models.network.routing import PortMap, make_routing
+    from archmodel.models.network.routing import PortMap
+    from archmodel.models.network.routing_functions import make_routing
     from archmodel.models.network.topology import build_topology
 
     ports = PortMap(build_topology("mesh(6, 5)"))
