@@ -6,7 +6,7 @@ import pytest
 import archmodel.models  # noqa: F401
 from archmodel.kernel import ParameterError
 from archmodel.lang import LanguageErrors, load
-from archmodel.models.network import Noc, NocRouter
+from archmodel.models.network import NetworkInterface, Noc, NocRouter
 from tests.lang import plugin_models  # noqa: F401  (UnitProbe)
 
 
@@ -50,3 +50,15 @@ def test_noc_router_parameters_are_the_routers_declarations():
     # lone router finds its neighbours in (a .arch topology statement of routers)
     assert set(noc) & set(router) == set(names) | {"topology"}
     assert (noc["topology"].default, router["topology"].default) == ("mesh(4, 4)", "")
+
+
+def test_network_interface_takes_its_routers_flow_control_parameters():
+    """The interface's VCs, buffers and credit rules are the router's declarations, not copies:
+    the four parameters it shares with NocRouter, and no others."""
+    ours, theirs = NetworkInterface.param_declarations(), NocRouter.param_declarations()
+    shared = NetworkInterface.router_buffers.names + NetworkInterface.router_credits.names
+    assert shared == ["vcs", "buffer_depth", "credit_delay", "wait_for_tail_credit"]
+    assert set(ours) & set(theirs) == set(shared)
+    for name in shared:
+        assert (ours[name].type, ours[name].default, ours[name].unit, ours[name].check, ours[name].doc) == \
+            (theirs[name].type, theirs[name].default, theirs[name].unit, theirs[name].check, theirs[name].doc)

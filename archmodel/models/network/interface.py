@@ -7,9 +7,10 @@ import random
 import re
 from collections import deque
 
-from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model, one_of
+from archmodel.kernel import Component, Counter, In, Out, Param, ParamGroup, at_least, in_range, model, one_of
 
-from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT, Flit, NetPacket
+from .flit import NO_CREDIT, Flit, NetPacket
+from .router import NocRouter
 from .traffic import PATTERNS, make_pattern, make_process
 
 _INDEX = re.compile(r"\[(\d+)\]$")
@@ -42,8 +43,9 @@ class NetworkInterface(Component):
 
     terminal = Param(int, -1, "this terminal's id (-1: the index of the instance name)")
     terminals = Param(int, 1, "terminals in the network (for traffic patterns)", check=at_least(1))
-    vcs = Param(int, 2, "VCs of the router's local input port", check=in_range(1, MAX_VCS))
-    buffer_depth = Param(int, 4, "flits per VC buffer of the router's local input port", check=in_range(1, MAX_BUFFER_DEPTH))
+    # The router's own declarations: the interface speaks its local port's flow control (two
+    # groups, so the parameters keep their places in listings).
+    router_buffers = ParamGroup(NocRouter, "vcs", "buffer_depth")
     flit_bits = Param(int, 128, "bits per flit when packetising messages", unit="bits", check=at_least(1))
     traffic = Param(str, "none", "synthetic destination pattern, or 'none'", check=one_of("none", *PATTERNS))
     rate = Param(float, 0.0, "offered load in flits per cycle", check=in_range(0.0, 1.0))
@@ -55,9 +57,7 @@ class NetworkInterface(Component):
     hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")
     hotspot_fraction = Param(float, 0.5, "hotspot traffic: share of packets sent to a hotspot",
                              check=in_range(0.0, 1.0))
-    credit_delay = Param(int, 0, "cycles the router takes to process a credit this interface returns",
-                         unit="cycles", check=at_least(0))
-    wait_for_tail_credit = Param(bool, False, "reuse a VC only when the previous tail's credit is back")
+    router_credits = ParamGroup(NocRouter, "credit_delay", "wait_for_tail_credit")
     inp = In("messages to send (with an integer dest attribute)", required=False)
     out = Out("messages delivered to this terminal", required=False)
     to_router = Out("link words (flit, returned credit) to the router")
