@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError, at_least, connect, model, one_of
+from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError, ParamGroup, at_least, connect, model
 
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
@@ -49,11 +49,9 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                              unit="bytes", check=_power_of_two)
     ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
     mapping = Param(str, "RoBaRaCoCh", "address bit-field order inside each channel")
-    scheduler = Param(str, "frfcfs", "each channel's scheduler", check=one_of("frfcfs", "fcfs", "frfcfs_cap"))
-    page_policy = Param(str, "open", "each channel's page policy", check=one_of("open", "closed", "adaptive"))
-    refresh = Param(str, "all_bank", "each channel's refresh", check=one_of("all_bank", "per_bank", "none"))
-    read_queue = Param(int, 32, "read queue entries per channel", unit="requests", check=at_least(1))
-    write_queue = Param(int, 32, "write queue entries per channel", unit="requests", check=at_least(1))
+    # Every channel controller's scheduling, as DramController declares it (one source).
+    channel_params = ParamGroup(DramController, "scheduler", "page_policy", "refresh", "read_queue", "write_queue",
+                                "queue", "write_drain")
     link_latency_cycles = Param(int, 1, "latency of the links to and from each channel", unit="cycles",
                                 check=at_least(1))
     pending_pieces = Param(int, 32, "pieces held waiting for their channel's link before a new request is "
@@ -78,10 +76,9 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         self.channel_list = []
         for i in range(self.channels):
             ch = DramController(f"ch{i}", self, clock=self.clock, standard=self.standard, ranks=self.ranks,
-                                mapping=self.mapping, scheduler=self.scheduler, page_policy=self.page_policy,
-                                refresh=self.refresh, read_queue=self.read_queue, write_queue=self.write_queue,
-                                channels=self.channels, channel=i, interleave_bytes=self.interleave_bytes,
-                                base_address=self.base_address)
+                                mapping=self.mapping, channels=self.channels, channel=i,
+                                interleave_bytes=self.interleave_bytes, base_address=self.base_address,
+                                **self.channel_params)
             connect(self.to_channel[i], ch.req, latency=self.link_latency_cycles)
             connect(ch.resp, self.from_channel[i], latency=self.link_latency_cycles)
             self.channel_list.append(ch)

@@ -1,5 +1,6 @@
 """The DRAM presets of library/dram.arch through the language: the controller's ``queue``
-organisation (shared or DRAMSim3's per-bank command queues) as a preset parameter."""
+organisation (shared or DRAMSim3's per-bank command queues) as a preset parameter, on the
+single-channel presets and on the multi-channel memories (every channel controller)."""
 
 import pytest
 
@@ -36,6 +37,20 @@ def test_the_dram_library_presets_take_the_controllers_queue_organisation(queue,
     assert ctrl.queue == queue and ctrl.client_requests.value == 400
     # Only per-bank command queues hold bursts in the banks' queues.
     assert (ctrl.command_queue_depth.maximum > 0) is (queue == "per_bank")
+
+
+@pytest.mark.parametrize("memory", ["DDR4(channels = 2)", "HBM2E(channels = 4)"])
+@pytest.mark.parametrize("queue", ["shared", "per_bank"])
+def test_every_channel_of_a_multi_channel_memory_takes_the_queue_organisation(memory, queue, tmp_path):
+    text = _PRESET_SYSTEM.replace("DDR4_2400R(queue = queue)", memory.replace(")", ", queue = queue)"))
+    text = text.replace("capacity_bytes = 8 GiB", "capacity_bytes = 1 GiB")  # 4 HBM2E pseudo-channels hold 1 GiB
+    top = load(_preset_system(tmp_path, text), params={"queue": f'"{queue}"'}).top
+    channels = [part for part in top.walk() if isinstance(part, DramController)]
+    Simulator(top).run()
+    assert len(channels) == int(memory.split("= ")[1].rstrip(")"))
+    assert all(ch.queue == queue for ch in channels)
+    assert sum(ch.client_requests.value for ch in channels) >= 400  # pieces of split requests counted apart
+    assert all((ch.command_queue_depth.maximum > 0) is (queue == "per_bank") for ch in channels)
 
 
 def test_a_misspelled_queue_of_a_preset_is_a_located_error_with_a_hint(tmp_path, capsys, monkeypatch):
