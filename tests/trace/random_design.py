@@ -9,7 +9,7 @@ import random
 
 from archmodel.kernel import ClockDomain, Component, In, Out, Param, connect, model
 
-# The traced runs pinned in tests/trace/golden: (seed, cycles, tracer arguments).
+# The traced runs pinned by tests/trace/golden_vcd.sha256: (seed, cycles, tracer arguments).
 GOLDEN_RUNS = [
     (1, 120, {}),
     (2, 150, {}),
