@@ -58,7 +58,7 @@ def test_check_finds_a_misspelt_traffic_pattern_that_run_would_reject(capsys):
     assert code == 2
     assert "topologies/mesh8x8.arch:16:" in err
     assert "parameter 'traffic' of 'Noc' must be one of 'none', 'uniform'," in err
-    assert "(did you mean 'uniform'?)" in err
+    assert "\nhint: did you mean 'uniform'? (traffic: str = 'none' -- " in err
 
 
 def test_a_number_of_thousands_of_digits_is_out_of_range_not_a_crash(tmp_path, capsys):

@@ -18,10 +18,10 @@ from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Util
                     stats_dict, stats_table)
 from .time import ClockDomain, format_time, parse_time, period_from_frequency
 from .tree import Tree
-from .vocabulary import ENGINES, Registry, choice_problem, closest, did_you_mean
+from .vocabulary import ENGINES, Problem, Registry, choice_problem, closest, did_you_mean
 
 __all__ = [
-    "ENGINES", "PYTHON", "ParamGroup", "Registry", "Spelling", "accepts", "choice_problem", "closest", "did_you_mean",
+    "ENGINES", "PYTHON", "ParamGroup", "Problem", "Registry", "Spelling", "accepts", "choice_problem", "closest", "did_you_mean",
     "unit_from_name",
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",

@@ -249,7 +249,11 @@ class Component:
             problem = decls[key].problem(value, spelling)
             if problem:
                 subject = f"{where}: parameter '{key}'" if where else f"parameter '{key}' of '{cls.model_name}'"
-                raise ParameterError(f"{subject} {problem}", hint=decls[key].describe(), param=key)
+                # A close name first (did you mean 'frfcfs'?), then the declaration it is for.
+                hint = decls[key].describe()
+                if problem.hint:
+                    hint = f"{problem.hint} ({hint})"
+                raise ParameterError(f"{subject} {problem}", hint=hint, param=key)
         return cls.Params(**given)
 
     def _make_ports(self, name: str, decl: PortDecl) -> Any:
@@ -480,7 +484,13 @@ class Component:
         for title, decls in (("parameters", cls.param_declarations()), ("ports", cls.port_declarations()),
                              ("statistics", cls.stat_declarations())):
             lines += ["", f"{title}:"]
-            lines += [f"  {d.describe()}" for d in decls.values()] or ["  (none)"]
+            for decl in decls.values():
+                lines.append(f"  {decl.describe()}")
+                choices = getattr(decl, "choices", None)  # a parameter of a closed vocabulary
+                if choices:
+                    lines.append("      one of: " + ", ".join(str(c) for c in choices))
+            if not decls:
+                lines.append("  (none)")
         return "\n".join(lines)
 
     @classmethod

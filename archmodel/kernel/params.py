@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import attrs
 
-from .vocabulary import choice_problem
+from .vocabulary import Problem, Registry, choice_problem
 
 _MISSING = attrs.NOTHING
 
@@ -110,6 +110,15 @@ class Param:
         param.name = self.name
         return param
 
+    @property
+    def choices(self) -> list | None:
+        """The values a closed vocabulary admits (a :class:`~.vocabulary.Registry`'s names, at
+        the time of asking, or :func:`one_of`'s), or None when the check is not one."""
+        registry = getattr(self.check, "__self__", None)
+        if isinstance(registry, Registry):
+            return registry.names()
+        return getattr(self.check, "choices", None)
+
     def type_name(self) -> str:
         """``int``, or ``list or tuple`` for a parameter of several types."""
         types = self.type if isinstance(self.type, tuple) else (self.type,)
@@ -121,20 +130,23 @@ class Param:
         unit = f" [{self.unit}]" if self.unit else ""
         return f"{self.name}: {self.type_name()} {default}{unit} -- {self.doc}"
 
-    def problem(self, value: Any, spelling: Spelling = PYTHON) -> str | None:
+    def problem(self, value: Any, spelling: Spelling = PYTHON) -> Problem | None:
         """None when ``value`` is acceptable; else what is wrong, as the end of a sentence
-        about the parameter (``expects int, got str '4'``, ``must be at least 1, got 0``)."""
+        about the parameter (``expects int, got str '4'``, ``must be at least 1, got 0``),
+        with the check's hint if it gave one (``did you mean 'frfcfs'?``)."""
         if self.default is None and value is None:
             return None
         if not accepts(self.type, value):
-            return f"expects {self.type_name()}, got {spelling.typed(value)}"
+            return Problem(f"expects {self.type_name()}, got {spelling.typed(value)}")
         if self.check is None:
             return None
         try:
             problem = self.check(value)
         except (TypeError, ValueError):  # a check that cannot compare this value: say so, not crash
-            problem = "has an unusable value"
-        return f"{problem}, got {spelling.value(value)}" if problem else None
+            problem = Problem("has an unusable value")
+        if not problem:
+            return None
+        return Problem(f"{problem}, got {spelling.value(value)}", getattr(problem, "hint", None))
 
 
 class ParamGroup:
@@ -179,7 +191,17 @@ def in_range(low: Any, high: Any) -> Check:
     return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
 
 
+class _OneOf:
+    """The check :func:`one_of` makes; ``choices`` lists what it admits."""
+
+    def __init__(self, choices: tuple):
+        self.choices = list(choices)
+
+    def __call__(self, value: Any) -> Problem | None:
+        return choice_problem(value, self.choices)
+
+
 def one_of(*choices: Any) -> Check:
     """Check that a value is one of ``choices`` (for a vocabulary of a few words; a
     vocabulary others extend or look up is a :class:`~.vocabulary.Registry`)."""
-    return lambda value: choice_problem(value, choices)
+    return _OneOf(choices)

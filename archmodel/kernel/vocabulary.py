@@ -31,15 +31,29 @@ def did_you_mean(name: str, options: Iterable[str]) -> str | None:
     return f"did you mean '{match}'?" if match is not None else None
 
 
-def choice_problem(value: Any, choices: Iterable[Any]) -> str | None:
+class Problem(str):
+    """What a ``Param`` check says is wrong (``must be one of 'a', 'b'``), with an optional
+    ``hint`` for the error's hint line (``did you mean 'a'?``). It is a ``str``, so a check
+    may return either."""
+
+    hint: str | None
+
+    def __new__(cls, text: str, hint: str | None = None) -> "Problem":
+        problem = super().__new__(cls, text)
+        problem.hint = hint
+        return problem
+
+
+def choice_problem(value: Any, choices: Iterable[Any]) -> Problem | None:
     """What a ``Param`` check says of ``value`` when it must be one of ``choices``: None when
-    it is, else ``must be one of 'a', 'b' (did you mean 'a'?)``."""
+    it is, else ``must be one of 'a', 'b'`` with the hint ``did you mean 'a'?`` when one is
+    close."""
     choices = list(choices)
     if value in choices:
         return None
     listed = ", ".join(repr(c) for c in choices)
     match = closest(value, choices) if isinstance(value, str) else None
-    return f"must be one of {listed}" + (f" (did you mean {match!r}?)" if match is not None else "")
+    return Problem(f"must be one of {listed}", f"did you mean {match!r}?" if match is not None else None)
 
 
 class Registry(Mapping[str, V], Generic[V]):
@@ -95,8 +109,9 @@ class Registry(Mapping[str, V], Generic[V]):
         except (KeyError, TypeError):
             raise ArchError(f"unknown {self.what} '{name}'", hint=self.hint(str(name))) from None
 
-    def check(self, value: Any) -> str | None:
-        """The ``Param`` check: None for a registered name, else what is required."""
+    def check(self, value: Any) -> Problem | None:
+        """The ``Param`` check: None for a registered name, else what is required (with a
+        did-you-mean hint when a name is close)."""
         return choice_problem(value, self._entries)
 
     def extended(self, what: str, entries: Mapping[str, V]) -> "Registry[V]":

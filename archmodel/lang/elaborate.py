@@ -255,6 +255,7 @@ class Elaborator(Instancing, Wiring, Expressions):
                 self.fail(f"'{module.name}' is missing required parameter '{param.name}'", call_span,
                           hint=f"{param.name}: {self._type_text(param.type)}")
             scope.names[param.name] = self._check_type(value, param, module, span)
+            scope.origins[param.name] = span
         return scope
 
     def _type_text(self, type_ref: ast.TypeRef) -> str:

@@ -128,8 +128,20 @@ class Instancing(ElaboratorParts):
         params = {p.name: p for p in module.params}
         given = {}
         for arg in self._named_args(call, params, module.name):
-            given[arg.name] = (self.evaluate(arg.value, scope, expected=params[arg.name].type), arg.value.span)
+            value = self.evaluate(arg.value, scope, expected=params[arg.name].type)
+            given[arg.name] = (value, self._written_at(arg.value, scope))
         return given
+
+    @staticmethod
+    def _written_at(expr, scope: Scope) -> Span:
+        """Where the value of argument ``expr`` was written: a module parameter passed on
+        as it is (``queue = queue``) is the value its caller wrote, so an error about the
+        value points there, in the user's file, rather than at the library's line."""
+        if isinstance(expr, ast.Var):
+            origin = scope.origin(expr.name)
+            if origin is not None:
+                return origin
+        return expr.span
 
     def _named_args(self, call: ast.ModelCall, names, owner: str) -> tuple:
         """The call's arguments, each checked to name one of ``names`` (the parameters of
@@ -150,7 +162,8 @@ class Instancing(ElaboratorParts):
         declarations decide (its own :meth:`~archmodel.kernel.Component.check_params`); this
         only converts quantities to the declared units and says where an argument was written."""
         kwargs: dict = {}
-        spans: dict[str, Span] = {}
+        spans: dict[str, Span] = {}  # where each value was written
+        arguments: dict[str, Span] = {}  # where each argument passes it to the model
         for arg in call.args:
             if arg.name in spans:
                 self.fail(f"parameter '{arg.name}' is given twice", arg.name_span)
@@ -160,13 +173,17 @@ class Instancing(ElaboratorParts):
                 err.span = arg.name_span
                 raise
             value = self.evaluate(arg.value, scope)
-            kwargs[arg.name] = self.to_python(value, param, klass, clock, arg.value.span)
-            spans[arg.name] = arg.value.span
+            spans[arg.name] = written = self._written_at(arg.value, scope)
+            arguments[arg.name] = arg.value.span
+            try:
+                kwargs[arg.name] = self.to_python(value, param, klass, clock, written)
+            except ArchError as err:
+                raise _passed_on(err, arg.value.span)
         try:
             klass.check_params(kwargs, spelling=LANGUAGE_SPELLING)
         except ParameterError as err:
             err.span = spans.get(err.param or "", call.name_span)
-            raise
+            raise _passed_on(err, arguments.get(err.param or "", err.span))
         return kwargs
 
     def to_python(self, value, param: Param, klass, clock: ClockDomain | None, span: Span):
@@ -206,3 +223,13 @@ class Instancing(ElaboratorParts):
                 return node.clock
             node = node.parent
         return None
+
+
+def _passed_on(err: ArchError, argument: Span) -> ArchError:
+    """``err``, located where its value was written, with a note on its hint line naming
+    the argument that passed the value on to the model when that is elsewhere (a library
+    module's ``DramController(queue = queue)``)."""
+    if err.span is not None and err.span != argument:
+        note = f"the value reaches the model at {argument}"
+        err.hint = f"{err.hint}; {note}" if err.hint else note
+    return err

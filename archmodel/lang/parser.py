@@ -20,7 +20,7 @@ import lark
 from lark import Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from ..kernel import ArchError, Span
+from ..kernel import ArchError, Span, did_you_mean
 from ..paths import data_path
 from . import ast
 from .units import UNIT_NAMES
@@ -306,13 +306,15 @@ class _Builder(Transformer):
         base, index = items
         return ast.Index(base, index, _join(base.span, index.span))
 
+    # The operator's token is kept (``!`` rules in the grammar) so the span starts at it:
+    # an error about ``-1`` points at the minus sign.
     def neg(self, items):
-        (operand,) = items
-        return ast.UnaryOp("-", operand, operand.span)
+        sign, operand = items
+        return ast.UnaryOp("-", operand, _join(self._tspan(sign), operand.span))
 
     def not_(self, items):
-        (operand,) = items
-        return ast.UnaryOp("not", operand, operand.span)
+        word, operand = items
+        return ast.UnaryOp("not", operand, _join(self._tspan(word), operand.span))
 
 
 def _binary(op):
@@ -460,9 +462,8 @@ def syntax_error(err: UnexpectedInput, text: str, file: str) -> ArchError:
     elif previous is not None and previous.type == "NAME" and str(previous) not in KEYWORDS and _follows_number(text, previous):
         unit = previous  # '10 THz' then a newline: the unknown unit parsed as the next statement's first name
     if unit is not None:
-        close = difflib.get_close_matches(str(unit), UNIT_NAMES, n=1)
         return ArchError(f"unknown unit '{unit}'",
-                         hint=f"did you mean '{close[0]}'?" if close else "units: " + ", ".join(UNIT_NAMES),
+                         hint=did_you_mean(str(unit), UNIT_NAMES) or "units: " + ", ".join(UNIT_NAMES),
                          span=_tok_span(file, unit))
     label = None
     _normalise_state(err)

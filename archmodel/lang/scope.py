@@ -75,12 +75,23 @@ class ClockBinding:
 class Scope:
     """Names visible at one point: a chain of frames ending in the global frame."""
 
-    __slots__ = ("names", "parent", "module")
+    __slots__ = ("names", "origins", "parent", "module")
 
     def __init__(self, parent: "Scope | None" = None, module: "Scope | None" = None):
         self.names: dict[str, Any] = {}
+        self.origins: dict[str, Span] = {}  # where a module parameter's value was written
         self.parent = parent
         self.module = module if module is not None else self
+
+    def origin(self, name: str) -> Span | None:
+        """Where the value bound to module parameter ``name`` was written (the caller's
+        argument, or the default), or None for any other name."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.origins.get(name)
+            scope = scope.parent
+        return None
 
     def lookup(self, name: str):
         scope: Scope | None = self

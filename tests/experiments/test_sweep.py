@@ -38,8 +38,10 @@ def test_every_point_is_a_row_written_as_it_finishes_and_failing_points_say_why(
     assert [r["outcome"] for r in rows] == ["stopped", "stopped", "bad-input", "deadlock"]
     assert [r["Chain.sink.received"] for r in rows[:2]] == ["5", "10"]
     assert [r["Chain.sink.latency.count"] for r in rows[:2]] == ["5", "10"]
-    assert rows[2]["message"].startswith(f"{CHAIN}:4:27: error: parameter 'count' of 'Source' must be at least 0, "
-                                         "got -1\n    src  : Source(count = messages")
+    # The point's value is where it was written (the override), the model's line on the hint.
+    assert rows[2]["message"].startswith("-p messages:1:1: error: parameter 'count' of 'Source' must be at least 0, "
+                                         "got -1\n-1\n^^\n")
+    assert f"; the value reaches the model at {CHAIN}:4:27\n" in rows[2]["message"]
     assert rows[2]["Chain.sink.received"] == "" and rows[2]["simulated_ps"] == ""
     assert rows[3]["message"].startswith("deadlock at ") and "Chain.src waits on Chain.sink" in rows[3]["message"]
     assert {r["input_sha256"] for r in rows} == {file_digest([CHAIN])}

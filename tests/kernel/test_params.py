@@ -3,7 +3,7 @@
 import pytest
 
 from archmodel.kernel import (ArchError, Component, Param, ParamGroup, ParameterError, Registry, at_least, model,
-                              unit_from_name)
+                              one_of, unit_from_name)
 
 
 @model(catalogue=False)
@@ -70,8 +70,9 @@ ROUTES = Registry("route", {"north": 1, "south": 2})
 
 def test_a_registry_is_the_check_the_lookup_and_the_hint():
     assert ROUTES.check("north") is None
-    assert ROUTES.check("nrth") == "must be one of 'north', 'south' (did you mean 'north'?)"
-    assert ROUTES.check("x") == "must be one of 'north', 'south'"
+    assert ROUTES.check("nrth") == "must be one of 'north', 'south'"
+    assert ROUTES.check("nrth").hint == "did you mean 'north'?"  # for the error's hint line
+    assert ROUTES.check("x") == "must be one of 'north', 'south'" and ROUTES.check("x").hint is None
     assert ROUTES.lookup("south") == 2
     with pytest.raises(ArchError) as err:
         ROUTES.lookup("Sotuh")
@@ -92,6 +93,26 @@ def test_a_name_registered_later_is_accepted_by_the_check_at_once():
         Painted.check_params({"colour": "blue"})
     colours.add("blue", None)
     assert Painted.check_params({"colour": "blue"}).colour == "blue"
+    assert Painted.param_declaration("colour").choices == ["red", "blue"]  # the datasheet lists them
+
+
+def test_a_misspelt_name_of_a_vocabulary_is_hinted_on_the_hint_line_and_the_datasheet_lists_the_names():
+    @model(catalogue=False)
+    class Steered(Component):
+        route = Param(str, "north", "where to go", check=ROUTES.check)
+        mode = Param(str, "fast", "how", check=one_of("fast", "slow"))
+        depth = Param(int, 1, "no vocabulary", check=at_least(1))
+
+    with pytest.raises(ParameterError) as err:
+        Steered.check_params({"route": "sooth"})
+    assert err.value.message == "parameter 'route' of 'Steered' must be one of 'north', 'south', got 'sooth'"
+    assert err.value.hint == "did you mean 'south'? (route: str = 'north' -- where to go)"
+    with pytest.raises(ParameterError) as err:
+        Steered.check_params({"mode": "zzz"})
+    assert err.value.hint == "mode: str = 'fast' -- how"  # nothing close: the declaration alone
+    decls = Steered.param_declarations()
+    assert (decls["mode"].choices, decls["depth"].choices) == (["fast", "slow"], None)
+    assert "  route: str = 'north' -- where to go\n      one of: north, south\n" in Steered.documentation()
 
 
 def test_a_param_group_declares_another_models_parameters_and_reads_as_their_values():

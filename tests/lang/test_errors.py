@@ -23,6 +23,7 @@ def test_every_listed_diagnostic_has_a_golden_case():
         "wrong_unit", "out_of_range", "unknown_port", "index_out_of_range", "output_to_output",
         "input_driven_twice", "width_mismatch", "unconnected_port", "unknown_import", "import_cycle",
         "duplicate_name", "unbound_name", "division_by_zero", "too_many_instances", "recursion_too_deep",
+        "value_passed_on",
     }
     assert required <= set(CASES)
     assert all((ERRORS / f"{case}.err").is_file() for case in CASES)

@@ -2,6 +2,8 @@
 organisation (shared or DRAMSim3's per-bank command queues) as a preset parameter, on the
 single-channel presets and on the multi-channel memories (every channel controller)."""
 
+import re
+
 import pytest
 
 from archmodel.cli import main
@@ -59,6 +61,9 @@ def test_a_misspelled_queue_of_a_preset_is_a_located_error_with_a_hint(tmp_path,
     assert main(["check", "queues.arch"]) == 2
     err = capsys.readouterr().err
     first = err.splitlines()[0]
-    assert "dram.arch:" in first and "Traceback" not in err
-    assert first.endswith("error: parameter 'queue' of 'DramController' must be one of 'shared', 'per_bank' "
-                          "(did you mean 'per_bank'?), got \"perbank\"")
+    # Located where the user wrote the value; the hint names the library line passing it on.
+    assert first == ("queues.arch:3:31: error: parameter 'queue' of 'DramController' must be one of 'shared', "
+                     "'per_bank', got \"perbank\"") and "Traceback" not in err
+    hint = [line for line in err.splitlines() if line.startswith("hint: ")][0]
+    assert hint.startswith("hint: did you mean 'per_bank'? (queue: str = 'shared' -- ")
+    assert re.search(r"; the value reaches the model at .*library/dram\.arch:\d+:\d+$", hint)
