@@ -3,13 +3,12 @@ inside themselves, and the bundled systems, as plain text for a terminal."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import re
 import sys
 from pathlib import Path
 
-from ..kernel import ArchError, catalogue, parts
+from ..kernel import ArchError, catalogue, did_you_mean, parts
 from ..paths import bundled_systems, data_path
 from .codes import EXIT_OK
 from .targets import load_models
@@ -68,9 +67,9 @@ def cmd_list(args) -> int:
     if args.model:
         klass = models.get(args.model) or inside.get(args.model)
         if klass is None:
-            close = difflib.get_close_matches(args.model, list(models) + list(inside), n=1)
             raise ArchError(f"no model named '{args.model}'",
-                            hint=f"did you mean '{close[0]}'?" if close else "run 'archmodel list' for the catalogue")
+                            hint=did_you_mean(args.model, list(models) + list(inside))
+                            or "run 'archmodel list' for the catalogue")
         text = plain(klass.documentation())
         if args.model not in models:
             title, _, rest = text.partition("\n")

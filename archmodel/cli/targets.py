@@ -4,7 +4,6 @@ is given, and the checks of a ``.arch`` file's own statements."""
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -14,7 +13,7 @@ import traceback
 import types
 from pathlib import Path
 
-from ..kernel import ArchError, Component, SimulationError, Simulator, Span, Tree
+from ..kernel import ArchError, Component, SimulationError, Simulator, Span, Tree, did_you_mean
 from ..paths import bundled_systems
 
 
@@ -77,9 +76,8 @@ def resolve_target(target: str) -> str:
     systems = bundled_systems()
     if target in systems:
         return str(systems[target])
-    close = difflib.get_close_matches(target, list(systems), n=1)
     raise ArchError(f"'{target}' is not a .arch file, a builder MODULE:FUNCTION or a bundled system",
-                    hint=f"did you mean '{close[0]}'?" if close else "'archmodel list --systems' lists the bundled systems")
+                    hint=did_you_mean(target, systems) or "'archmodel list --systems' lists the bundled systems")
 
 
 def load_arch(args):
@@ -149,9 +147,7 @@ def load_builder(target: str):
     builder = getattr(module, func_name, None)
     if not callable(builder):
         names = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
-        close = difflib.get_close_matches(func_name, names, n=1)
-        raise ArchError(f"module '{module_name}' has no function '{func_name}'",
-                        hint=f"did you mean '{close[0]}'?" if close else None)
+        raise ArchError(f"module '{module_name}' has no function '{func_name}'", hint=did_you_mean(func_name, names))
     return builder, getattr(module, "__file__", None)
 
 

@@ -221,7 +221,7 @@ def _output_link(node, t: int, kind: str) -> Link:
 def _memories(top) -> list:
     """The DRAM channels of the system, grouped by the memory a client sees: each
     InterleavedMemory's channels, and every DramController that stands alone."""
-    groups = []
+    groups: list[tuple[InterleavedMemory | DramController, list[DramController]]] = []
     for part in top.walk():
         if isinstance(part, InterleavedMemory):
             groups.append((part, list(part.channel_list)))

@@ -42,6 +42,9 @@ def measure_top(top, seed: int = 0) -> dict:
     cycles = noc.elapsed_cycles
     lat = noc.packet_latency
     meas = noc.measurement
+    if meas is None:
+        raise ArchError(f"{noc.path} measured nothing: it has no synthetic traffic or packet trace",
+                        hint="a sweep measures a Noc(traffic = ..., rate = ...) or one given a trace_file")
     # Unstable by the drain limit (the latency rule gives up there too); a run the latency rule
     # stopped cannot tell what the drain rule would have said.
     by_drain = noc.monitor.unstable and not meas.latency_unstable
@@ -90,8 +93,9 @@ def ideal_saturation(traffic: str, **params) -> float | None:
         pattern = make_pattern(traffic, n, noc.graph.graph.get("dims"))
         flows = [(s, pattern(s, None), 1.0) for s in range(n)]
     tables = [route.table(r) for r in pm.routers]
-    classes = [next(c for c in range(route.classes) if w < vc_class_range(c, route.classes, noc.vcs)[1])
-               for w in range(noc.vcs)]
+    vcs = noc.router_params["vcs"]
+    classes = [next(c for c in range(route.classes) if w < vc_class_range(c, route.classes, vcs)[1])
+               for w in range(vcs)]
     load: dict = {}
     ejected = [0.0] * n
     for source, dest, weight in flows:

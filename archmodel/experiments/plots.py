@@ -11,13 +11,12 @@ latency, :func:`~archmodel.experiments.network.saturation_rate`).
 
 from __future__ import annotations
 
-import difflib
 from collections import defaultdict
 from pathlib import Path
 
 import attrs
 
-from ..kernel import ArchError
+from ..kernel import ArchError, did_you_mean
 from .network import saturation_rate
 from .runner import FAILED, RUN_COLUMNS
 
@@ -78,10 +77,9 @@ def check_plot(spec: PlotSpec, names: list[str], axes: list[str], columns: list[
     known = names + list(RUN_COLUMNS) + columns
     for role, column in spec.columns().items():
         if column not in known:
-            close = difflib.get_close_matches(column, known, n=1)
             why = (" (not kept: add it to --metric)" if spec.kind == "noc" and role in NOC_FIGURES else "")
             raise ArchError(f"--plot: {role} '{column}' is not a column of this sweep{why}",
-                            hint=f"did you mean '{close[0]}'?" if close else "columns: the parameters, "
+                            hint=did_you_mean(column, known) or "columns: the parameters, "
                             + ", ".join(RUN_COLUMNS) + " and the statistics")
     return spec
 
@@ -168,9 +166,11 @@ def plot_noc(rows: list[dict], spec: PlotSpec, path: str | Path, title: str = ""
     found = {}
     top_rate = 0.0
     usable = [r for r in rows if r.get("outcome") not in FAILED and _number(r.get(spec.x)) is not None]
+    x = spec.x
+    assert x is not None  # check_plot gives a latency-throughput plot its x
     for index, (hue, group) in enumerate(_groups(usable, spec.hue).items()):
         color = f"C{index % 10}"  # a curve's latencies and throughput in one colour
-        curve = _curve(group, spec.x, column)
+        curve = _curve(group, x, column)
         label = f"{spec.hue}={hue}: " if spec.hue else ""
         measured = [p for p in curve if p["packet_latency"] is not None]
         left.plot([p["rate"] for p in measured], [p["packet_latency"] for p in measured], "o-", color=color, label=label + "packet")

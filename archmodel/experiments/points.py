@@ -78,9 +78,11 @@ class Axis:
         rows stay readable and the value reads back the same from the CSV)."""
         if self.values is not None:
             return self.values[int(rng.integers(len(self.values)))]
+        low, high = self.low, self.high
+        assert low is not None and high is not None  # parse_axis gives a range without values both ends
         if self.integer:
-            return repr(int(rng.integers(int(self.low), int(self.high) + 1)))
-        return repr(float(f"{rng.uniform(self.low, self.high):.6g}"))
+            return repr(int(rng.integers(int(low), int(high) + 1)))
+        return repr(float(f"{rng.uniform(low, high):.6g}"))
 
 
 def _split_list(text: str) -> list[str]:
@@ -114,7 +116,7 @@ MAX_POINTS = 1_000_000
 otherwise build 10^12 of them)."""
 
 
-def _stepped(start, stop, step, spec: str = "") -> tuple[str, ...]:
+def _stepped(start: float, stop: float, step: float, spec: str = "") -> tuple[str, ...]:
     """START, START + STEP, ... up to STOP inclusive, as expression text: integers when all
     three are integers, else floats rounded to 10 decimals (so 0.1 + 2 x 0.05 is 0.2)."""
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
@@ -149,7 +151,7 @@ def parse_axis(spec: str) -> Axis:
         if len(numbers) == 3:
             if numbers[2] <= 0:
                 raise ArchError(f"--sweep '{spec}': the step must be positive, got {numbers[2]}")
-            return Axis(name, _stepped(*numbers, spec=spec), low, high)
+            return Axis(name, _stepped(low, high, numbers[2], spec=spec), low, high)
         return Axis(name, None, low, high, integer=isinstance(low, int) and isinstance(high, int))
     items = _split_list(body)
     if any(not item for item in items):
@@ -225,22 +227,23 @@ def generate(axes: list[Axis], *, fixed: dict[str, str] | None = None, mode: str
         if samples is not None:
             raise ArchError("--samples draws random points; it cannot be combined with --zip")
         ranged = [a.name for a in axes if a.values is None]
+        value_lists = [a.values for a in axes if a.values is not None]
         if ranged:
             raise ArchError(f"--sweep {ranged[0]} is a range without a step: a grid needs "
                             "NAME=START:STOP:STEP or NAME=V1,V2,...",
                             hint="give a step, or draw random points from the range with --samples N")
         if mode == "zip":
-            lengths = {a.name: len(a.values) for a in axes}
+            lengths = {a.name: len(values) for a, values in zip(axes, value_lists)}
             if len(set(lengths.values())) > 1:
                 raise ArchError("--zip pairs the i-th values of every --sweep, so they must be equally long: "
                                 + ", ".join(f"{n} has {k}" for n, k in lengths.items()))
-            combos = list(zip(*(a.values for a in axes)))
+            combos = list(zip(*value_lists))
         elif mode == "grid":
-            count = math.prod(len(a.values) for a in axes) * seeds
+            count = math.prod(len(values) for values in value_lists) * seeds
             if count > MAX_POINTS:
                 raise ArchError(f"the grid has {count:,} points, more than a sweep may have ({MAX_POINTS:,})",
                                 hint="sweep fewer values, or draw random points with --samples N")
-            combos = list(itertools.product(*(a.values for a in axes)))
+            combos = list(itertools.product(*value_lists))
         else:
             raise ValueError(f"unknown mode {mode!r}")
     points, seen = [], set()

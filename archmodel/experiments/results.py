@@ -13,6 +13,7 @@ import csv
 import io
 import os
 from pathlib import Path
+from typing import TextIO
 
 from ..kernel import ArchError
 from ..outputs import partial_path
@@ -54,13 +55,14 @@ class ResultsFile:
         self.names = list(names)
         self.columns = self.names + list(RUN_COLUMNS)
         self.rows: list[dict] = []
-        self._handle = None
+        self._handle: TextIO | None = None
         if self.path is not None:
             if self.path.exists() and not fresh:
                 self._read()
             self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def _read(self) -> None:
+        assert self.path is not None  # only a results file with a path is read back
         with self.path.open(newline="") as handle:
             reader = csv.DictReader(handle)
             header = list(reader.fieldnames or [])

@@ -9,7 +9,6 @@ CSV. :func:`sweep` is the same for a notebook, returning the table.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Callable, Mapping
 
 import attrs
 
-from ..kernel import ArchError, Tree
+from ..kernel import ArchError, Tree, did_you_mean
 from .execution import Executor, ship_by_value
 from .points import Axis, Point, axis_from_values, generate, value_text
 from .results import ResultsFile, row_key
@@ -58,11 +57,6 @@ class SweepResult:
     def failed(self) -> list:
         """The rows of points that failed."""
         return [r for r in self.rows if r.get("outcome") in FAILED]
-
-
-def _did_you_mean(name: str, names) -> str | None:
-    close = difflib.get_close_matches(name, list(names), n=1)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 @attrs.define
@@ -111,7 +105,7 @@ class Sweep:
         unknown = [n for n in names if n not in declared]
         if unknown:
             raise ArchError(f"--sweep {unknown[0]}: the top has no parameter '{unknown[0]}'",
-                            hint=_did_you_mean(unknown[0], declared) or "its parameters: " + (", ".join(declared) or "none"))
+                            hint=did_you_mean(unknown[0], declared) or "its parameters: " + (", ".join(declared) or "none"))
         study = Study(target=self._worker_target(), input_sha256=file_digest(files + list(self.extra_inputs)),
                       top=self.top, extra_inputs=tuple(str(Path(p).resolve()) for p in self.extra_inputs),
                       metrics=tuple(self.metrics), until_ps=self.until_ps, cycles=self.cycles,
@@ -122,7 +116,7 @@ class Sweep:
         for pattern in self.metrics:
             if not pattern or not any(matches(c, (pattern,)) for c in columns):
                 raise ArchError(f"--metric '{pattern}' matches no statistic of {top.name}",
-                                hint=_did_you_mean(pattern, columns) or f"statistics look like {columns[0]}"
+                                hint=did_you_mean(pattern, columns) or f"statistics look like {columns[0]}"
                                 if columns else "the system has no statistics")
         from ..models.network import Noc
 
@@ -144,10 +138,10 @@ class Sweep:
         those fail (then the first point fails on its own, as a row); the files read; and the
         names of the top's parameters."""
         tries = [points[0].overrides, dict(self.fixed)] if points else [dict(self.fixed)]
-        first = None
+        first: ArchError | None = None
         for overrides in tries:
             try:
-                if self._is_arch:
+                if not callable(self.target):  # (_is_arch, spelt so that a type checker sees it)
                     from ..lang import Limits, load
 
                     if not Path(self.target).is_file():
@@ -161,6 +155,7 @@ class Sweep:
                 return self.target(**Point(tuple(overrides.items()), 0).values), builder_files(self.target), declared
             except ArchError as err:
                 first = first or err
+        assert first is not None  # tries is never empty
         raise first
 
     def run(self, csv_path: str | Path | None = None, *, executor: Executor | None = None, fresh: bool = False,

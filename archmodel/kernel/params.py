@@ -15,7 +15,7 @@ into an attrs class (``Model.Params``) holding the validated values.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
@@ -99,6 +99,11 @@ class Param:
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+
+    if TYPE_CHECKING:
+        # On a component a parameter reads as its value (``@model`` stores the validated
+        # values); this tells a type checker so, where the class attribute is a declaration.
+        def __get__(self, instance: Any, owner: type | None = None) -> Any: ...
 
     def copy(self, **changes: Any) -> "Param":
         """This declaration again (for another model that takes the same parameter), with

@@ -11,9 +11,8 @@ beside the cluster reports the step. Shapes: :mod:`.shapes`.
 
 from __future__ import annotations
 
-import difflib
 
-from archmodel.kernel import ArchError, Component
+from archmodel.kernel import ArchError, Component, did_you_mean
 from archmodel.models.training import Forwarder, Gpu, HostMemory, install_routes
 
 from .report import StepReport, StepResult
@@ -114,9 +113,8 @@ def bind_train_step(targets, *args, **kwargs) -> StepPlan:
         raise ArchError("train_step takes named arguments only, e.g. train_step(model = \"7b\", schedule = \"fcdp\")")
     unknown = [k for k in kwargs if k not in _ARGUMENTS]
     if unknown:
-        close = difflib.get_close_matches(unknown[0], list(_ARGUMENTS), n=1)
         raise ArchError(f"train_step has no argument '{unknown[0]}'",
-                        hint=f"did you mean '{close[0]}'?" if close else "arguments: " + ", ".join(_ARGUMENTS))
+                        hint=did_you_mean(unknown[0], _ARGUMENTS) or "arguments: " + ", ".join(_ARGUMENTS))
     return _bind(targets, **{**_ARGUMENTS, **kwargs})
 
 

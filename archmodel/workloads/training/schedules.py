@@ -26,11 +26,9 @@ buffers live), so memory stays bounded however slow the network.
 
 from __future__ import annotations
 
-import difflib
-
 import attrs
 
-from archmodel.kernel import ArchError
+from archmodel.kernel import ArchError, did_you_mean
 from archmodel.models.training import RankProgram, Send, Task, collective, grouped, shard_bytes
 
 from .shapes import ModelShape
@@ -45,9 +43,8 @@ def schedule_name(name: str) -> str:
     """``name`` if it is a schedule, else an error with the closest one."""
     if name in SCHEDULES:
         return name
-    close = difflib.get_close_matches(str(name), SCHEDULES, n=1)
-    raise ArchError(f"unknown schedule '{name}'",
-                    hint=(f"did you mean '{close[0]}'? " if close else "") + "schedules: " + ", ".join(SCHEDULES))
+    close = did_you_mean(str(name), SCHEDULES)
+    raise ArchError(f"unknown schedule '{name}'", hint=(f"{close} " if close else "") + "schedules: " + ", ".join(SCHEDULES))
 
 
 @attrs.frozen

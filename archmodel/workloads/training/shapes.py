@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import attrs
 
-from archmodel.kernel import ArchError
+from archmodel.kernel import ArchError, did_you_mean
 
 
 @attrs.frozen
@@ -86,11 +86,9 @@ def model_shape(name: str | None = None, *, layers: int | None = None, hidden: i
     if name is not None:
         shape = SHAPES.get(str(name).lower())
         if shape is None:
-            import difflib
-
-            close = difflib.get_close_matches(str(name).lower(), list(SHAPES), n=1)
+            close = did_you_mean(str(name).lower(), SHAPES)
             raise ArchError(f"unknown model '{name}'",
-                            hint=(f"did you mean '{close[0]}'? " if close else "") + "models: " + ", ".join(SHAPES)
+                            hint=(f"{close} " if close else "") + "models: " + ", ".join(SHAPES)
                             + ", or give layers and hidden")
         if layers is not None or hidden is not None:
             raise ArchError("give a model by name or by layers and hidden, not both")
