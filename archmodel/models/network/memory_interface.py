@@ -93,6 +93,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.expected_from: dict = {}  # requester terminal -> pair_seq of its next request
         self.early_requests: dict = {}  # (requester, pair_seq) -> RequestTrip that overtook
         self.at_memory: dict = {}  # our tag at the memory -> RequestTrip
+        self.held_sources: dict = {}  # requester -> {its source: requests of it at the memory}
         self.memory_tags = 0
         self.to_requester: deque = deque()
         self.for_memory: deque = deque()
@@ -207,6 +208,12 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             return None
         return (min(to_come) - 1) * self.period
 
+    def sources_at_memory(self, requester: int):
+        """The sources (the requester's own ``source`` values) of requester terminal
+        ``requester``'s requests held by the memory here, passed on and not yet answered:
+        kept as they come and go, for the lookahead, which asks about one requester."""
+        return self.held_sources.get(requester, ())
+
     def port_work(self) -> bool:
         """Whether a served port has a message to take or one waits to leave (for an engine
         deciding which interfaces to step)."""
@@ -235,6 +242,12 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         if trip is None:
             self.fail(f"MemResponse with tag {response.tag} from {self.io[3].channel.src.path} answers no "
                       "request this interface sent")
+        held = self.held_sources[trip.requester]
+        source = trip.request.source
+        if held[source] == 1:
+            del held[source]
+        else:
+            held[source] -= 1
         request = trip.request
         back = attrs.evolve(response, tag=request.tag, source=request.source)
         self.create_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
@@ -264,6 +277,8 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             tag = self.memory_tags
             self.memory_tags += 1
             self.at_memory[tag] = trip
+            held = self.held_sources.setdefault(requester, {})
+            held[trip.request.source] = held.get(trip.request.source, 0) + 1
             # the requester's terminal joins the source, as an AXI interconnect widens the ID
             # with the master's index: requests of different requesters are different clients
             # to the memory, answered in order per requester only
