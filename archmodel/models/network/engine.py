@@ -64,6 +64,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.check_ps = None  # the monitor's next check, None while it would be idle
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
+        self.port_polls: list = []
         self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self._reaction_table: dict = {}  # input port -> reactions(input port)
         self._answers: dict = {}  # (memory terminal, requester) -> _answer_after_ps
@@ -106,6 +107,10 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         # Interfaces whose ports carry memory traffic: checked every edge the engine is woken,
         # since a message or credit on their ports wakes the engine, not them.
         self.port_terminals = [t for t in range(self.memory_terminals) if noc.interfaces[t].memory_ports_in_use()]
+        # what _step_terminals polls of them: the input channels a message can arrive on
+        self.port_polls = [(t, noc.interfaces[t], [port.channel for port in (self.mem_req[t], self.from_memory[t],
+                                                                             noc.interfaces[t].inp) if port.connected])
+                           for t in self.port_terminals]
         self.port_terminal = {}  # memory port -> its terminal
         for t in range(self.memory_terminals):
             for port in (self.mem_req[t], self.mem_rsp[t], self.to_memory[t], self.from_memory[t]):
@@ -230,9 +235,18 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         woken = self.ni_wakes.pop(now, None)
         if woken is not None:
             due |= woken
-        for t in self.port_terminals:
-            if interfaces[t].port_work():
+        for t, ni, inputs in self.port_polls:
+            # Not stepped since it was last idle (else it is due already), an interface can
+            # have work only from its served ports: a message waiting to leave or one on
+            # its way in (an arrival, a packet or a credit puts it in due instead).
+            if ni.to_requester or ni.for_memory:
                 due.add(t)
+                continue
+            for channel in inputs:
+                if channel.flight:
+                    if ni.port_work():
+                        due.add(t)
+                    break
         if arriving is not None:
             words = dict(arriving)
             due.update(words)

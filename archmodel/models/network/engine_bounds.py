@@ -79,8 +79,9 @@ class MemoryPortBounds:
             offer(packet, leave + (reach + packet.size - 1 - flit.index) * period)
 
         for r, router in enumerate(noc.routers):
-            for flit, _, leave, _, _ in router.departures(now):
-                offer_flit(flit, r, leave)
+            if router.outbox or router.buffered:  # else it holds no flit to report
+                for flit, _, leave, _, _ in router.departures(now):
+                    offer_flit(flit, r, leave)
         for at, words in self.r_wheel.items():
             for r, _, flit, _ in words:
                 if flit is not None:

@@ -244,10 +244,12 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                       "request this interface sent")
         held = self.held_sources[trip.requester]
         source = trip.request.source
-        if held[source] == 1:
+        if held[source] > 1:
+            held[source] -= 1
+        elif len(held) > 1:
             del held[source]
         else:
-            held[source] -= 1
+            del self.held_sources[trip.requester]
         request = trip.request
         back = attrs.evolve(response, tag=request.tag, source=request.source)
         self.create_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
