@@ -167,8 +167,7 @@ class MemoryPortBounds:
                         best = at
         # a response leaving the memory at `leaves` reaches mem_rsp[only] back_ps + network_ps later
         back_ps += network_ps
-        if (any(trip.requester == only for trip in ni.early_requests.values())
-                or any(request.source[0] == only for request in ni.for_memory)):
+        if ni.holds_for_memory(only):
             # passed on now at the soonest, over the link to the memory
             at = now + forward_ps + react + back_ps
             if best is None or at < best:

@@ -124,8 +124,9 @@ def memory_bytes(top):
 def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
     """At every lookahead question of a random composed system on the fast engine, every
     connected memory port's earliest send is the same after the engine's per-edge caches
-    are dropped, and each interface's per-requester index of the sources its memory holds
-    is the one built again from the requests it holds."""
+    are dropped, and each interface's per-requester counts (of the sources of the requests
+    its memory holds, and of the requests waiting to be passed on) are the ones counted again
+    from what it holds."""
     top, noc, clusters, requesters = composed(seed, "fast", "compiled")
     sim = Simulator(top)
     engine = noc.monitor  # the NocEngine
@@ -144,6 +145,9 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
                 sources = held.setdefault(trip.requester, {})
                 sources[trip.request.source] = sources.get(trip.request.source, 0) + 1
             assert ni.held_sources == held
+            waiting = [trip.requester for trip in ni.early_requests.values()]
+            waiting += [request.source[0] for request in ni.for_memory]
+            assert ni.waiting == {r: waiting.count(r) for r in set(waiting)}
         checked.append(sim.now)
         return ask(comp, *args, **kwargs)
 
