@@ -103,8 +103,9 @@ def composed(seed: int, network: str, cluster_engine: str):
     return top, noc, clusters, requesters
 
 
-def run(top, clusters, requesters):
-    sim = Simulator(top)
+def run(sim, clusters, requesters):
+    """Run until every cluster has finished (its GEMM checked) and every requester has sent
+    its script."""
 
     def finished(_cluster):
         if all(c.done_cycle >= 0 for c in clusters) and not any(r.script for r in requesters):
@@ -153,14 +154,7 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
         return ask(comp, *args, **kwargs)
 
     sim.undisturbed_until_ps = asking
-
-    def finished(_cluster):
-        if all(c.done_cycle >= 0 for c in clusters) and not any(r.script for r in requesters):
-            sim.stop("done")
-    for cluster in clusters:
-        cluster.on_finish(finished)
-    sim.run(until_ps=200_000_000)
-    assert all(c.result_ok for c in clusters)
+    run(sim, clusters, requesters)
     assert checked
 
 
@@ -174,7 +168,7 @@ def test_random_composed_systems_run_the_same_compiled_and_in_python_on_both_net
     runs = {}
     for network, cluster_engine in (("fast", "compiled"), ("fast", "python"), ("components", "python")):
         top, noc, clusters, requesters = composed(seed, network, cluster_engine)
-        sim = run(top, clusters, requesters)
+        sim = run(Simulator(top), clusters, requesters)
         stats = stats_dict(sim.all_stats())
         parts = {key: value for key, value in stats.items() if not key.startswith("top.net")}
         runs[network, cluster_engine] = (sim.now, parts, [r.received for r in requesters], memory_bytes(top), stats)
