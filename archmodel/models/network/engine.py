@@ -23,7 +23,8 @@ arrivals and returning credits wake its owner and only kernel components are wok
 its own :meth:`step`, so the messages cross them at the edges the per-component network
 crosses its interfaces' ports. The engine also forwards the functional path
 (``backdoor_read``/``backdoor_write``) through the address map, since a requester finds the
-engine at the other end of its port.
+engine at the other end of its port. What it tells the kernel's lookahead about those ports
+is in :mod:`.engine_bounds`.
 
 Choose it with ``Noc(engine="fast")`` for sweeps and benchmarks; keep the default
 ``engine="components"`` for waveforms (routers' occupancy registers and per-port handshakes are

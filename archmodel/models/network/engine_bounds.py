@@ -46,7 +46,7 @@ class MemoryPortBounds:
 
     def _port_bounds(self) -> dict:
         """Per memory port in use, the soonest time (ps) a message can leave on it from what
-        the network holds now (see the comment above); cached for the current edge."""
+        the network holds now (see the module docstring); cached for the current edge."""
         now = self.sim.now
         key = (now, self.steps)
         if self.bounds_at == key:
