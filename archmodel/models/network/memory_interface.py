@@ -93,6 +93,8 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.expected_from: dict = {}  # requester terminal -> pair_seq of its next request
         self.early_requests: dict = {}  # (requester, pair_seq) -> RequestTrip that overtook
         self.at_memory: dict = {}  # our tag at the memory -> RequestTrip
+        self.held_sources: dict = {}  # requester -> {its source: requests of it at the memory}
+        self.waiting: dict = {}  # requester -> its requests here not yet passed on (early or for_memory)
         self.memory_tags = 0
         self.to_requester: deque = deque()
         self.for_memory: deque = deque()
@@ -133,7 +135,11 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         while self.to_requester and mem_rsp.try_send(self.to_requester[0]):
             self.to_requester.popleft()
         while self.for_memory and to_memory.try_send(self.for_memory[0]):
-            self.for_memory.popleft()
+            requester = self.for_memory.popleft().source[0]
+            if self.waiting[requester] > 1:
+                self.waiting[requester] -= 1
+            else:
+                del self.waiting[requester]
         return word
 
     def busy(self) -> bool:
@@ -207,6 +213,18 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             return None
         return (min(to_come) - 1) * self.period
 
+    def holds_for_memory(self, requester: int) -> bool:
+        """Whether a request of requester terminal ``requester`` has arrived here and not yet
+        left on ``to_memory`` (one that overtook an earlier one, or one waiting for the
+        memory to take it): kept as they come and go, for the lookahead."""
+        return requester in self.waiting
+
+    def sources_at_memory(self, requester: int):
+        """The sources (the requester's own ``source`` values) of requester terminal
+        ``requester``'s requests held by the memory here, passed on and not yet answered:
+        kept as they come and go, for the lookahead, which asks about one requester."""
+        return self.held_sources.get(requester, ())
+
     def port_work(self) -> bool:
         """Whether a served port has a message to take or one waits to leave (for an engine
         deciding which interfaces to step)."""
@@ -235,6 +253,14 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         if trip is None:
             self.fail(f"MemResponse with tag {response.tag} from {self.io[3].channel.src.path} answers no "
                       "request this interface sent")
+        held = self.held_sources[trip.requester]
+        source = trip.request.source
+        if held[source] > 1:
+            held[source] -= 1
+        elif len(held) > 1:
+            del held[source]
+        else:
+            del self.held_sources[trip.requester]
         request = trip.request
         back = attrs.evolve(response, tag=request.tag, source=request.source)
         self.create_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
@@ -256,6 +282,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             self.fail(f"a MemRequest for {hex_address(trip.request.address)} arrived, but no memory is "
                       "connected to to_memory")
         requester = trip.requester
+        self.waiting[requester] = self.waiting.get(requester, 0) + 1
         expected = self.expected_from.get(requester, 0)
         if trip.pair_seq != expected:
             self.early_requests[(requester, trip.pair_seq)] = trip
@@ -264,6 +291,8 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             tag = self.memory_tags
             self.memory_tags += 1
             self.at_memory[tag] = trip
+            held = self.held_sources.setdefault(requester, {})
+            held[trip.request.source] = held.get(trip.request.source, 0) + 1
             # the requester's terminal joins the source, as an AXI interconnect widens the ID
             # with the master's index: requests of different requesters are different clients
             # to the memory, answered in order per requester only

@@ -89,11 +89,32 @@ class RouterReports:
             return flit
         return min(flit, self.credit_after[p] + (0 if self._in_progress(p, None) else head))
 
-    def _in_progress(self, p: int, o: int | None) -> bool:
-        """Whether a VC of input port ``p`` has a packet whose head arrived and tail did not,
-        that may leave on output ``o`` (None: on any): only such a packet's body flits skip
-        routing and VC allocation."""
+    def reactions(self, inp) -> list:
+        """:meth:`reaction_ps` for every connected output at once, from one look at the VCs
+        of ``inp`` (the lookahead asks after every arrival it follows, once per output
+        otherwise)."""
+        p = self.in_index[inp]
+        head = self.rc_delay + self.va_ready_delay
+        flit_ps = self.st_total
+        wild, ports, any_vc = self._ports_in_progress(p)
+        credit_ps = self.credit_after[p] + (0 if any_vc else head)
+        found = []
+        for o, port in enumerate(self.out):
+            channel = port.channel
+            if channel is None:
+                continue
+            reaction = flit_ps if wild or o in ports else flit_ps + head
+            if o == p and credit_ps < reaction:
+                reaction = credit_ps
+            found.append((channel, reaction))
+        return found
+
+    def _ports_in_progress(self, p: int) -> tuple:
+        """The packets in progress on input port ``p`` (head arrived, tail not; see
+        :meth:`_in_progress`): whether one may take any output (not routed yet, queued behind
+        another), the outputs the others may take, and whether there is one at all."""
         v = self.vcs
+        wild, ports, any_vc = False, set(), False
         for ivc in range(p * v, p * v + v):
             q = self.buf[ivc]
             ovc = self.ivc_out[ivc]
@@ -102,18 +123,24 @@ class RouterReports:
                 if last.tail:
                     continue
                 if last.packet is not q[0].packet:
-                    ports = None
+                    wild = True
                 elif ovc >= 0:
-                    ports = (self.out_port_of[ovc],)
+                    ports.add(self.out_port_of[ovc])
                 else:
-                    ports = tuple(port for port, _, _ in self.ivc_route[ivc])
+                    ports.update(port for port, _, _ in self.ivc_route[ivc])
             elif ovc >= 0:
-                ports = (self.out_port_of[ovc],)
+                ports.add(self.out_port_of[ovc])
             else:
                 continue
-            if o is None or ports is None or o in ports:
-                return True
-        return False
+            any_vc = True
+        return wild, ports, any_vc
+
+    def _in_progress(self, p: int, o: int | None) -> bool:
+        """Whether a VC of input port ``p`` has a packet whose head arrived and tail did not,
+        that may leave on output ``o`` (None: on any): only such a packet's body flits skip
+        routing and VC allocation."""
+        wild, ports, any_vc = self._ports_in_progress(p)
+        return any_vc if o is None else wild or o in ports
 
     # -- inspection -----------------------------------------------------------------------
     def holding(self) -> str | None:

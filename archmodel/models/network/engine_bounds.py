@@ -1,0 +1,322 @@
+"""The fast network engine's lookahead answers on its memory ports (a mixin of
+:class:`~.engine.NocEngine`, see :mod:`archmodel.kernel.lookahead`).
+
+A message leaves on ``mem_rsp[t]`` only when the tail of a response packet for t arrives
+there, on ``to_memory[t]`` when a request's does. So a port's earliest send is the soonest
+any such flit can reach terminal t from where it is now (a router's pipeline, a link, a
+source queue), each leg at its least time; and a message arriving on a memory port reaches
+the other terminal's port no sooner than the network's least latency. A response goes back
+only to the requester that asked, so ``mem_rsp[t]`` is also bounded by the soonest answer to
+t's own requests wherever they are (on their way in, in the network, at a memory).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from .memory_interface import RequestTrip, ResponseTrip
+
+
+class MemoryPortBounds:
+    """The lookahead protocol of :class:`~.engine.NocEngine` (``earliest_send_ps``,
+    ``reaction_ps``, ``least_reaction_ps``, ``reactions``): the engine provides ``parent`` (the
+    Noc), its memory ports, ``period``, ``port_terminals``, ``port_terminal``, ``steps``,
+    the timing wheels and ``sim``; :meth:`_plan_bounds` runs at its start."""
+
+    def _plan_bounds(self) -> None:
+        """The least cycles from a flit leaving each router to its arrival at each router's
+        terminals, for heads (every stage at every router) and other flits (switch
+        allocation and traversal only, their head having routed and allocated)."""
+        noc = self.parent
+        pm = noc.port_map
+        model = noc.routers[0]
+        self.body_stages = model.sw_alloc_delay + model.st_delay
+        self.head_stages = model.routing_delay + model.vc_alloc_delay + self.body_stages
+        self.reach = {}
+        for head, stages in ((True, self.head_stages), (False, self.body_stages)):
+            for r in pm.routers:
+                lengths = nx.single_source_dijkstra_path_length(
+                    noc.graph, r, weight=lambda u, v, _, st=stages: pm.latency(u, v) + st)
+                self.reach[head, r] = {g: cycles + noc.ejection_latency for g, cycles in lengths.items()}
+        # Noc.min_latency(u, t) for one flit (a packet of n flits takes n - 1 cycles more),
+        # asked for every queued packet at every edge a question comes at
+        terminals = range(pm.terminals)
+        self.least_cycles = [[noc.min_latency(u, t) for t in terminals] for u in terminals]
+        self.memory_sides = None  # see _plan_memory_sides
+
+    def _port_bounds(self) -> dict:
+        """Per memory port in use, the soonest time (ps) a message can leave on it from what
+        the network holds now (see the module docstring); cached for the current edge."""
+        now = self.sim.now
+        key = (now, self.steps)
+        if self.bounds_at == key:
+            return self.bounds
+        noc = self.parent
+        pm = noc.port_map
+        period = self.period
+        bounds: dict = {}
+
+        def offer(packet, at: int) -> None:
+            payload = packet.payload
+            if isinstance(payload, ResponseTrip):
+                port = self.mem_rsp[packet.dest]
+            elif isinstance(payload, RequestTrip):
+                port = self.to_memory[packet.dest]
+                # and its answer, through the memory there, back to the requester
+                answer = self.mem_rsp[payload.requester]
+                answered = at + self._answer_after_ps(packet.dest, payload.requester)
+                if answer not in bounds or answered < bounds[answer]:
+                    bounds[answer] = answered
+            else:
+                return
+            if port not in bounds or at < bounds[port]:
+                bounds[port] = at
+
+        def offer_flit(flit, at_router: int, leave: int) -> None:
+            # leaves router at_router at `leave`; the tail follows one cycle per flit
+            packet = flit.packet
+            reach = self.reach[flit.head, at_router][pm.terminal_router[packet.dest]]
+            offer(packet, leave + (reach + packet.size - 1 - flit.index) * period)
+
+        for r, router in enumerate(noc.routers):
+            if router.outbox or router.buffered:  # else it holds no flit to report
+                for flit, _, leave, _, _ in router.departures(now):
+                    offer_flit(flit, r, leave)
+        for at, words in self.r_wheel.items():
+            for r, _, flit, _ in words:
+                if flit is not None:
+                    stages = self.head_stages if flit.head else self.body_stages
+                    offer_flit(flit, r, at + stages * period)
+        for at, words in self.n_wheel.items():
+            for _, (flit, _) in words:
+                if flit is not None:
+                    offer(flit.packet, at + (flit.packet.size - 1 - flit.index) * period)
+        for u, ni in enumerate(noc.interfaces):
+            least = self.least_cycles[u]
+            for packet in ni.queue:
+                offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
+            packet = ni.sending
+            if packet is not None:
+                offer(packet, max(now, packet.injected_ps + (least[packet.dest] + packet.size - 1) * period))
+            _, mem_rsp, to_memory, _ = ni.io
+            if ni.to_requester:
+                bounds[mem_rsp] = now
+            if ni.for_memory:
+                bounds[to_memory] = now
+        self.bounds_at, self.bounds = key, bounds
+        self.answers = {}  # requester -> _answer_bound, for the same edge
+        return bounds
+
+    def _answer_bound(self, t: int) -> int | None:
+        """The soonest answer to a request of terminal t's at a memory (see
+        :meth:`_memory_side_bound`), cached with :meth:`_port_bounds`: only the requesters
+        asked about are worked out (a question about one cluster asks for its own port)."""
+        self._port_bounds()
+        known = self.answers.get(t, False)
+        if known is False:
+            sides = self.memory_sides
+            if sides is None:
+                sides = self.memory_sides = self._plan_memory_sides()
+            now = self.sim.now
+            known = None
+            for side in sides:
+                at = self._memory_side_bound(side, now, t)
+                if at is not None and (known is None or at < known):
+                    known = at
+            self.answers[t] = known
+        return known
+
+    def _plan_memory_sides(self) -> list:
+        """Per terminal with a memory connected both ways, what :meth:`_memory_side_bound`
+        reads of the wiring, which does not change: the interface, the two links and their
+        least delays, the memory's least reaction, whether it answers per client, and the
+        least cycles (in ps) from the terminal to every requester. Worked out at the first
+        question, when every memory has started."""
+        sides = []
+        period = self.period
+        terminals = self.parent.port_map.terminals
+        for u in self.port_terminals:
+            forward, back = self.to_memory[u].channel, self.from_memory[u].channel
+            if forward is None or back is None:
+                continue
+            memory = forward.dst_owner
+            sides.append((self.parent.interfaces[u], forward, back,
+                          forward.delay if forward.same_domain else forward.tail_delay,
+                          back.delay if back.same_domain else back.tail_delay,
+                          self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
+                          [self.least_cycles[u][r] * period for r in range(terminals)]))
+        return sides
+
+    @staticmethod
+    def _memory_side_bound(side: tuple, now: int, only: int) -> int | None:
+        """The soonest answer to requester ``only``'s requests at one memory (waiting to be
+        passed on, on their way to it, held by it) and to its responses on their way back
+        from it, as its ``mem_rsp``. A memory that can say when it answers one client
+        (``earliest_answer_ps``, the DRAM controllers and the interleaved memory) is asked
+        about the requester's own; another, when it answers anyone."""
+        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester = side
+        network_ps = to_requester[only]
+        best = None
+        if back.flight:
+            held = ni.at_memory
+            for arrival, response in back.flight:
+                trip = held.get(response.tag)
+                if trip is not None and trip.requester == only:
+                    at = (arrival if arrival > now else now) + network_ps
+                    if best is None or at < best:
+                        best = at
+        # a response leaving the memory at `leaves` reaches mem_rsp[only] back_ps + network_ps later
+        back_ps += network_ps
+        if ni.holds_for_memory(only):
+            # passed on now at the soonest, over the link to the memory
+            at = now + forward_ps + react + back_ps
+            if best is None or at < best:
+                best = at
+        for arrival, request in forward.flight:
+            if request.source[0] == only:
+                at = (arrival if arrival > now else now) + react + back_ps
+                if best is None or at < best:
+                    best = at
+        sources = ni.sources_at_memory(only)
+        if not sources:
+            return best
+        if per_client is None:
+            leaves = memory.earliest_send_ps(back.src)
+            if leaves is not None:
+                at = (leaves if leaves > now else now) + back_ps
+                if best is None or at < best:
+                    best = at
+            return best
+        for source in sources:
+            leaves = per_client((only, source))
+            if leaves is not None:
+                at = (leaves if leaves > now else now) + back_ps
+                if best is None or at < best:
+                    best = at
+        return best
+
+    sends_hold_through_credits = True
+    """The bounds of :meth:`earliest_send_ps` take every flit at its least latency and a
+    message waiting at a port as leaving now, whatever the ports' credits: a credit returning
+    on one memory port (a requester taking a response, a memory a request) lets the engine
+    send sooner on that port only, so the lookahead wakes none of the others (with 32
+    requesters, any one of them taking a response would otherwise bound every other's
+    horizon by a cycle)."""
+
+    bounds_inputs_in_flight = True
+    """:meth:`earliest_send_ps` counts the requests on their way to ``mem_req`` (and through
+    the memory back) and the responses on their way to ``from_memory``, so the lookahead adds
+    no reaction for them."""
+
+    def earliest_send_ps(self, port) -> int | None:
+        """The soonest a response can leave on ``mem_rsp[t]`` or a request on ``to_memory[t]``
+        from what the network and its memories hold now and the messages on their way to it:
+        the next edge while one waits there, else the soonest tail of such a packet can
+        arrive at terminal t (see :meth:`_port_bounds`); on ``mem_rsp[t]`` also the soonest
+        answer to a request of t's wherever it is (on its way here, in the network, at a
+        memory: :meth:`_memory_side_bounds`), since a response goes back only to the
+        requester that asked. None: only a new request can make one."""
+        bound = self._port_bounds().get(port)
+        t = self.port_terminal.get(port)
+        if t is None:
+            return bound
+        now = self.sim.now
+        to_memory = port is self.to_memory[t]
+        if not to_memory:
+            answer = self._answer_bound(t)
+            if answer is not None and (bound is None or answer < bound):
+                bound = answer
+        # requests on their way to mem_req (sent since the bounds were cached, too)
+        for u in (self.port_terminals if to_memory else (t,)):
+            channel = self.mem_req[u].channel
+            if channel is None:
+                continue
+            for arrival, request in channel.flight:
+                dest = self._destination(u, request)
+                if dest is None or (to_memory and dest != t):
+                    continue
+                at = max(arrival, now) + (self.parent.min_latency(u, t) * self.period if to_memory
+                                          else self._trip_ps(u, dest))
+                if bound is None or at < bound:
+                    bound = at
+        return bound
+
+    def _destination(self, t: int, request) -> int | None:
+        """The terminal whose memory holds ``request``'s address (None: unmapped, which the
+        interface reports when it takes it)."""
+        owner = self.parent.interfaces[t].memory_map.find(request.address)
+        return None if owner is None else owner.owner(request.address)
+
+    def reaction_ps(self, inp, out) -> int | None:
+        """A request taken on ``mem_req[u]`` reaches ``to_memory[t]`` no sooner than the least
+        latency of a one-flit packet from u to t (:meth:`Noc.min_latency`), and is answered on
+        ``mem_rsp[u]`` no sooner than u's least round trip (:meth:`_least_round_trip_ps`). A
+        response taken on ``from_memory`` goes back only to the requester that asked, which
+        :meth:`earliest_send_ps` already counts (None), as it counts the answers to every
+        request it holds; a request causes nothing on another requester's port."""
+        return self._static_reaction(inp, out)
+
+    def least_reaction_ps(self, inp, out) -> int | None:
+        """As :meth:`reaction_ps`, which follows from the wiring and the network alone."""
+        return self._static_reaction(inp, out)
+
+    def reactions(self, inp) -> list:
+        """:meth:`reaction_ps` for the connected outputs that may react, listed from the
+        terminals served instead of asking about all of the network's memory ports."""
+        table = self._reaction_table.get(inp)
+        if table is None:
+            table = self._reaction_table[inp] = [
+                (out.channel, reaction) for out in self._connected_outputs()
+                if (reaction := self._static_reaction(inp, out)) is not None]
+        return table
+
+    def _connected_outputs(self) -> list:
+        return [port for t in self.port_terminals for port in (self.mem_rsp[t], self.to_memory[t])
+                if port.connected]
+
+    def _static_reaction(self, inp, out) -> int | None:
+        key = (inp, out)
+        known = self._reactions.get(key, False)
+        if known is False:
+            known = None
+            if inp.name.startswith("mem_req"):
+                u, t = self.port_terminal[inp], self.port_terminal[out]
+                if out.name.startswith("to_memory"):
+                    known = self.parent.min_latency(u, t) * self.period
+                elif u == t:
+                    known = self._least_round_trip_ps(t)
+            self._reactions[key] = known  # the wiring and the network do not change: asked again and again
+        return known
+
+    def _memory_reaction_ps(self, u: int) -> int:
+        """The least time the memory at terminal u takes from a request's arrival to its
+        response (as it declares it; 0 if it declares none)."""
+        forward, back = self.to_memory[u].channel, self.from_memory[u].channel
+        return forward.dst_owner.least_reaction_ps(forward.dst, back.src) or 0
+
+    def _answer_after_ps(self, u: int, t: int) -> int:
+        """The least time from a request of terminal t's leaving on ``to_memory[u]`` to its
+        answer leaving on ``mem_rsp[t]``: the link to the memory, the memory, the link back,
+        the network from u to t (0 for the memory parts where none is connected)."""
+        key = (u, t)
+        known = self._answers.get(key)
+        if known is None:
+            known = self.parent.min_latency(u, t) * self.period
+            forward, back = self.to_memory[u].channel, self.from_memory[u].channel
+            if forward is not None and back is not None:
+                known += self._memory_reaction_ps(u)
+                for link in (forward, back):  # a link's message arrives after at least its latency
+                    known += link.delay if link.same_domain else link.tail_delay
+            self._answers[key] = known
+        return known
+
+    def _trip_ps(self, t: int, u: int) -> int:
+        """The least time from a request taken on ``mem_req[t]`` for the memory at u to its
+        answer leaving on ``mem_rsp[t]``."""
+        return self.parent.min_latency(t, u) * self.period + self._answer_after_ps(u, t)
+
+    def _least_round_trip_ps(self, t: int) -> int:
+        """:meth:`_trip_ps` to the nearest memory connected (the network's least round trip
+        without one)."""
+        trips = [self._trip_ps(t, u) for u in self.port_terminals if self.to_memory[u].connected]
+        return min(trips) if trips else self.parent.interfaces[t].round_trip_cycles * self.period

@@ -1,0 +1,238 @@
+"""The fast engine's cached lookahead answers on its memory ports (engine_bounds.py) are the
+ones worked out from scratch, and random composed systems (Snitch clusters and random
+requesters on meshes of random sizes, link latencies, VC counts and memory latencies) run
+the same with the compiled cluster loop and in Python, on the fast engine and on the
+per-component network; a router's reactions listed at once are its reactions port by port."""
+
+import random
+from collections import deque
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archmodel.kernel import Component, In, Out, Simulator, connect, model
+from archmodel.kernel.stats import stats_dict
+from archmodel.models.compute import FixedLatencyMemory, SnitchCluster
+from archmodel.models.memory import DramController
+from archmodel.models.messages import MemRequest
+from archmodel.models.network import Noc
+from archmodel.workloads.snitch import setup_gemm
+
+SPAN = 1 << 20  # bytes of each memory
+
+
+@model(catalogue=False)
+class ScriptedRequester(Component):
+    """Sends its script of MemRequests, each at its cycle or later while the network takes
+    them, and takes every response, logging (time, tag, data): other traffic beside the
+    clusters."""
+
+    req = Out("MemRequests")
+    rsp = In("MemResponses")
+
+    def setup(self) -> None:
+        self.script: deque = deque()  # (cycle, MemRequest)
+        self.received: list = []
+
+    def tick(self) -> None:
+        if self.rsp.valid:
+            response = self.rsp.recv()
+            self.received.append((self.now, response.tag, response.data))
+        if self.script and self.script[0][0] <= self.cycle and self.req.try_send(self.script[0][1]):
+            self.script.popleft()
+        if self.script:
+            self.sleep_for(1)
+        else:
+            self.sleep()  # a response wakes it
+
+
+def composed(seed: int, network: str, cluster_engine: str):
+    """A random mesh (2 x 2 up to 3 x 3, one or two terminals per router) with memories
+    (DDR4 channels or FixedLatencyMemory of random latency) on some terminals, Snitch
+    clusters streaming small GEMMs from them and random requesters on others."""
+    rng = random.Random(seed)
+    cols, rows, per = rng.choice([(2, 2, 1), (2, 2, 2), (3, 2, 1), (3, 3, 1), (3, 2, 2)])
+    terminals = cols * rows * per
+    order = list(range(terminals))
+    rng.shuffle(order)
+    n_memories = rng.randint(1, min(3, terminals - 2))
+    memory_terminals, rest = order[:n_memories], order[n_memories:]
+    n_clusters = rng.randint(1, min(3, len(rest) - 1))
+    cluster_terminals, requester_terminals = rest[:n_clusters], rest[n_clusters:][:rng.randint(1, 2)]
+    top = Component("top")
+    ranges = [(c * SPAN, (c + 1) * SPAN, t) for c, t in enumerate(memory_terminals)]
+    noc = Noc("net", top, topology=f"mesh({cols}, {rows}, {per})", address_map=ranges, engine=network,
+              link_latency=rng.randint(1, 3), vcs=rng.randint(1, 3), buffer_depth=rng.choice([2, 4, 8]),
+              flit_bits=rng.choice([128, 512]))
+    for c, t in enumerate(memory_terminals):
+        if rng.random() < 0.5:
+            memory = DramController(f"mem{c}", top, standard="DDR4-2400R", base_address=c * SPAN)
+            out = memory.resp
+        else:
+            memory = FixedLatencyMemory(f"mem{c}", top, base_address=c * SPAN, size_bytes=SPAN,
+                                        latency_cycles=rng.randint(1, 40), bytes_per_cycle=rng.choice([16, 64]))
+            out = memory.rsp
+        connect(noc.memory_port("to_memory", t), memory.req, latency=rng.randint(1, 2))
+        connect(out, noc.memory_port("from_memory", t), latency=rng.randint(1, 2))
+    clusters = []
+    for i, t in enumerate(cluster_terminals):
+        cluster = SnitchCluster(f"cluster{i}", top, engine=cluster_engine)
+        connect(cluster.ext_req, noc.memory_port("mem_req", t))
+        connect(noc.memory_port("mem_rsp", t), cluster.ext_rsp)
+        home = i % n_memories
+        setup_gemm(cluster, None, m=8, n=8, k=rng.choice([4, 8]), streamed=True,
+                   region=(home * SPAN + (i // n_memories) * (SPAN // 4), SPAN // 4))
+        clusters.append(cluster)
+    requesters = []
+    for j, t in enumerate(requester_terminals):
+        requester = ScriptedRequester(f"requester{j}", top)
+        connect(requester.req, noc.memory_port("mem_req", t))
+        connect(noc.memory_port("mem_rsp", t), requester.rsp)
+        cycle = 0
+        for _ in range(rng.randint(1, 12)):
+            cycle += rng.randrange(0, 60)
+            # the top quarter of a memory, which no cluster uses
+            address = rng.randrange(n_memories) * SPAN + 3 * (SPAN // 4) + 64 * rng.randrange(256)
+            size = rng.choice([8, 64, 256])
+            write = rng.random() < 0.4
+            requester.script.append((cycle, MemRequest(address, size, write, bytes(rng.randrange(256)
+                                                                                   for _ in range(size)) if write
+                                                       else None, tag=j * 100 + len(requester.script))))
+        requesters.append(requester)
+    return top, noc, clusters, requesters
+
+
+def run(sim, clusters, requesters):
+    """Run until every cluster has finished (its GEMM checked) and every requester has sent
+    its script."""
+
+    def finished(_cluster):
+        if all(c.done_cycle >= 0 for c in clusters) and not any(r.script for r in requesters):
+            sim.stop("done")
+    for cluster in clusters:
+        cluster.on_finish(finished)
+    sim.run(until_ps=200_000_000)
+    assert all(c.result_ok for c in clusters)
+    return sim
+
+
+def memory_bytes(top):
+    return [m.backdoor_read(m.base_address, SPAN) for m in top.children if m.name.startswith("mem")]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
+    """At every lookahead question of a random composed system on the fast engine, every
+    connected memory port's earliest send is the same after the engine's per-edge caches
+    are dropped, and each interface's per-requester counts (of the sources of the requests
+    its memory holds, and of the requests waiting to be passed on) are the ones counted again
+    from what it holds."""
+    top, noc, clusters, requesters = composed(seed, "fast", "compiled")
+    sim = Simulator(top)
+    engine = noc.monitor  # the NocEngine
+    ports = [port for port in engine.ports if port.decl.direction == "out" and port.connected]
+    ask = sim.undisturbed_until_ps
+    checked = []
+
+    def asking(comp, *args, **kwargs):
+        cached = [engine.earliest_send_ps(port) for port in ports]
+        engine.bounds_at = None
+        engine.memory_sides = None
+        assert [engine.earliest_send_ps(port) for port in ports] == cached
+        for ni in noc.interfaces:
+            held: dict = {}
+            for trip in ni.at_memory.values():
+                sources = held.setdefault(trip.requester, {})
+                sources[trip.request.source] = sources.get(trip.request.source, 0) + 1
+            assert ni.held_sources == held
+            waiting = [trip.requester for trip in ni.early_requests.values()]
+            waiting += [request.source[0] for request in ni.for_memory]
+            assert ni.waiting == {r: waiting.count(r) for r in set(waiting)}
+        checked.append(sim.now)
+        return ask(comp, *args, **kwargs)
+
+    sim.undisturbed_until_ps = asking
+    run(sim, clusters, requesters)
+    assert checked
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_random_composed_systems_run_the_same_compiled_and_in_python_on_both_network_engines(seed):
+    """The same random system with the clusters compiled on the fast engine, in Python on
+    the fast engine and in Python on the per-component network: the same end, cluster and
+    memory statistics, responses (time, tag, data) and memory contents; compiled and Python
+    on the fast engine give every statistic the same."""
+    runs = {}
+    for network, cluster_engine in (("fast", "compiled"), ("fast", "python"), ("components", "python")):
+        top, noc, clusters, requesters = composed(seed, network, cluster_engine)
+        sim = run(Simulator(top), clusters, requesters)
+        stats = stats_dict(sim.all_stats())
+        parts = {key: value for key, value in stats.items() if not key.startswith("top.net")}
+        runs[network, cluster_engine] = (sim.now, parts, [r.received for r in requesters], memory_bytes(top), stats)
+    compiled, python, components = runs["fast", "compiled"], runs["fast", "python"], runs["components", "python"]
+    assert compiled == python
+    assert compiled[:4] == components[:4]
+
+
+def in_progress(router, p: int, o) -> bool:
+    """The reference: whether a VC of input port p holds a packet in progress that may
+    leave on output o (None: any), looked up VC by VC."""
+    v = router.vcs
+    for ivc in range(p * v, p * v + v):
+        q, ovc = router.buf[ivc], router.ivc_out[ivc]
+        if q:
+            if q[-1].tail:
+                continue
+            if q[-1].packet is not q[0].packet:
+                ports = None
+            elif ovc >= 0:
+                ports = (router.out_port_of[ovc],)
+            else:
+                ports = tuple(port for port, _, _ in router.ivc_route[ivc])
+        elif ovc >= 0:
+            ports = (router.out_port_of[ovc],)
+        else:
+            continue
+        if o is None or ports is None or o in ports:
+            return True
+    return False
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 100_000), vcs=st.integers(1, 3), router=st.sampled_from(["NocRouter", "SimpleRouter"]),
+       routing=st.sampled_from(["dor", "west_first", "odd_even"]), packet_size=st.integers(1, 5), rate=st.floats(0.05, 0.6))
+def test_a_routers_reactions_at_once_are_its_reactions_port_by_port(seed, vcs, router, routing, packet_size, rate):
+    """Synthetic traffic on a per-component 3 x 3 mesh: at every edge of every router, the
+    reactions it lists for each input (all outputs from one look at its VCs) are what
+    ``reaction_ps`` says output by output, with packets in progress found VC by VC."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(3, 3)", router=router, vcs=vcs, routing=routing, traffic="uniform",
+              rate=rate, packet_size=packet_size, warmup_periods=0, sample_period=200)
+    sim = Simulator(top, seed=seed)
+    checked = 0
+    original = type(noc.routers[0]).tick
+
+    def tick(self):
+        nonlocal checked
+        head = self.rc_delay + self.va_ready_delay
+        for p, inp in enumerate(self.inp):
+            expected = []
+            for o, port in enumerate(self.out):
+                if port.channel is None:
+                    continue
+                reaction = self.st_total + (0 if in_progress(self, p, o) else head)
+                if o == p:
+                    reaction = min(reaction, self.credit_after[p] + (0 if in_progress(self, p, None) else head))
+                assert self.reaction_ps(inp, port) == reaction
+                expected.append((port.channel, reaction))
+            assert self.reactions(inp) == expected
+            checked += 1
+        original(self)
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(type(noc.routers[0]), "tick", tick)
+        sim.run(until_ps=400_000)
+    assert checked > 1000
