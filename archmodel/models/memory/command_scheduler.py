@@ -9,7 +9,8 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
-from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, PublishesCommands
+from .commands import ACT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, PublishesCommands
+from .next_allowed import NextAllowedCycles
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -34,7 +35,7 @@ class QueuedBurst:
         self.size = size
 
 
-class CommandScheduler(PublishesCommands):
+class CommandScheduler(NextAllowedCycles, PublishesCommands):
     """The controller's command choice and issue (see the module docstring)."""
 
     def _refresh_bank(self, b: int) -> None:
@@ -216,11 +217,6 @@ class CommandScheduler(PublishesCommands):
                 best = (t, seq, b, k, entry)
         return best
 
-    def _ready(self, b: int, k: int) -> int:
-        bb, gb, rb = self._bases[b][:3]
-        nxt = self._nxt
-        return max(nxt[bb + k], nxt[gb + k], nxt[rb + k])
-
     def _refresh_candidate(self, c: int):
         """All-bank refresh: PREA while any bank of the rank is open, then REF."""
         t = self.timing
@@ -247,36 +243,6 @@ class CommandScheduler(PublishesCommands):
         return (max(ready, c), -1, first, REFPB, None)
 
     # -- issuing ------------------------------------------------------------------------
-    def _apply(self, k: int, b: int, c: int) -> None:
-        """Advance the next-allowed cycles after command k on bank b at cycle c."""
-        nxt = self._nxt
-        for i, cycles in self._compiled[k * self._bank_count + b]:
-            v = c + cycles
-            if nxt[i] < v:
-                nxt[i] = v
-
-    def _compile_updates(self, k: int, b: int) -> list[tuple[int, int]]:
-        """The (next-array index, cycles) pairs command k on bank b advances."""
-        t = self.timing
-        bases = self._bases
-        rank = bases[b][3]
-        rank_banks = range(rank * t.banks, (rank + 1) * t.banks)
-        rank_wide = k in (PREA, REF)
-        out = []
-        for level, then, cycles in self._updates[k]:
-            if level == 0:
-                targets = rank_banks if rank_wide else (
-                    [x for x in rank_banks if x % self._refpb_sets == b % self._refpb_sets] if k == REFPB else (b,))
-                out += [(x * COMMAND_COUNT + then, cycles) for x in targets]
-            elif level == 1:
-                groups = sorted({bases[x][1] for x in rank_banks}) if rank_wide else [bases[b][1]]
-                out += [(g + then, cycles) for g in groups]
-            elif level == 2:
-                out.append((bases[b][2] + then, cycles))
-            else:
-                out += [(bases[r * t.banks][2] + then, cycles) for r in range(t.ranks) if r != rank]
-        return out
-
     def _issue(self, c: int) -> None:
         t_ready, _, b, k, entry = self._best
         self._best = None
@@ -297,16 +263,7 @@ class CommandScheduler(PublishesCommands):
             self._hits_run[b] = 0
             if not self._per_bank:
                 self._opened[b] = entry
-            rank = self._rank_of[b]
-            window = self._faw[rank]
-            window.pop(0)
-            window.append(c)
-            if self._faw_cycles:
-                # The next ACT of the rank is the fifth after the four in the window.
-                i = self._bases[b][2] + ACT
-                v = window[0] + self._faw_cycles
-                if self._nxt[i] < v:
-                    self._nxt[i] = v
+            self._window_act(b, c)
             if entry.kind == 0:
                 entry.kind = _MISS
             if traced:
@@ -350,14 +307,9 @@ class CommandScheduler(PublishesCommands):
         elif b in self._cands or k != PRE or entry is not None:
             self._refresh_bank(b)
         if self._cmd_on or self._listeners:
-            base = self._bases[b]
             row = entry.row if entry is not None and k in (ACT, RD, WR) else -1
             column = entry.column if entry is not None and k in (RD, WR) else -1
-            if k == REF or k == PREA:
-                fields = (c, k, base[3], -1, -1, -1, row, column)
-            else:
-                fields = (c, k, base[3], base[4], base[5], b, row, column)
-            self._publish(fields)
+            self._publish(self._command_fields(c, k, b, row, column))
         if traced:
             self.command.set(COMMAND_NAMES[k])
             self._transitions.append((c + 1, self.command, "idle"))

@@ -369,14 +369,14 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
                     return True
             # A row activated for a burst is kept until that burst (the active buffer).
             for req in self._opened.values():
-                if self._ready("wr" if req.write else "rd", req.bank, c):
+                if self._ready(req.bank, WR if req.write else RD) <= c:
                     self._column(c, req, *self._lookup(req))
                     return True
             for b in range(self._n):
-                if self._open[b] and not self._ops[b] and b not in self._opened and self._ready("pre", b, c):
+                if self._open[b] and not self._ops[b] and b not in self._opened and self._ready(b, PRE) <= c:
                     self._issue(c, PRE, b)
                     return True
-            if not any(self._open) and c >= self._rank_next["ref"]:
+            if not any(self._open) and c >= self._ready(0, REF):
                 self._issue(c, REF, 0)
                 self._refresh_due += self.timing.tREFI
                 return True
@@ -400,14 +400,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         # FR-FCFS: the oldest request whose column command can issue now, else the oldest
         # whose ACT or PRE can (a bank with a request to its open row is not precharged).
         # One pass over the banks' candidates; it also notes when the first one becomes ready.
-        nb, g, r = self._next, self._group_next, self._rank_next
-        bg_of = self._bank_group
-        rd_bank, rd_group, rd_rank = nb["rd"], g["rd"], r["rd"]
-        wr_bank, wr_group, wr_rank = nb["wr"], g["wr"], r["wr"]
-        act_bank, act2_bank, act_group = nb["act"], nb["act2"], g["act"]
-        act_rank = max(r["act"], self._faw[0] + self.timing.tFAW)
-        pre_bank = nb["pre"]
-        open_rows = self._open
+        nxt, bases = self._nxt, self._bases
         best_col = best_other = None
         soonest = _NEVER
         for b in range(self._n):
@@ -415,20 +408,19 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
             if cand is None:
                 continue
             kind = cand[0]
+            bb, gb, rb = bases[b][:3]
             if kind == _COLUMN:
                 # (a RD during a drain: the read its row was activated for)
-                if cand[2].write:
-                    at = max(wr_bank[b], wr_group[bg_of[b]], wr_rank)
-                else:
-                    at = max(rd_bank[b], rd_group[bg_of[b]], rd_rank)
+                k = WR if cand[2].write else RD
+                at = max(nxt[bb + k], nxt[gb + k], nxt[rb + k])
                 if at <= c:
                     if best_col is None or cand[1] < best_col[1]:
                         best_col = cand
                     continue
             elif kind == ACT:
-                at = max(act2_bank[b] if open_rows[b] else act_bank[b], act_group[bg_of[b]], act_rank)
+                at = max(nxt[bb + ACT], nxt[gb + ACT], nxt[rb + ACT])
             else:
-                at = pre_bank[b]
+                at = nxt[bb + PRE]
             if at <= c:
                 if best_other is None or cand[1] < best_other[1]:
                     best_other = cand
@@ -490,15 +482,15 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
             if self._ops[b]:
                 at = self._op_ready_at(b)
             elif refreshing and b in opened:
-                at = self._ready_at("wr" if opened[b].write else "rd", b)
+                at = self._ready(b, WR if opened[b].write else RD)
             elif refreshing and self._open[b]:
-                at = self._ready_at("pre", b)
+                at = self._ready(b, PRE)
             else:
                 continue
             if at < best:
                 best = at
-        if refreshing and not any(self._open) and self._rank_next["ref"] < best:
-            best = self._rank_next["ref"]
+        if refreshing and not any(self._open) and self._ready(0, REF) < best:
+            best = self._ready(0, REF)
         return best if best > c else c + 1
 
     def _column(self, c: int, req: Req, row: int, column: int, slot) -> None:
