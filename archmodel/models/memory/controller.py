@@ -22,7 +22,6 @@ from .bank_queues import PerBankQueues
 from .compiled_core import core_for
 from .compiled_core_layout import DONE, HELD_STOP, STOP_NOW
 from .command_scheduler import CommandScheduler, QueuedBurst
-from .commands import ACT, COMMAND_COUNT, PRE, RD, WR
 from .constraints import refresh_commands
 from .energy import DramEnergy
 from .schedule_ahead import SchedulesAhead
@@ -256,7 +255,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._burst_mask = ~(t.burst_bytes - 1)
         self._setup_next_allowed(self.omit_constraints, refresh_commands(self.refresh))
         n = self._bank_count
-        g_count = t.ranks * t.bankgroups
         self._rows = [-1] * n
         self._setup_scheduling_core(n, self.write_drain)
         self._hits_run = [0] * n
@@ -268,19 +266,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._refpb_banks: tuple[int, ...] = ()
         self._stream: Iterator | None = None
         self._stream_head = None
-        self._best = None
-        self._dirty = True
-        self._cands: dict[int, tuple] = {}
-        self._cands_mode = False
-        # The same candidates by the index of their rank-level next-allowed cycle, each
-        # bucket a list of (seq, bank, candidate) kept oldest first: a scan stops at the
-        # first candidate ready at the bucket's floor, since no younger one can beat it.
-        self._buckets: dict[int, list] = {}
-        for rank in range(t.ranks):
-            for k in (PRE, RD, WR, ACT):
-                self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
-        # The buckets a choice reads (a read whose row was activated for it may go in a drain).
-        self._scans = list(self._buckets.items())
+        self._setup_choice()
         self._per_bank = self.queue == "per_bank"
         self._choose_next = self._choose_per_bank if self._per_bank else self._choose  # (bound once: every cycle)
         self._cq: list[list] = [[] for _ in range(n)]  # per-bank command queues (queue per_bank)

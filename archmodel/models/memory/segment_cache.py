@@ -110,6 +110,10 @@ class SegmentCache:
         counts[tag] = seen
         return False
 
+    def _bank_held(self, b: int) -> bool:
+        """A relocation under way holds its bank: a refresh does not precharge it."""
+        return bool(self._ops[b])
+
     def _op_ready_at(self, b: int) -> int:
         """The cycle the next command of bank b's head relocation may issue."""
         op = self._ops[b][0]

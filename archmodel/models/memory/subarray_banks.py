@@ -28,6 +28,7 @@ class SubarrayBanks(NextAllowedCycles):
         """Every bank closed, every command allowed from cycle 0."""
         self._setup_next_allowed(never=(REFPB, PREA))  # one rank, all-bank refresh, a PRE per bank
         self._open: list[list[int]] = [[] for _ in range(banks)]  # open rows (two during a relocation)
+        self._rows = [-1] * banks  # each bank's first open row (-1: closed), as the command choice reads it
         # A fast row's ACT and PRE: the fast subarray's array timing (column, bus and refresh
         # timings are the same, see .timing.fast_subarray_timing).
         self._fast_compiled = self._compile_table(self._constraint_updates(self.layout.fast)[0])
@@ -72,6 +73,7 @@ class SubarrayBanks(NextAllowedCycles):
             self._act_energy += (self.fast_energy if fast else self.energy).act_pre_pj
             if not self._open[b]:
                 self._bank_opens(c)
+                self._rows[b] = row
             self._open[b].append(row)
             self._apply(ACT, b, c, self._fast_compiled if fast else None)
             self._window_act(b, c)
@@ -87,6 +89,7 @@ class SubarrayBanks(NextAllowedCycles):
             # The slowest open row's tRP (a fast row alone precharges sooner).
             fast = all(layout.timing_of(x) is layout.fast for x in self._open[b])
             self._open[b] = []
+            self._rows[b] = -1
             self._bank_closes(c)
             self._apply(PRE, b, c, self._fast_compiled if fast else None)
             self.bank_states[b].set("closed")
