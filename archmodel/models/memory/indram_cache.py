@@ -452,18 +452,6 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
             return
         self._set_candidate(b, ACT, queue[0], queue[0].seq + self._row_command_later)
 
-    def _opened_candidate(self, c: int):
-        """The first-ready burst whose row was activated for it, the earliest activated among
-        equals (this controller's rule so far; the shared one takes the oldest request)."""
-        best = None
-        nxt = self._nxt
-        for b in self._opened:
-            t, seq, k, gi, ri, entry = self._cands[b]
-            t = max(t, nxt[gi], nxt[ri], c)
-            if best is None or t < best[0]:
-                best = (t, seq, b, k, entry)
-        return best
-
     def _next_ready(self, c: int) -> int:
         """A lower bound of the next cycle after c at which a command may issue (nothing
         changes in between: only an issued command or a new request moves the state)."""
