@@ -206,7 +206,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
         self._to_close: dict = {}
         self._refpb_banks = ()
         self._refresh_pending = False
-        self._rank_needs_refresh = [False]
+        self._rank_needs_refresh = [False] * t.ranks
         self._cores_blocked = False
         self._intake_at = 0
         self._soonest = _NEVER  # the first cycle a bank candidate may issue, from the last decision
@@ -379,7 +379,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
         """Issue at most one command at cycle c; True if one was issued."""
         if c >= self._refresh_due and not self._refresh_pending:
             self._refresh_pending = True
-            self._rank_needs_refresh = [True]
+            self._rank_needs_refresh = [True] * self.timing.ranks
         # Relocations under way go first, in bank order (a refresh waits for them).
         for b in range(self._n):
             if self._ops[b] and self._step_op(c, b):
