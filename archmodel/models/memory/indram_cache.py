@@ -389,13 +389,9 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
                 self._refresh_bank(b)
             self._stale.clear()
         draining = self._write_mode
-        if self._refresh_pending:
-            # (this controller's rule so far: the queue to serve is decided after the refresh)
-            self._best = self._bank_refresh_candidate(c)
-        else:
-            self._choose(c)
-            if self._write_mode and not draining:
-                self.write_drains.add()
+        self._choose(c)
+        if self._write_mode and not draining:
+            self.write_drains.add()
         best = self._best
         if best is None or best[0] > c:
             self._soonest = _NEVER if best is None else best[0]
