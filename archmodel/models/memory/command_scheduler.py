@@ -1,15 +1,14 @@
-"""How :class:`~.controller.DramController` chooses and issues its commands (a mixin of the
-controller, which holds the state): FR-FCFS, FCFS or capped FR-FCFS over one candidate
-command per bank, kept in buckets by the rank-level next-allowed cycle so a choice scans
-few; refresh candidates; and issuing a command: next-allowed cycles, bank state machines,
-the data bus, row hit/miss/conflict statistics, and the command listeners and waveforms."""
+"""How :class:`~.controller.DramController` schedules its commands (a mixin of the controller,
+which holds the state): each bank's candidate for FR-FCFS, FCFS or capped FR-FCFS (chosen
+among by :mod:`.command_choice`, oldest first among the ready), the start of a refresh, and
+issuing a command: next-allowed cycles, bank state machines, the data bus, row
+hit/miss/conflict statistics, and the command listeners and waveforms."""
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
-
 from .bank import ACTIVATING, CLOSED, OPEN, PRECHARGING, REFRESHING
-from .commands import ACT, COMMAND_COUNT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, PublishesCommands
+from .commands import ACT, COMMAND_NAMES, PRE, PREA, RD, REF, REFPB, WR, PublishesCommands
+from .command_choice import CommandChoice
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -34,8 +33,8 @@ class QueuedBurst:
         self.size = size
 
 
-class CommandScheduler(PublishesCommands):
-    """The controller's command choice and issue (see the module docstring)."""
+class CommandScheduler(CommandChoice, PublishesCommands):
+    """The controller's candidates and issue, on the shared choice (see the module docstring)."""
 
     def _refresh_bank(self, b: int) -> None:
         """Recompute bank b's candidate after its queue or state changed: its next command, as
@@ -49,18 +48,9 @@ class CommandScheduler(PublishesCommands):
         model had agreed with the references within 0.3%). Otherwise the candidate comes from
         the bank's queue of the active mode. It changes only when the bank's queue or state
         does, so it is kept in ``_cands`` and in its bucket."""
-        cands = self._cands
-        old = cands.get(b)
-        if old is not None:
-            bucket = self._buckets[old[4]]
-            del bucket[bisect_left(bucket, (old[1],))]
         opened = self._opened.get(b)
         if opened is not None:
-            k = WR if opened.write else RD
-            bb, gb, rb = self._bases[b][:3]
-            cand = (self._nxt[bb + k], opened.seq, k, gb + k, rb + k, opened)
-            cands[b] = cand
-            insort(self._buckets[rb + k], (opened.seq, b, cand))
+            self._set_candidate(b, WR if opened.write else RD, opened, opened.seq)
             return
         queue = (self._wq if self._write_mode else self._rq)[b]
         if queue and (self._rows[b] >= 0 or not self._refpb_banks or b not in self._refpb_banks):
@@ -82,117 +72,9 @@ class CommandScheduler(PublishesCommands):
                     entry, k = e, (WR if self._write_mode else RD)
                 else:
                     k = PRE
-            bb, gb, rb = self._bases[b][:3]
-            cand = (self._nxt[bb + k], entry.seq, k, gb + k, rb + k, entry)
-            cands[b] = cand
-            insort(self._buckets[rb + k], (entry.seq, b, cand))
-        elif old is not None:
-            del cands[b]
-
-    def _rebuild(self) -> None:
-        active = self._wq_active if self._write_mode else self._rq_active
-        self._cands = {}
-        for bucket in self._buckets.values():
-            bucket.clear()
-        for b in active:
-            self._refresh_bank(b)
-        for b in self._opened:
-            if b not in active:
-                self._refresh_bank(b)
-        self._cands_mode = self._write_mode
-
-    def _consider(self, b: int, c: int) -> None:
-        """A request arrived for bank b: compare its bank's candidate with the best so far."""
-        self._refresh_bank(b)
-        cand = self._cands.get(b)
-        best = self._best
-        if cand is None:
-            return
-        nxt = self._nxt
-        t = cand[0]
-        v = nxt[cand[3]]
-        if v > t:
-            t = v
-        v = nxt[cand[4]]
-        if v > t:
-            t = v
-        if t < c:
-            t = c
-        bt = best[0] if best[0] > c else c
-        if t < bt or (t == bt and cand[1] < best[1]):
-            self._best = (t, cand[1], b, cand[2], cand[5])
-
-    def _choose(self, c: int) -> None:
-        """Find the next command: the earliest-ready one, oldest first among equals."""
-        self._dirty = False
-        changes = self._queue_changes
-        if changes != self._drain_seen or self._drain_recheck:  # (a choice comes several times a cycle)
-            self._drain_seen = changes
-            if self._drain_flips():
-                self._write_mode = not self._write_mode
-        if self._write_mode != self._cands_mode:
-            self._rebuild()
-        if self._refresh_pending:
-            # The bursts whose rows were activated for them go before the rank is precharged.
-            self._best = self._opened_candidate(c) if self._opened else None
-            if self._best is None:
-                self._best = self._refresh_candidate(c)
-            return
-        cands = self._cands
-        best = None
-        best_t = best_seq = _NEVER
-        nxt = self._nxt
-        if self._fcfs:
-            if cands:
-                b = min(cands, key=lambda x: cands[x][1])
-                t, seq, k, gi, ri, entry = cands[b]
-                best_t = max(t, nxt[gi], nxt[ri], c)
-                best_seq = seq
-                best = (best_t, seq, b, k, entry)
+            self._set_candidate(b, k, entry, entry.seq)
         else:
-            # Candidates are bucketed by (rank, command): a bucket whose rank-level floor is
-            # already later than the best found cannot win, so it is skipped unread. Column
-            # commands and PRE come first, ACT (most often held by tFAW/tRRD) last.
-            for ri, bucket in self._scans:
-                if not bucket:
-                    continue
-                floor = nxt[ri]
-                if floor < c:
-                    floor = c
-                if floor > best_t:
-                    continue
-                for seq, b, (t, _, k, gi, _, entry) in bucket:
-                    v = nxt[gi]
-                    if v > t:
-                        t = v
-                    if t <= floor:
-                        if floor < best_t or (floor == best_t and seq < best_seq):
-                            best_t = floor
-                            best_seq = seq
-                            best = (floor, seq, b, k, entry)
-                        break
-                    if t < best_t or (t == best_t and seq < best_seq):
-                        best_t = t
-                        best_seq = seq
-                        best = (t, seq, b, k, entry)
-        if self._to_close:
-            active = self._cands
-            for b, earliest in self._to_close.items():
-                if b in active:
-                    continue
-                t = self._ready(b, PRE)
-                if earliest > t:
-                    t = earliest
-                if t < c:
-                    t = c
-                if t < best_t:
-                    best_t = t
-                    best = (t, _NEVER, b, PRE, None)
-        if self._refpb_banks:
-            cand = self._refpb_candidate(c)
-            if cand is not None and cand[0] <= best_t:
-                best = cand
-        self._best = best
+            self._drop_candidate(b)
 
     def _start_refresh(self) -> None:
         self._dirty = True
@@ -205,78 +87,7 @@ class CommandScheduler(PublishesCommands):
             self._refpb_banks = tuple(b for b in range(self._bank_count) if b % self._refpb_sets == s)
             self._rebuild()
 
-    def _opened_candidate(self, c: int):
-        """The best of the candidates of bursts whose rows were activated for them (None if none)."""
-        best = None
-        nxt = self._nxt
-        for b in self._opened:
-            t, seq, k, gi, ri, entry = self._cands[b]
-            t = max(t, nxt[gi], nxt[ri], c)
-            if best is None or (t, seq) < best[:2]:
-                best = (t, seq, b, k, entry)
-        return best
-
-    def _ready(self, b: int, k: int) -> int:
-        bb, gb, rb = self._bases[b][:3]
-        nxt = self._nxt
-        return max(nxt[bb + k], nxt[gb + k], nxt[rb + k])
-
-    def _refresh_candidate(self, c: int):
-        """All-bank refresh: PREA while any bank of the rank is open, then REF."""
-        t = self.timing
-        for rank in range(t.ranks):
-            banks = range(rank * t.banks, (rank + 1) * t.banks)
-            first = rank * t.banks
-            if any(self._rows[b] >= 0 for b in banks):
-                ready = max([self._ready(first, PREA)] + [self._ready(b, PRE) for b in banks if self._rows[b] >= 0])
-                return (max(ready, c), -1, first, PREA, None)
-            if self._rank_needs_refresh[rank]:
-                return (max(self._ready(first, REF), c), -1, first, REF, None)
-        return None
-
-    def _refpb_candidate(self, c: int):
-        """Per-bank refresh of the due bank set: PRE its open banks, then REFpb; None while a
-        bank of the set waits for the burst its row was activated for."""
-        for b in self._refpb_banks:
-            if self._rows[b] >= 0 and b not in self._opened:
-                return (max(self._ready(b, PRE), c), -1, b, PRE, None)
-        if any(b in self._opened for b in self._refpb_banks):
-            return None
-        first = self._refpb_banks[0]
-        ready = max(self._ready(b, REFPB) for b in self._refpb_banks)
-        return (max(ready, c), -1, first, REFPB, None)
-
     # -- issuing ------------------------------------------------------------------------
-    def _apply(self, k: int, b: int, c: int) -> None:
-        """Advance the next-allowed cycles after command k on bank b at cycle c."""
-        nxt = self._nxt
-        for i, cycles in self._compiled[k * self._bank_count + b]:
-            v = c + cycles
-            if nxt[i] < v:
-                nxt[i] = v
-
-    def _compile_updates(self, k: int, b: int) -> list[tuple[int, int]]:
-        """The (next-array index, cycles) pairs command k on bank b advances."""
-        t = self.timing
-        bases = self._bases
-        rank = bases[b][3]
-        rank_banks = range(rank * t.banks, (rank + 1) * t.banks)
-        rank_wide = k in (PREA, REF)
-        out = []
-        for level, then, cycles in self._updates[k]:
-            if level == 0:
-                targets = rank_banks if rank_wide else (
-                    [x for x in rank_banks if x % self._refpb_sets == b % self._refpb_sets] if k == REFPB else (b,))
-                out += [(x * COMMAND_COUNT + then, cycles) for x in targets]
-            elif level == 1:
-                groups = sorted({bases[x][1] for x in rank_banks}) if rank_wide else [bases[b][1]]
-                out += [(g + then, cycles) for g in groups]
-            elif level == 2:
-                out.append((bases[b][2] + then, cycles))
-            else:
-                out += [(bases[r * t.banks][2] + then, cycles) for r in range(t.ranks) if r != rank]
-        return out
-
     def _issue(self, c: int) -> None:
         t_ready, _, b, k, entry = self._best
         self._best = None
@@ -297,16 +108,7 @@ class CommandScheduler(PublishesCommands):
             self._hits_run[b] = 0
             if not self._per_bank:
                 self._opened[b] = entry
-            rank = self._rank_of[b]
-            window = self._faw[rank]
-            window.pop(0)
-            window.append(c)
-            if self._faw_cycles:
-                # The next ACT of the rank is the fifth after the four in the window.
-                i = self._bases[b][2] + ACT
-                v = window[0] + self._faw_cycles
-                if self._nxt[i] < v:
-                    self._nxt[i] = v
+            self._window_act(b, c)
             if entry.kind == 0:
                 entry.kind = _MISS
             if traced:
@@ -350,14 +152,9 @@ class CommandScheduler(PublishesCommands):
         elif b in self._cands or k != PRE or entry is not None:
             self._refresh_bank(b)
         if self._cmd_on or self._listeners:
-            base = self._bases[b]
             row = entry.row if entry is not None and k in (ACT, RD, WR) else -1
             column = entry.column if entry is not None and k in (RD, WR) else -1
-            if k == REF or k == PREA:
-                fields = (c, k, base[3], -1, -1, -1, row, column)
-            else:
-                fields = (c, k, base[3], base[4], base[5], b, row, column)
-            self._publish(fields)
+            self._publish(self._command_fields(c, k, b, row, column))
         if traced:
             self.command.set(COMMAND_NAMES[k])
             self._transitions.append((c + 1, self.command, "idle"))

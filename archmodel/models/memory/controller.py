@@ -22,8 +22,7 @@ from .bank_queues import PerBankQueues
 from .compiled_core import core_for
 from .compiled_core_layout import DONE, HELD_STOP, STOP_NOW
 from .command_scheduler import CommandScheduler, QueuedBurst
-from .commands import ACT, COMMAND_COUNT, PRE, RD, WR
-from .constraints import next_allowed_updates, refresh_commands
+from .constraints import refresh_commands
 from .energy import DramEnergy
 from .schedule_ahead import SchedulesAhead
 from .scheduling_core import DRAIN_RULES, DramSchedulingCore
@@ -254,42 +253,20 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self.energy = DramEnergy(t)
         self.burst_bytes = t.burst_bytes
         self._burst_mask = ~(t.burst_bytes - 1)
-        self._bank_count = n = t.ranks * t.banks
-        g_count = t.ranks * t.bankgroups
-        self._bases = []
-        for b in range(n):
-            rank, gid = b // t.banks, b // t.banks_per_group
-            self._bases.append((b * COMMAND_COUNT, (n + gid) * COMMAND_COUNT, (n + g_count + rank) * COMMAND_COUNT,
-                                rank, gid % t.bankgroups, b % t.banks_per_group))
-        self._rank_of = [b // t.banks for b in range(n)]
-        self._nxt = [0] * ((n + g_count + t.ranks) * COMMAND_COUNT)
-        self._compile_constraints()
+        self._setup_next_allowed(self.omit_constraints, refresh_commands(self.refresh))
+        n = self._bank_count
         self._rows = [-1] * n
         self._setup_scheduling_core(n, self.write_drain)
-        self._faw = [[-_NEVER] * 4 for _ in range(t.ranks)]
         self._hits_run = [0] * n
         self._to_close: dict[int, int] = {}  # bank -> earliest cycle (closed/adaptive policies)
         self._refresh_due = t.tREFI if self.refresh == "all_bank" else (t.tREFIpb if self.refresh == "per_bank" else _NEVER)
         self._refresh_pending = False
         self._rank_needs_refresh = [False] * t.ranks
-        self._refpb_sets = max(1, t.tREFI // t.tREFIpb)
         self._refpb_next_set = 0
         self._refpb_banks: tuple[int, ...] = ()
         self._stream: Iterator | None = None
         self._stream_head = None
-        self._best = None
-        self._dirty = True
-        self._cands: dict[int, tuple] = {}
-        self._cands_mode = False
-        # The same candidates by the index of their rank-level next-allowed cycle, each
-        # bucket a list of (seq, bank, candidate) kept oldest first: a scan stops at the
-        # first candidate ready at the bucket's floor, since no younger one can beat it.
-        self._buckets: dict[int, list] = {}
-        for rank in range(t.ranks):
-            for k in (PRE, RD, WR, ACT):
-                self._buckets[(n + g_count + rank) * COMMAND_COUNT + k] = []
-        # The buckets a choice reads (a read whose row was activated for it may go in a drain).
-        self._scans = list(self._buckets.items())
+        self._setup_choice()
         self._per_bank = self.queue == "per_bank"
         self._choose_next = self._choose_per_bank if self._per_bank else self._choose  # (bound once: every cycle)
         self._cq: list[list] = [[] for _ in range(n)]  # per-bank command queues (queue per_bank)
@@ -300,8 +277,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._fcfs = self.scheduler == "fcfs"
         # (DRAMSim3's per-bank queues always cap a bank's hits while an older request waits)
         self._cap = self.row_hit_cap if self.scheduler == "frfcfs_cap" or self.queue == "per_bank" else _NEVER
-        # The (next-array index, cycles) updates of command k on bank b, at k * banks + b.
-        self._compiled = [self._compile_updates(k, b) for k in range(COMMAND_COUNT) for b in range(n)]
         self._traced = None  # registers follow the state only while an observer watches
         self._ahead = 0
         self._held = None  # (stops, cycle): a kept edge, at which the run stops or goes on
@@ -360,13 +335,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         span = range_text(self.base_address, self.size_bytes << self._channel_bits)
         return (f"channel {self.channel} of {self.channels}: the {self.interleave_bytes}-byte blocks of "
                 f"{span} with channel index {self.channel}")
-
-    def _compile_constraints(self) -> None:
-        try:
-            self._updates, self._faw_cycles = next_allowed_updates(self.timing, self.omit_constraints,
-                                                                   refresh_commands(self.refresh))
-        except ParameterError as err:
-            raise ParameterError(f"{self.path}: {err.message}", hint=err.hint) from None
 
     def start(self) -> None:
         self._period = self.domain.period_ps

@@ -19,6 +19,7 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, 
 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory
+from .command_choice import CommandChoice
 from .commands import ACT, PRE, RD, REF, WR, PublishesCommands
 from .energy import DramEnergy
 from .frontend import skewed_streams
@@ -31,27 +32,32 @@ from .timing import PRESETS, dram_clock
 
 
 
-_COLUMN = -1  # a bank candidate's kind besides ACT and PRE: a RD or WR to its open row
+_ROW_COMMANDS_LATER = 1 << 40  # added to an ACT's or PRE's priority: after every column command
 _NEVER = 1 << 62
 
 
 @model
-class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, PublishesCommands, SplitsRequests,
-                            FunctionalMemory, Component):
+class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSchedulingCore, PublishesCommands,
+                            SplitsRequests, FunctionalMemory, Component):
     """A subarray-aware DRAM controller with an in-DRAM cache, fed by closed-loop cores
     and/or any client on ``req``.
 
     One channel, one rank of ``standard``, on the scheduling core of
-    :class:`.controller.DramController` (:mod:`.scheduling_core`: the per-bank read and write
-    queues, read forwarding, the write-drain decision, bank activity, listeners), to which it
-    adds subarray-aware banks (:mod:`.subarray_banks`), RELOC and the tag store
-    (:mod:`.segment_cache`). Separate read and write queues (``read_queue``, ``write_queue``
-    entries), FR-FCFS (the oldest request whose column command can issue now, else the oldest
-    whose ACT or PRE can; a bank with a request to its open row is not precharged) over the
+    :class:`.controller.DramController`: its queues, read forwarding, write-drain decision,
+    bank activity and listeners (:mod:`.scheduling_core`), its next-allowed cycles under the
+    same constraints (:mod:`.next_allowed`, :mod:`.constraints`) and its command choice (one
+    candidate per bank, the earliest ready first, :mod:`.command_choice`), to which it adds
+    subarray-aware banks (fast subarrays' array timing, :mod:`.subarray_banks`), RELOC and
+    the tag store with its hit/miss path (:mod:`.segment_cache`). Separate read and write
+    queues (``read_queue``, ``write_queue`` entries), FR-FCFS with column commands first
+    (``scheduler`` frfcfs_column_first: the oldest request whose column command can issue
+    now, else the oldest whose ACT or PRE can; ``frfcfs`` is DramController's, the oldest
+    that can issue; a bank with a request to its open row is not precharged) over the
     reads, or over the writes during a write drain (whenever no read waits, or between the
     watermarks ``write_high`` and ``write_low`` of the write queue; writes waiting for an
-    older read of their burst do not count), open page, all-bank refresh, one command per
-    cycle, relocations first. The drain is DramController's, Ramulator 2's: by default
+    older read of their burst do not count), open page, all-bank refresh (a PRE per bank,
+    each at its own rows' tRP, a bank under relocation left to finish; DramController
+    precharges with PREA), one command per cycle, relocations first. The drain is DramController's, Ramulator 2's: by default
     (``write_drain`` ramulator2) it starts above the high mark and ends below the low one (26
     and 6 of 32; ``inclusive``, the rule this controller had first, reaches each mark at the
     entry count it rounds down to, 25 and 6), and a burst whose row was activated for it is
@@ -121,6 +127,9 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
                              "every miss), villa_hot_threshold for LISA-VILLA", check=at_least(1))
     villa_hot_threshold = Param(int, 2, "LISA-VILLA's default insert_threshold: a row is hot (cached) once it "
                                 "has missed this often", check=at_least(1))
+    scheduler = Param(str, "frfcfs_column_first", "frfcfs_column_first (the oldest ready column command, else the "
+                      "oldest ready ACT or PRE) or frfcfs (DramController's: the oldest ready command)",
+                      check=one_of("frfcfs_column_first", "frfcfs"))
     read_queue = Param(int, 32, "read queue entries", unit="requests", check=at_least(1))
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
@@ -189,8 +198,15 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
         # read of its burst (see "Leaves out" above). A decision looks at one candidate per
         # bank, recomputed only for the banks whose queue, open row or cached units changed.
         self._setup_scheduling_core(n, self.write_drain, write_after_read=True)
-        self._cands: list = [None] * n
-        self._stale = set(range(n))
+        self._setup_choice(refresh_precharge="bank")
+        self._stale = set(range(n))  # the banks whose candidates must be recomputed
+        # Column commands first among the ready (FR-FCFS's first-ready column rule), or by age alone.
+        self._row_command_later = _ROW_COMMANDS_LATER if self.scheduler == "frfcfs_column_first" else 0
+        self._fcfs = False
+        self._to_close: dict = {}
+        self._refpb_banks = ()
+        self._refresh_pending = False
+        self._rank_needs_refresh = [False] * t.ranks
         self._cores_blocked = False
         self._intake_at = 0
         self._soonest = _NEVER  # the first cycle a bank candidate may issue, from the last decision
@@ -361,144 +377,88 @@ class InDramCacheController(SegmentCache, SubarrayBanks, DramSchedulingCore, Pub
 
     def _schedule(self, c: int) -> bool:
         """Issue at most one command at cycle c; True if one was issued."""
-        if c >= self._refresh_due:
-            # Relocations under way finish first; the only column commands are those of the
-            # bursts whose rows were activated for them (a miss among them relocates first).
-            for b in range(self._n):
-                if self._ops[b] and self._step_op(c, b):
-                    return True
-            # A row activated for a burst is kept until that burst (the active buffer).
-            for req in self._opened.values():
-                if self._ready("wr" if req.write else "rd", req.bank, c):
-                    self._column(c, req, *self._lookup(req))
-                    return True
-            for b in range(self._n):
-                if self._open[b] and not self._ops[b] and b not in self._opened and self._ready("pre", b, c):
-                    self._issue(c, PRE, b)
-                    return True
-            if not any(self._open) and c >= self._rank_next["ref"]:
-                self._issue(c, REF, 0)
-                self._refresh_due += self.timing.tREFI
-                return True
-            return False
+        if c >= self._refresh_due and not self._refresh_pending:
+            self._refresh_pending = True
+            self._rank_needs_refresh = [True] * self.timing.ranks
+        # Relocations under way go first, in bank order (a refresh waits for them).
         for b in range(self._n):
             if self._ops[b] and self._step_op(c, b):
                 return True
-        changes = self._queue_changes
-        if changes != self._drain_seen or self._drain_recheck:  # (asked every cycle with work)
-            self._drain_seen = changes
-            if self._drain_flips():
-                self._write_mode = not self._write_mode
-                if self._write_mode:
-                    self.write_drains.add()
-                self._stale.update(range(self._n))
-        cands = self._cands
         if self._stale:
             for b in self._stale:
-                cands[b] = self._candidate(b)
+                self._refresh_bank(b)
             self._stale.clear()
-        # FR-FCFS: the oldest request whose column command can issue now, else the oldest
-        # whose ACT or PRE can (a bank with a request to its open row is not precharged).
-        # One pass over the banks' candidates; it also notes when the first one becomes ready.
-        nb, g, r = self._next, self._group_next, self._rank_next
-        bg_of = self._bank_group
-        rd_bank, rd_group, rd_rank = nb["rd"], g["rd"], r["rd"]
-        wr_bank, wr_group, wr_rank = nb["wr"], g["wr"], r["wr"]
-        act_bank, act2_bank, act_group = nb["act"], nb["act2"], g["act"]
-        act_rank = max(r["act"], self._faw[0] + self.timing.tFAW)
-        pre_bank = nb["pre"]
-        open_rows = self._open
-        best_col = best_other = None
-        soonest = _NEVER
-        for b in range(self._n):
-            cand = cands[b]
-            if cand is None:
-                continue
-            kind = cand[0]
-            if kind == _COLUMN:
-                # (a RD during a drain: the read its row was activated for)
-                if cand[2].write:
-                    at = max(wr_bank[b], wr_group[bg_of[b]], wr_rank)
-                else:
-                    at = max(rd_bank[b], rd_group[bg_of[b]], rd_rank)
-                if at <= c:
-                    if best_col is None or cand[1] < best_col[1]:
-                        best_col = cand
-                    continue
-            elif kind == ACT:
-                at = max(act2_bank[b] if open_rows[b] else act_bank[b], act_group[bg_of[b]], act_rank)
-            else:
-                at = pre_bank[b]
-            if at <= c:
-                if best_other is None or cand[1] < best_other[1]:
-                    best_other = cand
-            elif at < soonest:
-                soonest = at
-        self._soonest = soonest
-        if best_col is not None:
-            self._column(c, best_col[2], best_col[3], best_col[4], best_col[5])
-            return True
-        if best_other is None:
+        draining = self._write_mode
+        self._choose(c)
+        if self._write_mode and not draining:
+            self.write_drains.add()
+        best = self._best
+        if best is None or best[0] > c:
+            self._soonest = _NEVER if best is None else best[0]
             return False
-        req = best_other[2]
-        req.opened = True
-        if best_other[0] == ACT:
-            self._issue(c, ACT, req.bank, best_other[3])
-            self._opened[req.bank] = req
+        _, _, b, k, req = best
+        if k == RD or k == WR:
+            self._column(c, req, *self._lookup(req))
+        elif k == REF:
+            self._issue(c, REF, b)
+            self._refresh_due += self.timing.tREFI
+            self._refresh_pending = False
+            self._stale.update(range(self._n))  # (every bank's ACT waits for tRFC)
+        elif req is None:  # a refresh's PRE
+            self._issue(c, PRE, b)
         else:
-            self._issue(c, PRE, req.bank)
+            req.opened = True
+            if k == ACT:
+                self._issue(c, ACT, b, self._lookup(req)[0])
+                self._opened[b] = req
+            else:
+                self._issue(c, PRE, b)
         return True
 
-    def _candidate(self, b: int):
-        """Bank b's next command for the queue being served, as (kind, seq, request, row,
-        column, slot): the column command of the burst its open row was activated for,
-        whatever the mode (the active buffer); else a column command for its oldest request to
-        the open row, else ACT or PRE for its oldest request; None if it has no request or a
-        relocation holds it. A write waiting for a queued read of its burst is passed over."""
+    def _refresh_bank(self, b: int) -> None:
+        """Recompute bank b's candidate for the queue being served (see
+        :class:`~.command_choice.CommandChoice`): the column command of the burst its open row
+        was activated for, whatever the mode (the active buffer); else a column command for its
+        oldest request to the open row (through the tag store: a cached unit's row is its cache
+        row), else ACT or PRE for its oldest request; none if it has no request or a relocation
+        holds it. A write waiting for a queued read of its burst is passed over. Column commands
+        go first among the ready with ``scheduler`` frfcfs_column_first, age alone decides with
+        frfcfs."""
         if self._ops[b]:
-            return None
+            self._drop_candidate(b)
+            return
         req = self._opened.get(b)
         if req is not None:
-            return (_COLUMN, req.seq, req, *self._lookup(req))
+            self._set_candidate(b, WR if req.write else RD, req, req.seq)
+            return
         queue = (self._wq if self._write_mode else self._rq)[b]
-        if not queue:
-            return None
-        if self._write_mode and self._blocked_writes:
+        if queue and self._write_mode and self._blocked_writes:
             reads = self._pending_reads
             queue = [req for req in queue if (b, req.row, req.column) not in reads]
-            if not queue:
-                return None
-        opened = self._open[b]
-        if opened:
-            open_row = opened[0]
+        if not queue:
+            self._drop_candidate(b)
+            return
+        open_row = self._rows[b]
+        if open_row >= 0:
             for req in queue:
-                row, column, slot = self._lookup(req)
-                if row == open_row:
-                    return (_COLUMN, req.seq, req, row, column, slot)
-            return (PRE, queue[0].seq, queue[0], -1, -1, None)
-        req = queue[0]
-        row, column, slot = self._lookup(req)
-        return (ACT, req.seq, req, row, column, slot)
+                if self._lookup(req)[0] == open_row:
+                    self._set_candidate(b, WR if req.write else RD, req, req.seq)
+                    return
+            self._set_candidate(b, PRE, queue[0], queue[0].seq + self._row_command_later)
+            return
+        self._set_candidate(b, ACT, queue[0], queue[0].seq + self._row_command_later)
 
     def _next_ready(self, c: int) -> int:
         """A lower bound of the next cycle after c at which a command may issue (nothing
         changes in between: only an issued command or a new request moves the state)."""
-        refreshing = c >= self._refresh_due
-        best = _NEVER if refreshing else min(self._refresh_due, self._soonest)
-        opened = self._opened
+        best = self._soonest  # (the last choice's earliest command, a refresh's included)
+        if not self._refresh_pending and self._refresh_due < best:
+            best = self._refresh_due
         for b in range(self._n):
             if self._ops[b]:
                 at = self._op_ready_at(b)
-            elif refreshing and b in opened:
-                at = self._ready_at("wr" if opened[b].write else "rd", b)
-            elif refreshing and self._open[b]:
-                at = self._ready_at("pre", b)
-            else:
-                continue
-            if at < best:
-                best = at
-        if refreshing and not any(self._open) and self._rank_next["ref"] < best:
-            best = self._rank_next["ref"]
+                if at < best:
+                    best = at
         return best if best > c else c + 1
 
     def _column(self, c: int, req: Req, row: int, column: int, slot) -> None:

@@ -5,10 +5,12 @@ pending write, the write drain between two watermarks, the order of a write behi
 read of its burst (where a controller keeps it), the bank activity that background energy is
 computed from, and the command listeners.
 
-How a controller chooses among the queued bursts is its own: DramController's FR-FCFS over one
-candidate per bank (:mod:`.command_scheduler`) or per-bank command queues (:mod:`.bank_queues`),
-the in-DRAM cache's column-first FR-FCFS with relocations (:mod:`.indram_cache`). A change to
-the queues, the drain rule or the bank activity is made here, once, for both.
+Both also share the next-allowed cycles (:mod:`.next_allowed`) and the choice among one
+candidate command per bank (:mod:`.command_choice`); each computes its banks' candidates
+(DramController's FR-FCFS, :mod:`.command_scheduler`, or its per-bank command queues,
+:mod:`.bank_queues`; the in-DRAM cache's through its tag store, with relocations first,
+:mod:`.indram_cache`). A change to the queues, the drain rule or the bank activity is made
+here, once, for both.
 """
 
 from __future__ import annotations

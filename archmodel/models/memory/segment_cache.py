@@ -110,15 +110,19 @@ class SegmentCache:
         counts[tag] = seen
         return False
 
+    def _bank_held(self, b: int) -> bool:
+        """A relocation under way holds its bank: a refresh does not precharge it."""
+        return bool(self._ops[b])
+
     def _op_ready_at(self, b: int) -> int:
         """The cycle the next command of bank b's head relocation may issue."""
         op = self._ops[b][0]
         opened = self._open[b]
         if op.step == 0:
             if opened and opened[0] != op.src:
-                return self._ready_at("pre", b)
-            return self._ready_at("act", b)
-        return self._ready_at(("act", "act", "reloc", "pre")[op.step], b)
+                return self._bank_ready(b, PRE)
+            return self._bank_ready(b, ACT)
+        return self._bank_ready(b, (ACT, ACT, RELOC, PRE)[op.step])
 
     def _step_op(self, c: int, b: int) -> bool:
         """Advance the head relocation of bank b by one command if it can issue now."""
@@ -126,25 +130,25 @@ class SegmentCache:
         opened = self._open[b]
         if op.step == 0:
             if opened and opened[0] != op.src:
-                if self._ready("pre", b, c):
+                if self._bank_ready(b, PRE) <= c:
                     self._issue(c, PRE, b, extra=True)
                     return True
                 return False
             if not opened:
-                if self._ready("act", b, c):
+                if self._bank_ready(b, ACT) <= c:
                     self._issue(c, ACT, b, op.src, extra=True)
                     op.step = 1
                     return True
                 return False
             op.step = 1
         if op.step == 1:
-            if self._ready("act", b, c):
+            if self._bank_ready(b, ACT) <= c:
                 self._issue(c, ACT, b, op.dst, extra=True)
                 op.step = 2
                 return True
             return False
         if op.step == 2:
-            if self._ready("reloc", b, c):
+            if self._bank_ready(b, RELOC) <= c:
                 whole = self.cache == "lisa_villa"
                 self._issue(c, RELOC, b, op.dst, -1 if whole else op.done, extra=True)
                 op.done += self._unit if whole else 1
@@ -152,7 +156,7 @@ class SegmentCache:
                     op.step = 3
                 return True
             return False
-        if self._ready("pre", b, c):
+        if self._bank_ready(b, PRE) <= c:
             self._issue(c, PRE, b, extra=True)
             self._ops[b].pop(0)
             self.relocations.add()

@@ -361,3 +361,31 @@ def test_no_response_leaves_before_the_cache_controllers_bound(cache):
                                                     segment_bursts=4)
         assert mem.reaction_ps(mem.req, mem.resp) == preset(STANDARD).tCK_ps
         assert check_the_bound_at_every_slice(top, mem, src, sink, preset(STANDARD).tCK_ps, step=3, seed=seed)
+
+
+def test_column_first_serves_a_ready_row_hit_before_an_older_ready_activate_and_frfcfs_the_other_way():
+    # Cores issue at once (one read each outstanding). The core-2 read of bank 4 row 1 comes
+    # early but needs bank 4 precharged and activated; core 3's second read, of bank 12, comes
+    # later. Bank 12's row opens at cycle a, and at a + tRCD both that RD and bank 4's ACT may
+    # issue: column-first (the in-DRAM cache's default) takes the RD, frfcfs
+    # (DramController's rule) the older request's ACT; the other follows one cycle later.
+    streams = [[(1, 0, 0, False)], [(4, 0, 3, False), (1, 2, 0, False)], [(4, 1, 2, False), (0, 0, 2, False)],
+               [(8, 2, 1, False), (12, 1, 3, False)], [(4, 0, 2, False)]]
+    t = preset(STANDARD)
+    orders = {}
+    for scheduler in ("frfcfs_column_first", "frfcfs"):
+        top = Component("top", clock=dram_clock(t))
+        dram = InDramCacheController("dram", top, standard=STANDARD, cache="none", scheduler=scheduler,
+                                     gap_cycles=0, mlp=1)
+        checker = SubarrayTimingChecker("checker", top, standard=STANDARD, cache="none")
+        checker.watch(dram)
+        dram.attach_cores(streams)
+        log = []
+        dram.add_command_listener(lambda c, kind, rank, bg, bank, flat, row, column: log.append((c, kind, flat, row)))
+        Simulator(top, seed=1).run()
+        assert checker.violation_count.value == 0 and dram.reads.value == 8
+        a = next(c for c, kind, bank, row in log if (kind, bank, row) == (ACT, 12, 1))
+        orders[scheduler] = [(c - a, kind, bank) for c, kind, bank, row in log
+                             if (kind, bank, row) in ((RD, 12, 1), (ACT, 4, 1))]
+    assert orders == {"frfcfs_column_first": [(t.tRCD, RD, 12), (t.tRCD + 1, ACT, 4)],
+                      "frfcfs": [(t.tRCD, ACT, 4), (t.tRCD + 1, RD, 12)]}
