@@ -7,10 +7,13 @@ leaves as a MemRequest at its exact cycle and a fill comes back as a MemResponse
 memory (a DRAM controller, an interleaver, another cache) sits below. The cache ticks for
 both: at each tick it takes what arrived, runs the loop up to the earliest time anything
 from outside can reach it (the kernel's conservative lookahead, asked only while requests
-are out below, with a :class:`~archmodel.kernel.QuestionBackoff`), and ends a batch before
-a cycle that must send a line or finish the run, so those happen at their own edge. The
-core sleeps throughout and declares that it sends nothing on its own (its requests never
-leave the pair).
+are out below, with a :class:`~archmodel.kernel.QuestionBackoff`). Lines leave inside a
+batch, each timestamped with its own cycle (``OutPort.send_ahead``), while the credits to
+memory held at the batch's start last, and the batch stops before the first cycle an answer
+to one of them can arrive (its send plus the least round trip the wiring allows: the link
+latencies and the memory's least reaction), before a line that finds no credit, and before
+the run finishes. The core sleeps throughout and declares that it sends nothing on its own
+(its requests never leave the pair).
 
 Where it applies (``engine = "auto"`` picks it then, and the Python models otherwise):
 the core's ``req``/``resp`` are wired straight to a cache with one client, in one clock
