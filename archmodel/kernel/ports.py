@@ -199,12 +199,7 @@ class OutPort(Port):
                 arrival = now + ch.delay
             else:
                 arrival = ch.dst_domain.edge_after(now) + ch.tail_delay
-        ch.flight.append((arrival, msg))
-        ch.sent += 1
-        sim.transfers += 1
-        receiver = ch.dst_owner
-        if not receiver._awake:
-            sim._wake_later(receiver, arrival)
+        _put_in_flight(ch, sim, arrival, msg)
         if ch.traced:
             ch.offered = True
             ch.fired = True
@@ -241,12 +236,17 @@ class OutPort(Port):
         ch.blocked = False
         ch.busy_until = at_ps + ch.src_period
         ch.beats += 1
-        ch.flight.append((arrival, msg))
-        ch.sent += 1
-        sim.transfers += 1
-        receiver = ch.dst_owner
-        if not receiver._awake:
-            sim._wake_later(receiver, arrival)
+        _put_in_flight(ch, sim, arrival, msg)
+
+
+def _put_in_flight(ch: Channel, sim: Any, arrival: int, msg: Any) -> None:
+    """A sent message is on its way: counted, and its receiver woken for its arrival."""
+    ch.flight.append((arrival, msg))
+    ch.sent += 1
+    sim.transfers += 1
+    receiver = ch.dst_owner
+    if not receiver._awake:
+        sim._wake_later(receiver, arrival)
 
 
 def unpaired_port(port: Port) -> tuple[str, str] | None:
