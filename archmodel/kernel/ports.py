@@ -199,12 +199,7 @@ class OutPort(Port):
                 arrival = now + ch.delay
             else:
                 arrival = ch.dst_domain.edge_after(now) + ch.tail_delay
-        ch.flight.append((arrival, msg))
-        ch.sent += 1
-        sim.transfers += 1
-        receiver = ch.dst_owner
-        if not receiver._awake:
-            sim._wake_later(receiver, arrival)
+        _put_in_flight(ch, sim, arrival, msg)
         if ch.traced:
             ch.offered = True
             ch.fired = True
@@ -213,6 +208,45 @@ class OutPort(Port):
                 ch.marked = True
                 sim._touched.append(ch)
         return True
+
+    def send_ahead(self, msg: Any, at_ps: int) -> None:
+        """Send ``msg`` as the sender would at its own later edge ``at_ps``, for a model that
+        computes several cycles at once (see ``Component.settle``): the message arrives as
+        if sent then, and the credit is spent now. The sender must have known, when it
+        computed that cycle, that the channel would be ready then: it holds a credit now
+        (credits only return, so it holds one then too), ``at_ps`` is an edge of its clock
+        no earlier than now, and the link is free by then (so the messages it sends this
+        way go in the order of their times, and arrive in it). Ahead of time a message cannot be traced at its
+        edge, nor serialised over a width, so a traced or wide channel refuses it; so do
+        the broken conditions above, each with a :class:`ModelAssertion` naming the port."""
+        ch = self.channel
+        sim = ch.sim
+        domain = self.owner.domain
+        problem = None
+        if ch.traced or ch.width_bits:
+            problem = "the channel is traced or has a width (send at the edge itself)"
+        elif at_ps < sim.now or (at_ps - domain.phase_ps) % domain.period_ps:
+            problem = f"{at_ps} ps is not an edge of {domain.name} at or after now ({sim.now} ps)"
+        elif ch.credits <= 0 or ch.busy_until > at_ps:
+            problem = f"{ch.credits} credits, link busy until {ch.busy_until} ps"
+        if problem is not None:
+            raise ModelAssertion(f"{self.path}: send_ahead() at {at_ps} ps refused: {problem}")
+        arrival = at_ps + ch.delay if ch.same_domain else ch.dst_domain.edge_after(at_ps) + ch.tail_delay
+        ch.credits -= 1
+        ch.blocked = False
+        ch.busy_until = at_ps + ch.src_period
+        ch.beats += 1
+        _put_in_flight(ch, sim, arrival, msg)
+
+
+def _put_in_flight(ch: Channel, sim: Any, arrival: int, msg: Any) -> None:
+    """A sent message is on its way: counted, and its receiver woken for its arrival."""
+    ch.flight.append((arrival, msg))
+    ch.sent += 1
+    sim.transfers += 1
+    receiver = ch.dst_owner
+    if not receiver._awake:
+        sim._wake_later(receiver, arrival)
 
 
 def unpaired_port(port: Port) -> tuple[str, str] | None:

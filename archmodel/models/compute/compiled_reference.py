@@ -7,10 +7,13 @@ leaves as a MemRequest at its exact cycle and a fill comes back as a MemResponse
 memory (a DRAM controller, an interleaver, another cache) sits below. The cache ticks for
 both: at each tick it takes what arrived, runs the loop up to the earliest time anything
 from outside can reach it (the kernel's conservative lookahead, asked only while requests
-are out below, with a :class:`~archmodel.kernel.QuestionBackoff`), and ends a batch before
-a cycle that must send a line or finish the run, so those happen at their own edge. The
-core sleeps throughout and declares that it sends nothing on its own (its requests never
-leave the pair).
+are out below, with a :class:`~archmodel.kernel.QuestionBackoff`). Lines leave inside a
+batch, each timestamped with its own cycle (``OutPort.send_ahead``), while the credits to
+memory held at the batch's start last, and the batch stops before the first cycle an answer
+to one of them can arrive (its send plus the least round trip the wiring allows: the link
+latencies and the memory's least reaction), before a line that finds no credit, and before
+the run finishes. The core sleeps throughout and declares that it sends nothing on its own
+(its requests never leave the pair).
 
 Where it applies (``engine = "auto"`` picks it then, and the Python models otherwise):
 the core's ``req``/``resp`` are wired straight to a cache with one client, in one clock
@@ -88,7 +91,8 @@ class CompiledPair:
         self.geo = np.array([sets, ways, shift, cache.hit_latency_cycles, cache.mshrs, cache.mshr_targets,
                              cache.write_buffer, queue, cache.policy == "srrip", cache.write_hits_touch,
                              cache.in_order, core.window, rq.latency, rq.capacity, rs.latency, rs.capacity,
-                             core.check_reads, barrier_latency], dtype=np.int64)
+                             core.check_reads, barrier_latency, 0, 0], dtype=np.int64)
+        assert len(self.geo) == loop.GEO  # (the last two are set at the first tick: _wiring)
         self.cs = np.zeros(loop.CORE_SCALARS, dtype=np.int64)
         self.cs[[loop.WIN_SINCE, loop.DEP_SINCE, loop.DONE, loop.BAD, loop.LAST_ENTRY]] = -1
         self._phase(s)
@@ -118,6 +122,7 @@ class CompiledPair:
         self.o_line = np.zeros(out, dtype=np.int64)
         self.o_tag = np.zeros(out, dtype=np.int64)
         self.o_data = np.zeros((out, cache.line_bytes), dtype=np.uint8)
+        self.o_at = np.zeros(out, dtype=np.int64)
         self.rq_arr = np.zeros(rq.capacity, dtype=np.int64)
         self.rq_ref = np.zeros(rq.capacity, dtype=np.int64)
         self.rs_arr = np.zeros(rs.capacity, dtype=np.int64)
@@ -127,6 +132,7 @@ class CompiledPair:
         self.sent: dict = {}  # tag -> (kind, line, cycle it was due to leave), for the answers below
         self.lookahead = QuestionBackoff()
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
+        self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
         self.exits: dict = {}
         self.finished = False
 
@@ -153,6 +159,8 @@ class CompiledPair:
             cache.sleep()
             return
         c = cache.cycle
+        if not self.geo[loop.G_ROUND_TRIP]:
+            self._wiring()
         if cache.mem_resp.valid:
             answer = cache.mem_resp.recv()
             kind, line, leave = self.sent.pop(answer.tag)
@@ -167,8 +175,13 @@ class CompiledPair:
             self.ks[loop.WAKE] = min(self.ks[loop.WAKE], c)  # an arrival wakes the cache
             self.ks[loop.MEM_WAITING] = len(cache.mem_resp)
         ks = self.ks
-        if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and cache.mem_req.ready:
-            self._send()
+        # Lines may leave in the batch while the credits held now last (see the loop module);
+        # a line due now that finds none marks the channel waited on, as a failed send does.
+        channel = cache.mem_req.channel
+        ks[loop.BUDGET] = channel.credits if channel.busy_until <= cache.sim.now else 0
+        if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and not cache.mem_req.ready:
+            ks[loop.BUDGET] = 0
+        ks[loop.CAP] = loop.NEVER
         before = self.cs[loop.REFS]
         # The first cycle needs no lookahead (what arrives at it has arrived): the question
         # is asked only when the pair has more to do than wait for the memory below.
@@ -176,6 +189,8 @@ class CompiledPair:
         while True:
             more, reason = self._run(c, c + ran, end)
             ran += more
+            if ks[loop.O_OUT]:
+                self._send()
             if reason == loop.EXIT_PHASE:
                 stream = self.core.next_phase()
                 why = _crossing(stream, cache.line_bytes)
@@ -185,8 +200,8 @@ class CompiledPair:
             elif reason != loop.EXIT_END:
                 break
             if c + ran >= end:
-                if asked:
-                    break
+                if asked or c + ran >= ks[loop.CAP]:
+                    break  # (an answer to a line just sent may come next: no question needed)
                 end, asked = self._end(c), True
                 if c + ran >= end:
                     break
@@ -224,7 +239,7 @@ class CompiledPair:
                         self.value, self.check, self.answered, self.waiting, self.older, self.tags, self.age,
                         self.dirty, self.valid, self.data, self.mline, self.mcount, self.mtarg, self.job_ref,
                         self.job_left, self.job_done, self.job_val, self.job_free, self.jq, self.o_leave,
-                        self.o_kind, self.o_line, self.o_tag, self.o_data, self.rq_arr, self.rq_ref, self.rs_arr,
+                        self.o_kind, self.o_line, self.o_tag, self.o_data, self.o_at, self.rq_arr, self.rq_ref, self.rs_arr,
                         self.rs_ref, self.rs_val)
 
     def _end(self, c: int) -> int:
@@ -246,18 +261,40 @@ class CompiledPair:
         return end
 
     def _send(self) -> None:
-        """The line at the head of the queue to memory leaves now (the channel is ready)."""
+        """Hand the lines the loop sent to the channel to memory, each at its cycle."""
         cache, ks = self.cache, self.ks
-        h = int(ks[loop.O_HEAD])
-        kind, line, tag, leave = int(self.o_kind[h]), int(self.o_line[h]), int(self.o_tag[h]), int(self.o_leave[h])
-        write = kind == loop.KIND_WB
-        request = MemRequest(address=line * cache.line_bytes, size_bytes=cache.line_bytes, is_write=write,
-                             data=self.o_data[h].tobytes() if write else None, source=cache.path, tag=tag,
-                             created_ps=cache.sim.now)
-        cache.mem_req.send(request)
-        ks[loop.O_HEAD] = (h + 1) % len(self.o_leave)
-        ks[loop.O_LEN] -= 1
-        self.sent[tag] = (kind, line, leave)
+        domain, port, now = cache.domain, cache.mem_req, cache.sim.now
+        size = len(self.o_leave)
+        for k in range(int(ks[loop.O_OUT]), 0, -1):
+            h = (int(ks[loop.O_HEAD]) - k) % size
+            kind, line, tag, leave = int(self.o_kind[h]), int(self.o_line[h]), int(self.o_tag[h]), int(self.o_leave[h])
+            write = kind == loop.KIND_WB
+            at = domain.phase_ps + int(self.o_at[h]) * domain.period_ps
+            request = MemRequest(address=line * cache.line_bytes, size_bytes=cache.line_bytes, is_write=write,
+                                 data=self.o_data[h].tobytes() if write else None, source=cache.path, tag=tag,
+                                 created_ps=at)
+            if at == now:
+                port.send(request)
+            else:
+                port.send_ahead(request, at)
+                self.sent_ahead += 1
+            self.sent[tag] = (kind, line, leave)
+        ks[loop.O_OUT] = 0
+
+    def _wiring(self) -> None:
+        """The least round trip through the memory below, in cycles, and whether lines may
+        leave ahead (see the loop module), from the kernel's bounds on the wiring: the
+        link's latency and the least reactions on the way back (``ConnectionGraph.remaining``)."""
+        cache = self.cache
+        channel = cache.mem_req.channel
+        back = cache.sim.connection_graph.remaining(cache).get(channel)
+        if back is None:
+            trip = loop.NEVER  # nothing it sends can ever come back
+        else:
+            least = (channel.delay if channel.same_domain else channel.tail_delay) + back
+            trip = max(1, -(-least // cache.domain.period_ps))
+        self.geo[loop.G_ROUND_TRIP] = trip
+        self.geo[loop.G_AHEAD] = channel.width_bits is None
 
     def _bad_read(self, i: int) -> str:
         size = int(self.size[i])

@@ -14,12 +14,17 @@ The Python cache counts a stalled access once per tick it retries (``mshr_stalls
 ticks only when awake, so the loop follows when it would be (``WAKE``: woken by a request
 arriving, a fill, a credit it waited for, or the time it asked for) to count the same.
 
-Only the first cycle of a batch may touch the outside (take a fill that arrived, send a
-line to memory, finish): the loop stops before any later cycle that would, so the driver
-does those at the kernel's time of that cycle. A line leaves at the end of the Python
-cache's tick, but which line leaves at cycle c is known at its start (a line queued at c
-leaves at c + 1 at the earliest), so the driver sends it before the loop runs c, and asks
-the lookahead with the memory below already holding it.
+Only the first cycle of a batch may take a fill that arrived or finish: the loop stops
+before any later cycle that would, so the driver does those at the kernel's time of that
+cycle. Lines to memory leave inside the batch, each at its own cycle, while the credits held
+at the batch's start last: credits only return, so the channel is ready then for the Python
+cache too (with none left, the loop stops before the cycle, and the driver sends when the
+channel says it may). The driver hands them to the channel after the loop, timestamped
+(``OutPort.send_ahead``), and the batch stops before the first cycle an answer to any of
+them can arrive: its send plus the least round trip through the memory below
+(``geo[G_ROUND_TRIP]``, from the kernel's wiring bounds). A line leaves at the end of the Python cache's tick, but
+which line leaves at cycle c is known at its start (a line queued at c leaves at c + 1 at
+the earliest), so the loop sends it before computing c.
 """
 
 from __future__ import annotations
@@ -39,14 +44,24 @@ ENTERED, RETIRED, MORE, EARLIEST, NWAIT, WIN_SINCE, DEP_SINCE, DONE, REFS, READS
 CORE_SCALARS = 19
 # cache scalars (ks)
 CUR, JN, NM, UNACKED, NEXT_TAG, ACCESSES, HITS, DELAYED, MISSES, WRITEBACKS, BYTES_READ, BYTES_WRITTEN, \
-    MSHR_STALLS, OCC_AREA, OCC_SINCE, OCC_MAX, LRU_CLOCK, O_HEAD, O_LEN, WAKE, RS_BLOCKED, MEM_WAITING = range(22)
-CACHE_SCALARS = 22
+    MSHR_STALLS, OCC_AREA, OCC_SINCE, OCC_MAX, LRU_CLOCK, O_HEAD, O_LEN, WAKE, RS_BLOCKED, MEM_WAITING, \
+    BUDGET, CAP, O_OUT = range(25)
+CACHE_SCALARS = 25
+# BUDGET: lines the batch may still send (the credits held at its start); CAP: the first cycle
+# an answer to a line sent in the batch can arrive (the batch stops before it); O_OUT: lines
+# sent in the batch that the driver has not handed to the channel yet (the O_OUT entries
+# before O_HEAD, each sent at its cycle in o_at).
 NEVER = 1 << 62
 # channel scalars (qs): the request ring (core -> cache) and the answer ring (cache -> core)
 RQ_HEAD, RQ_LEN, RQ_TAKEN, RS_HEAD, RS_LEN, RS_TAKEN = range(6)
 # what a batch ended on
-EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE, EXIT_QUIET = range(7)
-EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase", "quiet")
+EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE, EXIT_QUIET, EXIT_ANSWER = range(8)
+EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase", "quiet", "answer")
+# geo entries the driver fills in at the first tick, from the wiring: the least round trip
+# through the memory below (cycles from a line's send to the first cycle an answer can
+# arrive), and whether lines may leave ahead (no width on the channel to memory)
+G_ROUND_TRIP, G_AHEAD = 18, 19
+GEO = 20
 # what a line to memory is
 KIND_FILL, KIND_WB = 0, 1
 
@@ -192,7 +207,7 @@ def fill(c, kind, line, fill_data, geo, ks, tags, valid, data, mline, mcount, mt
 @jit
 def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, check, answered,
         waiting, older, tags, age, dirty, valid, data, mline, mcount, mtarg, job_ref, job_left, job_done,
-        job_val, job_free, jq, o_leave, o_kind, o_line, o_tag, o_data, rq_arr, rq_ref,
+        job_val, job_free, jq, o_leave, o_kind, o_line, o_tag, o_data, o_at, rq_arr, rq_ref,
         rs_arr, rs_ref, rs_val):  # pragma: no cover - compiled
     """Cycles start .. end - 1 (at most) of the phase in ``addr`` ..., the kernel being at
     cycle ``now``; returns (cycles run, exit reason). At the end of a phase that another
@@ -203,15 +218,30 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
     srrip, touch_writes, in_order, window, rq_lat, rq_cap, rs_lat, rs_cap = geo[8] == 1, geo[9] == 1, geo[10] == 1, \
         geo[11], geo[12], geo[13], geo[14], geo[15]
     check_reads, barrier_latency = geo[16] == 1, geo[17]
+    round_trip, ahead = geo[G_ROUND_TRIP], geo[G_AHEAD] == 1
     n = len(addr)
     line_bytes = 1 << shift
     mask = line_bytes - 1
+    out_cap = len(o_leave)
     c = start
     while c < end:
+        if c >= ks[CAP]:
+            return c - start, EXIT_ANSWER  # an answer to a line sent in this batch may arrive now
+        if ks[O_LEN] > 0 and o_leave[ks[O_HEAD]] <= c:
+            # the line at the head leaves now, if the channel is ready for it (see above)
+            if ks[BUDGET] > 0 and (ahead or c == now):
+                h = ks[O_HEAD]
+                o_at[h] = c
+                ks[O_HEAD] = (h + 1) % out_cap
+                ks[O_LEN] -= 1
+                ks[O_OUT] += 1
+                ks[BUDGET] -= 1
+                if c + round_trip < ks[CAP]:
+                    ks[CAP] = c + round_trip
+            elif c > now:
+                return c - start, EXIT_SEND
         if c > now:
             # cycles after the first must not touch the outside: stop before one that would
-            if ks[O_LEN] > 0 and o_leave[ks[O_HEAD]] <= c:
-                return c - start, EXIT_SEND
             if not cs[MORE] and cs[ANSWERED] == n - 1 and qs[RS_LEN] > 0 and rs_arr[qs[RS_HEAD]] <= c:
                 return c - start, EXIT_FINISH
             if n == 0 and not cs[MORE] and c >= cs[EARLIEST]:
@@ -342,7 +372,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
                 break
             if in_order:
                 break
-        # (the line leaving at the first cycle, if any, left before the loop: see the driver)
+        # (the line leaving at this cycle, if any, left at its start: see above)
         if ticking:
             ks[WAKE] = c + 1 if again else _rest(c, ks, qs, rq_arr, job_left, job_done, jq, o_leave, queue,
                                                  in_order)
@@ -446,7 +476,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
         after = _quiet_until(c, n, window, cs, ks, qs, job_left, jq)
         if after > c + 1:
             # nothing inside can change before ``after`` (NEVER: before a fill arrives): skip
-            if after >= end:
+            if after >= end or after >= ks[CAP]:
                 cs[QUIET_UNTIL] = after
                 return c - start + 1, EXIT_QUIET
             c = after
