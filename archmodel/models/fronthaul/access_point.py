@@ -12,7 +12,6 @@ import attrs
 from archmodel.kernel import (ArchError, Component, Counter, Distribution, In, Out, Param, Utilisation,
                               at_least, model)
 
-from . import signal
 from .frames import Frame, SlotPlan
 
 _NEVER = 1 << 62
@@ -122,16 +121,19 @@ class AccessPoint(Component):
 
     def tick(self) -> None:
         now = self.sim.now
-        if self.relaying and self.upstream.valid and not self.outbox and not self.ready and self.next_end > now:
-            # Without INP most edges only pass an upstream frame on: do just that.
-            frame = self.upstream.recv()
+        upstream = self.upstream
+        if self.relaying and upstream.valid and not self.outbox and not self.ready and self.next_end > now:
+            # Without INP most edges only pass an upstream frame on: do just that. The wake-up
+            # for the next own chunk is usually asked already (_schedule would ask nothing).
+            frame = upstream.recv()
             self.forwarded.value += 1
             if self.out.try_send(frame):
                 self.bits_sent.value += frame.bits
             else:
                 heapq.heappush(self.outbox, (now, next(self.seq), frame))
             self.sleep()
-            self._schedule()
+            if self.outbox or (self.next_end != self.asked_ps and self.next_end != _NEVER):
+                self._schedule()
             return
         plan = self.role.plan
         if self.upstream.connected and self.upstream.valid:
@@ -175,12 +177,11 @@ class AccessPoint(Component):
         self.processing_busy.value += -(-self.processing_ps // self.domain.period_ps)
         carried = None
         if chunk == 0:
-            channel = role.scene.channel(slot, role.index)
             if self.inp:
                 upstream_signal = upstream.signal if upstream is not None else None
                 carried = role.scene.inp_forwarded(slot, role.index, upstream_signal, self.rate_bits)
             else:
-                carried = signal.per_ap_compressed(channel, self.rate_bits)
+                carried = role.scene.own_compressed(slot, role.index, self.rate_bits)
         frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)
         heapq.heappush(self.outbox, (done, next(self.seq), frame))
         self.own_frames.value += 1

@@ -63,22 +63,30 @@ class FronthaulLink(Component):
 
     def _serialise_ps(self, bits: int) -> int:
         # A stripe's frames come in a few sizes (one per chunk length): compute each once.
-        took = self.serialising.get(bits)
-        if took is None:
-            took = self.serialising[bits] = serialisation_ps(bits, self.capacity_bps)
+        took = self.serialising[bits] = serialisation_ps(bits, self.capacity_bps)
         return took
 
     def tick(self) -> None:
-        now = self.sim.now
+        # The hot path of a run without in-network processing (every frame crosses up to L
+        # links): attribute lookups are hoisted and the kernel is asked for a wake-up only
+        # when the head of the wire changes.
+        sim = self.sim
+        now = sim.now
         wire = self.wire
-        if self.inp.valid:
-            frame = self.inp.recv()
-            start = now if now > self.free_ps else self.free_ps
-            self.free_ps = start + self._serialise_ps(frame.bits)
-            wire.append((self.free_ps + self.flight_ps, frame))
+        inp = self.inp
+        if inp.valid:
+            frame = inp.recv()
+            free = self.free_ps
+            start = now if now > free else free
+            bits = frame.bits
+            took = self.serialising.get(bits)
+            if took is None:
+                took = self._serialise_ps(bits)
+            free = self.free_ps = start + took
+            wire.append((free + self.flight_ps, frame))
             self.frames.value += 1
-            self.bits.value += frame.bits
-            self.busy_ps.value += self.free_ps - start
+            self.bits.value += bits
+            self.busy_ps.value += took
             self.queueing.samples.append((start - now) / 1000)
         if wire and wire[0][0] <= now and self.out.try_send(wire[0][1]):
             wire.popleft()
@@ -90,4 +98,4 @@ class FronthaulLink(Component):
             wake = wire[0][0]
             if self.tracing and now < self.free_ps < wake:
                 wake = self.free_ps  # show the end of serialisation on the waveform
-            self.wake_at(wake if wake > now else now + self.period)
+            sim.wake_at(self, wake if wake > now else now + self.period)

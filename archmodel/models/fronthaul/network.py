@@ -163,6 +163,7 @@ class FronthaulNetwork(Component):
         shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s), self.antennas))
                                  for s in stripes])
         self.scene.plan_inp(stripes, inp_bits)
+        self.scene.plan_own(shared)
         self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes), tuple(inp_bits), shared))
 
     def _inp_dims(self, position: int) -> int:
