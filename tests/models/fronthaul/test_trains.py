@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from archmodel.kernel import ClockDomain, ParameterError, Simulator
+from archmodel.kernel import ArchError, ClockDomain, ParameterError, Simulator
 from archmodel.models.fronthaul import FronthaulNetwork
 
 
@@ -79,3 +79,16 @@ def test_trains_refuse_inp_and_waveforms():
         FronthaulNetwork("fh", engine="trains", inp=True, clock=ClockDomain("ns", 1000))
     with pytest.raises(ParameterError, match="engine"):
         FronthaulNetwork("fh", engine="train", clock=ClockDomain("ns", 1000))
+
+
+def test_trains_with_waveforms_is_an_error_naming_the_engine(tmp_path, monkeypatch):
+    from archmodel.trace import VcdTracer
+
+    monkeypatch.chdir(tmp_path)
+    top = FronthaulNetwork("fh", engine="trains", inp=False, aps=2, stripes=1, users=1, antennas=1, slots=1,
+                           clock=ClockDomain("ns", 1000))
+    sim = Simulator(top)
+    sim.add_observer(VcdTracer(tmp_path / "w.vcd"))
+    with pytest.raises(ArchError, match="engine = 'trains' sends frames ahead") as info:
+        sim.run()
+    assert info.value.hint == "trace with engine = 'auto' or 'frames'"
