@@ -60,8 +60,8 @@ def speed(slots: int) -> None:
     print(f"{'scheme':<16} {'build s':>8} {'run s':>8} {'ticks':>10} {'frames':>10} {'slots/s':>8} "
           f"{'sum rate':>9} {'no-INP':>8} {'unlimited':>9} {'latency us':>10}")
     runs = {}
-    for label, inp, engine in (("INP", "true", '"auto"'), ("no INP, trains", "false", '"auto"'),
-                               ("no INP, frames", "false", '"frames"')):
+    for label, inp, engine in (("INP", "true", '"auto"'), ("no INP trains", "false", '"auto"'),
+                               ("no INP frames", "false", '"frames"')):
         params = dict(aps=64, M=8, L=8, users=16, antennas=4, slots=slots, inp=inp, engine=engine)
         summary, cost = run_point(params)
         if inp == "true":
@@ -72,7 +72,7 @@ def speed(slots: int) -> None:
               f"{cost['ticks']:10d} {cost['frames']:10d} {summary['slots'] / total:8.1f} "
               f"{summary['sum_rate']:9.2f} {summary['sum_rate_no_inp']:8.2f} {summary['sum_rate_unlimited']:9.2f} "
               f"{summary['latency_us']:10.1f}", flush=True)
-    (trains, fast), (frames, slow) = runs["no INP, trains"], runs["no INP, frames"]
+    (trains, fast), (frames, slow) = runs["no INP trains"], runs["no INP frames"]
     assert trains == frames, "the trains engine must give the frame-by-frame figures"
     print(f"no INP: frames / trains CPU time {slow / fast:.2f}x (same figures)")
 
