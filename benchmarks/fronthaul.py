@@ -7,7 +7,9 @@ sum rate and slot latency over link capacity C and the number of stripes M.
 stripes of 8, 1000 TDD slots of 1 ms (14 frames per AP and slot), timing and signal level in
 one run, with and without in-network processing: build time and run time in process CPU
 seconds, component ticks, frames carried by the links, and the sum rates as a check (the
-decoded INP rate must equal the scene's reference).
+decoded INP rate must equal the scene's reference). Without INP it runs twice: frames sent
+ahead in trains (``engine = "auto"``) and every frame a message on every link (``engine =
+"frames"``); their summaries must be equal, and the ratio of their CPU times is printed.
 
 **INP gain against capacity** (unless ``--no-gains``). 16 APs x 4 antennas, 8 users, on 4
 stripes of 4, 2 of 8 and the bus, C from 25 Mbit/s to 12.8 Gbit/s, six user drops (seeds 0 to
@@ -52,19 +54,27 @@ def run_point(params: dict, seed: int = 0) -> tuple[dict, dict]:
 
 
 def speed(slots: int) -> None:
+    """The speed table: INP, and no INP with frames sent ahead in trains (engine auto) beside
+    the frame-by-frame engine on the same system, whose figures must be the same."""
     print(f"64 APs x 4 antennas, 16 users, 8 stripes of 8, {slots} slots of 1 ms (timing and signal level)")
-    print(f"{'scheme':<8} {'build s':>8} {'run s':>8} {'ticks':>10} {'frames':>10} {'slots/s':>8} "
+    print(f"{'scheme':<16} {'build s':>8} {'run s':>8} {'ticks':>10} {'frames':>10} {'slots/s':>8} "
           f"{'sum rate':>9} {'no-INP':>8} {'unlimited':>9} {'latency us':>10}")
-    for inp in ("true", "false"):
-        params = dict(aps=64, M=8, L=8, users=16, antennas=4, slots=slots, inp=inp)
+    runs = {}
+    for label, inp, engine in (("INP", "true", '"auto"'), ("no INP trains", "false", '"auto"'),
+                               ("no INP frames", "false", '"frames"')):
+        params = dict(aps=64, M=8, L=8, users=16, antennas=4, slots=slots, inp=inp, engine=engine)
         summary, cost = run_point(params)
         if inp == "true":
             assert abs(summary["sum_rate"] - summary["sum_rate_inp"]) < 1e-9 * summary["sum_rate_inp"]
         total = cost["build_s"] + cost["run_s"]
-        print(f"{'INP' if inp == 'true' else 'no INP':<8} {cost['build_s']:8.2f} {cost['run_s']:8.2f} "
+        runs[label] = summary, total
+        print(f"{label:<16} {cost['build_s']:8.2f} {cost['run_s']:8.2f} "
               f"{cost['ticks']:10d} {cost['frames']:10d} {summary['slots'] / total:8.1f} "
               f"{summary['sum_rate']:9.2f} {summary['sum_rate_no_inp']:8.2f} {summary['sum_rate_unlimited']:9.2f} "
               f"{summary['latency_us']:10.1f}", flush=True)
+    (trains, fast), (frames, slow) = runs["no INP trains"], runs["no INP frames"]
+    assert trains == frames, "the trains engine must give the frame-by-frame figures"
+    print(f"no INP: frames / trains CPU time {slow / fast:.2f}x (same figures)")
 
 
 def gains(slots: int, seeds=range(6), capacities=(25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800),

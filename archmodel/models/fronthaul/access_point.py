@@ -12,10 +12,9 @@ import attrs
 from archmodel.kernel import (ArchError, Component, Counter, Distribution, In, Out, Param, Utilisation,
                               at_least, model)
 
-from . import signal
-from .frames import Frame, SlotPlan
+from .frames import NEVER_PS, Frame, FrameTrain, SlotPlan
 
-_NEVER = 1 << 62
+_NEVER = NEVER_PS
 
 
 @attrs.frozen(eq=False)
@@ -24,7 +23,9 @@ class ApRole:
     scene, its ``stripe``, ``dims`` (complex dimensions of the signal it sends: its antennas, or
     with INP the users, at most the antennas at and upstream of it), ``share`` (APs whose frames share
     the CP-side link: 1 with in-network processing, the stripe's length without),
-    ``capacity_bps`` of its outgoing link, the TDD ``plan`` and the radio ``scene``."""
+    ``capacity_bps`` of its outgoing link, the TDD ``plan`` and the radio ``scene``; ``trains``:
+    send frames ahead of their time in :class:`~.frames.FrameTrain` messages (without INP only,
+    see :class:`~.network.FronthaulNetwork`'s ``engine``)."""
 
     index: int
     stripe: int
@@ -33,6 +34,7 @@ class ApRole:
     capacity_bps: float
     plan: SlotPlan
     scene: Any
+    trains: bool = False
 
 
 @model
@@ -51,6 +53,16 @@ class AccessPoint(Component):
     compresses its own samples to its share of the CP-side link (``processing_ps`` after they
     are complete) and forwards every upstream frame at the edge it arrives. Frames leave in the
     order they become ready, one per cycle.
+
+    With ``trains`` (no INP, no waveforms) it computes what it would send ahead: at the first
+    chunk of each uplink slot it forms the slot's own frames (their processing times follow
+    from the chunk ends and ``processing_ps``), merges them with the upstream frames that came
+    in trains, in the order and at the edges the frame-by-frame model sends them (by ready
+    time, then by when they became known, one per cycle), and sends every frame no later
+    frame could precede in one :class:`~.frames.FrameTrain`, with its promise of the earliest
+    edge anything it sends later reaches the link (from its next own frame and the upstream
+    promise): the statistics are the frame-by-frame model's to the bit, with a few messages
+    per slot instead of one per frame and hop.
 
     It is built by :class:`~archmodel.models.fronthaul.network.FronthaulNetwork`, which tells
     it its place (:meth:`attach`). Statistics: frames of its own and forwarded, bits sent, how
@@ -98,6 +110,8 @@ class AccessPoint(Component):
         self.relaying = not self.inp and self.upstream.connected and not self.tracing
         self.asked_ps = -1  # the wake-up last asked for (the kernel keeps it until it comes)
         self._advance(None)
+        if self.role.trains:
+            self._start_trains()
 
     def _advance(self, current) -> None:
         """Make the own chunk after ``current`` (None: the first) the next one, and remember
@@ -113,6 +127,9 @@ class AccessPoint(Component):
         # Frames to send and a chunk in processing are work; an own chunk waiting for its
         # upstream frame is not (the AP waits for input, as a sink does): the frame may be a
         # whole stripe away, longer than a watchdog window, without anything being stuck.
+        # With trains the frames held wait for the upstream promise, input too.
+        if self.role is not None and self.role.trains:
+            return None
         held = len(self.outbox) + (1 if self.busy_until > self.sim.now else 0)
         return f"{held} frames" if held else None
 
@@ -121,17 +138,23 @@ class AccessPoint(Component):
         return [c for c in (upstream, self.out.channel.dst_owner) if c is not None]
 
     def tick(self) -> None:
+        if self.role.trains:
+            self._tick_trains()
+            return
         now = self.sim.now
-        if self.relaying and self.upstream.valid and not self.outbox and not self.ready and self.next_end > now:
-            # Without INP most edges only pass an upstream frame on: do just that.
-            frame = self.upstream.recv()
+        upstream = self.upstream
+        if self.relaying and upstream.valid and not self.outbox and not self.ready and self.next_end > now:
+            # Without INP most edges only pass an upstream frame on: do just that. The wake-up
+            # for the next own chunk is usually asked already (_schedule would ask nothing).
+            frame = upstream.recv()
             self.forwarded.value += 1
             if self.out.try_send(frame):
                 self.bits_sent.value += frame.bits
             else:
                 heapq.heappush(self.outbox, (now, next(self.seq), frame))
             self.sleep()
-            self._schedule()
+            if self.outbox or (self.next_end != self.asked_ps and self.next_end != _NEVER):
+                self._schedule()
             return
         plan = self.role.plan
         if self.upstream.connected and self.upstream.valid:
@@ -175,12 +198,11 @@ class AccessPoint(Component):
         self.processing_busy.value += -(-self.processing_ps // self.domain.period_ps)
         carried = None
         if chunk == 0:
-            channel = role.scene.channel(slot, role.index)
             if self.inp:
                 upstream_signal = upstream.signal if upstream is not None else None
                 carried = role.scene.inp_forwarded(slot, role.index, upstream_signal, self.rate_bits)
             else:
-                carried = signal.per_ap_compressed(channel, self.rate_bits)
+                carried = role.scene.own_compressed(slot, role.index, self.rate_bits)
         frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)
         heapq.heappush(self.outbox, (done, next(self.seq), frame))
         self.own_frames.value += 1
@@ -207,3 +229,69 @@ class AccessPoint(Component):
             if wake != self.asked_ps or wake <= now:
                 self.asked_ps = wake
                 self.wake_at(wake)
+
+    # -- trains: the frames of a slot computed ahead (no INP) --------------------------------
+    def _start_trains(self) -> None:
+        self.held: list = []  # heap of (ready_ps, known_ps, own, seq, Frame) not yet sent
+        self.up_until = 0 if self.upstream.connected else _NEVER  # upstream promise: nothing known yet
+        self.sent_ps = -_NEVER  # the edge the last frame leaves (as the frame-by-frame model sends it)
+        self.promised = -1
+
+    def _own_slot(self, slot: int) -> None:
+        """Form the own frames of ``slot`` as the frame-by-frame model processes them: chunk c
+        from the first edge at or after both its end and the previous chunk's processing."""
+        role, plan, domain = self.role, self.role.plan, self.domain
+        cycles = -(-self.processing_ps // domain.period_ps)
+        for chunk in range(plan.chunks):
+            start = domain.edge_at_or_after(max(plan.chunk_end_ps(slot, chunk), self.busy_until))
+            done = self.busy_until = start + self.processing_ps
+            self.processing_busy.value += cycles
+            carried = role.scene.own_compressed(slot, role.index, self.rate_bits) if chunk == 0 else None
+            frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)
+            # known at its processing start, after an upstream frame arriving at the same edge
+            heapq.heappush(self.held, (done, start, 1, next(self.seq), frame))
+            self.own_frames.value += 1
+
+    def _tick_trains(self) -> None:
+        now = self.sim.now
+        held = self.held
+        if self.upstream.connected and self.upstream.valid:
+            train = self.upstream.recv()
+            for frame, arrival in train.frames:
+                heapq.heappush(held, (arrival, arrival, 0, next(self.seq), frame))
+            self.forwarded.value += len(train.frames)
+            self.up_until = train.until_ps
+        formed = False
+        while self.next_end <= now:
+            self._own_slot(self.next_chunk[0])
+            self._advance((self.next_chunk[0], self.role.plan.chunks - 1))
+            formed = True
+        if formed:
+            self.progress()  # new work from the air (see _process)
+        # Send, in the frame-by-frame model's order and at its edges, every frame that no
+        # frame not yet known could precede: one ready before the upstream promise and before
+        # the next own frame (processing takes at least processing_ps from its chunk's end).
+        period, edge = self.domain.period_ps, self.domain.edge_at_or_after
+        own = self.next_end + self.processing_ps if self.next_end != _NEVER else _NEVER
+        limit = min(self.up_until, own)
+        sent, out, bits, phase = self.sent_ps, [], 0, self.domain.phase_ps
+        while held and held[0][0] < limit:
+            ready, _, _, _, frame = heapq.heappop(held)
+            leave = ready + (phase - ready) % period  # edge(ready), inlined: ready is past the phase
+            sent = leave if leave > sent + period else sent + period
+            out.append((frame, sent + period))
+            bits += frame.bits
+        self.sent_ps = sent
+        self.bits_sent.value += bits
+        # What it sends later leaves no earlier than the earliest of: a frame held, its next
+        # own frame (processing takes at least processing_ps from the chunk's end), anything
+        # upstream may still send.
+        low = min(held[0][0] if held else _NEVER, limit)
+        until = _NEVER if low >= _NEVER else max(edge(low), sent + period) + period
+        if out or until != self.promised:
+            self.out.send(FrameTrain(tuple(out), until))
+            self.promised = until
+        self.sleep()
+        if self.next_end != _NEVER and self.asked_ps != self.next_end:
+            self.asked_ps = self.next_end
+            self.wake_at(self.next_end)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import attrs
@@ -18,7 +19,8 @@ class CpRole:
     """What the CP must know, set by the network: the TDD ``plan``, the radio ``scene``, the
     ``frames_per_slot`` that make a slot complete, each stripe's AP indices (far end first),
     and the compression rates (bits per channel use) of the two schemes (by place along a
-    stripe with INP, per AP without), for the reference sum rates."""
+    stripe with INP, per AP without), for the reference sum rates; ``trains``: frames come in
+    :class:`~.frames.FrameTrain` messages, ahead of their time."""
 
     plan: SlotPlan
     scene: Any
@@ -26,6 +28,7 @@ class CpRole:
     stripes: tuple
     inp_bits: tuple
     no_inp_bits: Any
+    trains: bool = False
 
 
 def _gain(c) -> float | None:
@@ -47,6 +50,11 @@ class CentralProcessor(Component):
     the CP also computes, from the network's radio scene, the reference sum rates of sequential
     in-network processing, of per-AP compression without it, and of unlimited fronthaul
     (every sample), so one run compares the schemes; ``inp_gain`` is the first over the second.
+
+    With trains, frames come ahead of their time, each with the edge it would arrive at: the
+    CP counts them as they come, and completes a slot at the edge its last frame would arrive,
+    summing the slot's information in the order the frame-by-frame CP would (by arrival, then
+    port).
 
     Built by :class:`~archmodel.models.fronthaul.network.FronthaulNetwork` (:meth:`attach`).
     """
@@ -72,7 +80,8 @@ class CentralProcessor(Component):
         self.role: CpRole | None = None
         self.port_bits = [self.add_stat(f"ingress_bits[{i}]", Counter("bits", f"bits received from stripe {i}"))
                           for i in range(self.stripes)]
-        self.pending: dict = {}  # slot -> [frames received, information so far]
+        self.pending: dict = {}  # slot -> [frames received, information so far (with trains: its parts)]
+        self.due: list = []  # with trains: heap of (arrival_ps, port, slot, parts) of complete slots
         self.remaining = 0
         self.completed = self.register("completed", 0, width=32)
 
@@ -87,16 +96,61 @@ class CentralProcessor(Component):
                             "what a complete slot is", hint="use FronthaulNetwork(aps = ..., stripes = ...)")
 
     def holding(self) -> str | None:
+        # With trains a slot's frames come early and the slot completes at a requested time:
+        # nothing waits on the CP.
+        if self.role is not None and self.role.trains:
+            return None
         return f"{len(self.pending)} incomplete slots" if self.pending else None
 
     def waiting_for(self) -> list:
         return [port.channel.src_owner for port in self.inp]
 
     def tick(self) -> None:
+        if self.role.trains:
+            self._tick_trains()
+            return
         for number, port in enumerate(self.inp):
             if port.valid:
                 self._receive(number, port.recv())
         self.sleep()
+
+    def _tick_trains(self) -> None:
+        now = self.sim.now
+        for number, port in enumerate(self.inp):
+            if port.valid:
+                for frame, arrival in port.recv().frames:
+                    self._take(number, frame, arrival)
+        due = self.due
+        while due and due[0][0] <= now:
+            arrival, _, slot, parts = heapq.heappop(due)
+            if arrival < now:
+                self.fail(f"slot {slot} was complete at {arrival} ps, but its last frame came only now")
+            information = 0.0
+            for _, _, part in sorted(parts, key=lambda p: p[:2]):
+                information = information + part.information()
+            self._complete(slot, information)
+            if self.sim.stopped is not None:
+                return
+        self.sleep()
+        if due:
+            self.wake_at(due[0][0])
+
+    def _take(self, number: int, frame, arrival: int) -> None:
+        """Count a frame that came in a train, due at ``arrival``; a slot whose frames are all
+        in is due when its last one would arrive."""
+        self.port_bits[number].value += frame.bits
+        self.ingress_bits.value += frame.bits
+        entry = self.pending.get(frame.slot)
+        if entry is None:
+            entry = self.pending[frame.slot] = [0, [], (-1, -1)]
+        entry[0] += 1
+        if frame.signal is not None:
+            entry[1].append((arrival, number, frame.signal))
+        if (arrival, number) > entry[2]:
+            entry[2] = (arrival, number)
+        if entry[0] == self.role.frames_per_slot:
+            del self.pending[frame.slot]
+            heapq.heappush(self.due, (*entry[2], frame.slot, entry[1]))
 
     def _receive(self, number: int, frame) -> None:
         self.port_bits[number].value += frame.bits

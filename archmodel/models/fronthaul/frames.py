@@ -54,6 +54,28 @@ class Frame:
         return self.bits
 
 
+NEVER_PS = 1 << 62
+"""A time no run reaches: the promise of a sender that will send nothing more."""
+
+
+@attrs.frozen(eq=False)
+class FrameTrain:
+    """Frames sent ahead of their time, as one message (the ``trains`` engine of
+    :class:`~archmodel.models.fronthaul.network.FronthaulNetwork`): ``frames`` holds
+    ``(frame, arrival_ps)`` pairs in the order the receiver takes them, ``arrival_ps`` the edge
+    at which the frame-by-frame model would deliver it there; ``until_ps`` is the sender's
+    promise that every frame it sends later arrives at ``until_ps`` or after (a null message
+    of conservative parallel simulation when ``frames`` is empty)."""
+
+    frames: tuple
+    until_ps: int
+
+    @property
+    def size_bits(self) -> int:
+        """The bits of all its frames."""
+        return sum(frame.bits for frame, _ in self.frames)
+
+
 def exact_rate(capacity_bps: float) -> Fraction:
     """A link rate as an exact fraction, so budgets and serialisation times agree to the bit."""
     return Fraction(capacity_bps)

@@ -6,7 +6,7 @@ from collections import deque
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Out, Param, at_least, model)
 
-from .frames import serialisation_ps
+from .frames import NEVER_PS, FrameTrain, serialisation_ps
 
 
 def _positive(value) -> str | None:
@@ -25,7 +25,11 @@ class FronthaulLink(Component):
     Statistics: bits carried, busy time, load (Mbit/s over the elapsed time), utilisation
     (busy share of the elapsed time), the queueing delay of each frame before its first bit
     left. Waveforms: ``busy`` (serialising) and ``queued`` (frames accepted but not yet
-    delivered). Leaves out: bit errors and retransmission, the protocol's framing beyond a
+    delivered). With trains (:meth:`carry_trains`) it takes a
+    :class:`~archmodel.models.fronthaul.frames.FrameTrain` whole, serialises its frames in closed
+    form (the same FIFO, to the picosecond), and sends on at once one train of the same frames
+    with the edges the frame-by-frame link would deliver them at, one per cycle, and a promise
+    derived from its sender's. Leaves out: bit errors and retransmission, the protocol's framing beyond a
     header per frame (see ``header_bits`` of the network), power.
     """
 
@@ -50,6 +54,13 @@ class FronthaulLink(Component):
         self.free_ps = 0
         self.busy = self.register("busy", False)
         self.queued = self.register("queued", 0, width=16)
+        self.trains = False
+        self.sent_ps = -NEVER_PS  # with trains: the edge the last frame leaves
+
+    def carry_trains(self) -> None:
+        """Take and send :class:`~archmodel.models.fronthaul.frames.FrameTrain` messages instead
+        of frames (before the run; its sender and receiver must do the same)."""
+        self.trains = True
 
     def holding(self) -> str | None:
         return f"{len(self.wire)} frames" if self.wire else None
@@ -63,22 +74,33 @@ class FronthaulLink(Component):
 
     def _serialise_ps(self, bits: int) -> int:
         # A stripe's frames come in a few sizes (one per chunk length): compute each once.
-        took = self.serialising.get(bits)
-        if took is None:
-            took = self.serialising[bits] = serialisation_ps(bits, self.capacity_bps)
+        took = self.serialising[bits] = serialisation_ps(bits, self.capacity_bps)
         return took
 
     def tick(self) -> None:
-        now = self.sim.now
+        # The hot path of a run without in-network processing (every frame crosses up to L
+        # links): attribute lookups are hoisted and the kernel is asked for a wake-up only
+        # when the head of the wire changes.
+        if self.trains:
+            self._carry()
+            return
+        sim = self.sim
+        now = sim.now
         wire = self.wire
-        if self.inp.valid:
-            frame = self.inp.recv()
-            start = now if now > self.free_ps else self.free_ps
-            self.free_ps = start + self._serialise_ps(frame.bits)
-            wire.append((self.free_ps + self.flight_ps, frame))
+        inp = self.inp
+        if inp.valid:
+            frame = inp.recv()
+            free = self.free_ps
+            start = now if now > free else free
+            bits = frame.bits
+            took = self.serialising.get(bits)
+            if took is None:
+                took = self._serialise_ps(bits)
+            free = self.free_ps = start + took
+            wire.append((free + self.flight_ps, frame))
             self.frames.value += 1
-            self.bits.value += frame.bits
-            self.busy_ps.value += self.free_ps - start
+            self.bits.value += bits
+            self.busy_ps.value += took
             self.queueing.samples.append((start - now) / 1000)
         if wire and wire[0][0] <= now and self.out.try_send(wire[0][1]):
             wire.popleft()
@@ -90,4 +112,42 @@ class FronthaulLink(Component):
             wake = wire[0][0]
             if self.tracing and now < self.free_ps < wake:
                 wake = self.free_ps  # show the end of serialisation on the waveform
-            self.wake_at(wake if wake > now else now + self.period)
+            sim.wake_at(self, wake if wake > now else now + self.period)
+
+    def _carry(self) -> None:
+        """A train in, the same frames out: each starts when it arrives or the link is free,
+        takes its serialisation, flies, and leaves at the first edge after that, one per
+        cycle; the receiver takes it one edge later (the channel's latency)."""
+        if not self.inp.valid:
+            self.sleep()
+            return
+        train = self.inp.recv()
+        period, phase = self.period, self.domain.phase_ps
+        free, sent, flight = self.free_ps, self.sent_ps, self.flight_ps
+        serialising, samples = self.serialising, self.queueing.samples
+        out, bits, busy = [], 0, 0
+        for frame, arrival in train.frames:
+            start = arrival if arrival > free else free
+            size = frame.bits
+            took = serialising.get(size)
+            if took is None:
+                took = self._serialise_ps(size)
+            free = start + took
+            leave = free + flight  # to the first edge at or after it (ClockDomain.edge_at_or_after, inlined)
+            leave += (phase - leave) % period
+            sent = leave if leave > sent + period else sent + period
+            out.append((frame, sent + period))
+            bits += size
+            busy += took
+            samples.append((start - arrival) / 1000)
+        self.free_ps, self.sent_ps = free, sent
+        self.frames.value += len(out)
+        self.bits.value += bits
+        self.busy_ps.value += busy
+        until = train.until_ps
+        if until < NEVER_PS:
+            # a later frame arrives at until or after, starts no earlier, takes at least a picosecond
+            leave = self.domain.edge_at_or_after((until if until > free else free) + 1 + flight)
+            until = (leave if leave > sent + period else sent + period) + period
+        self.out.send(FrameTrain(tuple(out), until))
+        self.sleep()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from archmodel.kernel import (ArchError, Component, Formula, Param, ParameterError, at_least, check_instances,
-                              connect, in_range, model)
+                              choice_problem, connect, in_range, model)
 
 from ..topologies import build_topology
 from . import signal
@@ -15,6 +15,9 @@ from .frames import SlotPlan
 from .link import FronthaulLink
 from .scene import RadioScene
 from .stripes import link_lengths, place, radio_stripes, stripe_layout
+
+
+_ENGINES = ("auto", "frames", "trains")
 
 
 def _positive(value) -> str | None:
@@ -47,6 +50,15 @@ class FronthaulNetwork(Component):
     combining and Gaussian compression to each link's budget along every stripe (``inp``), or
     per-AP compression forwarded untouched (no ``inp``), and the sum rate at the CP with the
     no-INP and unlimited-fronthaul references beside it.
+
+    ``engine``: without INP nothing a frame meets depends on what comes after it (no link
+    refuses a frame, an AP forwards what arrives), so the frames of a slot can be computed
+    ahead: with ``trains`` every AP sends its frames in :class:`~.frames.FrameTrain` messages
+    with a promise of what may follow (the null messages of conservative parallel
+    simulation), the links serialise them in closed form and the CP completes each slot at the
+    edge its last frame would arrive; every statistic equals the frame-by-frame run's
+    (``tests/models/fronthaul/test_trains.py``, randomized). ``auto`` takes trains without INP
+    unless waveforms are traced (they show each frame on each link).
     """
 
     aps = Param(int, 16, "access points (N_AP = stripes x aps_per_stripe)", check=in_range(1, 1 << 16))
@@ -76,6 +88,9 @@ class FronthaulNetwork(Component):
     link_fixed_ps = Param(int, 100_000, "fixed latency of every link (transceivers)", unit="ps", check=at_least(0))
     deadline_ps = Param(int, 1_000_000_000, "a slot must reach the CP this long after its air time", unit="ps",
                         check=at_least(1))
+    engine = Param(str, "auto", "'frames': every frame a message on every link; 'trains' (no INP): frames sent "
+                   "ahead in trains, same statistics; 'auto': trains without INP and waveforms",
+                   check=lambda v: choice_problem(v, _ENGINES))
     cp_ports = Formula("ports", "links ending at the CP", lambda c: c.topology.cp_ports)
     worst_hops = Formula("links", "links crossed by the farthest AP's frames", lambda c: c.topology.worst_hops)
     cable_m = Formula("m", "total fronthaul cable length", lambda c: sum(c.lengths))
@@ -94,6 +109,9 @@ class FronthaulNetwork(Component):
             raise ParameterError(f"{self.path}: users = {self.users} is more than the {self.antennas * self.aps} "
                                  f"antennas (aps x antennas): linear detection cannot separate them",
                                  hint="serve at most aps x antennas users, or add antennas")
+        if self.engine == "trains" and self.inp:
+            raise ParameterError(f"{self.path}: engine = 'trains' needs inp = false: with in-network processing "
+                                 "an AP waits for its upstream frame", hint="use engine = 'auto' or 'frames'")
         self.plan = SlotPlan(self.slot_ps, self.chunks, self.tdd_pattern, self.slots, self.bandwidth_hz,
                              self.header_bits, self.sample_bits)
         self.longest = self.topology.worst_hops
@@ -143,6 +161,10 @@ class FronthaulNetwork(Component):
             raise ArchError(f"{self.path}: a chunk of {self.plan.slot_ps // self.chunks / 1e6:g} us is longer than "
                             f"the deadlock watchdog's window of {self.sim.watchdog_ps / 1e6:g} us",
                             hint="raise --watchdog or the number of chunks per slot")
+        trains = not self.inp and (self.engine == "trains" or (self.engine == "auto" and not self.sim.tracing))
+        if trains and self.sim.tracing:
+            raise ArchError(f"{self.path}: engine = 'trains' sends frames ahead, so waveforms would not show them",
+                            hint="trace with engine = 'auto' or 'frames'")
         noise = signal.noise_dbm(self.bandwidth_hz, self.noise_figure_db)
         self.scene = RadioScene(self.positions, users=self.users, antennas=self.antennas, side_m=self.area_m,
                                 height_m=self.height_m, power_dbm=self.power_dbm, noise_dbm=noise,
@@ -154,7 +176,7 @@ class FronthaulNetwork(Component):
             for position, ap in enumerate(members):
                 dims, share = (self._inp_dims(position), 1) if self.inp else (self.antennas, len(stripe))
                 self.access_points[ap].attach(ApRole(int(ap), number, dims, share, self.capacity_bps,
-                                                     self.plan, self.scene))
+                                                     self.plan, self.scene, trains))
             index += len(stripe)
         per_slot = self.chunks * (len(stripes) if self.inp else self.aps)
         # The references budget every AP as the APs do: by its place along the stripe with INP,
@@ -163,7 +185,11 @@ class FronthaulNetwork(Component):
         shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s), self.antennas))
                                  for s in stripes])
         self.scene.plan_inp(stripes, inp_bits)
-        self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes), tuple(inp_bits), shared))
+        self.scene.plan_own(shared)
+        self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes), tuple(inp_bits), shared, trains))
+        if trains:
+            for link in self.links:
+                link.carry_trains()
 
     def _inp_dims(self, position: int) -> int:
         """Dimensions of the estimate the AP at ``position`` (0: the far end) forwards with INP:

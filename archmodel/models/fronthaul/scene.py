@@ -49,8 +49,10 @@ class RadioScene:
         self._amplitude = np.sqrt(10.0 ** (self.snr_db / 10.0))[:, None, :]  # (N_AP, 1, K)
         self._slots: OrderedDict = OrderedDict()
         self._passes: OrderedDict = OrderedDict()
+        self._own: OrderedDict = OrderedDict()
         self.stripes: list[np.ndarray] = []
         self.inp_bits: tuple = ()
+        self.own_bits: np.ndarray | None = None
 
     def plan_inp(self, stripes: list[np.ndarray], inp_bits) -> None:
         """The stripes (AP indices, far end first) and the INP budget of each place along them
@@ -94,6 +96,33 @@ class RadioScene:
                 return signal.Description(sent.gain[row], sent.bits[row], origin=(sent, row))
         return signal.inp_step(self.channel(slot, ap), upstream, rate_bits).forwarded
 
+    def plan_own(self, own_bits) -> None:
+        """The budget of every AP's own compression without INP (bits per channel use, one
+        per AP), for :meth:`own_pass`."""
+        self.own_bits = np.asarray(own_bits, dtype=float)
+
+    def own_pass(self, slot: int) -> signal.Observation:
+        """Every AP's own samples of ``slot`` compressed to its budget without INP
+        (:func:`~.signal.per_ap_compressed`), in one batch, with its information (N_AP, K, K)
+        computed once: the vectorised form of the APs' own compressions, shared by them and
+        the CP's reference."""
+        done = self._own.get(slot)
+        if done is None:
+            batch = signal.per_ap_compressed(self.channels(slot), self.own_bits)
+            done = self._own[slot] = signal.Observation(batch.gain, batch.noise, batch.information())
+            if len(self._own) > _CACHED_SLOTS:
+                self._own.popitem(last=False)
+        return done
+
+    def own_compressed(self, slot: int, ap: int, rate_bits: float) -> signal.Observation:
+        """What AP ``ap`` sends in ``slot`` without in-network processing: its own samples
+        compressed to ``rate_bits``; its row of :meth:`own_pass` when that budget is the
+        planned one, else its own :func:`~.signal.per_ap_compressed`."""
+        if self.own_bits is not None and rate_bits == self.own_bits[ap]:
+            batch = self.own_pass(slot)
+            return signal.Observation(batch.gain[ap], batch.noise[ap], batch.known_information[ap])
+        return signal.per_ap_compressed(self.channel(slot, ap), rate_bits)
+
     def channels(self, slot: int) -> np.ndarray:
         """Every AP's channel in ``slot``: (N_AP, antennas, users), unit noise."""
         cached = self._slots.get(slot)
@@ -115,10 +144,15 @@ class RadioScene:
         of each place from the far end),
         ``"no_inp"`` (each AP compresses its own samples to ``no_inp_bits``, one per AP or one for all) and
         ``"unlimited"`` (the CP has every sample). ``stripes`` lists each stripe's AP indices,
-        far end first. The slot's :meth:`inp_pass` is not needed after this and is dropped."""
+        far end first. The slot's :meth:`inp_pass` and :meth:`own_pass` are not needed after this
+        and are dropped."""
         channels = self.channels(slot)
         unlimited = np.einsum("jnk,jnl->kl", channels.conj(), channels)
-        no_inp = signal.per_ap_compressed(channels, no_inp_bits).information().sum(axis=0)
+        if self.own_bits is None or not np.array_equal(np.asarray(no_inp_bits, dtype=float), self.own_bits):
+            self.plan_own(no_inp_bits)
+            self._own.clear()
+        no_inp = self.own_pass(slot).information().sum(axis=0)
+        self._own.pop(slot, None)
         if [list(s) for s in stripes] != [list(s) for s in self.stripes] or tuple(inp_bits) != self.inp_bits:
             self.plan_inp(stripes, inp_bits)
             self._passes.clear()

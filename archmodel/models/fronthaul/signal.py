@@ -118,6 +118,7 @@ class Observation:
 
     gain: np.ndarray
     noise: np.ndarray
+    known_information: np.ndarray | None = None  # information() when a batch computed it already
 
     @property
     def dims(self) -> int:
@@ -131,6 +132,8 @@ class Observation:
     def information(self) -> np.ndarray:
         """Fisher information about x, ``G^H E^{-1} G`` (K x K): what adds up across
         independent observations."""
+        if self.known_information is not None:
+            return self.known_information
         return hermitian(self.gain) @ np.linalg.solve(self.noise, self.gain)
 
 
