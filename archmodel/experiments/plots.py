@@ -11,12 +11,15 @@ latency, :func:`~archmodel.experiments.network.saturation_rate`).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from fractions import Fraction
 from pathlib import Path
 
 import attrs
 
 from ..kernel import ArchError, did_you_mean
+from ..lang import units
 from .network import saturation_rate
 from .runner import FAILED, RUN_COLUMNS
 
@@ -88,17 +91,36 @@ def _number(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _order(value) -> tuple:
-    """Numbers in numeric order (2 before 10), then text."""
+_QUANTITY_TEXT = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z/]+)\s*")
+
+
+def _quantity(value) -> units.Quantity | None:
+    """A value written as a number and a unit (``25 Mbit/s``, as a sweep's row keeps it), or None."""
+    match = _QUANTITY_TEXT.fullmatch(str(value).strip('"'))
+    if match is None or match.group(2) not in units.UNITS:
+        return None
+    quantity = units.normalise(units.quantity(Fraction(match.group(1)), match.group(2)))
+    return quantity if isinstance(quantity, units.Quantity) else None
+
+
+def axis_order(value) -> tuple:
+    """The sort key of a plot's x values and legend entries: numbers in numeric order (2 before
+    10), then quantities by dimension and size (25 Mbit/s before 1.6 Gbit/s, whatever their
+    units' prefixes), then text."""
     number = _number(value)
-    return (number is None, number or 0, str(value))
+    if number is not None:
+        return (0, (0, 0), number, "")
+    quantity = _quantity(value)
+    if quantity is not None:
+        return (1, quantity.dim, quantity.value, str(value))
+    return (2, (0, 0), 0, str(value))
 
 
 def _groups(rows: list[dict], hue: str | None) -> dict:
     groups = defaultdict(list)
     for row in rows:
         groups[row.get(hue) if hue else None].append(row)
-    return dict(sorted(groups.items(), key=lambda item: _order(item[0])))
+    return dict(sorted(groups.items(), key=lambda item: axis_order(item[0])))
 
 
 def _pyplot():
@@ -125,7 +147,7 @@ def plot_xy(rows: list[dict], spec: PlotSpec, path: str | Path, axes: list[str],
         by_x = defaultdict(list)
         for row in group:
             by_x[row[spec.x]].append(row[spec.y])
-        xs = sorted(by_x, key=_order)
+        xs = sorted(by_x, key=axis_order)
         means = [sum(by_x[x]) / len(by_x[x]) for x in xs]
         spread = [[m - min(by_x[x]) for x, m in zip(xs, means)], [max(by_x[x]) - m for x, m in zip(xs, means)]]
         ax.errorbar([str(x) if _number(x) is None else x for x in xs], means,

@@ -5,7 +5,7 @@ point counts as above), leaving failed points out; specs parse exactly."""
 import pytest
 
 from archmodel.experiments import parse_plot
-from archmodel.experiments.plots import PlotSpec, check_plot, plot
+from archmodel.experiments.plots import PlotSpec, axis_order, check_plot, plot
 from archmodel.kernel import ArchError
 
 
@@ -38,3 +38,12 @@ def test_the_noc_figure_gives_each_curves_saturation_rate(tmp_path):
 def test_plot_specs_parse_exactly():
     assert parse_plot("x=rate,y=T.a,hue=depth") == PlotSpec("xy", "rate", "T.a", "depth")
     assert parse_plot(" noc , x=rate ") == PlotSpec("noc", "rate")
+
+
+def test_axis_values_with_units_sort_by_size_not_as_text():
+    # a sweep over C = 25 Mbit/s, 1.6 Gbit/s, ... keeps the values as written
+    written = ["1600 Mbit/s", "25 Mbit/s", "3.2 Gbit/s", '"400 Mbit/s"', 10, 2.5, "uniform", "2 ns", "1 us"]
+    ordered = sorted(written, key=axis_order)
+    assert ordered[:2] == [2.5, 10] and ordered[-1] == "uniform"
+    rates, times = ordered[2:6], ordered[6:8]  # each dimension together, in order of size
+    assert (rates, times) == (["25 Mbit/s", '"400 Mbit/s"', "1600 Mbit/s", "3.2 Gbit/s"], ["2 ns", "1 us"])
