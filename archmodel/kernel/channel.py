@@ -41,9 +41,8 @@ class Channel:
 
     What an observer (a tracer) may use, read-only unless said otherwise:
 
-    * ``traced``: the observer sets it to a true value (its own handle for the channel, as
-      ``Register.var`` is for a register) to have the channel's edges reported, and back to
-      False when it stops; while it is false the kernel records nothing for it;
+    * ``traced``: the observer sets it to have the channel's edges reported (and back to
+      False when it stops); while it is off the kernel records nothing for it;
     * at an edge that used a traced channel the kernel hands it to the observer's
       ``channels(t, touched)``, after the commit, with ``offered`` (the sender sent, or
       offered with a failed ``try_send``), ``fired`` (a message went), ``took`` (the

@@ -103,6 +103,7 @@ class Handshakes:
     def __init__(self, summarize: Callable[[Any], str]):
         self.summarize = summarize
         self.traces: list[ChannelTrace] = []
+        self._by_channel: dict = {}
         # A time -> the traces to look at then (an entry is stale if the trace's next_eval
         # has moved since), and a heap of those times.
         self._due: dict[int, list[ChannelTrace]] = {}
@@ -117,8 +118,9 @@ class Handshakes:
         """Trace ``channel`` (the kernel reports its edges from now on); returns its trace,
         whose signals are then given variables with :meth:`ChannelTrace.show`."""
         trace = ChannelTrace(channel, len(self.traces))
-        channel.traced = trace  # the channel's handle for this tracer: its trace
+        channel.traced = True
         self.traces.append(trace)
+        self._by_channel[channel] = trace
         return trace
 
     def show_data(self, trace: ChannelTrace, var: Variable) -> None:
@@ -140,7 +142,8 @@ class Handshakes:
     def touch(self, t: int, touched: list) -> list[str]:
         """The lines of what changed at ``t`` on the channels the kernel reports as used,
         in trace order (some lines may be empty: signals not selected)."""
-        traces = [ch.traced for ch in touched]
+        by_channel = self._by_channel
+        traces = [by_channel[ch] for ch in touched]
         if len(traces) > 1:
             traces.sort(key=_BY_ORDER)
         lines: list[str] = []

@@ -46,8 +46,11 @@ from .selection import Selection
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 _FOREVER = 1 << 62
 _WATCHED = attrgetter("var")
-# Lines gathered before one write: a write per edge costs more than the lines of a small design.
+# Lines gathered before one write: a write per edge costs more than the lines of a small
+# design. An edge of this many characters or more is written at once: held, the texts of a
+# large design's edges would fill the cache.
 _WRITE_EVERY = 4096
+_WRITE_NOW = 4096
 
 
 def _connected_outputs(sim) -> dict:
@@ -421,7 +424,7 @@ class VcdTracer:
                 self._last_ts = t
                 pending.append(f"#{t}\n")
             pending.append(text)
-            if len(pending) > _WRITE_EVERY:
+            if len(pending) > _WRITE_EVERY or len(text) > _WRITE_NOW:
                 self._write_pending()
 
     def _write_pending(self) -> None:
