@@ -3,7 +3,8 @@
 pyvcd writes the header and the initial values. After that one ``VCDWriter.change()`` call
 per change costs several times the simulation, so the tracer writes the lines itself: the
 parts of each signal's line are made once, when it is selected, and the bits or text of a
-value seen before are looked up rather than formatted again.
+value seen before are looked up, by the value as the model set it, rather than formatted
+again (an integer register's memo truncates to its width when it makes the bits).
 """
 
 from __future__ import annotations
@@ -62,21 +63,89 @@ class Memo(dict):
         return text
 
 
-SCALAR_BITS = {0: "0", 1: "1"}
+# A miss of the value after the last one missed starts a run of this many values made at
+# once: counters and chains meet each new value once, and one comprehension makes them far
+# cheaper than one lookup miss each.
+RUN_AHEAD = 256
 
 
-def vector_memo() -> Memo:
-    """``b`` and the binary digits of a value, for vector variables."""
-    return Memo(lambda value: f"b{value:b}")
+class BitsMemo(dict):
+    """The bits of an integer register's values, keyed by the value as set: ``0``/``1`` for a
+    1-bit register (``mask`` 1), ``b`` and the binary digits otherwise, truncated to ``mask``
+    (two's complement for negatives, as hardware would). A value that is not an int raises
+    TypeError when first looked up; an integral float equal to a value already made (``3.0``
+    after ``3``) is found as that value, as Python's ``==`` says."""
+
+    def __init__(self, mask: int):
+        super().__init__()
+        self.mask = mask
+        self._next_miss: int | None = None  # the value after the last one missed
+
+    def __missing__(self, value: Any) -> str:
+        mask = self.mask
+        if len(self) > MEMO_LIMIT:
+            self.clear()
+        if mask == 1:
+            text = self[value] = "01"[value & 1]
+            return text
+        if value == self._next_miss and type(value) is int:
+            # (a run: made together, one comprehension rather than a miss per value)
+            self.update({v: f"b{v & mask:b}" for v in range(value, value + RUN_AHEAD)})
+            self._next_miss = value + RUN_AHEAD
+            return self[value]
+        text = self[value] = f"b{value & mask:b}"
+        self._next_miss = value + 1
+        return text
 
 
-def text_line(var: Variable, mask: int | None) -> Callable[[Any], str]:
-    """The value-change line of a real (``mask`` None) or string register for a value; values
-    of the wrong type raise TypeError or ValueError."""
-    format_value = var.format_value
+class TextMemo(dict):
+    """The ``s`` and escaped text of a string register's values (any value shows as its
+    ``str``); only str values are remembered, so that ``1``, ``True`` and ``1.0`` never
+    share a text."""
+
+    def __init__(self, var: Variable):
+        super().__init__()
+        self.var = var
+
+    def __missing__(self, value: Any) -> str:
+        text = escaped_text(self.var, ascii_text(str(value)))
+        if type(value) is str:
+            if len(self) > MEMO_LIMIT:
+                self.clear()
+            self[value] = text
+        return text
+
+
+class RealTexts(dict):
+    """The ``r`` and digits of a real register's values, made at every lookup (never kept:
+    ``0.0`` and ``-0.0`` are equal keys with different texts); a value that is not a number
+    raises ValueError."""
+
+    def __init__(self, var: Variable):
+        super().__init__()
+        self.format_value = var.format_value
+        self.cut = len(var.ident) + 1
+
+    def __missing__(self, value: Any) -> str:
+        line = self.format_value(value, True)
+        return line[:len(line) - self.cut]
+
+
+def register_texts(var: Variable, mask: int | None, bits: dict[int, BitsMemo],
+                   texts: TextMemo | None) -> tuple[dict, str]:
+    """What a watched register's line is made of: (texts by value, tail), the line being
+    ``texts[value] + tail``. ``mask`` is 1 for a 1-bit, more for a vector, None for a real
+    and 0 for a string register; ``bits`` holds the memo of each mask (shared by registers of
+    one width) and ``texts`` the strings' memo (any string variable's escapes are the same)."""
+    if mask:
+        memo = bits.get(mask)
+        if memo is None:
+            memo = bits[mask] = BitsMemo(mask)
+        return memo, (f"{var.ident}\n" if mask == 1 else f" {var.ident}\n")
     if mask is None:
-        return lambda value: format_value(value, True) + "\n"
-    return lambda value: format_value(ascii_text(str(value)), True) + "\n"
+        return RealTexts(var), f" {var.ident}\n"
+    assert texts is not None, "a string register's texts are given"
+    return texts, f" {var.ident}\n"
 
 
 def escaped_text(var: Variable, text: str) -> str:
@@ -98,16 +167,15 @@ def wire_line(var: Variable) -> Callable[[int], str]:
     return lambda value: f"b{value:b} {ident}\n"
 
 
-def changed_lines(regs: list) -> list[str] | None:
-    """The value-change lines of the watched registers in ``regs`` whose next value differs
-    from their value, in ``regs`` order; None if that is not the order of their handles.
+def changed_lines(regs: list, add: Callable[[str], Any]) -> bool:
+    """Give ``add`` the value-change lines of the watched registers in ``regs`` whose next
+    value differs from their value, in ``regs`` order; False (some lines may have been given)
+    if that is not the order of their handles.
 
-    A watched register's ``var`` is ``(handle, mask, text, tail)``: for an integer register
-    (``mask`` > 0) its line is ``text[value & mask] + tail``; otherwise ``text(value)`` is the
-    line. Wrongly typed values raise TypeError or ValueError.
+    A watched register's ``var`` is ``(handle, texts, tail)`` (see :func:`register_texts`):
+    its line is ``texts[value] + tail``. Wrongly typed values raise TypeError or ValueError,
+    and so does an unhashable one.
     """
-    lines: list[str] = []
-    add = lines.append
     last = -1
     for reg in regs:
         watched = reg.var
@@ -117,15 +185,12 @@ def changed_lines(regs: list) -> list[str] | None:
         # Registers are often set to the value they already hold: only changes are written.
         if value == reg.value:
             continue
-        handle, mask, text, tail = watched
+        handle, texts, tail = watched
         if handle < last:
-            return None
+            return False
         last = handle
-        if mask:
-            add(text[value & mask] + tail)
-        else:
-            add(text(value))
-    return lines
+        add(texts[value] + tail)
+    return True
 
 
 def handle_of(reg) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from vcd import VCDWriter
 from vcd.common import VarType
@@ -40,12 +40,17 @@ from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes
-from .lines import SCALAR_BITS, ascii_text, changed_lines, handle_of, summarize_payload, text_line, vector_memo
+from .lines import BitsMemo, TextMemo, ascii_text, changed_lines, handle_of, register_texts, summarize_payload
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 _FOREVER = 1 << 62
 _WATCHED = attrgetter("var")
+# Lines gathered before one write: a write per edge costs more than the lines of a small
+# design. An edge of this many characters or more is written at once: held, the texts of a
+# large design's edges would fill the cache.
+_WRITE_EVERY = 4096
+_WRITE_NOW = 4096
 
 
 def _connected_outputs(sim) -> dict:
@@ -105,10 +110,12 @@ class VcdTracer:
         self._stream = open(self.writing_path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
         self._writer: VCDWriter | None = None
         self._write = self._stream.write
-        self._last_ts: int | None = None  # the last timestamp written after the header
+        self._pending: list[str] = []  # lines not yet written, in file order
+        self._last_ts: int | None = None  # the last timestamp given after the header
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
-        self._bits = vector_memo()
+        self._bits: dict[int, BitsMemo] = {}  # per mask
+        self._texts: TextMemo | None = None  # of every string register
         self._disordered: list = []  # the last register list found out of handle order
         self._in_order: list = []  # its watched registers, in handle order
         self._registers: list = []
@@ -167,17 +174,30 @@ class VcdTracer:
         # file is the same under shuffling. A list found out of order is sorted once and
         # remembered: the same registers tend to change in the same order at every edge.
         regs = self._in_order if dirty == self._disordered else dirty
+        pending = self._pending
+        start = len(pending)
+        stamped = t != self._last_ts
+        if stamped:
+            pending.append(f"#{t}\n")
         try:
-            lines = changed_lines(regs)
-            if lines is None:
+            if not changed_lines(regs, pending.append):
+                del pending[start + stamped:]
                 self._disordered = dirty.copy()
                 regs = self._in_order = sorted(filter(_WATCHED, dirty), key=handle_of)
-                lines = changed_lines(regs)
+                changed_lines(regs, pending.append)
         except (TypeError, ValueError):
             self._explain_bad_value([reg for reg in dirty if reg.var is not None])
-            raise
-        assert lines is not None, "sorted by handle"
-        self._emit(t, lines)
+            # Not a value of the wrong type: one a memo cannot hold (a list as a state).
+            del pending[start + stamped:]
+            self._write_safely(sorted(filter(_WATCHED, dirty), key=handle_of))
+        if len(pending) > start + stamped:
+            if stamped:
+                self._last_ts = t
+            if len(pending) > _WRITE_EVERY:
+                self._write("".join(pending))
+                pending.clear()
+        elif stamped:
+            pending.pop()
 
     def channels(self, t: int, touched: list[Channel]) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit)."""
@@ -199,6 +219,7 @@ class VcdTracer:
         if not self._done:
             self._advance(sim.now + 1)
             self._refresh_threshold()
+        self._write_pending()
         self._stream.flush()
 
     # -- closing --------------------------------------------------------------------------
@@ -222,6 +243,7 @@ class VcdTracer:
                     if not self._live and not self._done:
                         self._enter()
                 final = max(final, self._lo)
+                self._write_pending()
                 if self._last_ts is None:
                     self._writer.close(final)  # never entered the window: header only
                 else:
@@ -274,16 +296,12 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        # What reg.var holds while the window is open: (handle, mask, text, tail), see
+        # What reg.var holds while the window is open: (handle, texts, tail), see
         # changed_lines.
-        text: Mapping[int, str] | Callable[[Any], str]
-        if mask == 1:
-            text, tail = SCALAR_BITS, f"{var.ident}\n"
-        elif mask:
-            text, tail = self._bits, f" {var.ident}\n"
-        else:
-            text, tail = text_line(var, mask), ""
-        self._lines.append((len(self._lines), mask, text, tail))
+        if mask == 0 and self._texts is None:
+            self._texts = TextMemo(var)
+        texts, tail = register_texts(var, mask, self._bits, self._texts)
+        self._lines.append((len(self._lines), texts, tail))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
@@ -401,7 +419,29 @@ class VcdTracer:
         """Write the value-change lines of time ``t`` (some may be empty)."""
         text = "".join(lines)
         if text:
+            pending = self._pending
             if t != self._last_ts:
                 self._last_ts = t
-                text = f"#{t}\n{text}"
-            self._write(text)
+                pending.append(f"#{t}\n")
+            pending.append(text)
+            if len(pending) > _WRITE_EVERY or len(text) > _WRITE_NOW:
+                self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write the lines gathered so far (before pyvcd writes, and before a flush)."""
+        if self._pending:
+            self._write("".join(self._pending))
+            self._pending.clear()
+
+    def _write_safely(self, regs: list) -> None:
+        """Give the lines of the changed registers in ``regs`` (in handle order), making the
+        text of a value that cannot be a memo's key without it."""
+        for reg in regs:
+            value = reg.next
+            if value != reg.value:
+                handle, texts, tail = reg.var
+                try:
+                    line = texts[value] + tail
+                except TypeError:  # (only a string register gets here with such a value)
+                    line = self._handles[handle][0].format_value(ascii_text(str(value)), True) + "\n"
+                self._pending.append(line)

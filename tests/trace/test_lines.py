@@ -8,7 +8,8 @@ from vcd import VCDWriter
 from vcd.common import VarType
 
 from archmodel.trace import lines
-from archmodel.trace.lines import Memo, changed_lines, escaped_text, summarize_payload, wire_line
+from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, changed_lines, escaped_text,
+                                  summarize_payload, wire_line)
 
 
 def variables(**specs):
@@ -31,18 +32,50 @@ def test_wire_lines_are_pyvcd_lines(size):
 
 
 def watched(handle, value, next_value, mask=0xFF):
-    return SimpleNamespace(var=(handle, mask, lines.vector_memo(), f" {handle}\n"), value=value, next=next_value)
+    return SimpleNamespace(var=(handle, BitsMemo(mask), f" {handle}\n"), value=value, next=next_value)
+
+
+def lines_of(regs):
+    given = []
+    return given if changed_lines(regs, given.append) else None
 
 
 def test_changed_lines_skip_unchanged_and_unwatched_registers_and_truncate_to_the_width():
     regs = [watched(0, 1, 2), SimpleNamespace(var=None, value=0, next=5), watched(1, 7, 7), watched(2, 0, -1)]
-    assert changed_lines(regs) == ["b10 0\n", "b11111111 2\n"]
+    assert lines_of(regs) == ["b10 0\n", "b11111111 2\n"]
 
 
 def test_changed_lines_refuse_a_list_out_of_handle_order():
-    assert changed_lines([watched(2, 0, 1), watched(1, 0, 1)]) is None
+    assert lines_of([watched(2, 0, 1), watched(1, 0, 1)]) is None
     # an unchanged register out of order does not count: it writes nothing
-    assert changed_lines([watched(2, 0, 1), watched(1, 1, 1), watched(3, 0, 1)]) == ["b1 2\n", "b1 3\n"]
+    assert lines_of([watched(2, 0, 1), watched(1, 1, 1), watched(3, 0, 1)]) == ["b1 2\n", "b1 3\n"]
+
+
+@pytest.mark.parametrize("size", [1, 5, 32, 70])
+def test_register_bits_are_pyvcd_lines_also_in_runs_of_new_values(size):
+    var = variables(r=(VarType.reg, {"size": size, "init": 0}))["r"]
+    memo, mask = BitsMemo((1 << size) - 1), (1 << size) - 1
+    tail = f"{var.ident}" if size == 1 else f" {var.ident}"
+    # counting up (runs made ahead), wrapping past the width, negative, then jumping about
+    values = list(range(3 * RUN_AHEAD)) + [mask, mask + 1, -1, -5, 1 << 80, 12345, 7, True, False]
+    for value in values:
+        assert memo[value] + tail == var.format_value(value & mask, True), value
+    with pytest.raises(TypeError):
+        memo[0.5]
+    with pytest.raises(TypeError):
+        memo["idle"]
+
+
+def test_string_and_real_texts_are_pyvcd_lines_and_never_mix_equal_values():
+    found = variables(s=(VarType.string, {"init": ""}), r=(VarType.real, {"init": 0.0}))
+    strings, reals = TextMemo(found["s"]), RealTexts(found["r"])
+    for value in ["idle", "two words", "tab\there", 1, True, 1.0, None, (1, "a")]:
+        assert strings[value] + f" {found['s'].ident}" == found["s"].format_value(lines.ascii_text(str(value)), True)
+    assert list(strings) == ["idle", "two words", "tab\there"]  # only str values are kept
+    for value in [0.0, -0.0, 1, True, 2.5, 1e-300]:
+        assert reals[value] + f" {found['r'].ident}" == found["r"].format_value(value, True), value
+    with pytest.raises(ValueError):
+        reals["busy"]
 
 
 def test_a_memo_forgets_everything_past_its_limit(monkeypatch):

@@ -362,3 +362,26 @@ def test_registers_set_out_of_order_at_every_edge_give_the_same_bytes(tmp_path):
         files.append(path.read_bytes())
     assert files[0] == files[1]
     assert wave.edges("top.s1.c")[:5] == [(0, 0), (1000, 3), (2000, 6), (3000, 9), (5000, 12)]
+
+
+@model(catalogue=False)
+class Queuer(Component):
+    """A state register holding a list (unhashable: no memo can keep its text), and a plain one."""
+
+    def setup(self):
+        self.held = self.register("held", "empty")
+        self.count = self.register("count", 0, width=4)
+
+    def tick(self):
+        count = self.count.value + 1
+        self.count.set(count)
+        self.held.set(list(range(count % 3)) if count % 4 else "empty")
+
+
+def test_a_state_register_may_hold_an_unhashable_value(tmp_path):
+    top = Component("top", clock=ClockDomain("clk", PERIOD))
+    Queuer("q", top)
+    _, wave, _ = traced_run(tmp_path, top=top, cycles=9)
+    assert wave.edges("top.q.held") == [(0, "[0]"), (1000, "[0, 1]"), (2000, "[]"), (3000, "empty"),
+                                        (4000, "[0, 1]"), (5000, "[]"), (6000, "[0]"), (7000, "empty"), (8000, "[]")]
+    assert wave.edges("top.q.count")[:3] == [(0, 1), (1000, 2), (2000, 3)]
