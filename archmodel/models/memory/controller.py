@@ -431,6 +431,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                                     and (self._req_on or self._resp_on) and self._stream is None)
             if self.engine != "python":
                 self._core = core_for(self, self._core)
+                if self._core is not None and self._port_ahead:
+                    self._start_core_jobs(self._core.job_slots)
         if self._held is not None:
             # Work up to this cycle was done ahead; the edge is kept so that simulated time
             # reaches it (the run ends here, or goes quiescent here, as without running ahead).
@@ -566,7 +568,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
         if self._core is not None:
-            return self._core.idle
+            return self._core.idle and not self._order and self._job is None
         return (self._rq_count == 0 and self._wq_count == 0 and self._cq_count == 0 and not self._order
                 and self._job is None and self._stream_head is None)
 
@@ -580,9 +582,17 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
 
     @property
     def running_ahead(self) -> bool:
-        """True while the controller may do the work of several cycles in one tick (see
-        "Scheduling ahead" above); decided at its first tick and whenever observers change."""
+        """True while the controller may do the work of several cycles in one tick on an
+        attached stream (see "Scheduling ahead" above); decided at its first tick and
+        whenever observers change."""
         return bool(self._ahead)
+
+    @property
+    def schedules_ahead_through_ports(self) -> bool:
+        """True while, fed through its ports, the controller may schedule the cycles no
+        request can reach in one tick (see "Scheduling ahead" above); decided as
+        :attr:`running_ahead` is."""
+        return self._port_ahead
 
     @property
     def engine_in_use(self) -> str:

@@ -149,13 +149,13 @@ class HasSchedulingState:
     def snapshot(self) -> SchedulingState:
         """The scheduling state now (from the compiled core while it owns it), to :meth:`restore`
         here or into an identical controller whose simulator has reached the same time."""
+        if self._job is not None or self._order:
+            raise ModelAssertion(f"{self.path}: a snapshot holds stream work only, and requests from 'req' are "
+                                 "in flight")
         if self._core is not None:
             return self._core.snapshot(self._held)
         if self._per_bank:
             raise ParameterError(f"{self.path}: a snapshot holds the shared queue's state, not queue per_bank's")
-        if self._job is not None or self._order:
-            raise ModelAssertion(f"{self.path}: a snapshot holds stream work only, and requests from 'req' are "
-                                 "in flight")
         queues = [[[(e.seq, e.arrival, e.row, e.column, e.address, e.size, e.kind) for e in queue] for queue in side]
                   for side in (self._rq, self._wq)]
         stream = self._stream
@@ -233,7 +233,7 @@ class HasSchedulingState:
         self._best = None
         self._dirty = True
         if self._core is not None:
-            self._core = type(self._core)(self, self.snapshot_for_core())
+            self._core = type(self._core)(self, self.snapshot_for_core(), ports=self._core.ports)
         if self.sim is not None:
             self.wake_at(self.sim.now + 1)
 

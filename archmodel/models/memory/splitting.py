@@ -235,26 +235,34 @@ class SplitsRequests(KeepsAnswerBounds):
         one burst is taken exactly when the queue has room for it."""
         job = self._job
         if job is None:
-            port = self.req
-            if not port.valid:
+            job = self._accept()
+            if job is None:
                 return
-            message = port.peek()
-            if not self._room(message.is_write):
-                return
-            port.recv()
-            offset = check_request(self, message)
-            self.client_requests.value += 1
-            if message.is_write:
-                self.store.write(offset, message.data)
-                data = None
-            else:
-                # Data is functional at arrival: the read sees exactly the writes taken before it.
-                data = self.store.read(offset, message.size_bytes)
-            pieces = split(offset, message.size_bytes, self.burst_bytes)
-            if len(pieces) > 1:
-                self.split_requests.value += 1
-            job = self._order.open(message, pieces, data, track=self._resp_on)
         self._enter(c, job)
+
+    def _accept(self) -> Job | None:
+        """Take the request on ``req`` into service if its first burst has room: check it,
+        store a write's bytes or read a read's, cut it into bursts (offsets in the store) and
+        open its job in the :class:`ResponseOrder` (None: nothing taken)."""
+        port = self.req
+        if not port.valid:
+            return None
+        message = port.peek()
+        if not self._room(message.is_write):
+            return None
+        port.recv()
+        offset = check_request(self, message)
+        self.client_requests.value += 1
+        if message.is_write:
+            self.store.write(offset, message.data)
+            data = None
+        else:
+            # Data is functional at arrival: the read sees exactly the writes taken before it.
+            data = self.store.read(offset, message.size_bytes)
+        pieces = split(offset, message.size_bytes, self.burst_bytes)
+        if len(pieces) > 1:
+            self.split_requests.value += 1
+        return self._order.open(message, pieces, data, track=self._resp_on)
 
     def _enter(self, c: int, job: Job) -> None:
         """Put the bursts of ``job`` that find room into the queues at cycle c."""
