@@ -44,12 +44,14 @@ from archmodel.kernel import ParameterError, compiled
 
 from .commands import PREA, RD, REF, WR
 from .compiled_core_kernel import run as _run
-from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, C_BANKS,
-                                   C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH,
-                                   C_LOW, C_PERIOD, C_PHASE, C_PORTS, C_RANKS, C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE,
-                                   C_WQ_CAP, DIRTY, EXHAUSTED, FREE_TOP, _NEVER, N_CMD, N_DONE, N_RSAMPLE, N_WSAMPLE,
-                                   HAS_BEST, JOB_DONE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING, RL_SINCE,
-                                   RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC)
+from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
+                                   C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
+                                   C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_RO, C_RQ_CAP, C_TBL, C_TREFI,
+                                   C_WATCH_DONE, C_WQ_CAP, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, DIRTY, EXHAUSTED,
+                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, JOB_DONE, N_CMD, N_DONE, N_RSAMPLE,
+                                   N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
+                                   RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
+                                   _NEVER)
 from .scheduling_state import SchedulingState, level_figures, set_level_figures
 
 
@@ -117,6 +119,10 @@ class CompiledCore:
         cf[C_PHASE], cf[C_PERIOD] = g.phase_ps, g.period_ps
         cf[C_WATCH_DONE] = bool(g.stop_when_done)
         cf[C_PORTS] = ports
+        fields = g.store_fields
+        for at, name in ((C_RA, "Ra"), (C_BG, "Bg"), (C_BA, "Ba"), (C_RO, "Ro"), (C_CO, "Co")):
+            cf[at], cf[at + 1] = fields[name]
+        cf[C_GROUPS], cf[C_PER_GROUP] = g.bankgroups, g.banks_per_group
         self.cf = cf
         st = np.zeros(STATE_SIZE, dtype=np.int64)
         st[SEQ] = state.seq
@@ -274,36 +280,27 @@ class CompiledCore:
         return self.run(self.st, self.cf, c, first, horizon, phase, *self._arrays)
 
     # -- fed through the ports -----------------------------------------------------------
-    def feed(self, c: int, slot: int, write: bool, bursts: list) -> None:
-        """The bursts of one client request taken at cycle c, ``(bank, row, column, burst
-        address, bytes)`` each, in job slot ``slot``: they enter the queues from cycle c as
-        room allows, as SplitsRequests._enter puts them (call only once the previous
-        request's bursts have all entered, :attr:`bursts_waiting` 0)."""
-        n = len(bursts)
-        if n > len(self.buffer[0]):
-            self._size_buffer(n)
+    def feed(self, c: int, slot: int, write: bool, offset: int, size: int, bursts: int) -> None:
+        """A client request taken at cycle c, ``size`` bytes from ``offset`` in the store, in
+        job slot ``slot``: the next :meth:`schedule` cuts it into its ``bursts`` device
+        bursts as :func:`~.splitting.split` does, which enter the queues from cycle c as
+        room allows, as SplitsRequests._enter puts them (feed a request only once every
+        burst of the previous one has entered)."""
+        if bursts > len(self.buffer[0]):
+            self._size_buffer(bursts)
             self._bind()
-        cycle, bank, row, column, burst, is_write, size, job = self.buffer
-        cycle[:n] = c
-        is_write[:n] = write
-        job[:n] = slot
-        if n == 1:
-            bank[0], row[0], column[0], burst[0], size[0] = bursts[0]
-        else:
-            bank[:n], row[:n], column[:n], burst[:n], size[:n] = zip(*bursts)
-        self.job_left[slot] = n
-        st = self.st
-        st[POS] = 0
-        st[BUF_LEN] = n
+        self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
 
-    def schedule(self, first: int, last: int) -> tuple[int, int, int, int, int, list]:
+    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list]:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
-        client request's last burst completed. Returns the next cycle with work, the last
+        client request's last burst completed, or, with ``head`` the kind of a request
+        waiting on req (0 read, 1 write), after the cycle that leaves room for it. Returns the next cycle with work, the last
         cycle done, the bursts in the read and in the write queue, the bursts of the last
         fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
         client request completed, in the order the Python path completes them."""
         self._begin()
+        self.st[HEAD] = head
         self._call(first, first, last, 0)
         v = self.flush()
         done = self.done_log[:v[N_DONE]].tolist() if v[N_DONE] else []
@@ -342,8 +339,8 @@ class CompiledCore:
         if v[N_WSAMPLE]:
             d.write_latency.samples.frombytes(self.wsamples[:v[N_WSAMPLE]].tobytes())
         n = v[N_CMD]
-        listeners = d.command_listeners
-        if n and listeners:
+        listeners = d.command_listeners if n else ()
+        if listeners:
             g = self.config
             per_rank, per_group = g.banks_per_rank, g.banks_per_group
             for c, k, b, row, column in self.cmd_log[:n].tolist():

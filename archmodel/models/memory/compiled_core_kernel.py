@@ -6,11 +6,14 @@ docstring; the state layout (indices into the ``st`` and ``cf`` arrays) is
 from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
-from .compiled_core_layout import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
-                                   BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP,
+from .compiled_core_layout import (C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
+                                   C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
+                                   FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
+                                   ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
+                                   BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_CAP,
                                    C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH, C_LOW, C_PERIOD, C_PHASE, C_RANKS,
                                    C_PORTS, C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY,
-                                   DONE, EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST, HELD_GO, HELD_STOP, HITS, JOB_DONE,
+                                   DONE, EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST, HEAD, HELD_GO, HELD_STOP, HITS, JOB_DONE,
                                    MISSES, N_CMD, N_DONE,
                                    N_RSAMPLE, N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, PREAS, PRES,
                                    RDS, READS, REF_DUE, REF_PENDING, REFS, RL_VALUE, RQC, SEQ, STOP_NOW, UNDERRUN,
@@ -38,6 +41,36 @@ def complete(st, job_left, done_log, j, at):
     job_left[j] -= 1
     if job_left[j] == 0:
         st[JOB_DONE] = 1
+
+
+@jit
+def expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left):
+    """splitting.split and DramController._local_decode: the bursts of the request taken from
+    req (st[FEED_*]) into the buffer, each with its bank, row, column, burst address and
+    bytes, to enter the queues from its cycle on as SplitsRequests._enter puts them."""
+    burst = cf[C_BURST]
+    address = st[FEED_OFFSET]
+    end = address + st[FEED_SIZE]
+    i = 0
+    while address < end:
+        stop = (address | (burst - 1)) + 1
+        if stop > end:
+            stop = end
+        s_cycle[i] = st[FEED_CYCLE]
+        s_bank[i] = ((((address >> cf[C_RA]) & cf[C_RA_MASK]) * cf[C_GROUPS] + ((address >> cf[C_BG]) & cf[C_BG_MASK]))
+                     * cf[C_PER_GROUP] + ((address >> cf[C_BA]) & cf[C_BA_MASK]))
+        s_row[i] = (address >> cf[C_RO]) & cf[C_RO_MASK]
+        s_col[i] = (address >> cf[C_CO]) & cf[C_CO_MASK]
+        s_burst[i] = address - (address & (burst - 1))
+        s_write[i] = st[FEED_WRITE]
+        s_size[i] = stop - address
+        s_job[i] = st[FEED_SLOT]
+        address = stop
+        i += 1
+    job_left[st[FEED_SLOT]] = i
+    st[POS] = 0
+    st[BUF_LEN] = i
+    st[FEED_N] = 0
 
 
 @jit
@@ -425,7 +458,11 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
     """The cycles of one tick (DramController.tick's run-ahead loop over _cycle); fed
     through the ports (C_PORTS), the cycles with work from c to ``horizon`` as
     SchedulesAhead._schedule_ahead runs them, ending after a cycle in which a client
-    request's last burst completed (its response may bound the horizon)."""
+    request's last burst completed (its response may bound the horizon), or, with a request
+    waiting on req (HEAD), after the cycle that leaves room for it (it enters at the next
+    cycle the controller works at)."""
+    if st[FEED_N]:
+        expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left)
     while True:
         # -- _cycle(c), resumable after a refill at either intake
         issued = phase == 2
@@ -478,7 +515,16 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             # -- the loop of SchedulesAhead._schedule_ahead
             if wake <= c:
                 wake = c + 1
-            if st[JOB_DONE] or wake > horizon:
+            head = st[HEAD]
+            if head < 0:
+                stop = st[JOB_DONE] != 0
+            elif st[POS] < st[BUF_LEN]:
+                stop = False
+            elif head:
+                stop = st[WQC] < cf[C_WQ_CAP]
+            else:
+                stop = st[RQC] < cf[C_RQ_CAP]
+            if stop or wake > horizon:
                 st[OUT_C] = c
                 st[OUT_WAKE] = wake
                 return DONE

@@ -328,6 +328,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         if channels == 1:
             self._channel_shift = 0
             self._local_decode = self._decode
+            self._local_map = self.address_map
             return
         block = self.interleave_bytes
         if block is None:
@@ -337,7 +338,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                                  f"({t.burst_bytes} bytes) to the channel capacity ({capacity} bytes)")
         self.interleave_bytes = block
         self._channel_shift = block.bit_length() - 1
-        self._local_decode = AddressMapping(t, self.mapping, 1).bank_decoder()
+        self._local_map = AddressMapping(t, self.mapping, 1)  # (of offsets in this channel's store)
+        self._local_decode = self._local_map.bank_decoder()
 
     def store_offset(self, address: int, size: int) -> int | None:
         """The store offset of ``size`` bytes at ``address``, or None if they are not all this

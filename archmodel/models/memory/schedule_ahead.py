@@ -65,11 +65,14 @@ class SchedulesAhead:
                 self._processed = c
             else:
                 self._take_into_core(c)
-                wake = self._schedule_compiled(c, c)
+                if self.req.valid:
+                    wake = self._schedule_behind(c)
+                else:
+                    wake = self._schedule_compiled(c, c)
             if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
-        elif self.req.valid:
+        elif self.req.valid and self.req.peek() is not self._behind:
             self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
                       "(a lookahead bound was not conservative)")
         wake = self._next_work
@@ -92,22 +95,25 @@ class SchedulesAhead:
             end = due + 1
         if wake >= end:
             return wake
+        end = self._run_bound(end)
+        if wake >= end:
+            return wake
         sim, domain = self.sim, self.domain
-        end = min(end, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
-        if sim.limit_ps is not None:
-            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
-        if wake >= end:
-            return wake
-        if not self._lookahead.should_ask():
-            # the last questions gave nothing to schedule ahead: not running ahead is always
-            # right, and asking each cycle would cost more (it walks the wiring)
-            return wake
-        until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
-        if until is not None:
-            end = min(end, domain.cycle_of(until - 1) + 1)
-        self._lookahead.answered(wake < end)
-        if wake >= end:
-            return wake
+        within = self._phase + end * self._period
+        if self._quiet_until_ps < within:
+            if not self._lookahead.should_ask():
+                # the last questions gave nothing to schedule ahead: not running ahead is
+                # always right, and asking each cycle would cost more (it walks the wiring)
+                return wake
+            until = sim.undisturbed_until_ps(self, within)
+            # An answer bounds the one course the run takes, so it holds until that time:
+            # a later question up to it needs no asking (None: nothing before within).
+            self._quiet_until_ps = within if until is None else until
+            if until is not None:
+                end = min(end, domain.cycle_of(until - 1) + 1)
+            self._lookahead.answered(wake < end)
+            if wake >= end:
+                return wake
         core = self._core
         while wake < end:
             if core is None:
@@ -125,7 +131,32 @@ class SchedulesAhead:
                 end = due + 1
         return wake
 
+    _quiet_until_ps = -1  # no request can arrive before this time (the last answer of the lookahead)
+
+    def _run_bound(self, end: int) -> int:
+        """``end`` (the first cycle not to schedule now), or sooner the cycle after the run's
+        limit or the watchdog's deadline."""
+        sim, domain = self.sim, self.domain
+        end = min(end, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
+        if sim.limit_ps is not None:
+            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
+        return end
+
     # -- with the compiled core -------------------------------------------------------
+    _behind = None  # the request waiting on req that the core has scheduled behind
+
+    def _schedule_behind(self, c: int) -> int:
+        """Cycle c's work, with a request waiting on ``req`` that could not enter at c (no
+        room, or the previous request's bursts still entering): whatever arrives after it
+        waits behind it, so the work up to the cycle that leaves room for it depends on
+        nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
+        bounds), and the request enters at the next cycle the controller works at, as on the
+        Python path. Return the next cycle with work."""
+        message = self.req.peek()
+        self._behind = message
+        end = self._run_bound(c + self.lookahead_cycles + 1)
+        return self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
+
     def _start_core_jobs(self, slots: int) -> None:
         """The compiled core names each client request by a job slot: none used yet."""
         self._slot_jobs: list = [None] * slots
@@ -141,19 +172,19 @@ class SchedulesAhead:
         job = self._accept()
         if job is None:
             return
-        decode, mask = self._local_decode, self._burst_mask
-        bursts = [decode(offset) + (offset & mask, size) for offset, size in job.pieces]
         slot = self._free_slots.pop()
         self._slot_jobs[slot] = job
-        self._core.feed(c, slot, job.message.is_write, bursts)
+        pieces = job.pieces
+        start = pieces[0][0]
+        self._core.feed(c, slot, job.message.is_write, start, pieces[-1][0] + pieces[-1][1] - start, len(pieces))
         self._job = job
 
-    def _schedule_compiled(self, first: int, last: int) -> int:
+    def _schedule_compiled(self, first: int, last: int, head: int = -1) -> int:
         """The core's scheduling work of cycle ``first`` and of the later cycles with work up
         to ``last`` (fewer if a request's last burst completes): hand the completed bursts to
         the response order, follow the queue counts and the entering request; return the
         next cycle with work."""
-        wake, self._processed, self._rq_count, self._wq_count, waiting, done = self._core.schedule(first, last)
+        wake, self._processed, self._rq_count, self._wq_count, waiting, done = self._core.schedule(first, last, head)
         if done:
             order, slots = self._order, self._slot_jobs
             for slot, at in done:

@@ -42,7 +42,9 @@ class SchedulingConfig:
     lists the (index into ``next_allowed``, cycles) pairs that command k on bank b advances;
     ``next_allowed`` has ``COMMAND_COUNT`` slots per bank, then per bank group, then per rank,
     and ``group_base[b]``/``rank_base[b]`` are bank b's group and rank slots there.
-    ``address_fields`` is the address map's (shift, mask) of each field (``Ra``, ``Bg``...).
+    ``address_fields`` is the address map's (shift, mask) of each field (``Ra``, ``Bg``...),
+    ``store_fields`` the same of an offset in the channel's store (what a request from ``req``
+    is decoded by; the address map's own with one channel).
     """
 
     banks: int
@@ -72,6 +74,7 @@ class SchedulingConfig:
     rank_base: tuple
     rank_of: tuple
     address_fields: dict
+    store_fields: dict
 
 
 @attrs.define
@@ -126,7 +129,7 @@ def level_figures(level: Level) -> tuple[int, int, int, int]:
 
 def set_level_figures(level: Level, figures) -> None:
     """Set a Level from :func:`level_figures`' tuple."""
-    level.resume(tuple(int(v) for v in figures))
+    level.resume(tuple(map(int, figures)))
 
 
 class HasSchedulingState:
@@ -144,7 +147,7 @@ class HasSchedulingState:
             stop_when_done=self.stop_when_done, lookahead_cycles=self.lookahead_cycles,
             updates=tuple(map(tuple, self._compiled)), group_base=tuple(base[1] for base in self._bases),
             rank_base=tuple(base[2] for base in self._bases), rank_of=tuple(self._rank_of),
-            address_fields=dict(self.address_map.fields))
+            address_fields=dict(self.address_map.fields), store_fields=dict(self._local_map.fields))
 
     def snapshot(self) -> SchedulingState:
         """The scheduling state now (from the compiled core while it owns it), to :meth:`restore`

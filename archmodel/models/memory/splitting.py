@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from itertools import repeat
 from typing import Any
 
 from archmodel.kernel import ArchError, Counter, In, Out
@@ -33,12 +34,15 @@ RESPONSES = "read data and write acknowledgements (MemResponse), one per request
 def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
     """``(address, size)`` pieces of a request, cut at multiples of ``piece_bytes`` (a power
     of two), in address order."""
-    pieces = []
     end = address + size
-    while address < end:
-        stop = min(end, (address | (piece_bytes - 1)) + 1)
-        pieces.append((address, stop - address))
-        address = stop
+    first = (address | (piece_bytes - 1)) + 1  # the first cut after address
+    if first >= end:
+        return [(address, size)] if size > 0 else []
+    last = end & -piece_bytes  # the last cut before end
+    # the whole pieces between the cuts, made in C (a request of a DMA burst has dozens)
+    pieces = [(address, first - address), *zip(range(first, last, piece_bytes), repeat(piece_bytes))]
+    if last < end:
+        pieces.append((last, end - last))
     return pieces
 
 
