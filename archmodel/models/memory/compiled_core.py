@@ -48,7 +48,7 @@ from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS
                                    C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
                                    C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_RO, C_RQ_CAP, C_TBL, C_TREFI,
                                    C_WATCH_DONE, C_WQ_CAP, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, DIRTY, EXHAUSTED,
-                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, JOB_DONE, N_CMD, N_DONE, N_RSAMPLE,
+                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_DONE, N_RSAMPLE,
                                    N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
                                    RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
                                    _NEVER)
@@ -169,6 +169,7 @@ class CompiledCore:
         self.refill()
         self.counters = [(getattr(d, name), slot) for name, slot in COUNTER_SLOTS.items()]
         self._levels = None  # the queue-depth levels' figures the arrays and the statistics share
+        self._level_list: list = []  # the same as the last call left them, flat
         self._bind()
 
     def _size_buffer(self, length: int) -> None:
@@ -257,8 +258,8 @@ class CompiledCore:
 
     def _begin(self) -> None:
         """Before a call: the queue-depth levels as the controller's statistics hold them (the
-        last call left them so unless another hand changed them since: a restore, a reset),
-        no completions yet (:meth:`flush` cleared the counts and records)."""
+        last call left them so unless another hand changed them since: a restore, a reset).
+        (Each call starts its counts and records from zero.)"""
         d = self.dram
         st = self.st
         levels = (level_figures(d.read_queue_depth), level_figures(d.write_queue_depth))
@@ -266,7 +267,6 @@ class CompiledCore:
             st[RL_VALUE:RL_SINCE + 1] = levels[0]
             st[WL_VALUE:WL_SINCE + 1] = levels[1]
             self._levels = levels
-        st[N_DONE] = st[JOB_DONE] = 0
 
     def _bind(self) -> None:
         """The arrays every call passes after its scalars, in the compiled function's order
@@ -319,21 +319,22 @@ class CompiledCore:
         return not self.st[HAS_BEST] or bool(self.st[REF_PENDING])
 
     def flush(self) -> list:
-        """Hand this call's commands, samples and counts to the controller's statistics and
-        listeners; return the scalar state as it was after the call (Python ints)."""
+        """Hand the last call's commands, samples and counts to the controller's statistics
+        and listeners (once after each call); return the scalar state as it was after the call
+        (Python ints)."""
         d = self.dram
-        st = self.st
-        v = st.tolist()  # (one conversion: reading numpy scalars one by one costs more)
-        for stat, slot in self.counters:
-            count = v[slot]
-            if count:
-                stat.value += count
-        st[COUNTER_FIRST:N_DONE] = 0
-        levels = (tuple(v[RL_VALUE:RL_VALUE + 4]), tuple(v[WL_VALUE:WL_VALUE + 4]))
-        if levels != self._levels:
-            set_level_figures(d.read_queue_depth, levels[0])
-            set_level_figures(d.write_queue_depth, levels[1])
-            self._levels = levels
+        v = self.st.tolist()  # (one conversion: reading numpy scalars one by one costs more)
+        if any(v[COUNTER_FIRST:N_DONE]):
+            for stat, slot in self.counters:
+                count = v[slot]
+                if count:
+                    stat.value += count
+        levels = v[RL_VALUE:WL_SINCE + 1]
+        if levels != self._level_list:
+            self._level_list = levels
+            self._levels = (tuple(levels[:4]), tuple(levels[4:]))
+            set_level_figures(d.read_queue_depth, self._levels[0])
+            set_level_figures(d.write_queue_depth, self._levels[1])
         if v[N_RSAMPLE]:
             d.read_latency.samples.frombytes(self.rsamples[:v[N_RSAMPLE]].tobytes())
         if v[N_WSAMPLE]:
@@ -351,7 +352,6 @@ class CompiledCore:
                     fields = (c, k, rank, (b // per_group) % g.bankgroups, b % per_group, b, row, column)
                 for listener in listeners:
                     listener(*fields)
-        st[N_CMD:N_WSAMPLE + 1] = 0
         return v
 
     @property

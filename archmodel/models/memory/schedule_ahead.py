@@ -64,11 +64,15 @@ class SchedulesAhead:
                 wake = self._schedule(c)
                 self._processed = c
             else:
-                self._take_into_core(c)
+                taken = self._take_into_core(c)
                 if self.req.valid:
                     wake = self._schedule_behind(c)
-                else:
+                elif taken or c >= self._next_work:
                     wake = self._schedule_compiled(c, c)
+                else:
+                    # Nothing entered and no work is due: the cycle's scheduling is a no-op.
+                    self._processed = c
+                    wake = self._next_work
             if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
@@ -162,22 +166,23 @@ class SchedulesAhead:
         self._slot_jobs: list = [None] * slots
         self._free_slots = list(range(slots - 1, -1, -1))
 
-    def _take_into_core(self, c: int) -> None:
+    def _take_into_core(self, c: int) -> bool:
         """As :meth:`~.splitting.SplitsRequests._take` at cycle c: once every burst of the
         previous request has entered, take the request on ``req`` if its first burst has
         room, and hand its bursts to the core, which puts them into the queues as room
-        allows (from cycle c on, as ``_enter`` does)."""
+        allows (from cycle c on, as ``_enter`` does). Whether one was taken."""
         if self._job is not None:
-            return
+            return False
         job = self._accept()
         if job is None:
-            return
+            return False
         slot = self._free_slots.pop()
         self._slot_jobs[slot] = job
         pieces = job.pieces
         start = pieces[0][0]
         self._core.feed(c, slot, job.message.is_write, start, pieces[-1][0] + pieces[-1][1] - start, len(pieces))
         self._job = job
+        return True
 
     def _schedule_compiled(self, first: int, last: int, head: int = -1) -> int:
         """The core's scheduling work of cycle ``first`` and of the later cycles with work up
