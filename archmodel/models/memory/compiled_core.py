@@ -1,34 +1,44 @@
-"""A compiled scheduling core for :class:`~.controller.DramController` (numba), for long traces.
+"""A compiled scheduling core for :class:`~.controller.DramController` (numba), for long traces
+and for the requests of its ports.
 
-When the controller runs ahead of simulated time (an attached request stream, no port, no
-observer), nothing outside sees its work cycle by cycle, so the work of one tick (the cycles up
-to ``lookahead_cycles`` ahead) can run in compiled code. This module holds the same state the
+When the controller schedules ahead of simulated time, nothing outside sees its work cycle by
+cycle, so the work of one tick can run in compiled code. This module holds the same state the
 Python path keeps (per-bank open rows, next-allowed cycles per command, the four-activate
 windows, refresh, the read and write queues) in numpy arrays and one ``@njit`` function that
-does the work of :meth:`DramController._cycle` for the cycles of one tick, with the same
-decisions in the same order: FR-FCFS (and FCFS, FR-FCFS with a row-hit cap), open page,
-all-bank refresh (or none), write drain between the watermarks with the bursts whose rows were
-activated for them served first, read forwarding from pending writes. The commands it issues
-come back as records (cycle, command, bank, row, column) that the controller hands to its
-command listeners; counters, latency samples and queue-depth levels are updated exactly as the
-Python path updates them. Anything else (closed or adaptive page,
-per-bank refresh, ports, waveforms) stays on the Python path.
+does the work of the controller's cycles, with the same decisions in the same order: FR-FCFS
+(and FCFS, FR-FCFS with a row-hit cap), open page, all-bank refresh (or none), write drain
+between the watermarks (either rule of ``write_drain``) with the bursts whose rows were
+activated for them served first, read forwarding from pending writes, one or more ranks. The
+commands it issues come back as records (cycle, command, bank, row, column) that the
+controller hands to its command listeners; counters, latency samples and queue-depth levels
+are updated exactly as the Python path updates them. Anything else (closed or adaptive page,
+per-bank refresh, per-bank queues, waveforms, a watched command port) stays on the Python
+path. It serves two feeds:
+
+- an *attached stream* with no port and no observer (:meth:`CompiledCore.advance`): the
+  cycles of one tick, up to ``lookahead_cycles`` past it, as ``DramController.tick``'s
+  run-ahead loop;
+- the *ports* (``ports=True``, :meth:`CompiledCore.feed` and :meth:`CompiledCore.schedule`):
+  the controller takes each request from ``req`` and checks, stores or reads its bytes in
+  Python; the core cuts it into bursts (as :func:`~.splitting.split`), queues them as room
+  allows, schedules the cycles the controller's lookahead allows
+  (:mod:`.schedule_ahead`), and returns each burst's completion (job slot, cycle), which the
+  controller's :class:`~.splitting.ResponseOrder` turns into responses at their own cycles.
 
 It follows the controller's public protocol (see :class:`~.controller.DramController`):
 
-- *compute ahead*: one :meth:`CompiledCore.advance` does the work of one tick, up to
-  ``lookahead_cycles`` past it, which the controller allows only while nothing outside can
-  see or change its work (an attached stream, no port, no observer); a compiled model with
-  inputs would bound its batch by ``Simulator.undisturbed_until_ps``, the run's
-  ``limit_ps`` and ``Simulator.watchdog_deadline_ps`` instead;
+- *compute ahead*: only as far as the controller allows, which is while nothing outside can
+  see or change its work (``lookahead_cycles`` on a stream; on the ports, the kernel's
+  ``Simulator.undisturbed_until_ps``, the run's ``limit_ps`` and
+  ``Simulator.watchdog_deadline_ps``, or the cycle that leaves room for a request waiting on
+  ``req``);
 - *settle*: nothing is kept aside when a run returns, since every call ends by handing its
   commands to the controller's listeners and its counts to its statistics (:meth:`CompiledCore.flush`);
 - *snapshot/restore*: the core is built from the controller's ``scheduling_config()`` and a
   ``snapshot()`` (:class:`~.scheduling_state.SchedulingState`), owns that state from then on,
   and gives it back as a snapshot (:meth:`CompiledCore.snapshot`), which the controller's
-  ``restore`` takes on either engine. It reads only the controller's public attributes (the
-  kernel's Level has no public accessor for its running integral: see
-  :func:`~.scheduling_state.level_figures`).
+  ``restore`` takes on either engine. It reads only the controller's public attributes (its
+  statistics, queue-depth Levels included through ``figures()``/``resume()``).
 
 Used by the controller's ``engine`` parameter. numba is a dependency of archmodel; on a
 platform where it cannot be installed, ``auto`` uses the Python path.
@@ -52,7 +62,7 @@ from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS
                                    N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
                                    RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
                                    _NEVER)
-from .scheduling_state import SchedulingState, level_figures, set_level_figures
+from .scheduling_state import SchedulingState
 
 
 def available() -> bool:
@@ -170,6 +180,8 @@ class CompiledCore:
         self.counters = [(getattr(d, name), slot) for name, slot in COUNTER_SLOTS.items()]
         self._levels = None  # the queue-depth levels' figures the arrays and the statistics share
         self._level_list: list = []  # the same as the last call left them, flat
+        self._depths = (d.read_queue_depth, d.write_queue_depth)
+        self._upkeep = True
         self._bind()
 
     def _size_buffer(self, length: int) -> None:
@@ -260,10 +272,10 @@ class CompiledCore:
         """Before a call: the queue-depth levels as the controller's statistics hold them (the
         last call left them so unless another hand changed them since: a restore, a reset).
         (Each call starts its counts and records from zero.)"""
-        d = self.dram
-        st = self.st
-        levels = (level_figures(d.read_queue_depth), level_figures(d.write_queue_depth))
+        reads, writes = self._depths
+        levels = (reads.figures(), writes.figures())
         if levels != self._levels:
+            st = self.st
             st[RL_VALUE:RL_SINCE + 1] = levels[0]
             st[WL_VALUE:WL_SINCE + 1] = levels[1]
             self._levels = levels
@@ -315,8 +327,8 @@ class CompiledCore:
     @property
     def only_upkeep_due(self) -> bool:
         """No command to choose, or the one chosen is a refresh's (with :attr:`idle`, the
-        controller's work is upkeep)."""
-        return not self.st[HAS_BEST] or bool(self.st[REF_PENDING])
+        controller's work is upkeep), after the last call."""
+        return self._upkeep
 
     def flush(self) -> list:
         """Hand the last call's commands, samples and counts to the controller's statistics
@@ -333,8 +345,9 @@ class CompiledCore:
         if levels != self._level_list:
             self._level_list = levels
             self._levels = (tuple(levels[:4]), tuple(levels[4:]))
-            set_level_figures(d.read_queue_depth, self._levels[0])
-            set_level_figures(d.write_queue_depth, self._levels[1])
+            self._depths[0].resume(self._levels[0])
+            self._depths[1].resume(self._levels[1])
+        self._upkeep = not v[HAS_BEST] or bool(v[REF_PENDING])
         if v[N_RSAMPLE]:
             d.read_latency.samples.frombytes(self.rsamples[:v[N_RSAMPLE]].tobytes())
         if v[N_WSAMPLE]:

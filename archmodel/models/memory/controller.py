@@ -569,8 +569,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     @property
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
-        if self._core is not None:
-            return self._core.idle and not self._order and self._job is None
+        if self._core is not None and not self._port_ahead:  # (fed through the ports, the counts follow the core's)
+            return self._core.idle
         return (self._rq_count == 0 and self._wq_count == 0 and self._cq_count == 0 and not self._order
                 and self._job is None and self._stream_head is None)
 
