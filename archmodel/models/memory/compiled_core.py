@@ -178,7 +178,7 @@ class CompiledCore:
         self._stream = iter(()) if state.stream is None else state.stream
         self.refill()
         self.counters = [(getattr(d, name), slot) for name, slot in COUNTER_SLOTS.items()]
-        self._levels = None  # the queue-depth levels' figures the arrays and the statistics share
+        self._levels: tuple = ((), ())  # the queue-depth levels' figures the arrays and the statistics share
         self._level_list: list = []  # the same as the last call left them, flat
         self._depths = (d.read_queue_depth, d.write_queue_depth)
         self._upkeep = True

@@ -124,17 +124,31 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     earliest arrival of a request (the kernel's lookahead over the wiring, the run's limit,
     the watchdog's deadline, and the next response's due cycle, since a client may answer a
     response) are scheduled in one tick, and each response still leaves at its own cycle.
-    Commands, responses and statistics are those of ``lookahead_cycles = 0`` (tests compare
-    them); a run stopped by another component while a request is in service may count the
-    work scheduled up to that request's next response.
+    With the compiled core it also schedules ahead while a request waits on ``req`` that
+    cannot enter yet (the queue full, or the previous request's bursts still entering):
+    whatever arrives meanwhile waits behind it, so the cycles up to the one that leaves room
+    for it are scheduled in one call, and it enters at the next cycle the controller works
+    at, as cycle by cycle. Commands, responses and statistics are those of
+    ``lookahead_cycles = 0`` (tests compare them); a run stopped by another component while a
+    request is in service may count the work scheduled up to that request's next response.
+
+    Engines: ``engine = "auto"`` schedules in the compiled core (:mod:`.compiled_core`)
+    wherever it schedules ahead (an attached stream with no port, or the ports as above) and
+    the configuration is one the core takes: the shared queue, open page, all-bank refresh
+    or none, any scheduler, drain rule, queue size, rank count and timing override; the
+    Python path otherwise (closed or adaptive page, per-bank refresh, ``queue = "per_bank"``,
+    ``lookahead_cycles = 0``, a waveform or a connected ``cmd``). Requests from ``req`` are
+    checked, stored or read in Python and answered by the :class:`~.splitting.ResponseOrder`
+    either way; the core queues and schedules their bursts.
 
     The protocol of a compiled engine (:mod:`.compiled_core`, and any other):
 
     - *Compute ahead*, conservatively: only as far as nothing can reach the controller.
-      Here that is ``lookahead_cycles`` with an attached stream and no port or observer; a
-      model with inputs bounds its batch by the kernel's
+      Here that is ``lookahead_cycles`` with an attached stream and no port or observer; fed
+      through its ports, the batch ends at the kernel's
       :meth:`~archmodel.kernel.Simulator.undisturbed_until_ps` (the connection graph's
-      lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`.
+      lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`,
+      or where a waiting request finds room (see "Scheduling ahead").
     - *Settle*: :meth:`~archmodel.kernel.Component.settle` runs whenever a run returns; a
       model keeping state aside copies it back there. This controller's compiled core keeps
       nothing aside between batches (statistics and listeners are updated after each one),
