@@ -103,21 +103,16 @@ class SchedulesAhead:
         if wake >= end:
             return wake
         sim, domain = self.sim, self.domain
-        within = self._phase + end * self._period
-        if self._quiet_until_ps < within:
-            if not self._lookahead.should_ask():
-                # the last questions gave nothing to schedule ahead: not running ahead is
-                # always right, and asking each cycle would cost more (it walks the wiring)
-                return wake
-            until = sim.undisturbed_until_ps(self, within)
-            # An answer bounds the one course the run takes, so it holds until that time:
-            # a later question up to it needs no asking (None: nothing before within).
-            self._quiet_until_ps = within if until is None else until
-            if until is not None:
-                end = min(end, domain.cycle_of(until - 1) + 1)
-            self._lookahead.answered(wake < end)
-            if wake >= end:
-                return wake
+        if not self._lookahead.should_ask():
+            # the last questions gave nothing to schedule ahead: not running ahead is always
+            # right, and asking each cycle would cost more (it walks the wiring)
+            return wake
+        until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
+        if until is not None:
+            end = min(end, domain.cycle_of(until - 1) + 1)
+        self._lookahead.answered(wake < end)
+        if wake >= end:
+            return wake
         core = self._core
         while wake < end:
             if core is None:
@@ -134,8 +129,6 @@ class SchedulesAhead:
             if due < end:
                 end = due + 1
         return wake
-
-    _quiet_until_ps = -1  # no request can arrive before this time (the last answer of the lookahead)
 
     def _run_bound(self, end: int) -> int:
         """``end`` (the first cycle not to schedule now), or sooner the cycle after the run's

@@ -224,7 +224,6 @@ class HasSchedulingState:
         self._stream = state.stream
         self._stream_head = None if state.stream is None else next(state.stream, None)
         self._held = state.held
-        self._quiet_until_ps = -1  # (the lookahead's last answer was about the old state's responses)
         for name, value in state.counters.items():
             getattr(self, name).value = value
         self.read_latency.samples = array("d", state.read_latency)
