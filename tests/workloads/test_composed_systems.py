@@ -100,5 +100,6 @@ def test_the_dram_scheduling_ahead_in_a_composed_system_matches_it_cycle_by_cycl
     assert sum(map(len, ahead[1].values())) > 0
     assert ahead[2] == reference[2]
     # Fewer edges ticked: the controllers did schedule ahead (behind the 4-channel interleaver,
-    # whose sends the lookahead cannot bound, they stay cycle by cycle).
-    assert ahead[3] < reference[3] if system != "hbm_stack" else ahead[3] == reference[3]
+    # whose sends the lookahead cannot bound, only while a request waits on req that cannot
+    # enter yet, which the compiled core does and the Python path does not).
+    assert ahead[3] < reference[3]

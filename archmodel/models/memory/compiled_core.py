@@ -1,34 +1,44 @@
-"""A compiled scheduling core for :class:`~.controller.DramController` (numba), for long traces.
+"""A compiled scheduling core for :class:`~.controller.DramController` (numba), for long traces
+and for the requests of its ports.
 
-When the controller runs ahead of simulated time (an attached request stream, no port, no
-observer), nothing outside sees its work cycle by cycle, so the work of one tick (the cycles up
-to ``lookahead_cycles`` ahead) can run in compiled code. This module holds the same state the
+When the controller schedules ahead of simulated time, nothing outside sees its work cycle by
+cycle, so the work of one tick can run in compiled code. This module holds the same state the
 Python path keeps (per-bank open rows, next-allowed cycles per command, the four-activate
 windows, refresh, the read and write queues) in numpy arrays and one ``@njit`` function that
-does the work of :meth:`DramController._cycle` for the cycles of one tick, with the same
-decisions in the same order: FR-FCFS (and FCFS, FR-FCFS with a row-hit cap), open page,
-all-bank refresh (or none), write drain between the watermarks with the bursts whose rows were
-activated for them served first, read forwarding from pending writes. The commands it issues
-come back as records (cycle, command, bank, row, column) that the controller hands to its
-command listeners; counters, latency samples and queue-depth levels are updated exactly as the
-Python path updates them. Anything else (closed or adaptive page,
-per-bank refresh, ports, waveforms) stays on the Python path.
+does the work of the controller's cycles, with the same decisions in the same order: FR-FCFS
+(and FCFS, FR-FCFS with a row-hit cap), open page, all-bank refresh (or none), write drain
+between the watermarks (either rule of ``write_drain``) with the bursts whose rows were
+activated for them served first, read forwarding from pending writes, one or more ranks. The
+commands it issues come back as records (cycle, command, bank, row, column) that the
+controller hands to its command listeners; counters, latency samples and queue-depth levels
+are updated exactly as the Python path updates them. Anything else (closed or adaptive page,
+per-bank refresh, per-bank queues, waveforms, a watched command port) stays on the Python
+path. It serves two feeds:
+
+- an *attached stream* with no port and no observer (:meth:`CompiledCore.advance`): the
+  cycles of one tick, up to ``lookahead_cycles`` past it, as ``DramController.tick``'s
+  run-ahead loop;
+- the *ports* (``ports=True``, :meth:`CompiledCore.feed` and :meth:`CompiledCore.schedule`):
+  the controller takes each request from ``req`` and checks, stores or reads its bytes in
+  Python; the core cuts it into bursts (as :func:`~.splitting.split`), queues them as room
+  allows, schedules the cycles the controller's lookahead allows
+  (:mod:`.schedule_ahead`), and returns each burst's completion (job slot, cycle), which the
+  controller's :class:`~.splitting.ResponseOrder` turns into responses at their own cycles.
 
 It follows the controller's public protocol (see :class:`~.controller.DramController`):
 
-- *compute ahead*: one :meth:`CompiledCore.advance` does the work of one tick, up to
-  ``lookahead_cycles`` past it, which the controller allows only while nothing outside can
-  see or change its work (an attached stream, no port, no observer); a compiled model with
-  inputs would bound its batch by ``Simulator.undisturbed_until_ps``, the run's
-  ``limit_ps`` and ``Simulator.watchdog_deadline_ps`` instead;
+- *compute ahead*: only as far as the controller allows, which is while nothing outside can
+  see or change its work (``lookahead_cycles`` on a stream; on the ports, the kernel's
+  ``Simulator.undisturbed_until_ps``, the run's ``limit_ps`` and
+  ``Simulator.watchdog_deadline_ps``, or the cycle that leaves room for a request waiting on
+  ``req``);
 - *settle*: nothing is kept aside when a run returns, since every call ends by handing its
   commands to the controller's listeners and its counts to its statistics (:meth:`CompiledCore.flush`);
 - *snapshot/restore*: the core is built from the controller's ``scheduling_config()`` and a
   ``snapshot()`` (:class:`~.scheduling_state.SchedulingState`), owns that state from then on,
   and gives it back as a snapshot (:meth:`CompiledCore.snapshot`), which the controller's
-  ``restore`` takes on either engine. It reads only the controller's public attributes (the
-  kernel's Level has no public accessor for its running integral: see
-  :func:`~.scheduling_state.level_figures`).
+  ``restore`` takes on either engine. It reads only the controller's public attributes (its
+  statistics, queue-depth Levels included through ``figures()``/``resume()``).
 
 Used by the controller's ``engine`` parameter. numba is a dependency of archmodel; on a
 platform where it cannot be installed, ``auto`` uses the Python path.
@@ -44,13 +54,15 @@ from archmodel.kernel import ParameterError, compiled
 
 from .commands import PREA, RD, REF, WR
 from .compiled_core_kernel import run as _run
-from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, C_BANKS,
-                                   C_BANKS_PER_RANK, C_BURST, C_CAP, C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH,
-                                   C_LOW, C_PERIOD, C_PHASE, C_RANKS, C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE,
-                                   C_WQ_CAP, DIRTY, EXHAUSTED, FREE_TOP, _NEVER, N_CMD, N_RSAMPLE, N_WSAMPLE,
-                                   OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING, RL_SINCE,
-                                   RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC)
-from .scheduling_state import SchedulingState, level_figures, set_level_figures
+from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
+                                   C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
+                                   C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_RO, C_RQ_CAP, C_TBL, C_TREFI,
+                                   C_WATCH_DONE, C_WQ_CAP, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, DIRTY, EXHAUSTED,
+                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_DONE, N_RSAMPLE,
+                                   N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
+                                   RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
+                                   _NEVER)
+from .scheduling_state import SchedulingState
 
 
 def available() -> bool:
@@ -95,8 +107,9 @@ class CompiledCore:
     ``chunk`` is how many stream requests are decoded into the arrays at a time.
     """
 
-    def __init__(self, controller, state, chunk: int | None = None):
+    def __init__(self, controller, state, chunk: int | None = None, ports: bool = False):
         self.dram = d = controller
+        self.ports = ports
         self.config = g = d.scheduling_config()
         n = g.banks
         self.run = kernel()
@@ -115,6 +128,11 @@ class CompiledCore:
         cf[C_FORWARD] = g.forward_cycles
         cf[C_PHASE], cf[C_PERIOD] = g.phase_ps, g.period_ps
         cf[C_WATCH_DONE] = bool(g.stop_when_done)
+        cf[C_PORTS] = ports
+        fields = g.store_fields
+        for at, name in ((C_RA, "Ra"), (C_BG, "Bg"), (C_BA, "Ba"), (C_RO, "Ro"), (C_CO, "Co")):
+            cf[at], cf[at + 1] = fields[name]
+        cf[C_GROUPS], cf[C_PER_GROUP] = g.bankgroups, g.banks_per_group
         self.cf = cf
         st = np.zeros(STATE_SIZE, dtype=np.int64)
         st[SEQ] = state.seq
@@ -142,15 +160,17 @@ class CompiledCore:
         self.queues = (np.zeros((n, g.read_queue), dtype=np.int64), np.zeros(n, dtype=np.int64),
                        np.zeros((n, g.write_queue), dtype=np.int64), np.zeros(n, dtype=np.int64))
         size = g.read_queue + g.write_queue
-        self.entries = tuple(np.zeros(size, dtype=np.int64) for _ in range(6))  # seq arrival row column burst kind
+        # seq arrival row column burst kind size job
+        self.entries = tuple(np.zeros(size, dtype=np.int64) for _ in range(8))
         # Per bank: the entry its open row was activated for (-1: none) and that entry's RD or WR.
         self.opened = np.full((n, 2), -1, dtype=np.int64)
         self._load_queues(state)
-        self.buffer = tuple(np.zeros(self.chunk, dtype=np.int64) for _ in range(6))  # cycle bank row column burst write
         out = g.lookahead_cycles + 2
         self.cmd_log = np.zeros((out, 5), dtype=np.int64)
-        self.rsamples = np.zeros(out + self.chunk, dtype=np.float64)
         self.wsamples = np.zeros(out, dtype=np.float64)
+        self._size_buffer(self.chunk)
+        # Fed through the ports: bursts left per client request, by job slot (see feed).
+        self.job_left = np.zeros(size + 2, dtype=np.int64)
         fields = g.address_fields
         (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = fields["Ra"], fields["Bg"], fields["Ba"]
         (self._os, self._om), (self._ks, self._km) = fields["Ro"], fields["Co"]
@@ -158,6 +178,20 @@ class CompiledCore:
         self._stream = iter(()) if state.stream is None else state.stream
         self.refill()
         self.counters = [(getattr(d, name), slot) for name, slot in COUNTER_SLOTS.items()]
+        self._levels: tuple = ((), ())  # the queue-depth levels' figures the arrays and the statistics share
+        self._level_list: list = []  # the same as the last call left them, flat
+        self._depths = (d.read_queue_depth, d.write_queue_depth)
+        self._upkeep = True
+        self._bind()
+
+    def _size_buffer(self, length: int) -> None:
+        """Buffers for ``length`` requests (or bursts) and for what one call may record of them
+        beside the commands of its cycles: read latency samples and completions."""
+        # cycle bank row column burst write size job
+        self.buffer = tuple(np.zeros(length, dtype=np.int64) for _ in range(8))
+        out = self.config.lookahead_cycles + 2
+        self.rsamples = np.zeros(out + length, dtype=np.float64)
+        self.done_log = np.zeros((out + length, 2), dtype=np.int64)
 
     def _load_queues(self, state) -> None:
         """Place the snapshot's queued bursts in the entry arrays; the rest of the entries are free."""
@@ -167,7 +201,7 @@ class CompiledCore:
                                       (state.write_queues, wq_ids, wq_len, WR)):
             for b, items in enumerate(side):
                 for i, item in enumerate(items):
-                    for column, value in zip(self.entries, item[:5] + item[6:]):  # all but the size
+                    for column, value in zip(self.entries, item[:5] + item[6:] + item[5:6] + (-1,)):
                         column[used] = value
                     if item[0] == state.opened[b]:
                         self.opened[b] = (used, k)
@@ -197,7 +231,7 @@ class CompiledCore:
         if got:
             cycles, addresses, writes = zip(*items)
             a = np.array(addresses, dtype=np.int64)
-            cycle, bank, row, column, burst, write = self.buffer
+            cycle, bank, row, column, burst, write, size, job = self.buffer
             end = left + got
             cycle[left:end] = cycles
             bank[left:end] = ((((a >> self._rs) & self._rm) * self.config.bankgroups + ((a >> self._gs) & self._gm))
@@ -206,6 +240,8 @@ class CompiledCore:
             column[left:end] = (a >> self._ks) & self._km
             burst[left:end] = a & self._burst_mask
             write[left:end] = writes
+            size[left:end] = self.config.burst_bytes
+            job[left:end] = -1
         st[POS] = 0
         st[BUF_LEN] = left + got
 
@@ -214,27 +250,15 @@ class CompiledCore:
         cycle to wake at and how the work ended: DONE, STOP_NOW (stop the run now),
         HELD_STOP or HELD_GO (keep the edge at the wake cycle, then stop or go on), as the
         Python loop would."""
-        d = self.dram
         st = self.st
         horizon = c + self.config.lookahead_cycles
         first = c
         phase = 0
-        st[RL_VALUE:RL_SINCE + 1] = level_figures(d.read_queue_depth)
-        st[WL_VALUE:WL_SINCE + 1] = level_figures(d.write_queue_depth)
-        st[COUNTER_FIRST:] = 0
-        st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = 0
-        rq_ids, rq_len, wq_ids, wq_len = self.queues
-        e_seq, e_arr, e_row, e_col, e_burst, e_kind = self.entries
-        s_cycle, s_bank, s_row, s_col, s_burst, s_write = self.buffer
-        upd_ptr, upd_idx, upd_cyc = self.upd
+        self._begin()
         while True:
             if st[BUF_LEN] - st[POS] < 64:
                 self.refill()
-            status = self.run(st, self.cf, c, first, horizon, phase, self.nxt, upd_ptr, upd_idx, upd_cyc,
-                              self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run, self.faw, self.needs,
-                              rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_burst, e_kind, self.free,
-                              s_cycle, s_bank, s_row, s_col, s_burst, s_write, self.cmd_log, self.rsamples,
-                              self.wsamples, self.opened)
+            status = self._call(c, first, horizon, phase)
             if status != UNDERRUN:
                 break
             self.flush()
@@ -244,23 +268,93 @@ class CompiledCore:
         self.flush()
         return int(st[OUT_WAKE]), int(status)
 
-    def flush(self) -> None:
-        """Hand this call's commands, samples and counts to the controller's statistics and listeners."""
+    def _begin(self) -> None:
+        """Before a call: the queue-depth levels as the controller's statistics hold them (the
+        last call left them so unless another hand changed them since: a restore, a reset).
+        (Each call starts its counts and records from zero.)"""
+        reads, writes = self._depths
+        levels = (reads.figures(), writes.figures())
+        if levels != self._levels:
+            st = self.st
+            st[RL_VALUE:RL_SINCE + 1] = levels[0]
+            st[WL_VALUE:WL_SINCE + 1] = levels[1]
+            self._levels = levels
+
+    def _bind(self) -> None:
+        """The arrays every call passes after its scalars, in the compiled function's order
+        (bound again when a buffer is replaced)."""
+        self._arrays = (self.nxt, *self.upd, self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run,
+                        self.faw, self.needs, *self.queues, *self.entries, self.free, *self.buffer, self.cmd_log,
+                        self.rsamples, self.wsamples, self.opened, self.job_left, self.done_log)
+
+    def _call(self, c: int, first: int, horizon: int, phase: int) -> int:
+        """One call of the compiled function on the arrays."""
+        return self.run(self.st, self.cf, c, first, horizon, phase, *self._arrays)
+
+    # -- fed through the ports -----------------------------------------------------------
+    def feed(self, c: int, slot: int, write: bool, offset: int, size: int, bursts: int) -> None:
+        """A client request taken at cycle c, ``size`` bytes from ``offset`` in the store, in
+        job slot ``slot``: the next :meth:`schedule` cuts it into its ``bursts`` device
+        bursts as :func:`~.splitting.split` does, which enter the queues from cycle c as
+        room allows, as SplitsRequests._enter puts them (feed a request only once every
+        burst of the previous one has entered)."""
+        if bursts > len(self.buffer[0]):
+            self._size_buffer(bursts)
+            self._bind()
+        self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
+
+    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list]:
+        """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
+        ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
+        client request's last burst completed, or, with ``head`` the kind of a request
+        waiting on req (0 read, 1 write), after the cycle that leaves room for it. Returns the next cycle with work, the last
+        cycle done, the bursts in the read and in the write queue, the bursts of the last
+        fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
+        client request completed, in the order the Python path completes them."""
+        self._begin()
+        self.st[HEAD] = head
+        self._call(first, first, last, 0)
+        v = self.flush()
+        done = self.done_log[:v[N_DONE]].tolist() if v[N_DONE] else []
+        return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], done
+
+    @property
+    def job_slots(self) -> int:
+        """How many client requests the core can name at once (one entering, the others
+        each with a burst queued)."""
+        return len(self.job_left)
+
+    @property
+    def only_upkeep_due(self) -> bool:
+        """No command to choose, or the one chosen is a refresh's (with :attr:`idle`, the
+        controller's work is upkeep), after the last call."""
+        return self._upkeep
+
+    def flush(self) -> list:
+        """Hand the last call's commands, samples and counts to the controller's statistics
+        and listeners (once after each call); return the scalar state as it was after the call
+        (Python ints)."""
         d = self.dram
-        st = self.st
-        for stat, slot in self.counters:
-            if st[slot]:
-                stat.value += int(st[slot])
-        st[COUNTER_FIRST:] = 0
-        set_level_figures(d.read_queue_depth, st[RL_VALUE:RL_VALUE + 4])
-        set_level_figures(d.write_queue_depth, st[WL_VALUE:WL_VALUE + 4])
-        if st[N_RSAMPLE]:
-            d.read_latency.samples.frombytes(self.rsamples[:st[N_RSAMPLE]].tobytes())
-        if st[N_WSAMPLE]:
-            d.write_latency.samples.frombytes(self.wsamples[:st[N_WSAMPLE]].tobytes())
-        n = int(st[N_CMD])
-        listeners = d.command_listeners
-        if n and listeners:
+        v = self.st.tolist()  # (one conversion: reading numpy scalars one by one costs more)
+        if any(v[COUNTER_FIRST:N_DONE]):
+            for stat, slot in self.counters:
+                count = v[slot]
+                if count:
+                    stat.value += count
+        levels = v[RL_VALUE:WL_SINCE + 1]
+        if levels != self._level_list:
+            self._level_list = levels
+            self._levels = (tuple(levels[:4]), tuple(levels[4:]))
+            self._depths[0].resume(self._levels[0])
+            self._depths[1].resume(self._levels[1])
+        self._upkeep = not v[HAS_BEST] or bool(v[REF_PENDING])
+        if v[N_RSAMPLE]:
+            d.read_latency.samples.frombytes(self.rsamples[:v[N_RSAMPLE]].tobytes())
+        if v[N_WSAMPLE]:
+            d.write_latency.samples.frombytes(self.wsamples[:v[N_WSAMPLE]].tobytes())
+        n = v[N_CMD]
+        listeners = d.command_listeners if n else ()
+        if listeners:
             g = self.config
             per_rank, per_group = g.banks_per_rank, g.banks_per_group
             for c, k, b, row, column in self.cmd_log[:n].tolist():
@@ -271,7 +365,7 @@ class CompiledCore:
                     fields = (c, k, rank, (b // per_group) % g.bankgroups, b % per_group, b, row, column)
                 for listener in listeners:
                     listener(*fields)
-        st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = 0
+        return v
 
     @property
     def idle(self) -> bool:
@@ -293,11 +387,11 @@ class CompiledCore:
         entries = [column.tolist() for column in self.entries]
 
         def queued(ids, lengths):
-            return [[tuple(column[e] for column in entries[:5]) + (g.burst_bytes, entries[5][e])
+            return [[tuple(column[e] for column in entries[:5]) + (entries[6][e], entries[5][e])
                      for e in ids[b, :lengths[b]].tolist()] for b in range(g.banks)]
 
         pos, length = int(st[POS]), int(st[BUF_LEN])
-        cycle, _, _, _, burst, write = (column[pos:length].tolist() for column in self.buffer)
+        cycle, _, _, _, burst, write = (column[pos:length].tolist() for column in self.buffer[:6])
         unread = list(zip(cycle, burst, map(bool, write)))
         self._stream, stream = iter(()), itertools.chain(unread, self._stream)
         st[POS] = st[BUF_LEN] = 0
@@ -318,22 +412,23 @@ def core_for(controller, current):
     has one already), or None for the Python path (``engine = "auto"`` when the core does
     not apply; ``"compiled"`` then fails)."""
     d = controller
+    ports = d.schedules_ahead_through_ports
     if current is not None:
-        if not d.running_ahead:
+        if not (d.running_ahead or ports):
             d.fail("engine: the compiled core cannot hand its work back to the Python path once an observer "
                    "watches (attach tracers before the run, or use engine = 'python')")
         return current
     reason = unsupported_reason(d)
-    if reason is None and not d.running_ahead:
-        reason = ("a port is connected or an observer watches" if d.lookahead_cycles
-                  else "lookahead_cycles is 0")
+    if reason is None and not (d.running_ahead or ports):
+        reason = ("an observer watches, the command port is connected, or a stream is attached beside the ports"
+                  if d.lookahead_cycles else "lookahead_cycles is 0")
     state = d.snapshot() if reason is None else None
-    if reason is None and state.stream is None:
-        reason = "no request stream is attached"
+    if reason is None and state.stream is None and not ports:
+        reason = "no request stream is attached and no port is connected"
     if reason is None and (state.seq or state.queued):
         reason = "the controller has already served requests on the Python path"
     if reason is None:
-        return CompiledCore(d, state)
+        return CompiledCore(d, state, ports=ports)
     if d.engine == "compiled":
         raise ParameterError(f"{d.path}: engine compiled does not apply: {reason}",
                              hint='engine = "auto" picks the compiled core where it applies, the Python path elsewhere')

@@ -6,11 +6,15 @@ docstring; the state layout (indices into the ``st`` and ``cf`` arrays) is
 from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
-from .compiled_core_layout import (ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
-                                   BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_BURST, C_CAP,
+from .compiled_core_layout import (COUNTER_FIRST, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
+                                   C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
+                                   FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
+                                   ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
+                                   BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_CAP,
                                    C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH, C_LOW, C_PERIOD, C_PHASE, C_RANKS,
-                                   C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY, DONE,
-                                   EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST, HELD_GO, HELD_STOP, HITS, MISSES, N_CMD,
+                                   C_PORTS, C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY,
+                                   DONE, EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST, HEAD, HELD_GO, HELD_STOP, HITS, JOB_DONE,
+                                   MISSES, N_CMD, N_DONE,
                                    N_RSAMPLE, N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, PREAS, PRES,
                                    RDS, READS, REF_DUE, REF_PENDING, REFS, RL_VALUE, RQC, SEQ, STOP_NOW, UNDERRUN,
                                    WL_VALUE, WMODE, WQC, WRITES, WRS, _CONFLICT_KIND, _HIT_KIND, _MISS_KIND, _NEVER)
@@ -24,6 +28,49 @@ def level_set(st, base, value, at):
     st[base] = value
     if value > st[base + 1]:
         st[base + 1] = value
+
+
+@jit
+def complete(st, job_left, done_log, j, at):
+    """SplitsRequests' ResponseOrder.piece_done, recorded: a burst of the request in job
+    slot j finishes at cycle ``at``; JOB_DONE once the request's last burst has."""
+    n = st[N_DONE]
+    done_log[n, 0] = j
+    done_log[n, 1] = at
+    st[N_DONE] = n + 1
+    job_left[j] -= 1
+    if job_left[j] == 0:
+        st[JOB_DONE] = 1
+
+
+@jit
+def expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left):
+    """splitting.split and DramController._local_decode: the bursts of the request taken from
+    req (st[FEED_*]) into the buffer, each with its bank, row, column, burst address and
+    bytes, to enter the queues from its cycle on as SplitsRequests._enter puts them."""
+    burst = cf[C_BURST]
+    address = st[FEED_OFFSET]
+    end = address + st[FEED_SIZE]
+    i = 0
+    while address < end:
+        stop = (address | (burst - 1)) + 1
+        if stop > end:
+            stop = end
+        s_cycle[i] = st[FEED_CYCLE]
+        s_bank[i] = ((((address >> cf[C_RA]) & cf[C_RA_MASK]) * cf[C_GROUPS] + ((address >> cf[C_BG]) & cf[C_BG_MASK]))
+                     * cf[C_PER_GROUP] + ((address >> cf[C_BA]) & cf[C_BA_MASK]))
+        s_row[i] = (address >> cf[C_RO]) & cf[C_RO_MASK]
+        s_col[i] = (address >> cf[C_CO]) & cf[C_CO_MASK]
+        s_burst[i] = address - (address & (burst - 1))
+        s_write[i] = st[FEED_WRITE]
+        s_size[i] = stop - address
+        s_job[i] = st[FEED_SLOT]
+        address = stop
+        i += 1
+    job_left[st[FEED_SLOT]] = i
+    st[POS] = 0
+    st[BUF_LEN] = i
+    st[FEED_N] = 0
 
 
 @jit
@@ -194,9 +241,10 @@ def remove(qids, qlen, b, e):
 
 @jit
 def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw, needs,
-          rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log, rsamples,
-          wsamples, opened):
-    """DramController._issue with _column: issue the best command at cycle c and record it."""
+          rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, e_size, e_job, free, cmd_log,
+          rsamples, wsamples, opened, job_left, done_log):
+    """DramController._issue with _column: issue the best command at cycle c and record it
+    (a read burst of a client request completes CL + tBL later)."""
     b = st[BEST_B]
     k = st[BEST_K]
     e = st[BEST_E]
@@ -228,16 +276,18 @@ def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows
             level_set(st, RL_VALUE, st[RQC], at)
             st[RDS] += 1
             st[READS] += 1
-            st[BYTES_READ] += cf[C_BURST]
+            st[BYTES_READ] += e_size[e]
             rsamples[st[N_RSAMPLE]] = c + cf[C_CL] + cf[C_TBL] - e_arr[e]
             st[N_RSAMPLE] += 1
+            if e_job[e] >= 0:
+                complete(st, job_left, done_log, e_job[e], c + cf[C_CL] + cf[C_TBL])
         else:
             remove(wq_ids, wq_len, b, e)
             st[WQC] -= 1
             level_set(st, WL_VALUE, st[WQC], at)
             st[WRS] += 1
             st[WRITES] += 1
-            st[BYTES_WRITTEN] += cf[C_BURST]
+            st[BYTES_WRITTEN] += e_size[e]
             wsamples[st[N_WSAMPLE]] = c + cf[C_CWL] + cf[C_TBL] - e_arr[e]
             st[N_WSAMPLE] += 1
     elif k == ACT:
@@ -308,10 +358,13 @@ def room(st, cf, s_write, i):
 
 @jit
 def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row,
-         e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, rsamples, opened):
-    """DramController._pull_stream with _enqueue and _consider: take stream requests due by
-    cycle c while there is room; False when the buffer
-    ran dry before the stream did (the caller refills it and calls again)."""
+         e_col, e_burst, e_kind, e_size, e_job, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size,
+         s_job, rsamples, opened, job_left, done_log):
+    """DramController._pull_stream (or SplitsRequests._enter) with _enqueue and _consider:
+    take the buffered requests due by cycle c while there is room (a forwarded read burst of
+    a client request completes ``forward_cycles`` later, a posted write's as it is queued);
+    False when the buffer ran dry before the stream did (the caller refills it and calls
+    again)."""
     while st[POS] < st[BUF_LEN]:
         i = st[POS]
         if s_cycle[i] > c:
@@ -332,13 +385,19 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
                 if e_burst[wq_ids[bank, j]] == s_burst[i]:
                     forwarded = True
                     break
+        j = s_job[i]
         if forwarded:
             st[FORWARDED] += 1
             st[READS] += 1
-            st[BYTES_READ] += cf[C_BURST]
+            st[BYTES_READ] += s_size[i]
             rsamples[st[N_RSAMPLE]] = cf[C_FORWARD]
             st[N_RSAMPLE] += 1
+            if j >= 0:
+                complete(st, job_left, done_log, j, c + cf[C_FORWARD])
         else:
+            if write and j >= 0:
+                complete(st, job_left, done_log, j, c)  # posted: done once queued
+                j = -1
             st[FREE_TOP] -= 1
             e = free[st[FREE_TOP]]
             e_seq[e] = st[SEQ]
@@ -347,6 +406,8 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
             e_col[e] = s_col[i]
             e_burst[e] = s_burst[i]
             e_kind[e] = 0
+            e_size[e] = s_size[i]
+            e_job[e] = j
             if write:
                 wq_ids[bank, wq_len[bank]] = e
                 wq_len[bank] += 1
@@ -392,8 +453,19 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
 @jit
 def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows,
         hits_run, faw, needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_burst, e_kind,
-        free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, cmd_log, rsamples, wsamples, opened):
-    """The cycles of one tick (DramController.tick's run-ahead loop over _cycle)."""
+        e_size, e_job, free, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, cmd_log, rsamples,
+        wsamples, opened, job_left, done_log):
+    """The cycles of one tick (DramController.tick's run-ahead loop over _cycle); fed
+    through the ports (C_PORTS), the cycles with work from c to ``horizon`` as
+    SchedulesAhead._schedule_ahead runs them, ending after a cycle in which a client
+    request's last burst completed (its response may bound the horizon), or, with a request
+    waiting on req (HEAD), after the cycle that leaves room for it (it enters at the next
+    cycle the controller works at)."""
+    for i in range(COUNTER_FIRST, N_DONE):  # (the caller has taken the last call's counts)
+        st[i] = 0
+    st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = st[N_DONE] = st[JOB_DONE] = 0
+    if st[FEED_N]:
+        expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left)
     while True:
         # -- _cycle(c), resumable after a refill at either intake
         issued = phase == 2
@@ -403,8 +475,8 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                 phase = 1
         if phase == 1:
             if not pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_seq,
-                        e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col, s_burst,
-                        s_write, rsamples, opened):
+                        e_arr, e_row, e_col, e_burst, e_kind, e_size, e_job, free, s_cycle, s_bank, s_row, s_col,
+                        s_burst, s_write, s_size, s_job, rsamples, opened, job_left, done_log):
                 st[OUT_C] = c
                 st[OUT_PHASE] = 1
                 return UNDERRUN
@@ -419,8 +491,8 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                        e_seq, needs, opened)
             if st[HAS_BEST] and st[BEST_T] <= c:
                 issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows, hits_run, faw,
-                      needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, free, cmd_log,
-                      rsamples, wsamples, opened)
+                      needs, rq_ids, rq_len, wq_ids, wq_len, e_seq, e_arr, e_row, e_col, e_kind, e_size, e_job,
+                      free, cmd_log, rsamples, wsamples, opened, job_left, done_log)
                 issued = True
                 i = st[POS]
                 if not (i < st[BUF_LEN] and s_cycle[i] <= c + 1 and room(st, cf, s_write, i)):
@@ -428,8 +500,8 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
         if issued:
             if phase != 3:
                 if not pull(st, cf, c + 1, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len,
-                            e_seq, e_arr, e_row, e_col, e_burst, e_kind, free, s_cycle, s_bank, s_row, s_col,
-                            s_burst, s_write, rsamples, opened):
+                            e_seq, e_arr, e_row, e_col, e_burst, e_kind, e_size, e_job, free, s_cycle, s_bank,
+                            s_row, s_col, s_burst, s_write, s_size, s_job, rsamples, opened, job_left, done_log):
                     st[OUT_C] = c
                     st[OUT_PHASE] = 2
                     return UNDERRUN
@@ -442,6 +514,25 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
         i = st[POS]
         if i < st[BUF_LEN] and room(st, cf, s_write, i) and s_cycle[i] < wake:
             wake = s_cycle[i]
+        if cf[C_PORTS]:
+            # -- the loop of SchedulesAhead._schedule_ahead
+            if wake <= c:
+                wake = c + 1
+            head = st[HEAD]
+            if head < 0:
+                stop = st[JOB_DONE] != 0
+            elif st[POS] < st[BUF_LEN]:
+                stop = False
+            elif head:
+                stop = st[WQC] < cf[C_WQ_CAP]
+            else:
+                stop = st[RQC] < cf[C_RQ_CAP]
+            if stop or wake > horizon:
+                st[OUT_C] = c
+                st[OUT_WAKE] = wake
+                return DONE
+            c = wake
+            continue
         # -- the run-ahead loop of tick()
         stream_done = st[POS] >= st[BUF_LEN] and st[EXHAUSTED]
         if cf[C_WATCH_DONE] and stream_done and st[RQC] == 0 and st[WQC] == 0:

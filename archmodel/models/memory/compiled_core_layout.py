@@ -11,7 +11,8 @@ _NEVER = 1 << 62
  RL_VALUE, RL_MAX, RL_AREA, RL_SINCE, WL_VALUE, WL_MAX, WL_AREA, WL_SINCE,
  N_CMD, N_RSAMPLE, N_WSAMPLE, OUT_WAKE, OUT_C, OUT_PHASE,
  ACTS, PRES, PREAS, RDS, WRS, REFS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, FORWARDED,
- HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, STATE_SIZE) = range(49)
+ HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, N_DONE, JOB_DONE, HEAD,
+ FEED_N, FEED_OFFSET, FEED_SIZE, FEED_CYCLE, FEED_SLOT, FEED_WRITE, STATE_SIZE) = range(58)
 COUNTER_SLOTS = {"acts": ACTS, "pres": PRES, "preas": PREAS, "rds": RDS, "wrs": WRS, "refs": REFS,
                  "reads": READS, "writes": WRITES, "bytes_read": BYTES_READ, "bytes_written": BYTES_WRITTEN,
                  "forwarded_reads": FORWARDED, "row_hits": HITS, "row_misses": MISSES,
@@ -20,7 +21,17 @@ COUNTER_FIRST = ACTS
 
 # Configuration, at these indices of one int64 array.
 (C_BANKS, C_BANKS_PER_RANK, C_RANKS, C_CL, C_CWL, C_TBL, C_TREFI, C_FAW, C_HIGH, C_LOW, C_RQ_CAP, C_WQ_CAP,
- C_FCFS, C_CAP, C_BURST, C_FORWARD, C_PHASE, C_PERIOD, C_WATCH_DONE, CONFIG_SIZE) = range(20)
+ C_FCFS, C_CAP, C_BURST, C_FORWARD, C_PHASE, C_PERIOD, C_WATCH_DONE, C_PORTS,
+ C_RA, C_RA_MASK, C_BG, C_BG_MASK, C_BA, C_BA_MASK, C_RO, C_RO_MASK, C_CO, C_CO_MASK, C_GROUPS, C_PER_GROUP,
+ CONFIG_SIZE) = range(33)
+# (C_RA .. C_PER_GROUP: how an offset in the store decodes, as DramController._local_decode)
+
+# Fed through the controller's ports, each burst names its client request by a job slot
+# (-1: none, a stream's or a posted write's once queued); N_DONE counts the (slot, cycle)
+# completions of this call and JOB_DONE is set once a request's last burst completed. HEAD is
+# the kind of the request waiting on req that cannot enter yet (0 read, 1 write, -1 none).
+# FEED_* is a request taken from req that the next call cuts into bursts first (FEED_N of
+# them, from FEED_OFFSET in the store; 0: none).
 
 # What one call of the core ended with.
 DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)

@@ -123,17 +123,31 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     earliest arrival of a request (the kernel's lookahead over the wiring, the run's limit,
     the watchdog's deadline, and the next response's due cycle, since a client may answer a
     response) are scheduled in one tick, and each response still leaves at its own cycle.
-    Commands, responses and statistics are those of ``lookahead_cycles = 0`` (tests compare
-    them); a run stopped by another component while a request is in service may count the
-    work scheduled up to that request's next response.
+    With the compiled core it also schedules ahead while a request waits on ``req`` that
+    cannot enter yet (the queue full, or the previous request's bursts still entering):
+    whatever arrives meanwhile waits behind it, so the cycles up to the one that leaves room
+    for it are scheduled in one call, and it enters at the next cycle the controller works
+    at, as cycle by cycle. Commands, responses and statistics are those of
+    ``lookahead_cycles = 0`` (tests compare them); a run stopped by another component while a
+    request is in service may count the work scheduled up to that request's next response.
+
+    Engines: ``engine = "auto"`` schedules in the compiled core (:mod:`.compiled_core`)
+    wherever it schedules ahead (an attached stream with no port, or the ports as above) and
+    the configuration is one the core takes: the shared queue, open page, all-bank refresh
+    or none, any scheduler, drain rule, queue size, rank count and timing override; the
+    Python path otherwise (closed or adaptive page, per-bank refresh, ``queue = "per_bank"``,
+    ``lookahead_cycles = 0``, a waveform or a connected ``cmd``). Requests from ``req`` are
+    checked, stored or read in Python and answered by the :class:`~.splitting.ResponseOrder`
+    either way; the core queues and schedules their bursts.
 
     The protocol of a compiled engine (:mod:`.compiled_core`, and any other):
 
     - *Compute ahead*, conservatively: only as far as nothing can reach the controller.
-      Here that is ``lookahead_cycles`` with an attached stream and no port or observer; a
-      model with inputs bounds its batch by the kernel's
+      Here that is ``lookahead_cycles`` with an attached stream and no port or observer; fed
+      through its ports, the batch ends at the kernel's
       :meth:`~archmodel.kernel.Simulator.undisturbed_until_ps` (the connection graph's
-      lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`.
+      lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`,
+      or where a waiting request finds room (see "Scheduling ahead").
     - *Settle*: :meth:`~archmodel.kernel.Component.settle` runs whenever a run returns; a
       model keeping state aside copies it back there. This controller's compiled core keeps
       nothing aside between batches (statistics and listeners are updated after each one),
@@ -303,6 +317,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         if channels == 1:
             self._channel_shift = 0
             self._local_decode = self._decode
+            self._local_map = self.address_map
             return
         block = self.interleave_bytes
         if block is None:
@@ -312,7 +327,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                                  f"({t.burst_bytes} bytes) to the channel capacity ({capacity} bytes)")
         self.interleave_bytes = block
         self._channel_shift = block.bit_length() - 1
-        self._local_decode = AddressMapping(t, self.mapping, 1).bank_decoder()
+        self._local_map = AddressMapping(t, self.mapping, 1)  # (of offsets in this channel's store)
+        self._local_decode = self._local_map.bank_decoder()
 
     def store_offset(self, address: int, size: int) -> int | None:
         """The store offset of ``size`` bytes at ``address``, or None if they are not all this
@@ -399,6 +415,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                                     and (self._req_on or self._resp_on) and self._stream is None)
             if self.engine != "python":
                 self._core = core_for(self, self._core)
+                if self._core is not None and self._port_ahead:
+                    self._start_core_jobs(self._core.job_slots)
         if self._held is not None:
             # Work up to this cycle was done ahead; the edge is kept so that simulated time
             # reaches it (the run ends here, or goes quiescent here, as without running ahead).
@@ -533,7 +551,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     @property
     def idle(self) -> bool:
         """No request queued, no response waiting and no stream left."""
-        if self._core is not None:
+        if self._core is not None and not self._port_ahead:  # (fed through the ports, the counts follow the core's)
             return self._core.idle
         return (self._rq_count == 0 and self._wq_count == 0 and self._cq_count == 0 and not self._order
                 and self._job is None and self._stream_head is None)
@@ -548,9 +566,17 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
 
     @property
     def running_ahead(self) -> bool:
-        """True while the controller may do the work of several cycles in one tick (see
-        "Scheduling ahead" above); decided at its first tick and whenever observers change."""
+        """True while the controller may do the work of several cycles in one tick on an
+        attached stream (see "Scheduling ahead" above); decided at its first tick and
+        whenever observers change."""
         return bool(self._ahead)
+
+    @property
+    def schedules_ahead_through_ports(self) -> bool:
+        """True while, fed through its ports, the controller may schedule the cycles no
+        request can reach in one tick (see "Scheduling ahead" above); decided as
+        :attr:`running_ahead` is."""
+        return self._port_ahead
 
     @property
     def engine_in_use(self) -> str:

@@ -1,7 +1,11 @@
 """When a :class:`~.controller.DramController` sleeps and how far it schedules ahead of
 simulated time when it is fed through its ports (a mixin of the controller, which holds the
-state): the port-fed edge, the lookahead that bounds when a request can next arrive, and the
-rule that work with nothing outstanding but a refresh is upkeep."""
+state): the port-fed edge, the lookahead that bounds when a request can next arrive, the
+rule that work with nothing outstanding but a refresh is upkeep, and the same edge with the
+compiled scheduling core (:mod:`.compiled_core`) doing the scheduling: requests are taken
+and cut into bursts here, the core queues and schedules the bursts, and the bursts it
+completes are handed to the :class:`~.splitting.ResponseOrder` here, which sends each
+response at its own cycle as on the Python path."""
 
 from __future__ import annotations
 
@@ -13,8 +17,11 @@ _NEVER = NEVER
 class SchedulesAhead:
     """The controller's sleeping and port-fed scheduling ahead. The controller provides
     ``_schedule(c)``, ``_order``, ``_job``, ``_processed``, ``_next_work``, ``_lookahead``
-    (a QuestionBackoff), ``lookahead_cycles``, ``idle``, ``_core``, ``_best``, the refresh
-    state, ``_phase`` and ``_period``."""
+    (a QuestionBackoff), ``lookahead_cycles``, ``idle``, ``_core``, ``_port_ahead``,
+    ``_best``, the refresh state, ``_phase`` and ``_period``; with a compiled core also
+    ``_accept()``, ``_room``, ``_local_decode``, ``_burst_mask`` and the queue counts, which
+    this class keeps equal to the core's after each of its calls (the lookahead bounds of
+    :class:`~.splitting.SplitsRequests` read them)."""
 
     def _sleep_until(self, wake: int) -> None:
         """Sleep until DRAM cycle ``wake`` (_NEVER: until a request comes). With nothing
@@ -30,9 +37,12 @@ class SchedulesAhead:
 
     def _only_upkeep(self) -> bool:
         """Nothing outstanding and no command due but a refresh's (the compiled core keeps
-        its own copy of this state: with it the controller goes on as it always did)."""
-        return (self._core is None and self.idle
-                and (self._best is None or self._refresh_pending or bool(self._refpb_banks)))
+        its own copy of this state; on an attached stream the controller goes on with it as
+        it always did, since the stream's last request ends such a run)."""
+        core = self._core
+        if core is not None:
+            return self._port_ahead and self.idle and core.only_upkeep_due
+        return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
     def _tick_ports(self, c: int) -> None:
         """The edge at cycle c of a controller fed through its ports, scheduling ahead.
@@ -50,12 +60,23 @@ class SchedulesAhead:
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
         if c > self._processed:
-            wake = self._schedule(c)
-            self._processed = c
+            if self._core is None:
+                wake = self._schedule(c)
+                self._processed = c
+            else:
+                taken = self._take_into_core(c)
+                if self.req.valid:
+                    wake = self._schedule_behind(c)
+                elif taken or c >= self._next_work:
+                    wake = self._schedule_compiled(c, c)
+                else:
+                    # Nothing entered and no work is due: the cycle's scheduling is a no-op.
+                    self._processed = c
+                    wake = self._next_work
             if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
-        elif self.req.valid:
+        elif self.req.valid and self.req.peek() is not self._behind:
             self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
                       "(a lookahead bound was not conservative)")
         wake = self._next_work
@@ -78,12 +99,10 @@ class SchedulesAhead:
             end = due + 1
         if wake >= end:
             return wake
-        sim, domain = self.sim, self.domain
-        end = min(end, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
-        if sim.limit_ps is not None:
-            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
+        end = self._run_bound(end)
         if wake >= end:
             return wake
+        sim, domain = self.sim, self.domain
         if not self._lookahead.should_ask():
             # the last questions gave nothing to schedule ahead: not running ahead is always
             # right, and asking each cycle would cost more (it walks the wiring)
@@ -94,13 +113,87 @@ class SchedulesAhead:
         self._lookahead.answered(wake < end)
         if wake >= end:
             return wake
+        core = self._core
         while wake < end:
-            c = wake
-            wake = self._schedule(c)
-            self._processed = c
-            if wake <= c:
-                wake = c + 1
+            if core is None:
+                c = wake
+                wake = self._schedule(c)
+                self._processed = c
+                if wake <= c:
+                    wake = c + 1
+            else:
+                # every cycle with work up to end - 1, in one call, unless a request's last
+                # burst completes first (its response may bring end closer)
+                wake = self._schedule_compiled(wake, end - 1)
             due = order.due
             if due < end:
                 end = due + 1
+        return wake
+
+    def _run_bound(self, end: int) -> int:
+        """``end`` (the first cycle not to schedule now), or sooner the cycle after the run's
+        limit or the watchdog's deadline."""
+        sim, domain = self.sim, self.domain
+        end = min(end, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
+        if sim.limit_ps is not None:
+            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
+        return end
+
+    # -- with the compiled core -------------------------------------------------------
+    _behind = None  # the request waiting on req that the core has scheduled behind
+
+    def _schedule_behind(self, c: int) -> int:
+        """Cycle c's work, with a request waiting on ``req`` that could not enter at c (no
+        room, or the previous request's bursts still entering): whatever arrives after it
+        waits behind it, so the work up to the cycle that leaves room for it depends on
+        nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
+        bounds), and the request enters at the next cycle the controller works at, as on the
+        Python path. Return the next cycle with work."""
+        message = self.req.peek()
+        self._behind = message
+        end = self._run_bound(c + self.lookahead_cycles + 1)
+        return self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
+
+    def _start_core_jobs(self, slots: int) -> None:
+        """The compiled core names each client request by a job slot: none used yet."""
+        self._slot_jobs: list = [None] * slots
+        self._free_slots = list(range(slots - 1, -1, -1))
+
+    def _take_into_core(self, c: int) -> bool:
+        """As :meth:`~.splitting.SplitsRequests._take` at cycle c: once every burst of the
+        previous request has entered, take the request on ``req`` if its first burst has
+        room, and hand its bursts to the core, which puts them into the queues as room
+        allows (from cycle c on, as ``_enter`` does). Whether one was taken."""
+        if self._job is not None:
+            return False
+        job = self._accept()
+        if job is None:
+            return False
+        slot = self._free_slots.pop()
+        self._slot_jobs[slot] = job
+        pieces = job.pieces
+        start = pieces[0][0]
+        self._core.feed(c, slot, job.message.is_write, start, pieces[-1][0] + pieces[-1][1] - start, len(pieces))
+        self._job = job
+        return True
+
+    def _schedule_compiled(self, first: int, last: int, head: int = -1) -> int:
+        """The core's scheduling work of cycle ``first`` and of the later cycles with work up
+        to ``last`` (fewer if a request's last burst completes): hand the completed bursts to
+        the response order, follow the queue counts and the entering request; return the
+        next cycle with work."""
+        wake, self._processed, self._rq_count, self._wq_count, waiting, done = self._core.schedule(first, last, head)
+        if done:
+            order, slots = self._order, self._slot_jobs
+            for slot, at in done:
+                job = slots[slot]
+                order.piece_done(job, at)
+                if not job.left:
+                    slots[slot] = None
+                    self._free_slots.append(slot)
+        job = self._job
+        if job is not None:
+            job.entered = len(job.pieces) - waiting
+            if not waiting:
+                self._job = None
         return wake

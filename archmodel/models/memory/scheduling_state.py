@@ -42,7 +42,9 @@ class SchedulingConfig:
     lists the (index into ``next_allowed``, cycles) pairs that command k on bank b advances;
     ``next_allowed`` has ``COMMAND_COUNT`` slots per bank, then per bank group, then per rank,
     and ``group_base[b]``/``rank_base[b]`` are bank b's group and rank slots there.
-    ``address_fields`` is the address map's (shift, mask) of each field (``Ra``, ``Bg``...).
+    ``address_fields`` is the address map's (shift, mask) of each field (``Ra``, ``Bg``...),
+    ``store_fields`` the same of an offset in the channel's store (what a request from ``req``
+    is decoded by; the address map's own with one channel).
     """
 
     banks: int
@@ -72,6 +74,7 @@ class SchedulingConfig:
     rank_base: tuple
     rank_of: tuple
     address_fields: dict
+    store_fields: dict
 
 
 @attrs.define
@@ -126,7 +129,7 @@ def level_figures(level: Level) -> tuple[int, int, int, int]:
 
 def set_level_figures(level: Level, figures) -> None:
     """Set a Level from :func:`level_figures`' tuple."""
-    level.resume(tuple(int(v) for v in figures))
+    level.resume(tuple(map(int, figures)))
 
 
 class HasSchedulingState:
@@ -144,18 +147,18 @@ class HasSchedulingState:
             stop_when_done=self.stop_when_done, lookahead_cycles=self.lookahead_cycles,
             updates=tuple(map(tuple, self._compiled)), group_base=tuple(base[1] for base in self._bases),
             rank_base=tuple(base[2] for base in self._bases), rank_of=tuple(self._rank_of),
-            address_fields=dict(self.address_map.fields))
+            address_fields=dict(self.address_map.fields), store_fields=dict(self._local_map.fields))
 
     def snapshot(self) -> SchedulingState:
         """The scheduling state now (from the compiled core while it owns it), to :meth:`restore`
         here or into an identical controller whose simulator has reached the same time."""
+        if self._job is not None or self._order:
+            raise ModelAssertion(f"{self.path}: a snapshot holds stream work only, and requests from 'req' are "
+                                 "in flight")
         if self._core is not None:
             return self._core.snapshot(self._held)
         if self._per_bank:
             raise ParameterError(f"{self.path}: a snapshot holds the shared queue's state, not queue per_bank's")
-        if self._job is not None or self._order:
-            raise ModelAssertion(f"{self.path}: a snapshot holds stream work only, and requests from 'req' are "
-                                 "in flight")
         queues = [[[(e.seq, e.arrival, e.row, e.column, e.address, e.size, e.kind) for e in queue] for queue in side]
                   for side in (self._rq, self._wq)]
         stream = self._stream
@@ -233,7 +236,7 @@ class HasSchedulingState:
         self._best = None
         self._dirty = True
         if self._core is not None:
-            self._core = type(self._core)(self, self.snapshot_for_core())
+            self._core = type(self._core)(self, self.snapshot_for_core(), ports=self._core.ports)
         if self.sim is not None:
             self.wake_at(self.sim.now + 1)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from itertools import repeat
 from typing import Any
 
 from archmodel.kernel import ArchError, Counter, In, Out
@@ -33,12 +34,15 @@ RESPONSES = "read data and write acknowledgements (MemResponse), one per request
 def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
     """``(address, size)`` pieces of a request, cut at multiples of ``piece_bytes`` (a power
     of two), in address order."""
-    pieces = []
     end = address + size
-    while address < end:
-        stop = min(end, (address | (piece_bytes - 1)) + 1)
-        pieces.append((address, stop - address))
-        address = stop
+    first = (address | (piece_bytes - 1)) + 1  # the first cut after address
+    if first >= end:
+        return [(address, size)] if size > 0 else []
+    last = end & -piece_bytes  # the last cut before end
+    # the whole pieces between the cuts, made in C (a request of a DMA burst has dozens)
+    pieces = [(address, first - address), *zip(range(first, last, piece_bytes), repeat(piece_bytes))]
+    if last < end:
+        pieces.append((last, end - last))
     return pieces
 
 
@@ -235,26 +239,34 @@ class SplitsRequests(KeepsAnswerBounds):
         one burst is taken exactly when the queue has room for it."""
         job = self._job
         if job is None:
-            port = self.req
-            if not port.valid:
+            job = self._accept()
+            if job is None:
                 return
-            message = port.peek()
-            if not self._room(message.is_write):
-                return
-            port.recv()
-            offset = check_request(self, message)
-            self.client_requests.value += 1
-            if message.is_write:
-                self.store.write(offset, message.data)
-                data = None
-            else:
-                # Data is functional at arrival: the read sees exactly the writes taken before it.
-                data = self.store.read(offset, message.size_bytes)
-            pieces = split(offset, message.size_bytes, self.burst_bytes)
-            if len(pieces) > 1:
-                self.split_requests.value += 1
-            job = self._order.open(message, pieces, data, track=self._resp_on)
         self._enter(c, job)
+
+    def _accept(self) -> Job | None:
+        """Take the request on ``req`` into service if its first burst has room: check it,
+        store a write's bytes or read a read's, cut it into bursts (offsets in the store) and
+        open its job in the :class:`ResponseOrder` (None: nothing taken)."""
+        port = self.req
+        if not port.valid:
+            return None
+        message = port.peek()
+        if not self._room(message.is_write):
+            return None
+        port.recv()
+        offset = check_request(self, message)
+        self.client_requests.value += 1
+        if message.is_write:
+            self.store.write(offset, message.data)
+            data = None
+        else:
+            # Data is functional at arrival: the read sees exactly the writes taken before it.
+            data = self.store.read(offset, message.size_bytes)
+        pieces = split(offset, message.size_bytes, self.burst_bytes)
+        if len(pieces) > 1:
+            self.split_requests.value += 1
+        return self._order.open(message, pieces, data, track=self._resp_on)
 
     def _enter(self, c: int, job: Job) -> None:
         """Put the bursts of ``job`` that find room into the queues at cycle c."""

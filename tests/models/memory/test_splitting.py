@@ -21,6 +21,18 @@ def test_split_cuts_at_burst_boundaries_in_address_order():
     assert split(0, 128, 64) == [(0, 64), (64, 64)]
 
 
+@given(address=st.integers(0, 1 << 40), size=st.integers(0, 10_000), log_piece=st.integers(0, 12))
+def test_split_gives_the_pieces_a_walk_from_cut_to_cut_gives(address, size, log_piece):
+    piece = 1 << log_piece
+    pieces = []
+    at, end = address, address + size
+    while at < end:
+        stop = min(end, (at | (piece - 1)) + 1)
+        pieces.append((at, stop - at))
+        at = stop
+    assert split(address, size, piece) == pieces
+
+
 def test_the_response_order_holds_a_younger_finished_request_behind_an_older_one_of_its_client():
     order = ResponseOrder()
     old = order.open(MemRequest(address=0, size_bytes=4, source="a", tag=1), [(0, 4)], b"old!")

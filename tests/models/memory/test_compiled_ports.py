@@ -1,0 +1,220 @@
+"""The compiled DRAM core fed through the controller's ports: requests taken on ``req`` are
+cut into bursts, the core queues and schedules them ahead, and each response leaves at its
+own cycle. It must send the same responses at the same picoseconds, issue the same commands
+at the same cycles, end with the same statistics and hold the same bytes as the Python path
+scheduling ahead and as the cycle-by-cycle reference (``lookahead_cycles = 0``)."""
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archmodel.kernel import Component, ParameterError, Simulator, connect
+from archmodel.lang.elaborate import load
+from archmodel.models.basic import Sink, Source
+from archmodel.models.compute import SnitchCluster
+from archmodel.models.memory import DramController, DramTimingChecker, compiled_core
+from archmodel.models.memory.timing import dram_clock, preset
+from archmodel.models.messages import MemRequest
+from archmodel.paths import data_path
+
+from .test_splitting import check_against_a_bytearray
+
+MODES = {"reference": dict(engine="python", lookahead_cycles=0), "python": dict(engine="python"),
+         "compiled": dict(engine="compiled")}
+
+
+def _requests(seed, count, span, base, sizes, write_fraction, clients):
+    rng = random.Random(seed)
+    requests = []
+    for i in range(count):
+        size = rng.choice(sizes)
+        address = base + rng.randrange(0, span - size)
+        source = rng.choice(clients)
+        if rng.random() < write_fraction:
+            data = bytes(rng.getrandbits(8) for _ in range(size))
+            requests.append(MemRequest(address=address, size_bytes=size, is_write=True, data=data, source=source,
+                                       tag=i))
+        else:
+            requests.append(MemRequest(address=address, size_bytes=size, source=source, tag=i))
+    return requests
+
+
+def _run(mode, standard, requests, cycles, stall=0.0, seed=0, **params):
+    """One run through the ports; its end, commands, responses, statistics and edges ticked."""
+    top = Component("top", clock=dram_clock(preset(standard)))
+    src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+    dram = DramController("dram", top, standard=standard, **{**params, **MODES[mode]})
+    sink = Sink("sink", top, stop_after=len(requests), stall_probability=stall)
+    checker = DramTimingChecker("checker", top, standard=standard,
+                                overrides={"ranks": params["ranks"]} if "ranks" in params else None)
+    checker.watch(dram)  # a listener: the command bus stays unconnected, so the controller may run ahead
+    commands = []
+    dram.add_command_listener(lambda *fields: commands.append(fields))
+    connect(src.out, dram.req, latency=2)
+    connect(dram.resp, sink.inp, latency=3)
+    sim = Simulator(top, seed=seed)
+    result = sim.run()
+    return dict(end=(result.reason, result.time_ps), commands=commands,
+                arrivals=[(a.time_ps, a.message.source, a.message.tag, a.message.data) for a in sink.arrivals],
+                stats=[(stat.path, stat.summary()) for stat in sim.all_stats()], ticks=result.ticks, dram=dram,
+                sink=sink, checker=checker)
+
+
+def _all_alike(standard, requests, cycles, stall=0.0, seed=0, **params):
+    """Run every mode; check each against the reference and return the compiled run."""
+    assert compiled_core.available(), "numba is not installed: pip install numba (the compiled DRAM core uses it)"
+    runs = {mode: _run(mode, standard, requests, cycles, stall, seed, **params) for mode in MODES}
+    reference = runs["reference"]
+    for mode in ("python", "compiled"):
+        for key in ("end", "commands", "arrivals", "stats"):
+            assert runs[mode][key] == reference[key], (mode, key)
+    compiled = runs["compiled"]
+    assert compiled["dram"].engine_in_use == "compiled" and runs["python"]["dram"].engine_in_use == "python"
+    assert compiled["ticks"] <= reference["ticks"]
+    return compiled
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000), standard=st.sampled_from(["DDR4-2400R", "DDR4-3200AA", "HBM2E"]),
+       scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
+       write_drain=st.sampled_from(["ramulator2", "inclusive"]), refresh=st.sampled_from(["all_bank", "none"]),
+       queue=st.sampled_from([1, 3, 8, 32]), gap=st.sampled_from([0, 2, 20, 200]),
+       sizes=st.sampled_from([(64,), (1, 3, 8, 16, 32, 64, 100), (256, 1024, 4096), (1, 32, 64, 1000, 2048)]),
+       write_fraction=st.sampled_from([0.0, 0.3, 0.7]), clients=st.sampled_from([("dma",), ("a", "b", "c")]),
+       stall=st.sampled_from([0.0, 0.4]), lookahead=st.sampled_from([1, 16, 512]))
+def test_random_requests_through_the_ports_run_alike_on_every_engine(seed, standard, scheduler, write_drain, refresh,
+                                                                    queue, gap, sizes, write_fraction, clients,
+                                                                    stall, lookahead):
+    base, span = 0x1000_0000, 1 << 15  # a small span: rows are hit, missed and conflict; writes are forwarded
+    requests = _requests(seed, 50, span, base, sizes, write_fraction, clients)
+    rng = random.Random(seed + 1)
+    cycles = []
+    at = 0
+    for _ in requests:
+        at += rng.randrange(0, gap + 1) if rng.random() < 0.7 else 0  # bursts of requests, then gaps
+        cycles.append(at)
+    params = dict(scheduler=scheduler, write_drain=write_drain, refresh=refresh, read_queue=queue,
+                  write_queue=max(queue, 2), base_address=base)
+    if lookahead != 512:
+        params["lookahead_cycles"] = lookahead
+    compiled = _all_alike(standard, requests, cycles, stall, seed, **params)
+    check_against_a_bytearray(requests, compiled["sink"].messages, base, span, compiled["dram"])
+    if refresh != "none":  # (without refresh the checker rightly reports the missing refreshes)
+        assert compiled["checker"].violation_count.value == 0
+
+
+def test_a_busy_stream_with_two_ranks_drains_and_refreshes_alike():
+    base, span = 0, 1 << 22  # rows of several banks, so rows conflict
+    requests = _requests(5, 400, span, base, (64, 128, 512), 0.5, ("a", "b"))
+    requests += [MemRequest(address=r.address, size_bytes=r.size_bytes, source="a", tag=1000 + r.tag)
+                 for r in requests[-40:] if r.is_write]  # reads of writes still queued: forwarded
+    compiled = _all_alike("DDR4-2400R", requests, [i // 8 * 240 for i in range(len(requests))], ranks=2)
+    dram = compiled["dram"]
+    assert dram.refs.value > 0 and dram.forwarded_reads.value > 0 and dram.row_conflicts.value > 0
+    assert dram.split_requests.value > 0
+    check_against_a_bytearray(requests, compiled["sink"].messages, base, span, dram)
+
+
+def test_a_request_of_more_bursts_than_the_core_buffers_grows_its_buffer(monkeypatch):
+    monkeypatch.setattr(compiled_core, "STREAM_CHUNK", 3)
+    requests = [MemRequest(address=4096 * i, size_bytes=4096, source="dma", tag=i) for i in range(4)]
+    requests.append(MemRequest(address=100, size_bytes=300, is_write=True, data=bytes(range(256)) + bytes(44),
+                               source="dma", tag=9))
+    compiled = _all_alike("HBM2E", requests, [0, 0, 500, 500, 501])
+    assert compiled["dram"].reads.value == 4 * 4096 // 32
+
+
+def test_auto_schedules_port_fed_work_compiled_where_the_core_applies_and_in_python_elsewhere():
+    requests = [MemRequest(address=64 * i, size_bytes=64, tag=i) for i in range(8)]
+    for params, engine in ((dict(), "compiled"), (dict(scheduler="fcfs", refresh="none"), "compiled"),
+                           (dict(page_policy="closed"), "python"), (dict(refresh="per_bank"), "python"),
+                           (dict(queue="per_bank"), "python"), (dict(lookahead_cycles=0), "python")):
+        top = Component("top", clock=dram_clock(preset("DDR4-2400R")))
+        src = Source("src", top, pattern="list", messages=requests, wrap_in_packet=False)
+        dram = DramController("dram", top, **params)
+        sink = Sink("sink", top, stop_after=len(requests))
+        connect(src.out, dram.req)
+        connect(dram.resp, sink.inp)
+        Simulator(top).run()
+        assert dram.engine_in_use == engine, params
+        assert len(sink.messages) == len(requests)
+
+
+def test_engine_compiled_on_a_port_fed_configuration_it_does_not_take_names_the_reason():
+    top = Component("top", clock=dram_clock(preset("DDR4-2400R")))
+    src = Source("src", top, pattern="list", messages=[MemRequest(address=0, size_bytes=64)], wrap_in_packet=False)
+    dram = DramController("dram", top, engine="compiled", page_policy="adaptive")
+    sink = Sink("sink", top, stop_after=1)
+    connect(src.out, dram.req)
+    connect(dram.resp, sink.inp)
+    with pytest.raises(ParameterError, match="page_policy adaptive"):
+        Simulator(top).run()
+
+
+def _cluster_on_hbm(dram_engine: str):
+    elaborated = load(data_path("topologies") / "cluster_hbm.arch", params={"m": "32"})
+    commands = []
+    for part in elaborated.top.walk():
+        if isinstance(part, DramController):
+            part.engine = dram_engine
+            part.add_command_listener(lambda *fields: commands.append(fields))
+            dram = part
+        elif isinstance(part, SnitchCluster):
+            part.engine = "compiled"
+            cluster = part
+    sim = Simulator(elaborated.top)
+    result = sim.run()
+    assert cluster.result_ok  # the GEMM's C equals numpy's, read from the DRAM's backing store
+    stats = [(stat.path, stat.summary()) for stat in sim.all_stats() if ".n_compiled" not in stat.path]
+    return (result.reason, result.time_ps, cluster.run_cycles()), commands, stats, dram
+
+
+def test_a_cluster_gemm_on_an_hbm2e_pseudo_channel_ends_alike_on_both_dram_engines():
+    python = _cluster_on_hbm("python")
+    compiled = _cluster_on_hbm("compiled")
+    assert compiled[3].engine_in_use == "compiled" and python[3].engine_in_use == "python"
+    assert compiled[0] == python[0]
+    assert compiled[1] == python[1] and len(compiled[1]) > 500
+    assert compiled[2] == python[2]
+
+
+def _pagerank_through_a_cache(dram_engine: str):
+    from archmodel.kernel import ClockDomain
+    from archmodel.models.compute import ReferenceCore, References
+    from archmodel.models.memory import Cache
+    from archmodel.workloads.graph import MemoryImage, pagerank, rmat
+
+    image = MemoryImage(0, 1 << 28)
+    program = pagerank(rmat(9, 8, seed=2), image, cores=1, iterations=1)
+    stream = References.concatenate([phase[0] for phase in program.phases])
+    top = Component("top", clock=ClockDomain("clk", 500))
+    core = ReferenceCore("core", top, window=16, engine="compiled")
+    cache = Cache("llc", top, size_bytes=4 << 10, ways=8, hit_latency_cycles=20, mshrs=16)
+    dram = DramController("mem", top, standard="DDR4-2400R", engine=dram_engine)
+    commands = []
+    dram.add_command_listener(lambda *fields: commands.append(fields))
+    connect(core.req, cache.req[0])
+    connect(cache.resp[0], core.resp)
+    connect(cache.mem_req, dram.req)
+    connect(dram.resp, cache.mem_resp)
+    image.load(dram)
+    core.load(stream)
+    core.on_finish(lambda c: c.sim.stop("done"))
+    sim = Simulator(top)
+    result = sim.run()
+    assert core.done and cache.accesses.value == len(stream)
+    stats = [(stat.path, stat.summary()) for stat in sim.all_stats() if ".n_compiled" not in stat.path]
+    return (result.reason, result.time_ps), commands, stats, dram
+
+
+def test_a_graph_kernel_through_a_cache_ends_alike_on_both_dram_engines():
+    # a cache's misses and write-backs, many clients' worth of small requests arriving while
+    # others are in service: the compiled core's horizons must stay conservative
+    python = _pagerank_through_a_cache("python")
+    compiled = _pagerank_through_a_cache("compiled")
+    assert compiled[3].engine_in_use == "compiled"
+    assert compiled[0] == python[0]
+    assert compiled[1] == python[1] and len(compiled[1]) > 500
+    assert compiled[2] == python[2]
