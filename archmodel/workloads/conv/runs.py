@@ -35,9 +35,10 @@ import numpy as np
 from archmodel.kernel import ArchError
 from archmodel.models.compute import SnitchCluster
 
-from .kernels import plan_for, setup_conv
+from .kernels import setup_conv
 from .layers import Layer, activations, weights
 from .lowering import METHODS, lowered_size
+from .tiling import plan
 
 
 @attrs.frozen
@@ -178,7 +179,7 @@ class ClusterRuns:
         one = attrs.evolve(job.layer, batch=1)
         x = job.x[:1]
         try:
-            tiling = plan_for(one, job.method, x, cluster.tcdm_bytes, cluster.cores)
+            tiling = plan(one, job.method, cluster.tcdm_bytes, cluster.cores)
             self.placed = setup_conv(cluster, self.memory, one, job.method, x, job.w, tiling=tiling,
                                      register_check=False, **slice_of(tiling, job.slice_steps))
         except ValueError as err:
