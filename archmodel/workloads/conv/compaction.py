@@ -149,6 +149,24 @@ def compact_routine(layer: Layer, method: str, channels: int, cores: int, counts
     return lines
 
 
+def _profile_word(profile: int) -> list[str]:
+    return ["csrr t0, mhartid", "slli t0, t0, 3", f"li t1, {profile}", "add t0, t0, t1"]
+
+
+def profiled_start(profile: int) -> list[str]:
+    """Zero this core's cycle count at ``profile`` (a word per core: the start of the current
+    call, then the cycles counted)."""
+    return _profile_word(profile) + ["sw zero, 4(t0)"]
+
+
+def profiled(profile: int, routine: str) -> list[str]:
+    """Call ``routine`` (a0-a2 its arguments, kept) and add the cycles it took to this core's
+    count at ``profile``, as a profiling build reads ``mcycle``."""
+    return _profile_word(profile) + ["csrr t1, mcycle", "sw t1, 0(t0)", f"call {routine}"] + \
+        _profile_word(profile) + ["csrr t1, mcycle", "lw t2, 0(t0)", "sub t1, t1, t2", "lw t2, 4(t0)",
+                                  "add t2, t2, t1", "sw t2, 4(t0)"]
+
+
 def _write_run(label, cps: bool, cc: int, kw: int, s: int, j0: int, f0: int, dj: int, df: int, n: int) -> list[str]:
     """Write the non-zeros of ``n`` columns j0, j0 + dj, ... (first windows f0, f0 + df, ...)
     of the channel at s9: the pointers up to each column's first window, then its elements

@@ -48,8 +48,8 @@ from archmodel.workloads.snitch import (BARRIER, Layout, assemble_lines, check_r
 
 from .layers import Layer
 from .lowering import SPARSE, check_method, convolve, padded
-from .compaction import compact_routine
-from .tiling import WORD, Tiling, counts_bytes, dense_store, packed_kernel, plan, scratch_bytes
+from .compaction import compact_routine, profiled, profiled_start
+from .tiling import INT, WORD, Tiling, counts_bytes, dense_store, packed_kernel, plan, scratch_bytes
 
 
 @attrs.frozen
@@ -74,6 +74,14 @@ class ConvSetup:
     fraction: float
     check: Callable = attrs.field(repr=False)
     compact_at: int | None = None
+    profile_at: int | None = None
+
+    def compact_cycles(self, cluster: SnitchCluster) -> int:
+        """The cycles the run spent compacting (CPO, CPS; 0 for the others): core 0's count
+        of its cycles in ``compact``, which every core leaves at the same barrier."""
+        if self.profile_at is None:
+            return 0
+        return int(cluster.tcdm.array(self.profile_at, (2,), np.uint32)[1])
 
 
 def _magic(divisor: int, largest: int) -> int:
@@ -110,8 +118,10 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     c_buf = [tcdm.take(tiling.output_bytes) for _ in range(2)]
     scratch = tcdm.take(scratch_bytes(cores))
     sparse = method in SPARSE
-    compact_at = tcdm.take(tiling.compact_bytes - counts_bytes(tiling.channels)) if sparse else None
-    counts = tcdm.take(counts_bytes(tiling.channels)) if sparse else None
+    books = counts_bytes(tiling.channels, cores)
+    compact_at = tcdm.take(tiling.compact_bytes - books) if sparse else None
+    counts = tcdm.take(books) if sparse else None
+    profile = counts + 2 * INT * tiling.channels if counts is not None else None  # see counts_bytes
     kernel_tiles = packed_kernel(layer, w, tiling.channels, tiling.filters, blocks, chunks)
     k_at = {key: outside.take(tile.nbytes) for key, tile in kernel_tiles.items()}
     for key, tile in kernel_tiles.items():
@@ -143,7 +153,7 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     # the compaction's two barriers within each CPO/CPS step: the DMA core passes them while it fetches
     dma = assemble_lines(f"{method}_dma.S", dma_schedule([], tiles_in, tiles_out, inner_barriers=2 if sparse else 0))
     if sparse:
-        compute = _spmv_program(layer, method, tiling, cores, steps, scratch, compact_at, counts)
+        compute = _spmv_program(layer, method, tiling, cores, steps, scratch, compact_at, counts, profile)
     else:
         compute = _gemm_program(layer, method, tiling, cores, steps)
     cluster.load_programs([compute] * cores + [dma])
@@ -161,7 +171,8 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
         cluster.on_finish(check)
     return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps),
                      2 * tiling.input_bytes + tiling.compact_bytes, outside_bytes,
-                     _fraction(layer, method, x, tiling, chosen, blocks, chunks), check, compact_at)
+                     _fraction(layer, method, x, tiling, chosen, blocks, chunks), check, compact_at,
+                     profile)
 
 
 def _fraction(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, blocks: int,
@@ -275,7 +286,7 @@ def _gemm_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
 
 # -- sparse lowerings: SpMV over the CPO/CPS tiles ---------------------------------------------------
 def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: list, scratch: int, compact_at: int,
-                  counts: int):
+                  counts: int, profile: int):
     """Every core runs ``compact`` (:mod:`.compaction`) and then ``spmv`` once per step:
     ``spmv`` with a0 the tile's values, a1 its indices (CPO) or run pairs (CPS), a2 its
     pointers, a3 its channel ids, a4 the present channels (all from ``compact``), a5 the
@@ -297,11 +308,13 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
         lines += ssr_job(stream, [share], [WORD], "zero", write=stream == 2)[:-1]
     lines += [f"li t1, {WORD * nb}", "csrw ssr2_stride1, t1", "csrwi ssr, 1"] + BARRIER
     for (buf, band_bytes), k_tile, c_tile, rows, first in steps:
-        lines += [f"li a0, {buf}", f"li a1, {band_bytes}", f"li a2, {compact_at}", "call compact",
-                  f"li a5, {k_tile}", f"li a6, {c_tile}", f"li a7, {rows}", f"li s11, {int(first)}", "call spmv",
+        lines += [f"li a0, {buf}", f"li a1, {band_bytes}", f"li a2, {compact_at}"] + profiled(profile, "compact")
+        lines += [f"li a5, {k_tile}", f"li a6, {c_tile}", f"li a7, {rows}", f"li s11, {int(first)}", "call spmv",
                   "fence"] + BARRIER
     lines += ["csrwi ssr, 0", "ecall"]
     lines += compact_routine(layer, method, cc, cores, counts, scratch)
+    # the cycles in the compaction, core by core (the cores leave it together, at a barrier)
+    lines[:0] = profiled_start(profile)
     save = ["csrr t0, mhartid", "slli t0, t0, 3", f"li t1, {scratch}", "add t0, t0, t1"]
     lines += ["spmv:"] + save + ["sw ra, 0(t0)"] + constants + ["beqz s11, zeroed",
                                  # zero this core's filters of every output position of the band

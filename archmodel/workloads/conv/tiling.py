@@ -107,9 +107,10 @@ def _align(n: int) -> int:
     return (n + WORD - 1) // WORD * WORD
 
 
-def counts_bytes(channels: int) -> int:
-    """The TCDM the CPO/CPS compaction keeps its counts in: two words per channel of the chunk."""
-    return 2 * INT * channels
+def counts_bytes(channels: int, cores: int) -> int:
+    """The TCDM the CPO/CPS compaction keeps its books in: two words per channel of the chunk
+    (its counts), then a word per core (the cycles it took)."""
+    return 2 * INT * channels + WORD * cores
 
 
 def scratch_bytes(cores: int) -> int:
@@ -144,7 +145,7 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
                 # CPO/CPS: the DMA brings the band's padded input rows, the cores compact them
                 # into one tile as large as it can be (every element stored)
                 inp = dense_input_bytes(layer, "direct" if method in SPARSE else method, rows, cc)
-                compact = dense_input_bytes(layer, method, rows, cc) + counts_bytes(cc) if method in SPARSE else 0
+                compact = dense_input_bytes(layer, method, rows, cc) + counts_bytes(cc, cores) if method in SPARSE else 0
                 out = WORD * rows * layer.out_w * nb
                 if 2 * (inp + kernel + out) + compact > tcdm_bytes:
                     break
