@@ -145,7 +145,10 @@ class ClusterTiming:
     def begin(self, report: ConvReport) -> None:
         """Place the first job on the cluster (at the simulation's start) and show the bar."""
         self.report = report
-        show = sys.stderr.isatty() if self.progress is None else bool(self.progress)
+        # the workload's own progress argument, else what the simulation's runner asked for
+        # (archmodel run --progress), else whether stderr is a terminal
+        show = self.progress if self.progress is not None else report.sim.progress
+        show = sys.stderr.isatty() if show is None else bool(show)
         self.bar = layer_bar(len(self.schedule.layers)) if show else None
         self.runs = ClusterRuns(self.cluster, self.schedule, on_layer=self._layer_done, on_end=self._end)
         self.runs.begin()
