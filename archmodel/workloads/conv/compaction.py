@@ -24,8 +24,8 @@ words with integer stores. The columns of each partition, and their first window
 property of the layer's shape, so the program carries them as arithmetic runs of columns
 (a few per partition) rather than computing them per element.
 
-Where the time goes: about 9 integer instructions per dense element to count and 7 to
-8 to scan again (plus 5 per non-zero to copy it), over the cores' channels: a cost that
+Where the time goes: 8 integer instructions per dense element to count (11 for CPS) and 8
+to scan again, plus 5 per non-zero to copy it (CPS about as many), over the cores' channels: a cost that
 follows the dense size, not the non-zeros, so it weighs most where the SpMV's work is least
 (low density, 1x1 kernels). Channels are the unit of work: a chunk of fewer channels than
 cores leaves cores idle.

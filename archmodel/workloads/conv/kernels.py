@@ -33,8 +33,8 @@ Where the time goes: the GEMMs are FPU-bound (a few integer instructions per 8 x
 FMAs); CPO/CPS do only the non-zeros' FMAs but spend about ten integer instructions per
 (non-zero, window, kernel row) on addresses and stream starts for ``filters / cores`` FMAs,
 and a fence per non-zero: they are index-bound unless each core's share of filters is long.
-Before that the cores compact the band, about 17 integer instructions per dense element
-shared among them, whatever the density: at low densities and on 1x1 kernels it is most of
+Before that the cores compact the band, 16 integer instructions per dense element and 5 per
+non-zero shared among them (CPS 19 and about 5): at low densities and on 1x1 kernels it is most of
 CPO's and CPS's time.
 """
 
