@@ -62,8 +62,9 @@ class ConvSetup:
     input (CPO, CPS: the dense band's two buffers and the compacted tile, at ``compact_at``),
     the bytes of input placed outside, ``fraction``, the slice's share of the layer's
     work (of the output rows x blocks x chunks for the GEMMs, of the stored non-zeros x
-    blocks for CPO and CPS, whose work follows them; the padded edge rows hold fewer), and
-    ``check(cluster)``, which compares the output in the memory with numpy."""
+    blocks for CPO and CPS, whose work follows them; the padded edge rows hold fewer),
+    ``check(cluster)``, which compares the output in the memory with numpy, and for CPO and
+    CPS ``profile_at``, the cores' counts of cycles in the compaction."""
 
     layer: Layer
     method: str
