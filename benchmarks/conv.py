@@ -21,8 +21,9 @@ Tables, each measured in one run:
   cluster and memory the file binds (``topologies/conv_network_hbm.arch``: an HBM2E
   pseudo-channel); its table, and the CPU and wall time.
 * **Crossover.** For ResNet-50's 3x3 and 1x1 layer shapes, cycles of im2col, CPO and CPS and
-  their FPU utilisation across densities, and the density below which the faster of CPO/CPS
-  beats im2col (interpolated between the densities measured).
+  their FPU utilisation across densities, the share of CPO's and CPS's cycles the cores spend
+  compacting the input (the rest is the SpMV, and DMA waits), and the density below which the
+  faster of CPO/CPS beats im2col (interpolated between the densities measured).
 * **Slices against whole layers.** The scaled cycles of a slice beside a whole-layer run.
 """
 
@@ -66,7 +67,7 @@ def crossover(seed: int, slice_steps: int) -> tuple[list, str]:
     crossover density."""
     layers = {l.name: l for l in network("resnet50")}
     rows, lines = [], [f"{'layer':<10}{'density':>8}{'im2col Mcyc':>13}{'cpo Mcyc':>10}{'cps Mcyc':>10}"
-                       f"{'im2col FPU%':>13}{'cpo FPU%':>10}{'cps FPU%':>10}"]
+                       f"{'im2col FPU%':>13}{'cpo FPU%':>10}{'cps FPU%':>10}{'cpo cmp%':>10}{'cps cmp%':>10}"]
     found = []
     for name in CROSSOVER_LAYERS:
         layer = layers[name]
@@ -76,10 +77,11 @@ def crossover(seed: int, slice_steps: int) -> tuple[list, str]:
             t = time_layer(layer, activations(layer, density, seed), w, ("im2col", "cpo", "cps"),
                            slice_steps=slice_steps)
             sweep_rows.append((name, density, *(t[m].cycles for m in ("im2col", "cpo", "cps")),
-                               *(t[m].fpu_utilisation for m in ("im2col", "cpo", "cps"))))
+                               *(t[m].fpu_utilisation for m in ("im2col", "cpo", "cps")),
+                               *(100 * t[m].compact_cycles / t[m].cycles for m in ("cpo", "cps"))))
             r = sweep_rows[-1]
             lines.append(f"{name:<10}{density:>8.2f}{r[2] / 1e6:>13.2f}{r[3] / 1e6:>10.2f}{r[4] / 1e6:>10.2f}"
-                         f"{r[5]:>13.1f}{r[6]:>10.1f}{r[7]:>10.1f}")
+                         f"{r[5]:>13.1f}{r[6]:>10.1f}{r[7]:>10.1f}{r[8]:>10.1f}{r[9]:>10.1f}")
         found.append((name, layer, _crossing(sweep_rows)))
         rows += sweep_rows
     lines.append("")
@@ -162,7 +164,7 @@ def main() -> None:
         print(cross_text, flush=True)
         print(f"\n{time.process_time() - start:.1f} s of CPU time")
         figures["crossover"] = [dict(zip(("layer", "density", "im2col", "cpo", "cps", "im2col_fpu", "cpo_fpu",
-                                          "cps_fpu"), row)) for row in cross_rows]
+                                          "cps_fpu", "cpo_compact_pct", "cps_compact_pct"), row)) for row in cross_rows]
     if not args.skip_slices:
         print(f"\nslices of {args.slice} steps against whole layers, density {args.density}\n")
         print(slices(args.seed, args.density, args.slice), flush=True)

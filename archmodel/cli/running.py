@@ -176,7 +176,8 @@ def cmd_run(args) -> int:
     else:
         build_params = parse_params(args.param)
         top, source = build_top(args.target, build_params)
-    sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog)
+    show_progress = args.progress if args.progress is not None else sys.stderr.isatty()
+    sim = Simulator(top, seed=args.seed, watchdog_cycles=args.watchdog, progress=show_progress)
     if is_arch(args.target) and not args.trace:
         check_trace_statements(elaborated, sim)
     until_ps = parse_time(args.until) if args.until is not None else None
@@ -204,7 +205,6 @@ def cmd_run(args) -> int:
             tracer.close()
             raise
         sim.add_observer(tracer)
-    show_progress = args.progress if args.progress is not None else sys.stderr.isatty()
     outcome, code, failure = "finished", EXIT_OK, None
     started = time.perf_counter()
     try:

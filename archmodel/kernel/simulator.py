@@ -71,15 +71,18 @@ class Simulator:
     fastest clock may pass with messages pending and no transfer before a deadlock is
     reported; ``shuffle`` randomises tick order each edge (a test of order independence),
     drawing from ``shuffle_seed`` (default: ``seed``) so the order can vary with the model fixed.
+    ``progress`` says whether whoever runs it shows progress (True, False, or None: not said);
+    a model with long phases of its own (a workload's layers) may show a bar for them.
     """
 
     def __init__(self, top: Component, *, seed: int = 0, watchdog_cycles: int = 100_000,
-                 shuffle: bool = False, shuffle_seed: int | None = None):
+                 shuffle: bool = False, shuffle_seed: int | None = None, progress: bool | None = None):
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             # numpy's generators (every component's stream) take whole numbers from 0 up only
             raise ArchError(f"the seed must be a whole number of at least 0, got {seed!r}")
         self.top = top
         self.seed = seed
+        self.progress = progress
         self.now = 0
         self.ticks = 0
         self.transfers = 0

@@ -131,10 +131,12 @@ def dma_transfer(src: int, dst: int, nbytes: int, src_stride: int = 0, dst_strid
     return lines + [f"li t0, {nbytes}", f"dmcpyi zero, t0, {2 if reps else 0}"]
 
 
-def dma_schedule(prologue: list, tiles_in: list, tiles_out: list, extra_barriers: int = 0) -> list[str]:
+def dma_schedule(prologue: list, tiles_in: list, tiles_out: list, extra_barriers: int = 0,
+                 inner_barriers: int = 0) -> list[str]:
     """The DMA core's double-buffered schedule: ``tiles_in[t]``/``tiles_out[t]`` are lists of
     transfers of tile t (:func:`dma_transfer` arguments: (src, dst, bytes), or with strides and rows
-    for 2D); every step ends with a wait and a barrier."""
+    for 2D); every step ends with a wait and a barrier, after the ``inner_barriers`` the compute
+    cores pass within a step (the DMA core passes them while its transfers run)."""
     steps = len(tiles_in)
     lines = []
     for transfer in prologue + (tiles_in[0] if steps else []):
@@ -148,7 +150,7 @@ def dma_schedule(prologue: list, tiles_in: list, tiles_out: list, extra_barriers
         if t + 1 < steps:
             for transfer in tiles_in[t + 1]:
                 lines += dma_transfer(*transfer)
-        lines += WAIT_DMA + BARRIER
+        lines += BARRIER * inner_barriers + WAIT_DMA + BARRIER
     if steps:
         for transfer in tiles_out[steps - 1]:
             lines += dma_transfer(*transfer)

@@ -3,10 +3,11 @@
 :func:`setup_conv` places a layer's input, packed kernel and output in the memory at the
 cluster's DMA port, writes the programs of the tiled loop nest of :mod:`.tiling` (the DMA
 core's double-buffered schedule and the compute cores' tile code) and registers a check of
-the output in the modelled memory against numpy. The dense lowerings find the padded input
-there and the DMA builds each band's im2col or MEC tile from it with 2D transfers (the
-gather the lowering is); the CPO/CPS tiles are built on the host and placed as they are
-(their compaction's time is left out, their bytes are fetched by DMA).
+the output in the modelled memory against numpy. Every lowering finds the padded input
+there. For the dense ones the DMA builds each band's im2col or MEC tile from it with 2D
+transfers (the gather the lowering is); for CPO and CPS it brings the band's padded input
+rows and the compute cores compact them into the CPO/CPS tile (:mod:`.compaction`) before
+the SpMV: every lowering's cost is in the run.
 
 * **im2col, MEC and direct are GEMMs** with SSR+FREP: output position m = (h, w) of the band
   is dealt to core ``m mod cores``; for each 8-filter group of the block, SSR 0 streams m's
@@ -15,8 +16,8 @@ gather the lowering is); the CPO/CPS tiles are built on the host and placed as t
   a run of the im2col tile, a column slice of the MEC tile (output row h starts ``h*S*Kw*Cc``
   into it), or for direct the ``Kh`` runs of ``Kw*Cc`` elements the receptive field covers
   in the padded input (a 2-dimensional stream: the im2col row, gathered by the SSR).
-* **CPO and CPS are SpMV** over the stored non-zeros. The Snitch SSRs here are affine only
-  (no indirection, unlike the ISSR of the Snitch RTL), so the kernel reads the pointers,
+* **CPO and CPS are SpMV** over the non-zeros the cores stored. The Snitch SSRs here are
+  affine only (no indirection, unlike the ISSR of the Snitch RTL), so the kernel reads the pointers,
   indices and run lengths with integer loads and computes every address on the integer
   core. Each core owns ``filters / cores`` filters of the block (cores never write the same
   output). For every stored non-zero x (row i, relative index q0) of every present channel,
@@ -32,6 +33,9 @@ Where the time goes: the GEMMs are FPU-bound (a few integer instructions per 8 x
 FMAs); CPO/CPS do only the non-zeros' FMAs but spend about ten integer instructions per
 (non-zero, window, kernel row) on addresses and stream starts for ``filters / cores`` FMAs,
 and a fence per non-zero: they are index-bound unless each core's share of filters is long.
+Before that the cores compact the band, 16 integer instructions per dense element and 5 per
+non-zero shared among them (CPS 19 and about 5): at low densities and on 1x1 kernels it is most of
+CPO's and CPS's time.
 """
 
 from __future__ import annotations
@@ -47,17 +51,20 @@ from archmodel.workloads.snitch import (BARRIER, Layout, assemble_lines, check_r
 
 from .layers import Layer
 from .lowering import SPARSE, check_method, convolve, padded
-from .tiling import WORD, Tiling, dense_store, packed_kernel, plan, scratch_bytes, sparse_tiles
+from .compaction import compact_routine, profiled, profiled_start
+from .tiling import INT, WORD, Tiling, counts_bytes, dense_store, packed_kernel, plan, scratch_bytes
 
 
 @attrs.frozen
 class ConvSetup:
     """What :func:`setup_conv` placed: the tiling, the bands, filter blocks and channel
     chunks the programs compute (all, or a slice), the steps, the TCDM bytes holding lowered
-    input, the bytes of input placed outside, ``fraction``, the slice's share of the layer's
+    input (CPO, CPS: the dense band's two buffers and the compacted tile, at ``compact_at``),
+    the bytes of input placed outside, ``fraction``, the slice's share of the layer's
     work (of the output rows x blocks x chunks for the GEMMs, of the stored non-zeros x
-    blocks for CPO and CPS, whose work follows them; the padded edge rows hold fewer), and
-    ``check(cluster)``, which compares the output in the memory with numpy."""
+    blocks for CPO and CPS, whose work follows them; the padded edge rows hold fewer),
+    ``check(cluster)``, which compares the output in the memory with numpy, and for CPO and
+    CPS ``profile_at``, the cores' counts of cycles in the compaction."""
 
     layer: Layer
     method: str
@@ -70,6 +77,15 @@ class ConvSetup:
     outside_input_bytes: int
     fraction: float
     check: Callable = attrs.field(repr=False)
+    compact_at: int | None = None
+    profile_at: int | None = None
+
+    def compact_cycles(self, cluster: SnitchCluster) -> int:
+        """The cycles the run spent compacting (CPO, CPS; 0 for the others): core 0's count
+        of its cycles in ``compact``, which every core leaves at the same barrier."""
+        if self.profile_at is None:
+            return 0
+        return int(cluster.tcdm.array(self.profile_at, (2,), np.uint32)[1])
 
 
 def _magic(divisor: int, largest: int) -> int:
@@ -95,7 +111,7 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
         raise ValueError(f"layer '{layer.name}': the cluster kernels take batch 1, got {layer.batch}")
     cores = cluster.cores
     if tiling is None:
-        tiling = plan_for(layer, method, x, cluster.tcdm_bytes, cores)
+        tiling = plan(layer, method, cluster.tcdm_bytes, cores)
     chosen = tuple(range(len(tiling.bands)) if bands is None else bands)
     blocks = tiling.blocks if blocks is None else min(blocks, tiling.blocks)
     chunks = tiling.chunks if chunks is None else min(chunks, tiling.chunks)
@@ -105,6 +121,11 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     k_buf = [tcdm.take(tiling.kernel_bytes) for _ in range(2)]
     c_buf = [tcdm.take(tiling.output_bytes) for _ in range(2)]
     scratch = tcdm.take(scratch_bytes(cores))
+    sparse = method in SPARSE
+    books = counts_bytes(tiling.channels, cores)
+    compact_at = tcdm.take(tiling.compact_bytes - books) if sparse else None
+    counts = tcdm.take(books) if sparse else None
+    profile = counts + 2 * INT * tiling.channels if counts is not None else None  # see counts_bytes
     kernel_tiles = packed_kernel(layer, w, tiling.channels, tiling.filters, blocks, chunks)
     k_at = {key: outside.take(tile.nbytes) for key, tile in kernel_tiles.items()}
     for key, tile in kernel_tiles.items():
@@ -133,9 +154,10 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
                 steps.append((params(b, ci, in_buf[t % 2]), k_tile, c_buf[u % 2], rows, ci == 0))
             u += 1
         done_rows += rows
-    dma = assemble_lines(f"{method}_dma.S", dma_schedule([], tiles_in, tiles_out))
-    if method in SPARSE:
-        compute = _spmv_program(layer, method, tiling, cores, steps, scratch)
+    # the compaction's two barriers within each CPO/CPS step: the DMA core passes them while it fetches
+    dma = assemble_lines(f"{method}_dma.S", dma_schedule([], tiles_in, tiles_out, inner_barriers=2 if sparse else 0))
+    if sparse:
+        compute = _spmv_program(layer, method, tiling, cores, steps, scratch, compact_at, counts, profile)
     else:
         compute = _gemm_program(layer, method, tiling, cores, steps)
     cluster.load_programs([compute] * cores + [dma])
@@ -151,8 +173,10 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
 
     if register_check:
         cluster.on_finish(check)
-    return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps), 2 * tiling.input_bytes,
-                     outside_bytes, _fraction(layer, method, x, tiling, chosen, blocks, chunks), check)
+    return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps),
+                     2 * tiling.input_bytes + tiling.compact_bytes, outside_bytes,
+                     _fraction(layer, method, x, tiling, chosen, blocks, chunks), check, compact_at,
+                     profile)
 
 
 def _fraction(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, blocks: int,
@@ -173,46 +197,15 @@ def _fraction(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: 
     return share * (stored(chosen, chunks * tiling.channels) / total if total else rows)
 
 
-def plan_for(layer: Layer, method: str, x: np.ndarray, tcdm_bytes: int, cores: int) -> Tiling:
-    """:func:`~.tiling.plan` for ``method``. CPO and CPS start from the dense bound's tiling,
-    size the input buffer by the largest actual tile and then double the bands' rows while
-    the largest tile still fits."""
-    tiling = plan(layer, method, tcdm_bytes, cores)
-    if method not in SPARSE:
-        return tiling
-    ow, nb = layer.out_w, tiling.filters
-
-    def sized(rows: int) -> Tiling | None:
-        largest = max(len(t.data) for t in sparse_tiles(layer, x, method, rows, tiling.channels).values())
-        candidate = attrs.evolve(tiling, rows=rows, input_bytes=largest, output_bytes=WORD * rows * ow * nb)
-        return candidate if candidate.tcdm_bytes + scratch_bytes(cores) <= tcdm_bytes else None
-
-    best = sized(tiling.rows)
-    while best.rows < layer.out_h:
-        bigger = sized(min(layer.out_h, 2 * best.rows))
-        if bigger is None:
-            break
-        best = bigger
-    return best
-
-
 def _inputs(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, chunks: int, memory, outside):
     """Place the input outside; return fetch(band, chunk, buffer) -> DMA transfers,
     params(band, chunk, buffer) -> what the compute code needs, and the bytes placed.
 
-    The dense lowerings find the padded input outside, stored by chunk (``Ih x Iw x Cc``, as
-    a framework lays out the previous layer's output with its halo and in channel blocks);
-    the DMA builds the band's im2col or MEC tile from it with 2D transfers, a gather no host
-    does for it. The CPO/CPS tiles are built on the host and stored outside as they are: a
-    compaction the integer cores or the previous layer's epilogue would do, whose time the
-    run leaves out but whose bytes it fetches by DMA like any operand."""
-    if method in SPARSE:
-        tiles = sparse_tiles(layer, x, method, tiling.rows, tiling.channels, bands=chosen, chunks=chunks)
-        at = {key: outside.take(len(tile.data)) for key, tile in tiles.items()}
-        for key, tile in tiles.items():
-            memory.backdoor_write(at[key], tile.data)
-        return (lambda b, c, buf: [(at[b, c], buf, len(tiles[b, c].data))],
-                lambda b, c, buf: (buf, tiles[b, c]), sum(len(t.data) for t in tiles.values()))
+    Every lowering finds the padded input outside, stored by chunk (``Ih x Iw x Cc``, as a
+    framework lays out the previous layer's output with its halo and in channel blocks).
+    The DMA builds the band's im2col or MEC tile from it with 2D transfers, a gather no host
+    does for it; direct, CPO and CPS fetch the band's run of rows (CPO and CPS compact it in
+    the TCDM)."""
     stores = dense_store(layer, "direct", x, tiling.channels)[:chunks]
     at = [outside.take(store.nbytes) for store in stores]
     for address, store in zip(at, stores):
@@ -229,8 +222,12 @@ def _inputs(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tu
     if method == "mec":
         return (lambda b, c, buf: _mec_gather(at[c], buf, tiling.bands[b], tiling, line, strip, ow, s, cc),
                 lambda b, c, buf: (buf, strip * s, strip * tiling.input_rows(tiling.bands[b][1])), placed)
-    return (lambda b, c, buf: [(at[c] + line * tiling.bands[b][0] * s, buf, line * tiling.input_rows(tiling.bands[b][1]))],
-            lambda b, c, buf: (buf, line * s, WORD * s * cc), placed)
+    def rows(b, c, buf):
+        return [(at[c] + line * tiling.bands[b][0] * s, buf, line * tiling.input_rows(tiling.bands[b][1]))]
+
+    if method in SPARSE:
+        return rows, lambda b, c, buf: (buf, line * tiling.input_rows(tiling.bands[b][1])), placed
+    return rows, lambda b, c, buf: (buf, line * s, WORD * s * cc), placed
 
 
 def _im2col_gather(src: int, buf: int, band: tuple, line: int, strip: int, row: int, kh: int, ow: int, s: int,
@@ -292,9 +289,11 @@ def _gemm_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
 
 
 # -- sparse lowerings: SpMV over the CPO/CPS tiles ---------------------------------------------------
-def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: list, scratch: int):
-    """Every core runs ``spmv`` once per step with a0 the tile's values, a1 its indices (CPO)
-    or run pairs (CPS), a2 its pointers, a3 its channel ids, a4 the present channels, a5 the
+def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: list, scratch: int, compact_at: int,
+                  counts: int, profile: int):
+    """Every core runs ``compact`` (:mod:`.compaction`) and then ``spmv`` once per step:
+    ``spmv`` with a0 the tile's values, a1 its indices (CPO) or run pairs (CPS), a2 its
+    pointers, a3 its channel ids, a4 the present channels (all from ``compact``), a5 the
     kernel tile, a6 the output tile, a7 the band's rows and s11 = 1 on a block's first chunk
     (the core zeroes its filters of the output tile first)."""
     kh, kw, s, cc, nb, ow = layer.kernel_h, layer.kernel_w, layer.stride, tiling.channels, tiling.filters, layer.out_w
@@ -303,20 +302,25 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
     q_step = WORD * cc * nb  # kernel tile bytes from one (r, q) to the next
     rin = tiling.input_rows(tiling.rows)
     pointwise = kh == kw == 1
-    lines = ["csrr t0, mhartid", f"li t1, {WORD * share}", "mul s1, t0, t1", f"li s2, {ow}", f"li s3, {WORD * nb}",
-             f"li s5, {share - 1}", f"li s9, {q_step}", f"li s10, {WORD * ow * nb}", "fcvt.d.w fa1, zero"]
+    # the SpMV's constants, set as it starts (the compaction before it takes every register)
+    constants = ["csrr t0, mhartid", f"li t1, {WORD * share}", "mul s1, t0, t1", f"li s2, {ow}",
+                 f"li s3, {WORD * nb}", f"li s5, {share - 1}", f"li s9, {q_step}", f"li s10, {WORD * ow * nb}"]
     if kw > 1:
-        lines.append(f"li s6, {_magic(kw, rin * kw)}")
+        constants.append(f"li s6, {_magic(kw, rin * kw)}")
+    lines = ["fcvt.d.w fa1, zero"]
     for stream in range(3):
         lines += ssr_job(stream, [share], [WORD], "zero", write=stream == 2)[:-1]
-    lines += ["csrw ssr2_stride1, s3", "csrwi ssr, 1"] + BARRIER
-    for (buf, tile), k_tile, c_tile, rows, first in steps:
-        lines += [f"li a0, {buf}", f"li a1, {buf + tile.index_at}", f"li a2, {buf + tile.pointers_at}",
-                  f"li a3, {buf + tile.planes_at}", f"li a4, {tile.planes}", f"li a5, {k_tile}", f"li a6, {c_tile}",
-                  f"li a7, {rows}", f"li s11, {int(first)}", "call spmv", "fence"] + BARRIER
+    lines += [f"li t1, {WORD * nb}", "csrw ssr2_stride1, t1", "csrwi ssr, 1"] + BARRIER
+    for (buf, band_bytes), k_tile, c_tile, rows, first in steps:
+        lines += [f"li a0, {buf}", f"li a1, {band_bytes}", f"li a2, {compact_at}"] + profiled(profile, "compact")
+        lines += [f"li a5, {k_tile}", f"li a6, {c_tile}", f"li a7, {rows}", f"li s11, {int(first)}", "call spmv",
+                  "fence"] + BARRIER
     lines += ["csrwi ssr, 0", "ecall"]
+    lines += compact_routine(layer, method, cc, cores, counts, scratch)
+    # the cycles in the compaction, core by core (the cores leave it together, at a barrier)
+    lines[:0] = profiled_start(profile)
     save = ["csrr t0, mhartid", "slli t0, t0, 3", f"li t1, {scratch}", "add t0, t0, t1"]
-    lines += ["spmv:"] + save + ["sw ra, 0(t0)", "beqz s11, zeroed",
+    lines += ["spmv:"] + save + ["sw ra, 0(t0)"] + constants + ["beqz s11, zeroed",
                                  # zero this core's filters of every output position of the band
                                  "mul t0, a7, s2", "addi t1, t0, -1", "csrw ssr2_bound1, t1", f"li t1, {share}",
                                  "mul t0, t0, t1", "addi t0, t0, -1", "add t2, a6, s1", "csrw ssr2_wptr1, t2",

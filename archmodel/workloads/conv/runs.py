@@ -35,16 +35,19 @@ import numpy as np
 from archmodel.kernel import ArchError
 from archmodel.models.compute import SnitchCluster
 
-from .kernels import plan_for, setup_conv
+from .kernels import setup_conv
 from .layers import Layer, activations, weights
 from .lowering import METHODS, lowered_size
+from .tiling import plan
 
 
 @attrs.frozen
 class MethodTiming:
     """One lowering of one layer on the cluster. ``cycles`` and ``dma_bytes`` are the
     layer's (the slice's scaled by 1 / ``fraction``); ``tcdm_bytes`` is the TCDM holding the
-    lowered input (its two buffers); ``lowered_bytes`` the whole layer's lowered input."""
+    lowered input (its two buffers, and CPO/CPS's compacted tile); ``lowered_bytes`` the
+    whole layer's lowered input; ``compact_cycles`` the layer's cycles in the CPO/CPS
+    compaction (scaled as ``cycles``)."""
 
     method: str
     cycles: int
@@ -56,6 +59,7 @@ class MethodTiming:
     lowered_bytes: int
     tiling: str
     steps: int
+    compact_cycles: int = 0
 
 
 @attrs.frozen
@@ -178,7 +182,7 @@ class ClusterRuns:
         one = attrs.evolve(job.layer, batch=1)
         x = job.x[:1]
         try:
-            tiling = plan_for(one, job.method, x, cluster.tcdm_bytes, cluster.cores)
+            tiling = plan(one, job.method, cluster.tcdm_bytes, cluster.cores)
             self.placed = setup_conv(cluster, self.memory, one, job.method, x, job.w, tiling=tiling,
                                      register_check=False, **slice_of(tiling, job.slice_steps))
         except ValueError as err:
@@ -203,7 +207,7 @@ class ClusterRuns:
             job.method, round(cycles * scale), cycles, placed.fraction, 100.0 * fpu / (cluster.cores * cycles),
             round(dma * scale), placed.tcdm_input_bytes,
             lowered_size(job.method, one, activations=job.x[:1]).bytes * job.layer.batch, str(placed.tiling),
-            placed.steps)
+            placed.steps, round(placed.compact_cycles(cluster) * scale))
         done = len(self.schedule.rows)
         try:
             following = self.jobs.send(timing)

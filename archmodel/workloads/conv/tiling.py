@@ -10,10 +10,10 @@ over the chunks and goes back out after the last one. Input and kernel tiles are
 buffered (the DMA fetches step t+1 while the cores compute step t), and so are output tiles
 (one is written back while the next fills).
 
-The lowered input is stored outside as the kernel reads it, one contiguous tile per band and
-chunk (im2col, CPO, CPS) or per chunk (MEC: its ``Ow x Ih*Kw*Cc`` matrix, whose band is a 2D
-transfer; direct: the padded ``Ih x Iw x Cc`` input, whose band is a run of rows). A CPO or
-CPS tile is the lowering of the band's input rows (the ``(rows-1)*S + Kh`` rows its outputs
+Outside, every lowering finds the padded input stored by chunk (``Ih x Iw x Cc``); the DMA
+builds a band's im2col or MEC tile from it, and brings direct, CPO and CPS the band's run of
+rows. A CPO or CPS tile (:func:`sparse_tile`, which the cores' compaction reproduces in the
+TCDM) is the lowering of the band's input rows (the ``(rows-1)*S + Kh`` rows its outputs
 read, halo included) and the chunk's channels as a layer of its own, so bands overlap by the
 ``Kh - S`` halo rows, as every row-tiled convolution does. The kernel matrix is stored packed
 by (chunk, block), ``Kh*Kw*channels x filters``, as a library packs constant weights once.
@@ -49,6 +49,7 @@ class Tiling:
     input_bytes: int
     kernel_bytes: int
     output_bytes: int
+    compact_bytes: int = 0
 
     @property
     def bands(self) -> list[tuple[int, int]]:
@@ -68,8 +69,9 @@ class Tiling:
 
     @property
     def tcdm_bytes(self) -> int:
-        """The TCDM the tiles take: two buffers of each kind."""
-        return 2 * (self.input_bytes + self.kernel_bytes + self.output_bytes)
+        """The TCDM the tiles take: two buffers of each kind, and for CPO and CPS the one
+        compacted tile (and its counts)."""
+        return 2 * (self.input_bytes + self.kernel_bytes + self.output_bytes) + self.compact_bytes
 
     def input_rows(self, rows: int) -> int:
         """The padded input rows a band of ``rows`` output rows reads."""
@@ -92,7 +94,8 @@ def dense_input_bytes(layer: Layer, method: str, rows: int, channels: int) -> in
         return WORD * rin * iw * channels
     parts = -(-kw // layer.stride)
     stored = rin * iw * channels
-    return _sparse_bytes(stored, stored if method == "cps" else 0, channels, parts, ow)
+    # a run is a non-zero under a zero: at most every other row of a column starts one
+    return _sparse_bytes(stored, (rin + 1) // 2 * iw * channels if method == "cps" else 0, channels, parts, ow)
 
 
 def _sparse_bytes(values: int, runs: int, planes: int, parts: int, ow: int) -> int:
@@ -102,6 +105,12 @@ def _sparse_bytes(values: int, runs: int, planes: int, parts: int, ow: int) -> i
 
 def _align(n: int) -> int:
     return (n + WORD - 1) // WORD * WORD
+
+
+def counts_bytes(channels: int, cores: int) -> int:
+    """The TCDM the CPO/CPS compaction keeps its books in: two words per channel of the chunk
+    (its counts), then a word per core (the cycles it took)."""
+    return 2 * INT * channels + WORD * cores
 
 
 def scratch_bytes(cores: int) -> int:
@@ -118,8 +127,10 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
 
     Dense lowerings take filter blocks of a multiple of 8 (the GEMM computes 8 columns at
     once), CPO and CPS of a multiple of ``cores`` (each core takes an equal share of the
-    block's filters); CPO and CPS are sized by the dense bound (every element stored; see
-    :func:`~.kernels.plan_for` for their real tiles). A ValueError when nothing fits."""
+    block's filters); CPO and CPS take two buffers of the band's padded input rows (what the
+    DMA brings) and one of the tile the cores compact them into, sized for every element
+    stored (the program is written before the activations are known). A ValueError when
+    nothing fits."""
     step = cores if method in SPARSE else 8
     tcdm_bytes -= scratch_bytes(cores)
     if layer.filters % step:
@@ -131,15 +142,18 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
         for cc in _divisors(layer.channels):
             kernel = WORD * kh * kw * cc * nb
             for rows in range(1, layer.out_h + 1):
-                inp = dense_input_bytes(layer, method, rows, cc)
+                # CPO/CPS: the DMA brings the band's padded input rows, the cores compact them
+                # into one tile as large as it can be (every element stored)
+                inp = dense_input_bytes(layer, "direct" if method in SPARSE else method, rows, cc)
+                compact = dense_input_bytes(layer, method, rows, cc) + counts_bytes(cc, cores) if method in SPARSE else 0
                 out = WORD * rows * layer.out_w * nb
-                if 2 * (inp + kernel + out) > tcdm_bytes:
+                if 2 * (inp + kernel + out) + compact > tcdm_bytes:
                     break
                 # CPO/CPS: each core's filters are its FREP length, the longer the better
                 key = (nb, rows * cc, cc) if method in SPARSE else \
                     (kh * kw * cc >= min(64, kh * kw * layer.channels), rows * nb * cc, nb, cc)
                 if best_key is None or key > best_key:
-                    best, best_key = Tiling(layer, method, rows, nb, cc, inp, kernel, out), key
+                    best, best_key = Tiling(layer, method, rows, nb, cc, inp, kernel, out, compact), key
     if best is None:
         raise ValueError(f"layer '{layer.name}': no {method} tile fits the {tcdm_bytes}-byte TCDM")
     return best
@@ -147,8 +161,9 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
 
 @attrs.frozen
 class SparseTile:
-    """One band and chunk of a CPO (CPS) lowering as stored: ``data`` (values, then the int32
-    indices or run pairs, pointers and channel ids) and where each array begins in it."""
+    """One band and chunk of a CPO (CPS) lowering as the host builds it: ``data`` (values,
+    then the int32 indices or run pairs, pointers and channel ids, padded to 8 bytes) and
+    where each array begins in it; the reference the cores' compaction is checked against."""
 
     data: bytes
     values: int
@@ -178,18 +193,6 @@ def sparse_tile(layer: Layer, xp: np.ndarray, method: str, first_row: int, rows:
     return SparseTile(data, 0, nnz, head, 0 if lowered.runs is None else int(lowered.runs.shape[0]),
                       head + INT * indices.size, head + INT * (indices.size + lowered.pointers.size),
                       int(lowered.planes.size))
-
-
-def sparse_tiles(layer: Layer, x: np.ndarray, method: str, rows: int, channels: int, bands=None,
-                 chunks: int | None = None) -> dict:
-    """The tiles of ``bands`` (all by default) of ``rows`` output rows and the first
-    ``chunks`` (all by default) chunks of ``channels``: {(band index, chunk): SparseTile}."""
-    xp = padded(layer, x)[0]
-    oh = layer.out_h
-    starts = list(range(0, oh, rows))
-    chosen = range(len(starts)) if bands is None else bands
-    return {(b, c): sparse_tile(layer, xp, method, starts[b], min(rows, oh - starts[b]), c * channels, channels)
-            for b in chosen for c in range(layer.channels // channels if chunks is None else chunks)}
 
 
 def dense_store(layer: Layer, method: str, x: np.ndarray, channels: int) -> list[np.ndarray]:

@@ -13,6 +13,8 @@ the cycles and the footprint per layer by method as a PNG.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from archmodel.kernel import Simulator
@@ -73,9 +75,10 @@ def run_schedule(schedule: NetworkSchedule, *, progress: bool = False, cores: in
 
 
 def layer_bar(layers: int):
-    """A progress bar of ``layers`` layers on stderr."""
+    """A progress bar of ``layers`` layers on stderr (below the run's bar of simulated time)."""
     from tqdm import tqdm
-    return tqdm(total=layers, unit="layer", leave=False)
+    return tqdm(total=layers, unit="layer", desc="layers", leave=False, file=sys.stderr, position=1,
+                dynamic_ncols=True)
 
 
 def _methods(methods) -> list[str]:

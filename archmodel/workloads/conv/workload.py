@@ -30,7 +30,7 @@ from archmodel.models.compute import SnitchCluster
 from archmodel.workloads.binding import end_when_every_cluster_finished
 
 from .layers import PADDINGS, Layer, check_density, read_topology
-from .lowering import METHODS, check_method
+from .lowering import METHODS, SPARSE, check_method
 from .networks import network as bundled_network
 from .runs import ClusterRuns, LayerTiming, NetworkSchedule
 from .sizes import LayerSizes, network_sizes, totals
@@ -55,7 +55,7 @@ class ConvLayerSizes(Component):
 
     def show_timing(self, timing: LayerTiming) -> None:
         """Report each method's ``_cycles``, ``_fpu_utilisation``, ``_dma_bytes`` and
-        ``_tcdm_bytes`` and the fastest one's ``chosen_cycles``."""
+        ``_tcdm_bytes`` (CPO, CPS: ``_compact_cycles`` too) and the fastest one's ``chosen_cycles``."""
         for method, t in timing.methods.items():
             for name, unit, doc, value in (
                     ("cycles", "cycles", "cluster cycles of the layer", t.cycles),
@@ -63,6 +63,10 @@ class ConvLayerSizes(Component):
                     ("dma_bytes", "bytes", "bytes the DMA moved", t.dma_bytes),
                     ("tcdm_bytes", "bytes", "TCDM holding the lowered input (two buffers)", t.tcdm_bytes)):
                 self.add_stat(f"{method}_{name}", Formula(unit, f"{method}: {doc}", lambda _, v=value: v))
+            if method in SPARSE:
+                self.add_stat(f"{method}_compact_cycles", Formula(
+                    "cycles", f"{method}: cycles of the layer the cores spent compacting its input",
+                    lambda _, v=t.compact_cycles: v))
         self.add_stat("chosen_cycles", Formula("cycles", f"cycles of the fastest lowering ({timing.chosen})",
                                                lambda _, v=timing.methods[timing.chosen].cycles: v))
 
@@ -141,7 +145,10 @@ class ClusterTiming:
     def begin(self, report: ConvReport) -> None:
         """Place the first job on the cluster (at the simulation's start) and show the bar."""
         self.report = report
-        show = sys.stderr.isatty() if self.progress is None else bool(self.progress)
+        # the workload's own progress argument, else what the simulation's runner asked for
+        # (archmodel run --progress), else whether stderr is a terminal
+        show = self.progress if self.progress is not None else report.sim.progress
+        show = sys.stderr.isatty() if show is None else bool(show)
         self.bar = layer_bar(len(self.schedule.layers)) if show else None
         self.runs = ClusterRuns(self.cluster, self.schedule, on_layer=self._layer_done, on_end=self._end)
         self.runs.begin()

@@ -8,7 +8,8 @@ import pytest
 
 from archmodel.kernel import ModelAssertion, Simulator
 from archmodel.workloads.conv import METHODS, Layer, activations, weights
-from archmodel.workloads.conv.kernels import plan_for, setup_conv
+from archmodel.workloads.conv.kernels import setup_conv
+from archmodel.workloads.conv.tiling import plan
 from archmodel.workloads.conv.lowering import padded
 from archmodel.workloads.conv.timing import time_layer
 from archmodel.workloads.snitch import build_system
@@ -43,7 +44,7 @@ def test_every_lowering_on_the_cluster_equals_numpy(layer, method):
 
 
 def test_the_small_tcdm_tiles_every_way():
-    tilings = [plan_for(l, m, activations(l, 0.4, 3), SMALL_TCDM, 8) for l in SHAPES for m in METHODS]
+    tilings = [plan(l, m, SMALL_TCDM, 8) for l in SHAPES for m in METHODS]
     assert any(len(t.bands) > 1 for t in tilings) and any(t.chunks > 1 for t in tilings) \
         and any(t.blocks > 1 for t in tilings)
     assert all(t.tcdm_bytes <= SMALL_TCDM for t in tilings)
@@ -134,7 +135,7 @@ def test_a_batch_runs_one_image_and_counts_it_batch_times():
 def test_filters_the_kernels_cannot_split_are_refused():
     layer = Layer("odd", 6, 6, 4, 3, 3, 12, 1, 1, 1)
     with pytest.raises(ValueError, match="layer 'odd': im2col on the cluster needs filters a multiple of 8, got 12"):
-        plan_for(layer, "im2col", activations(layer, None), 128 * 1024, 8)
+        plan(layer, "im2col", 128 * 1024, 8)
 
 
 HBM_SYSTEM = """

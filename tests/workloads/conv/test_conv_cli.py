@@ -136,3 +136,14 @@ def test_bad_cluster_runs_exit_2_with_the_reason(tmp_path, capsys, run, message)
     code, err, _ = _run(tmp_path, capsys, run)
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["--progress", "--no-progress"])
+def test_progress_shows_a_bar_per_layer_or_none(tmp_path, capsys, monkeypatch, flag):
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", str(data_path("topologies") / "conv_network.arch"), "-p", 'layers="conv2,conv3"',
+                 "-p", "slice=1", "-q", flag])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    # stderr is no terminal here: only the flag can ask for the bars (the layers' and the run's)
+    assert ("layers: 100%" in err and "2/2" in err and "simulated" in err) == (flag == "--progress")

@@ -10,7 +10,8 @@ import pytest
 from archmodel.cli import main
 from archmodel.kernel import Simulator
 from archmodel.workloads.conv import METHODS, Layer, activations, weights
-from archmodel.workloads.conv.kernels import plan_for, setup_conv
+from archmodel.workloads.conv.kernels import setup_conv
+from archmodel.workloads.conv.tiling import plan
 from archmodel.workloads.conv.runs import ClusterRuns, NetworkSchedule, slice_of
 from archmodel.workloads.snitch import build_system
 
@@ -23,7 +24,7 @@ def _fresh(layer, method, x, w, slice_steps, engine):
     """One run alone on a new system: (cycles, FP operations, DMA bytes)."""
     top = build_system(memory_bytes=4 << 20, engine=engine, **CLUSTER)
     cluster = top.child("cluster")
-    tiling = plan_for(layer, method, x, cluster.tcdm_bytes, cluster.cores)
+    tiling = plan(layer, method, cluster.tcdm_bytes, cluster.cores)
     setup_conv(cluster, top.child("memory"), layer, method, x, w, tiling=tiling, **slice_of(tiling, slice_steps))
     Simulator(top).run()
     assert cluster.result_ok
