@@ -76,6 +76,20 @@ def test_axpy_stays_in_one_bank_group_at_half_the_bus_with_the_column_lowest():
     assert one_group < 0.7 < by_mapping < 0.9 <= both
 
 
+def test_a_clusters_lookahead_looks_at_its_own_links_only_and_the_node_bounds_the_rest():
+    # The tree nodes declare that a response goes only to the requester that asked, so a
+    # cluster's question follows none of the other clusters' channels through the tree and
+    # the HBM: the node's bound on its answer port covers them (results stay those of the
+    # Python model: the compiled/Python tests of this file)
+    top, sim, clusters = _run(QUADRANT, **SMALL, rows="8", n="16", k="16")
+    graph = sim.connection_graph
+    for cluster in clusters:
+        assert set(graph.reaching(cluster)) == {cluster.ext_req.channel, cluster.ext_rsp.channel}
+        (node, _, outs), = graph.senders(cluster)
+        assert [channel for channel, _ in outs] == [cluster.ext_rsp.channel]
+    assert len(sim.channels) > 10 * len(clusters)  # (what it need not look at)
+
+
 def test_a_cluster_reaches_the_other_dies_hbm_over_the_die_to_die_link():
     top, _, clusters = _run(PACKAGE, kernel='"gemm"', chiplets="2", quadrants="1", l1_radix="1", l2_radix="1",
                             l3_radix="1")
