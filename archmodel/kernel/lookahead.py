@@ -92,6 +92,7 @@ class ConnectionGraph:
         self._reach: dict = {}
         self._remaining: dict = {}
         self._senders: dict = {}
+        self._reaching: dict = {}
         # (sender phase, sender period, receiver phase, receiver period, latency - 1 receiver
         # periods, number) per channel, for the arrival times of the hot loop below (the
         # number breaks ties in its heap, channels being unordered).
@@ -158,6 +159,16 @@ class ConnectionGraph:
                     cached[channel] = sooner
                     heapq.heappush(heap, (sooner, timing[channel][5], channel))
         self._remaining[comp] = cached
+        return cached
+
+    def reaching(self, comp: Component) -> list:
+        """The channels of :meth:`reach` from which something can reach ``comp``
+        (:meth:`remaining` holds them), in the simulator's channel order: the only ones
+        whose messages in flight a question about ``comp`` looks at."""
+        cached = self._reaching.get(comp)
+        if cached is None:
+            remaining = self.remaining(comp)
+            cached = self._reaching[comp] = [ch for ch in self.reach(comp)[1] if ch in remaining]
         return cached
 
     def senders(self, comp: Component) -> list:
@@ -241,7 +252,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 for out in sender._out_channels:
                     reach(out, woken)
 
-    for channel in graph.reach(comp)[1]:
+    # (a channel absent from remaining leads to nothing that can reach comp, by its arrival
+    # or by the credit its taking returns: its messages need no look)
+    for channel in graph.reaching(comp):
         if channel.flight:
             # nobody acts in the past: a message waiting since before now is taken from now
             head = max(channel.flight[0][0], now)

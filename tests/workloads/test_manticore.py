@@ -52,10 +52,42 @@ def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
     assert 0.99 * 8 * n * clusters_count <= channel.bytes_written.value <= 8 * n * clusters_count
     assert memory.bytes_per_s == pytest.approx(HBM2E_PSEUDO_CHANNEL)
     assert report.binding == memory
+    # the roofline: the pseudo-channel's bus (a 32 B burst every tBL = 2 cycles of 1.6 GHz,
+    # 25.6 GB/s) times the kernel's flop per byte moved there
     roofline = HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes
-    # bound by the HBM: at most its roofline; the model's HBM delivers ~60% of the peak bus
-    # bandwidth on this mix of reads and writes (refresh, row misses, write turnarounds)
-    assert 0.5 * roofline <= report.achieved_flops <= roofline
+    # within 10% of it (the issue): bursts alternate bank groups (tCCD_S) and refresh is per
+    # bank; the rest is read/write turnarounds and row changes
+    assert 0.9 * roofline <= report.achieved_flops <= roofline
+    assert channel.refs.value == 0 and channel.refpbs.value > 0 and channel.row_hit_rate.value > 90
+
+
+def test_axpy_stays_in_one_bank_group_at_half_the_bus_with_the_column_lowest():
+    # the old mapping (column lowest, consecutive bursts in one bank group, tCCD_L = 2 tBL)
+    # and all-bank refresh: the two causes the defaults remove, each measured
+    n = 8192
+    fractions = []
+    for mapping, refresh in (("RoBaRaCoCh", "all_bank"), ("RoBaRaCoBgCh", "all_bank"), ("RoBaRaCoBgCh", "per_bank")):
+        top, _, _ = _run(QUADRANT, clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1", kernel='"axpy"',
+                         n=str(n), tile="1024", mapping=f'"{mapping}"', refresh=f'"{refresh}"')
+        report = hierarchy_report(top)
+        memory = next(c for c in report.ceilings if c.level.startswith("memory"))
+        fractions.append(report.achieved_flops / (HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes))
+    one_group, by_mapping, both = fractions
+    assert one_group < 0.7 < by_mapping < 0.9 <= both
+
+
+def test_a_clusters_lookahead_looks_at_its_own_links_only_and_the_node_bounds_the_rest():
+    # The tree nodes declare that a response goes only to the requester that asked, so a
+    # cluster's question follows none of the other clusters' channels through the tree and
+    # the HBM: the node's bound on its answer port covers them (results stay those of the
+    # Python model: the compiled/Python tests of this file)
+    top, sim, clusters = _run(QUADRANT, **SMALL, rows="8", n="16", k="16")
+    graph = sim.connection_graph
+    for cluster in clusters:
+        assert set(graph.reaching(cluster)) == {cluster.ext_req.channel, cluster.ext_rsp.channel}
+        (node, _, outs), = graph.senders(cluster)
+        assert [channel for channel, _ in outs] == [cluster.ext_rsp.channel]
+    assert len(sim.channels) > 10 * len(clusters)  # (what it need not look at)
 
 
 def test_a_cluster_reaches_the_other_dies_hbm_over_the_die_to_die_link():
@@ -114,7 +146,7 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
      "topologies/manticore_quadrant.arch:20:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
      "1.875"),
     (PACKAGE, ["chiplets=8", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
-     "library/manticore.arch:88:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
+     "library/manticore.arch:98:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
      "-> terminals [0, 1, 2, 3, 4, 5, 6, 7] in 536870912-byte blocks ends above the 32-bit address space of the "
      "requesters (0x1_0000_0000): they cannot reach its last 2,147,483,648 bytes"),
     (PACKAGE, ["kernel=\"gemm\"", "chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1",

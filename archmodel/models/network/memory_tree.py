@@ -147,6 +147,9 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self.target_ports = list(self.out_req) + [self.up_req]
         self.from_targets = list(self.out_rsp) + [self.up_rsp]
         self.up = self.outputs  # the uplink's index among the targets
+        self._answer_index = {port: i for i, port in enumerate(self.answer_ports)}
+        self._requester_index = {port: i for i, port in enumerate(self.requesters)}
+        self._target_index = {port: t for t, port in enumerate(self.target_ports)}
         targets = len(self.target_ports)
         self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request, requester) per target
         self.sent = [[0] * targets for _ in self.requesters]  # requests sent to each target, unanswered
@@ -176,9 +179,6 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self._bound_key = None
         self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
         self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
-        self._answer_index = {port: i for i, port in enumerate(self.answer_ports)}
-        self._requester_index = {port: i for i, port in enumerate(self.requesters)}
-        self._target_index = {port: t for t, port in enumerate(self.target_ports)}
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -351,6 +351,22 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                 return None
             trip = self._least_trip_ps(None)
             return None if trip is None else 2 * self.latency_cycles * period + trip
+        return None
+
+    def least_reaction_ps(self, inp, out) -> int | None:
+        """From the wiring alone, as :meth:`reaction_ps`: a request reaches a target no
+        sooner than ``latency_cycles``, and its requester's answer port no sooner than twice
+        that; every other pair is None always (a target's responses and the other requesters'
+        requests are counted by :meth:`earliest_send_ps`). So the lookahead of a cluster
+        follows no other cluster's traffic through this node: its bound says it all."""
+        period = (self.domain or self.clock).period_ps
+        requester = self._requester_index.get(inp)
+        if requester is None:
+            return None
+        if out in self._target_index:
+            return self.latency_cycles * period
+        if self._answer_index.get(out) == requester:
+            return 2 * self.latency_cycles * period
         return None
 
     def _answer_bound(self, i: int) -> int | None:

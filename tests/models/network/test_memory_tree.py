@@ -153,6 +153,26 @@ def test_lookahead_bounds_count_each_requesters_own_requests_only():
     assert node.reaction_ps(node.up_rsp, node.up_req) is None
 
 
+def test_the_least_reactions_bound_the_reactions_and_are_none_exactly_where_those_always_are():
+    # The lookahead prunes by least_reaction_ps (a pair it says None for is never followed),
+    # so it must hold for every pair of ports at every time of a random run.
+    rng = random.Random(7)
+    top, node, cpus, low, high = build(latency=2, radix=3, mem_latency=(5, 2))
+    for cpu in cpus:
+        for tag in range(20):
+            cpu.script.append(MemRequest(rng.choice((0, MIB)) + 64 * rng.randrange(64), 64, source="dma", tag=tag))
+    sim = Simulator(top)
+    inputs = node.requesters + node.from_targets
+    outputs = node.answer_ports + node.target_ports
+    least = {(i, o): node.least_reaction_ps(i, o) for i in inputs for o in outputs}
+    assert sum(v is not None for v in least.values()) == 3 * 2 + 3  # a request: to each target, to its own answer
+    for _ in range(60):
+        sim.run(cycles=sim.now // node.domain.period_ps + 1 + rng.randrange(5))
+        for (i, o), bound in least.items():
+            reaction = node.reaction_ps(i, o)
+            assert (reaction is None) == (bound is None) and (bound is None or bound <= reaction)
+
+
 def test_a_request_crossing_into_a_range_stops_the_run_naming_it():
     top, node, (cpu,), low, high = build()
     cpu.script.append(MemRequest(MIB - 32, 64, source="dma", tag=1))
