@@ -142,6 +142,8 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
         engine.memory_sides = None
         # Safe, not always equal: seed 3298 finds a cached answer earlier than the one worked
         # out again (169 ns against 177 ns), a shorter horizon but never a later, unsafe one.
+        # The stale part is the per-requester answers (engine_bounds._answer_bound), kept for
+        # the edge while a memory works on at the same time point and its own bound moves.
         scratch = [engine.earliest_send_ps(port) for port in ports]
         never = float("inf")  # None: the port cannot send before something arrives
         assert all((never if c is None else c) <= (never if s is None else s)
