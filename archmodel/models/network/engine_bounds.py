@@ -104,19 +104,32 @@ class MemoryPortBounds:
             if ni.for_memory:
                 bounds[to_memory] = now
         self.bounds_at, self.bounds = key, bounds
-        self.answers = {}  # requester -> _answer_bound, for the same edge
+        self.answers = {}  # requester -> _answer_bound, for the same edge and memories' versions
         return bounds
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
-        :meth:`_memory_side_bound`), cached with :meth:`_port_bounds`: only the requesters
-        asked about are worked out (a question about one cluster asks for its own port)."""
+        :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the memories'
+        :meth:`~archmodel.kernel.Component.bounds_version` holds (a memory working at this
+        time point, or taking a request, moves its bounds on; one without a version is
+        asked again each time): only the requesters asked about are worked out (a question
+        about one cluster asks for its own port)."""
         self._port_bounds()
+        sides = self.memory_sides
+        if sides is None:
+            sides = self.memory_sides = self._plan_memory_sides()
+        version = 0
+        for side in sides:
+            known = side[6].bounds_version()
+            if known is None:
+                version = None
+                break
+            version += known  # (each only grows: the sum moves iff one of them does)
+        if version is None or version != self.answers_version:
+            self.answers = {}
+            self.answers_version = version
         known = self.answers.get(t, False)
         if known is False:
-            sides = self.memory_sides
-            if sides is None:
-                sides = self.memory_sides = self._plan_memory_sides()
             now = self.sim.now
             known = None
             for side in sides:
@@ -125,6 +138,11 @@ class MemoryPortBounds:
                     known = at
             self.answers[t] = known
         return known
+
+    def forget_bounds(self) -> None:
+        """Drop every bound kept for this edge (a packet created between edges changes them;
+        a test compares them with ones worked out again); the answers go with them."""
+        self.bounds_at = None
 
     def _plan_memory_sides(self) -> list:
         """Per terminal with a memory connected both ways, what :meth:`_memory_side_bound`
