@@ -236,6 +236,10 @@ class SplitsRequests(KeepsAnswerBounds):
 
     req = In(REQUESTS, required=False)
     resp = Out(RESPONSES, required=False)
+    _processed = -1
+    """The last cycle whose command issue is decided for good (ahead of now while the
+    controller schedules ahead; -1 for one that never does): the response bounds start the
+    reads still to issue after it."""
     client_requests = Counter("requests", "requests taken on req (each one or more bursts)")
     split_requests = Counter("requests", "requests on req that needed more than one burst")
 
@@ -320,6 +324,10 @@ class SplitsRequests(KeepsAnswerBounds):
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
         cl, burst_cycles = self.timing.CL, self.timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
+        # A queued burst not yet read was not issued in the cycles already scheduled (a
+        # controller scheduling ahead decides them for good, and reports a read burst done
+        # when its RD issues): its RD comes after them.
+        issue0 = max(c0, self._processed + 1)
         free = {False: self.read_queue - self._rq_count, True: self.write_queue - self._wq_count}
 
         def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
@@ -351,7 +359,7 @@ class SplitsRequests(KeepsAnswerBounds):
                 # data bus, the first CL after an RD issued now at the soonest. Bursts not yet
                 # queued might still be answered from the write queue once they enter.
                 queued = job.left - unqueued
-                at = c0 + cl + queued * burst_cycles if queued else c0 + early
+                at = issue0 + cl + queued * burst_cycles if queued else c0 + early
                 if unqueued:
                     at = max(at, last_entry(unqueued, False) + early)
                 at = max(at, job.done)

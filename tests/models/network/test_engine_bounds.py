@@ -130,7 +130,7 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
     the memories' kept bounds are dropped (they are keyed on the memories'
     ``bounds_version``, which moves whenever a memory works or takes a request), and each
     interface's per-requester counts (of the sources of the requests its memory holds, and
-    of the requests waiting to be passed on) are the ones counted again from what it holds."""
+    of those waiting to be passed on) are the ones counted again from what it holds."""
     top, noc, clusters, requesters = composed(seed, "fast", "compiled")
     sim = Simulator(top)
     engine = noc.monitor  # the NocEngine
@@ -153,9 +153,12 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
                 sources = held.setdefault(trip.requester, {})
                 sources[trip.request.source] = sources.get(trip.request.source, 0) + 1
             assert ni.held_sources == held
-            waiting = [trip.requester for trip in ni.early_requests.values()]
-            waiting += [request.source[0] for request in ni.for_memory]
-            assert ni.waiting == {r: waiting.count(r) for r in set(waiting)}
+            waiting: dict = {}
+            for requester, source in ([(trip.requester, trip.request.source) for trip in ni.early_requests.values()]
+                                      + [request.source for request in ni.for_memory]):
+                sources = waiting.setdefault(requester, {})
+                sources[source] = sources.get(source, 0) + 1
+            assert ni.waiting == waiting
         checked.append(sim.now)
         return ask(comp, *args, **kwargs)
 
