@@ -381,6 +381,17 @@ class Component:
         would miss the message."""
         return self.sim.next_tick_ps(self)
 
+    def bounds_version(self) -> int | None:
+        """A count that grows whenever state that this component's :meth:`earliest_send_ps`
+        (and any per-client bound it offers) reads changes, whoever changed it (its own tick,
+        a message arriving on an input, a restore), and never decreases; None, the default:
+        not kept. The lookahead asks the same bounds many times per time point (every
+        cluster of a mesh, at one edge), so a caller may keep them, keyed on this: a kept
+        bound is then used only while the state it was worked out from holds, and every
+        answer is the one worked out from scratch. Without a version a caller keeps nothing
+        across the time point."""
+        return None
+
     bounds_inputs_in_flight = False
     """True when :meth:`earliest_send_ps` already counts the messages on their way to (or
     waiting at) this component's inputs, so the lookahead adds no reaction for them (a

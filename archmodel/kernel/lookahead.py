@@ -196,7 +196,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     if not comp._in_channels:
         return None
     now = sim.now
-    wake_times = sim._wake_table()
+    wake_times = None  # built when a sleeping sender that declares no sends is first met
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
     graph = sim.connection_graph
@@ -276,6 +276,11 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         if other._awake:
             send = now
         else:
+            if wake_times is None:
+                # (not before: a question on a network of memories and clusters meets only
+                # senders that declare their sends, and the table is rebuilt whenever a
+                # wake-up is asked, many times per time point)
+                wake_times = sim._wake_table()
             send = wake_times.get(other)
             if send is None or send + least >= cap:
                 continue

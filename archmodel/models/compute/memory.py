@@ -42,6 +42,7 @@ class FixedLatencyMemory(Component):
         self.free_cycle = 0
         self.ready: deque = deque()  # (cycle the response may leave, response)
         self.n_read = self.n_written = self.n_busy = 0
+        self.ready_changes = 0  # requests taken and responses sent: see bounds_version
 
     def _offset(self, address: int, size: int) -> int:
         offset = address - self.base_address
@@ -70,6 +71,11 @@ class FixedLatencyMemory(Component):
         domain = self.domain
         return domain.phase_ps + self.ready[0][0] * domain.period_ps
 
+    def bounds_version(self) -> int:
+        """Grows with every request taken and response sent: the only changes to the
+        response queue that :meth:`earliest_send_ps` reads."""
+        return self.ready_changes
+
     def reaction_ps(self, inp, out) -> int:
         """A request taken at cycle c is served from c for at least one cycle, then waits
         ``latency_cycles``: its response leaves at cycle c + 1 + latency at the soonest."""
@@ -97,9 +103,11 @@ class FixedLatencyMemory(Component):
                 response = MemResponse(tag=request.tag, data=bytes(self.data[offset:offset + request.size_bytes]),
                                        source=request.source, created_ps=request.created_ps)
             self.ready.append((self.free_cycle + self.latency_cycles, response))
+            self.ready_changes += 1
         if self.ready and self.ready[0][0] <= cycle:
             if self.rsp.try_send(self.ready[0][1]):
                 self.ready.popleft()
+                self.ready_changes += 1
         if self.ready:
             wait = self.ready[0][0] - cycle
             if wait > 1:

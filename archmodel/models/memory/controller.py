@@ -400,6 +400,14 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
 
     # -- the clock edge -----------------------------------------------------------------
     def tick(self) -> None:
+        # The bounds kept for the lookahead (KeepsAnswerBounds) hold until the edge's work
+        # begins, and what is kept while it works (the port-fed edge asks the lookahead,
+        # which may ask this controller about its own responses) until it ends.
+        self._bounds_changes += 1
+        self._edge()
+        self._bounds_changes += 1
+
+    def _edge(self) -> None:
         c = (self.sim.now - self._phase) // self._period
         observed = bool(self.sim.observers)
         if observed is not self._traced:

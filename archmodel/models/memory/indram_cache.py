@@ -265,6 +265,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
 
     # -- one cycle -----------------------------------------------------------------------
     def tick(self) -> None:
+        self._bounds_changes += 1  # (the bounds kept for the lookahead: see KeepsAnswerBounds)
         c = (self.sim.now - self._phase) // self._period
         comps = self._completions
         while comps and comps[0][0] <= c:

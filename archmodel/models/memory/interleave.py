@@ -131,6 +131,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
 
     # -- the clock edge -----------------------------------------------------------------
     def tick(self) -> None:
+        self._bounds_changes += 1  # (the bounds kept for the lookahead: see KeepsAnswerBounds)
         c = (self.sim.now - self._phase) // self._period
         order = self._order
         outstanding = self._outstanding
@@ -180,6 +181,11 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         return f"{len(self._order)} requests" if len(self._order) else None
 
     # -- computing ahead ----------------------------------------------------------------
+    def bounds_version(self) -> int:
+        """Grows whenever this memory or one of its channels works or a request is sent to
+        either (its bounds read the channels' own and their links')."""
+        return super().bounds_version() + sum(ch.bounds_version() for ch in self.channel_list)
+
     def earliest_send_ps(self, port) -> int | None:
         """A lower bound on the time of the next message on ``port`` from what this memory
         and its channels hold, with no new input (None: none without input). For ``resp``:

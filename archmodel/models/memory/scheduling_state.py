@@ -190,6 +190,7 @@ class HasSchedulingState:
         if len(state.open_rows) != self._bank_count or len(state.next_allowed) != len(self._nxt):
             raise ParameterError(f"{self.path}: the snapshot is of a controller with {len(state.open_rows)} banks, "
                                  f"not {self._bank_count}")
+        self._bounds_changes += 1  # (the bounds kept for the lookahead no longer hold)
         self._seq = state.seq
         self._nxt[:] = state.next_allowed
         self._rows[:] = state.open_rows

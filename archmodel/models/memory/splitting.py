@@ -178,15 +178,25 @@ def check_request(owner, message: MemRequest) -> int:
 
 
 class KeepsAnswerBounds:
-    """A memory's bounds on its next response, to any client or to one, kept for the time
-    point: every question of the lookahead asks them (every cluster of a mesh, at one edge),
-    and until the simulator's ticks move on or a request is sent to the memory they hold
-    (only the memory's own ticks change what it holds meanwhile, and a bound from before
-    them still bounds the same work further on). The memory provides ``req``, ``_resp_on``
-    and ``_resp_bound_now(now, client)``."""
+    """A memory's bounds on its next response, to any client or to one, kept while its
+    :meth:`bounds_version` holds: every question of the lookahead asks them (every cluster of
+    a mesh, at one edge), and they change only when the memory works (its tick, a restore)
+    or a request is sent to it. The memory provides ``req``, ``_resp_on`` and
+    ``_resp_bound_now(now, client)``, and adds 1 to ``_bounds_changes`` whenever it works
+    (before and after its edge's work, if the lookahead may ask it in the middle)."""
 
-    _resp_bound_at = None  # the (time, ticks, requests sent here) _resp_bounds hold for
+    _resp_bound_at = None  # the (time, bounds_version) _resp_bounds hold for
     _resp_bounds: dict = {}  # client (or EVERY_CLIENT) -> its bound
+    _bounds_changes = 0
+
+    def bounds_version(self) -> int:
+        """Grows whenever the memory works or a request is sent to it (the requests on
+        their way count in its bounds): see :meth:`Component.bounds_version`."""
+        return self._bounds_changes + (self.req.channel.sent if self.req.connected else 0)
+
+    def forget_bounds(self) -> None:
+        """Drop the bounds kept (a test compares them with ones worked out again)."""
+        self._resp_bound_at = None
 
     def earliest_answer_ps(self, source) -> int | None:
         """The bound of ``earliest_send_ps`` on ``resp`` for the responses to client
@@ -202,7 +212,7 @@ class KeepsAnswerBounds:
     def _kept_bound(self, now: int, client) -> int | None:
         if self.sim is None:
             return self._resp_bound_now(now, client)
-        key = (now, self.sim.ticks, self.req.channel.sent if self.req.connected else 0)
+        key = (now, self.bounds_version())
         if self._resp_bound_at != key:
             self._resp_bound_at = key
             self._resp_bounds = {}
@@ -226,6 +236,10 @@ class SplitsRequests(KeepsAnswerBounds):
 
     req = In(REQUESTS, required=False)
     resp = Out(RESPONSES, required=False)
+    _processed = -1
+    """The last cycle whose command issue is decided for good (ahead of now while the
+    controller schedules ahead; -1 for one that never does): the response bounds start the
+    reads still to issue after it."""
     client_requests = Counter("requests", "requests taken on req (each one or more bursts)")
     split_requests = Counter("requests", "requests on req that needed more than one burst")
 
@@ -310,6 +324,10 @@ class SplitsRequests(KeepsAnswerBounds):
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
         cl, burst_cycles = self.timing.CL, self.timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
+        # A queued burst not yet read was not issued in the cycles already scheduled (a
+        # controller scheduling ahead decides them for good, and reports a read burst done
+        # when its RD issues): its RD comes after them.
+        issue0 = max(c0, self._processed + 1)
         free = {False: self.read_queue - self._rq_count, True: self.write_queue - self._wq_count}
 
         def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
@@ -341,7 +359,7 @@ class SplitsRequests(KeepsAnswerBounds):
                 # data bus, the first CL after an RD issued now at the soonest. Bursts not yet
                 # queued might still be answered from the write queue once they enter.
                 queued = job.left - unqueued
-                at = c0 + cl + queued * burst_cycles if queued else c0 + early
+                at = issue0 + cl + queued * burst_cycles if queued else c0 + early
                 if unqueued:
                     at = max(at, last_entry(unqueued, False) + early)
                 at = max(at, job.done)

@@ -73,6 +73,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.bounds_at = None
         self.bounds: dict = {}
         self.answers: dict = {}
+        self.answers_version = None  # the memories' bounds_version the answers hold for
 
     def start(self) -> None:
         noc = self.parent
@@ -127,7 +128,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         started = sim is not None and sim.started
         when = self.domain.edge_after(sim.now) if started else 0
         packet = ni.create_packet(dest, size, payload, when)
-        self.bounds_at = None  # a packet created between edges changes the lookahead bounds
+        self.forget_bounds()  # a packet created between edges changes the lookahead bounds
         if started:
             edge = self._edge_at_or_after(when)
             wakes = self.ni_wakes.get(edge)

@@ -104,19 +104,32 @@ class MemoryPortBounds:
             if ni.for_memory:
                 bounds[to_memory] = now
         self.bounds_at, self.bounds = key, bounds
-        self.answers = {}  # requester -> _answer_bound, for the same edge
+        self.answers = {}  # requester -> _answer_bound, for the same edge and memories' versions
         return bounds
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
-        :meth:`_memory_side_bound`), cached with :meth:`_port_bounds`: only the requesters
-        asked about are worked out (a question about one cluster asks for its own port)."""
+        :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the memories'
+        :meth:`~archmodel.kernel.Component.bounds_version` holds (a memory working at this
+        time point, or taking a request, moves its bounds on; one without a version is
+        asked again each time): only the requesters asked about are worked out (a question
+        about one cluster asks for its own port)."""
         self._port_bounds()
+        sides = self.memory_sides
+        if sides is None:
+            sides = self.memory_sides = self._plan_memory_sides()
+        version = 0
+        for side in sides:
+            known = side[6].bounds_version()
+            if known is None:
+                version = None
+                break
+            version += known  # (each only grows: the sum moves iff one of them does)
+        if version is None or version != self.answers_version:
+            self.answers = {}
+            self.answers_version = version
         known = self.answers.get(t, False)
         if known is False:
-            sides = self.memory_sides
-            if sides is None:
-                sides = self.memory_sides = self._plan_memory_sides()
             now = self.sim.now
             known = None
             for side in sides:
@@ -125,6 +138,11 @@ class MemoryPortBounds:
                     known = at
             self.answers[t] = known
         return known
+
+    def forget_bounds(self) -> None:
+        """Drop every bound kept for this edge (a packet created between edges changes them;
+        a test compares them with ones worked out again); the answers go with them."""
+        self.bounds_at = None
 
     def _plan_memory_sides(self) -> list:
         """Per terminal with a memory connected both ways, what :meth:`_memory_side_bound`
@@ -153,7 +171,14 @@ class MemoryPortBounds:
         passed on, on their way to it, held by it) and to its responses on their way back
         from it, as its ``mem_rsp``. A memory that can say when it answers one client
         (``earliest_answer_ps``, the DRAM controllers and the interleaved memory) is asked
-        about the requester's own; another, when it answers anyone."""
+        about the requester's own; another, when it answers anyone.
+
+        Such a memory answers each client in the order of its requests and counts the
+        requests on their way to it, so a request of a client it gives a bound for, still
+        waiting here or on the link, is answered after that bound: only the requests of the
+        other clients are bounded on their own, by the least reaction (with 16 clusters on 4
+        DRAM channels the queues are full and requests wait here, and their least reaction,
+        one DRAM cycle, would end each cluster's batch within a few cycles)."""
         ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester = side
         network_ps = to_requester[only]
         best = None
@@ -167,30 +192,35 @@ class MemoryPortBounds:
                         best = at
         # a response leaving the memory at `leaves` reaches mem_rsp[only] back_ps + network_ps later
         back_ps += network_ps
-        if ni.holds_for_memory(only):
-            # passed on now at the soonest, over the link to the memory
-            at = now + forward_ps + react + back_ps
-            if best is None or at < best:
-                best = at
-        for arrival, request in forward.flight:
-            if request.source[0] == only:
-                at = (arrival if arrival > now else now) + react + back_ps
-                if best is None or at < best:
-                    best = at
         sources = ni.sources_at_memory(only)
-        if not sources:
-            return best
+        answered = ()  # the sources the memory bounds
         if per_client is None:
-            leaves = memory.earliest_send_ps(back.src)
-            if leaves is not None:
-                at = (leaves if leaves > now else now) + back_ps
+            if sources:
+                leaves = memory.earliest_send_ps(back.src)
+                if leaves is not None:
+                    at = (leaves if leaves > now else now) + back_ps
+                    if best is None or at < best:
+                        best = at
+        elif sources:
+            answered = set()
+            for source in sources:
+                leaves = per_client((only, source))
+                if leaves is not None:
+                    answered.add(source)
+                    at = (leaves if leaves > now else now) + back_ps
+                    if best is None or at < best:
+                        best = at
+        for source in ni.sources_waiting(only):
+            if source not in answered:
+                # passed on now at the soonest, over the link to the memory
+                at = now + forward_ps + react + back_ps
                 if best is None or at < best:
                     best = at
-            return best
-        for source in sources:
-            leaves = per_client((only, source))
-            if leaves is not None:
-                at = (leaves if leaves > now else now) + back_ps
+                break
+        for arrival, request in forward.flight:
+            requester, source = request.source
+            if requester == only and source not in answered:
+                at = (arrival if arrival > now else now) + react + back_ps
                 if best is None or at < best:
                     best = at
         return best

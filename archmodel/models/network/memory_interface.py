@@ -94,7 +94,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.early_requests: dict = {}  # (requester, pair_seq) -> RequestTrip that overtook
         self.at_memory: dict = {}  # our tag at the memory -> RequestTrip
         self.held_sources: dict = {}  # requester -> {its source: requests of it at the memory}
-        self.waiting: dict = {}  # requester -> its requests here not yet passed on (early or for_memory)
+        self.waiting: dict = {}  # requester -> {its source: its requests here not yet passed on (early or for_memory)}
         self.memory_tags = 0
         self.to_requester: deque = deque()
         self.for_memory: deque = deque()
@@ -135,9 +135,12 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         while self.to_requester and mem_rsp.try_send(self.to_requester[0]):
             self.to_requester.popleft()
         while self.for_memory and to_memory.try_send(self.for_memory[0]):
-            requester = self.for_memory.popleft().source[0]
-            if self.waiting[requester] > 1:
-                self.waiting[requester] -= 1
+            requester, source = self.for_memory.popleft().source
+            waiting = self.waiting[requester]
+            if waiting[source] > 1:
+                waiting[source] -= 1
+            elif len(waiting) > 1:
+                del waiting[source]
             else:
                 del self.waiting[requester]
         return word
@@ -219,6 +222,11 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         memory to take it): kept as they come and go, for the lookahead."""
         return requester in self.waiting
 
+    def sources_waiting(self, requester: int):
+        """The sources (the requester's own ``source`` values) of the requests of
+        :meth:`holds_for_memory`."""
+        return self.waiting.get(requester, ())
+
     def sources_at_memory(self, requester: int):
         """The sources (the requester's own ``source`` values) of requester terminal
         ``requester``'s requests held by the memory here, passed on and not yet answered:
@@ -282,7 +290,8 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             self.fail(f"a MemRequest for {hex_address(trip.request.address)} arrived, but no memory is "
                       "connected to to_memory")
         requester = trip.requester
-        self.waiting[requester] = self.waiting.get(requester, 0) + 1
+        waiting = self.waiting.setdefault(requester, {})
+        waiting[trip.request.source] = waiting.get(trip.request.source, 0) + 1
         expected = self.expected_from.get(requester, 0)
         if trip.pair_seq != expected:
             self.early_requests[(requester, trip.pair_seq)] = trip

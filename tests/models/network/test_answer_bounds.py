@@ -1,0 +1,110 @@
+"""The fast engine's bounds on answers from DRAM channels that answer per client hold under
+load: requesters crowd two DDR4 channels with small queues, so requests wait at the
+channels' interfaces and in the queues, and every response still reaches its requester at or
+after each horizon the lookahead gave it (the bounds skip a request waiting for a channel
+that already bounds an earlier one of its client, and start the reads still to issue after
+the cycles the channel has scheduled for good)."""
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archmodel.kernel import Component, Simulator, connect
+from archmodel.models.memory import DramController
+from archmodel.models.messages import MemRequest
+from archmodel.models.network import Noc
+
+from .test_lookahead_bounds import AskingRequester
+
+MIB = 1 << 20
+CHANNELS = {1: 0, 5: MIB}  # terminal -> base address of a DDR4 channel
+
+
+def crowded(seed: int, engine: str, read_queue: int, write_queue: int, link_latency: int, requesters: int):
+    """A 2 x 2 mesh of two terminals per router: DDR4 channels at terminals 1 and 5, and
+    ``requesters`` asking requesters on the other terminals, each with a random script of
+    reads and writes of 8 to 256 bytes (several in the same cycles, so the queues fill)."""
+    rng = random.Random(seed)
+    top = Component("top")
+    ranges = [(base, base + MIB, t) for t, base in CHANNELS.items()]
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=ranges, engine=engine, link_latency=link_latency,
+              flit_bits=rng.choice([128, 512]))
+    for t, base in CHANNELS.items():
+        memory = DramController(f"ddr{t}", top, standard="DDR4-2400R", base_address=base, read_queue=read_queue,
+                                write_queue=write_queue)
+        connect(noc.memory_port("to_memory", t), memory.req, latency=rng.randint(1, 2))
+        connect(memory.resp, noc.memory_port("from_memory", t), latency=rng.randint(1, 2))
+    probes = []
+    free = [t for t in range(8) if t not in CHANNELS]
+    for i, t in enumerate(free[:requesters]):
+        probe = AskingRequester(f"probe{i}", top)
+        connect(probe.req, noc.memory_port("mem_req", t))
+        connect(noc.memory_port("mem_rsp", t), probe.rsp)
+        cycle = 0
+        for n in range(rng.randrange(4, 24)):
+            cycle += rng.choice((0, 0, 0, 1, 5, 30))
+            base = rng.choice(list(CHANNELS.values()))
+            size = rng.choice((8, 64, 64, 256))
+            address = base + 256 * rng.randrange(512)
+            if rng.random() < 0.35:
+                request = MemRequest(address, size, True, bytes(size), tag=n)
+            else:
+                request = MemRequest(address, size, tag=n)
+            probe.script.append((cycle, request))
+        probes.append(probe)
+    return top, probes
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 100_000), engine=st.sampled_from(["fast", "components"]),
+       read_queue=st.integers(1, 8), write_queue=st.integers(1, 8), link_latency=st.integers(1, 3),
+       requesters=st.integers(2, 6))
+def test_no_response_from_a_crowded_dram_channel_beats_a_horizon(seed, engine, read_queue, write_queue,
+                                                                 link_latency, requesters):
+    """Every response reaches each requester at or after every horizon it was given (up to its
+    next send), and every request is answered."""
+    top, probes = crowded(seed, engine, read_queue, write_queue, link_latency, requesters)
+    sim = Simulator(top)
+    sim.run(until_ps=500_000_000)  # (quiescent once every request is answered)
+    for probe in probes:
+        assert len(probe.received) == len(probe.sent) > 0
+        for asked_at, horizon in probe.asked:
+            later_sends = [t for t in probe.sent if t > asked_at]
+            arrivals = [t for t in probe.received if t > asked_at]
+            if arrivals and (not later_sends or arrivals[0] <= later_sends[0]):
+                assert horizon is not None and arrivals[0] >= horizon, (probe.path, asked_at, horizon, arrivals[0])
+
+
+def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_the_channels_bound():
+    """One requester's reads crowd a channel whose read queue holds one burst: the later reads
+    wait at the channel's interface, and the horizon the requester is given reaches past the
+    one DRAM cycle such a read would take alone (the channel bounds the earlier one)."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1)], engine="fast")
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0, read_queue=1)
+    connect(noc.memory_port("to_memory", 1), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 1))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    for n in range(6):
+        probe.script.append((0, MemRequest(4096 * n, 64, tag=n)))
+    engine = noc.monitor
+    sim = Simulator(top)
+    gaps = []
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and engine.parent.interfaces[1].holds_for_memory(0) and probe.received:
+            gaps.append(horizon - sim.now)
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    assert len(probe.received) == 6
+    # a read waiting at the interface alone would bound the horizon by the links (1 cycle
+    # each way), one DRAM cycle and the network: the channel's own bound reaches further
+    least = noc.min_latency(1, 0) * 1000 + 2 * 1000 + memory.domain.period_ps
+    assert gaps and max(gaps) > least
