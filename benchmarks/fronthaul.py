@@ -15,7 +15,10 @@ ahead in trains (``engine = "auto"``) and every frame a message on every link (`
 stripes of 4, 2 of 8 and the bus, C from 25 Mbit/s to 12.8 Gbit/s, six user drops (seeds 0 to
 5) of 3 slots each: INP's gain over the no-INP baseline (mean, least and most over the drops)
 beside the mean sum rates. One run per point and drop: the CP computes both schemes' rates for
-the same channels, each budgeted as its APs would be (frame headers included).
+the same channels, each budgeted as its APs would be (frame headers included). Then, at the
+signal level, where the gain comes from (:func:`low_capacity`): INP beside the equal-split
+baseline, a baseline whose CP-side link's bits are water-filled over the stripe, and the
+cut-set bound M c, on the 400 m square and a sparse 2 km one, with the gain's limit as c -> 0.
 
 **Sweep** (``--sweep``). 16 APs, 8 users, the star (M = 16), 4 stripes of 4 and the bus
 (M = 1), C from 25 Mbit/s to 3.2 Gbit/s (20 MHz: 1.25 to 160 bit/s/Hz per link): per point
@@ -95,6 +98,50 @@ def gains(slots: int, seeds=range(6), capacities=(25, 50, 100, 200, 400, 800, 16
                   flush=True)
 
 
+def low_capacity(seeds=range(4), slots: int = 2, sides=(400.0, 2000.0), layouts=((4, 4), (1, 16)),
+                 capacities=(0.125, 0.5, 2.0, 8.0, 32.0, 128.0, 512.0)) -> None:
+    """Where INP's gain comes from, at the signal level (no headers), c in bit/s/Hz per link:
+    INP, the equal-split baseline (c / L per AP), the same per-AP compression with the
+    CP-side link's bits water-filled over the stripe, the cut-set bound M c, both gains, and
+    the gain's limit as c -> 0 (the ratio of the first-bit slopes s / (1 + s) of each
+    stripe's best AP and of its mean AP), on the network's 400 m square and a sparse 2 km one."""
+    import numpy as np
+
+    from archmodel.models.fronthaul import RadioScene, radio_stripes, signal, stripe_layout
+    from archmodel.models.fronthaul.stripes import place
+
+    print(f"Signal level, 16 APs x 4 antennas, 8 users, {len(seeds)} user drops x {slots} slots; "
+          "gain over the equal split (c / L per AP) and over the water-filled split")
+    print(f"{'side m':>6} {'M':>3} {'L':>3} {'c b/s/Hz':>8} {'INP':>7} {'equal':>7} {'filled':>7} {'M c':>7} "
+          f"{'gain %':>7} {'vs filled':>9}")
+    for side in sides:
+        for m, l in layouts:
+            positions, _ = place(stripe_layout(radio_stripes(m, l)), side)
+            total = np.zeros((3, len(capacities)))
+            slopes_best = slopes_mean = 0.0
+            for seed in seeds:
+                scene = RadioScene(positions, users=8, antennas=4, side_m=side, height_m=10.0, power_dbm=20.0,
+                                   noise_dbm=signal.noise_dbm(20e6, 7.0), seed=seed, name="fh")
+                for slot in range(slots):
+                    channels = scene.channels(slot)
+                    stripes = channels.reshape(m, l, *channels.shape[1:])
+                    strongest = np.linalg.eigvalsh(stripes @ signal.hermitian(stripes))[..., -1]
+                    first_bit = strongest / (1 + strongest)
+                    slopes_best += first_bit.max(axis=1).sum()
+                    slopes_mean += first_bit.mean(axis=1).sum()
+                    for i, c in enumerate(capacities):
+                        total[:, i] += [
+                            signal.sum_rate(signal.stripe_sequential(stripes, c).information().sum(axis=0)),
+                            signal.sum_rate(signal.per_ap_compressed(channels, c / l).information().sum(axis=0)),
+                            signal.sum_rate(signal.per_ap_routed_jointly(stripes, c).information().sum(axis=0))]
+            inp, equal, filled = total / (len(seeds) * slots)
+            for i, c in enumerate(capacities):
+                print(f"{side:6.0f} {m:3d} {l:3d} {c:8g} {inp[i]:7.3f} {equal[i]:7.3f} {filled[i]:7.3f} {m * c:7.2f} "
+                      f"{100 * (inp[i] / equal[i] - 1):7.1f} {100 * (inp[i] / filled[i] - 1):9.1f}")
+            print(f"{side:6.0f} {m:3d} {l:3d} {'c -> 0':>8}: gain over the equal split tends to "
+                  f"{100 * (slopes_best / slopes_mean - 1):.1f}%", flush=True)
+
+
 CAPACITIES_MBPS = (25, 50, 100, 200, 400, 800, 1600, 3200)
 LAYOUTS = ((16, 1), (4, 4), (1, 16))
 FIELDS = ("M", "L", "C_mbps", "sum_rate_inp", "sum_rate_no_inp", "sum_rate_unlimited", "inp_gain",
@@ -171,8 +218,10 @@ def main() -> None:
     if not args.no_gains:
         if args.quick:
             gains(2, seeds=range(2), capacities=(50, 800, 12800), layouts=((4, 4), (1, 16)))
+            low_capacity(seeds=range(1), slots=1, capacities=(0.5, 32.0))
         else:
             gains(3)
+            low_capacity()
     if args.sweep:
         rows = sweep(3 if args.quick else 20, capacities=(50, 400, 3200) if args.quick else CAPACITIES_MBPS)
         Path(args.csv).parent.mkdir(parents=True, exist_ok=True)

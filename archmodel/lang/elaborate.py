@@ -69,6 +69,10 @@ class Elaborator(Instancing, Wiring, Expressions):
         self.instances = 0
         self.iterations = 0  # of every for loop, nested ones multiplied
         self.origins: dict[int, Span] = {}
+        # id of a model call's Python arguments -> those arguments (kept, so the id is not
+        # reused), where each value was written and where the call passes it on: for a
+        # ParameterError the model raises while it builds (Instancing._make_model)
+        self.argument_spans: dict[int, tuple[dict, dict[str, Span], dict[str, Span]]] = {}
         self.traces: list[str] = []
         self.trace_spans: dict[str, Span] = {}
         self.domains: dict[tuple, ClockDomain] = {}

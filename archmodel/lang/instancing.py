@@ -107,6 +107,13 @@ class Instancing(ElaboratorParts):
         try:
             child = klass(name, parent, clock=placed, **kwargs)
         except ArchError as err:
+            given, written, arguments = self.argument_spans.get(id(kwargs), (None, {}, {}))
+            param = err.param if isinstance(err, ParameterError) and given is kwargs else None
+            if err.span is None and param in written:
+                # a check across parameters that the model makes as it builds, naming the one
+                # to change: point where the user wrote that value, as check_params does
+                err.span = written[param]
+                raise _passed_on(err, arguments[param])
             err.span = err.span or stmt.model.span
             raise
         except Exception as exc:  # a model that raises on odd input must not crash 'check'
@@ -184,6 +191,7 @@ class Instancing(ElaboratorParts):
         except ParameterError as err:
             err.span = spans.get(err.param or "", call.name_span)
             raise _passed_on(err, arguments.get(err.param or "", err.span))
+        self.argument_spans[id(kwargs)] = kwargs, spans, arguments
         return kwargs
 
     def to_python(self, value, param: Param, klass, clock: ClockDomain | None, span: Span):

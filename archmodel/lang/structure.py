@@ -116,6 +116,7 @@ if TYPE_CHECKING:
         modules: dict[str, ast.ModuleDef]
         models: dict[str, type[Component]]
         origins: dict[int, Span]
+        argument_spans: dict[int, tuple[dict, dict[str, Span], dict[str, Span]]]
         runs: list
 
         def error(self, err: ArchError, span: Span | None = None) -> None: ...

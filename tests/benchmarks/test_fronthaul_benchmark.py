@@ -22,6 +22,12 @@ def test_quick_run_prints_the_speed_table_and_writes_the_sweep(tmp_path):
         [("1", "16", c) for c in ("50", "800", "12800")]
     for m, l, c, gain, least, most, inp, no_inp, unlimited in gains:
         assert float(least) <= float(gain) <= float(most) and float(inp) <= float(unlimited) + 0.01
+    start = next(i for i, line in enumerate(lines) if line.startswith("Signal level"))
+    signal_rows = [line.split() for line in lines[start + 2:] if line.split()[:1] in (["400"], ["2000"])]
+    limits = [row for row in signal_rows if "->" in row]
+    assert len(limits) == 4 and len(signal_rows) == 4 * 3  # 400 m and 2 km, 4 x 4 and the bus, 2 capacities
+    for side, m, l, c, inp, equal, filled, cut, *_ in (row for row in signal_rows if "->" not in row):
+        assert float(equal) <= float(filled) + 1e-3 and float(inp) <= float(cut) + 1e-3  # the cut-set M c
     rows = list(csv.DictReader(table.open()))
     assert {(r["M"], r["L"]) for r in rows} == {("16", "1"), ("4", "4"), ("1", "16")}
     for row in rows:  # the star has nothing to combine; nothing beats unlimited fronthaul

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from archmodel.kernel import ArchError
+from archmodel.kernel import ParameterError
 
 PS_PER_S = 10 ** 12
 
@@ -100,11 +100,12 @@ class SlotPlan:
 
     def __attrs_post_init__(self):
         if not self.pattern or set(self.pattern) - {"U", "D"}:
-            raise ArchError(f"tdd_pattern must be a string of 'U' and 'D' slots, got {self.pattern!r}",
-                            hint='for example "U" (every slot uplink) or "DDDU"')
+            raise ParameterError(f"tdd_pattern must be a string of 'U' and 'D' slots, got {self.pattern!r}",
+                                 hint='for example "U" (every slot uplink) or "DDDU"', param="tdd_pattern")
         if not self.uplink_slots():
-            raise ArchError(f"tdd_pattern {self.pattern!r} has no uplink slot in {self.slots} slots",
-                            hint="the fronthaul carries uplink slots ('U'); add one or run more slots")
+            raise ParameterError(f"tdd_pattern {self.pattern!r} has no uplink slot in {self.slots} slots",
+                                 hint="the fronthaul carries uplink slots ('U'); add one or run more slots",
+                                 param="tdd_pattern")
 
     def is_uplink(self, slot: int) -> bool:
         """Whether ``slot`` carries uplink samples."""
@@ -141,14 +142,15 @@ class SlotPlan:
         return min((budget - share * self.header_bits) // share, raw)
 
     def check_budget(self, capacity_bps: float, share: int) -> None:
-        """An ArchError naming the capacity when a chunk's frame would have no payload."""
+        """A ParameterError naming the capacity when a chunk's frame would have no payload."""
         for chunk in range(self.chunks):
             if self.payload_bits(chunk, capacity_bps, share, 1) < 1:
                 need = (share * (self.header_bits + 1)) * PS_PER_S / self.chunk_ps(chunk)
-                raise ArchError(f"capacity_bps {capacity_bps:g} bit/s leaves no payload in a "
-                                f"{self.chunk_ps(chunk) / 1e6:g} us chunk after {share} frame header"
-                                f"{'s' if share > 1 else ''} of {self.header_bits} bits",
-                                hint=f"give at least {need:.4g} bit/s, fewer chunks or a smaller header_bits")
+                raise ParameterError(f"capacity_bps {capacity_bps:g} bit/s leaves no payload in a "
+                                     f"{self.chunk_ps(chunk) / 1e6:g} us chunk after {share} frame header"
+                                     f"{'s' if share > 1 else ''} of {self.header_bits} bits",
+                                     hint=f"give at least {need:.4g} bit/s, fewer chunks or a smaller header_bits",
+                                     param="capacity_bps")
 
     def rate_bits(self, capacity_bps: float, share: int, dims: int) -> float:
         """Bits per channel use one AP's compressed signal of ``dims`` dimensions may take: the

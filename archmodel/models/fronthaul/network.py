@@ -100,18 +100,20 @@ class FronthaulNetwork(Component):
         try:
             self.topology = stripe_layout(graph)
         except ArchError as err:
-            raise ArchError(f"{self.path}: layout {self.layout!r}: {err.message}", hint=err.hint) from None
+            raise ParameterError(f"{self.path}: layout {self.layout!r}: {err.message}", hint=err.hint,
+                                 param="layout") from None
         count = len(self.topology.aps)
         if count != self.aps:
             raise ParameterError(f"{self.path}: the layout has {count} APs but aps = {self.aps}",
-                                 hint="make aps the number of APs of the layout")
+                                 hint="make aps the number of APs of the layout", param="aps")
         if self.users > self.antennas * self.aps:
             raise ParameterError(f"{self.path}: users = {self.users} is more than the {self.antennas * self.aps} "
                                  f"antennas (aps x antennas): linear detection cannot separate them",
-                                 hint="serve at most aps x antennas users, or add antennas")
+                                 hint="serve at most aps x antennas users, or add antennas", param="users")
         if self.engine == "trains" and self.inp:
             raise ParameterError(f"{self.path}: engine = 'trains' needs inp = false: with in-network processing "
-                                 "an AP waits for its upstream frame", hint="use engine = 'auto' or 'frames'")
+                                 "an AP waits for its upstream frame", hint="use engine = 'auto' or 'frames'",
+                                 param="engine")
         self.plan = SlotPlan(self.slot_ps, self.chunks, self.tdd_pattern, self.slots, self.bandwidth_hz,
                              self.header_bits, self.sample_bits)
         self.longest = self.topology.worst_hops
@@ -147,13 +149,14 @@ class FronthaulNetwork(Component):
             if self.aps % self.stripes:
                 raise ParameterError(f"{self.path}: aps = {self.aps} is not a multiple of stripes = {self.stripes}",
                                      hint="every stripe has the same number of APs: choose stripes dividing aps, "
-                                          "or give a layout")
+                                          "or give a layout", param="stripes")
             per_stripe = self.aps // self.stripes
         if self.stripes * per_stripe != self.aps:
             raise ParameterError(f"{self.path}: stripes x aps_per_stripe = {self.stripes} x {per_stripe} = "
                                  f"{self.stripes * per_stripe} is not aps = {self.aps}",
                                  hint="every AP sits on one stripe: choose stripes and aps_per_stripe "
-                                      "whose product is aps (or aps_per_stripe = 0 for aps / stripes)")
+                                      "whose product is aps (or aps_per_stripe = 0 for aps / stripes)",
+                                 param="aps_per_stripe")
         return radio_stripes(self.stripes, per_stripe)
 
     def start(self) -> None:
