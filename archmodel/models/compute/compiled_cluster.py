@@ -31,7 +31,7 @@ import sys
 
 import numpy as np
 
-from archmodel.kernel.compiled import dispatcher
+from archmodel.kernel.compiled import compile_parts, dispatcher, sources_digest
 
 from .fp_subsystem import NEVER
 from .isa import s32 as _s32
@@ -511,8 +511,9 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant")
-"""The functions of this module numba compiles with the loop (``_cluster_cycles`` apart)."""
+COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
+"""The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
+cached entry calls)."""
 _INLINED = ("_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
@@ -524,25 +525,12 @@ def _loop_modules() -> tuple:
 
 
 def _compiled_cluster_cycles():
-    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk). The
-    helpers it calls are compiled first and take the place of the Python functions in every
-    loop module's namespace that names them, where numba resolves them; only the entry is
-    cached, keyed by the modules the loop compiles in (see :func:`_keyed_entry`)."""
+    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk): the loop's
+    parts are compiled in place (:func:`~archmodel.kernel.compiled.compile_parts`), and only
+    the entry is cached, keyed by the sources they come from (:func:`_keyed_entry`)."""
     global _COMPILED
     if _COMPILED is None:
-        modules = _loop_modules()
-        compiled = {}  # id of a Python function -> its numba dispatcher
-        # The helpers are compiled into the cached entry and never cached on their own: numba
-        # would key them by their own sources, blind to a changed ISA table.
-        for module in modules:
-            for name in module.COMPILED:
-                function = vars(module)[name]
-                compiled[id(function)] = dispatcher(function, inline=name in _INLINED, cache=False)
-        for module in modules:
-            for name, value in list(vars(module).items()):
-                if id(value) in compiled:
-                    setattr(module, name, compiled[id(value)])
-        globals()["_cluster_cycles"] = dispatcher(_cluster_cycles, cache=False)
+        compile_parts(_loop_modules(), inline=_INLINED)
         _COMPILED = dispatcher(_keyed_entry(_sources_digest()))
     return _COMPILED
 
@@ -551,13 +539,8 @@ def _sources_digest() -> str:
     """A hash of the other modules whose definitions the loop compiles in: the ISA table
     (semantics, primitives, opcodes), the assembler's instruction kinds, the layout and the
     loop's other parts."""
-    import hashlib
     from . import assembler, compiled_layout, isa
-    digest = hashlib.sha256()
-    for module in (isa, assembler, compiled_layout) + _loop_modules()[:-1]:
-        with open(module.__file__, "rb") as source:
-            digest.update(source.read())
-    return digest.hexdigest()
+    return sources_digest((isa, assembler, compiled_layout) + _loop_modules()[:-1])
 
 
 def _keyed_entry(digest: str):
