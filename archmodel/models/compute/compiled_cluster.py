@@ -34,6 +34,7 @@ import numpy as np
 from archmodel.kernel.compiled import compile_parts, dispatcher, sources_digest
 
 from .fp_subsystem import NEVER
+from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
 from .isa import s32 as _s32
 from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                         K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
@@ -215,11 +216,11 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
             return
         addr = _s32(a + code[i, I_IMM]) & 0xFFFFFFFF
         if kind == K_LOAD:
-            _lsu_push(c, cs, lq, lq_fval, addr, 0, rd, 0, 0.0, code[i, I_SIZE], code[i, I_SIGNED])
+            _lsu_push(c, cs, lq, lq_fval, addr, LSU_LOAD, rd, 0, 0.0, code[i, I_SIZE], code[i, I_SIGNED])
             if rd:
                 x_ready[c, rd] = NEVER
         else:
-            _lsu_push(c, cs, lq, lq_fval, addr, 1, 0, x[c, code[i, I_RS2]], 0.0, code[i, I_SIZE], 0)
+            _lsu_push(c, cs, lq, lq_fval, addr, LSU_STORE, 0, x[c, code[i, I_RS2]], 0.0, code[i, I_SIZE], 0)
         cs[c, C_IP] = ip + 1
     elif kind == K_MUL:
         if rd:
@@ -362,18 +363,18 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
     cs[c, C_L_COUNT] -= 1
     offset = addr - g[G_TCDM_BASE]
     ready = cycle + g[G_LATENCY]
-    if kind == 2:
+    if kind == LSU_FP_LOAD:
         if size == 8:
             f[c, reg] = words[offset >> 3]
         else:
             f[c, reg] = np.float64(singles[offset >> 2])
         f_ready[c, reg] = ready
-    elif kind == 3:
+    elif kind == LSU_FP_STORE:
         if size == 8:
             words[offset >> 3] = lq_fval[c, head]
         else:
             singles[offset >> 2] = np.float32(lq_fval[c, head])
-    elif kind == 0:
+    elif kind == LSU_LOAD:
         value = 0
         for b in range(size):
             value |= np.int64(mbytes[offset + b]) << (8 * b)
