@@ -1,6 +1,7 @@
 """The grammar, library and topologies travel with the package: build a wheel, install it
 (not editable) into a fresh virtual environment, and check and run bundled files there."""
 
+import os
 import site
 import subprocess
 import sys
@@ -11,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(cmd, cwd, timeout=120):
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # without PYTHONPATH: one pointing at a checkout (as a worktree's tests run) would make the
+    # venv import the checkout instead of the wheel installed in it
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
     return result
 
