@@ -18,9 +18,11 @@ Options, the same for every loop:
   writes it into the ``__pycache__`` folder beside the loop's source (which ``.gitignore``
   keeps out of the checkout), or, where that folder is not writable (an installed wheel in a
   read-only site-packages), into the user's cache folder; the ``NUMBA_CACHE_DIR`` environment
-  variable moves it anywhere. numba keys a cached function by its own source file only: a loop
-  that compiles in functions of other modules keys its entry by their sources itself (see
-  ``compiled_cluster._keyed_entry``) or is not cached.
+  variable moves it anywhere. numba keys a cached function by its own source file (and the
+  values its closure holds) only, never by the modules it calls into. A loop whose parts are
+  spread over several modules therefore compiles them with :func:`compile_parts` (uncached,
+  inlined where it says so) and caches only its entry, a closure over
+  :func:`sources_digest` of those modules, so a changed part compiles the loop anew.
 
 numba versions outside :data:`NUMBA_TESTED` are refused with :class:`CompiledUnavailable`
 (an :class:`~.errors.ArchError`: the command line prints it without a traceback), as is a
@@ -32,11 +34,12 @@ family's ``engine="auto"`` asks it and runs the Python model instead, while
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import importlib.metadata
 import sys
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from .errors import ArchError
 
@@ -110,6 +113,39 @@ def dispatcher(function: Callable[..., Any], *, allocates: bool = False, inline:
     if inline:
         options["inline"] = "always"
     return numba().njit(**options)(function)
+
+
+def compile_parts(modules: Sequence[ModuleType], inline: Iterable[str] = ()) -> None:
+    """Compile the parts of one loop spread over ``modules``: each module lists the names of
+    its functions numba compiles in a ``COMPILED`` tuple. Every one is compiled uncached (its
+    own source is not the whole of what it computes; the loop's entry is cached under
+    :func:`sources_digest` instead), inlined into its callers when ``inline`` names it, and
+    its dispatcher takes the place of the Python function in every one of ``modules`` that
+    names it, where numba resolves a callee by name. Called once per loop (its functions are
+    dispatchers afterwards)."""
+    inlined = set(inline)
+    compiled: dict[int, Any] = {}  # id of a Python function -> its numba dispatcher
+    for module in modules:
+        for name in module.COMPILED:
+            function = vars(module)[name]
+            if id(function) not in compiled:
+                compiled[id(function)] = dispatcher(function, inline=name in inlined, cache=False)
+    for module in modules:
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            if id(value) in compiled:
+                namespace[name] = compiled[id(value)]
+
+
+def sources_digest(modules: Sequence[ModuleType]) -> str:
+    """A SHA-256 hex digest of the source files of ``modules``, in order: the cache key a
+    loop's entry closes over, so numba's cache tells the loops built from different sources
+    of its parts apart (see the module docstring)."""
+    digest = hashlib.sha256()
+    for module in modules:
+        with open(module.__file__ or "", "rb") as source:
+            digest.update(source.read())
+    return digest.hexdigest()
 
 
 class Loop:

@@ -1,7 +1,9 @@
 """Closed vocabularies: the names a parameter may take, and the hint for a misspelt one.
 
 A :class:`Registry` maps each name of a vocabulary (routing functions, allocators, DRAM
-presets, workloads, engines) to what it stands for. The same registry gives the ``Param``
+presets, workloads, engines, traffic patterns, schedulers, page policies ...) to what it
+stands for: the object a model builds from it, or a one-line description where the model
+itself carries the behaviour. The same registry gives the ``Param``
 check (so ``archmodel check`` rejects a misspelt routing before a run starts), the lookup a
 model makes when it builds (with the same hint), and the list ``archmodel list`` can print;
 a plugin that registers a name is accepted everywhere at once.
@@ -29,6 +31,16 @@ def did_you_mean(name: str, options: Iterable[str]) -> str | None:
     """A hint naming the closest of ``options`` to a misspelt ``name``, or None."""
     match = closest(name, options)
     return f"did you mean '{match}'?" if match is not None else None
+
+
+def _plural(noun: str) -> str:
+    """The English plural of a vocabulary's noun: ``routing`` -> ``routings``, ``topology``
+    -> ``topologies``, ``injection process`` -> ``injection processes``."""
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
 
 
 class Problem(str):
@@ -74,6 +86,10 @@ class Registry(Mapping[str, V], Generic[V]):
         self._entries[name] = value
         return value
 
+    def remove(self, name: str) -> V:
+        """Unregister ``name`` and return what it stood for (a test's temporary entry)."""
+        return self._entries.pop(name)
+
     def register(self, name: str) -> Callable[[V], V]:
         """Decorator form of :meth:`add`."""
         def wrap(value: V) -> V:
@@ -98,7 +114,7 @@ class Registry(Mapping[str, V], Generic[V]):
 
     def hint(self, name: str) -> str:
         """``did you mean 'dor'?``, or the list of names when none is close."""
-        plural = self.what if self.what.endswith("s") else self.what + "s"
+        plural = _plural(self.what)
         return did_you_mean(name, self._entries) or (f"{plural}: " + ", ".join(self._entries)
                                                      if self._entries else f"no {plural} are registered")
 
@@ -114,10 +130,32 @@ class Registry(Mapping[str, V], Generic[V]):
         did-you-mean hint when a name is close)."""
         return choice_problem(value, self._entries)
 
+    def check_also(self, *names: str) -> "RegistryCheck":
+        """A ``Param`` check admitting the registered names (when it runs) and ``names``
+        besides, which stand for the absence of an entry (a network's ``traffic = "none"``)."""
+        return RegistryCheck(self, names)
+
     def extended(self, what: str, entries: Mapping[str, V]) -> "Registry[V]":
         """A new registry of these names and ``entries`` (a model whose vocabulary adds to a
         shared one: the network's engines are every model's and its own)."""
         return Registry(what, {**self._entries, **entries})
+
+
+class RegistryCheck:
+    """The check :meth:`Registry.check_also` makes: ``choices`` lists what it admits, the
+    extra names first, then the registry's names at the time of asking."""
+
+    def __init__(self, registry: Registry, extra: Iterable[str]):
+        self.registry = registry
+        self.extra = tuple(extra)
+
+    @property
+    def choices(self) -> list[str]:
+        """The names admitted now."""
+        return [*self.extra, *(name for name in self.registry if name not in self.extra)]
+
+    def __call__(self, value: Any) -> Problem | None:
+        return choice_problem(value, self.choices)
 
 
 ENGINES: Registry[str] = Registry("engine", {

@@ -12,9 +12,11 @@ from typing import Callable
 
 import networkx as nx
 
-from archmodel.kernel import ArchError, check_instances
+from archmodel.kernel import ArchError, Registry, check_instances
 
-_GENERATORS: dict[str, Callable[..., nx.Graph]] = {}
+TOPOLOGIES: Registry[Callable[..., nx.Graph]] = Registry("topology")
+"""Every registered generator by name (in registration order; :func:`topology_generators`
+sorts them)."""
 
 
 def register_topology(name: str, size: Callable[..., int] | None = None):
@@ -25,14 +27,13 @@ def register_topology(name: str, size: Callable[..., int] | None = None):
     """
     def wrap(fn):
         fn.node_count = size
-        _GENERATORS[name] = fn
-        return fn
+        return TOPOLOGIES.add(name, fn)
     return wrap
 
 
 def topology_generators() -> dict[str, Callable[..., nx.Graph]]:
     """All registered generators by name, sorted."""
-    return dict(sorted(_GENERATORS.items()))
+    return dict(sorted(TOPOLOGIES.items()))
 
 
 def build_topology(spec: str) -> nx.Graph:
@@ -47,9 +48,7 @@ def build_topology(spec: str) -> nx.Graph:
     if not isinstance(call, (ast.Call, ast.Name)):
         raise ArchError(f"topology {spec!r} is not a generator call", hint="for example: mesh(8, 8)")
     name = call.id if isinstance(call, ast.Name) else getattr(call.func, "id", None)
-    generator = _GENERATORS.get(name)
-    if generator is None:
-        raise ArchError(f"unknown topology '{name}'", hint="topologies: " + ", ".join(topology_generators()))
+    generator = TOPOLOGIES.lookup(name)
     if isinstance(call, ast.Name):
         return generator()
     try:

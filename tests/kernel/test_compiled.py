@@ -165,3 +165,39 @@ def test_a_loop_its_module_does_not_name_compiles_on_its_own():
     def triple(x):
         return 3 * x
     assert jit(triple)(4) == 12
+
+
+def test_the_parts_of_a_loop_are_compiled_in_place_and_its_entry_keyed_by_their_sources(tmp_path, monkeypatch):
+    parts = _module(tmp_path, monkeypatch, "listed_parts", """
+        def twice(x):
+            return 2 * x
+
+        def plus_one(x):
+            return x + 1
+
+        COMPILED = ("twice", "plus_one")
+        """)
+    entry = _module(tmp_path, monkeypatch, "listed_entry", """
+        from listed_parts import twice
+
+        def total(a):
+            s = 0
+            for v in a:
+                s += twice(v)
+            return s
+
+        COMPILED = ("total",)
+        """)
+    digest = compiled.sources_digest((parts, entry))
+    compiled.compile_parts((parts, entry), inline=("twice",))
+    for namespace, name in ((parts, "twice"), (parts, "plus_one"), (entry, "twice"), (entry, "total")):
+        assert type(getattr(namespace, name)).__name__ == "CPUDispatcher", name
+    assert entry.twice is parts.twice
+    assert parts.twice.targetoptions["inline"] == "always" and "inline" not in parts.plus_one.targetoptions
+    # uncached (numba's null cache): the loop's entry is what is cached, under the digest
+    assert all(type(f._cache).__name__ == "NullCache" for f in (parts.twice, parts.plus_one, entry.total))
+    assert entry.total(np.arange(5, dtype=np.int64)) == 20 and parts.plus_one(2) == 3
+    assert entry.total.targetoptions["_nrt"] is False
+    # the key changes with any part's source
+    (tmp_path / "listed_parts.py").write_text((tmp_path / "listed_parts.py").read_text() + "\n# changed\n")
+    assert compiled.sources_digest((parts, entry)) != digest

@@ -1,6 +1,8 @@
 """The grammar, library and topologies travel with the package: build a wheel, install it
 (not editable) into a fresh virtual environment, and check and run bundled files there."""
 
+import os
+import shutil
 import site
 import subprocess
 import sys
@@ -11,14 +13,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(cmd, cwd, timeout=120):
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # without PYTHONPATH: one pointing at a checkout (as a worktree's tests run) would make the
+    # venv import the checkout instead of the wheel installed in it
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert result.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{result.stdout}\n{result.stderr}"
     return result
 
 
 def test_wheel_in_a_fresh_venv_checks_and_runs_library_and_topology_files(tmp_path):
     dist = tmp_path / "dist"
-    run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-w", str(dist),
+    # built from a copy: setuptools writes build/ and archmodel.egg-info/ into the tree it builds
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "waves", "*.vcd", "*.gtkw"))
+    run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-w", str(dist),
          "-q"], cwd=tmp_path, timeout=180)
     (wheel,) = dist.glob("archmodel-*.whl")
     names = zipfile.ZipFile(wheel).namelist()

@@ -1,8 +1,10 @@
 """GTKWave reads our files: every trace of the .gtkw is displayed, values at chosen times are the
 engine's, the view is zoomed to the whole run, and failed runs still open."""
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -44,10 +46,17 @@ def gtkwave_view(tmp_path, vcd_path, gtkw_path, times):
     out = tmp_path / f"{vcd_path.stem}.gtkwave.txt"
     script = tmp_path / f"{vcd_path.stem}.tcl"
     script.write_text(SCRIPT % {"out": out, "times": " ".join(map(str, times))})
+    # xvfb-run's X authority file in tmp_path (else it makes a folder in /tmp), and GTKWave, the
+    # X server and xvfb-run in a session of their own, all killed if GTKWave hangs: killing
+    # xvfb-run alone would leave its X server running and its folder behind.
+    run = subprocess.Popen(["xvfb-run", "-a", "-f", str(tmp_path / "Xauthority"), "gtkwave", "-S", str(script),
+                            str(vcd_path), str(gtkw_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           cwd=tmp_path, start_new_session=True)
     try:
-        subprocess.run(["xvfb-run", "-a", "gtkwave", "-S", str(script), str(vcd_path), str(gtkw_path)],
-                       capture_output=True, timeout=30, cwd=tmp_path)
+        run.wait(timeout=30)
     except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
         pytest.fail(f"gtkwave did not quit within 30 s on {vcd_path}")
     lines = out.read_text().splitlines()
     errors = [line for line in lines if line.startswith("error")]

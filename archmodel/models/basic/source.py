@@ -8,10 +8,19 @@ from typing import Any, Iterator
 import attrs
 
 from archmodel.kernel import (ArchError, Component, Counter, Out, Param, ParameterError, Span, at_least,
-                              in_range, model, one_of)
+                              Registry, in_range, model)
 
 from ..messages import Packet
 from .condition_cycles import ConditionCycles
+
+
+SOURCE_PATTERNS: Registry[str] = Registry("source pattern", {
+    "constant": "back to back, one per edge while the output is ready (closed loop)",
+    "bernoulli": "a message at each edge with probability rate (open loop, queued in the source)",
+    "list": "the payloads in messages, due at the edges in cycles if given",
+    "file": "the 'cycle payload' lines of trace_file",
+})
+"""When a :class:`Source`'s messages are due (its ``pattern``)."""
 
 
 @model
@@ -45,7 +54,7 @@ class Source(Component):
     """
 
     pattern = Param(str, "constant", "when messages are due: constant, bernoulli, list or file",
-                    check=one_of("constant", "bernoulli", "list", "file"))
+                    check=SOURCE_PATTERNS.check)
     rate = Param(float, 1.0, "probability of a new message per edge (bernoulli)", unit="messages/cycle",
                  check=in_range(0.0, 1.0))
     count = Param(int, None, "messages to send (default: all listed, or unlimited)", unit="messages",

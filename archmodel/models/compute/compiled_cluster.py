@@ -31,9 +31,10 @@ import sys
 
 import numpy as np
 
-from archmodel.kernel.compiled import dispatcher
+from archmodel.kernel.compiled import compile_parts, dispatcher, sources_digest
 
 from .fp_subsystem import NEVER
+from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
 from .isa import s32 as _s32
 from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                         K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
@@ -215,11 +216,11 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
             return
         addr = _s32(a + code[i, I_IMM]) & 0xFFFFFFFF
         if kind == K_LOAD:
-            _lsu_push(c, cs, lq, lq_fval, addr, 0, rd, 0, 0.0, code[i, I_SIZE], code[i, I_SIGNED])
+            _lsu_push(c, cs, lq, lq_fval, addr, LSU_LOAD, rd, 0, 0.0, code[i, I_SIZE], code[i, I_SIGNED])
             if rd:
                 x_ready[c, rd] = NEVER
         else:
-            _lsu_push(c, cs, lq, lq_fval, addr, 1, 0, x[c, code[i, I_RS2]], 0.0, code[i, I_SIZE], 0)
+            _lsu_push(c, cs, lq, lq_fval, addr, LSU_STORE, 0, x[c, code[i, I_RS2]], 0.0, code[i, I_SIZE], 0)
         cs[c, C_IP] = ip + 1
     elif kind == K_MUL:
         if rd:
@@ -362,18 +363,18 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
     cs[c, C_L_COUNT] -= 1
     offset = addr - g[G_TCDM_BASE]
     ready = cycle + g[G_LATENCY]
-    if kind == 2:
+    if kind == LSU_FP_LOAD:
         if size == 8:
             f[c, reg] = words[offset >> 3]
         else:
             f[c, reg] = np.float64(singles[offset >> 2])
         f_ready[c, reg] = ready
-    elif kind == 3:
+    elif kind == LSU_FP_STORE:
         if size == 8:
             words[offset >> 3] = lq_fval[c, head]
         else:
             singles[offset >> 2] = np.float32(lq_fval[c, head])
-    elif kind == 0:
+    elif kind == LSU_LOAD:
         value = 0
         for b in range(size):
             value |= np.int64(mbytes[offset + b]) << (8 * b)
@@ -511,8 +512,9 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant")
-"""The functions of this module numba compiles with the loop (``_cluster_cycles`` apart)."""
+COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
+"""The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
+cached entry calls)."""
 _INLINED = ("_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
@@ -524,25 +526,12 @@ def _loop_modules() -> tuple:
 
 
 def _compiled_cluster_cycles():
-    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk). The
-    helpers it calls are compiled first and take the place of the Python functions in every
-    loop module's namespace that names them, where numba resolves them; only the entry is
-    cached, keyed by the modules the loop compiles in (see :func:`_keyed_entry`)."""
+    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk): the loop's
+    parts are compiled in place (:func:`~archmodel.kernel.compiled.compile_parts`), and only
+    the entry is cached, keyed by the sources they come from (:func:`_keyed_entry`)."""
     global _COMPILED
     if _COMPILED is None:
-        modules = _loop_modules()
-        compiled = {}  # id of a Python function -> its numba dispatcher
-        # The helpers are compiled into the cached entry and never cached on their own: numba
-        # would key them by their own sources, blind to a changed ISA table.
-        for module in modules:
-            for name in module.COMPILED:
-                function = vars(module)[name]
-                compiled[id(function)] = dispatcher(function, inline=name in _INLINED, cache=False)
-        for module in modules:
-            for name, value in list(vars(module).items()):
-                if id(value) in compiled:
-                    setattr(module, name, compiled[id(value)])
-        globals()["_cluster_cycles"] = dispatcher(_cluster_cycles, cache=False)
+        compile_parts(_loop_modules(), inline=_INLINED)
         _COMPILED = dispatcher(_keyed_entry(_sources_digest()))
     return _COMPILED
 
@@ -551,13 +540,8 @@ def _sources_digest() -> str:
     """A hash of the other modules whose definitions the loop compiles in: the ISA table
     (semantics, primitives, opcodes), the assembler's instruction kinds, the layout and the
     loop's other parts."""
-    import hashlib
     from . import assembler, compiled_layout, isa
-    digest = hashlib.sha256()
-    for module in (isa, assembler, compiled_layout) + _loop_modules()[:-1]:
-        with open(module.__file__, "rb") as source:
-            digest.update(source.read())
-    return digest.hexdigest()
+    return sources_digest((isa, assembler, compiled_layout) + _loop_modules()[:-1])
 
 
 def _keyed_entry(digest: str):

@@ -14,7 +14,7 @@ from .compiled_layout import (C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS, C_N_FPU,
                               S_LEFT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, _CSR_SET, _CSR_WRITE, _FDIV)
 from .compiled_ops import _fields, _fp, _from_int, _to_int
 from .fp_subsystem import NEVER
-from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP
+from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, LSU_FP_LOAD, LSU_FP_STORE
 
 
 def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
@@ -244,10 +244,10 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
             cs[c, C_S_LSU] += 1
             return -1
         if fkind == F_LOAD:
-            _lsu_push(c, cs, lq, lq_fval, operand, 2, r, 0, 0.0, code[i, I_SIZE], 0)
+            _lsu_push(c, cs, lq, lq_fval, operand, LSU_FP_LOAD, r, 0, 0.0, code[i, I_SIZE], 0)
             f_ready[c, r] = NEVER
         else:
-            _lsu_push(c, cs, lq, lq_fval, operand, 3, 0, 0, f[c, r], code[i, I_SIZE], 0)
+            _lsu_push(c, cs, lq, lq_fval, operand, LSU_FP_STORE, 0, 0, f[c, r], code[i, I_SIZE], 0)
         return 0
     if fkind == F_TOINT:
         rd = code[i, I_RD]

@@ -71,7 +71,10 @@ def _encode(ins) -> list:
 def encode_programs(cores) -> tuple:
     """(table, instruction objects, first row of each core) for ``cores``' programs; each
     distinct instruction list is encoded once."""
-    rows, objects, bases, seen = [], [], [], {}
+    rows: list[list[int]] = []
+    objects: list = []
+    bases: list[int] = []
+    seen: dict[int, int] = {}
     for core in cores:
         key = id(core.instrs)
         if key not in seen:

@@ -38,6 +38,7 @@ from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D
                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
                               encode_programs)
 from .compiled_cluster import _compiled_cluster_cycles
+from .isa import LSU_FP_STORE, LSU_STORE
 
 _STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
 _STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")
@@ -165,8 +166,8 @@ class Resident:
             for k, (ins, operand) in enumerate(core.queue):
                 oq[c, k] = (index_of[id(ins)], operand)
             for k, (addr, kind, reg, value, size, signed) in enumerate(core.lsu.queue):
-                lq[c, k] = (addr, kind, reg, value if kind == 1 else 0, size, signed)
-                lq_fval[c, k] = value if kind == 3 else 0.0
+                lq[c, k] = (addr, kind, reg, value if kind == LSU_STORE else 0, size, signed)
+                lq_fval[c, k] = value if kind == LSU_FP_STORE else 0.0
         self.streamers = streamers = [s for core in running for s in core.ssrs]
         self.ss = np.array([_streamer_row(s) for s in streamers], np.int64)
         depth = max(s.depth for s in streamers)
@@ -391,7 +392,7 @@ class Resident:
             for k in range(l_count):
                 slot = (l_head + k) % depth
                 addr, kind, reg, value, size, signed = lq[c, slot].tolist()
-                lsu.queue.append((addr, kind, reg, float(lq_fval[c, slot]) if kind == 3 else value, size,
+                lsu.queue.append((addr, kind, reg, float(lq_fval[c, slot]) if kind == LSU_FP_STORE else value, size,
                                   bool(signed)))
             if lsu.queue:
                 lsu.addr = lsu.queue[0][0]

@@ -11,6 +11,7 @@ from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOIN
                         K_STORE, Instruction, Program)
 from .fast_paths import compile_replay_step
 from .fp_subsystem import NEVER, FpSubsystem
+from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
 from .isa import s32 as _s32
 from .ssr import SsrStreamer
 
@@ -37,18 +38,18 @@ class _Lsu:
         addr, kind, reg, value, size, signed = self.queue.popleft()
         offset = addr - core.tcdm_base
         ready = cycle + core.tcdm_latency
-        if kind == 2:
+        if kind == LSU_FP_LOAD:
             if size == 8:
                 core.f[reg] = core.mem_d[offset >> 3]
             else:
                 core.f[reg] = core.mem_f[offset >> 2]
             core.f_ready[reg] = ready
-        elif kind == 3:
+        elif kind == LSU_FP_STORE:
             if size == 8:
                 core.mem_d[offset >> 3] = value
             else:
                 core.mem_f[offset >> 2] = value
-        elif kind == 0:
+        elif kind == LSU_LOAD:
             raw = int.from_bytes(core.mem_b[offset:offset + size], "little", signed=signed)
             if reg:
                 core.x[reg] = raw
@@ -331,11 +332,11 @@ class SnitchCore(FpSubsystem, Component):
             if not lsu.queue:
                 lsu.addr = addr
             if kind == K_LOAD:
-                lsu.queue.append((addr, 0, ins.rd, 0, ins.size, ins.signed))
+                lsu.queue.append((addr, LSU_LOAD, ins.rd, 0, ins.size, ins.signed))
                 if ins.rd:
                     x_ready[ins.rd] = NEVER
             else:
-                lsu.queue.append((addr, 1, 0, x[ins.rs2], ins.size, False))
+                lsu.queue.append((addr, LSU_STORE, 0, x[ins.rs2], ins.size, False))
             self.ip = ip + 1
         elif kind == K_MUL:
             if ins.rd:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .assembler import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, Instruction
 from .fast_paths import compile_issue, sequencer_step
+from .isa import LSU_FP_LOAD, LSU_FP_STORE
 
 NEVER = 1 << 62
 """A cycle that never comes (a stall with no end yet, a register never ready)."""
@@ -116,7 +117,7 @@ class FpSubsystem:
                 return None
             if not lsu.queue:
                 lsu.addr = operand
-            lsu.queue.append((operand, 2, rd, 0, ins.size, False))
+            lsu.queue.append((operand, LSU_FP_LOAD, rd, 0, ins.size, False))
             f_ready[rd] = NEVER
             computed = False
         elif fkind == F_STORE:
@@ -129,7 +130,7 @@ class FpSubsystem:
                 return None
             if not lsu.queue:
                 lsu.addr = operand
-            lsu.queue.append((operand, 3, 0, self.f[ins.rs2], ins.size, False))
+            lsu.queue.append((operand, LSU_FP_STORE, 0, self.f[ins.rs2], ins.size, False))
             computed = False
         elif fkind == F_TOINT:
             for r in ins.fsrc:

@@ -144,6 +144,8 @@ _ARGS = ("a", "b", "c")
  K_FP, K_FREP, K_DMA, K_NOP) = range(15)
 # FP kinds (executed by the FP subsystem).
 F_COMP, F_LOAD, F_STORE, F_TOINT, F_FROMINT, F_SSR_ENABLE = range(6)
+# What a load/store queue entry does (a core's LSU and the compiled loop's queue rows).
+LSU_LOAD, LSU_STORE, LSU_FP_LOAD, LSU_FP_STORE = range(4)
 
 GROUPS = {
     # group: (kind, FP kind, arguments of its semantics, the compiled dispatch's parameters)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from archmodel.kernel import (ENGINES, Component, Counter, Distribution, Formula, Level, Out, Param, QuestionBackoff,
-                              ParameterError, at_least, in_range, model, one_of)
+                              ParameterError, at_least, in_range, model)
 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory, range_text
@@ -24,6 +24,7 @@ from .compiled_core_layout import DONE, HELD_STOP, STOP_NOW
 from .command_scheduler import CommandScheduler, QueuedBurst
 from .constraints import refresh_commands
 from .energy import DramEnergy
+from .policies import PAGE_POLICIES, QUEUE_ORGANISATIONS, REFRESH_MODES, SCHEDULERS
 from .schedule_ahead import SchedulesAhead
 from .scheduling_core import DRAIN_RULES, DramSchedulingCore
 from .scheduling_state import HasSchedulingState
@@ -174,20 +175,20 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
     queue = Param(str, "shared", "shared (the scheduler chooses among the read or write queue) or per_bank "
                   "(DRAMSim3's command queue per bank, round robin over banks, see .bank_queues)",
-                  check=one_of("shared", "per_bank"))
+                  check=QUEUE_ORGANISATIONS.check)
     command_queue = Param(int, 8, "entries of each bank's command queue (queue per_bank)", unit="requests",
                           check=at_least(1))
-    scheduler = Param(str, "frfcfs", "frfcfs, fcfs or frfcfs_cap", check=one_of("frfcfs", "fcfs", "frfcfs_cap"))
+    scheduler = Param(str, "frfcfs", "frfcfs, fcfs or frfcfs_cap", check=SCHEDULERS.check)
     row_hit_cap = Param(int, 4, "hits a bank may serve in a row while an older request waits (frfcfs_cap, "
                         "and queue per_bank)", check=at_least(1))
-    page_policy = Param(str, "open", "open, closed or adaptive", check=one_of("open", "closed", "adaptive"))
+    page_policy = Param(str, "open", "open, closed or adaptive", check=PAGE_POLICIES.check)
     adaptive_idle_cycles = Param(int, 32, "idle cycles before the adaptive policy closes a row", check=at_least(1))
-    refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=one_of("all_bank", "per_bank", "none"))
+    refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=REFRESH_MODES.check)
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
     write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (a drain starts above write_high "
                         "and ends below write_low) or inclusive (at each mark, rounded down), see "
-                        ".scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
+                        ".scheduling_core.drain_watermarks", check=DRAIN_RULES.check)
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", check=at_least(1))
     channels = Param(int, 1, "channels the address map spreads over", check=at_least(1))
     channel = Param(int, 0, "this controller's channel index", check=at_least(0))

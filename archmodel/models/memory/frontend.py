@@ -13,7 +13,7 @@ from typing import Iterator
 
 import numpy as np
 
-from archmodel.kernel import (ArchError, Component, Counter, Out, Param, Span, at_least, in_range, model, one_of,
+from archmodel.kernel import (ArchError, Component, Counter, Out, Param, Registry, Span, at_least, in_range, model,
                               read_lines)
 
 from ..messages import MemRequest
@@ -104,6 +104,18 @@ def synthetic_stream(kind: str, count: int, *, capacity_bytes: int, burst_bytes:
     return zip(itertools.repeat(0), addresses, writes.tolist())
 
 
+REQUEST_PATTERNS: Registry[str] = Registry("request pattern", {
+    "sequential": "consecutive bursts (synthetic_stream)",
+    "random": "uniform over the capacity (synthetic_stream)",
+    "strided": "every stride_bytes (synthetic_stream)",
+    "hot": "hot_fraction of the requests in the first hot_bytes, the rest uniform (synthetic_stream)",
+    "ramulator": "replay trace_file in Ramulator's LD/ST format (ramulator_trace)",
+    "dramsim3": "replay trace_file in DRAMSim3's timed format (dramsim3_trace)",
+})
+"""What a :class:`DramTrafficGenerator`'s ``pattern`` takes: the four synthetic streams and the
+two trace formats."""
+
+
 def _unnumbered(requests: Iterator[tuple]) -> Iterator[tuple]:
     # a synthetic request comes from no line of any file
     for request in requests:
@@ -121,7 +133,7 @@ class DramTrafficGenerator(Component):
     """
 
     pattern = Param(str, "random", "sequential, random, strided, hot, ramulator or dramsim3",
-                    check=one_of("sequential", "random", "strided", "hot", "ramulator", "dramsim3"))
+                    check=REQUEST_PATTERNS.check)
     count = Param(int, 1000, "requests (synthetic patterns)", unit="requests", check=at_least(0))
     capacity_bytes = Param(int, 1 << 30, "address range of synthetic requests", unit="bytes", check=at_least(64))
     burst_bytes = Param(int, 64, "request size", unit="bytes", check=at_least(1))

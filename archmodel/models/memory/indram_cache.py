@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, Level, Out, Param, ParameterError, at_least,
-                              in_range, model, one_of)
+                              in_range, model)
 
 from .address import AddressMapping
 from .backing_store import BackingStore, FunctionalMemory
@@ -23,6 +23,7 @@ from .command_choice import CommandChoice
 from .commands import ACT, PRE, RD, REF, WR, PublishesCommands
 from .energy import DramEnergy
 from .frontend import skewed_streams
+from .policies import INDRAM_SCHEDULERS
 from .scheduling_core import DRAIN_RULES, DramSchedulingCore
 from .segment_cache import Req, SegmentCache
 from .splitting import SplitsRequests
@@ -113,7 +114,7 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
     """
 
     standard = Param(str, "DDR4-2400R", "timing preset", check=PRESETS.check)
-    cache = Param(str, "figcache_fast", "none, lisa_villa, figcache_slow or figcache_fast", check=one_of(*CACHE_MODES))
+    cache = Param(str, "figcache_fast", "none, lisa_villa, figcache_slow or figcache_fast", check=CACHE_MODES.check)
     segment_bursts = Param(int, 16, "bursts (columns of 64 B) per row segment", unit="bursts", check=at_least(1))
     cache_rows_per_bank = Param(int, 64, "reserved cache rows per bank", unit="rows", check=at_least(1))
     villa_subarrays = Param(int, 4, "interleaved fast subarrays per bank (LISA-VILLA)", check=at_least(1))
@@ -129,14 +130,14 @@ class InDramCacheController(SegmentCache, SubarrayBanks, CommandChoice, DramSche
                                 "has missed this often", check=at_least(1))
     scheduler = Param(str, "frfcfs_column_first", "frfcfs_column_first (the oldest ready column command, else the "
                       "oldest ready ACT or PRE) or frfcfs (DramController's: the oldest ready command)",
-                      check=one_of("frfcfs_column_first", "frfcfs"))
+                      check=INDRAM_SCHEDULERS.check)
     read_queue = Param(int, 32, "read queue entries", unit="requests", check=at_least(1))
     write_queue = Param(int, 32, "write queue entries", unit="requests", check=at_least(1))
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
     write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (DramController's: a drain "
                         "starts above write_high and ends below write_low) or inclusive (at each mark, rounded "
-                        "down), see .scheduling_core.drain_watermarks", check=one_of(*DRAIN_RULES))
+                        "down), see .scheduling_core.drain_watermarks", check=DRAIN_RULES.check)
     forward_cycles = Param(int, 1, "cycles to answer a read from a pending write", unit=None, check=at_least(1))
     skip_idle = Param(bool, True, "sleep until the next cycle a command can issue, a request arrives or a "
                       "response is due (False: tick every cycle; the results are the same)")

@@ -16,13 +16,25 @@ here, once, for both.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
-from archmodel.kernel import ParameterError
+from archmodel.kernel import ParameterError, Registry
 
 from .splitting import ResponseOrder
 
-DRAIN_RULES = ("ramulator2", "inclusive")
-"""How the write-drain watermarks round (see :func:`drain_watermarks`)."""
+
+def _ramulator2(write_high: float, write_low: float, entries: int) -> tuple[int, int]:
+    return math.floor(write_high * entries) + 1, math.ceil(write_low * entries) - 1
+
+
+def _inclusive(write_high: float, write_low: float, entries: int) -> tuple[int, int]:
+    return max(1, int(write_high * entries)), int(write_low * entries)
+
+
+DRAIN_RULES: Registry[Callable[[float, float, int], tuple[int, int]]] = Registry("write-drain rule", {
+    "ramulator2": _ramulator2, "inclusive": _inclusive})
+"""How the write-drain watermarks round (see :func:`drain_watermarks`): each rule's
+``(write_high, write_low, entries) -> (start fill, end fill)``."""
 
 
 def drain_watermarks(write_high: float, write_low: float, entries: int, rule: str = "ramulator2") -> tuple[int, int]:
@@ -34,11 +46,10 @@ def drain_watermarks(write_high: float, write_low: float, entries: int, rule: st
     project had first and the in-DRAM cache still uses: a drain starts once the queue holds
     ``write_high`` of its entries rounded down (25 of 32, at least one) and ends at
     ``write_low`` of them rounded down (6 of 32)."""
-    if rule == "ramulator2":
-        return math.floor(write_high * entries) + 1, math.ceil(write_low * entries) - 1
-    if rule == "inclusive":
-        return max(1, int(write_high * entries)), int(write_low * entries)
-    raise ParameterError(f"unknown write-drain rule '{rule}'", hint="the rules are " + ", ".join(DRAIN_RULES))
+    watermarks = DRAIN_RULES.get(rule)
+    if watermarks is None:
+        raise ParameterError(f"unknown write-drain rule '{rule}'", hint=DRAIN_RULES.hint(rule))
+    return watermarks(write_high, write_low, entries)
 
 
 class DramSchedulingCore:

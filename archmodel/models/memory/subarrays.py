@@ -4,14 +4,20 @@ commands to them (:class:`SubarrayTimingChecker`). Sources as in :mod:`.indram_c
 
 from __future__ import annotations
 
-from archmodel.kernel import Param, ParameterError, at_least, model, one_of
+from archmodel.kernel import Param, ParameterError, Registry, at_least, model
 
 from .bank import BankProtocol
 from .checker import DramTimingChecker
 from .commands import ACT, COMMAND_NAMES, PRE, RD, REF, RELOC, WR, DramCommand
 from .timing import fast_subarray_timing, preset
 
-CACHE_MODES = ("none", "lisa_villa", "figcache_slow", "figcache_fast")
+CACHE_MODES: Registry[str] = Registry("in-DRAM cache", {
+    "none": "no cache: the baseline subarray-aware controller",
+    "lisa_villa": "LISA-VILLA: whole hot rows cached in villa_subarrays fast subarrays interleaved among the "
+                  "regular ones, moved by LISA hops",
+    "figcache_slow": "FIGCache-Slow: row segments cached in one reserved regular subarray, moved by RELOC",
+    "figcache_fast": "FIGCache-Fast: row segments cached in one fast subarray, moved by RELOC",
+})
 """The in-DRAM cache organisations the controller offers (``none`` is the baseline)."""
 
 
@@ -73,7 +79,7 @@ class SubarrayTimingChecker(DramTimingChecker):
     controller's cache parameters.
     """
 
-    cache = Param(str, "figcache_fast", "the controller's cache organisation", check=one_of(*CACHE_MODES))
+    cache = Param(str, "figcache_fast", "the controller's cache organisation", check=CACHE_MODES.check)
     cache_rows_per_bank = Param(int, 64, "the controller's cache rows per bank", check=at_least(1))
     villa_subarrays = Param(int, 4, "the controller's LISA-VILLA fast subarrays", check=at_least(1))
     tRELOC = Param(int, 4, "cycles of one RELOC", unit=None, check=at_least(1))

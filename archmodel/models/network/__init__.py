@@ -18,13 +18,14 @@ from .memory_tree import MemoryTreeNode
 from .memory_interface import MemoryMappedInterface
 from .measurement import NetworkMeasurement
 from .network import Noc
-from .router import NocRouter, SimpleRouter
+from .router import NocRouter
+from .simple_router import ROUTER_MODELS, SimpleRouter
 from .routing import PortMap
 from .routing_functions import make_routing
 from .topology import build_topology, register_topology, terminal_count, topology_generators
 from .trace import TracePacket, parse_trace, read_trace
 
 __all__ = ["AddressMap", "AddressRange", "DieToDieLink", "Flit", "MemoryMappedInterface", "MemoryTreeNode", "NetPacket",
-           "NetworkInterface", "NetworkMeasurement", "Noc", "NocRouter", "PortMap", "SimpleRouter",
+           "NetworkInterface", "NetworkMeasurement", "Noc", "NocRouter", "PortMap", "ROUTER_MODELS", "SimpleRouter",
            "TracePacket", "build_topology", "islip", "make_routing", "parse_trace", "read_trace",
            "register_topology", "separable_input_first", "terminal_count", "topology_generators"]

@@ -7,11 +7,11 @@ import random
 import re
 from collections import deque
 
-from archmodel.kernel import Component, Counter, In, Out, Param, ParamGroup, at_least, in_range, model, one_of
+from archmodel.kernel import Component, Counter, In, Out, Param, ParamGroup, at_least, in_range, model
 
 from .flit import NO_CREDIT, Flit, NetPacket
 from .router import NocRouter
-from .traffic import PATTERNS, make_pattern, make_process
+from .traffic import INJECTION_PROCESSES, TRAFFIC_PATTERNS, make_pattern, make_process
 
 _INDEX = re.compile(r"\[(\d+)\]$")
 
@@ -47,11 +47,11 @@ class NetworkInterface(Component):
     # groups, so the parameters keep their places in listings).
     router_buffers = ParamGroup(NocRouter, "vcs", "buffer_depth")
     flit_bits = Param(int, 128, "bits per flit when packetising messages", unit="bits", check=at_least(1))
-    traffic = Param(str, "none", "synthetic destination pattern, or 'none'", check=one_of("none", *PATTERNS))
+    traffic = Param(str, "none", "synthetic destination pattern, or 'none'", check=TRAFFIC_PATTERNS.check_also("none"))
     rate = Param(float, 0.0, "offered load in flits per cycle", check=in_range(0.0, 1.0))
     packet_size = Param(int, 1, "flits per synthetic packet", check=at_least(1))
     packets = Param(int, 0, "synthetic packets to create before stopping (0: no limit)", check=at_least(0))
-    injection = Param(str, "bernoulli", "injection process", check=one_of("bernoulli", "onoff"))
+    injection = Param(str, "bernoulli", "injection process", check=INJECTION_PROCESSES.check)
     burst_alpha = Param(float, 0.1, "on/off: probability per cycle of turning on")
     burst_beta = Param(float, 0.1, "on/off: probability per cycle of turning off")
     hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")

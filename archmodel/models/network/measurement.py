@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-STABILITY_RULES = ("latency", "drain")
-"""How a measurement is judged unstable: ``latency``, BookSim's (the running average packet
-latency passes a threshold at a sample boundary), or ``drain``, this project's own (the
-measured packets have not all arrived ``drain_limit`` cycles after the window)."""
+from archmodel.kernel import Registry
+
+STABILITY_RULES: Registry[str] = Registry("stability rule", {
+    "latency": "BookSim's: unstable once the running average packet latency passes a threshold at a sample "
+               "boundary",
+    "drain": "this project's own: unstable when the measured packets have not all arrived drain_limit cycles "
+             "after the window",
+})
+"""How a measurement is judged unstable (a Noc's ``stability`` parameter)."""
 
 
 class NetworkMeasurement:

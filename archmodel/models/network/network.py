@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 
 from archmodel.kernel import (ENGINES, Component, DeadlockError, Distribution, Formula, Param, ParameterError, at_least,
-                              ParamGroup, Registry, connect, in_range, model, one_of)
+                              ParamGroup, Registry, connect, in_range, model)
 
 from .compiled_engine import CompiledNocEngine, refusal
 from .engine import NocEngine
@@ -13,12 +13,13 @@ from .address_map import AddressMap
 from .interface import NetworkInterface
 from .measurement import STABILITY_RULES, NetworkMeasurement
 from .memory_interface import MemoryMappedInterface
-from .router import NocRouter, SimpleRouter
+from .router import NocRouter
+from .simple_router import ROUTER_MODELS, SimpleRouter
 from .routing import PortMap
 from .routing_functions import make_routing
 from .topology import build_topology
 from .trace import by_source, read_trace
-from .traffic import PATTERNS
+from .traffic import INJECTION_PROCESSES, TRAFFIC_PATTERNS
 
 
 NOC_ENGINES = Registry("network engine", {
@@ -156,7 +157,7 @@ class Noc(Component):
 
     topology = Param(str, "mesh(4, 4)", "topology generator call")
     routing = NocRouter.param_declaration("routing").copy()
-    router = Param(str, "NocRouter", "router model", check=one_of("NocRouter", "SimpleRouter"))
+    router = Param(str, "NocRouter", "router model", check=ROUTER_MODELS.check)
     # Every router takes these as the Noc is given them: declared once, by NocRouter.
     router_params = ParamGroup(NocRouter, "vcs", "buffer_depth", "routing_delay", "vc_alloc_delay",
                                "sw_alloc_delay", "st_delay", "credit_delay", "allocator", "alloc_iterations",
@@ -165,10 +166,10 @@ class Noc(Component):
     injection_latency = Param(int, 1, "interface-to-router link latency", unit="cycles", check=at_least(1))
     ejection_latency = Param(int, 1, "router-to-interface link latency", unit="cycles", check=at_least(1))
     traffic = Param(str, "none", "synthetic traffic pattern (uniform, transpose, bitcomp, ...) or none",
-                    check=one_of("none", *PATTERNS))
+                    check=TRAFFIC_PATTERNS.check_also("none"))
     rate = Param(float, 0.0, "offered load in flits per terminal per cycle", check=in_range(0.0, 1.0))
     packet_size = Param(int, 1, "flits per synthetic packet", check=at_least(1))
-    injection = Param(str, "bernoulli", "injection process", check=one_of("bernoulli", "onoff"))
+    injection = Param(str, "bernoulli", "injection process", check=INJECTION_PROCESSES.check)
     burst_alpha = Param(float, 0.1, "on/off: probability per cycle of turning on")
     burst_beta = Param(float, 0.1, "on/off: probability per cycle of turning off")
     hotspots = Param(str, "0", "hotspot traffic: comma-separated hot terminals")
@@ -181,7 +182,7 @@ class Noc(Component):
                         check=at_least(1))
     stability = Param(str, "latency", "unstable when the running average latency passes latency_threshold at a "
                       "sample boundary ('latency', BookSim's rule) or only at the drain limit ('drain')",
-                      check=one_of(*STABILITY_RULES))
+                      check=STABILITY_RULES.check)
     latency_threshold = Param(int, 500, "the stability rule's running average latency limit (BookSim's "
                               "latency_thres)", unit="cycles", check=at_least(1))
     stop_when_measured = Param(bool, True, "stop the run once every measured packet has arrived")
@@ -214,7 +215,7 @@ class Noc(Component):
         self._router_distances: dict = {}  # router -> least cycles to every router (min_latency)
         self.route = make_routing(self.routing, self.port_map, self.vcs)
         pm = self.port_map
-        kind = SimpleRouter if self.router == "SimpleRouter" else NocRouter
+        kind = ROUTER_MODELS.lookup(self.router)
         router_params = self.router_params
         if kind is SimpleRouter:
             # single cycle by construction: its own zero stage delays and round-robin allocation

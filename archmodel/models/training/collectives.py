@@ -17,12 +17,22 @@ own time (GPUs add partial sums far faster than any of these links deliver them)
 
 from __future__ import annotations
 
-from archmodel.kernel import ArchError
+from archmodel.kernel import ArchError, Registry
 
 from .transfer import RankProgram, Send
 
-KINDS = ("all_gather", "reduce_scatter", "all_reduce")
-ALGORITHMS = ("ring", "tree")
+KINDS: Registry[str] = Registry("collective", {
+    "all_gather": "every rank ends with the whole buffer, each having contributed its shard",
+    "reduce_scatter": "every rank ends with its shard of the sum of all ranks' buffers",
+    "all_reduce": "every rank ends with the sum of all ranks' buffers (a reduce-scatter, then an all-gather)",
+})
+"""The collectives :func:`collective` and :func:`grouped` run."""
+
+ALGORITHMS: Registry[str] = Registry("collective algorithm", {
+    "ring": "pieces passed round a ring, one step per rank",
+    "tree": "up a binary tree to the root and down again",
+})
+"""How a collective moves its pieces."""
 
 
 def split(nbytes: int, parts: int) -> list[int]:
@@ -201,10 +211,8 @@ def grouped(kind: str, groups: list[list], shard: int, key, *, algorithm: str = 
 
 
 def _check(kind: str, algorithm: str, chunks) -> None:
-    if kind not in KINDS:
-        raise ArchError(f"unknown collective '{kind}'", hint="collectives: " + ", ".join(KINDS))
-    if algorithm not in ALGORITHMS:
-        raise ArchError(f"unknown collective algorithm '{algorithm}'", hint="algorithms: " + ", ".join(ALGORITHMS))
+    KINDS.lookup(kind)
+    ALGORITHMS.lookup(algorithm)
     if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks < 1:
         raise ArchError(f"chunks must be a positive integer, got {chunks!r}")
 

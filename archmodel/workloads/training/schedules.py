@@ -28,13 +28,26 @@ from __future__ import annotations
 
 import attrs
 
-from archmodel.kernel import ArchError, did_you_mean
+from archmodel.kernel import ArchError, Registry, did_you_mean
 from archmodel.models.training import RankProgram, Send, Task, collective, grouped, shard_bytes
 
 from .shapes import ModelShape
 
-SCHEDULES = ("zero3", "fcdp", "fcdp_peft")
-PLACEMENTS = ("host", "auto")
+SCHEDULES: Registry[str] = Registry("schedule", {
+    "zero3": "ZeRO-3: everything sharded over all GPUs; a layer's parameters all-gathered before its forward "
+             "and again before its backward, its gradients reduce-scattered after",
+    "fcdp": "FCDP: the forward all-gather crosses nodes first and each GPU caches its node slice; the backward "
+            "reads it back and gathers inside the node only",
+    "fcdp_peft": "FCDP with PEFT: the frozen weights live in the host cache; only the adapters "
+                 "(trainable_fraction) are gathered across nodes and have their gradients reduce-scattered",
+})
+"""The training schedules a step runs (``schedule``; the module docstring describes them)."""
+
+PLACEMENTS: Registry[str] = Registry("placement", {
+    "host": "every cached slice in host memory, over PCIe",
+    "auto": "a slice stays in GPU memory when the GPU has room for it after the step's peak, else host memory",
+})
+"""Where FCDP keeps its cache of gathered parameters (``placement``)."""
 PARAM_BYTES = 2
 OPTIMIZER_BYTES = 12
 
