@@ -134,9 +134,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
 
     Engines: ``engine = "auto"`` schedules in the compiled core (:mod:`.compiled_core`)
     wherever it schedules ahead (an attached stream with no port, or the ports as above) and
-    the configuration is one the core takes: the shared queue, open page, all-bank refresh
-    or none, any scheduler, drain rule, queue size, rank count and timing override; the
-    Python path otherwise (closed or adaptive page, per-bank refresh, ``queue = "per_bank"``,
+    the configuration is one the core takes: the shared queue, open page, all-bank or
+    per-bank refresh or none, any scheduler, drain rule, address mapping, queue size, rank
+    count and timing override; the Python path otherwise (closed or adaptive page, ``queue = "per_bank"``,
     ``lookahead_cycles = 0``, a waveform or a connected ``cmd``). Requests from ``req`` are
     checked, stored or read in Python and answered by the :class:`~.splitting.ResponseOrder`
     either way; the core queues and schedules their bursts.
