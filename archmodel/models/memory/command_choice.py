@@ -242,14 +242,19 @@ class CommandChoice(NextAllowedCycles):
         return None
 
     def _refpb_candidate(self, c: int):
-        """Per-bank refresh of the due bank set: PRE its open banks, then REFpb; None while a
-        bank of the set waits for the burst its row was activated for."""
-        for b in self._refpb_banks:
+        """Per-bank refresh of the due bank set, rank by rank (each rank's banks of the set
+        take one REFpb of their own): in the lowest rank still due, PRE its open banks of the
+        set, then REFpb; None while a bank of the set there waits for the burst its row was
+        activated for."""
+        rank_of = self._rank_of
+        banks = self._refpb_banks
+        rank = rank_of[banks[0]]
+        due = [b for b in banks if rank_of[b] == rank]
+        for b in due:
             if self._rows[b] >= 0 and b not in self._opened:
                 return (max(self._ready(b, PRE), c), -1, b, PRE, None)
-        if any(b in self._opened for b in self._refpb_banks):
+        if any(b in self._opened for b in due):
             return None
-        first = self._refpb_banks[0]
-        ready = max(self._ready(b, REFPB) for b in self._refpb_banks)
-        return (max(ready, c), -1, first, REFPB, None)
+        ready = max(self._ready(b, REFPB) for b in due)
+        return (max(ready, c), -1, due[0], REFPB, None)
 

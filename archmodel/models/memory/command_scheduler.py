@@ -140,11 +140,15 @@ class CommandScheduler(CommandChoice, PublishesCommands):
                     self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFC, -1)
         elif k == REFPB:
             self.refpbs.add()
+            rank = self._bases[b][3]
             if traced:
                 for x in self._refpb_banks:
-                    self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFCpb, -1)
-            self._refpb_banks = ()
-            self._refresh_due += timing.tREFIpb
+                    if self._rank_of[x] == rank:
+                        self._bank_state(x, REFRESHING, c, CLOSED, c + timing.tRFCpb, -1)
+            # The set's banks of the other ranks are still due (each rank takes its own REFpb).
+            self._refpb_banks = tuple(x for x in self._refpb_banks if self._rank_of[x] != rank)
+            if not self._refpb_banks:
+                self._refresh_due += timing.tREFIpb
         if self._per_bank:
             self._per_bank_issued(k, b)
         elif k in (PREA, REF, REFPB) or (k == PRE and entry is None and self._refpb_banks):

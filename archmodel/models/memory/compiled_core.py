@@ -6,14 +6,13 @@ cycle, so the work of one tick can run in compiled code. This module holds the s
 Python path keeps (per-bank open rows, next-allowed cycles per command, the four-activate
 windows, refresh, the read and write queues) in numpy arrays and one ``@njit`` function that
 does the work of the controller's cycles, with the same decisions in the same order: FR-FCFS
-(and FCFS, FR-FCFS with a row-hit cap), open page, all-bank refresh (or none), write drain
+(and FCFS, FR-FCFS with a row-hit cap), open page, all-bank or per-bank refresh (or none), write drain
 between the watermarks (either rule of ``write_drain``) with the bursts whose rows were
 activated for them served first, read forwarding from pending writes, one or more ranks. The
 commands it issues come back as records (cycle, command, bank, row, column) that the
 controller hands to its command listeners; counters, latency samples and queue-depth levels
 are updated exactly as the Python path updates them. Anything else (closed or adaptive page,
-per-bank refresh, per-bank queues, waveforms, a watched command port) stays on the Python
-path. It serves two feeds:
+per-bank queues, waveforms, a watched command port) stays on the Python path. It serves two feeds:
 
 - an *attached stream* with no port and no observer (:meth:`CompiledCore.advance`): the
   cycles of one tick, up to ``lookahead_cycles`` past it, as ``DramController.tick``'s
@@ -56,7 +55,8 @@ from .commands import PREA, RD, REF, WR
 from .compiled_core_kernel import run as _run
 from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
                                    C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
-                                   C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_RO, C_RQ_CAP, C_TBL, C_TREFI,
+                                   C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
+                                   C_RQ_CAP, C_TBL, C_TREFI, C_TREFIPB, REFPB_NEXT, REFPB_RANKS, REFPB_SET,
                                    C_WATCH_DONE, C_WQ_CAP, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, DIRTY, EXHAUSTED,
                                    FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_DONE, N_RSAMPLE,
                                    N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
@@ -79,8 +79,6 @@ def unsupported_reason(controller) -> str | None:
         return f"queue {controller.queue} (the compiled core does the shared queue)"
     if controller.page_policy != "open":
         return f"page_policy {controller.page_policy} (the compiled core does open page)"
-    if controller.refresh not in ("all_bank", "none"):
-        return f"refresh {controller.refresh} (the compiled core does all_bank or none)"
     return None
 
 
@@ -120,6 +118,7 @@ class CompiledCore:
         cf[C_RANKS] = g.ranks
         cf[C_CL], cf[C_CWL], cf[C_TBL], cf[C_TREFI] = g.CL, g.CWL, g.tBL, g.tREFI
         cf[C_FAW] = g.faw_cycles
+        cf[C_REFPB], cf[C_REFPB_SETS], cf[C_TREFIPB] = g.per_bank_refresh, g.refpb_sets, g.tREFIpb
         cf[C_HIGH], cf[C_LOW] = g.write_high, g.write_low
         cf[C_RQ_CAP], cf[C_WQ_CAP] = g.read_queue, g.write_queue
         cf[C_FCFS] = g.fcfs
@@ -139,6 +138,9 @@ class CompiledCore:
         st[DIRTY] = 1
         st[REF_DUE] = state.refresh_due
         st[REF_PENDING] = state.refresh_pending
+        st[REFPB_NEXT] = state.refpb_next_set
+        st[REFPB_SET] = state.refpb_banks[0] % g.refpb_sets if state.refpb_banks else -1
+        st[REFPB_RANKS] = sum({1 << g.rank_of[b] for b in state.refpb_banks})
         st[WMODE] = state.write_mode
         st[OPEN_BANKS] = state.open_banks
         st[ACTIVE_SINCE] = state.active_since
@@ -347,7 +349,7 @@ class CompiledCore:
             self._levels = (tuple(levels[:4]), tuple(levels[4:]))
             self._depths[0].resume(self._levels[0])
             self._depths[1].resume(self._levels[1])
-        self._upkeep = not v[HAS_BEST] or bool(v[REF_PENDING])
+        self._upkeep = not v[HAS_BEST] or bool(v[REF_PENDING]) or v[REFPB_SET] >= 0
         if v[N_RSAMPLE]:
             d.read_latency.samples.frombytes(self.rsamples[:v[N_RSAMPLE]].tobytes())
         if v[N_WSAMPLE]:
@@ -366,6 +368,12 @@ class CompiledCore:
                 for listener in listeners:
                     listener(*fields)
         return v
+
+    def _refpb_banks(self) -> tuple:
+        """The banks whose per-bank refresh is due (the controller's ``_refpb_banks``)."""
+        s, ranks, g = int(self.st[REFPB_SET]), int(self.st[REFPB_RANKS]), self.config
+        return () if s < 0 else tuple(b for b in range(g.banks)
+                                      if b % g.refpb_sets == s and (ranks >> g.rank_of[b]) & 1)
 
     @property
     def idle(self) -> bool:
@@ -400,7 +408,7 @@ class CompiledCore:
             seq=int(st[SEQ]), next_allowed=self.nxt.tolist(), open_rows=self.rows.tolist(),
             hits_run=self.hits_run.tolist(), faw=self.faw.tolist(), refresh_due=int(st[REF_DUE]),
             refresh_pending=bool(st[REF_PENDING]), rank_needs_refresh=[bool(x) for x in self.needs],
-            refpb_next_set=0, refpb_banks=(), to_close={}, write_mode=bool(st[WMODE]),
+            refpb_next_set=int(st[REFPB_NEXT]), refpb_banks=self._refpb_banks(), to_close={}, write_mode=bool(st[WMODE]),
             open_banks=int(st[OPEN_BANKS]), active_since=int(st[ACTIVE_SINCE]),
             read_queues=queued(rq_ids, rq_len), write_queues=queued(wq_ids, wq_len),
             opened=[entries[0][e] if e >= 0 else -1 for e in self.opened[:, 0].tolist()], stream=stream, held=held,

@@ -5,8 +5,8 @@ docstring; the state layout (indices into the ``st`` and ``cf`` arrays) is
 
 from archmodel.kernel.compiled import jit
 
-from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, WR
-from .compiled_core_layout import (COUNTER_FIRST, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
+from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
+from .compiled_core_layout import (COUNTER_FIRST, C_REFPB, C_REFPB_SETS, C_TREFIPB, REFPB_NEXT, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
                                    C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
                                    FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
                                    ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
@@ -87,6 +87,8 @@ def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened):
     row = rows[b]
     e = qids[b, 0]
     if row < 0:
+        if refreshing(st, cf, b):
+            return -1, -1  # (a closed bank of the due set waits for its REFpb)
         return ACT, e
     if e_row[e] == row:
         return (WR if write else RD), e
@@ -99,6 +101,70 @@ def candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened):
                 return (WR if write else RD), x
             break
     return PRE, e
+
+
+@jit
+def set_best(st, t, seq, b, k, e):
+    """The best command so far: command k on bank b for entry e (-1: none), ready at cycle t,
+    of priority seq (the lowest goes first among equals)."""
+    st[HAS_BEST] = 1
+    st[BEST_T] = t
+    st[BEST_SEQ] = seq
+    st[BEST_B] = b
+    st[BEST_K] = k
+    st[BEST_E] = e
+
+
+@jit
+def refreshing(st, cf, b):
+    """Bank b is in the bank set whose per-bank refresh is due, in a rank that has not had
+    its REFpb yet (CommandScheduler._refpb_banks)."""
+    return (st[REFPB_SET] >= 0 and b % cf[C_REFPB_SETS] == st[REFPB_SET]
+            and (st[REFPB_RANKS] >> (b // cf[C_BANKS_PER_RANK])) & 1 != 0)
+
+
+@jit
+def refpb_candidate(st, cf, c, nxt, gbase, rbase, rows, opened):
+    """DramController._refpb_candidate into st[BEST_*] if it is ready no later than the best
+    so far (it wins ties): in the lowest rank still due, PRE the set's open banks, lowest
+    first, then REFpb on the set's first bank there once all are closed; nothing while a
+    bank of the set there waits for the burst its row was activated for."""
+    sets = cf[C_REFPB_SETS]
+    per_rank = cf[C_BANKS_PER_RANK]
+    mask = st[REFPB_RANKS]
+    rank = 0
+    while not (mask >> rank) & 1:
+        rank += 1
+    first = -1
+    k = REFPB
+    b = st[REFPB_SET]
+    while b < cf[C_BANKS]:
+        if b // per_rank == rank:
+            if first < 0:
+                first = b
+            if rows[b] >= 0 and opened[b, 0] < 0:
+                k = PRE
+                break
+        b += sets
+    if k == PRE:
+        t = ready_at(nxt, gbase, rbase, b, PRE)
+    else:
+        t = 0
+        b = first
+        while b < cf[C_BANKS]:
+            if b // per_rank == rank:
+                if opened[b, 0] >= 0:
+                    return
+                v = ready_at(nxt, gbase, rbase, b, REFPB)
+                if v > t:
+                    t = v
+            b += sets
+        b = first
+    if t < c:
+        t = c
+    if st[HAS_BEST] and t > st[BEST_T]:
+        return
+    set_best(st, t, -1, b, k, -1)
 
 
 @jit
@@ -117,8 +183,8 @@ def ready_at(nxt, gbase, rbase, b, k):
 @jit
 def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row, e_seq,
            needs, opened):
-    """DramController._choose, with _opened_candidate and _refresh_candidate: the next command
-    into st[BEST_*]."""
+    """DramController._choose, with _opened_candidate, _refresh_candidate and
+    _refpb_candidate: the next command into st[BEST_*]."""
     st[DIRTY] = 0
     wq = st[WQC]
     rq = st[RQC]
@@ -149,21 +215,11 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
                     if v > ready:
                         ready = v
             if any_open:
-                st[HAS_BEST] = 1
-                st[BEST_T] = ready if ready > c else c
-                st[BEST_SEQ] = -1
-                st[BEST_B] = first
-                st[BEST_K] = PREA
-                st[BEST_E] = -1
+                set_best(st, ready if ready > c else c, -1, first, PREA, -1)
                 return
             if needs[rank]:
                 ready = ready_at(nxt, gbase, rbase, first, REF)
-                st[HAS_BEST] = 1
-                st[BEST_T] = ready if ready > c else c
-                st[BEST_SEQ] = -1
-                st[BEST_B] = first
-                st[BEST_K] = REF
-                st[BEST_E] = -1
+                set_best(st, ready if ready > c else c, -1, first, REF, -1)
                 return
         return
     if cf[C_FCFS]:
@@ -172,7 +228,7 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
         for b in range(cf[C_BANKS]):
             if opened[b, 0] >= 0:
                 key = e_seq[opened[b, 0]]
-            elif qlen[b]:
+            elif qlen[b] and (rows[b] >= 0 or not refreshing(st, cf, b)):
                 key = e_seq[qids[b, 0]]
             else:
                 continue
@@ -182,14 +238,11 @@ def choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids,
         if best_b >= 0:
             k, e = candidate(st, cf, best_b, rows, hits_run, qids, qlen, e_row, opened)
             t = ready_at(nxt, gbase, rbase, best_b, k)
-            st[HAS_BEST] = 1
-            st[BEST_T] = t if t > c else c
-            st[BEST_SEQ] = best_seq
-            st[BEST_B] = best_b
-            st[BEST_K] = k
-            st[BEST_E] = e
-        return
-    scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, False)
+            set_best(st, t if t > c else c, best_seq, best_b, k, e)
+    else:
+        scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq, opened, False)
+    if st[REFPB_SET] >= 0:
+        refpb_candidate(st, cf, c, nxt, gbase, rbase, rows, opened)
 
 
 @jit
@@ -202,6 +255,8 @@ def scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq,
         if opened[b, 0] < 0 and (only_opened or qlen[b] == 0):
             continue
         k, e = candidate(st, cf, b, rows, hits_run, qids, qlen, e_row, opened)
+        if k < 0:
+            continue
         t = ready_at(nxt, gbase, rbase, b, k)
         if t < c:
             t = c
@@ -209,12 +264,7 @@ def scan(st, cf, c, nxt, gbase, rbase, rows, hits_run, qids, qlen, e_row, e_seq,
         if t < best_t or (t == best_t and seq < best_seq):
             best_t = t
             best_seq = seq
-            st[HAS_BEST] = 1
-            st[BEST_T] = t
-            st[BEST_SEQ] = seq
-            st[BEST_B] = b
-            st[BEST_K] = k
-            st[BEST_E] = e
+            set_best(st, t, seq, b, k, e)
 
 
 @jit
@@ -333,6 +383,13 @@ def issue(st, cf, c, nxt, upd_ptr, upd_idx, upd_cyc, gbase, rbase, rank_of, rows
         if not pending:
             st[REF_PENDING] = 0
             st[REF_DUE] += cf[C_TREFI]
+    elif k == REFPB:
+        st[REFPBS] += 1
+        # (the set's banks of the other ranks are still due: each rank takes its own REFpb)
+        st[REFPB_RANKS] &= ~(1 << rank_of[b])
+        if st[REFPB_RANKS] == 0:
+            st[REFPB_SET] = -1
+            st[REF_DUE] += cf[C_TREFIPB]
     n = st[N_CMD]
     cmd_log[n, 0] = c
     cmd_log[n, 1] = k
@@ -435,16 +492,13 @@ def pull(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, w
                     k, x = candidate(st, cf, bank, rows, hits_run, wq_ids, wq_len, e_row, opened)
                 else:
                     k, x = candidate(st, cf, bank, rows, hits_run, rq_ids, rq_len, e_row, opened)
-                t = ready_at(nxt, gbase, rbase, bank, k)
-                if t < c:
-                    t = c
-                bt = st[BEST_T] if st[BEST_T] > c else c
-                if t < bt or (t == bt and e_seq[x] < st[BEST_SEQ]):
-                    st[BEST_T] = t
-                    st[BEST_SEQ] = e_seq[x]
-                    st[BEST_B] = bank
-                    st[BEST_K] = k
-                    st[BEST_E] = x
+                if k >= 0:  # (a closed bank of the due refresh set has none)
+                    t = ready_at(nxt, gbase, rbase, bank, k)
+                    if t < c:
+                        t = c
+                    bt = st[BEST_T] if st[BEST_T] > c else c
+                    if t < bt or (t == bt and e_seq[x] < st[BEST_SEQ]):
+                        set_best(st, t, e_seq[x], bank, k, x)
         if st[POS] == st[BUF_LEN] and not st[EXHAUSTED]:
             return False
     return True
@@ -481,11 +535,20 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                 st[OUT_PHASE] = 1
                 return UNDERRUN
         if not issued:
-            if c >= st[REF_DUE] and not st[REF_PENDING]:
+            if c >= st[REF_DUE] and not st[REF_PENDING] and st[REFPB_SET] < 0:
                 st[DIRTY] = 1
-                st[REF_PENDING] = 1
-                for r in range(cf[C_RANKS]):
-                    needs[r] = 1
+                if cf[C_REFPB]:
+                    s = st[REFPB_NEXT]
+                    st[REFPB_SET] = s
+                    st[REFPB_NEXT] = (s + 1) % cf[C_REFPB_SETS]
+                    mask = 0
+                    for b in range(s, cf[C_BANKS], cf[C_REFPB_SETS]):
+                        mask |= 1 << rank_of[b]
+                    st[REFPB_RANKS] = mask
+                else:
+                    st[REF_PENDING] = 1
+                    for r in range(cf[C_RANKS]):
+                        needs[r] = 1
             if st[DIRTY] or not st[HAS_BEST]:
                 choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
                        e_seq, needs, opened)
@@ -509,7 +572,7 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                    e_seq, needs, opened)
         phase = 0
         wake = st[BEST_T] if st[HAS_BEST] else _NEVER
-        if st[REF_DUE] < wake and not st[REF_PENDING]:
+        if st[REF_DUE] < wake and not st[REF_PENDING] and st[REFPB_SET] < 0:
             wake = st[REF_DUE]
         i = st[POS]
         if i < st[BUF_LEN] and room(st, cf, s_write, i) and s_cycle[i] < wake:

@@ -76,8 +76,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     Alternatives: ``scheduler`` fcfs or frfcfs_cap (a bank serves at most ``row_hit_cap``
     hits in a row while an older request to another row waits), ``page_policy`` closed
     (precharge once no queued request hits the row) or adaptive (precharge after
-    ``adaptive_idle_cycles`` without a hit), ``refresh`` per_bank (REFpb to one bank set
-    every tREFIpb, the other banks keep working) or none. ``queue`` per_bank is DRAMSim3's
+    ``adaptive_idle_cycles`` without a hit), ``refresh`` per_bank (every tREFIpb a bank set
+    falls due, and each rank's banks of it take a REFpb of their own while the other banks
+    keep working) or none. ``queue`` per_bank is DRAMSim3's
     organisation instead of one choice over the queue being served: a command queue of
     ``command_queue`` entries per bank, fed one burst per cycle, arbitrated round robin over
     banks (:mod:`.bank_queues`; Python path only).
@@ -134,9 +135,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
 
     Engines: ``engine = "auto"`` schedules in the compiled core (:mod:`.compiled_core`)
     wherever it schedules ahead (an attached stream with no port, or the ports as above) and
-    the configuration is one the core takes: the shared queue, open page, all-bank refresh
-    or none, any scheduler, drain rule, queue size, rank count and timing override; the
-    Python path otherwise (closed or adaptive page, per-bank refresh, ``queue = "per_bank"``,
+    the configuration is one the core takes: the shared queue, open page, all-bank or
+    per-bank refresh or none, any scheduler, drain rule, address mapping, queue size, rank
+    count and timing override; the Python path otherwise (closed or adaptive page, ``queue = "per_bank"``,
     ``lookahead_cycles = 0``, a waveform or a connected ``cmd``). Requests from ``req`` are
     checked, stored or read in Python and answered by the :class:`~.splitting.ResponseOrder`
     either way; the core queues and schedules their bursts.

@@ -37,7 +37,9 @@ COUNTERS = ("reads", "writes", "bytes_read", "bytes_written", "forwarded_reads",
 class SchedulingConfig:
     """What a scheduling engine needs to know of a controller and that a run does not change.
 
-    Timing in DRAM cycles; ``write_high``/``write_low`` are the drain watermarks as queue
+    Timing in DRAM cycles; ``per_bank_refresh``: a REFpb to one of ``refpb_sets`` bank sets
+    falls due every ``tREFIpb`` (else all-bank refresh every tREFI, or none when the state's
+    ``refresh_due`` never comes); ``write_high``/``write_low`` are the drain watermarks as queue
     entries; ``row_hit_cap`` is 1 << 62 unless the scheduler caps hits. ``updates[k * banks + b]``
     lists the (index into ``next_allowed``, cycles) pairs that command k on bank b advances;
     ``next_allowed`` has ``COMMAND_COUNT`` slots per bank, then per bank group, then per rank,
@@ -56,6 +58,9 @@ class SchedulingConfig:
     CWL: int
     tBL: int
     tREFI: int
+    per_bank_refresh: bool
+    refpb_sets: int
+    tREFIpb: int
     faw_cycles: int
     write_high: int
     write_low: int
@@ -141,6 +146,7 @@ class HasSchedulingState:
         return SchedulingConfig(
             banks=self._bank_count, banks_per_rank=t.banks, ranks=t.ranks, bankgroups=t.bankgroups,
             banks_per_group=t.banks_per_group, CL=t.CL, CWL=t.CWL, tBL=t.tBL, tREFI=t.tREFI,
+            per_bank_refresh=self.refresh == "per_bank", refpb_sets=self._refpb_sets, tREFIpb=t.tREFIpb,
             faw_cycles=self._faw_cycles, write_high=self._high, write_low=self._low, read_queue=self.read_queue,
             write_queue=self.write_queue, fcfs=self._fcfs, row_hit_cap=self._cap, burst_bytes=self.burst_bytes,
             forward_cycles=self.forward_cycles, phase_ps=self._phase, period_ps=self._period,

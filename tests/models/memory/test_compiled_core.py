@@ -80,18 +80,19 @@ def test_refilling_the_stream_in_the_middle_of_a_cycle_changes_nothing(monkeypat
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(standard=st.sampled_from(["DDR4-2400R", "DDR4-3200AA", "DDR5-4800B", "HBM2", "HBM2E"]),
        scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
-       refresh=st.sampled_from(["all_bank", "none"]),
+       refresh=st.sampled_from(["all_bank", "per_bank", "none"]),
        pattern=st.sampled_from(["sequential", "random", "hot", "strided"]),
        write_fraction=st.sampled_from([0.0, 1 / 3, 0.7]),
        gap=st.sampled_from([0, 3, 12]),
        read_queue=st.sampled_from([1, 4, 32]),
        write_queue=st.sampled_from([1, 6, 32]),
        lookahead=st.sampled_from([1, 64, 512]),
-       ranks=st.sampled_from([1, 2]))
+       ranks=st.sampled_from([1, 2]),
+       mapping=st.sampled_from(["RoBaRaCoCh", "RoBaRaCoBgCh"]))
 def test_any_supported_configuration_runs_the_same_compiled(standard, scheduler, refresh, pattern, write_fraction,
-                                                             gap, read_queue, write_queue, lookahead, ranks):
+                                                             gap, read_queue, write_queue, lookahead, ranks, mapping):
     params = dict(scheduler=scheduler, refresh=refresh, read_queue=read_queue, write_queue=write_queue,
-                  lookahead_cycles=lookahead, stop_when_done=refresh != "none")
+                  lookahead_cycles=lookahead, stop_when_done=refresh != "none", mapping=mapping)
     # Without refresh and without stop_when_done the run ends when the controller goes quiet.
     if ranks > 1:
         params["ranks"] = ranks
@@ -134,7 +135,7 @@ def test_auto_keeps_the_python_path_where_the_core_does_not_apply():
 
 
 def test_engine_compiled_where_it_does_not_apply_is_an_error_naming_the_reason():
-    top, dram, checker = controller_with_checker("DDR4-2400R", engine="compiled", refresh="per_bank")
+    top, dram, checker = controller_with_checker("DDR4-2400R", engine="compiled", page_policy="closed")
     dram.attach_stream(_stream(dram, "random", 10, 1, 0.0))
-    with pytest.raises(ParameterError, match="refresh per_bank"):
+    with pytest.raises(ParameterError, match="page_policy closed"):
         run(top)

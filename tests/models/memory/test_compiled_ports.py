@@ -15,6 +15,7 @@ from archmodel.lang.elaborate import load
 from archmodel.models.basic import Sink, Source
 from archmodel.models.compute import SnitchCluster
 from archmodel.models.memory import DramController, DramTimingChecker, compiled_core
+from archmodel.models.memory.commands import REFPB
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 from archmodel.paths import data_path
@@ -79,14 +80,16 @@ def _all_alike(standard, requests, cycles, stall=0.0, seed=0, **params):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 100_000), standard=st.sampled_from(["DDR4-2400R", "DDR4-3200AA", "HBM2E"]),
        scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
-       write_drain=st.sampled_from(["ramulator2", "inclusive"]), refresh=st.sampled_from(["all_bank", "none"]),
+       write_drain=st.sampled_from(["ramulator2", "inclusive"]),
+       refresh=st.sampled_from(["all_bank", "per_bank", "none"]),
        queue=st.sampled_from([1, 3, 8, 32]), gap=st.sampled_from([0, 2, 20, 200]),
        sizes=st.sampled_from([(64,), (1, 3, 8, 16, 32, 64, 100), (256, 1024, 4096), (1, 32, 64, 1000, 2048)]),
        write_fraction=st.sampled_from([0.0, 0.3, 0.7]), clients=st.sampled_from([("dma",), ("a", "b", "c")]),
-       stall=st.sampled_from([0.0, 0.4]), lookahead=st.sampled_from([1, 16, 512]))
+       stall=st.sampled_from([0.0, 0.4]), lookahead=st.sampled_from([1, 16, 512]),
+       mapping=st.sampled_from(["RoBaRaCoCh", "RoBaRaCoBgCh"]), ranks=st.sampled_from([1, 2]))
 def test_random_requests_through_the_ports_run_alike_on_every_engine(seed, standard, scheduler, write_drain, refresh,
                                                                     queue, gap, sizes, write_fraction, clients,
-                                                                    stall, lookahead):
+                                                                    stall, lookahead, mapping, ranks):
     base, span = 0x1000_0000, 1 << 15  # a small span: rows are hit, missed and conflict; writes are forwarded
     requests = _requests(seed, 50, span, base, sizes, write_fraction, clients)
     rng = random.Random(seed + 1)
@@ -96,7 +99,9 @@ def test_random_requests_through_the_ports_run_alike_on_every_engine(seed, stand
         at += rng.randrange(0, gap + 1) if rng.random() < 0.7 else 0  # bursts of requests, then gaps
         cycles.append(at)
     params = dict(scheduler=scheduler, write_drain=write_drain, refresh=refresh, read_queue=queue,
-                  write_queue=max(queue, 2), base_address=base)
+                  write_queue=max(queue, 2), base_address=base, mapping=mapping)
+    if ranks > 1:
+        params["ranks"] = ranks
     if lookahead != 512:
         params["lookahead_cycles"] = lookahead
     compiled = _all_alike(standard, requests, cycles, stall, seed, **params)
@@ -117,6 +122,23 @@ def test_a_busy_stream_with_two_ranks_drains_and_refreshes_alike():
     check_against_a_bytearray(requests, compiled["sink"].messages, base, span, dram)
 
 
+def test_manticores_hbm2e_pseudo_channel_runs_alike_on_every_engine():
+    # library/manticore.arch's pseudo-channel: two ranks (stack IDs), per-bank refresh, the
+    # bank group lowest above the burst; many clients' requests of DMA sizes, reads and writes
+    base, span = 0, 1 << 22
+    requests = _requests(7, 400, span, base, (32, 256, 1024), 0.4, ("a", "b", "c"))
+    requests += [MemRequest(address=r.address, size_bytes=r.size_bytes, source="a", tag=1000 + r.tag)
+                 for r in requests[-20:] if r.is_write]  # reads of writes still queued: forwarded
+    compiled = _all_alike("HBM2E", requests, [i // 4 * 30 for i in range(len(requests))], ranks=2,
+                          refresh="per_bank", mapping="RoBaRaCoBgCh")
+    dram = compiled["dram"]
+    refreshed = {fields[2] for fields in compiled["commands"] if fields[1] == REFPB}
+    assert refreshed == {0, 1} and dram.refpbs.value > 8 and dram.refs.value == 0
+    assert dram.row_conflicts.value > 0 and dram.forwarded_reads.value > 0
+    assert compiled["checker"].violation_count.value == 0
+    check_against_a_bytearray(requests, compiled["sink"].messages, base, span, dram)
+
+
 def test_a_request_of_more_bursts_than_the_core_buffers_grows_its_buffer(monkeypatch):
     monkeypatch.setattr(compiled_core, "STREAM_CHUNK", 3)
     requests = [MemRequest(address=4096 * i, size_bytes=4096, source="dma", tag=i) for i in range(4)]
@@ -129,7 +151,7 @@ def test_a_request_of_more_bursts_than_the_core_buffers_grows_its_buffer(monkeyp
 def test_auto_schedules_port_fed_work_compiled_where_the_core_applies_and_in_python_elsewhere():
     requests = [MemRequest(address=64 * i, size_bytes=64, tag=i) for i in range(8)]
     for params, engine in ((dict(), "compiled"), (dict(scheduler="fcfs", refresh="none"), "compiled"),
-                           (dict(page_policy="closed"), "python"), (dict(refresh="per_bank"), "python"),
+                           (dict(refresh="per_bank", ranks=2), "compiled"), (dict(page_policy="closed"), "python"),
                            (dict(queue="per_bank"), "python"), (dict(lookahead_cycles=0), "python")):
         top = Component("top", clock=dram_clock(preset("DDR4-2400R")))
         src = Source("src", top, pattern="list", messages=requests, wrap_in_packet=False)

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from archmodel.models.memory import FIXED_OVERHEAD_CYCLES, PRESETS, AddressMapping, synthetic_stream
+from archmodel.models.memory.commands import REFPB
 from archmodel.models.messages import MemRequest
 
 from .wiring import attach_synthetic, controller_with_checker, ported_controller, run, writes_then_reads
@@ -131,3 +132,26 @@ def test_the_scheduler_picks_the_earliest_ready_command_oldest_first_among_all_c
     dram.attach_stream(_mixed_stream(dram, 4000, seed=9))
     run(top)
     assert len(checked) > 8000 and checker.violation_count.value == 0
+
+
+
+@pytest.mark.parametrize("standard", ["HBM2E", "DDR5-4800B"])
+def test_per_bank_refresh_refreshes_every_bank_of_every_rank(standard):
+    # a bank set falls due every tREFIpb; each rank's banks of the set take a REFpb of their
+    # own, so every bank of every rank is refreshed once per tREFI (the checker's 9 x tREFI
+    # rule fails a rank that is never refreshed)
+    top, dram, checker = controller_with_checker(standard, refresh="per_bank", ranks=2, engine="python")
+    refreshes = []
+    dram.add_command_listener(lambda c, kind, rank, group, bank, flat, row, column:
+                              refreshes.append((c, rank, flat)) if kind == REFPB else None)
+    attach_synthetic(dram, "random", 6000, 1 / 3)
+    run(top)
+    assert checker.violation_count.value == 0, checker.violations[:3]
+    t = dram.timing
+    sets = t.tREFI // t.tREFIpb
+    due = dram.elapsed_cycles // t.tREFIpb  # bank sets that fell due (the last may be under way)
+    assert 2 * (due - 1) <= len(refreshes) == dram.refpbs.value <= 2 * due and dram.refs.value == 0
+    # set by set, rank 0 then rank 1, each on the set's first bank in its rank
+    for i, (c, rank, flat) in enumerate(refreshes):
+        s = (i // 2) % sets
+        assert (rank, flat) == (i % 2, min(b for b in range(rank * t.banks, (rank + 1) * t.banks) if b % sets == s))
