@@ -170,7 +170,8 @@ def wire_line(var: Variable) -> Callable[[int], str]:
 def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
     """Commit the registers in ``regs`` (``value = next``, ``queued = False``, as the kernel's
     commit does) and give ``add`` the value-change lines of the watched ones whose next value
-    differs from their value, in ``regs`` order. Returns None when every register is
+    differs from their value, in ``regs`` order, each as its two parts (``texts[value]``,
+    then ``tail``: joined later, they cost no string of their own). Returns None when every register is
     committed; otherwise the first one that is not (the rest after it are not either): a
     changed register found out of handle order, or one whose value raised TypeError or
     ValueError (of the wrong type, or unhashable).
@@ -191,7 +192,8 @@ def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
                 if handle < last:
                     return reg
                 last = handle
-                add(texts[value] + tail)
+                add(texts[value])
+                add(tail)
             reg.value = value
             reg.queued = False
     except (TypeError, ValueError):

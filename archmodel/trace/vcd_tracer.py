@@ -47,9 +47,9 @@ from .selection import Selection
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 _FOREVER = 1 << 62
 _HANDLE = itemgetter(0)
-# Lines gathered before one write: a write per edge costs more than the lines of a small
-# design. An edge of this many characters or more is written at once: held, the texts of a
-# large design's edges would fill the cache.
+# Lines (or parts of lines) gathered before one write: a write per edge costs more than the
+# lines of a small design. An edge of this many characters or more is written at once: held,
+# the texts of a large design's edges would fill the cache.
 _WRITE_EVERY = 4096
 _WRITE_NOW = 4096
 
@@ -111,7 +111,7 @@ class VcdTracer:
         self._stream = open(self.writing_path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
         self._writer: VCDWriter | None = None
         self._write = self._stream.write
-        self._pending: list[str] = []  # lines not yet written, in file order
+        self._pending: list[str] = []  # lines (or their parts) not yet written, in file order
         self._last_ts: int | None = None  # the last timestamp given after the header
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
@@ -447,8 +447,9 @@ class VcdTracer:
         value of the wrong type, and put the edge's lines (from ``pending[first]`` on) in
         handle order."""
         pending = self._pending
-        given = pending[first:]  # the lines of regs[:stop], in handle order
+        parts = pending[first:]  # the lines of regs[:stop], in handle order, in two parts each
         del pending[first:]
+        given = list(map(str.__add__, parts[::2], parts[1::2]))
         lines = list(zip(self._handles_of(given, regs[:stop]), given))
         for reg in regs[stop:]:
             value = reg.next
