@@ -399,15 +399,21 @@ class VcdTracer:
         writer = self._writer
         assert writer is not None, "entered only after begin()"
         lo, change, handles = self._lo, writer.change, self._handles
+        # pyvcd's change() does nothing for a value equal to the one a variable holds (the
+        # initial value given when it was registered, mostly): such calls, one per signal of
+        # a large design, are skipped.
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
-            change(var, lo, value & mask if mask else (value if mask is None else ascii_text(str(value))))
+            value = value & mask if mask else (value if mask is None else ascii_text(str(value)))
+            if value != var.value:
+                change(var, lo, value)
             reg.var = self._lines[index]
         for trace in self._handshakes.traces:
             values = trace.values()
             for signal, var in trace.vars.items():
-                change(var, lo, values[signal])
+                if values[signal] != var.value:
+                    change(var, lo, values[signal])
         writer.flush()
         self._last_ts = lo
 
