@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from vcd import VCDWriter
 from vcd.common import VarType
@@ -62,9 +62,18 @@ def _connected_outputs(sim) -> dict:
 def signal_names(sim) -> list[str]:
     """Every signal a trace of ``sim`` can record: each register, and the handshake signals
     of each connected output port."""
-    return ([reg.path for comp in sim.components for reg in comp.registers]
-            + [f"{port.path}.{signal}" for ports in _connected_outputs(sim).values() for port in ports
-               for signal in CHANNEL_SIGNALS])
+    return list(_each_signal_name(sim))
+
+
+def _each_signal_name(sim) -> Iterator[str]:
+    # (named only when a selection is checked against them: not at all for "*")
+    for comp in sim.components:
+        for reg in comp.registers:
+            yield reg.path
+    for ports in _connected_outputs(sim).values():
+        for port in ports:
+            for signal in CHANNEL_SIGNALS:
+                yield f"{port.path}.{signal}"
 
 
 class VcdTracer:
@@ -162,7 +171,8 @@ class VcdTracer:
                 if self.selection.selects(reg.path):
                     group.traces.append(self._add_register(writer, comp, reg))
             for port in outputs[comp]:
-                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{port.path}.{s}")]
+                path = port.path
+                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{path}.{s}")]
                 if chosen:
                     group.subgroups.append(self._add_channel(writer, port, chosen))
             if group.traces or group.subgroups:
@@ -172,7 +182,7 @@ class VcdTracer:
     def check(self, sim: Simulator) -> dict:
         """Raise an ArchError if a selection pattern matches no signal of ``sim`` (call it
         before running to fail early); returns each component's connected output ports."""
-        self.selection.check_matches(signal_names(sim))
+        self.selection.check_matches(_each_signal_name(sim))
         return _connected_outputs(sim)
 
     def commit_registers(self, t: int, dirty: list[Register]) -> None:
@@ -317,24 +327,26 @@ class VcdTracer:
     def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
         channel = port.channel
         trace = self._handshakes.add(channel)
-        group = Group(port.path)
+        path = port.path
+        group = Group(path)
         occupancy_bits = max(1, channel.capacity.bit_length())
+        values = trace.values()
         for signal in chosen:
-            init = trace.values()[signal]
+            init = values[signal]
             if signal == "data":
-                var = writer.register_var(port.path, signal, VarType.string, init=init)
-                group.traces.append(Trace(f"{port.path}.data", "ascii"))
+                var = writer.register_var(path, signal, VarType.string, init=init)
+                group.traces.append(Trace(f"{path}.data", "ascii"))
                 self._handshakes.show_data(trace, var)
             else:
                 if signal == "occupancy":
-                    var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
-                    name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
+                    var = writer.register_var(path, signal, VarType.wire, size=occupancy_bits, init=init)
+                    name = f"{path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
                     group.traces.append(Trace(name, "dec"))
                 else:
-                    var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
-                    group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
+                    var = writer.register_var(path, signal, VarType.wire, size=1, init=init)
+                    group.traces.append(Trace(f"{path}.{signal}", "bin"))
                 trace.show(signal, var)
-            self.signals.append(f"{port.path}.{signal}")
+            self.signals.append(f"{path}.{signal}")
         return group
 
     def _explain_bad_value(self, selected: list) -> None:
