@@ -493,7 +493,7 @@ class VcdTracer:
         """The handles of ``given``, lines given in handle order for some of the committed
         registers ``regs``: a line names its register (its identifier), so it is the line of
         the register's value now, and of no other register's."""
-        handles = []
+        handles: list[int] = []
         for reg in regs:
             if len(handles) == len(given):
                 break
