@@ -43,6 +43,8 @@ class Channel:
 
     * ``traced``: the observer sets it to have the channel's edges reported (and back to
       False when it stops); while it is off the kernel records nothing for it;
+    * ``var``: the observer's handle for this channel, ``None`` while no observer traces it
+      (the kernel never reads it);
     * at an edge that used a traced channel the kernel hands it to the observer's
       ``channels(t, touched)``, after the commit, with ``offered`` (the sender sent, or
       offered with a failed ``try_send``), ``fired`` (a message went), ``took`` (the
@@ -56,7 +58,7 @@ class Channel:
         "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",
         "busy_until", "taken_at", "blocked", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
         "src_period", "same_domain", "delay", "tail_delay",
-        "traced", "offered", "fired", "took", "payload", "marked",
+        "traced", "var", "offered", "fired", "took", "payload", "marked",
     )
     # Set by bind() once both ends have clock domains; None before.
     sim: Simulator
@@ -87,6 +89,7 @@ class Channel:
         self.delay = 0
         self.tail_delay = 0
         self.traced = False
+        self.var: Any = None
         self.offered = self.fired = self.took = False
         self.payload: Any = None
         self.marked = False

@@ -26,12 +26,16 @@ class Register:
       not called); observers see it in ``registers(t, dirty)``, before the commit;
     * ``var``: the observer's handle for this register, ``None`` while no observer watches
       it. The kernel never reads it; the observer that selected the register sets it and
-      puts ``None`` back when it stops.
+      puts ``None`` back when it stops;
+    * ``queued``: the register is in this edge's commit list (``set`` was called). An observer
+      that commits the registers itself (``commit_registers``, see
+      :meth:`Simulator.add_observer`) writes ``value = next`` and ``queued = False`` for every
+      register it is given, exactly as the kernel's own commit would.
     """
 
     # ``next`` is a plain slot, not a property, because tracers read it for every changed
     # register at every edge; only ``set`` and the kernel write it.
-    __slots__ = ("name", "owner", "value", "width", "var", "next", "_queued", "_commit")
+    __slots__ = ("name", "owner", "value", "width", "var", "next", "queued", "_commit")
 
     def __init__(self, owner: Component, name: str, init: Any = 0, width: int | None = None):
         self.owner = owner
@@ -42,7 +46,7 @@ class Register:
         self.width = width
         self.var: Any = None
         self.next = init
-        self._queued = False
+        self.queued = False
         self._commit: list = []  # the simulator's commit list, bound at elaboration
 
     @property
@@ -53,8 +57,8 @@ class Register:
     def set(self, value: Any) -> None:
         """Give the value this register takes at the end of the current edge."""
         self.next = value
-        if not self._queued:
-            self._queued = True
+        if not self.queued:
+            self.queued = True
             self._commit.append(self)
 
     def __repr__(self) -> str:

@@ -106,6 +106,13 @@ class Simulator:
         self._credit_returns: list = []
         self._touched: list = []
         self.observers: list = []
+        # The observers' parts of the commit (see add_observer): those shown the registers
+        # before the commit and the one committing them in its own pass (None: the kernel
+        # does), and the same for the channels used.
+        self._register_watchers: list = []
+        self._register_committer: Any = None
+        self._channel_watchers: list = []
+        self._channel_settler: Any = None
         self.components: list[Component] = []
         self.domains: list[ClockDomain] = []
         self._schedules: list[_Schedule] = []
@@ -342,11 +349,17 @@ class Simulator:
             # Commit phase.
             if dirty:
                 if observers:
-                    for obs in observers:
+                    for obs in self._register_watchers:
                         obs.registers(t, dirty)
-                for reg in dirty:
-                    reg.value = reg.next
-                    reg._queued = False
+                    committer = self._register_committer
+                else:
+                    committer = None
+                if committer is None:
+                    for reg in dirty:
+                        reg.value = reg.next
+                        reg.queued = False
+                else:
+                    committer(t, dirty)  # (reads and commits in one pass)
                 dirty.clear()
             if credit_returns:
                 for ch in credit_returns:
@@ -365,10 +378,13 @@ class Simulator:
                                 heappush(wakes, (edge, next(seq), sender))
                 credit_returns.clear()
             if self._touched:
-                for obs in observers:
+                for obs in self._channel_watchers:
                     obs.channels(t, self._touched)
-                for ch in self._touched:
-                    ch.marked = ch.offered = ch.fired = ch.took = False
+                if self._channel_settler is None:
+                    for ch in self._touched:
+                        ch.marked = ch.offered = ch.fired = ch.took = False
+                else:
+                    self._channel_settler(t, self._touched)
                 self._touched.clear()
             # Watchdog: has anything moved recently?
             if self.transfers != self._last_progress[1]:
@@ -528,8 +544,30 @@ class Simulator:
         return self.tree.all_stats()
 
     def add_observer(self, observer: Any) -> None:
-        """Attach an observer (a tracer): it sees register and channel changes at commit."""
-        self.observers.append(observer)
+        """Attach an observer (a tracer): it sees register and channel changes at commit.
+
+        An observer has ``begin(sim)`` (called before the first edge, or now if the run has
+        begun), ``registers(t, dirty)`` (the registers set at edge ``t``, before the commit:
+        ``reg.next`` is the new value), ``channels(t, touched)`` (the traced channels used at
+        ``t``, after the commit) and ``flush(sim)`` (at the end of every :meth:`run`).
+
+        An observer that reads every register or channel anyway may do the kernel's pass
+        over them in its own: ``commit_registers(t, dirty)`` in place of ``registers`` reads
+        the registers and commits each (``value = next``, ``queued = False``), and
+        ``settle_channels(t, touched)`` in place of ``channels`` reads the channels and clears
+        each one's ``marked``, ``offered``, ``fired`` and ``took``. The other observers see
+        them first. The first observer added that offers a pass takes it; a later one is
+        called with ``registers``/``channels`` instead (or may refuse in ``begin``).
+        """
         if self._started:
-            observer.begin(self)
+            observer.begin(self)  # (refused, it is not attached)
+        self.observers.append(observer)
+        if hasattr(observer, "commit_registers") and self._register_committer is None:
+            self._register_committer = observer.commit_registers
+        else:
+            self._register_watchers.append(observer)
+        if hasattr(observer, "settle_channels") and self._channel_settler is None:
+            self._channel_settler = observer.settle_channels
+        else:
+            self._channel_watchers.append(observer)
 

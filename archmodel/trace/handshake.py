@@ -24,6 +24,7 @@ from vcd.writer import Variable
 from .lines import Memo, escaped_text, summarize_payload, wire_line
 
 _BY_ORDER = attrgetter("order")
+_TRACE_OF = attrgetter("var")
 _NO_LINES = ("", "")
 
 
@@ -32,6 +33,13 @@ VALID, FIRE, READY = 4, 2, 1
 _PULSES = VALID | FIRE
 # What an edge of the sender shows: (offered, fired) -> flags; ready is what the sender saw.
 _OFFERED_FLAGS = (VALID, VALID | FIRE | READY)  # indexed by fired
+
+
+def settle(touched: list) -> None:
+    """Clear the flags of the channels used at an edge, as the kernel does when no observer
+    reads them."""
+    for channel in touched:
+        channel.marked = channel.offered = channel.fired = channel.took = False
 
 
 class ChannelTrace:
@@ -103,7 +111,6 @@ class Handshakes:
     def __init__(self, summarize: Callable[[Any], str]):
         self.summarize = summarize
         self.traces: list[ChannelTrace] = []
-        self._by_channel: dict = {}
         # A time -> the traces to look at then (an entry is stale if the trace's next_eval
         # has moved since), and a heap of those times.
         self._due: dict[int, list[ChannelTrace]] = {}
@@ -119,8 +126,8 @@ class Handshakes:
         whose signals are then given variables with :meth:`ChannelTrace.show`."""
         trace = ChannelTrace(channel, len(self.traces))
         channel.traced = True
+        channel.var = trace
         self.traces.append(trace)
-        self._by_channel[channel] = trace
         return trace
 
     def show_data(self, trace: ChannelTrace, var: Variable) -> None:
@@ -133,6 +140,7 @@ class Handshakes:
         """The kernel stops reporting the traced channels."""
         for trace in self.traces:
             trace.channel.traced = False
+            trace.channel.var = None
 
     @property
     def next_due(self) -> int | None:
@@ -141,11 +149,15 @@ class Handshakes:
 
     def touch(self, t: int, touched: list) -> list[str]:
         """The lines of what changed at ``t`` on the channels the kernel reports as used,
-        in trace order (some lines may be empty: signals not selected)."""
-        by_channel = self._by_channel
-        traces = [by_channel[ch] for ch in touched]
-        if len(traces) > 1:
+        in trace order (some lines may be empty: signals not selected); clears each
+        channel's flags for its next edge, as the kernel would (see :func:`settle`)."""
+        traces = list(map(_TRACE_OF, touched))
+        try:
             traces.sort(key=_BY_ORDER)
+        except AttributeError:
+            # (channels another observer traces, not this one: their flags are cleared here)
+            settle([ch for ch in touched if ch.var is None])
+            traces = sorted(filter(None, traces), key=_BY_ORDER)
         lines: list[str] = []
         add = lines.append
         due, texts, summarize, numbers = self._due, self._texts, self.summarize, self._numbers
@@ -182,6 +194,7 @@ class Handshakes:
                     if data != trace.data:
                         trace.data = data
                         add(texts[data] + trace.data_tail)
+            channel.marked = channel.offered = channel.fired = channel.took = False
             credits = channel.credits
             trace.credits = credits
             trace.busy = busy = channel.busy_until

@@ -167,32 +167,49 @@ def wire_line(var: Variable) -> Callable[[int], str]:
     return lambda value: f"b{value:b} {ident}\n"
 
 
-def changed_lines(regs: list, add: Callable[[str], Any]) -> bool:
-    """Give ``add`` the value-change lines of the watched registers in ``regs`` whose next
-    value differs from their value, in ``regs`` order; False (some lines may have been given)
-    if that is not the order of their handles.
+def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
+    """Commit the registers in ``regs`` (``value = next``, ``queued = False``, as the kernel's
+    commit does) and give ``add`` the value-change lines of the watched ones whose next value
+    differs from their value, in ``regs`` order, each as its two parts (``texts[value]``,
+    then ``tail``: joined later, they cost no string of their own). Returns None when every register is
+    committed; otherwise the first one that is not (the rest after it are not either): a
+    changed register found out of handle order, or one whose value raised TypeError or
+    ValueError (of the wrong type, or unhashable).
 
     A watched register's ``var`` is ``(handle, texts, tail)`` (see :func:`register_texts`):
-    its line is ``texts[value] + tail``. Wrongly typed values raise TypeError or ValueError,
-    and so does an unhashable one.
+    its line is ``texts[value] + tail``. The commit is done here, in the pass that reads the
+    registers anyway, so that a traced edge costs one pass over its registers, not two.
     """
     last = -1
+    reg = None
+    try:
+        for reg in regs:
+            value = reg.next
+            watched = reg.var
+            # Registers are often set to the value they already hold: only changes are written.
+            if watched is not None and value != reg.value:
+                handle, texts, tail = watched
+                if handle < last:
+                    return reg
+                last = handle
+                add(texts[value])
+                add(tail)
+            reg.value = value
+            reg.queued = False
+    except (TypeError, ValueError):
+        return reg
+    return None
+
+
+def commit(regs: list) -> None:
+    """Commit the registers in ``regs`` as the kernel does, writing nothing."""
     for reg in regs:
-        watched = reg.var
-        if watched is None:
-            continue
-        value = reg.next
-        # Registers are often set to the value they already hold: only changes are written.
-        if value == reg.value:
-            continue
-        handle, texts, tail = watched
-        if handle < last:
-            return False
-        last = handle
-        add(texts[value] + tail)
-    return True
+        reg.value = reg.next
+        reg.queued = False
 
 
-def handle_of(reg) -> int:
-    """The handle of a watched register: its place in the VCD's order of registers."""
-    return reg.var[0]
+def order_of(reg) -> int:
+    """Where a register's line goes among an edge's lines: its handle (its place in the
+    VCD's order of registers), or -1 for a register not watched (it has no line)."""
+    watched = reg.var
+    return -1 if watched is None else watched[0]

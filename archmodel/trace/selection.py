@@ -35,6 +35,7 @@ class Selection:
         self.patterns = patterns
         self._each = [self._compile(p) for p in patterns]
         self._any = re.compile("|".join(f"(?:{rx.pattern})" for rx in self._each)) if patterns else None
+        self._everything = "*" in patterns  # (the commonest selection, and one pattern match per signal)
 
     @staticmethod
     def _compile(pattern: str) -> re.Pattern:
@@ -45,12 +46,14 @@ class Selection:
 
     def selects(self, name: str) -> bool:
         """True if any pattern matches the whole signal name."""
-        return self._any is not None and self._any.match(name) is not None
+        return self._everything or (self._any is not None and self._any.match(name) is not None)
 
     def check_matches(self, names: Iterable[str]) -> None:
         """Raise ArchError naming the first pattern (other than ``*``) that matches none of
         ``names``, with the closest signal or scope as a hint: a typo must not silently
         produce an empty waveform."""
+        if all(pattern == "*" for pattern in self.patterns):
+            return  # (matches any signal; an empty design is no typo)
         names = list(names)
         for pattern, rx in zip(self.patterns, self._each):
             if pattern == "*" or any(rx.match(n) for n in names):

@@ -27,9 +27,9 @@ with a final timestamp, even after an exception, a deadlock or Ctrl-C.
 from __future__ import annotations
 
 import os
-from operator import attrgetter
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from vcd import VCDWriter
 from vcd.common import VarType
@@ -39,16 +39,17 @@ from archmodel.kernel import ArchError, Channel, ModelAssertion, Register, Simul
 from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
-from .handshake import Handshakes
-from .lines import BitsMemo, TextMemo, ascii_text, changed_lines, handle_of, register_texts, summarize_payload
+from .handshake import Handshakes, settle
+from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, order_of, register_texts,
+                    summarize_payload)
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 _FOREVER = 1 << 62
-_WATCHED = attrgetter("var")
-# Lines gathered before one write: a write per edge costs more than the lines of a small
-# design. An edge of this many characters or more is written at once: held, the texts of a
-# large design's edges would fill the cache.
+_HANDLE = itemgetter(0)
+# Lines (or parts of lines) gathered before one write: a write per edge costs more than the
+# lines of a small design. An edge of this many characters or more is written at once: held,
+# the texts of a large design's edges would fill the cache.
 _WRITE_EVERY = 4096
 _WRITE_NOW = 4096
 
@@ -61,9 +62,18 @@ def _connected_outputs(sim) -> dict:
 def signal_names(sim) -> list[str]:
     """Every signal a trace of ``sim`` can record: each register, and the handshake signals
     of each connected output port."""
-    return ([reg.path for comp in sim.components for reg in comp.registers]
-            + [f"{port.path}.{signal}" for ports in _connected_outputs(sim).values() for port in ports
-               for signal in CHANNEL_SIGNALS])
+    return list(_each_signal_name(sim))
+
+
+def _each_signal_name(sim) -> Iterator[str]:
+    # (named only when a selection is checked against them: not at all for "*")
+    for comp in sim.components:
+        for reg in comp.registers:
+            yield reg.path
+    for ports in _connected_outputs(sim).values():
+        for port in ports:
+            for signal in CHANNEL_SIGNALS:
+                yield f"{port.path}.{signal}"
 
 
 class VcdTracer:
@@ -110,14 +120,14 @@ class VcdTracer:
         self._stream = open(self.writing_path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
         self._writer: VCDWriter | None = None
         self._write = self._stream.write
-        self._pending: list[str] = []  # lines not yet written, in file order
+        self._pending: list[str] = []  # lines (or their parts) not yet written, in file order
         self._last_ts: int | None = None  # the last timestamp given after the header
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
         self._bits: dict[int, BitsMemo] = {}  # per mask
         self._texts: TextMemo | None = None  # of every string register
         self._disordered: list = []  # the last register list found out of handle order
-        self._in_order: list = []  # its watched registers, in handle order
+        self._in_order: list = []  # its registers, in handle order (the unwatched first)
         self._registers: list = []
         # The default summary is ASCII already; another is made so.
         self._handshakes = Handshakes(summarize if summarize is summarize_payload
@@ -139,6 +149,14 @@ class VcdTracer:
             if isinstance(other, VcdTracer) and other is not self and other.sim is sim and not other.closed:
                 raise ArchError(f"{sim.top.path} already has a VCD tracer writing {other.path}",
                                 hint="select several scopes with one tracer: select=('a.*', 'b.*')")
+        # The kernel leaves the commit to the first observer that offers it: the tracer must be
+        # that one (it writes while it commits).
+        earlier = sim.observers[:sim.observers.index(self)] if self in sim.observers else sim.observers
+        for other in earlier:
+            if hasattr(other, "commit_registers") or hasattr(other, "settle_channels"):
+                raise ArchError(f"{sim.top.path} already has an observer ({type(other).__name__}) that commits "
+                                "its registers or settles its channels; the VCD tracer does both",
+                                hint="attach the VCD tracer before that observer")
         self.sim = sim
         # Attached to a simulator that has already run: the waveform starts now.
         self._lo = max(self._lo, sim.now)
@@ -153,7 +171,8 @@ class VcdTracer:
                 if self.selection.selects(reg.path):
                     group.traces.append(self._add_register(writer, comp, reg))
             for port in outputs[comp]:
-                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{port.path}.{s}")]
+                path = port.path
+                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{path}.{s}")]
                 if chosen:
                     group.subgroups.append(self._add_channel(writer, port, chosen))
             if group.traces or group.subgroups:
@@ -163,12 +182,14 @@ class VcdTracer:
     def check(self, sim: Simulator) -> dict:
         """Raise an ArchError if a selection pattern matches no signal of ``sim`` (call it
         before running to fail early); returns each component's connected output ports."""
-        self.selection.check_matches(signal_names(sim))
+        self.selection.check_matches(_each_signal_name(sim))
         return _connected_outputs(sim)
 
-    def registers(self, t: int, dirty: list[Register]) -> None:
-        """Write the registers changing at ``t`` (called before commit: ``reg.next`` is new)."""
+    def commit_registers(self, t: int, dirty: list[Register]) -> None:
+        """Write the registers changing at ``t`` and commit every register of ``dirty``: the
+        kernel leaves its commit to the tracer, which reads each register anyway."""
         if t >= self._slow_from and not self._advance(t):
+            commit(dirty)
             return
         # Lines go out in handle order, whatever order ticks filled ``dirty`` in, so that the
         # file is the same under shuffling. A list found out of order is sorted once and
@@ -179,17 +200,11 @@ class VcdTracer:
         stamped = t != self._last_ts
         if stamped:
             pending.append(f"#{t}\n")
-        try:
-            if not changed_lines(regs, pending.append):
-                del pending[start + stamped:]
-                self._disordered = dirty.copy()
-                regs = self._in_order = sorted(filter(_WATCHED, dirty), key=handle_of)
-                changed_lines(regs, pending.append)
-        except (TypeError, ValueError):
-            self._explain_bad_value([reg for reg in dirty if reg.var is not None])
-            # Not a value of the wrong type: one a memo cannot hold (a list as a state).
-            del pending[start + stamped:]
-            self._write_safely(sorted(filter(_WATCHED, dirty), key=handle_of))
+        stopped = commit_changes(regs, pending.append)
+        if stopped is not None:
+            self._commit_rest(regs, regs.index(stopped), start + stamped)
+            self._disordered = dirty.copy()
+            self._in_order = sorted(dirty, key=order_of)
         if len(pending) > start + stamped:
             if stamped:
                 self._last_ts = t
@@ -199,13 +214,16 @@ class VcdTracer:
         elif stamped:
             pending.pop()
 
-    def channels(self, t: int, touched: list[Channel]) -> None:
-        """Update the handshake of the channels used at ``t`` (called after commit)."""
+    def settle_channels(self, t: int, touched: list[Channel]) -> None:
+        """Update the handshake of the channels used at ``t`` (called after commit) and clear
+        their flags for the next edge, in the same pass."""
         if t >= self._slow_from:
             if self._done:
+                settle(touched)
                 return
             self._advance(t)
             if self._done:
+                settle(touched)
                 return
         lines = self._handshakes.touch(t, touched)
         if self._live:
@@ -309,24 +327,26 @@ class VcdTracer:
     def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
         channel = port.channel
         trace = self._handshakes.add(channel)
-        group = Group(port.path)
+        path = port.path
+        group = Group(path)
         occupancy_bits = max(1, channel.capacity.bit_length())
+        values = trace.values()
         for signal in chosen:
-            init = trace.values()[signal]
+            init = values[signal]
             if signal == "data":
-                var = writer.register_var(port.path, signal, VarType.string, init=init)
-                group.traces.append(Trace(f"{port.path}.data", "ascii"))
+                var = writer.register_var(path, signal, VarType.string, init=init)
+                group.traces.append(Trace(f"{path}.data", "ascii"))
                 self._handshakes.show_data(trace, var)
             else:
                 if signal == "occupancy":
-                    var = writer.register_var(port.path, signal, VarType.wire, size=occupancy_bits, init=init)
-                    name = f"{port.path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
+                    var = writer.register_var(path, signal, VarType.wire, size=occupancy_bits, init=init)
+                    name = f"{path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
                     group.traces.append(Trace(name, "dec"))
                 else:
-                    var = writer.register_var(port.path, signal, VarType.wire, size=1, init=init)
-                    group.traces.append(Trace(f"{port.path}.{signal}", "bin"))
+                    var = writer.register_var(path, signal, VarType.wire, size=1, init=init)
+                    group.traces.append(Trace(f"{path}.{signal}", "bin"))
                 trace.show(signal, var)
-            self.signals.append(f"{port.path}.{signal}")
+            self.signals.append(f"{path}.{signal}")
         return group
 
     def _explain_bad_value(self, selected: list) -> None:
@@ -391,15 +411,21 @@ class VcdTracer:
         writer = self._writer
         assert writer is not None, "entered only after begin()"
         lo, change, handles = self._lo, writer.change, self._handles
+        # pyvcd's change() does nothing for a value equal to the one a variable holds (the
+        # initial value given when it was registered, mostly): such calls, one per signal of
+        # a large design, are skipped.
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
-            change(var, lo, value & mask if mask else (value if mask is None else ascii_text(str(value))))
+            value = value & mask if mask else (value if mask is None else ascii_text(str(value)))
+            if value != var.value:
+                change(var, lo, value)
             reg.var = self._lines[index]
         for trace in self._handshakes.traces:
             values = trace.values()
             for signal, var in trace.vars.items():
-                change(var, lo, values[signal])
+                if values[signal] != var.value:
+                    change(var, lo, values[signal])
         writer.flush()
         self._last_ts = lo
 
@@ -433,15 +459,52 @@ class VcdTracer:
             self._write("".join(self._pending))
             self._pending.clear()
 
-    def _write_safely(self, regs: list) -> None:
-        """Give the lines of the changed registers in ``regs`` (in handle order), making the
-        text of a value that cannot be a memo's key without it."""
-        for reg in regs:
+    def _commit_rest(self, regs: list, stop: int, first: int) -> None:
+        """Finish an edge that :func:`commit_changes` stopped at ``regs[stop]``: commit the
+        rest, making the line of a value no memo can hold (an unhashable state) or naming a
+        value of the wrong type, and put the edge's lines (from ``pending[first]`` on) in
+        handle order."""
+        pending = self._pending
+        parts = pending[first:]  # the lines of regs[:stop], in handle order, in two parts each
+        del pending[first:]
+        given = list(map(str.__add__, parts[::2], parts[1::2]))
+        lines = list(zip(self._handles_of(given, regs[:stop]), given))
+        for reg in regs[stop:]:
             value = reg.next
-            if value != reg.value:
-                handle, texts, tail = reg.var
+            watched = reg.var
+            if watched is not None and value != reg.value:
+                handle, texts, tail = watched
                 try:
                     line = texts[value] + tail
-                except TypeError:  # (only a string register gets here with such a value)
-                    line = self._handles[handle][0].format_value(ascii_text(str(value)), True) + "\n"
-                self._pending.append(line)
+                except (TypeError, ValueError):
+                    self._explain_bad_value([reg])
+                    var, mask = self._handles[handle]
+                    if mask != 0:
+                        raise
+                    # (a string register holding a value that cannot be a memo's key)
+                    line = var.format_value(ascii_text(str(value)), True) + "\n"
+                lines.append((handle, line))
+            reg.value = value
+            reg.queued = False
+        lines.sort(key=_HANDLE)
+        pending.extend(line for _, line in lines)
+
+    def _handles_of(self, given: list[str], regs: list) -> list[int]:
+        """The handles of ``given``, lines given in handle order for some of the committed
+        registers ``regs``: a line names its register (its identifier), so it is the line of
+        the register's value now, and of no other register's."""
+        handles: list[int] = []
+        for reg in regs:
+            if len(handles) == len(given):
+                break
+            watched = reg.var
+            if watched is None:
+                continue
+            handle, texts, tail = watched
+            try:
+                line = texts[reg.value] + tail
+            except (TypeError, ValueError):
+                continue  # (never given: a line was made of every value given)
+            if line == given[len(handles)]:
+                handles.append(handle)
+        return handles

@@ -99,3 +99,72 @@ def test_an_untraced_channel_is_not_reported():
     sim.add_observer(recorder)
     sim.run()
     assert recorder.channels_seen == []
+
+
+class Committer(Recorder):
+    """An observer that takes the kernel's commit over: it logs, then commits itself (and
+    settles the channels), so the kernel must not do either."""
+
+    def __init__(self, channel=None):
+        super().__init__(channel)
+        self.commits = 0
+        self.settled = 0
+
+    def commit_registers(self, t, dirty):
+        self.registers(t, dirty)
+        self.commits += 1
+        for reg in dirty:
+            reg.value = reg.next
+            reg.queued = False
+
+    def settle_channels(self, t, touched):
+        self.channels(t, touched)
+        self.settled += 1
+        for ch in touched:
+            ch.marked = ch.offered = ch.fired = ch.took = False
+
+
+def test_an_observer_may_take_the_commit_over_and_the_others_see_the_registers_first():
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    doubler = Doubler("d", top)
+    sim = Simulator(top)
+    first, committer, second = Recorder(), Committer(), Committer()
+    for observer in (first, committer, second):
+        sim.add_observer(observer)
+    sim.run()
+    seen = [(0, [("x", 1, 2)]), (1000, [("x", 2, 4)]), (2000, [("x", 4, 8)])]
+    # the second committer is only shown the registers, before the commit like the first
+    assert first.registers_seen == committer.registers_seen == second.registers_seen == seen
+    assert (committer.commits, second.commits) == (3, 0)
+    assert doubler.x.value == 8 and not doubler.x.queued
+
+
+def test_a_register_left_uncommitted_by_the_committing_observer_keeps_its_value():
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    doubler = Doubler("d", top)
+    sim = Simulator(top)
+
+    class Idle(Recorder):
+        def commit_registers(self, t, dirty):
+            self.registers(t, dirty)
+
+    sim.add_observer(Idle())
+    sim.run(cycles=1)
+    assert (doubler.x.value, doubler.x.next) == (1, 2)  # the kernel left the commit to the observer
+
+
+def test_an_observer_may_settle_the_channels_used():
+    top, channel = channel_design()
+    sim = Simulator(top)
+    recorder, committer = Recorder(channel), Committer()
+    sim.add_observer(committer)
+    sim.add_observer(recorder)
+    sim.run()
+    assert recorder.channels_seen == [
+        (0, True, True, False, 0, 0, 1),
+        (1000, True, False, True, 1, 1, 0),
+        (2000, True, True, False, 1, 0, 1),
+        (3000, False, False, True, 1, 1, 0),
+    ]
+    assert committer.settled == 4 and committer.channels_seen == recorder.channels_seen
+    assert not (channel.offered or channel.fired or channel.took or channel.marked)

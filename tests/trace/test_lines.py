@@ -8,7 +8,7 @@ from vcd import VCDWriter
 from vcd.common import VarType
 
 from archmodel.trace import lines
-from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, changed_lines, escaped_text,
+from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, commit_changes, escaped_text,
                                   summarize_payload, wire_line)
 
 
@@ -32,23 +32,43 @@ def test_wire_lines_are_pyvcd_lines(size):
 
 
 def watched(handle, value, next_value, mask=0xFF):
-    return SimpleNamespace(var=(handle, BitsMemo(mask), f" {handle}\n"), value=value, next=next_value)
+    return SimpleNamespace(var=(handle, BitsMemo(mask), f" {handle}\n"), value=value, next=next_value, queued=True)
 
 
 def lines_of(regs):
     given = []
-    return given if changed_lines(regs, given.append) else None
+    return joined(given) if commit_changes(regs, given.append) is None else None
+
+
+def joined(parts):
+    return [first + second for first, second in zip(parts[::2], parts[1::2])]
+
+
+def committed(reg):
+    return reg.value is reg.next and reg.queued is False
 
 
 def test_changed_lines_skip_unchanged_and_unwatched_registers_and_truncate_to_the_width():
-    regs = [watched(0, 1, 2), SimpleNamespace(var=None, value=0, next=5), watched(1, 7, 7), watched(2, 0, -1)]
+    regs = [watched(0, 1, 2), SimpleNamespace(var=None, value=0, next=5, queued=True), watched(1, 7, 7),
+            watched(2, 0, -1)]
     assert lines_of(regs) == ["b10 0\n", "b11111111 2\n"]
+    assert all(committed(reg) for reg in regs)
 
 
 def test_changed_lines_refuse_a_list_out_of_handle_order():
-    assert lines_of([watched(2, 0, 1), watched(1, 0, 1)]) is None
+    regs = [watched(2, 0, 1), watched(1, 0, 1)]
+    given = []
+    assert commit_changes(regs, given.append) is regs[1]
+    assert joined(given) == ["b1 2\n"] and committed(regs[0]) and not committed(regs[1])
     # an unchanged register out of order does not count: it writes nothing
     assert lines_of([watched(2, 0, 1), watched(1, 1, 1), watched(3, 0, 1)]) == ["b1 2\n", "b1 3\n"]
+
+
+def test_changed_lines_stop_before_a_value_no_memo_takes():
+    regs = [watched(0, 0, 1), watched(1, 0, 0.5), watched(2, 0, 1)]
+    given = []
+    assert commit_changes(regs, given.append) is regs[1]
+    assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
 
 
 @pytest.mark.parametrize("size", [1, 5, 32, 70])

@@ -282,6 +282,60 @@ def test_one_tracer_per_simulator(tmp_path):
         again.run(cycles=1)
 
 
+class ChannelLog:
+    """Another observer, tracing one channel itself: it logs each edge's handshake flags."""
+
+    def __init__(self, channel):
+        self.channel = channel
+        self.seen = []
+
+    def begin(self, sim):
+        self.channel.traced = True
+
+    def registers(self, t, dirty):
+        pass
+
+    def channels(self, t, touched):
+        self.seen += [(t, ch.offered, ch.fired, ch.took) for ch in touched if ch is self.channel]
+
+    def flush(self, sim):
+        pass
+
+
+def test_a_channel_another_observer_traces_is_settled_by_the_tracer(tmp_path):
+    plain = counter_and_pair(pairs=2)
+    channel = plain.children[2].children[0].out.channel  # top.pair1.src.out, not selected below
+    alone = ChannelLog(channel)
+    sim = Simulator(plain, seed=3)
+    sim.add_observer(alone)
+    sim.run(cycles=30)
+    top = counter_and_pair(pairs=2)
+    beside = ChannelLog(top.children[2].children[0].out.channel)
+    sim = Simulator(top, seed=3)
+    with VcdTracer(tmp_path / "beside.vcd", select=("top.pair.*",), gtkw=False) as tracer:
+        sim.add_observer(tracer)
+        sim.add_observer(beside)
+        sim.run(cycles=30)
+    # the tracer clears the flags of every channel used, its own or not
+    assert beside.seen == alone.seen and any(fired for _, _, fired, _ in alone.seen)
+    assert not any(name.startswith("top.pair1") for name in tracer.signals)
+
+
+def test_an_observer_committing_before_the_tracer_is_named(tmp_path):
+    class Committing(ChannelLog):
+        def commit_registers(self, t, dirty):
+            pass
+
+    top = counter_and_pair()
+    sim = Simulator(top)
+    sim.add_observer(Committing(top.children[1].children[0].out.channel))
+    with VcdTracer(tmp_path / "late.vcd", gtkw=False) as tracer:
+        with pytest.raises(ArchError, match=r"^error: top already has an observer \(Committing\) that commits its "
+                                            r"registers or settles its channels; the VCD tracer does both"):
+            sim.add_observer(tracer)
+            sim.run(cycles=2)
+
+
 def test_payload_summaries_are_short_ascii():
     assert summarize_payload(42) == "42"
     assert summarize_payload("héllo") == "h\\xe9llo"
