@@ -442,7 +442,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
             if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
                 g[G_EXIT] = 3
                 return cycle - start
-            if _issr_would_exit(c, cycle, ss, fq_ready, base, g[G_TCDM_END]):
+            if (ss[3 * c, S_IND] or ss[3 * c + 1, S_IND]) and \
+                    _issr_would_exit(c, cycle, ss, fq_ready, base, g[G_TCDM_END]):
                 g[G_EXIT] = 2
                 return cycle - start
         if check_only:

@@ -170,8 +170,9 @@ def _issr_present(s, cycle, ss, fq_ready):
 
 def _issr_would_exit(c, cycle, ss, fq_ready, low, high):
     """Whether an indirect job of core ``c`` could present an element outside the TCDM
-    (``low`` .. ``high``) this cycle: the Python model faults when it does."""
-    for k in range(3):
+    (``low`` .. ``high``) this cycle: the Python model faults when it does (SSRs 0 and 1,
+    the ones with indirection; the loop asks only when one of them ran an indirect job)."""
+    for k in range(2):
         s = 3 * c + k
         if ss[s, S_ACTIVE] and ss[s, S_IND] and ss[s, S_IQ_COUNT] > 0 \
                 and ss[s, S_IQ_READY + ss[s, S_IQ_HEAD]] <= cycle:
