@@ -3,7 +3,7 @@ CPO, CPS) for a network, the density where CPO/CPS overtake im2col, and the time
 
     python benchmarks/conv.py [--network resnet50] [--density 0.4] [--seed 0] [--slice 16]
                               [--skip-sizes] [--skip-network] [--skip-crossover] [--skip-slices]
-                              [--arch topologies/conv_network_hbm.arch] [--json out.json]
+                              [--arch topologies/conv_network_hbm.arch] [--json out.json] [--indirect]
 
 Tables, each measured in one run:
 
@@ -25,6 +25,9 @@ Tables, each measured in one run:
   compacting the input (the rest is the SpMV, and DMA waits), and the density below which the
   faster of CPO/CPS beats im2col (interpolated between the densities measured).
 * **Slices against whole layers.** The scaled cycles of a slice beside a whole-layer run.
+
+``--indirect`` has CPO gather through the SSRs' indirection (:mod:`archmodel.workloads.conv.indirect`)
+in the cluster tables.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ CROSSOVER_DENSITIES = (1.0, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05)
 SLICE_LAYERS = ("res3a_2", "res4b_1")
 
 
-def crossover(seed: int, slice_steps: int) -> tuple[list, str]:
+def crossover(seed: int, slice_steps: int, indirect: bool = False) -> tuple[list, str]:
     """Rows (layer, density, im2col, cpo, cps cycles and FPU %) and the table with each layer's
     crossover density."""
     layers = {l.name: l for l in network("resnet50")}
@@ -75,7 +78,7 @@ def crossover(seed: int, slice_steps: int) -> tuple[list, str]:
         sweep_rows = []
         for density in CROSSOVER_DENSITIES:
             t = time_layer(layer, activations(layer, density, seed), w, ("im2col", "cpo", "cps"),
-                           slice_steps=slice_steps)
+                           slice_steps=slice_steps, indirect=indirect)
             sweep_rows.append((name, density, *(t[m].cycles for m in ("im2col", "cpo", "cps")),
                                *(t[m].fpu_utilisation for m in ("im2col", "cpo", "cps")),
                                *(100 * t[m].compact_cycles / t[m].cycles for m in ("cpo", "cps"))))
@@ -131,6 +134,7 @@ def main() -> None:
     parser.add_argument("--skip-slices", action="store_true", help="leave out slices against whole layers")
     parser.add_argument("--arch", type=Path, help="also run the network through this .arch file (archmodel run)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument("--indirect", action="store_true", help="CPO gathers through indirect streams")
     args = parser.parse_args()
     figures = {}
     if not args.skip_sizes:
@@ -148,7 +152,7 @@ def main() -> None:
     if not args.skip_network:
         start, wall = time.process_time(), time.perf_counter()
         timed = time_network(network(args.network), args.density, seed=args.seed, slice_steps=args.slice or None,
-                             progress=True)
+                             progress=True, indirect=args.indirect)
         spent, wall = time.process_time() - start, time.perf_counter() - wall
         print(f"\n{args.network} on the cluster, density {args.density}, slices of {args.slice} steps\n")
         print(format_timing(timed), flush=True)
@@ -159,7 +163,7 @@ def main() -> None:
                                           **{m: t.cycles for m, t in r.methods.items()}} for r in timed]}
     if not args.skip_crossover:
         start = time.process_time()
-        cross_rows, cross_text = crossover(args.seed, args.slice or None)
+        cross_rows, cross_text = crossover(args.seed, args.slice or None, args.indirect)
         print("\ncrossover: im2col against CPO/CPS on ResNet-50 layer shapes\n")
         print(cross_text, flush=True)
         print(f"\n{time.process_time() - start:.1f} s of CPU time")

@@ -41,7 +41,12 @@ The subset:
   bound + 1 iterations), ``ssrN_strideK`` (bytes added per step of dimension K: plain affine
   strides, unlike Snitch's hardware which takes strides relative to the lower dimensions),
   ``ssrN_rptrK`` / ``ssrN_wptrK`` (writing the base address starts a read / write job over
-  dimensions 0..K; one job may wait behind the running one), for N = 0, 1, 2 and K = 0..3.
+  dimensions 0..K; one job may wait behind the running one), for N = 0, 1, 2 and K = 0..3;
+  and the indirection extension of SSRs 0 and 1 (Snitch's ISSRs, :mod:`.ssr`):
+  ``ssrN_idx_cfg`` (bits 0-7 the index size, log2 of 1, 2, 4 or 8 bytes; bits 8-15 the
+  shift), ``ssrN_idx_base`` and ``ssrN_irptr`` / ``ssrN_iwptr`` (writing the address of
+  ``bound0 + 1`` indices starts an indirect read / write job: element k is at ``idx_base +
+  (index_k << (3 + shift))``). The registers are the rows of :data:`.isa.SSR_REGS`.
 * Snitch's FREP: ``frep.o rs1, n, [stagger_max, stagger_mask]`` repeats the next ``n`` FP
   instructions (1..16, the sequencer's buffer) ``rs1 + 1`` times as a block; ``frep.i``
   repeats each of them ``rs1 + 1`` times. Stagger adds ``k mod (stagger_max + 1)`` to the
@@ -68,7 +73,7 @@ from archmodel.kernel import ArchError, Span, read_source
 
 from .isa import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT,  # noqa: F401 (the kinds, re-exported)
                   K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD,
-                  K_MUL, K_NOP, K_STORE, OPS, s32 as _s32, u32 as _u32)
+                  K_MUL, K_NOP, K_STORE, OPS, SSR_CSRS, s32 as _s32, u32 as _u32)
 
 FREP_BUFFER_ENTRIES = 16
 """Instructions the FREP sequencer's buffer holds (Snitch, IEEE TC 2021)."""
@@ -93,11 +98,10 @@ X_REGS = {**{f"x{i}": i for i in range(32)}, **{n: i for i, n in enumerate(_ABI_
 F_REGS = {**{f"f{i}": i for i in range(32)}, **{n: i for i, n in enumerate(_ABI_F)}}
 
 CSRS = {"mhartid": 0xF14, "mcycle": 0xB00, "minstret": 0xB02, "ssr": 0x7C0, "barrier": 0x7C2}
-_SSR_FIELDS = ["repeat"] + [f"bound{k}" for k in range(4)] + [f"stride{k}" for k in range(4)] + \
-    [f"rptr{k}" for k in range(4)] + [f"wptr{k}" for k in range(4)]
-for _n in range(3):
-    for _i, _field in enumerate(_SSR_FIELDS):
-        CSRS[f"ssr{_n}_{_field}"] = 0x800 + 0x20 * _n + _i
+_per_stream: dict = {}
+for _name, (_n, _reg, _k) in SSR_CSRS.items():  # the ISA table's SSR registers, in its order
+    CSRS[_name] = 0x800 + 0x20 * _n + _per_stream.setdefault(_n, [0])[0]
+    _per_stream[_n][0] += 1
 CSR_NAMES = {number: name for name, number in CSRS.items()}
 
 _LOADS = {"lb": (1, True), "lbu": (1, False), "lh": (2, True), "lhu": (2, False), "lw": (4, True)}

@@ -35,11 +35,12 @@ from archmodel.kernel.compiled import compile_parts, dispatcher, sources_digest
 
 from .fp_subsystem import NEVER
 from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
-from .isa import s32 as _s32
+from .isa import SSR_INDIRECT, SSR_SHIFT_MAX, s32 as _s32
 from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                         K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
-from .compiled_fp import _advance, _fp_idle, _fp_step, _fp_would_exit, _lsu_push, _next_job
+from .compiled_fp import (_advance, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,
+                          _issr_would_exit, _lsu_push, _next_job)
 from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE, C_DONE_CYCLE, C_HALTED, C_HART,
                               C_IBASE, C_IP, C_IS_DMA, C_L0MAX, C_L0N, C_LDEPTH, C_LSHIFT, C_L_COUNT, C_L_HEAD,
                               C_NINS, C_N_INSTR, C_ODEPTH, C_Q_COUNT, C_Q_HEAD, C_RID, C_STALL, C_S_ICACHE, C_S_LSU,
@@ -53,7 +54,8 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               S_DEPTH, S_HEAD, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
                               S_JWRITES, S_LAUNCHED, S_REPEAT, S_RID, S_USES, S_WRITES, _AUIPC, _BOUND, _CSR_SET,
                               _CSR_WRITE, _DMCPY, _DMDST, _DMREP, _DMSRC, _DMSTR, _MCYCLE, _MHARTID, _MINSTRET,
-                              _REPEAT, _RPTR, _SSR_CONFIG, _WPTR)
+                              _REPEAT, _RPTR, _SSR_CONFIG, _WPTR, _IDX_CFG, _IRPTR, _IWPTR,
+                              S_ICFG, S_IBASE_CFG, S_IND, S_JICFG, S_JIBASE, S_JIND, _STRIDE)
 from .compiled_ops import _access_fault, _alu, _branch, _icache_fetch, _mul, _mul_supported
 
 
@@ -103,10 +105,20 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
         if csr_op != _CSR_WRITE:
             return True
         s = 3 * c + code[i, I_SSR_N]
+        if field >= _IRPTR and code[i, I_SSR_N] not in SSR_INDIRECT:
+            return True
         if ss[s, S_JN] >= 1 and ss[s, S_ACTIVE]:
             return False
         new = code[i, I_IMM] if code[i, I_USES_IMM] else x[c, code[i, I_RS1]]
         base = new & 0xFFFFFFFF
+        if field >= _IRPTR:  # SnitchCore._check_indirect
+            cfg = ss[s, S_ICFG]
+            size = cfg & 0xFF
+            if size > 3 or ((cfg >> 8) & 0xFF) > SSR_SHIFT_MAX or cfg >> 16 or cfg < 0:
+                return True
+            if base % (1 << size) != 0 or ss[s, S_IBASE_CFG] % 8 != 0:
+                return True
+            return base < g[G_TCDM_BASE] or base + (ss[s, S_CFGB] + 1) * (1 << size) > g[G_TCDM_END]
         low = base
         high = base
         bad = base % 8 != 0
@@ -266,7 +278,10 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
                 ss[s, S_JBASE] = new & 0xFFFFFFFF
                 ss[s, S_JDIMS] = dims
                 ss[s, S_JREPEAT] = ss[s, S_REPEAT]
-                ss[s, S_JWRITES] = 1 if field == _WPTR else 0
+                ss[s, S_JWRITES] = 1 if field == _WPTR or field == _IWPTR else 0
+                ss[s, S_JIND] = 1 if field >= _IRPTR else 0
+                ss[s, S_JICFG] = ss[s, S_ICFG]
+                ss[s, S_JIBASE] = ss[s, S_IBASE_CFG]
                 ss[s, S_JN] = 1
                 ss[s, S_WRITES] = ss[s, S_JWRITES]
                 ss[s, S_LAUNCHED] = 1
@@ -274,7 +289,16 @@ def _int_step(c, cycle, g, cs, code, x, x_ready, l0, oq, lq, lq_fval, ss, ic, ic
                     _next_job(s, ss)
                 old = 0
             else:
-                column = S_REPEAT if field == _REPEAT else (S_CFGB + dim if field == _BOUND else S_CFGS + dim)
+                if field == _REPEAT:
+                    column = S_REPEAT
+                elif field == _BOUND:
+                    column = S_CFGB + dim
+                elif field == _STRIDE:
+                    column = S_CFGS + dim
+                elif field == _IDX_CFG:
+                    column = S_ICFG
+                else:
+                    column = S_IBASE_CFG
                 old = ss[s, column]
                 if csr_op == _CSR_WRITE:
                     ss[s, column] = new
@@ -419,6 +443,10 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
             if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
                 g[G_EXIT] = 3
                 return cycle - start
+            if (ss[3 * c, S_IND] or ss[3 * c + 1, S_IND]) and \
+                    _issr_would_exit(c, cycle, ss, fq_ready, base, g[G_TCDM_END]):
+                g[G_EXIT] = 2
+                return cycle - start
         if check_only:
             return 1
         nr = 0
@@ -444,6 +472,14 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
             for k in range(3):
                 s = 3 * c + k
                 if not ss[s, S_ACTIVE]:
+                    continue
+                if ss[s, S_IND]:
+                    address = _issr_present(s, cycle, ss, fq_ready)
+                    if address >= 0:
+                        reqs[nr, 0] = s
+                        reqs[nr, 1] = ss[s, S_RID]
+                        reqs[nr, 2] = address
+                        nr += 1
                     continue
                 if ss[s, S_JOB_WRITES]:
                     if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
@@ -492,6 +528,9 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
                 _lsu_grant(-1 - who, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, singles, mbytes)
                 continue
             s = who
+            if ss[s, S_IND]:
+                _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base, depth_cap)
+                continue
             word = (ss[s, S_ADDR] - base) >> 3
             if ss[s, S_JOB_WRITES]:
                 h = ss[s, S_HEAD]

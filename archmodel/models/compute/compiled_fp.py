@@ -11,7 +11,10 @@ from .compiled_layout import (C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS, C_N_FPU,
                               I_FLOPS, I_FP32, I_IMM, I_INNER, I_KIND, I_LAT, I_NSRC, I_OP, I_RD, I_RS1, I_RS2,
                               I_SIZE, I_SMASK, I_SMAX, S_ACTIVE, S_ADDR, S_ADJ, S_BOUNDS, S_COUNT, S_DEPTH, S_DIMS,
                               S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS, S_JWRITES,
-                              S_LEFT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, _CSR_SET, _CSR_WRITE, _FDIV)
+                              S_LEFT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, _CSR_SET, _CSR_WRITE, _FDIV,
+                              S_IBASE, S_ICOUNT, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT, S_IQ_DEPTH, S_IQ_HEAD,
+                              S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS, S_ILAST, S_JICFG,
+                              S_JIBASE, S_JIND)
 from .compiled_ops import _fields, _fp, _from_int, _to_int
 from .fp_subsystem import NEVER
 from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, LSU_FP_LOAD, LSU_FP_STORE
@@ -88,6 +91,19 @@ def _next_job(s, ss):
     ss[s, S_JN] = 0
     ss[s, S_ACTIVE] = 1
     ss[s, S_ADDR] = ss[s, S_JBASE]
+    ss[s, S_IND] = ss[s, S_JIND]
+    if ss[s, S_IND]:
+        cfg = ss[s, S_JICFG]
+        ss[s, S_IBASE] = ss[s, S_JIBASE]
+        ss[s, S_ISIZE] = 1 << (cfg & 0xFF)
+        ss[s, S_ISHIFT] = 3 + ((cfg >> 8) & 0xFF)
+        ss[s, S_INEXT] = ss[s, S_JBASE] & ~7
+        ss[s, S_IOFF] = ss[s, S_JBASE] & 7
+        ss[s, S_IWORDS] = (ss[s, S_IOFF] + (ss[s, S_JB] + 1) * ss[s, S_ISIZE] + 7) >> 3
+        ss[s, S_IQ_HEAD] = 0
+        ss[s, S_IQ_COUNT] = 0
+        ss[s, S_ILAST] = 0
+        ss[s, S_ICOUNT] = 0
     dims = ss[s, S_JDIMS]
     ss[s, S_DIMS] = dims
     below = 0
@@ -114,6 +130,93 @@ def _next_job(s, ss):
         run = 0
     ss[s, S_RUN] = run
     ss[s, S_RUN_LEN] = run
+
+
+def _issr_address(s, ss):
+    """``SsrStreamer.element_address``: the address the next index names (-1: an index too
+    large to compute with, which the Python model will find outside the TCDM)."""
+    word = ss[s, S_IQ_WORD + ss[s, S_IQ_HEAD]]
+    size = ss[s, S_ISIZE]
+    if size == 8:
+        index = word
+    else:
+        index = (word >> (8 * ss[s, S_IOFF])) & ((1 << (8 * size)) - 1)
+    if index < 0 or index > (1 << 40):
+        return -1
+    return ss[s, S_IBASE] + (index << ss[s, S_ISHIFT])
+
+
+def _issr_present(s, cycle, ss, fq_ready):
+    """``SsrStreamer.present``: the address the indirect job of streamer ``s`` presents this
+    cycle (an index word or its next element, taking turns), or -1 for none."""
+    count = ss[s, S_IQ_COUNT]
+    fetch = ss[s, S_IWORDS] > 0 and count < S_IQ_DEPTH
+    data = count > 0 and ss[s, S_IQ_READY + ss[s, S_IQ_HEAD]] <= cycle
+    if data:
+        if ss[s, S_JOB_WRITES]:
+            data = ss[s, S_COUNT] > 0 and fq_ready[s, ss[s, S_HEAD]] <= cycle
+        else:
+            data = ss[s, S_COUNT] < ss[s, S_DEPTH]
+    if fetch and (not data or not ss[s, S_ILAST]):
+        ss[s, S_ISERVE] = 1
+        ss[s, S_ADDR] = ss[s, S_INEXT]
+        return ss[s, S_ADDR]
+    if data:
+        ss[s, S_ISERVE] = 0
+        ss[s, S_ADDR] = _issr_address(s, ss)
+        return ss[s, S_ADDR]
+    return -1
+
+
+def _issr_would_exit(c, cycle, ss, fq_ready, low, high):
+    """Whether an indirect job of core ``c`` could present an element outside the TCDM
+    (``low`` .. ``high``) this cycle: the Python model faults when it does (SSRs 0 and 1,
+    the ones with indirection; the loop asks only when one of them ran an indirect job)."""
+    for k in range(2):
+        s = 3 * c + k
+        if ss[s, S_ACTIVE] and ss[s, S_IND] and ss[s, S_IQ_COUNT] > 0 \
+                and ss[s, S_IQ_READY + ss[s, S_IQ_HEAD]] <= cycle:
+            address = _issr_address(s, ss)
+            if address < low or address >= high:
+                return True
+    return False
+
+
+def _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base, depth_cap):
+    """``SsrStreamer._grant_indirect``: the TCDM serves streamer ``s``'s indirect request."""
+    if ss[s, S_ISERVE]:
+        slot = (ss[s, S_IQ_HEAD] + ss[s, S_IQ_COUNT]) % S_IQ_DEPTH
+        ss[s, S_IQ_READY + slot] = ready
+        ss[s, S_IQ_WORD + slot] = words_i64[(ss[s, S_INEXT] - base) >> 3]
+        ss[s, S_IQ_COUNT] += 1
+        ss[s, S_INEXT] += 8
+        ss[s, S_IWORDS] -= 1
+        ss[s, S_ILAST] = 1
+        return
+    ss[s, S_ILAST] = 0
+    word = (ss[s, S_ADDR] - base) >> 3
+    if ss[s, S_JOB_WRITES]:
+        h = ss[s, S_HEAD]
+        words[word] = fq_val[s, h]
+        ss[s, S_HEAD] = (h + 1) % depth_cap
+        ss[s, S_COUNT] -= 1
+    else:
+        slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
+        fq_ready[s, slot] = ready
+        fq_val[s, slot] = words[word]
+        fq_uses[s, slot] = ss[s, S_USES]
+        ss[s, S_COUNT] += 1
+    ss[s, S_ICOUNT] += 1
+    left = ss[s, S_LEFT] - 1
+    ss[s, S_LEFT] = left
+    off = ss[s, S_IOFF] + ss[s, S_ISIZE]
+    if off == 8 or left == 0:
+        ss[s, S_IQ_HEAD] = (ss[s, S_IQ_HEAD] + 1) % S_IQ_DEPTH
+        ss[s, S_IQ_COUNT] -= 1
+        off = 0
+    ss[s, S_IOFF] = off
+    if left == 0:
+        _next_job(s, ss)
 
 
 def _advance(s, ss):
@@ -338,5 +441,6 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
     cs[c, C_Q_COUNT] -= 1
 
 
-COMPILED = ("_fp_would_exit", "_fp_idle", "_next_job", "_advance", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step")
+COMPILED = ("_fp_would_exit", "_fp_idle", "_next_job", "_advance", "_issr_address", "_issr_present",
+            "_issr_would_exit", "_issr_grant", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step")
 """The functions of this module numba compiles with the loop (see compiled_cluster)."""

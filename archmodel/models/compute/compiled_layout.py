@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .isa import F_SSR_ENABLE, K_BARRIER, K_CSR, K_DMA, K_FP, K_JAL, OPS
+from .isa import (F_SSR_ENABLE, K_BARRIER, K_CSR, K_DMA, K_FP, K_JAL, OPS, SSR_BOUND, SSR_CSRS, SSR_IDX_BASE,
+                  SSR_IDX_CFG, SSR_IRPTR, SSR_IWPTR, SSR_REPEAT, SSR_RPTR, SSR_STRIDE, SSR_WPTR)
 from .isa import code as code_of
 
 
@@ -26,8 +27,9 @@ _CSR_OPS = {"csrrw": _CSR_WRITE, "csrrwi": _CSR_WRITE, "csrrs": _CSR_SET, "csrrs
             "csrrci": _CSR_CLEAR}
 _MHARTID, _MCYCLE, _MINSTRET, _SSR_CONFIG = range(4)
 _CSR_NAMES = {"mhartid": _MHARTID, "mcycle": _MCYCLE, "minstret": _MINSTRET}
-_REPEAT, _BOUND, _STRIDE, _RPTR, _WPTR = range(5)  # _RPTR and above start a job
-_SSR_FIELDS = {"repeat": _REPEAT, "bound": _BOUND, "stride": _STRIDE, "rptr": _RPTR, "wptr": _WPTR}
+# the SSR registers by the ISA table's codes (_RPTR and above start a job, _IRPTR and above an indirect one)
+_REPEAT, _BOUND, _STRIDE, _IDX_CFG, _IDX_BASE = SSR_REPEAT, SSR_BOUND, SSR_STRIDE, SSR_IDX_CFG, SSR_IDX_BASE
+_RPTR, _WPTR, _IRPTR, _IWPTR = SSR_RPTR, SSR_WPTR, SSR_IRPTR, SSR_IWPTR
 UNSUPPORTED = -1
 _JAL, _AUIPC = 0, 1  # the two K_JAL instructions
 # opcodes the loop tests by name (isa numbers them)
@@ -58,12 +60,10 @@ def _encode(ins) -> list:
         name = ins.csr
         if name in _CSR_NAMES:
             row[I_CSR] = _CSR_NAMES[name]
-        elif name.startswith("ssr") and "_" in name:
+        elif name in SSR_CSRS:
             row[I_CSR] = _SSR_CONFIG
-            field = name[5:]
-            row[I_SSR_N] = int(name[3])
-            row[I_SSR_FIELD] = _SSR_FIELDS[field.rstrip("0123")]
-            row[I_SSR_DIM] = int(field[-1]) if field[-1].isdigit() else 0
+            row[I_SSR_N], reg, row[I_SSR_DIM] = SSR_CSRS[name]
+            row[I_SSR_FIELD] = reg.code
     row[I_OP] = code
     return row
 
@@ -98,7 +98,16 @@ def encode_programs(cores) -> tuple:
  S_CFGS, S_RUN, S_RUN_LEN, S_LAUNCHED, S_RID, S_DEPTH, S_HEAD, S_COUNT, S_JN, S_JBASE, S_JDIMS, S_JB, S_JS,
  S_JREPEAT, S_JWRITES) = (0, 1, 2, 3, 4, 5, 9, 13, 17, 18, 19, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
                           38, 42, 46, 47)
-S_WIDTH = 48
+# the indirection extension (SsrStreamer's ``indirect`` ... ``i_count``): the running job is
+# indirect, the idx_cfg and idx_base registers, the waiting job's three, the running job's base,
+# index bytes, shift (3 + idx shift), next index word address, words left to fetch, byte offset
+# in the head word, the index word queue (head, count, ready cycles, 64-bit words), whether the
+# request presented fetches an index word, whether the last grant did, elements served
+(S_IND, S_ICFG, S_IBASE_CFG, S_JIND, S_JICFG, S_JIBASE, S_IBASE, S_ISIZE, S_ISHIFT, S_INEXT, S_IWORDS, S_IOFF,
+ S_IQ_HEAD, S_IQ_COUNT, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ILAST, S_ICOUNT) = \
+    (48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 65, 68, 69, 70)
+S_IQ_DEPTH = 3  # = isa.SSR_INDEX_CREDITS (checked by compiled_state)
+S_WIDTH = 71
 
 # -- cluster-wide values -------------------------------------------------------------------------------
 (G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,

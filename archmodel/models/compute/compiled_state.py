@@ -36,7 +36,10 @@ from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D
                                R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
                                S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
-                              encode_programs)
+                              S_IBASE, S_IBASE_CFG, S_ICFG, S_ICOUNT, S_ILAST, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT,
+                              S_IQ_DEPTH, S_IQ_HEAD, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS,
+                              S_JICFG, S_JIBASE, S_JIND, S_WIDTH, encode_programs)
+from .isa import SSR_INDEX_CREDITS
 from .compiled_cluster import _compiled_cluster_cycles
 from .isa import LSU_FP_STORE, LSU_STORE
 
@@ -71,13 +74,22 @@ def _programs(cluster) -> _Programs:
 
 def _streamer_row(s) -> list:
     """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array)."""
+    indirection = None
     if s.jobs:
-        base, dims, bounds, strides, repeat, writes = s.jobs[0]
+        base, dims, bounds, strides, repeat, writes, indirection = s.jobs[0]
         job = [base, dims, *bounds, *[0] * (4 - dims), *strides, *[0] * (4 - dims), repeat, writes]
     else:
         job = _NO_JOB
-    return [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
-            *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job]
+    ready = [0] * S_IQ_DEPTH
+    words = [0] * S_IQ_DEPTH
+    for k, (at, bits) in enumerate(s.iq):
+        ready[k], words[k] = at, bits - (1 << 64) if bits >= 1 << 63 else bits
+    row = [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
+           *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job,
+           s.indirect, s.idx_cfg, s.idx_base, indirection is not None, *(indirection or (0, 0)), s.i_base,
+           s.i_size, s.i_shift, s.i_next, s.i_words, s.i_off, 0, len(s.iq), *ready, *words, s.i_serve, s.i_last,
+           s.i_count]
+    return row
 
 
 def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap: int) -> None:
@@ -91,12 +103,20 @@ def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap
     s.cfg_strides[:] = st[S_CFGS:S_CFGS + 4]
     s.run, s.run_len, s.launched = st[S_RUN], st[S_RUN_LEN], bool(st[S_LAUNCHED])
     s.adj0 = s.adj[0]
-    s.reads_stream = s.active and not s.job_writes
+    s.indirect, s.idx_cfg, s.idx_base = bool(st[S_IND]), st[S_ICFG], st[S_IBASE_CFG]
+    s.i_base, s.i_size, s.i_shift, s.i_next = st[S_IBASE], st[S_ISIZE], st[S_ISHIFT], st[S_INEXT]
+    s.i_words, s.i_off, s.i_serve, s.i_last = st[S_IWORDS], st[S_IOFF], bool(st[S_ISERVE]), bool(st[S_ILAST])
+    s.i_count = st[S_ICOUNT]
+    s.iq.clear()
+    for k in range(st[S_IQ_COUNT]):
+        at = (st[S_IQ_HEAD] + k) % S_IQ_DEPTH
+        s.iq.append([st[S_IQ_READY + at], st[S_IQ_WORD + at] & 0xFFFF_FFFF_FFFF_FFFF])
+    s.reads_stream = s.active and not s.job_writes and not s.indirect
     s.jobs.clear()
     if st[S_JN]:
         dims = st[S_JDIMS]
         s.jobs.append((st[S_JBASE], dims, st[S_JB:S_JB + dims], st[S_JS:S_JS + dims], st[S_JREPEAT],
-                       bool(st[S_JWRITES])))
+                       bool(st[S_JWRITES]), (st[S_JICFG], st[S_JIBASE]) if st[S_JIND] else None))
     fifo = s.fifo
     fifo.clear()
     head = st[S_HEAD]
@@ -106,6 +126,10 @@ def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap
             fifo.append([ready[at], value[at]])
         else:
             fifo.append([ready[at], value[at], uses[at]])
+
+
+if S_IQ_DEPTH != SSR_INDEX_CREDITS or S_ICOUNT + 1 != S_WIDTH:
+    raise AssertionError("compiled_layout's ISSR columns disagree with the ISA table or the row width")
 
 
 class _Replays:

@@ -369,3 +369,62 @@ def define_dispatch(name: str, namespace: dict, group: str = "fp", rows=None):
         raise IsaError(f"{namespace.get('__name__', 'the engine')} has no implementation of {missing}")
     exec(compile(dispatch_source(name, group, chosen), f"<{name}: the ISA table>", "exec"), namespace)  # noqa: S102
     return namespace[name]
+
+
+# -- the SSR configuration registers ---------------------------------------------------------------
+class SsrReg:
+    """One configuration register of a Snitch SSR streamer, as a CSR ``ssrN_<name>[K]``.
+
+    ``name`` the field (``bound`` ...); ``dims`` how many there are (4: one per loop
+    dimension K, named ``<name>K``; 1: no suffix); ``code`` the number both engines dispatch
+    on; ``job``: writing it starts a job (``"read"`` or ``"write"``, None for a plain
+    register); ``indirect``: the job is indirect (an ISSR job, see :mod:`.ssr`)."""
+
+    __slots__ = ("name", "dims", "code", "job", "indirect")
+
+    def __init__(self, name: str, dims: int, code: int, job: str | None = None, indirect: bool = False):
+        self.name, self.dims, self.code, self.job, self.indirect = name, dims, code, job, indirect
+
+    def __repr__(self) -> str:
+        return f"<SsrReg {self.name}>"
+
+
+# codes: the plain registers first, then those that start a job (the engines test ``code >= SSR_RPTR``)
+(SSR_REPEAT, SSR_BOUND, SSR_STRIDE, SSR_IDX_CFG, SSR_IDX_BASE, SSR_RPTR, SSR_WPTR, SSR_IRPTR,
+ SSR_IWPTR) = range(9)
+SSR_REGS = (
+    SsrReg("repeat", 1, SSR_REPEAT), SsrReg("bound", 4, SSR_BOUND), SsrReg("stride", 4, SSR_STRIDE),
+    SsrReg("rptr", 4, SSR_RPTR, "read"), SsrReg("wptr", 4, SSR_WPTR, "write"),
+    # the indirection extension (Snitch's ISSR): index size and shift, the base the indices
+    # are added to, and the two registers that start an indirect read / write job
+    SsrReg("idx_cfg", 1, SSR_IDX_CFG), SsrReg("idx_base", 1, SSR_IDX_BASE),
+    SsrReg("irptr", 1, SSR_IRPTR, "read", True), SsrReg("iwptr", 1, SSR_IWPTR, "write", True),
+)
+"""Every SSR configuration register, in CSR order: ``ssrN_<field>`` is CSR ``0x800 + 0x20*N +
+k`` for the k-th name :func:`ssr_csrs` lists. The assembler, the Python core and the
+compiled loop all read this table; adding a register is a row here plus its behaviour in
+:mod:`.ssr` and the loop."""
+
+SSR_STREAMS = 3
+"""Streamers per core (ft0, ft1, ft2)."""
+SSR_INDIRECT = (0, 1)
+"""The streamers with the indirection extension, as the Snitch cluster's default
+configuration has it (SSR 0 and 1; SSR 2 is an intersection slave only, not modelled)."""
+SSR_INDEX_CREDITS = 3
+"""Index words an ISSR fetches ahead (the RTL's ``IndexCredits``, default 3)."""
+SSR_SHIFT_MAX = 7
+"""The largest index shift (the RTL's ``ShiftWidth`` of 3 bits)."""
+
+
+def ssr_csrs() -> dict:
+    """{CSR name: (streamer, register, dimension)} for every streamer's registers, in CSR order."""
+    table = {}
+    for n in range(SSR_STREAMS):
+        for reg in SSR_REGS:
+            for k in range(reg.dims):
+                table[f"ssr{n}_{reg.name}{k if reg.dims > 1 else ''}"] = (n, reg, k)
+    return table
+
+
+SSR_CSRS: dict = ssr_csrs()
+"""{``ssrN_field``: (N, :class:`SsrReg`, K)}."""

@@ -52,6 +52,7 @@ from archmodel.workloads.snitch import (BARRIER, Layout, assemble_lines, check_r
 from .layers import Layer
 from .lowering import SPARSE, check_method, convolve, padded
 from .compaction import compact_routine, profiled, profiled_start
+from .indirect import filter_major_kernel, gather_routine
 from .tiling import INT, WORD, Tiling, counts_bytes, dense_store, packed_kernel, plan, scratch_bytes
 
 
@@ -64,7 +65,8 @@ class ConvSetup:
     work (of the output rows x blocks x chunks for the GEMMs, of the stored non-zeros x
     blocks for CPO and CPS, whose work follows them; the padded edge rows hold fewer),
     ``check(cluster)``, which compares the output in the memory with numpy, and for CPO and
-    CPS ``profile_at``, the cores' counts of cycles in the compaction."""
+    CPS ``profile_at``, the cores' counts of cycles in the compaction; ``indirect``: the
+    SpMV gathers through indirect streams (:mod:`.indirect`)."""
 
     layer: Layer
     method: str
@@ -79,6 +81,7 @@ class ConvSetup:
     check: Callable = attrs.field(repr=False)
     compact_at: int | None = None
     profile_at: int | None = None
+    indirect: bool = False
 
     def compact_cycles(self, cluster: SnitchCluster) -> int:
         """The cycles the run spent compacting (CPO, CPS; 0 for the others): core 0's count
@@ -98,20 +101,22 @@ def _magic(divisor: int, largest: int) -> int:
 
 def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.ndarray, w: np.ndarray, *,
                bands=None, blocks: int | None = None, chunks: int | None = None,
-               tiling: Tiling | None = None, register_check: bool = True) -> ConvSetup:
+               tiling: Tiling | None = None, register_check: bool = True, indirect: bool = False) -> ConvSetup:
     """Load the programs computing ``layer`` (batch 1) through ``method`` on ``cluster`` with
     activations ``x`` and weights ``w``; the data goes in ``memory`` (the one at the DMA
     port by default). ``bands`` (indices into the tiling's bands), ``blocks`` (the first
     filter blocks) and ``chunks`` (the first channel chunks) restrict the run to a slice of
     the layer; the check compares that slice (with fewer chunks: the convolution of those
     channels). It runs when the cluster finishes, or with ``register_check=False`` when the
-    caller calls ``ConvSetup.check(cluster)`` (a sequence of runs on one cluster)."""
+    caller calls ``ConvSetup.check(cluster)`` (a sequence of runs on one cluster).
+    ``indirect``: CPO's SpMV gathers the kernel through indirect streams where it can
+    (:func:`gathers`); otherwise, and for CPS, it loads indices with integer loads."""
     check_method(method)
     if layer.batch != 1:
         raise ValueError(f"layer '{layer.name}': the cluster kernels take batch 1, got {layer.batch}")
     cores = cluster.cores
     if tiling is None:
-        tiling = plan(layer, method, cluster.tcdm_bytes, cores)
+        tiling = plan(layer, method, cluster.tcdm_bytes, cores, one_row=indirect and method == "cpo")
     chosen = tuple(range(len(tiling.bands)) if bands is None else bands)
     blocks = tiling.blocks if blocks is None else min(blocks, tiling.blocks)
     chunks = tiling.chunks if chunks is None else min(chunks, tiling.chunks)
@@ -126,7 +131,9 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     compact_at = tcdm.take(tiling.compact_bytes - books) if sparse else None
     counts = tcdm.take(books) if sparse else None
     profile = counts + 2 * INT * tiling.channels if counts is not None else None  # see counts_bytes
-    kernel_tiles = packed_kernel(layer, w, tiling.channels, tiling.filters, blocks, chunks)
+    gather = indirect and gathers(method, tiling, cores)
+    kernel_tiles = (filter_major_kernel if gather else packed_kernel)(layer, w, tiling.channels, tiling.filters,
+                                                                      blocks, chunks)
     k_at = {key: outside.take(tile.nbytes) for key, tile in kernel_tiles.items()}
     for key, tile in kernel_tiles.items():
         put_array(memory, k_at[key], tile)
@@ -157,7 +164,7 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     # the compaction's two barriers within each CPO/CPS step: the DMA core passes them while it fetches
     dma = assemble_lines(f"{method}_dma.S", dma_schedule([], tiles_in, tiles_out, inner_barriers=2 if sparse else 0))
     if sparse:
-        compute = _spmv_program(layer, method, tiling, cores, steps, scratch, compact_at, counts, profile)
+        compute = _spmv_program(layer, method, tiling, cores, steps, scratch, compact_at, counts, profile, gather)
     else:
         compute = _gemm_program(layer, method, tiling, cores, steps)
     cluster.load_programs([compute] * cores + [dma])
@@ -176,7 +183,14 @@ def setup_conv(cluster: SnitchCluster, memory, layer: Layer, method: str, x: np.
     return ConvSetup(layer, method, tiling, chosen, blocks, chunks, len(steps),
                      2 * tiling.input_bytes + tiling.compact_bytes, outside_bytes,
                      _fraction(layer, method, x, tiling, chosen, blocks, chunks), check, compact_at,
-                     profile)
+                     profile, gather)
+
+
+def gathers(method: str, tiling: Tiling, cores: int) -> bool:
+    """Whether the SpMV of ``method`` under ``tiling`` can gather through indirect streams:
+    CPO (CPS has no indices), 1-row bands (every stored element of a group meets the output
+    row) and at most 16 filters per core (one accumulator each, an FREP body of 16)."""
+    return method == "cpo" and tiling.rows == 1 and tiling.filters // cores <= 16
 
 
 def _fraction(layer: Layer, method: str, x: np.ndarray, tiling: Tiling, chosen: tuple, blocks: int,
@@ -290,12 +304,13 @@ def _gemm_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
 
 # -- sparse lowerings: SpMV over the CPO/CPS tiles ---------------------------------------------------
 def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: list, scratch: int, compact_at: int,
-                  counts: int, profile: int):
+                  counts: int, profile: int, gather: bool = False):
     """Every core runs ``compact`` (:mod:`.compaction`) and then ``spmv`` once per step:
     ``spmv`` with a0 the tile's values, a1 its indices (CPO) or run pairs (CPS), a2 its
     pointers, a3 its channel ids, a4 the present channels (all from ``compact``), a5 the
     kernel tile, a6 the output tile, a7 the band's rows and s11 = 1 on a block's first chunk
-    (the core zeroes its filters of the output tile first)."""
+    (the core zeroes its filters of the output tile first); with ``gather``, ``spmv_gather``
+    (:mod:`.indirect`) instead."""
     kh, kw, s, cc, nb, ow = layer.kernel_h, layer.kernel_w, layer.stride, tiling.channels, tiling.filters, layer.out_w
     share = nb // cores
     parts = -(-kw // s)
@@ -313,8 +328,8 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
     lines += [f"li t1, {WORD * nb}", "csrw ssr2_stride1, t1", "csrwi ssr, 1"] + BARRIER
     for (buf, band_bytes), k_tile, c_tile, rows, first in steps:
         lines += [f"li a0, {buf}", f"li a1, {band_bytes}", f"li a2, {compact_at}"] + profiled(profile, "compact")
-        lines += [f"li a5, {k_tile}", f"li a6, {c_tile}", f"li a7, {rows}", f"li s11, {int(first)}", "call spmv",
-                  "fence"] + BARRIER
+        lines += [f"li a5, {k_tile}", f"li a6, {c_tile}", f"li a7, {rows}", f"li s11, {int(first)}",
+                  "call spmv_gather" if gather else "call spmv", "fence"] + BARRIER
     lines += ["csrwi ssr, 0", "ecall"]
     lines += compact_routine(layer, method, cc, cores, counts, scratch)
     # the cycles in the compaction, core by core (the cores leave it together, at a barrier)
@@ -346,6 +361,8 @@ def _spmv_program(layer: Layer, method: str, tiling: Tiling, cores: int, steps: 
               "addi s0, s0, 4", "addi sp, sp, 1", f"li t0, {parts}", "blt sp, t0, part",
               "addi gp, gp, 1", "j plane",
               "done:", "fence"] + save + ["lw ra, 0(t0)", "ret"]
+    if gather:
+        lines += gather_routine(layer, tiling.filters, cores, save)
     return assemble_lines(f"{method}.S", lines)
 
 

@@ -104,6 +104,7 @@ class Job:
     x: np.ndarray = attrs.field(repr=False)
     w: np.ndarray = attrs.field(repr=False)
     slice_steps: int | None
+    indirect: bool = False
 
 
 class NetworkSchedule:
@@ -112,11 +113,13 @@ class NetworkSchedule:
     whole layer (its slice-scaled timing replaced by the measured one; the choice stays the
     slices'). ``seeds`` gives each layer's seed instead (a selection of a network's layers
     keeps the seeds they have in it); ``data``, a list of (activations, weights) per layer,
-    replaces the drawn ones. ``rows`` holds a :class:`LayerTiming` per layer done."""
+    replaces the drawn ones. ``indirect``: CPO's SpMV gathers through indirect streams
+    (:mod:`.indirect`) where its tiling allows. ``rows`` holds a :class:`LayerTiming` per
+    layer done."""
 
     def __init__(self, layers: list[Layer], density: float | None, methods, *, seed: int = 0,
                  slice_steps: int | None = 16, whole_chosen: bool = False, seeds: list | None = None,
-                 data: list | None = None):
+                 data: list | None = None, indirect: bool = False):
         self.layers = list(layers)
         self.density = density
         self.methods = list(methods)
@@ -124,6 +127,7 @@ class NetworkSchedule:
         self.slice_steps = slice_steps
         self.whole_chosen = whole_chosen
         self.data = data
+        self.indirect = indirect
         self.rows: list[LayerTiming] = []
 
     def jobs(self) -> Generator[Job, MethodTiming, None]:
@@ -133,10 +137,10 @@ class NetworkSchedule:
                 (activations(layer, self.density, self.seeds[k]), weights(layer, self.seeds[k]))
             timed = {}
             for method in self.methods:
-                timed[method] = yield Job(layer, method, x, w, self.slice_steps)
+                timed[method] = yield Job(layer, method, x, w, self.slice_steps, self.indirect)
             if self.whole_chosen and self.slice_steps is not None:
                 chosen = LayerTiming(layer, self.density, timed).chosen
-                timed[chosen] = yield Job(layer, chosen, x, w, None)
+                timed[chosen] = yield Job(layer, chosen, x, w, None, self.indirect)
             self.rows.append(LayerTiming(layer, self.density, timed))
 
 
@@ -182,9 +186,10 @@ class ClusterRuns:
         one = attrs.evolve(job.layer, batch=1)
         x = job.x[:1]
         try:
-            tiling = plan(one, job.method, cluster.tcdm_bytes, cluster.cores)
+            tiling = plan(one, job.method, cluster.tcdm_bytes, cluster.cores,
+                          one_row=job.indirect and job.method == "cpo")
             self.placed = setup_conv(cluster, self.memory, one, job.method, x, job.w, tiling=tiling,
-                                     register_check=False, **slice_of(tiling, job.slice_steps))
+                                     register_check=False, indirect=job.indirect, **slice_of(tiling, job.slice_steps))
         except ValueError as err:
             raise ArchError(str(err)) from None
         cluster.result_ok = False

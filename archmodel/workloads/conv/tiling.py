@@ -119,7 +119,7 @@ def scratch_bytes(cores: int) -> int:
     return WORD * cores
 
 
-def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
+def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int, one_row: bool = False) -> Tiling:
     """The tiling of ``layer`` under ``method`` whose buffers fit ``tcdm_bytes``: the most
     multiply-accumulates per step, preferring chunks whose dot products are at least 64 long
     (so the FREP loops, not their setup, take the time), then more filters per block; for
@@ -129,7 +129,8 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
     once), CPO and CPS of a multiple of ``cores`` (each core takes an equal share of the
     block's filters); CPO and CPS take two buffers of the band's padded input rows (what the
     DMA brings) and one of the tile the cores compact them into, sized for every element
-    stored (the program is written before the activations are known). A ValueError when
+    stored (the program is written before the activations are known). ``one_row``: bands of
+    one output row (CPO's gather through indirect streams needs them). A ValueError when
     nothing fits."""
     step = cores if method in SPARSE else 8
     tcdm_bytes -= scratch_bytes(cores)
@@ -141,7 +142,7 @@ def plan(layer: Layer, method: str, tcdm_bytes: int, cores: int) -> Tiling:
     for nb in [d for d in _divisors(layer.filters) if d % step == 0]:
         for cc in _divisors(layer.channels):
             kernel = WORD * kh * kw * cc * nb
-            for rows in range(1, layer.out_h + 1):
+            for rows in range(1, (1 if one_row else layer.out_h) + 1):
                 # CPO/CPS: the DMA brings the band's padded input rows, the cores compact them
                 # into one tile as large as it can be (every element stored)
                 inp = dense_input_bytes(layer, "direct" if method in SPARSE else method, rows, cc)

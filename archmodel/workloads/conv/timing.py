@@ -33,21 +33,23 @@ MEMORY_BYTES = 64 << 20
 
 def time_network(layers: list[Layer], density: float | None = None, methods=METHODS, *, seed: int = 0,
                  slice_steps: int | None = 16, whole_chosen: bool = False, progress: bool = False,
-                 **system) -> list[LayerTiming]:
+                 indirect: bool = False, **system) -> list[LayerTiming]:
     """A :class:`LayerTiming` per layer of ``layers`` (see :class:`~.runs.NetworkSchedule`
-    for ``seed`` and ``whole_chosen``) on the system :func:`run_schedule` builds from
-    ``system``. ``progress`` shows a bar per layer on stderr."""
+    for ``seed``, ``whole_chosen`` and ``indirect``) on the system :func:`run_schedule` builds
+    from ``system``. ``progress`` shows a bar per layer on stderr."""
     schedule = NetworkSchedule(layers, check_density(density), _methods(methods), seed=seed, slice_steps=slice_steps,
-                               whole_chosen=whole_chosen)
+                               whole_chosen=whole_chosen, indirect=indirect)
     return run_schedule(schedule, progress=progress, **system)
 
 
 def time_layer(layer: Layer, x: np.ndarray, w: np.ndarray, methods=METHODS, *, slice_steps: int | None = 16,
-               **system) -> dict:
+               indirect: bool = False, **system) -> dict:
     """{method: MethodTiming} for ``layer`` with activations ``x`` and weights ``w`` (a
     slice of ``slice_steps`` steps scaled to the layer, or the whole layer with None) on the
-    system :func:`run_schedule` builds from ``system``."""
-    schedule = NetworkSchedule([layer], None, _methods(methods), slice_steps=slice_steps, data=[(x, w)])
+    system :func:`run_schedule` builds from ``system``; ``indirect``: CPO gathers through
+    indirect streams (:mod:`.indirect`)."""
+    schedule = NetworkSchedule([layer], None, _methods(methods), slice_steps=slice_steps, data=[(x, w)],
+                               indirect=indirect)
     return run_schedule(schedule, **system)[0].methods
 
 

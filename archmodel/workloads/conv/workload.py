@@ -127,16 +127,17 @@ class ClusterTiming:
     finds a layer no tile of the cluster's TCDM fits)."""
 
     def __init__(self, cluster: SnitchCluster, layers: list[Layer], density, seeds: list, methods: list,
-                 slice: int, whole: bool, plot: str, progress, title: str):
+                 slice: int, whole: bool, plot: str, progress, title: str, indirect: bool = False):
         for layer in layers:
             for method in methods:
                 try:
-                    plan(attrs.evolve(layer, batch=1), method, cluster.tcdm_bytes, cluster.cores)
+                    plan(attrs.evolve(layer, batch=1), method, cluster.tcdm_bytes, cluster.cores,
+                         one_row=indirect and method == "cpo")
                 except ValueError as err:
                     raise ArchError(str(err)) from None
         self.cluster = cluster
         self.schedule = NetworkSchedule(layers, density, [m for m in METHODS if m in methods], seeds=seeds,
-                                        slice_steps=slice or None, whole_chosen=bool(whole))
+                                        slice_steps=slice or None, whole_chosen=bool(whole), indirect=indirect)
         self.plot, self.progress, self.title = plot, progress, title
         self.report: ConvReport | None = None
         self.runs: ClusterRuns | None = None
@@ -202,7 +203,8 @@ def _report(targets, rows: list[LayerSizes], timing: ClusterTiming | None = None
     return report
 
 
-def _timing(targets, layers, density, seeds, methods, simulate, slice, plot, progress, title, whole=False):
+def _timing(targets, layers, density, seeds, methods, simulate, slice, plot, progress, title, whole=False,
+            indirect=False):
     """None unless ``simulate``; otherwise (the arguments and the target checked now) the
     :class:`ClusterTiming` of ``layers`` on the target cluster."""
     if not simulate:
@@ -211,6 +213,9 @@ def _timing(targets, layers, density, seeds, methods, simulate, slice, plot, pro
         raise ArchError(f"slice must be a number of steps (0: whole layers), got {slice!r}")
     if not isinstance(plot, str):
         raise ArchError(f"plot must be a file name (\"\" for none), got {plot!r}")
+    if not isinstance(indirect, bool):
+        raise ArchError(f"indirect must be true or false, got {indirect!r}",
+                        hint="true: CPO gathers its kernel entries through the SSRs' indirection")
     clusters = [t for t in targets if isinstance(t, SnitchCluster)]
     if len(targets) != 1 or len(clusters) != 1:
         raise ArchError("the convolution workloads time the layers on one SnitchCluster",
@@ -226,7 +231,7 @@ def _timing(targets, layers, density, seeds, methods, simulate, slice, plot, pro
                         hint="connect ext_req/ext_rsp to a memory (FixedLatencyMemory, DramController, "
                         "InterleavedMemory, or a memory-mapped network interface in front of one)")
     return ClusterTiming(cluster, layers, check_density(density), seeds, [check_method(m) for m in methods], slice,
-                         whole, plot, progress, title)
+                         whole, plot, progress, title, indirect)
 
 
 def _named_only(workload: str, args) -> None:
@@ -236,13 +241,14 @@ def _named_only(workload: str, args) -> None:
 
 def bind_conv_network(targets, *args, network=None, topology=None, padding="none", layers="", density=None,
                       seed=0, batch=1, methods=None, simulate=True, slice=16, plot=None, progress=None,
-                      whole=False) -> ConvReport:
+                      whole=False, indirect=False) -> ConvReport:
     """``conv_network(network = "resnet50" | topology = "file.csv", padding = "none" | "same",
     layers = "res2a_2,res3a_2", density = 0.4, seed = 0, batch = 1, methods =
     "im2col,mec,cpo", simulate = true, slice = 16, plot = "conv.png", progress = true, whole =
-    true)``: the lowered sizes and cluster cycles of every layer (or of the ``layers`` named)
-    of a bundled network or a SCALE-Sim topology file (relative to the working folder);
-    ``whole`` runs each layer's chosen method on the whole layer after the slices chose it.
+    true, indirect = false)``: the lowered sizes and cluster cycles of every layer (or of the
+    ``layers`` named) of a bundled network or a SCALE-Sim topology file (relative to the
+    working folder); ``whole`` runs each layer's chosen method on the whole layer after the
+    slices chose it; ``indirect`` has CPO gather through the SSRs' indirection.
     ``density`` omitted: all-dense activations. Layer ``k`` of the network draws its
     activations and weights with ``seed + k``, chosen or not."""
     _named_only("conv_network", args)
@@ -262,7 +268,7 @@ def bind_conv_network(targets, *args, network=None, topology=None, padding="none
     if plot is None:
         plot = f"conv_{re.sub(r'[^A-Za-z0-9_.-]', '_', title.rsplit('/', 1)[-1].removesuffix('.csv'))}.png"
     timing = _timing(targets, chosen, density, seeds, list(rows[0].sizes), simulate, slice, plot, progress, title,
-                     whole)
+                     whole, indirect)
     return _report(targets, rows, timing)
 
 
@@ -281,12 +287,13 @@ def _picked(layers: list[Layer], names) -> list[int]:
 
 def bind_conv_layer(targets, *args, height=None, width=None, channels=None, kernel=None, kernel_h=None,
                     kernel_w=None, filters=None, stride=1, pad=0, pad_h=None, pad_w=None, batch=1, density=None,
-                    seed=0, methods=None, name="layer", simulate=True, slice=16, plot="", progress=None) -> ConvReport:
+                    seed=0, methods=None, name="layer", simulate=True, slice=16, plot="", progress=None,
+                    indirect=False) -> ConvReport:
     """``conv_layer(height = 56, width = 56, channels = 64, kernel = 3, filters = 64, stride =
     1, pad = 1, density = 0.4)``: the lowered sizes and cluster cycles of one layer (``width``
     defaults to ``height``; ``kernel_h``/``kernel_w`` and ``pad_h``/``pad_w`` set one
-    direction; ``simulate``, ``slice``, ``plot`` (none by default) and ``progress`` as for
-    ``conv_network``)."""
+    direction; ``simulate``, ``slice``, ``plot`` (none by default), ``progress`` and
+    ``indirect`` as for ``conv_network``)."""
     _named_only("conv_layer", args)
     missing = [k for k, v in (("height", height), ("channels", channels), ("filters", filters)) if v is None]
     if kernel is None and (kernel_h is None or kernel_w is None):
@@ -298,7 +305,8 @@ def bind_conv_layer(targets, *args, height=None, width=None, channels=None, kern
                   kernel if kernel_h is None else kernel_h, kernel if kernel_w is None else kernel_w, filters, stride,
                   pad if pad_h is None else pad_h, pad if pad_w is None else pad_w, batch)
     rows = network_sizes([layer], density, seed=seed, methods=_methods(methods))
-    timing = _timing(targets, [layer], density, [seed], list(rows[0].sizes), simulate, slice, plot, progress, name)
+    timing = _timing(targets, [layer], density, [seed], list(rows[0].sizes), simulate, slice, plot, progress, name,
+                     indirect=indirect)
     return _report(targets, rows, timing)
 
 

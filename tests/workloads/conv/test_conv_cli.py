@@ -131,11 +131,23 @@ def test_a_network_prints_its_table_and_writes_its_plot(tmp_path, capsys, monkey
      "slice must be a number of steps (0: whole layers), got -1"),
     ("conv_layer(height = 8, channels = 4, kernel = 3, filters = 8, plot = 3)",
      "plot must be a file name (\"\" for none), got 3"),
+    ("conv_layer(height = 8, channels = 4, kernel = 3, filters = 8, indirect = 1)",
+     "indirect must be true or false, got 1"),
 ])
 def test_bad_cluster_runs_exit_2_with_the_reason(tmp_path, capsys, run, message):
     code, err, _ = _run(tmp_path, capsys, run)
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+def test_cpo_gathers_through_indirect_streams_when_asked(tmp_path, capsys):
+    run = "conv_layer(height = 8, channels = 4, kernel = 3, filters = 8, pad = 1, density = 0.5, methods = \"cpo\"{})"
+    code, err, gathered = _run(tmp_path, capsys, run.format(", indirect = true"))
+    assert code == 0, err  # the output was checked against numpy in the memory
+    code, err, loaded = _run(tmp_path, capsys, run.format(""))
+    assert code == 0, err
+    cycles = [next(v for k, v in figures.items() if k.endswith("cpo_cycles")) for figures in (gathered, loaded)]
+    assert cycles[0] != cycles[1]  # a different kernel ran
 
 
 @pytest.mark.parametrize("flag", ["--progress", "--no-progress"])
