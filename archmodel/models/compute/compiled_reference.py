@@ -223,7 +223,7 @@ class CompiledPair:
         if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and not cache.mem_req.ready:
             ks[loop.BUDGET] = 0
         ks[loop.CAP] = loop.NEVER
-        before = self.cs[loop.REFS]
+        before = self._moves()
         # The first cycle needs no lookahead (what arrives at it has arrived): the question
         # is asked only when the pair has more to do than wait for the memory below.
         ran, end, asked = 0, c + 1, False
@@ -252,7 +252,7 @@ class CompiledPair:
         self.batches += 1
         name = loop.EXIT_REASONS[reason]
         self.exits[name] = self.exits.get(name, 0) + 1
-        if self.cs[loop.REFS] != before or reason == loop.EXIT_PHASE:
+        if self._moves() != before or reason == loop.EXIT_PHASE:
             self.core.progress()  # the core holds the work the watchdog watches
         if reason == loop.EXIT_BAD:
             self.publish()
@@ -289,6 +289,15 @@ class CompiledPair:
                         self.o_kind, self.o_line, self.o_tag, self.o_data, self.o_at, self.rq_arr, self.rq_ref, self.rs_arr,
                         self.rs_ref, self.rs_val, *self.inner)
 
+    def _moves(self) -> tuple:
+        """What the watchdog counts as progress of the pair: references issued, and, with
+        the memory inside the loop, the transfers to and from it (a fill is one), which no
+        channel counts."""
+        if self.memory is None:
+            return (int(self.cs[loop.REFS]),)
+        ms = self.inner[0]
+        return int(self.cs[loop.REFS]), int(self.ks[loop.NEXT_TAG]), int(ms[inner.R_HEAD]), int(ms[inner.R_SENT])
+
     def _samples(self) -> None:
         """Hand the miss latencies the loop gathered (the memory inside) to the cache."""
         ms, samples = self.inner[0], self.inner[-1]
@@ -305,6 +314,9 @@ class CompiledPair:
         cache, sim = self.cache, self.cache.sim
         domain = cache.domain
         end = domain.cycle_of(sim.watchdog_deadline_ps) + 1
+        # Half a watchdog window at most: the progress of a batch counts at its start, so a
+        # batch that ran to the deadline would leave the next one a cycle to show progress in.
+        end = min(end, c + max(1, sim.watchdog_ps // 2 // domain.period_ps))
         if sim.limit_ps is not None:
             end = min(end, domain.cycle_of(sim.limit_ps) + 1)
         end = max(end, c + 1)
