@@ -19,7 +19,11 @@ When the memory below is a :class:`~.memory.FixedLatencyMemory` wired straight t
 (same clock domain, no width on either channel, nothing pending in it), the loop plays it
 too (:mod:`.compiled_reference_memory`): misses and fills then never leave the loop, and a
 batch runs to the run's limit, the watchdog's deadline, a phase's end or the finish.
-``PLAY_IDEAL_MEMORY`` turns that off (the tests hold both forms to the Python models).
+``PLAY_IDEAL_MEMORY`` turns that off (the tests hold both forms to the Python models). The
+loop writes the memory's bytes in place as it computes, so a ``backdoor_read`` of that
+memory between batches sees the write-backs the pair has taken up to where it computed
+(ahead of the kernel's time by at most a batch), as it sees the pair's cache lines when the
+run settles.
 
 Where it applies (``engine = "auto"`` picks it then, and the Python models otherwise):
 the core's ``req``/``resp`` are wired straight to a cache with one client, in one clock
