@@ -16,7 +16,8 @@ arriving, a fill, a credit it waited for, or the time it asked for) to count the
 
 Only the first cycle of a batch may take a fill that arrived or finish: the loop stops
 before any later cycle that would, so the driver does those at the kernel's time of that
-cycle. Lines to memory leave inside the batch, each at its own cycle, while the credits held
+cycle (unless the memory below is played inside the loop, :mod:`.compiled_reference_memory`:
+then its fills are taken at their own cycles inside the batch, and nothing below leaves it). Lines to memory leave inside the batch, each at its own cycle, while the credits held
 at the batch's start last: credits only return, so the channel is ready then for the Python
 cache too (with none left, the loop stops before the cycle, and the driver sends when the
 channel says it may). The driver hands them to the channel after the loop, timestamped
