@@ -15,6 +15,16 @@ latencies and the memory's least reaction), before a line that finds no credit, 
 the run finishes. The core sleeps throughout and declares that it sends nothing on its own
 (its requests never leave the pair).
 
+When the memory below is a :class:`~.memory.FixedLatencyMemory` wired straight to the cache
+(same clock domain, no width on either channel, nothing pending in it), the loop plays it
+too (:mod:`.compiled_reference_memory`): misses and fills then never leave the loop, and a
+batch runs to the run's limit, the watchdog's deadline, a phase's end or the finish.
+``PLAY_IDEAL_MEMORY`` turns that off (the tests hold both forms to the Python models). The
+loop writes the memory's bytes in place as it computes, so a ``backdoor_read`` of that
+memory between batches sees the write-backs the pair has taken up to where it computed
+(ahead of the kernel's time by at most a batch), as it sees the pair's cache lines when the
+run settles.
+
 Where it applies (``engine = "auto"`` picks it then, and the Python models otherwise):
 the core's ``req``/``resp`` are wired straight to a cache with one client, in one clock
 domain, on channels without a width; the cache has no prefetcher, no miss classification
@@ -35,10 +45,14 @@ from archmodel.kernel import QuestionBackoff, compiled
 from archmodel.models.messages import MemRequest
 
 from . import compiled_reference_loop as loop
+from . import compiled_reference_memory as inner
+from .memory import FixedLatencyMemory
 
 SHORT_HORIZON = 8
 """Cycles below which a lookahead answer counts as short (asking costs a walk of the wiring)."""
 COMPILED_POLICIES = ("lru", "srrip")
+PLAY_IDEAL_MEMORY = True
+"""Whether the loop plays an ideal memory wired straight below the cache (see above)."""
 
 
 def unsupported(core, cache) -> str | None:
@@ -69,6 +83,20 @@ def unsupported(core, cache) -> str | None:
     if core.barrier is not None and core.barrier.cores != 1:
         return f"{core.path} meets {core.barrier.cores} cores at its barrier"
     return _crossing(stream, cache.line_bytes)
+
+
+def _own_memory(cache) -> FixedLatencyMemory | None:
+    """The ideal memory the loop may play itself, below ``cache`` (None: it stays outside)."""
+    below = cache.below()
+    if not PLAY_IDEAL_MEMORY or type(below) is not FixedLatencyMemory:
+        return None
+    ask, answer = cache.mem_req.channel, cache.mem_resp.channel
+    if below.domain is not cache.domain or answer.src_owner is not below or not below.idle:
+        return None
+    for ch in (ask, answer):
+        if ch.width_bits is not None or ch.flight or not ch.same_domain:
+            return None
+    return below
 
 
 def _crossing(stream, line_bytes: int) -> str | None:
@@ -128,6 +156,23 @@ class CompiledPair:
         self.rs_arr = np.zeros(rs.capacity, dtype=np.int64)
         self.rs_ref = np.zeros(rs.capacity, dtype=np.int64)
         self.rs_val = np.zeros(rs.capacity, dtype=np.uint64)
+        self.memory = _own_memory(cache)
+        if self.memory is None:
+            self.inner = inner.off()
+        else:
+            m = self.memory
+            mg = np.zeros(inner.MEM_GEO, dtype=np.int64)
+            mg[[inner.MG_ON, inner.MG_LATENCY, inner.MG_SERVICE, inner.MG_Q_LAT, inner.MG_Q_CAP, inner.MG_R_LAT,
+                inner.MG_R_CAP, inner.MG_BASE, inner.MG_END]] = (
+                1, m.latency_cycles, -(-cache.line_bytes // m.bytes_per_cycle), cache.mem_req.channel.latency,
+                cache.mem_req.channel.capacity, cache.mem_resp.channel.latency, cache.mem_resp.channel.capacity,
+                m.base_address, m.base_address + m.size_bytes)
+            ms = np.zeros(inner.MEM_SCALARS, dtype=np.int64)
+            ms[[inner.M_FREE, inner.M_READ, inner.M_WRITTEN, inner.M_BUSY]] = m.service_state()
+            # (a response is taken before the cache can have more lines out than its MSHRs
+            # and write buffer hold)
+            rings = inner.rings(cache.line_bytes, cache.mem_req.channel.capacity, out)
+            self.inner = (ms, mg, np.frombuffer(m.data, dtype=np.uint8), *rings)
         self._pack()
         self.sent: dict = {}  # tag -> (kind, line, cycle it was due to leave), for the answers below
         self.lookahead = QuestionBackoff()
@@ -182,7 +227,7 @@ class CompiledPair:
         if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and not cache.mem_req.ready:
             ks[loop.BUDGET] = 0
         ks[loop.CAP] = loop.NEVER
-        before = self.cs[loop.REFS]
+        before = self._moves()
         # The first cycle needs no lookahead (what arrives at it has arrived): the question
         # is asked only when the pair has more to do than wait for the memory below.
         ran, end, asked = 0, c + 1, False
@@ -191,13 +236,15 @@ class CompiledPair:
             ran += more
             if ks[loop.O_OUT]:
                 self._send()
+            if self.memory is not None:
+                self._samples()
             if reason == loop.EXIT_PHASE:
                 stream = self.core.next_phase()
                 why = _crossing(stream, cache.line_bytes)
                 if why is not None:
                     self.core.fail(f"engine 'compiled': {why} in a later phase")
                 self._phase(stream)  # and compute on into it, as far as the batch may go
-            elif reason != loop.EXIT_END:
+            elif reason != loop.EXIT_END and reason != loop.EXIT_SAMPLES:
                 break
             if c + ran >= end:
                 if asked or c + ran >= ks[loop.CAP]:
@@ -209,12 +256,16 @@ class CompiledPair:
         self.batches += 1
         name = loop.EXIT_REASONS[reason]
         self.exits[name] = self.exits.get(name, 0) + 1
-        if self.cs[loop.REFS] != before or reason == loop.EXIT_PHASE:
+        if self._moves() != before or reason == loop.EXIT_PHASE:
             self.core.progress()  # the core holds the work the watchdog watches
         if reason == loop.EXIT_BAD:
             self.publish()
             self.finished = True
             self.core.fail(self._bad_read(int(self.cs[loop.BAD])))
+        if reason == loop.EXIT_OUTSIDE:
+            self.publish()
+            self.finished = True
+            self.memory.offset_of(int(self.inner[0][inner.OUTSIDE]), cache.line_bytes)  # (fails, naming it)
         if reason == loop.EXIT_DONE:
             self.finished = True
             self.publish()
@@ -240,7 +291,26 @@ class CompiledPair:
                         self.dirty, self.valid, self.data, self.mline, self.mcount, self.mtarg, self.job_ref,
                         self.job_left, self.job_done, self.job_val, self.job_free, self.jq, self.o_leave,
                         self.o_kind, self.o_line, self.o_tag, self.o_data, self.o_at, self.rq_arr, self.rq_ref, self.rs_arr,
-                        self.rs_ref, self.rs_val)
+                        self.rs_ref, self.rs_val, *self.inner)
+
+    def _moves(self) -> tuple:
+        """What the watchdog counts as progress of the pair: references issued, and, with
+        the memory inside the loop, the transfers to and from it (a fill is one), which no
+        channel counts."""
+        if self.memory is None:
+            return (int(self.cs[loop.REFS]),)
+        ms = self.inner[0]
+        return int(self.cs[loop.REFS]), int(self.ks[loop.NEXT_TAG]), int(ms[inner.R_HEAD]), int(ms[inner.R_SENT])
+
+    def _samples(self) -> None:
+        """Hand the miss latencies the loop gathered (the memory inside) to the cache."""
+        ms, samples = self.inner[0], self.inner[-1]
+        n = int(ms[inner.N_SAMPLES])
+        if n:
+            sample = self.cache.miss_latency.sample
+            for v in samples[:n].tolist():
+                sample(v)
+            ms[inner.N_SAMPLES] = 0
 
     def _end(self, c: int) -> int:
         """The end of the batch from cycle ``c``: the run's limit, the watchdog's deadline,
@@ -248,6 +318,9 @@ class CompiledPair:
         cache, sim = self.cache, self.cache.sim
         domain = cache.domain
         end = domain.cycle_of(sim.watchdog_deadline_ps) + 1
+        # Half a watchdog window at most: the progress of a batch counts at its start, so a
+        # batch that ran to the deadline would leave the next one a cycle to show progress in.
+        end = min(end, c + max(1, sim.watchdog_ps // 2 // domain.period_ps))
         if sim.limit_ps is not None:
             end = min(end, domain.cycle_of(sim.limit_ps) + 1)
         end = max(end, c + 1)
@@ -327,6 +400,10 @@ class CompiledPair:
         for s, w in zip(*np.nonzero(self.valid)):
             held[int(self.tags[s, w])] = bytearray(self.data[s, w].tobytes())
         cache.hold_lines(held)
+        if self.memory is not None:
+            ms = self.inner[0]
+            self.memory.resume_service(*(int(ms[k]) for k in (inner.M_FREE, inner.M_READ, inner.M_WRITTEN,
+                                                                inner.M_BUSY)))
 
     def in_window(self) -> int:
         """References in the core's window."""

@@ -16,7 +16,8 @@ arriving, a fill, a credit it waited for, or the time it asked for) to count the
 
 Only the first cycle of a batch may take a fill that arrived or finish: the loop stops
 before any later cycle that would, so the driver does those at the kernel's time of that
-cycle. Lines to memory leave inside the batch, each at its own cycle, while the credits held
+cycle (unless the memory below is played inside the loop, :mod:`.compiled_reference_memory`:
+then its fills are taken at their own cycles inside the batch, and nothing below leaves it). Lines to memory leave inside the batch, each at its own cycle, while the credits held
 at the batch's start last: credits only return, so the channel is ready then for the Python
 cache too (with none left, the loop stops before the cycle, and the driver sends when the
 channel says it may). The driver hands them to the channel after the loop, timestamped
@@ -32,6 +33,10 @@ from __future__ import annotations
 import numpy as np
 
 from archmodel.kernel.compiled import jit
+
+from .compiled_reference_memory import (MG_ON, N_SAMPLES, R_KIND, R_LEAVE, R_LINE, next_event, response_arrived,
+                                        response_taken, send_line)
+from .compiled_reference_memory import step as memory_step
 
 RRPV_MAX = 3
 """SRRIP's distant re-reference value with 2-bit RRPVs, as the cache's tag store has it."""
@@ -55,8 +60,11 @@ NEVER = 1 << 62
 # channel scalars (qs): the request ring (core -> cache) and the answer ring (cache -> core)
 RQ_HEAD, RQ_LEN, RQ_TAKEN, RS_HEAD, RS_LEN, RS_TAKEN = range(6)
 # what a batch ended on
-EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE, EXIT_QUIET, EXIT_ANSWER = range(8)
-EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase", "quiet", "answer")
+EXIT_END, EXIT_SEND, EXIT_FINISH, EXIT_DONE, EXIT_BAD, EXIT_PHASE, EXIT_QUIET, EXIT_ANSWER, EXIT_SAMPLES, \
+    EXIT_OUTSIDE = range(10)
+EXIT_REASONS = ("end", "send", "finish", "done", "bad read", "phase", "quiet", "answer", "samples", "outside")
+# (samples: the miss-latency buffer of a memory played inside the loop is full; outside: a
+# line to that memory lies outside it)
 # geo entries the driver fills in at the first tick, from the wiring: the least round trip
 # through the memory below (cycles from a line's send to the first cycle an answer can
 # arrive), and whether lines may leave ahead (no width on the channel to memory)
@@ -208,11 +216,13 @@ def fill(c, kind, line, fill_data, geo, ks, tags, valid, data, mline, mcount, mt
 def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, check, answered,
         waiting, older, tags, age, dirty, valid, data, mline, mcount, mtarg, job_ref, job_left, job_done,
         job_val, job_free, jq, o_leave, o_kind, o_line, o_tag, o_data, o_at, rq_arr, rq_ref,
-        rs_arr, rs_ref, rs_val):  # pragma: no cover - compiled
+        rs_arr, rs_ref, rs_val, ms, mg, mem, req_ring, q_data, resp_ring, r_data, samples):  # pragma: no cover - compiled
     """Cycles start .. end - 1 (at most) of the phase in ``addr`` ..., the kernel being at
     cycle ``now``; returns (cycles run, exit reason). At the end of a phase that another
     follows (``cs[MORE]``) the core meets its barrier alone and the loop returns, for the
-    driver to load the next phase."""
+    driver to load the next phase. With ``mg[MG_ON]`` the ideal memory below is played here
+    too (:mod:`.compiled_reference_memory`): lines go to it and fills come from it inside
+    the loop, and nothing leaves the pair."""
     sets, ways, shift, hit_latency, mshrs, targets, write_buffer, queue = geo[0], geo[1], geo[2], geo[3], geo[4], \
         geo[5], geo[6], geo[7]
     srrip, touch_writes, in_order, window, rq_lat, rq_cap, rs_lat, rs_cap = geo[8] == 1, geo[9] == 1, geo[10] == 1, \
@@ -223,11 +233,15 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
     line_bytes = 1 << shift
     mask = line_bytes - 1
     out_cap = len(o_leave)
+    own_memory = mg[MG_ON] == 1
     c = start
     while c < end:
         if c >= ks[CAP]:
             return c - start, EXIT_ANSWER  # an answer to a line sent in this batch may arrive now
-        if ks[O_LEN] > 0 and o_leave[ks[O_HEAD]] <= c:
+        if own_memory:
+            if ms[N_SAMPLES] == len(samples):
+                return c - start, EXIT_SAMPLES
+        elif ks[O_LEN] > 0 and o_leave[ks[O_HEAD]] <= c:
             # the line at the head leaves now, if the channel is ready for it (see above)
             if ks[BUDGET] > 0 and (ahead or c == now):
                 h = ks[O_HEAD]
@@ -246,6 +260,26 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
                 return c - start, EXIT_FINISH
             if n == 0 and not cs[MORE] and c >= cs[EARLIEST]:
                 return c - start, EXIT_FINISH  # an empty last phase ends at the release
+        if own_memory:
+            # the memory inside: the cache's line out, the memory's edge, the fill the cache
+            # takes first at its tick (the arrival woke it)
+            h = ks[O_HEAD]
+            if ks[O_LEN] > 0 and o_leave[h] <= c and send_line(c, ms, mg, o_kind[h], o_line[h], o_leave[h],
+                                                                o_data[h], req_ring, q_data):
+                ks[O_HEAD] = (h + 1) % out_cap
+                ks[O_LEN] -= 1
+            if not memory_step(c, shift, ms, mg, mem, req_ring, q_data, resp_ring, r_data):
+                return c - start, EXIT_OUTSIDE
+            k = response_arrived(c, ms, resp_ring)
+            if k >= 0:
+                if resp_ring[k, R_KIND] == KIND_FILL:
+                    samples[ms[N_SAMPLES]] = c - resp_ring[k, R_LEAVE]
+                    ms[N_SAMPLES] += 1
+                fill(c, resp_ring[k, R_KIND], resp_ring[k, R_LINE], r_data[k], geo, ks, tags, valid, data, mline,
+                     mcount, mtarg, job_ref, job_left, job_done, job_val, addr, size, write, value)
+                response_taken(ms, resp_ring)
+                if ks[WAKE] > c:
+                    ks[WAKE] = c
         # ---- the cache: take a request, access it
         ticking = ks[WAKE] <= c
         again = False
@@ -474,6 +508,10 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
             if not (qs[RS_LEN] > 0 and rs_arr[qs[RS_HEAD]] <= c):
                 cs[DEP_SINCE] = c
         after = _quiet_until(c, n, window, cs, ks, qs, job_left, jq)
+        if own_memory and after > c + 1:
+            soonest = next_event(c, ms, req_ring, resp_ring)
+            if soonest < after:
+                after = soonest
         if after > c + 1:
             # nothing inside can change before ``after`` (NEVER: before a fill arrives): skip
             if after >= end or after >= ks[CAP]:

@@ -44,7 +44,9 @@ class FixedLatencyMemory(Component):
         self.n_read = self.n_written = self.n_busy = 0
         self.ready_changes = 0  # requests taken and responses sent: see bounds_version
 
-    def _offset(self, address: int, size: int) -> int:
+    def offset_of(self, address: int, size: int) -> int:
+        """The offset of ``address`` in :attr:`data`; an access of ``size`` bytes outside this
+        memory stops the run, naming both."""
         offset = address - self.base_address
         if offset < 0 or offset + size > self.size_bytes:
             self.fail(f"access of {size} bytes at 0x{address:08x} is outside this memory "
@@ -85,11 +87,27 @@ class FixedLatencyMemory(Component):
         """As :meth:`reaction_ps`, which follows from the parameters alone."""
         return self.reaction_ps(inp, out)
 
+    @property
+    def idle(self) -> bool:
+        """No response waiting to leave."""
+        return not self.ready
+
+    def service_state(self) -> tuple[int, int, int, int]:
+        """(the cycle the memory is free from, bytes read, bytes written, busy cycles): the
+        state a compiled form that plays this memory inside its own loop starts from (see
+        :mod:`.compiled_reference`)."""
+        return self.free_cycle, self.n_read, self.n_written, self.n_busy
+
+    def resume_service(self, free_cycle: int, read: int, written: int, busy: int) -> None:
+        """Take back the state of :meth:`service_state` from a compiled form that played this
+        memory (its bytes it wrote into :attr:`data` directly)."""
+        self.free_cycle, self.n_read, self.n_written, self.n_busy = free_cycle, read, written, busy
+
     def tick(self) -> None:
         cycle = self.cycle
         if self.req.valid:
             request = self.req.recv()
-            offset = self._offset(request.address, request.size_bytes)
+            offset = self.offset_of(request.address, request.size_bytes)
             service = math.ceil(request.size_bytes / self.bytes_per_cycle)
             start = max(cycle, self.free_cycle)
             self.free_cycle = start + service

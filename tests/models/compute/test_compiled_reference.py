@@ -1,13 +1,14 @@
 """The compiled core + cache pair against the Python models: on random reference streams,
-cache geometries, channel latencies and phases, over an ideal memory and a DDR4 controller,
-both engines finish at the same cycle with the same statistics of the core, the cache and
-the memory, and leave the same bytes in memory."""
+cache geometries, channel latencies and phases, over an ideal memory (played inside the
+pair's loop, and left outside it) and a DDR4 controller, both engines finish at the same
+cycle with the same statistics of the core, the cache and the memory, and leave the same
+bytes in memory."""
 
 import numpy as np
 import pytest
 
 from archmodel.kernel import ClockDomain, Component, ModelAssertion, Simulator, connect
-from archmodel.models.compute import Barrier, FixedLatencyMemory, ReferenceCore, References
+from archmodel.models.compute import Barrier, FixedLatencyMemory, ReferenceCore, References, compiled_reference
 from archmodel.models.memory import Cache, DramController
 
 BASE = 0
@@ -46,8 +47,8 @@ def build(engine, stream, initial, case, memory_kind):
                   write_buffer=case["wb"], queue=case["queue"], in_order=case["in_order"], policy=case["policy"],
                   write_hits_touch=case["touch"])
     if memory_kind == "ideal":
-        memory = FixedLatencyMemory("mem", top, base_address=BASE, size_bytes=1 << 20,
-                                    latency_cycles=case["mem_latency"])
+        memory = FixedLatencyMemory("mem", top, base_address=BASE, size_bytes=case.get("mem_bytes", 1 << 20),
+                                    latency_cycles=case["mem_latency"], bytes_per_cycle=case.get("mem_bpc", 64))
     else:
         memory = DramController("mem", top, standard="DDR4-2400R", base_address=BASE)
     # (lines leave ahead while the credits of mem_req last: few credits and long links too)
@@ -79,12 +80,22 @@ def random_case(rng, n):
                 mem_latency=int(rng.integers(1, 40)), lq=int(rng.integers(1, 3)), lr=int(rng.integers(1, 3)),
                 barrier=int(rng.integers(1, 30)),
                 ends=sorted(rng.integers(0, n, int(rng.integers(0, 4))).tolist() + [0, n] * int(rng.random() < 0.2)),
-                mq=int(rng.integers(1, 4)), mcap=int(rng.integers(1, 5)), mr=int(rng.integers(1, 3)))
+                mq=int(rng.integers(1, 4)), mcap=int(rng.integers(1, 5)), mr=int(rng.integers(1, 3)),
+                mem_bpc=int(rng.choice([8, 16, 64])))
 
 
-@pytest.mark.parametrize("memory_kind", ["ideal", "dram"])
+@pytest.fixture
+def ideal_memory_outside(monkeypatch):
+    """The pair leaves an ideal memory outside its loop (as it does any other memory)."""
+    monkeypatch.setattr(compiled_reference, "PLAY_IDEAL_MEMORY", False)
+
+
+@pytest.mark.parametrize("memory_kind", ["ideal", "ideal outside", "dram"])
 @pytest.mark.parametrize("seed", range(12))
-def test_the_compiled_pair_runs_the_cycles_and_counts_of_the_python_models(seed, memory_kind):
+def test_the_compiled_pair_runs_the_cycles_and_counts_of_the_python_models(seed, memory_kind, monkeypatch):
+    if memory_kind == "ideal outside":
+        monkeypatch.setattr(compiled_reference, "PLAY_IDEAL_MEMORY", False)
+        memory_kind = "ideal"
     rng = np.random.default_rng(seed)
     n = int(rng.integers(50, 400))
     case = random_case(rng, n)
@@ -95,6 +106,9 @@ def test_the_compiled_pair_runs_the_cycles_and_counts_of_the_python_models(seed,
         Simulator(top).run()
         assert core.done, (engine, case)
         assert (core.compiled is not None) == (engine == "compiled")
+        if engine == "compiled":
+            inside = memory_kind == "ideal" and compiled_reference.PLAY_IDEAL_MEMORY
+            assert (core.compiled.memory is memory) == inside
         results[engine] = (core.done_cycle, figures([core, cache, memory]),
                            cache.backdoor_read(BASE, len(initial)), memory.backdoor_read(BASE, len(initial)))
     py, comp = results["python"], results["compiled"]
@@ -115,7 +129,40 @@ def test_the_pair_computes_ahead_in_batches_of_many_cycles():
     assert pair.exits["quiet"] and pair.exits["answer"] and pair.sent_ahead
 
 
-def test_lines_leave_inside_a_batch_while_the_credits_to_memory_last():
+def test_the_pair_plays_an_ideal_memory_below_it_in_a_few_batches():
+    rng = np.random.default_rng(5)
+    stream, initial = random_stream(rng, 3000, span_lines=64, writes=0.3)
+    case = dict(random_case(rng, 3000), sets=4, ways=2, mshrs=4, wb=2, ends=[], mem_latency=30, mcap=2, mem_bpc=8)
+    runs = {}
+    for engine in ("python", "compiled"):
+        top, core, cache, memory = build(engine, stream, initial, case, "ideal")
+        Simulator(top).run()
+        runs[engine] = (core.done_cycle, figures([core, cache, memory]), memory.backdoor_read(BASE, len(initial)))
+    assert runs["python"] == runs["compiled"]
+    pair = core.compiled
+    # hundreds of misses, none leaving the loop: the run is a few batches (the first edge, the rest, the finish)
+    assert cache.misses.value > 500 and cache.miss_latency.count == cache.misses.value
+    assert pair.batches <= 3 and not pair.sent and not pair.sent_ahead
+    # a run longer than the watchdog's window: no transfer crosses a channel, yet the pair
+    # shows progress in every half window (a batch stops there), so nothing is reported stuck
+    top, core, cache, memory = build("compiled", stream, initial, case, "ideal")
+    Simulator(top, watchdog_cycles=400).run()
+    assert (core.done_cycle, figures([core, cache, memory])) == runs["python"][:2]
+    assert core.compiled.batches >= core.done_cycle // 200
+
+
+def test_a_miss_outside_an_ideal_memory_played_inside_stops_the_run_naming_it():
+    rng = np.random.default_rng(9)
+    stream, initial = random_stream(rng, 200, span_lines=64, writes=0.0)
+    case = dict(random_case(rng, 200), ends=[], mem_bytes=32 * 64)
+    for engine in ("python", "compiled"):
+        top, core, cache, memory = build(engine, stream, initial[:32 * 64], case, "ideal")
+        with pytest.raises(ModelAssertion, match=r"top.mem at \d+ ps: access of 64 bytes at 0x[0-9a-f]{8} is "
+                                                 r"outside this memory \(0x00000000 .. 0x000007ff\)"):
+            Simulator(top).run()
+
+
+def test_lines_leave_inside_a_batch_while_the_credits_to_memory_last(ideal_memory_outside):
     rng = np.random.default_rng(11)
     stream, initial = random_stream(rng, 2000, span_lines=64, writes=0.3)
     base = dict(random_case(rng, 2000), sets=4, ways=2, mshrs=4, wb=8, ends=[], mem_latency=30, mq=2, mr=1)
