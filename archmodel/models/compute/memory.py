@@ -102,6 +102,9 @@ class FixedLatencyMemory(Component):
         """Take back the state of :meth:`service_state` from a compiled form that played this
         memory (its bytes it wrote into :attr:`data` directly)."""
         self.free_cycle, self.n_read, self.n_written, self.n_busy = free_cycle, read, written, busy
+        # the compiled form served requests this memory's own tick never saw: whatever a caller
+        # kept of its bounds (keyed on bounds_version) is to be worked out again
+        self.ready_changes += 1
 
     def tick(self) -> None:
         cycle = self.cycle
