@@ -111,7 +111,7 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
             return False
         new = code[i, I_IMM] if code[i, I_USES_IMM] else x[c, code[i, I_RS1]]
         base = new & 0xFFFFFFFF
-        if field >= _IRPTR:  # SnitchCore._check_indirect
+        if field >= _IRPTR:  # SsrConfiguration._check_indirect
             cfg = ss[s, S_ICFG]
             size = cfg & 0xFF
             if size > 3 or ((cfg >> 8) & 0xFF) > SSR_SHIFT_MAX or cfg >> 16 or cfg < 0:

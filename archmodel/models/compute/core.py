@@ -11,8 +11,8 @@ from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOIN
                         K_STORE, Instruction, Program)
 from .fast_paths import compile_replay_step
 from .fp_subsystem import NEVER, FpSubsystem
+from .ssr_config import SsrConfiguration
 from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
-from .isa import SSR_CSRS, SSR_INDIRECT, SSR_REPEAT, SSR_RPTR, SSR_SHIFT_MAX, SSR_BOUND, SSR_IDX_BASE, SSR_IDX_CFG
 from .isa import s32 as _s32
 from .ssr import SsrStreamer
 
@@ -61,7 +61,7 @@ class _Lsu:
 
 
 @model
-class SnitchCore(FpSubsystem, Component):
+class SnitchCore(FpSubsystem, SsrConfiguration, Component):
     """One Snitch core of a cluster: RV32IM integer pipeline, FP64 subsystem, SSRs and FREP.
 
     Models, each cycle (Zaruba et al., "Snitch", IEEE TC 2021; Schuiki et al., "Stream
@@ -256,29 +256,6 @@ class SnitchCore(FpSubsystem, Component):
                      if self.instrs[ins.index].rd != stream else "")
         self.fault(ins, f"writes ft{stream} but SSR {stream} has no write job (it was never started{staggered})")
 
-    def _check_indirect(self, ins: Instruction, s: SsrStreamer, base: int) -> None:
-        """Fault unless an indirect job of ``s`` at index array ``base`` is well formed: index
-        size 1-8 bytes, shift at most SSR_SHIFT_MAX, indices aligned and inside the TCDM,
-        ``idx_base`` 8-byte aligned (the RTL drops the low bits; we say so instead)."""
-        size, shift = s.idx_cfg & 0xFF, (s.idx_cfg >> 8) & 0xFF
-        where = f"SSR {s.index} indirect job at 0x{base:08x}"
-        if size > 3 or shift > SSR_SHIFT_MAX or s.idx_cfg >> 16:
-            self.fault(ins, f"{where}: idx_cfg 0x{s.idx_cfg:x} asks for index size 2**{size} bytes and shift "
-                            f"{shift} (sizes 2**0 .. 2**3, shifts 0 .. {SSR_SHIFT_MAX})")
-        if base % (1 << size) or s.idx_base % 8:
-            self.fault(ins, f"{where}: the indices must be aligned to their {1 << size} bytes and idx_base "
-                            f"0x{s.idx_base:08x} to 8")
-        low, high = s.extent_indirect(base)
-        if low < self.tcdm_base or high >= self.tcdm_end:
-            self.fault(ins, f"{where}: its indices 0x{low:08x} .. 0x{high:08x} are outside the TCDM "
-                            f"(0x{self.tcdm_base:08x} .. 0x{self.tcdm_end - 1:08x})")
-
-    def stream_fault(self, s: SsrStreamer, address: int) -> None:
-        """Stop the run: element ``s.i_count`` of ``s``'s indirect job is outside the TCDM."""
-        self.fail(f"core {self.hartid}: SSR {s.index} indirect element {s.i_count} at 0x{address:08x} is outside "
-                  f"the TCDM (0x{self.tcdm_base:08x} .. 0x{self.tcdm_end - 1:08x}): index too large for "
-                  f"idx_base 0x{s.i_base:08x}")
-
     def _check_access(self, ins: Instruction, addr: int, size: int) -> None:
         if addr % size:
             self.fault(ins, f"misaligned {size}-byte access to 0x{addr:08x}")
@@ -437,53 +414,7 @@ class SnitchCore(FpSubsystem, Component):
         elif name == "minstret":
             old = self.n_instr & 0xFFFFFFFF
         else:
-            stream, reg, dim = SSR_CSRS[name]
-            s = self.ssrs[stream]
-            if reg.code >= SSR_RPTR:
-                if op not in ("csrrw", "csrrwi"):
-                    self.fault(ins, f"start an SSR job by writing {name} with csrw")
-                if reg.indirect and stream not in SSR_INDIRECT:
-                    self.fault(ins, f"SSR {stream} has no indirection (SSRs {', '.join(map(str, SSR_INDIRECT))} have)")
-                if len(s.jobs) >= 1 and s.active:
-                    self.s_sync += 1
-                    return False  # the shadow job slot is taken: wait for the stream
-                base = new & 0xFFFFFFFF
-                if reg.indirect:
-                    self._check_indirect(ins, s, base)
-                    s.launch(base, 1, reg.job == "write", True)
-                    old = 0
-                else:
-                    low, high, count = s.extent(base, dim + 1)
-                    strides = s.cfg_strides[:dim + 1]
-                    if base % 8 or any(st % 8 for st in strides):
-                        self.fault(ins, f"SSR {stream} job at 0x{base:08x} with strides {strides} is not 8-byte aligned")
-                    if low < self.tcdm_base or high + 8 > self.tcdm_end:
-                        self.fault(ins, f"SSR {stream} job touches 0x{low:08x} .. 0x{high + 7:08x}, "
-                                        f"outside the TCDM (0x{self.tcdm_base:08x} .. 0x{self.tcdm_end - 1:08x})")
-                    s.launch(base, dim + 1, reg.job == "write")
-                    old = 0
-            else:
-                code = reg.code
-                if code == SSR_REPEAT:
-                    old = s.repeat
-                elif code == SSR_IDX_CFG:
-                    old = s.idx_cfg
-                elif code == SSR_IDX_BASE:
-                    old = s.idx_base
-                else:
-                    old = (s.cfg_bounds if code == SSR_BOUND else s.cfg_strides)[dim]
-                value = _csr_update(op, old, new)
-                if code == SSR_REPEAT:
-                    s.repeat = value
-                elif code == SSR_IDX_CFG:
-                    s.idx_cfg = value
-                elif code == SSR_IDX_BASE:
-                    s.idx_base = value
-                else:
-                    (s.cfg_bounds if code == SSR_BOUND else s.cfg_strides)[dim] = value
-                if ins.rd:
-                    x[ins.rd] = old
-                return True
+            return self.ssr_csr(ins, name, op, new)
         if op not in ("csrrs", "csrrsi") or (ins.uses_imm and ins.imm) or (not ins.uses_imm and ins.rs1):
             if name in ("mhartid", "mcycle", "minstret"):
                 self.fault(ins, f"CSR {name} is read-only")
@@ -641,11 +572,3 @@ class SnitchCore(FpSubsystem, Component):
         if not self.at_barrier:
             return []
         return [c for c in self.cluster.core_list if not c.halted and not c.at_barrier]
-
-
-def _csr_update(op: str, old: int, new: int) -> int:
-    if op in ("csrrw", "csrrwi"):
-        return new
-    if op in ("csrrs", "csrrsi"):
-        return old | new
-    return old & ~new
