@@ -22,7 +22,7 @@ from archmodel.models.compute import Barrier, ReferenceCore
 from archmodel.models.memory import Cache, DramController
 
 from . import pull, traversal
-from .cagra import auto_segment_vertices, frequency_clustering, segment
+from .cagra import auto_segment_vertices, frequency_clustering, merge_block_vertices, segment
 from .graphs import Graph, GraphFileError, load_graph
 from .image import MemoryImage
 from .program import Program, feeds
@@ -128,7 +128,7 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
         else:
             raise ValueError(f"segments must be \"auto\", a number of vertices per segment, or \"none\", "
                              f"got {segments!r}")
-        params["segments"] = segment(g, vertices)
+        params["segments"] = segment(g, vertices, merge_block_vertices(vertices, cores))
     visits = g.edges * (1 if algorithm in STREAMED else int(params.get("iterations", 1)))
     if visits > MAX_EDGE_VISITS:
         # References being made take about 600 bytes per edge visited: refuse what would
