@@ -258,7 +258,8 @@ def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8,
 def run_on_node(algorithm: str, *, cores: int = 2, node: dict | None = None, **params) -> tuple[Prepared, dict]:
     """Build a node (:func:`build_node` with ``node`` as its options), run ``algorithm`` to
     the end (every read checked, the answer checked in memory) and return the prepared
-    workload and the node's figures by name (``cycles_per_edge``, ``llc_miss_rate``, ...)."""
+    workload and the node's figures by name (``cycles_per_edge``, ``llc_miss_rate``, ...,
+    ``dram_bandwidth_gbps``, ``llc_mshrs_busy``: the time average of busy MSHRs)."""
     top, core_list, llc, memory = build_node(cores, **(node or {}))
     prepared = prepare(algorithm, cores=cores, memory_base=memory.base_address, memory_bytes=memory.size_bytes,
                        llc_bytes=llc.size_bytes, **params)
@@ -269,6 +270,8 @@ def run_on_node(algorithm: str, *, cores: int = 2, node: dict | None = None, **p
     figures = {s.name: s.value for s in top.stats}
     figures["references"] = prepared.program.references
     figures["dram_bandwidth_gbps"] = memory.bandwidth.value
+    figures["llc_mshrs_busy"] = llc.mshr_occupancy.value
+    figures["llc_mshrs"] = llc.mshrs
     return prepared, figures
 
 
