@@ -270,7 +270,7 @@ def run_on_node(algorithm: str, *, cores: int = 2, node: dict | None = None, **p
     figures = {s.name: s.value for s in top.stats}
     figures["references"] = prepared.program.references
     figures["dram_bandwidth_gbps"] = memory.bandwidth.value
-    figures["llc_mshrs_busy"] = llc.mshr_occupancy.value
+    figures["llc_mshrs_busy"] = llc.mshr_occupancy.mean()
     figures["llc_mshrs"] = llc.mshrs
     return prepared, figures
 
