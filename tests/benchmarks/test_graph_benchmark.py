@@ -22,6 +22,5 @@ def test_quick_run_prints_both_tables():
     rows = [line.split() for line in lines if line.strip().startswith(("pagerank", "label_propag", "betweenness"))]
     assert [(r[0], r[1]) for r in rows] == [
         ("pagerank", "baseline"), ("pagerank", "clustering"), ("pagerank", "segmenting"), ("pagerank", "both"),
-        ("pagerank", "both+prefetch"), ("label_propag", "baseline"), ("label_propag", "clustering"),
-        ("label_propag", "segmenting"), ("label_propag", "both"), ("label_propag", "both+prefetch"),
-        ("betweenness", "baseline"), ("betweenness", "clustering")]
+        ("label_propag", "baseline"), ("label_propag", "clustering"), ("label_propag", "segmenting"),
+        ("label_propag", "both"), ("betweenness", "baseline"), ("betweenness", "clustering")]

@@ -12,6 +12,9 @@ Work for Graph Analytics", IEEE BigData 2017).
   A pull iteration processes one segment at a time, so its random reads stay in the cache,
   and writes one partial result per destination into a per-segment buffer (sequential);
   the cache-aware merge then combines the buffers one block of destinations at a time.
+  Every core merges its own blocks at the same time, so a block holds ``block`` vertices,
+  a share of the segment size, and the blocks of all cores together fit where one
+  segment's data did.
 """
 
 from __future__ import annotations
@@ -51,16 +54,21 @@ class Segments:
     indptr: np.ndarray
     src: np.ndarray
     weight: np.ndarray
+    block: int
 
     def rows(self, k: int) -> tuple[int, int]:
         """The rows of segment k."""
         return int(self.row_start[k]), int(self.row_start[k + 1])
 
 
-def segment(graph: Graph, size: int) -> Segments:
-    """Cut ``graph``'s in-edges into segments of ``size`` source vertices."""
+def segment(graph: Graph, size: int, block: int | None = None) -> Segments:
+    """Cut ``graph``'s in-edges into segments of ``size`` source vertices, to be merged in
+    blocks of ``block`` destinations (default ``size``)."""
     if size < 1:
         raise ValueError(f"a segment needs at least one vertex, got {size}")
+    block = size if block is None else block
+    if block < 1:
+        raise ValueError(f"a merge block needs at least one vertex, got {block}")
     coo = graph.inc.tocoo()  # row: destination, column: source
     dst, src, weight = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(np.int64)
     seg = src // size
@@ -73,10 +81,16 @@ def segment(graph: Graph, size: int) -> Segments:
     indptr = np.append(row_first, len(dst)).astype(np.int64)
     row_seg = seg[row_first]
     row_start = np.searchsorted(row_seg, np.arange(count + 1), side="left").astype(np.int64)
-    return Segments(size, count, row_start, dst[row_first], indptr, src, weight)
+    return Segments(size, count, row_start, dst[row_first], indptr, src, weight, block)
 
 
 def auto_segment_vertices(llc_bytes: int, item_bytes: int) -> int:
     """Vertices per segment under ``segments = "auto"``: their data fills
     :data:`SEGMENT_FRACTION` of the LLC."""
     return max(64, int(llc_bytes * SEGMENT_FRACTION) // item_bytes)
+
+
+def merge_block_vertices(segment_vertices: int, cores: int) -> int:
+    """Destinations per merge block: the cores merge their blocks at once, so each takes its
+    share of a segment's room in the LLC (Cagra sizes the merge's ranges to the cache too)."""
+    return max(8, segment_vertices // max(1, cores))

@@ -253,7 +253,7 @@ def _segmented(segs: Segments, regions: dict, cores: int, r_values, values: np.n
                identity, finish, r_final, old: np.ndarray, dtype, extra: References | None = None):
     """One segmented pull iteration: a phase per segment (each core a share of its rows,
     combining the segment's sources' ``values`` into the row's buffer entry), then the
-    cache-aware merge phase (each core a range of destination blocks of ``segs.size``
+    cache-aware merge phase (each core a range of destination blocks of ``segs.block``
     vertices: start the block's accumulator in ``r_out``, fold in each segment's buffer
     entries for the block, and with ``finish`` write the final value to ``r_final``).
     ``identity`` None starts a vertex's accumulator from its own old value (label
@@ -296,9 +296,9 @@ def _segmented(segs: Segments, regions: dict, cores: int, r_values, values: np.n
         before[r0:r1] = acc[d]
         acc[d] = combine(acc[d], buf[r0:r1])
         after[r0:r1] = acc[d]
-    block_of_row = segs.dst // segs.size
+    block_of_row = segs.dst // segs.block
     order = np.lexsort((np.arange(rows_total), block_of_row))
-    blocks = [(b, min(n, b + segs.size)) for b in range(0, n, segs.size)]
+    blocks = [(b, min(n, b + segs.block)) for b in range(0, n, segs.block)]
     block_rows = np.searchsorted(block_of_row[order], np.arange(len(blocks) + 1))
     block_cost = np.array([hi - lo for lo, hi in blocks], dtype=np.float64) + np.diff(block_rows)
     merge = []

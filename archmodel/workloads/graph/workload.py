@@ -22,7 +22,7 @@ from archmodel.models.compute import Barrier, ReferenceCore
 from archmodel.models.memory import Cache, DramController
 
 from . import pull, traversal
-from .cagra import auto_segment_vertices, frequency_clustering, segment
+from .cagra import auto_segment_vertices, frequency_clustering, merge_block_vertices, segment
 from .graphs import Graph, GraphFileError, load_graph
 from .image import MemoryImage
 from .program import Program, feeds
@@ -128,7 +128,7 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
         else:
             raise ValueError(f"segments must be \"auto\", a number of vertices per segment, or \"none\", "
                              f"got {segments!r}")
-        params["segments"] = segment(g, vertices)
+        params["segments"] = segment(g, vertices, merge_block_vertices(vertices, cores))
     visits = g.edges * (1 if algorithm in STREAMED else int(params.get("iterations", 1)))
     if visits > MAX_EDGE_VISITS:
         # References being made take about 600 bytes per edge visited: refuse what would
@@ -258,7 +258,8 @@ def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8,
 def run_on_node(algorithm: str, *, cores: int = 2, node: dict | None = None, **params) -> tuple[Prepared, dict]:
     """Build a node (:func:`build_node` with ``node`` as its options), run ``algorithm`` to
     the end (every read checked, the answer checked in memory) and return the prepared
-    workload and the node's figures by name (``cycles_per_edge``, ``llc_miss_rate``, ...)."""
+    workload and the node's figures by name (``cycles_per_edge``, ``llc_miss_rate``, ...,
+    ``dram_bandwidth_gbps``, ``llc_mshrs_busy``: the time average of busy MSHRs)."""
     top, core_list, llc, memory = build_node(cores, **(node or {}))
     prepared = prepare(algorithm, cores=cores, memory_base=memory.base_address, memory_bytes=memory.size_bytes,
                        llc_bytes=llc.size_bytes, **params)
@@ -269,6 +270,8 @@ def run_on_node(algorithm: str, *, cores: int = 2, node: dict | None = None, **p
     figures = {s.name: s.value for s in top.stats}
     figures["references"] = prepared.program.references
     figures["dram_bandwidth_gbps"] = memory.bandwidth.value
+    figures["llc_mshrs_busy"] = llc.mshr_occupancy.mean()
+    figures["llc_mshrs"] = llc.mshrs
     return prepared, figures
 
 

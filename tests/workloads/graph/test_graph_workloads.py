@@ -53,37 +53,42 @@ def test_the_same_seed_gives_the_same_cycles_and_eight_cores_finish_sooner_than_
     assert eight["graph_cycles"] < first["graph_cycles"] / 2
 
 
-def test_cagra_halves_dram_traffic_when_the_vertex_data_is_eight_times_the_llc():
-    # 4096 vertices of 8-byte contributions: 32 KiB against a 4 KiB LLC, four cores on one
-    # DDR4 channel. The baseline's random reads miss and bind the channel's bandwidth; with
-    # clustering and segmenting they hit, and DRAM sees the streams.
+def cagra_figures(cores, llc_bytes, graph, variants):
+    """The node's figures for each variant (workload options) on one graph; the LLC's stream
+    prefetcher is on in every variant, as on the machines Cagra measured."""
     figures = {}
-    graph = dict(graph="rmat", scale=12, edge_factor=16, iterations=1)
-    for name, options, prefetch in (("baseline", {}, 0), ("both", {"reorder": True, "segments": "auto"}, 0),
-                                    ("both, prefetching", {"reorder": True, "segments": "auto"}, 4)):
-        top, core_list, llc, mem = build_node(4, llc_bytes=4 * 1024, prefetch_degree=prefetch)
-        prepared = prepare("pagerank", cores=4, memory_base=0, memory_bytes=mem.size_bytes, llc_bytes=llc.size_bytes,
-                           **graph, **options)
+    for name, options in variants.items():
+        top, core_list, llc, mem = build_node(cores, llc_bytes=llc_bytes, prefetch_degree=4)
+        prepared = prepare("pagerank", cores=cores, memory_base=0, memory_bytes=mem.size_bytes,
+                           llc_bytes=llc.size_bytes, **graph, **options)
         bind(core_list, prepared, top)
-        Simulator(top).run()
+        assert Simulator(top).run().reason == "stopped" and all(c.done for c in core_list)
         figures[name] = {s.name: s.value for s in top.stats}
-    base, both, fetching = figures["baseline"], figures["both"], figures["both, prefetching"]
-    assert both["dram_bytes_per_edge"] < base["dram_bytes_per_edge"] / 2
+    return figures
+
+
+CAGRA = {"baseline": {}, "both": {"reorder": True, "segments": "auto"}}
+
+
+def test_cagra_halves_dram_bytes_and_nearly_halves_cycles_when_the_vertex_data_is_eight_times_the_llc():
+    # 4096 vertices of 8-byte contributions: 32 KiB against a 4 KiB LLC, average degree 24
+    # (edge factor 32), four cores on one DDR4 channel. The baseline's random reads miss
+    # and bind the channel; with clustering and segmenting they hit, and DRAM sees streams.
+    figures = cagra_figures(4, 4 * 1024, dict(graph="rmat", scale=12, edge_factor=32, seed=1, iterations=1), CAGRA)
+    base, both = figures["baseline"], figures["both"]
+    assert both["dram_bytes_per_edge"] < base["dram_bytes_per_edge"] / 2.5  # 56.2 -> 20.5 B per edge
+    # 6.97 -> 3.49 cycles per edge, 1.997x: the issue's 2x is missed by a hair (README)
+    assert both["cycles_per_edge"] < base["cycles_per_edge"] / 1.95
     assert both["llc_miss_rate"] < base["llc_miss_rate"] / 3
-    # Without a prefetcher the segmented streams wait on DRAM latency; with the LLC's stream
-    # buffers they come ahead and the cycles fall 1.5x (not 2x: README, "what is left").
-    assert both["cycles_per_edge"] < base["cycles_per_edge"] / 1.2
-    assert fetching["cycles_per_edge"] < base["cycles_per_edge"] / 1.5
-    assert fetching["dram_bytes_per_edge"] < base["dram_bytes_per_edge"] / 1.8
 
 
 def test_when_the_graph_fits_in_the_llc_cagra_gains_little():
-    figures = {}
-    for name, options in (("baseline", {}), ("both", {"reorder": True, "segments": "auto"})):
-        figures[name] = run_workload("pagerank", cores=2, llc_bytes=256 * 1024, graph="rmat", scale=9,
-                                     edge_factor=8, iterations=1, **options)[1]
-    ratio = figures["baseline"]["cycles_per_edge"] / figures["both"]["cycles_per_edge"]
-    assert ratio < 1.3
+    # 512 vertices (4 KiB of contributions) and their edges fit in a 256 KiB LLC: both
+    # variants miss only on first touch, so what is left is segmenting's extra references.
+    figures = cagra_figures(2, 256 * 1024, dict(graph="rmat", scale=9, edge_factor=32, seed=1, iterations=1), CAGRA)
+    base, both = figures["baseline"], figures["both"]
+    assert base["cycles_per_edge"] / both["cycles_per_edge"] < 1.1
+    assert both["dram_bytes_per_edge"] > base["dram_bytes_per_edge"] / 1.5
 
 
 def write(tmp_path, text):
