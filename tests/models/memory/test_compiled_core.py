@@ -81,6 +81,7 @@ def test_refilling_the_stream_in_the_middle_of_a_cycle_changes_nothing(monkeypat
 @given(standard=st.sampled_from(["DDR4-2400R", "DDR4-3200AA", "DDR5-4800B", "HBM2", "HBM2E"]),
        scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
        refresh=st.sampled_from(["all_bank", "per_bank", "none"]),
+       refresh_order=st.sampled_from(["round_robin", "idle_first"]),
        pattern=st.sampled_from(["sequential", "random", "hot", "strided"]),
        write_fraction=st.sampled_from([0.0, 1 / 3, 0.7]),
        gap=st.sampled_from([0, 3, 12]),
@@ -89,9 +90,10 @@ def test_refilling_the_stream_in_the_middle_of_a_cycle_changes_nothing(monkeypat
        lookahead=st.sampled_from([1, 64, 512]),
        ranks=st.sampled_from([1, 2]),
        mapping=st.sampled_from(["RoBaRaCoCh", "RoBaRaCoBgCh"]))
-def test_any_supported_configuration_runs_the_same_compiled(standard, scheduler, refresh, pattern, write_fraction,
-                                                             gap, read_queue, write_queue, lookahead, ranks, mapping):
-    params = dict(scheduler=scheduler, refresh=refresh, read_queue=read_queue, write_queue=write_queue,
+def test_any_supported_configuration_runs_the_same_compiled(standard, scheduler, refresh, refresh_order, pattern,
+                                                             write_fraction, gap, read_queue, write_queue, lookahead,
+                                                             ranks, mapping):
+    params = dict(scheduler=scheduler, refresh=refresh, refresh_order=refresh_order, read_queue=read_queue, write_queue=write_queue,
                   lookahead_cycles=lookahead, stop_when_done=refresh != "none", mapping=mapping)
     # Without refresh and without stop_when_done the run ends when the controller goes quiet.
     if ranks > 1:
