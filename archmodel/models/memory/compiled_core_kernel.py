@@ -7,7 +7,7 @@ from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
 from .compiled_core_refresh import start_refresh
-from .compiled_core_layout import (COUNTER_FIRST, C_REFPB, C_REFPB_SETS, C_TREFIPB, REFPB_NEXT, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
+from .compiled_core_layout import (COUNTER_FIRST, C_REFPB_SETS, C_TREFIPB, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
                                    C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
                                    FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
                                    ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,

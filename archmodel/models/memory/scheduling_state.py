@@ -179,7 +179,8 @@ class HasSchedulingState:
             seq=self._seq, next_allowed=list(self._nxt), open_rows=list(self._rows), hits_run=list(self._hits_run),
             faw=[list(w) for w in self._faw], refresh_due=self._refresh_due, refresh_pending=self._refresh_pending,
             rank_needs_refresh=list(self._rank_needs_refresh), refpb_next_set=self._refpb_next_set,
-            refpb_banks=self._refpb_banks, refpb_done=self._refpb_done, to_close=dict(self._to_close), write_mode=self._write_mode,
+            refpb_banks=self._refpb_banks, refpb_done=self._refpb_done, to_close=dict(self._to_close),
+            write_mode=self._write_mode,
             open_banks=self._open_banks, active_since=self._active_since, read_queues=queues[0],
             write_queues=queues[1], opened=[self._opened[b].seq if b in self._opened else -1
                                             for b in range(self._bank_count)], stream=stream, held=self._held, **self.statistics_figures())
