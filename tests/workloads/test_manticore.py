@@ -55,27 +55,35 @@ def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
     # the roofline: the pseudo-channel's bus (a 32 B burst every tBL = 2 cycles of 1.6 GHz,
     # 25.6 GB/s) times the kernel's flop per byte moved there
     roofline = HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes
-    # the issue asks for within 10% of it; the model reaches 84.4%: bursts alternate bank
-    # groups (tCCD_S) and refresh is per bank, in both stack IDs (ranks) of the pseudo-channel
-    # (88.6% without refresh); the rest is read/write turnarounds and row changes
-    assert 0.84 * roofline <= report.achieved_flops <= roofline
+    # the issue asks for within 10% of it; the model reaches 87.2%, NOT 90%: bursts alternate
+    # bank groups (tCCD_S) and refresh is per bank, in both stack IDs (ranks) of the
+    # pseudo-channel, idle bank sets first (84.4% in turn, 88.6% without refresh at all, so
+    # refresh order alone cannot reach 90%); the rest is read/write turnarounds and row changes
+    assert 0.87 * roofline <= report.achieved_flops <= roofline
     assert channel.refs.value == 0 and channel.refpbs.value > 0 and channel.row_hit_rate.value > 90
 
 
 def test_axpy_stays_in_one_bank_group_at_half_the_bus_with_the_column_lowest():
     # the old mapping (column lowest, consecutive bursts in one bank group, tCCD_L = 2 tBL)
-    # and all-bank refresh: the two causes the defaults remove, each measured
+    # and all-bank refresh: the two causes the defaults remove, each measured; then per-bank
+    # refresh in turn, idle bank sets first (the default), and no refresh at all
     n = 8192
     fractions = []
-    for mapping, refresh in (("RoBaRaCoCh", "all_bank"), ("RoBaRaCoBgCh", "all_bank"), ("RoBaRaCoBgCh", "per_bank")):
+    for mapping, refresh, order in (("RoBaRaCoCh", "all_bank", "round_robin"),
+                                    ("RoBaRaCoBgCh", "all_bank", "round_robin"),
+                                    ("RoBaRaCoBgCh", "per_bank", "round_robin"),
+                                    ("RoBaRaCoBgCh", "per_bank", "idle_first"),
+                                    ("RoBaRaCoBgCh", "none", "round_robin")):
         top, _, _ = _run(QUADRANT, clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1", kernel='"axpy"',
-                         n=str(n), tile="1024", mapping=f'"{mapping}"', refresh=f'"{refresh}"')
+                         n=str(n), tile="1024", mapping=f'"{mapping}"', refresh=f'"{refresh}"',
+                         refresh_order=f'"{order}"')
         report = hierarchy_report(top)
         memory = next(c for c in report.ceilings if c.level.startswith("memory"))
         fractions.append(report.achieved_flops / (HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes))
-    one_group, by_mapping, both = fractions
-    assert one_group < 0.7 < by_mapping < both < 0.9
-    assert both == pytest.approx(0.8441, abs=5e-4)  # (deterministic: the figure the README gives)
+    one_group, by_mapping, in_turn, idle_first, no_refresh = fractions
+    assert one_group < 0.7 < by_mapping < in_turn < idle_first < no_refresh < 0.9
+    # (deterministic: the figures the README gives)
+    assert (in_turn, idle_first, no_refresh) == pytest.approx((0.8441, 0.8717, 0.8858), abs=5e-4)
 
 
 def test_a_clusters_lookahead_looks_at_its_own_links_only_and_the_node_bounds_the_rest():

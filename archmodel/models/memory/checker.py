@@ -6,7 +6,11 @@ written here from the JEDEC definitions as "at least N cycles since the last X o
 bank / bank group / rank", checked against a history of issued commands (the scheduler
 instead propagates next-allowed cycles forward), plus the four-activate window, the bank
 protocol (no RD to a closed bank, no ACT to an open one, no REF with a row open) and the
-refresh interval (at most 9 x tREFI between refreshes of a rank, JEDEC's postponement limit).
+refresh interval (at most 9 x tREFI between refreshes of a rank, JEDEC's postponement limit)
+and the order of per-bank refreshes: a rank's bank sets may take their REFpb in any order, but
+no set twice before every set had one (a round of tREFI/tREFIpb REFpbs refreshes each bank once,
+as LPDDR4 and HBM2's REFSB require), nor a set more than 2 x tREFI after its last (the first of
+one round and the last of the next).
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ class DramTimingChecker(Component):
     counted and kept as a sentence in ``violations`` (``fail_on_violation`` stops the run at
     the first). Checks: every same-bank, same-bank-group, same-rank and other-rank gap of
     :func:`jedec_rules`, the four-activate window tFAW, the bank protocol, and the refresh
-    interval (9 x tREFI).
+    interval (9 x tREFI) and the per-bank refresh order (each bank set once per round).
 
     Leaves out: data-bus contents, ODT timing, power-down exit timings.
     """
@@ -120,6 +124,11 @@ class DramTimingChecker(Component):
         self._last_refresh = [0] * t.ranks
         self._sets = max(1, t.tREFI // t.tREFIpb)
         self._refresh_limit = 9 * t.tREFI
+        self._set_limit = 2 * t.tREFI
+        # Per rank: bit s set once bank set s had its REFpb in the round under way, and each
+        # set's last REFpb (-1: none yet).
+        self._round = [0] * t.ranks
+        self._last_refpb = [[-1] * self._sets for _ in range(t.ranks)]
         self._rank_banks = [tuple(range(r * t.banks, (r + 1) * t.banks)) for r in range(t.ranks)]
 
     def watch(self, controller) -> None:
@@ -194,6 +203,10 @@ class DramTimingChecker(Component):
                 self._flag("tFAW", f"{self._describe(c, kind, rank, bankgroup, bank, flat_bank, row)}: fifth ACT "
                                    f"within tFAW ({self._faw} cycles) of cycle {window[0]}")
             window.append(c)
+        if kind == REFPB:
+            self._refpb_order(c, rank, bankgroup, bank, flat_bank)
+        elif kind == REF:
+            self._round[rank] = 0  # (an all-bank refresh refreshes every set at once)
         if kind == REF or kind == REFPB:
             self._last_refresh[rank] = c
         elif c - self._last_refresh[rank] > self._refresh_limit:
@@ -217,6 +230,26 @@ class DramTimingChecker(Component):
         if bankgroup >= 0:
             self._last_group[rank * self._bankgroups + bankgroup][kind] = c
         self._last_rank[rank][kind] = c
+
+    def _refpb_order(self, c: int, rank: int, bankgroup: int, bank: int, flat_bank: int) -> None:
+        """Check a REFpb's bank set against the round of per-bank refreshes of its rank."""
+        s = flat_bank % self._sets
+        done = self._round[rank]
+        where = None
+        if (done >> s) & 1:
+            where = self._describe(c, REFPB, rank, bankgroup, bank, flat_bank, -1)
+            missing = [x for x in range(self._sets) if not (done >> x) & 1]
+            self._flag("REFpb order", f"{where}: bank set {s} of rank {rank} refreshed again before bank set "
+                                      f"{missing[0]} was refreshed once")
+            done = 0
+        last = self._last_refpb[rank][s]
+        if last >= 0 and c - last > self._set_limit:
+            where = where or self._describe(c, REFPB, rank, bankgroup, bank, flat_bank, -1)
+            self._flag("REFpb order", f"{where}: bank set {s} of rank {rank} not refreshed for {c - last} cycles, "
+                                      f"more than 2 x tREFI")
+        self._last_refpb[rank][s] = c
+        done |= 1 << s
+        self._round[rank] = 0 if done == (1 << self._sets) - 1 else done
 
     @staticmethod
     def _describe(c, kind, rank, bankgroup, bank, flat_bank, row) -> str:

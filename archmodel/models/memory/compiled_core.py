@@ -56,7 +56,8 @@ from .compiled_core_kernel import run as _run
 from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
                                    C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
                                    C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
-                                   C_RQ_CAP, C_TBL, C_TREFI, C_TREFIPB, REFPB_NEXT, REFPB_RANKS, REFPB_SET,
+                                   C_RQ_CAP, C_TBL, C_TREFI, C_TREFIPB, C_REFPB_IDLE_FIRST, REFPB_DONE, REFPB_NEXT,
+                                   REFPB_RANKS, REFPB_SET,
                                    C_WATCH_DONE, C_WQ_CAP, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, DIRTY, EXHAUSTED,
                                    FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_DONE, N_RSAMPLE,
                                    N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
@@ -119,6 +120,7 @@ class CompiledCore:
         cf[C_CL], cf[C_CWL], cf[C_TBL], cf[C_TREFI] = g.CL, g.CWL, g.tBL, g.tREFI
         cf[C_FAW] = g.faw_cycles
         cf[C_REFPB], cf[C_REFPB_SETS], cf[C_TREFIPB] = g.per_bank_refresh, g.refpb_sets, g.tREFIpb
+        cf[C_REFPB_IDLE_FIRST] = g.refresh_idle_first
         cf[C_HIGH], cf[C_LOW] = g.write_high, g.write_low
         cf[C_RQ_CAP], cf[C_WQ_CAP] = g.read_queue, g.write_queue
         cf[C_FCFS] = g.fcfs
@@ -139,6 +141,7 @@ class CompiledCore:
         st[REF_DUE] = state.refresh_due
         st[REF_PENDING] = state.refresh_pending
         st[REFPB_NEXT] = state.refpb_next_set
+        st[REFPB_DONE] = state.refpb_done
         st[REFPB_SET] = state.refpb_banks[0] % g.refpb_sets if state.refpb_banks else -1
         st[REFPB_RANKS] = sum({1 << g.rank_of[b] for b in state.refpb_banks})
         st[WMODE] = state.write_mode
@@ -408,7 +411,8 @@ class CompiledCore:
             seq=int(st[SEQ]), next_allowed=self.nxt.tolist(), open_rows=self.rows.tolist(),
             hits_run=self.hits_run.tolist(), faw=self.faw.tolist(), refresh_due=int(st[REF_DUE]),
             refresh_pending=bool(st[REF_PENDING]), rank_needs_refresh=[bool(x) for x in self.needs],
-            refpb_next_set=int(st[REFPB_NEXT]), refpb_banks=self._refpb_banks(), to_close={}, write_mode=bool(st[WMODE]),
+            refpb_next_set=int(st[REFPB_NEXT]), refpb_banks=self._refpb_banks(),
+            refpb_done=int(st[REFPB_DONE]), to_close={}, write_mode=bool(st[WMODE]),
             open_banks=int(st[OPEN_BANKS]), active_since=int(st[ACTIVE_SINCE]),
             read_queues=queued(rq_ids, rq_len), write_queues=queued(wq_ids, wq_len),
             opened=[entries[0][e] if e >= 0 else -1 for e in self.opened[:, 0].tolist()], stream=stream, held=held,

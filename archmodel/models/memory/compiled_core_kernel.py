@@ -6,7 +6,8 @@ docstring; the state layout (indices into the ``st`` and ``cf`` arrays) is
 from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
-from .compiled_core_layout import (COUNTER_FIRST, C_REFPB, C_REFPB_SETS, C_TREFIPB, REFPB_NEXT, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
+from .compiled_core_refresh import start_refresh
+from .compiled_core_layout import (COUNTER_FIRST, C_REFPB_SETS, C_TREFIPB, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
                                    C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
                                    FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
                                    ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
@@ -536,19 +537,7 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
                 return UNDERRUN
         if not issued:
             if c >= st[REF_DUE] and not st[REF_PENDING] and st[REFPB_SET] < 0:
-                st[DIRTY] = 1
-                if cf[C_REFPB]:
-                    s = st[REFPB_NEXT]
-                    st[REFPB_SET] = s
-                    st[REFPB_NEXT] = (s + 1) % cf[C_REFPB_SETS]
-                    mask = 0
-                    for b in range(s, cf[C_BANKS], cf[C_REFPB_SETS]):
-                        mask |= 1 << rank_of[b]
-                    st[REFPB_RANKS] = mask
-                else:
-                    st[REF_PENDING] = 1
-                    for r in range(cf[C_RANKS]):
-                        needs[r] = 1
+                start_refresh(st, cf, rank_of, needs, rq_len, wq_len, rows)
             if st[DIRTY] or not st[HAS_BEST]:
                 choose(st, cf, c, nxt, gbase, rbase, rows, hits_run, rq_ids, rq_len, wq_ids, wq_len, e_row,
                        e_seq, needs, opened)

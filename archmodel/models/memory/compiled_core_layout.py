@@ -13,7 +13,7 @@ _NEVER = 1 << 62
  ACTS, PRES, PREAS, RDS, WRS, REFS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, FORWARDED,
  HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, REFPBS, N_DONE, JOB_DONE, HEAD,
  FEED_N, FEED_OFFSET, FEED_SIZE, FEED_CYCLE, FEED_SLOT, FEED_WRITE, REFPB_SET, REFPB_NEXT,
- REFPB_RANKS, STATE_SIZE) = range(62)
+ REFPB_RANKS, REFPB_DONE, STATE_SIZE) = range(63)
 COUNTER_SLOTS = {"acts": ACTS, "pres": PRES, "preas": PREAS, "rds": RDS, "wrs": WRS, "refs": REFS, "refpbs": REFPBS,
                  "reads": READS, "writes": WRITES, "bytes_read": BYTES_READ, "bytes_written": BYTES_WRITTEN,
                  "forwarded_reads": FORWARDED, "row_hits": HITS, "row_misses": MISSES,
@@ -24,13 +24,15 @@ COUNTER_FIRST = ACTS
 (C_BANKS, C_BANKS_PER_RANK, C_RANKS, C_CL, C_CWL, C_TBL, C_TREFI, C_FAW, C_HIGH, C_LOW, C_RQ_CAP, C_WQ_CAP,
  C_FCFS, C_CAP, C_BURST, C_FORWARD, C_PHASE, C_PERIOD, C_WATCH_DONE, C_PORTS,
  C_RA, C_RA_MASK, C_BG, C_BG_MASK, C_BA, C_BA_MASK, C_RO, C_RO_MASK, C_CO, C_CO_MASK, C_GROUPS, C_PER_GROUP,
- C_REFPB, C_REFPB_SETS, C_TREFIPB, CONFIG_SIZE) = range(36)
+ C_REFPB, C_REFPB_SETS, C_TREFIPB, C_REFPB_IDLE_FIRST, CONFIG_SIZE) = range(37)
 # (C_RA .. C_PER_GROUP: how an offset in the store decodes, as DramController._local_decode)
 
 # Per-bank refresh (C_REFPB): every tREFIpb (C_TREFIPB) the bank set REFPB_NEXT becomes due
 # (REFPB_SET; -1 while none is): the banks b with b % C_REFPB_SETS equal to it, across the
 # channel, as CommandScheduler._start_refresh names them; REFPB_RANKS has bit r set while
-# rank r's banks of the set wait for their REFpb. REFPBS counts the REFpb commands.
+# rank r's banks of the set wait for their REFpb. REFPBS counts the REFpb commands. With
+# C_REFPB_IDLE_FIRST the set taken is the least targeted of those not yet refreshed in the
+# round (bit s of REFPB_DONE set once set s was), CommandScheduler._next_refresh_set.
 
 # Fed through the controller's ports, each burst names its client request by a job slot
 # (-1: none, a stream's or a posted write's once queued); N_DONE counts the (slot, cycle)

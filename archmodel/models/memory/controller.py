@@ -24,7 +24,7 @@ from .compiled_core_layout import DONE, HELD_STOP, STOP_NOW
 from .command_scheduler import CommandScheduler, QueuedBurst
 from .constraints import refresh_commands
 from .energy import DramEnergy
-from .policies import PAGE_POLICIES, QUEUE_ORGANISATIONS, REFRESH_MODES, SCHEDULERS
+from .policies import PAGE_POLICIES, QUEUE_ORGANISATIONS, REFRESH_MODES, REFRESH_ORDERS, SCHEDULERS
 from .schedule_ahead import SchedulesAhead
 from .scheduling_core import DRAIN_RULES, DramSchedulingCore
 from .scheduling_state import HasSchedulingState
@@ -78,7 +78,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     (precharge once no queued request hits the row) or adaptive (precharge after
     ``adaptive_idle_cycles`` without a hit), ``refresh`` per_bank (every tREFIpb a bank set
     falls due, and each rank's banks of it take a REFpb of their own while the other banks
-    keep working) or none. ``queue`` per_bank is DRAMSim3's
+    keep working; ``refresh_order`` round_robin takes the sets in turn, idle_first takes,
+    among the sets not yet refreshed in this round of tREFI/tREFIpb refreshes, the one the
+    fewest queued bursts target, as DARP does) or none. ``queue`` per_bank is DRAMSim3's
     organisation instead of one choice over the queue being served: a command queue of
     ``command_queue`` entries per bank, fed one burst per cycle, arbitrated round robin over
     banks (:mod:`.bank_queues`; Python path only).
@@ -185,6 +187,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     page_policy = Param(str, "open", "open, closed or adaptive", check=PAGE_POLICIES.check)
     adaptive_idle_cycles = Param(int, 32, "idle cycles before the adaptive policy closes a row", check=at_least(1))
     refresh = Param(str, "all_bank", "all_bank, per_bank or none", check=REFRESH_MODES.check)
+    refresh_order = Param(str, "round_robin", "which bank set a per-bank refresh takes next: round_robin or "
+                          "idle_first (see .command_scheduler.CommandScheduler._next_refresh_set)",
+                          check=REFRESH_ORDERS.check)
     write_high = Param(float, 0.8, "write-queue fill that starts a write drain", check=in_range(0.0, 1.0))
     write_low = Param(float, 0.2, "write-queue fill that ends a write drain", check=in_range(0.0, 1.0))
     write_drain = Param(str, "ramulator2", "how the watermarks round: ramulator2 (a drain starts above write_high "
@@ -279,6 +284,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._refresh_pending = False
         self._rank_needs_refresh = [False] * t.ranks
         self._refpb_next_set = 0
+        self._refpb_done = 0  # bit s: bank set s was refreshed in this round (refresh_order idle_first)
+        self._idle_first = self.refresh_order == "idle_first"
         self._refpb_banks: tuple[int, ...] = ()
         self._stream: Iterator | None = None
         self._stream_head = None

@@ -50,8 +50,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     ranks = Param(int, None, "override the preset's ranks per channel", check=at_least(1))
     mapping = Param(str, "RoBaRaCoCh", "address bit-field order inside each channel")
     # Every channel controller's scheduling, as DramController declares it (one source).
-    channel_params = ParamGroup(DramController, "scheduler", "page_policy", "refresh", "read_queue", "write_queue",
-                                "queue", "write_drain")
+    channel_params = ParamGroup(DramController, "scheduler", "page_policy", "refresh", "refresh_order", "read_queue",
+                                "write_queue", "queue", "write_drain")
     link_latency_cycles = Param(int, 1, "latency of the links to and from each channel", unit="cycles",
                                 check=at_least(1))
     pending_pieces = Param(int, 32, "pieces held waiting for their channel's link before a new request is "

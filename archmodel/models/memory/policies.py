@@ -1,6 +1,6 @@
 """The closed vocabularies of the DRAM controllers' policy parameters, each a registry whose
 names the parameter's check, the did-you-mean hint and ``archmodel list`` take: the
-command scheduler, the page policy, refresh, the queue organisation (DramController), and
+command scheduler, the page policy, refresh and its order, the queue organisation (DramController), and
 the in-DRAM cache controller's scheduler. The behaviour each name stands for is the
 controller's own (:mod:`.controller`, :mod:`.command_scheduler`, :mod:`.bank_queues`,
 :mod:`.command_choice`); an entry says in one line what it does."""
@@ -31,6 +31,14 @@ REFRESH_MODES: Registry[str] = Registry("refresh mode", {
     "none": "no refresh (for studies that leave it out)",
 })
 """DramController's ``refresh``."""
+
+REFRESH_ORDERS: Registry[str] = Registry("refresh order", {
+    "round_robin": "per-bank refresh takes the bank sets in a fixed cycle, 0, 1, 2, ...",
+    "idle_first": "per-bank refresh takes, among the sets not yet refreshed in this tREFI round, the one the "
+                  "fewest queued bursts target (DARP, Chang et al., HPCA 2014; JEDEC lets REFpb/REFSB take the "
+                  "banks in any order as long as each is refreshed once per round)",
+})
+"""DramController's ``refresh_order``."""
 
 QUEUE_ORGANISATIONS: Registry[str] = Registry("queue organisation", {
     "shared": "the scheduler chooses among the read or the write queue, whichever is being served",

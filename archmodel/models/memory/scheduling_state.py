@@ -38,7 +38,8 @@ class SchedulingConfig:
     """What a scheduling engine needs to know of a controller and that a run does not change.
 
     Timing in DRAM cycles; ``per_bank_refresh``: a REFpb to one of ``refpb_sets`` bank sets
-    falls due every ``tREFIpb`` (else all-bank refresh every tREFI, or none when the state's
+    falls due every ``tREFIpb``, the sets in turn or, with ``refresh_idle_first``, the least
+    targeted set not yet refreshed in the round (else all-bank refresh every tREFI, or none when the state's
     ``refresh_due`` never comes); ``write_high``/``write_low`` are the drain watermarks as queue
     entries; ``row_hit_cap`` is 1 << 62 unless the scheduler caps hits. ``updates[k * banks + b]``
     lists the (index into ``next_allowed``, cycles) pairs that command k on bank b advances;
@@ -61,6 +62,7 @@ class SchedulingConfig:
     per_bank_refresh: bool
     refpb_sets: int
     tREFIpb: int
+    refresh_idle_first: bool
     faw_cycles: int
     write_high: int
     write_low: int
@@ -93,7 +95,8 @@ class SchedulingState:
     so a snapshot is restored once. ``held``: (stops, cycle) of an edge kept after work done
     ahead (the run stops there or goes on), or None. ``counters``, ``read_latency``/``write_latency`` (samples) and
     ``levels`` (``read_queue_depth``/``write_queue_depth`` as value, maximum, area, since)
-    are the statistics so far.
+    are the statistics so far. ``refpb_done`` has bit s set once bank set s was refreshed in
+    the round of per-bank refreshes under way (refresh_order idle_first).
     """
 
     seq: int
@@ -106,6 +109,7 @@ class SchedulingState:
     rank_needs_refresh: list
     refpb_next_set: int
     refpb_banks: tuple
+    refpb_done: int
     to_close: dict
     write_mode: bool
     open_banks: int
@@ -147,6 +151,7 @@ class HasSchedulingState:
             banks=self._bank_count, banks_per_rank=t.banks, ranks=t.ranks, bankgroups=t.bankgroups,
             banks_per_group=t.banks_per_group, CL=t.CL, CWL=t.CWL, tBL=t.tBL, tREFI=t.tREFI,
             per_bank_refresh=self.refresh == "per_bank", refpb_sets=self._refpb_sets, tREFIpb=t.tREFIpb,
+            refresh_idle_first=self._idle_first,
             faw_cycles=self._faw_cycles, write_high=self._high, write_low=self._low, read_queue=self.read_queue,
             write_queue=self.write_queue, fcfs=self._fcfs, row_hit_cap=self._cap, burst_bytes=self.burst_bytes,
             forward_cycles=self.forward_cycles, phase_ps=self._phase, period_ps=self._period,
@@ -174,7 +179,8 @@ class HasSchedulingState:
             seq=self._seq, next_allowed=list(self._nxt), open_rows=list(self._rows), hits_run=list(self._hits_run),
             faw=[list(w) for w in self._faw], refresh_due=self._refresh_due, refresh_pending=self._refresh_pending,
             rank_needs_refresh=list(self._rank_needs_refresh), refpb_next_set=self._refpb_next_set,
-            refpb_banks=self._refpb_banks, to_close=dict(self._to_close), write_mode=self._write_mode,
+            refpb_banks=self._refpb_banks, refpb_done=self._refpb_done, to_close=dict(self._to_close),
+            write_mode=self._write_mode,
             open_banks=self._open_banks, active_since=self._active_since, read_queues=queues[0],
             write_queues=queues[1], opened=[self._opened[b].seq if b in self._opened else -1
                                             for b in range(self._bank_count)], stream=stream, held=self._held, **self.statistics_figures())
@@ -205,6 +211,7 @@ class HasSchedulingState:
         self._refresh_due, self._refresh_pending = state.refresh_due, state.refresh_pending
         self._rank_needs_refresh = list(state.rank_needs_refresh)
         self._refpb_next_set, self._refpb_banks = state.refpb_next_set, tuple(state.refpb_banks)
+        self._refpb_done = state.refpb_done
         self._to_close = dict(state.to_close)
         self._write_mode = state.write_mode
         self._drain_seen = -1  # (the drain is decided afresh)

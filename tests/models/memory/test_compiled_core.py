@@ -80,7 +80,9 @@ def test_refilling_the_stream_in_the_middle_of_a_cycle_changes_nothing(monkeypat
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(standard=st.sampled_from(["DDR4-2400R", "DDR4-3200AA", "DDR5-4800B", "HBM2", "HBM2E"]),
        scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
-       refresh=st.sampled_from(["all_bank", "per_bank", "none"]),
+       # (the order matters only with per-bank refresh, so idle_first comes with it)
+       refresh=st.sampled_from([("all_bank", "round_robin"), ("per_bank", "round_robin"), ("per_bank", "idle_first"),
+                                ("none", "round_robin")]),
        pattern=st.sampled_from(["sequential", "random", "hot", "strided"]),
        write_fraction=st.sampled_from([0.0, 1 / 3, 0.7]),
        gap=st.sampled_from([0, 3, 12]),
@@ -91,8 +93,10 @@ def test_refilling_the_stream_in_the_middle_of_a_cycle_changes_nothing(monkeypat
        mapping=st.sampled_from(["RoBaRaCoCh", "RoBaRaCoBgCh"]))
 def test_any_supported_configuration_runs_the_same_compiled(standard, scheduler, refresh, pattern, write_fraction,
                                                              gap, read_queue, write_queue, lookahead, ranks, mapping):
-    params = dict(scheduler=scheduler, refresh=refresh, read_queue=read_queue, write_queue=write_queue,
-                  lookahead_cycles=lookahead, stop_when_done=refresh != "none", mapping=mapping)
+    refresh, refresh_order = refresh
+    params = dict(scheduler=scheduler, refresh=refresh, refresh_order=refresh_order, read_queue=read_queue,
+                  write_queue=write_queue, lookahead_cycles=lookahead, stop_when_done=refresh != "none",
+                  mapping=mapping)
     # Without refresh and without stop_when_done the run ends when the controller goes quiet.
     if ranks > 1:
         params["ranks"] = ranks

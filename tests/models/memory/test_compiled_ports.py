@@ -81,7 +81,9 @@ def _all_alike(standard, requests, cycles, stall=0.0, seed=0, **params):
 @given(seed=st.integers(0, 100_000), standard=st.sampled_from(["DDR4-2400R", "DDR4-3200AA", "HBM2E"]),
        scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
        write_drain=st.sampled_from(["ramulator2", "inclusive"]),
-       refresh=st.sampled_from(["all_bank", "per_bank", "none"]),
+       # (the order matters only with per-bank refresh, so idle_first comes with it)
+       refresh=st.sampled_from([("all_bank", "round_robin"), ("per_bank", "round_robin"), ("per_bank", "idle_first"),
+                                ("none", "round_robin")]),
        queue=st.sampled_from([1, 3, 8, 32]), gap=st.sampled_from([0, 2, 20, 200]),
        sizes=st.sampled_from([(64,), (1, 3, 8, 16, 32, 64, 100), (256, 1024, 4096), (1, 32, 64, 1000, 2048)]),
        write_fraction=st.sampled_from([0.0, 0.3, 0.7]), clients=st.sampled_from([("dma",), ("a", "b", "c")]),
@@ -90,6 +92,7 @@ def _all_alike(standard, requests, cycles, stall=0.0, seed=0, **params):
 def test_random_requests_through_the_ports_run_alike_on_every_engine(seed, standard, scheduler, write_drain, refresh,
                                                                     queue, gap, sizes, write_fraction, clients,
                                                                     stall, lookahead, mapping, ranks):
+    refresh, refresh_order = refresh
     base, span = 0x1000_0000, 1 << 15  # a small span: rows are hit, missed and conflict; writes are forwarded
     requests = _requests(seed, 50, span, base, sizes, write_fraction, clients)
     rng = random.Random(seed + 1)
@@ -98,8 +101,8 @@ def test_random_requests_through_the_ports_run_alike_on_every_engine(seed, stand
     for _ in requests:
         at += rng.randrange(0, gap + 1) if rng.random() < 0.7 else 0  # bursts of requests, then gaps
         cycles.append(at)
-    params = dict(scheduler=scheduler, write_drain=write_drain, refresh=refresh, read_queue=queue,
-                  write_queue=max(queue, 2), base_address=base, mapping=mapping)
+    params = dict(scheduler=scheduler, write_drain=write_drain, refresh=refresh, refresh_order=refresh_order,
+                  read_queue=queue, write_queue=max(queue, 2), base_address=base, mapping=mapping)
     if ranks > 1:
         params["ranks"] = ranks
     if lookahead != 512:
@@ -122,18 +125,23 @@ def test_a_busy_stream_with_two_ranks_drains_and_refreshes_alike():
     check_against_a_bytearray(requests, compiled["sink"].messages, base, span, dram)
 
 
-def test_manticores_hbm2e_pseudo_channel_runs_alike_on_every_engine():
-    # library/manticore.arch's pseudo-channel: two ranks (stack IDs), per-bank refresh, the
-    # bank group lowest above the burst; many clients' requests of DMA sizes, reads and writes
+@pytest.mark.parametrize("refresh_order", ["round_robin", "idle_first"])
+def test_manticores_hbm2e_pseudo_channel_runs_alike_on_every_engine(refresh_order):
+    # library/manticore.arch's pseudo-channel: two ranks (stack IDs), per-bank refresh (idle
+    # first there), the bank group lowest above the burst; many clients' requests of DMA
+    # sizes, reads and writes
     base, span = 0, 1 << 22
     requests = _requests(7, 400, span, base, (32, 256, 1024), 0.4, ("a", "b", "c"))
     requests += [MemRequest(address=r.address, size_bytes=r.size_bytes, source="a", tag=1000 + r.tag)
                  for r in requests[-20:] if r.is_write]  # reads of writes still queued: forwarded
     compiled = _all_alike("HBM2E", requests, [i // 4 * 30 for i in range(len(requests))], ranks=2,
-                          refresh="per_bank", mapping="RoBaRaCoBgCh")
+                          refresh="per_bank", refresh_order=refresh_order, mapping="RoBaRaCoBgCh")
     dram = compiled["dram"]
     refreshed = {fields[2] for fields in compiled["commands"] if fields[1] == REFPB}
     assert refreshed == {0, 1} and dram.refpbs.value > 8 and dram.refs.value == 0
+    sets = dram.timing.tREFI // dram.timing.tREFIpb
+    order = [fields[5] % sets for fields in compiled["commands"] if fields[1] == REFPB and fields[2] == 0]
+    assert (order == [i % sets for i in range(len(order))]) == (refresh_order == "round_robin")
     assert dram.row_conflicts.value > 0 and dram.forwarded_reads.value > 0
     assert compiled["checker"].violation_count.value == 0
     check_against_a_bytearray(requests, compiled["sink"].messages, base, span, dram)

@@ -155,3 +155,52 @@ def test_per_bank_refresh_refreshes_every_bank_of_every_rank(standard):
     for i, (c, rank, flat) in enumerate(refreshes):
         s = (i // 2) % sets
         assert (rank, flat) == (i % 2, min(b for b in range(rank * t.banks, (rank + 1) * t.banks) if b % sets == s))
+
+
+def _refpb_sets_by_rank(dram, refreshes):
+    sets = dram.timing.tREFI // dram.timing.tREFIpb
+    return [[(c, flat % sets) for c, rank, flat in refreshes if rank == r] for r in range(dram.timing.ranks)]
+
+
+@pytest.mark.parametrize("pattern", ["sequential", "hot"])
+def test_idle_first_refreshes_every_bank_once_in_every_tREFI(pattern):
+    # refresh_order idle_first takes the bank sets in an order of its own, but each rank's
+    # REFpbs still come in rounds of tREFI/tREFIpb, each round every set once, round k
+    # issued within (k x tREFI, (k + 1) x tREFI] plus less than a tREFIpb of delay
+    top, dram, checker = controller_with_checker("HBM2E", refresh="per_bank", refresh_order="idle_first", ranks=2,
+                                                 engine="python")
+    refreshes = []
+    dram.add_command_listener(lambda c, kind, rank, group, bank, flat, row, column:
+                              refreshes.append((c, rank, flat)) if kind == REFPB else None)
+    attach_synthetic(dram, pattern, 20000, 1 / 3)
+    run(top)
+    assert checker.violation_count.value == 0, checker.violations[:3]
+    t = dram.timing
+    sets = t.tREFI // t.tREFIpb
+    orders = []
+    for by_rank in _refpb_sets_by_rank(dram, refreshes):
+        rounds = len(by_rank) // sets
+        assert rounds >= 4
+        for k in range(rounds):
+            one = by_rank[k * sets:(k + 1) * sets]
+            assert sorted(s for _, s in one) == list(range(sets))
+            assert all(k * t.tREFI + t.tREFIpb <= c < (k + 1) * t.tREFI + t.tREFIpb for c, _ in one)
+            orders.append([s for _, s in one])
+    assert any(order != list(range(sets)) for order in orders)  # (not the round robin's order)
+
+
+def test_the_checker_flags_a_bank_set_refreshed_twice_in_a_round():
+    top, dram, checker = controller_with_checker("HBM2E", refresh="per_bank", ranks=2)
+    t = dram.timing
+    sets = t.tREFI // t.tREFIpb
+    checker.observe(100, REFPB, 0, 0, 0, 1)
+    checker.observe(100 + t.tREFIpb, REFPB, 0, 0, 0, 2)
+    checker.observe(100 + 2 * t.tREFIpb, REFPB, 1, 0, 0, t.banks + 1)  # (rank 1's round is its own)
+    assert checker.violation_count.value == 0
+    checker.observe(100 + 3 * t.tREFIpb, REFPB, 0, 0, 0, 1 + sets)  # set 1 again, set 0 not yet
+    assert checker.violations == [f"REFpb rank 0 bg 0 bank 0 at cycle {100 + 3 * t.tREFIpb}: bank set 1 of rank 0 "
+                                  "refreshed again before bank set 0 was refreshed once"]
+    checker.observe(100 + 3 * t.tREFIpb + 2 * t.tREFI + 1, REFPB, 0, 0, 0, 2)
+    assert checker.by_constraint == {"REFpb order": 2}
+    assert checker.violations[1].endswith(f"bank set 2 of rank 0 not refreshed for {2 * t.tREFI + 1 + 2 * t.tREFIpb} "
+                                          "cycles, more than 2 x tREFI")
