@@ -13,7 +13,7 @@ from archmodel.models.network.traffic import TRAFFIC_PATTERNS, make_pattern
 # Held by other rooms this session, still one_of/choice_problem word lists: the cache's
 # replacement policy (models/memory/cache*.py) and the fronthaul network's engine
 # (models/fronthaul). Remove an entry when its vocabulary becomes a registry.
-NOT_YET = {("Cache", "policy"), ("FronthaulNetwork", "engine")}
+NOT_YET: set[tuple[str, str]] = set()
 
 
 def _vocabulary_params():

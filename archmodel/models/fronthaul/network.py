@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from archmodel.kernel import (ArchError, Component, Formula, Param, ParameterError, at_least, check_instances,
-                              choice_problem, connect, in_range, model)
+                              Registry, connect, in_range, model)
 
 from ..topologies import build_topology
 from . import signal
@@ -17,7 +17,12 @@ from .scene import RadioScene
 from .stripes import link_lengths, place, radio_stripes, stripe_layout
 
 
-_ENGINES = ("auto", "frames", "trains")
+ENGINES = Registry("fronthaul engine", {
+    "auto": "trains without INP and without waveforms, frames otherwise",
+    "frames": "every frame a message on every link",
+    "trains": "(no INP) a stripe's frames computed ahead in trains, with the same statistics",
+})
+"""How a :class:`FronthaulNetwork` moves its frames (its ``engine`` vocabulary)."""
 
 
 def _positive(value) -> str | None:
@@ -90,7 +95,7 @@ class FronthaulNetwork(Component):
                         check=at_least(1))
     engine = Param(str, "auto", "'frames': every frame a message on every link; 'trains' (no INP): frames sent "
                    "ahead in trains, same statistics; 'auto': trains without INP and waveforms",
-                   check=lambda v: choice_problem(v, _ENGINES))
+                   check=ENGINES.check)
     cp_ports = Formula("ports", "links ending at the CP", lambda c: c.topology.cp_ports)
     worst_hops = Formula("links", "links crossed by the farthest AP's frames", lambda c: c.topology.worst_hops)
     cable_m = Formula("m", "total fronthaul cable length", lambda c: sum(c.lengths))

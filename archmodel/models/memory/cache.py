@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 
 from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Level, Out, Param, ParameterError,
-                              at_least, model, one_of)
+                              at_least, model)
 
 from ..messages import MemRequest, MemResponse
 from .cache_array import POLICIES, CacheArray, MissClassifier
@@ -106,7 +106,7 @@ class Cache(Component):
     banks = Param(int, 1, "banks, lines interleaved over them; each serves one access per cycle",
                   check=at_least(1))
     clients = Param(int, 1, "request/response port pairs (one per client of a shared cache)", check=at_least(1))
-    policy = Param(str, "lru", "replacement policy", check=one_of(*POLICIES))
+    policy = Param(str, "lru", "replacement policy", check=POLICIES.check)
     mshrs = Param(int, 16, "lines that may miss at once (outstanding fills)", check=at_least(1))
     mshr_targets = Param(int, 8, "accesses that may wait for one outstanding line", check=at_least(1))
     write_buffer = Param(int, 8, "write-backs that may be unacknowledged at once", check=at_least(1))

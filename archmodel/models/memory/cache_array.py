@@ -26,8 +26,15 @@ from collections import OrderedDict
 
 import numpy as np
 
-POLICIES = ("lru", "srrip", "random")
-"""The replacement policies a cache offers."""
+from archmodel.kernel import Registry
+
+POLICIES: Registry[str] = Registry("replacement policy", {
+    "lru": "evict the least recently used line of the set",
+    "srrip": "static re-reference interval prediction (Jaleel et al., ISCA 2010), 2-bit RRPVs, "
+             "lines inserted at a long re-reference interval",
+    "random": "evict a way drawn from the cache's own random stream",
+})
+"""The replacement policies a cache offers (the ``Cache.policy`` vocabulary)."""
 
 RRPV_BITS = 2
 RRPV_MAX = (1 << RRPV_BITS) - 1
@@ -51,7 +58,7 @@ class CacheArray:
         if sets < 1 or ways < 1:
             raise ValueError(f"a cache needs at least one set and one way, got {sets} sets of {ways} ways")
         if policy not in POLICIES:
-            raise ValueError(f"unknown replacement policy '{policy}': one of {', '.join(POLICIES)}")
+            raise ValueError(f"unknown replacement policy '{policy}': {POLICIES.hint(policy)}")
         self.sets = sets
         self.ways = ways
         self.policy = policy
