@@ -77,7 +77,9 @@ class Cache(Component):
     finds its line there takes it into the cache (at once, or when its fetch arrives) and the
     stream fetches one line further. The buffers hold ``streams`` x ``prefetch_degree`` lines
     beside the cache and its MSHRs, so prefetches neither evict cached lines nor take MSHRs;
-    the oldest line leaves a full buffer. Random misses start no stream.
+    the oldest line leaves a full buffer. Random misses start no stream. A fetch's answer
+    fills only the entry (or the miss that took it) that sent it, never a later entry of the
+    same line, so answers that overtake each other below cannot bring back old bytes.
     With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
     A miss stalls its port (in order) when every MSHR is busy, when its victim still waits
     for its own fill, or when ``write_buffer`` write-backs are unacknowledged.
