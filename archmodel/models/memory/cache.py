@@ -77,7 +77,9 @@ class Cache(Component):
     finds its line there takes it into the cache (at once, or when its fetch arrives) and the
     stream fetches one line further. The buffers hold ``streams`` x ``prefetch_degree`` lines
     beside the cache and its MSHRs, so prefetches neither evict cached lines nor take MSHRs;
-    the oldest line leaves a full buffer. Random misses start no stream.
+    the oldest line leaves a full buffer. Random misses start no stream. A fetch's answer
+    fills only the entry (or the miss that took it) that sent it, never a later entry of the
+    same line, so answers that overtake each other below cannot bring back old bytes.
     With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
     A miss stalls its port (in order) when every MSHR is busy, when its victim still waits
     for its own fill, or when ``write_buffer`` write-backs are unacknowledged.
@@ -166,7 +168,14 @@ class Cache(Component):
         self._piece = [None] * self.clients  # per port: (job, pieces, next index) being accessed
         self._first = 0  # the port that goes first this cycle (round robin)
         self._buffered: OrderedDict = OrderedDict()  # stream buffer lines, oldest first -> data (None: on its way)
-        self._claimed: set[int] = set()  # buffered lines a miss took while their fetch was on its way
+        # Stream fetches are known by their tag, not their line: a line dropped from a full buffer
+        # (its fetch still on its way) may be fetched again, written and written back before the
+        # old answer comes, so an answer may fill only the entry or claim that sent it. An entry
+        # itself never goes stale: a buffered line is not in the cache (a miss takes it out), so
+        # it is neither written nor written back while buffered, and its fetch left after any
+        # earlier write-back of the line (requests leave in order through _out).
+        self._filling: dict[int, int] = {}  # buffered line on its way -> the tag of the fetch that fills it
+        self._claimed: dict[int, int] = {}  # line a miss took while its fetch was on its way -> that fetch's tag
         self._recent_misses: OrderedDict = OrderedDict()  # the last demand-missed lines, for stream detection
         self.mshr_busy = self.register("mshr_busy", 0, width=max(1, self.mshrs.bit_length()))
         self.driver = None  # a compiled form that computes this cache with its client (drive_with)
@@ -376,7 +385,7 @@ class Cache(Component):
         self.useful_prefetches.value += 1
         if data is None:
             self._mshr[line] = [target]
-            self._claimed.add(line)
+            self._claimed[line] = self._filling.pop(line)
             self._occupancy()
         else:
             self._lines[line] = data
@@ -424,10 +433,12 @@ class Cache(Component):
         if line in self._buffered or self._array.contains(line):
             return True
         if len(self._buffered) >= self.streams * self.prefetch_degree:
-            self._buffered.popitem(last=False)  # its fetch, if still on its way, is dropped on arrival
+            oldest, _ = self._buffered.popitem(last=False)
+            self._filling.pop(oldest, None)  # its fetch, if still on its way, is dropped on arrival
         self._buffered[line] = None
         leave = c + self.hit_latency_cycles
-        self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes), ("stream", line, leave))
+        self._filling[line] = self._send(leave, MemRequest(address=line << self._shift, size_bytes=self.line_bytes),
+                                         ("stream", line, leave))
         self.prefetches.value += 1
         self.bytes_read.value += self.line_bytes
         return True
@@ -439,13 +450,16 @@ class Cache(Component):
             if kind is not None:
                 getattr(self, f"{kind}_misses").value += 1
 
-    def _send(self, cycle: int, request: MemRequest, what: tuple) -> None:
+    def _send(self, cycle: int, request: MemRequest, what: tuple) -> int:
+        """Queue ``request`` to leave at ``cycle`` under a new tag, remembered with ``what``;
+        returns the tag."""
         tag = self._next_tag
         self._next_tag += 1
         self._sent[tag] = what
         self._out.append((cycle, MemRequest(address=request.address, size_bytes=request.size_bytes,
                                             is_write=request.is_write, data=request.data, source=self.path, tag=tag,
                                             created_ps=self.sim.now)))
+        return tag
 
     def _answer(self, c: int, answer: MemResponse) -> None:
         what = self._sent.pop(answer.tag)
@@ -454,11 +468,12 @@ class Cache(Component):
             return
         kind, line, sent = what
         if kind == "stream":
-            if line not in self._claimed:
-                if line in self._buffered:  # not dropped from a full buffer meanwhile
+            if self._claimed.get(line) != answer.tag:
+                if self._filling.get(line) == answer.tag:  # its entry was not dropped meanwhile
+                    del self._filling[line]
                     self._buffered[line] = bytearray(answer.data)
-                return
-            self._claimed.discard(line)
+                return  # a dropped fetch: a newer one (or a demand fill) may ask for this line
+            del self._claimed[line]
         self.miss_latency.sample(c - sent)
         self._lines[line] = bytearray(answer.data)
         self._serve(line, self._mshr.pop(line), c + 1)

@@ -12,7 +12,7 @@ from archmodel.kernel import ClockDomain, Component, ParameterError, Simulator, 
 from archmodel.models.basic import Sink, Source
 from archmodel.models.compute import FixedLatencyMemory, ReferenceCore, References
 from archmodel.models.memory import Cache, CacheArray, DramController
-from archmodel.models.messages import MemRequest
+from archmodel.models.messages import MemRequest, MemResponse
 
 
 _PYCACHESIM = """
@@ -284,3 +284,145 @@ def test_the_stream_prefetcher_serves_a_sequential_stream_ahead_and_keeps_data()
             assert cache.useful_prefetches.value >= cache.misses.value - 8
             assert cache.prefetches.value <= cache.useful_prefetches.value + 2 * 4 * degree
     assert cycles[4] < 0.6 * cycles[0]
+
+
+class ReorderingMemory(FixedLatencyMemory):
+    """A memory that applies each request as it arrives (so a read sees every write sent
+    before it, as any memory keeps one address in order) but answers after a random
+    1..``JITTER_CYCLES`` cycles each (drawn from :attr:`delays`, which a test seeds), so
+    answers overtake each other as a DRAM's banks, an interleaver's channels or a network's
+    paths let them. A test may set :attr:`delay_of` (request -> cycles) to order them itself."""
+
+    JITTER_CYCLES = 80
+
+    def setup(self) -> None:
+        super().setup()
+        self.delays = np.random.default_rng(0)
+        self.delay_of = lambda request: 1 + int(self.delays.integers(0, self.JITTER_CYCLES))
+        self.pending = []  # (cycle due, order taken, response)
+        self.taken = 0
+
+    def earliest_send_ps(self, port) -> int | None:
+        if not self.pending:
+            return None
+        return self.domain.phase_ps + min(self.pending)[0] * self.domain.period_ps
+
+    def reaction_ps(self, inp, out) -> int:
+        return self.domain.period_ps
+
+    @property
+    def idle(self) -> bool:
+        return not self.pending
+
+    def tick(self) -> None:
+        cycle = self.cycle
+        if self.req.valid:
+            request = self.req.recv()
+            offset = self.offset_of(request.address, request.size_bytes)
+            data = None
+            if request.is_write:
+                self.data[offset:offset + request.size_bytes] = request.data
+            else:
+                data = bytes(self.data[offset:offset + request.size_bytes])
+            due = cycle + self.delay_of(request)
+            self.pending.append((due, self.taken, MemResponse(tag=request.tag, data=data, source=request.source,
+                                                              created_ps=request.created_ps)))
+            self.taken += 1
+            self.ready_changes += 1
+        if self.pending:
+            first = min(self.pending)
+            if first[0] <= cycle and self.rsp.try_send(first[2]):
+                self.pending.remove(first)
+                self.ready_changes += 1
+        if not self.pending:
+            self.sleep()
+
+
+def integrity_stream(n, seed, region_lines):
+    """8-byte reads and writes at random words of a few lines, mostly in sequential sweeps
+    (so streams start, run into each other and leave full buffers) and partly at random; a
+    write stores a value unique to it, a read expects the last value a plain dictionary of
+    memory holds for its word (zero before any write)."""
+    rng = np.random.default_rng(seed)
+    sweep = (np.arange(n) // 2 + rng.integers(0, region_lines)) % region_lines
+    lines = np.where(rng.random(n) < 0.7, sweep, rng.integers(0, region_lines, n))
+    addresses = lines * 64 + rng.integers(0, 8, n) * 8
+    writes = rng.random(n) < 0.4
+    memory = {}
+    values = []
+    for i, (a, w) in enumerate(zip(addresses.tolist(), writes.tolist())):
+        if w:
+            memory[a] = i + 1
+        values.append(memory.get(a, 0))
+    stream = References(addresses, np.full(n, 8), writes, np.zeros(n, int), np.zeros(n, int), values)
+    return stream, memory
+
+
+@pytest.mark.parametrize("engine, prefetch_degree", [("python", 4), ("python", 0), ("compiled", 0)])
+@pytest.mark.parametrize("seed", range(12))
+def test_every_read_sees_the_last_write_with_prefetches_and_answers_that_overtake(engine, prefetch_degree, seed):
+    # The invariant: whatever the order answers come back in, every read answers the value a
+    # dictionary of memory holds (the core stops the run on a wrong one), and the bytes left
+    # through the cache are the dictionary's. Small buffers and a small cache make entries
+    # drop, lines leave dirty and come back while older fetches of them are still on their way.
+    stream, memory = integrity_stream(3000, seed, region_lines=32)
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    core = ReferenceCore("core", top, window=16, engine=engine)
+    cache = Cache("llc", top, size_bytes=1024, ways=2, mshrs=8, prefetch_degree=prefetch_degree, streams=1,
+                  in_order=bool(seed % 2))
+    mem = ReorderingMemory("mem", top, base_address=0, size_bytes=1 << 16)
+    mem.delays = np.random.default_rng(seed)
+    connect(core.req, cache.req[0])
+    connect(cache.resp[0], core.resp)
+    connect(cache.mem_req, mem.req, latency=20)
+    connect(mem.rsp, cache.mem_resp, latency=20)
+    core.load(stream)
+    core.on_finish(lambda c: c.sim.stop("core done"))
+    Simulator(top).run()
+    assert core.done and core.references.value == len(stream.address)
+    assert (core.compiled is not None) == (engine == "compiled")
+    assert cache.writebacks.value > 200
+    if prefetch_degree:
+        assert cache.prefetches.value > 500 and cache.useful_prefetches.value > 300
+    for address, value in memory.items():
+        assert int.from_bytes(cache.backdoor_read(address, 8), "little") == value
+
+
+def test_an_old_prefetch_answer_never_fills_a_newer_fetch_of_its_line():
+    # Direct-mapped, 8 sets, one stream buffer of 4 lines, a serial core. Misses to 0, 1, 2
+    # prefetch 3..6; the first fetch of line 3 takes 2000 cycles. Misses to 16, 17, 18 start a
+    # stream that drops 3..6 from the buffer. The core writes line 3 (a demand fill, 1 cycle),
+    # line 11 evicts it dirty (a write-back), misses to 0, 1, 2 prefetch line 3 again (3000
+    # cycles) and the read of line 3 claims that fetch. The old fetch's answer comes first, with
+    # the zeros from before the write: it must not fill the line (the core checks the read).
+    refs = [(0, False), (1, False), (2, False), (16, False), (17, False), (18, False), (3, True), (11, False),
+            (0, False), (1, False), (2, False), (3, False)]
+    lines = np.array([line for line, _ in refs])
+    writes = np.array([write for _, write in refs])
+    stream = line_stream(lines, writes)
+    assert stream.value[-1] == 6  # the read of line 3 expects the write's value
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    core = ReferenceCore("core", top, window=1)
+    cache = Cache("llc", top, size_bytes=512, ways=1, mshrs=8, prefetch_degree=4, streams=1)
+    mem = ReorderingMemory("mem", top, base_address=0, size_bytes=1 << 16)
+    reads_of_line_3 = []
+
+    def delay_of(request):
+        if request.address == 3 * 64 and not request.is_write:
+            reads_of_line_3.append(request.tag)
+            return {1: 2000, 2: 1, 3: 3000}[len(reads_of_line_3)]
+        return 1
+
+    mem.delay_of = delay_of
+    connect(core.req, cache.req[0])
+    connect(cache.resp[0], core.resp)
+    connect(cache.mem_req, mem.req, latency=20)
+    connect(mem.rsp, cache.mem_resp, latency=20)
+    core.load(stream)
+    core.on_finish(lambda c: c.sim.stop("core done"))
+    Simulator(top).run()
+    assert core.done and len(reads_of_line_3) == 3
+    assert (cache.writebacks.value, cache.useful_prefetches.value) == (1, 1)
+    # the last read waited for the second prefetch of line 3, not the first
+    assert core.done_cycle > 3000
+    assert int.from_bytes(cache.backdoor_read(3 * 64, 8), "little") == 6
