@@ -39,7 +39,7 @@ from .isa import SSR_INDIRECT, SSR_SHIFT_MAX, s32 as _s32
 from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                         K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
-from .compiled_fp import (_advance, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,
+from .compiled_fp import (_advance, _move_element, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,
                           _issr_would_exit, _lsu_push, _next_job)
 from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE, C_DONE_CYCLE, C_HALTED, C_HART,
                               C_IBASE, C_IP, C_IS_DMA, C_L0MAX, C_L0N, C_LDEPTH, C_LSHIFT, C_L_COUNT, C_L_HEAD,
@@ -52,7 +52,7 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2, Q_DST, Q_DSTR,
                               Q_ID, Q_INS, Q_REPS, Q_SIZE, Q_SRC, Q_SSTR, S_ACTIVE, S_ADDR, S_CFGB, S_CFGS, S_COUNT,
                               S_DEPTH, S_HEAD, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
-                              S_JWRITES, S_LAUNCHED, S_REPEAT, S_RID, S_USES, S_WRITES, _AUIPC, _BOUND, _CSR_SET,
+                              S_JWRITES, S_LAUNCHED, S_REPEAT, S_RID, S_WRITES, _AUIPC, _BOUND, _CSR_SET,
                               _CSR_WRITE, _DMCPY, _DMDST, _DMREP, _DMSRC, _DMSTR, _MCYCLE, _MHARTID, _MINSTRET,
                               _REPEAT, _RPTR, _SSR_CONFIG, _WPTR, _IDX_CFG, _IRPTR, _IWPTR,
                               S_ICFG, S_IBASE_CFG, S_IND, S_JICFG, S_JIBASE, S_JIND, _STRIDE)
@@ -531,18 +531,7 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
             if ss[s, S_IND]:
                 _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base, depth_cap)
                 continue
-            word = (ss[s, S_ADDR] - base) >> 3
-            if ss[s, S_JOB_WRITES]:
-                h = ss[s, S_HEAD]
-                words[word] = fq_val[s, h]
-                ss[s, S_HEAD] = (h + 1) % depth_cap
-                ss[s, S_COUNT] -= 1
-            else:
-                slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
-                fq_ready[s, slot] = ready
-                fq_val[s, slot] = words[word]
-                fq_uses[s, slot] = ss[s, S_USES]
-                ss[s, S_COUNT] += 1
+            _move_element(s, ready, ss, words, fq_ready, fq_val, fq_uses, base, depth_cap)
             _advance(s, ss)
         cycle += 1
         if running == 0 and not dma_active:
@@ -554,7 +543,7 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
 COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
 """The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
 cached entry calls)."""
-_INLINED = ("_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
+_INLINED = ("_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
 

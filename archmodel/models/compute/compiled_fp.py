@@ -182,18 +182,10 @@ def _issr_would_exit(c, cycle, ss, fq_ready, low, high):
     return False
 
 
-def _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base, depth_cap):
-    """``SsrStreamer._grant_indirect``: the TCDM serves streamer ``s``'s indirect request."""
-    if ss[s, S_ISERVE]:
-        slot = (ss[s, S_IQ_HEAD] + ss[s, S_IQ_COUNT]) % S_IQ_DEPTH
-        ss[s, S_IQ_READY + slot] = ready
-        ss[s, S_IQ_WORD + slot] = words_i64[(ss[s, S_INEXT] - base) >> 3]
-        ss[s, S_IQ_COUNT] += 1
-        ss[s, S_INEXT] += 8
-        ss[s, S_IWORDS] -= 1
-        ss[s, S_ILAST] = 1
-        return
-    ss[s, S_ILAST] = 0
+def _move_element(s, ready, ss, words, fq_ready, fq_val, fq_uses, base, depth_cap):
+    """The TCDM serves streamer ``s``'s element at ``S_ADDR``: a write job's oldest value goes
+    to memory, a read job's word joins its FIFO, usable from cycle ``ready`` (affine and
+    indirect jobs alike; inlined into the loop)."""
     word = (ss[s, S_ADDR] - base) >> 3
     if ss[s, S_JOB_WRITES]:
         h = ss[s, S_HEAD]
@@ -206,6 +198,21 @@ def _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base,
         fq_val[s, slot] = words[word]
         fq_uses[s, slot] = ss[s, S_USES]
         ss[s, S_COUNT] += 1
+
+
+def _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base, depth_cap):
+    """``SsrStreamer._grant_indirect``: the TCDM serves streamer ``s``'s indirect request."""
+    if ss[s, S_ISERVE]:
+        slot = (ss[s, S_IQ_HEAD] + ss[s, S_IQ_COUNT]) % S_IQ_DEPTH
+        ss[s, S_IQ_READY + slot] = ready
+        ss[s, S_IQ_WORD + slot] = words_i64[(ss[s, S_INEXT] - base) >> 3]
+        ss[s, S_IQ_COUNT] += 1
+        ss[s, S_INEXT] += 8
+        ss[s, S_IWORDS] -= 1
+        ss[s, S_ILAST] = 1
+        return
+    ss[s, S_ILAST] = 0
+    _move_element(s, ready, ss, words, fq_ready, fq_val, fq_uses, base, depth_cap)
     ss[s, S_ICOUNT] += 1
     left = ss[s, S_LEFT] - 1
     ss[s, S_LEFT] = left
@@ -441,6 +448,6 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
     cs[c, C_Q_COUNT] -= 1
 
 
-COMPILED = ("_fp_would_exit", "_fp_idle", "_next_job", "_advance", "_issr_address", "_issr_present",
+COMPILED = ("_fp_would_exit", "_fp_idle", "_next_job", "_advance", "_move_element", "_issr_address", "_issr_present",
             "_issr_would_exit", "_issr_grant", "_lsu_push", "_fp_issue", "_seq_advance", "_fp_step")
 """The functions of this module numba compiles with the loop (see compiled_cluster)."""
