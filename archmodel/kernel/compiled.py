@@ -15,14 +15,16 @@ Options, the same for every loop:
   arrays passed to every helper call costs far more than the helpers' bodies (20x on the DRAM
   core's random traffic). A loop that does allocate arrays says ``allocates=True``.
 - ``cache=True``: a loop is compiled once and then loaded from numba's on-disk cache. numba
-  writes it into the ``__pycache__`` folder beside the loop's source (which ``.gitignore``
-  keeps out of the checkout), or, where that folder is not writable (an installed wheel in a
-  read-only site-packages), into the user's cache folder; the ``NUMBA_CACHE_DIR`` environment
-  variable moves it anywhere. numba keys a cached function by its own source file (and the
-  values its closure holds) only, never by the modules it calls into. A loop whose parts are
-  spread over several modules therefore compiles them with :func:`compile_parts` (uncached,
-  inlined where it says so) and caches only its entry, a closure over
-  :func:`sources_digest` of those modules, so a changed part compiles the loop anew.
+  keys a cached function by its own source file (and the values its closure holds) only,
+  never by the modules it calls into or reads constants from: a cached DRAM core whose layout
+  module changed would load the old machine code. So every cached function is written under
+  a folder named by the digest of all the Python sources beside it (:func:`cache_folder`): a
+  loop's parts live in one package folder, and any change there compiles its loops anew. The
+  folders sit in the user's cache (``$XDG_CACHE_HOME/archmodel/numba``, else
+  ``~/.cache/archmodel/numba``), or under ``NUMBA_CACHE_DIR`` when that is set; nothing is
+  written into the checkout or an installed wheel. A loop whose parts span folders compiles
+  them with :func:`compile_parts` (uncached, inlined where it says so) and caches only its
+  entry, a closure over :func:`sources_digest` of those modules.
 
 numba versions outside :data:`NUMBA_TESTED` are refused with :class:`CompiledUnavailable`
 (an :class:`~.errors.ArchError`: the command line prints it without a traceback), as is a
@@ -37,7 +39,9 @@ import functools
 import hashlib
 import importlib
 import importlib.metadata
+import os
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -112,7 +116,35 @@ def dispatcher(function: Callable[..., Any], *, allocates: bool = False, inline:
         options["_nrt"] = False
     if inline:
         options["inline"] = "always"
-    return numba().njit(**options)(function)
+    if not cache:
+        return numba().njit(**options)(function)
+    # numba picks a cached function's folder from its config when the dispatcher is made
+    config = numba().config
+    user_folder = config.CACHE_DIR
+    config.CACHE_DIR = str(cache_folder(function))
+    try:
+        return numba().njit(**options)(function)
+    finally:
+        config.CACHE_DIR = user_folder
+
+
+def cache_folder(function: Callable[..., Any]) -> Path:
+    """Where numba caches ``function``: a folder named by the digest of every Python source
+    in the folder of ``function``'s own source (see the module docstring), under
+    ``NUMBA_CACHE_DIR`` or the user's cache."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "archmodel" / "numba"
+    return Path(base) / _folder_digest(str(Path(function.__code__.co_filename).resolve().parent))
+
+
+@functools.lru_cache(maxsize=None)  # once per folder and process: sources do not change under a run
+def _folder_digest(folder: str) -> str:
+    """The first 16 hex digits of the SHA-256 of the Python sources in ``folder`` (names and
+    contents, in name order)."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(folder).glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def compile_parts(modules: Sequence[ModuleType], inline: Iterable[str] = ()) -> None:

@@ -153,6 +153,50 @@ def test_the_caches_numba_writes_stay_out_of_the_tracked_tree():
         assert ignored.returncode == 0, f"numba caches into {where}, which git does not ignore"
 
 
+_STALE_CALLER = """
+from archmodel.kernel.compiled import jit
+from stale_callee import offset, LIMIT
+
+@jit
+def shifted(x):
+    return min(x + offset(), LIMIT)
+
+print(shifted(1))
+"""
+
+
+def test_a_cached_loop_compiles_anew_when_a_module_it_calls_or_reads_changes(tmp_path):
+    """numba keys its cache by a function's own file only: without the folder digest, the
+    second process would load ``shifted`` with the old callee and constant inlined."""
+    package = tmp_path / "loops"
+    package.mkdir()
+    (package / "stale_caller.py").write_text(_STALE_CALLER)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(package), str(ROOT)]),
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(callee: str) -> str:
+        (package / "stale_callee.py").write_text(textwrap.dedent(callee))
+        result = subprocess.run([sys.executable, str(package / "stale_caller.py")], env=env,
+                                capture_output=True, text=True, check=True)
+        return result.stdout.strip()
+
+    first = "from archmodel.kernel.compiled import jit\nLIMIT = 100\n@jit\ndef offset():\n    return 10\n"
+    assert run(first) == "11"
+    assert run(first) == "11" and any((tmp_path / "cache").rglob("*.nbi")), "the loop was not cached"
+    assert run(first.replace("return 10", "return 20")) == "21"
+    assert run(first.replace("LIMIT = 100", "LIMIT = 5")) == "5"
+
+
+def test_the_cache_folder_is_named_by_the_sources_beside_a_loop(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    from archmodel.models.memory import compiled_tags
+    folder = compiled.cache_folder(compiled_tags._play.py_func)
+    assert folder.parent == tmp_path / "cache" and len(folder.name) == 16
+    assert folder == compiled.cache_folder(compiled_tags.play)  # one folder per package folder
+    from archmodel.models.compute import compiled_reference_loop
+    assert compiled.cache_folder(compiled_reference_loop._find.py_func) != folder
+
+
 def test_jit_keeps_the_function_for_reading():
     def add(a, b):
         """The sum."""
