@@ -1,7 +1,8 @@
 """Compute models: the Snitch core and the Manticore cluster (cores, TCDM, DMA, barrier, I$),
 the assembler for the programs they run, an ideal outside memory, and a core that plays a workload's memory references."""
 
-from .assembler import AssemblyError, Instruction, Program, assemble, assemble_file
+from .assembler import AssemblyError, assemble, assemble_file
+from .program import Instruction, Program
 from .cluster import INSTRUCTION_BASE, SnitchCluster
 from .core import SnitchCore
 from .dma import SnitchDma

@@ -75,6 +75,8 @@ from .isa import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT,  # 
                   K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD,
                   K_MUL, K_NOP, K_STORE, OPS, SSR_CSRS, s32 as _s32, u32 as _u32)
 
+from .program import Instruction, Program  # noqa: F401 (re-exported: the assembler's output)
+
 FREP_BUFFER_ENTRIES = 16
 """Instructions the FREP sequencer's buffer holds (Snitch, IEEE TC 2021)."""
 
@@ -106,98 +108,6 @@ CSR_NAMES = {number: name for name, number in CSRS.items()}
 
 _LOADS = {"lb": (1, True), "lbu": (1, False), "lh": (2, True), "lhu": (2, False), "lw": (4, True)}
 _STORES = {"sb": 1, "sh": 2, "sw": 4}
-
-
-class Instruction:
-    """One assembled instruction: its kind, operands and where it came from.
-
-    ``xs1``/``xs2`` are the integer registers the integer core reads (0 when none);
-    ``fsrc`` the FP registers the FP subsystem reads; ``fn`` computes the result.
-    """
-
-    __slots__ = ("op", "kind", "fkind", "rd", "rs1", "rs2", "rs3", "xs1", "xs2", "imm", "target", "csr",
-                 "fn", "fsrc", "fdst", "latency", "flops", "fp32", "size", "signed", "uses_imm",
-                 "frep_inner", "stagger_max", "stagger_mask", "index", "line", "col", "text", "file",
-                 "fregs", "ssr_path", "dup_stream")
-
-    def __init__(self, op: str, kind: int, *, line: int, col: int, text: str, file: str):
-        self.op = op
-        self.kind = kind
-        self.fkind = -1
-        self.rd = self.rs1 = self.rs2 = self.rs3 = 0
-        self.xs1 = self.xs2 = 0
-        self.imm = 0
-        self.target = -1
-        self.csr = ""
-        self.fn = None
-        self.fsrc: tuple = ()
-        self.fdst = -1
-        self.latency = 1
-        self.flops = 0
-        self.fp32 = False
-        self.size = 0
-        self.signed = False
-        self.uses_imm = False
-        self.frep_inner = False
-        self.stagger_max = 0
-        self.stagger_mask = 0
-        self.index = 0
-        self.line = line
-        self.col = col
-        self.text = text
-        self.file = file
-        self.derive()
-
-    def derive(self) -> None:
-        """Work out once, at assembly, what the FP subsystem would otherwise work out at
-        every issue: the FP registers whose scoreboard an issue checks (``fregs``), whether
-        the instruction names a stream register when SSRs are on (``ssr_path``: any of rd,
-        rs1, rs2, rs3 below 3, as the core decides), and whether it reads one stream twice
-        (``dup_stream``, the rare case that takes the general operand path)."""
-        self.fregs = self.fsrc + (self.rd,)
-        self.ssr_path = self.rs1 < 3 or self.rs2 < 3 or self.rs3 < 3 or self.rd < 3
-        streams = [r for r in self.fsrc if r < 3]
-        self.dup_stream = len(streams) != len(set(streams))
-
-    def where(self) -> str:
-        """``file:line: source text`` for runtime messages."""
-        return f"{self.file}:{self.line}: {self.text.strip()}"
-
-    def stagger_copy(self, k: int, mask: int) -> "Instruction":
-        """This FP instruction with ``k`` added to the fields selected by ``mask``."""
-        if k == 0 or mask == 0:
-            return self
-        copy = Instruction.__new__(Instruction)
-        for slot in Instruction.__slots__:
-            setattr(copy, slot, getattr(self, slot))
-        fields = ["rd", "rs1", "rs2", "rs3"]
-        for bit, field in enumerate(fields):
-            if mask >> bit & 1:
-                setattr(copy, field, (getattr(self, field) + k) % 32)
-        copy.fsrc = tuple(getattr(copy, f) for f in ("rs1", "rs2", "rs3")[:len(self.fsrc)])
-        copy.fdst = copy.rd if self.fdst >= 0 else -1
-        copy.derive()
-        return copy
-
-    def __repr__(self) -> str:
-        return f"<{self.op} @{self.index} {self.file}:{self.line}>"
-
-
-class Program:
-    """An assembled program: the instructions in order, the labels, the source text."""
-
-    def __init__(self, name: str, instructions: list[Instruction], labels: dict[str, int], lines: list[str]):
-        self.name = name
-        self.instructions = instructions
-        self.labels = labels
-        self.lines = lines
-
-    @property
-    def size_bytes(self) -> int:
-        return 4 * len(self.instructions)
-
-    def __len__(self) -> int:
-        return len(self.instructions)
 
 
 _TOKEN = re.compile(r"\s*([^,\s()]+|\(|\)|,)")

@@ -8,7 +8,7 @@ from typing import Callable
 from archmodel.kernel import (ENGINES, Component, Formula, In, Out, Param, QuestionBackoff, at_least, compiled,
                               in_range, model)
 
-from .assembler import Instruction
+from .program import Instruction
 from .compiled_state import release, run_compiled
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma

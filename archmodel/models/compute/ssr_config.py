@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .isa import SSR_BOUND, SSR_CSRS, SSR_IDX_BASE, SSR_IDX_CFG, SSR_INDIRECT, SSR_REPEAT, SSR_RPTR, SSR_SHIFT_MAX
 
 if TYPE_CHECKING:
-    from .assembler import Instruction
+    from .program import Instruction
     from .ssr import SsrStreamer
 
 
