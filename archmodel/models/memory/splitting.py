@@ -328,19 +328,12 @@ class SplitsRequests(KeepsAnswerBounds):
         # controller scheduling ahead decides them for good, and reports a read burst done
         # when its RD issues): its RD comes after them.
         issue0 = max(c0, self._processed + 1)
-        free = {False: self.read_queue - self._rq_count, True: self.write_queue - self._wq_count}
+        free = self._queue_room()
 
         def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
-            # The cycle the last of ``pieces`` bursts can enter (be stamped): now while the
-            # queue has room; else a slot frees when a burst's RD or WR issues, one per tBL
-            # on the data bus at most, and the burst waiting for it enters the next cycle. A
-            # read burst answered from the write queue takes no slot, so one free slot may
-            # let every read burst in at once.
-            departures = ahead + pieces - free[write] if write else (0 if free[write] else 1)
-            return c0 if departures <= 0 else c0 + 1 + (departures - 1) * burst_cycles
+            return self._last_entry_cycle(c0, free, pieces, write, ahead)
 
         order = self._order
-        entering = self._job  # the one request whose bursts are entering (one at a time)
         best = NEVER
         every = client is EVERY_CLIENT
         for job in order.heads():
@@ -365,22 +358,77 @@ class SplitsRequests(KeepsAnswerBounds):
                 at = max(at, job.done)
             best = min(best, max(at, c0))
         if self.req.connected:
-            ahead = {False: 0, True: 0}
-            if entering is not None:
-                ahead[entering.message.is_write] = len(entering.pieces) - entering.entered
+            ahead = self._entering_bursts()
             newcomers = set()
+            writes_before = False  # a write on its way ahead of the request
             for arrival, message in self.req.channel.flight:
                 source = message.source
                 if order.has_client(source) or source in newcomers or not (every or source == client):
+                    writes_before = writes_before or message.is_write
                     continue  # answered after its client's earlier requests (or not asked about)
                 newcomers.add(source)
-                write = message.is_write
-                pieces = len(split(message.address, message.size_bytes, self.burst_bytes))
-                arrives = max(c0, -(-(arrival - phase) // period))
-                enters = last_entry(pieces, write, ahead[write])
-                at = max(arrives + 1, enters) if write else max(arrives, enters) + early
-                best = min(best, at)
+                best = min(best, self._newcomer_cycle(c0, free, ahead, message, arrival, writes_before))
+                writes_before = writes_before or message.is_write
         return None if best >= NEVER else phase + best * period
+
+    def newcomer_answer_ps(self, message: MemRequest, arrival_ps: int, writes_ahead: bool = True) -> int | None:
+        """The soonest the response to ``message`` can leave on ``resp`` if the request
+        arrives on ``req`` at ``arrival_ps`` or later, behind every request on its way now,
+        and its client holds nothing here before it: the bound :meth:`earliest_send_ps`
+        gives a client's first request on its way, worked out from the state now (None
+        without a response path). ``writes_ahead``: whether a write this memory does not see
+        yet may arrive before it (then a read may be answered from the write queue). A
+        network whose memory-side interface holds such a request, not yet passed on, asks it
+        with the soonest the request can arrive over the link."""
+        if not self._resp_on:
+            return None
+        period, phase = self._period, self._phase
+        c0 = max(0, -(-(self.sim.now - phase) // period))
+        if not writes_ahead and self.req.connected:
+            writes_ahead = any(waiting.is_write for _, waiting in self.req.channel.flight)
+        at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes_ahead)
+        return phase + at * period
+
+    def _queue_room(self) -> dict:
+        return {False: self.read_queue - self._rq_count, True: self.write_queue - self._wq_count}
+
+    def _entering_bursts(self) -> dict:
+        """The bursts of the request still entering (one at a time), by is_write: they take
+        their queue's slots before any request behind them."""
+        ahead = {False: 0, True: 0}
+        entering = self._job
+        if entering is not None:
+            ahead[entering.message.is_write] = len(entering.pieces) - entering.entered
+        return ahead
+
+    def _last_entry_cycle(self, c0: int, free: dict, pieces: int, write: bool, ahead: int = 0) -> int:
+        """The cycle the last of ``pieces`` bursts can enter (be stamped), from cycle c0:
+        then while the queue has room; else a slot frees when a burst's RD or WR issues,
+        one per tBL on the data bus at most, and the burst waiting for it enters the next
+        cycle. A read burst answered from the write queue takes no slot, so one free slot
+        may let every read burst in at once."""
+        departures = ahead + pieces - free[write] if write else (0 if free[write] else 1)
+        return c0 if departures <= 0 else c0 + 1 + (departures - 1) * self.timing.tBL
+
+    def _newcomer_cycle(self, c0: int, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
+                        writes_before: bool = True) -> int:
+        """The soonest cycle the response to ``message``, a client's first request here,
+        arriving at ``arrival_ps`` at the soonest, can leave (see :meth:`earliest_send_ps`).
+        A read is answered from the write queue only if a write is pending there when its
+        bursts enter; with no write queued now, none entering and none before it
+        (``writes_before``: on its way ahead of it) none can be (a write leaves the queue
+        only, by its WR), so every burst needs its RD: one data burst per tBL, the first CL
+        after an RD at its entry at the soonest, after the cycles already scheduled."""
+        write = message.is_write
+        pieces = len(split(message.address, message.size_bytes, self.burst_bytes))
+        arrives = max(c0, -(-(arrival_ps - self._phase) // self._period))
+        enters = self._last_entry_cycle(c0, free, pieces, write, ahead[write])
+        if write:
+            return max(arrives + 1, enters)
+        at = max(arrives, enters) + min(self.timing.CL + self.timing.tBL, self.forward_cycles)
+        if not (writes_before or self._wq_count or ahead[True]):
+            at = max(at, max(arrives, enters, self._processed + 1) + self.timing.CL + pieces * self.timing.tBL)
+        return at
 
     def reaction_ps(self, inp, out) -> int:
         """A lower bound on the time from a message arriving on ``inp`` to a message it causes

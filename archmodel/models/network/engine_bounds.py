@@ -162,7 +162,8 @@ class MemoryPortBounds:
                           forward.delay if forward.same_domain else forward.tail_delay,
                           back.delay if back.same_domain else back.tail_delay,
                           self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
-                          [self.least_cycles[u][r] * period for r in range(terminals)]))
+                          [self.least_cycles[u][r] * period for r in range(terminals)],
+                          getattr(memory, "newcomer_answer_ps", None)))
         return sides
 
     @staticmethod
@@ -178,8 +179,11 @@ class MemoryPortBounds:
         waiting here or on the link, is answered after that bound: only the requests of the
         other clients are bounded on their own, by the least reaction (with 16 clusters on 4
         DRAM channels the queues are full and requests wait here, and their least reaction,
-        one DRAM cycle, would end each cluster's batch within a few cycles)."""
-        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester = side
+        one DRAM cycle, would end each cluster's batch within a few cycles). A request of a
+        client the memory holds nothing of, next to be passed on from here, is bounded by
+        the memory itself where it can say so (``newcomer_answer_ps``: a 1 KiB read or write
+        needs its 16 bursts to find queue slots) as arriving over the link at the soonest."""
+        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester, newcomer = side
         network_ps = to_requester[only]
         best = None
         if back.flight:
@@ -210,13 +214,18 @@ class MemoryPortBounds:
                     at = (leaves if leaves > now else now) + back_ps
                     if best is None or at < best:
                         best = at
-        for source in ni.sources_waiting(only):
-            if source not in answered:
+        waiting = ni.sources_waiting(only)
+        if waiting:
+            firsts = ni.first_for_memory(only) if newcomer is not None else {}
+            for source in waiting:
+                if source in answered:
+                    continue
+                first = firsts.get(source)
+                leaves = None if first is None else newcomer(first[0], now + forward_ps, first[1])
                 # passed on now at the soonest, over the link to the memory
-                at = now + forward_ps + react + back_ps
+                at = now + forward_ps + react + back_ps if leaves is None else max(leaves, now) + back_ps
                 if best is None or at < best:
                     best = at
-                break
         for arrival, request in forward.flight:
             requester, source = request.source
             if requester == only and source not in answered:

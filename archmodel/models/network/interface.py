@@ -197,7 +197,7 @@ class NetworkInterface(Component):
             while trace and trace[0][0] <= now:
                 when, dest, size = trace.popleft()
                 self.create_packet(dest, size, None, when)
-        if self.inp.connected and self.inp.valid and len(self.queue) < 2:
+        if self.inp.channel is not None and len(self.queue) < 2 and self.inp.valid:
             msg = self.inp.recv()
             self.create_packet(msg.dest, self.flits_for(msg), msg, now)
         flit = None
@@ -243,9 +243,10 @@ class NetworkInterface(Component):
 
     def busy(self) -> bool:
         """Whether the next edge has work even if no word arrives and no packet is due."""
-        return bool(self.credit_back or (self.sending is not None and self.credits[self.send_vc] > 0)
-                    or (self.sending is None and self.queue and self._free_vc() >= 0)
-                    or (self.inp.connected and self.inp.valid))
+        sending = self.sending
+        return bool(self.credit_back or (sending is not None and self.credits[self.send_vc] > 0)
+                    or (sending is None and self.queue and self._free_vc() >= 0)
+                    or (self.inp.channel is not None and self.inp.valid))
 
     def _free_vc(self) -> int:
         first, end = self.routing.injection_vcs(self.queue[0]) if self.routing else (0, self.vcs)

@@ -126,14 +126,16 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
 
     def step(self, now: int, word):
         mem_req, mem_rsp, to_memory, from_memory = self.io
-        if mem_req.connected and mem_req.valid and len(self.queue) < 2:
+        # (channel tests, not ``connected``: this runs at every edge of every busy interface)
+        if mem_req.channel is not None and len(self.queue) < 2 and mem_req.valid:
             self._send_request(mem_req.recv(), now)
-        if from_memory.connected and from_memory.valid:
+        if from_memory.channel is not None and from_memory.valid:
             self._send_response(from_memory.recv(), now)
         word = super().step(now, word)
         # What arrived this edge leaves this edge.
-        while self.to_requester and mem_rsp.try_send(self.to_requester[0]):
-            self.to_requester.popleft()
+        to_requester = self.to_requester
+        while to_requester and mem_rsp.try_send(to_requester[0]):
+            to_requester.popleft()
         while self.for_memory and to_memory.try_send(self.for_memory[0]):
             requester, source = self.for_memory.popleft().source
             waiting = self.waiting[requester]
@@ -147,8 +149,8 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
 
     def busy(self) -> bool:
         mem_req, _, _, from_memory = self.io
-        return (super().busy() or (mem_req.connected and mem_req.valid)
-                or (from_memory.connected and from_memory.valid))
+        return (super().busy() or (mem_req.channel is not None and mem_req.valid)
+                or (from_memory.channel is not None and from_memory.valid))
 
     def earliest_send_ps(self, port) -> int | None:
         """Lookahead: on ``mem_rsp`` the next edge while a response in request order waits to
@@ -232,6 +234,23 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         ``requester``'s requests held by the memory here, passed on and not yet answered:
         kept as they come and go, for the lookahead, which asks about one requester."""
         return self.held_sources.get(requester, ())
+
+    def first_for_memory(self, requester: int) -> dict:
+        """Per source of requester terminal ``requester``, its request that is passed on
+        next to the memory here (the first of that source in the queue for ``to_memory``)
+        and whether a write is queued before it, for the sources none of whose requests
+        waits to be put in order (one that overtook an earlier request): the memory takes
+        them in this order, so the first is the first to be answered. For the lookahead,
+        which asks about one requester."""
+        early = {trip.request.source for (r, _), trip in self.early_requests.items() if r == requester}
+        firsts: dict = {}
+        writes = False
+        for request in self.for_memory:
+            r, source = request.source
+            if r == requester and source not in firsts and source not in early:
+                firsts[source] = (request, writes)
+            writes = writes or request.is_write
+        return firsts
 
     def port_work(self) -> bool:
         """Whether a served port has a message to take or one waits to leave (for an engine

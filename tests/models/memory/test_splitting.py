@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archmodel.kernel import ModelAssertion
+from archmodel.kernel import ModelAssertion, Simulator
 from archmodel.models.memory import AddressMapping, PRESETS
 from archmodel.models.memory.splitting import ResponseOrder, split
 from archmodel.models.messages import MemRequest
@@ -267,3 +267,20 @@ def test_no_response_to_a_client_leaves_before_the_controllers_bound_for_it(seed
             assert limits and after[0] >= min(limits), (t, client, bound, arrival, after[0])
             checked += 1
     assert checked
+
+
+def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
+    """A client's first request, not yet arrived: a 1 KiB read (16 bursts of DDR4) on a channel
+    with no write queued, entering or on its way needs 16 RDs (CL + 16 tBL after the first);
+    once a write is queued, a read might be answered from the write queue (forward_cycles)."""
+    write = MemRequest(address=0x40, size_bytes=64, is_write=True, data=bytes(64), source="w", tag=1)
+    top, _, dram, sink, _ = ported_controller("DDR4-2400R", [write], cycles=[5])
+    sim = Simulator(top)
+    sim.run(until_ps=1)
+    period, cl, tbl = dram.domain.period_ps, dram.timing.CL, dram.timing.tBL
+    read = MemRequest(address=0, size_bytes=1024, source="r", tag=2)
+    assert dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == (1 + cl + 16 * tbl) * period
+    assert dram.newcomer_answer_ps(read, sim.now) == (1 + dram.forward_cycles) * period  # a write may come first
+    assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == (30 + cl + 16 * tbl) * period
+    sim.run(until_ps=20 * period)  # the write is queued at cycle 8 (one after it arrives)
+    assert len(sink.messages) == 1 and dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == 9 * period

@@ -21,10 +21,12 @@ MIB = 1 << 20
 CHANNELS = {1: 0, 5: MIB}  # terminal -> base address of a DDR4 channel
 
 
-def crowded(seed: int, engine: str, read_queue: int, write_queue: int, link_latency: int, requesters: int):
+def crowded(seed: int, engine: str, read_queue: int, write_queue: int, link_latency: int, requesters: int,
+            sizes=(8, 64, 64, 256), slots: int = 512):
     """A 2 x 2 mesh of two terminals per router: DDR4 channels at terminals 1 and 5, and
     ``requesters`` asking requesters on the other terminals, each with a random script of
-    reads and writes of 8 to 256 bytes (several in the same cycles, so the queues fill)."""
+    reads and writes of ``sizes`` bytes at ``slots`` 256-byte aligned addresses per channel
+    (several in the same cycles, so the queues fill)."""
     rng = random.Random(seed)
     top = Component("top")
     ranges = [(base, base + MIB, t) for t, base in CHANNELS.items()]
@@ -45,8 +47,8 @@ def crowded(seed: int, engine: str, read_queue: int, write_queue: int, link_late
         for n in range(rng.randrange(4, 24)):
             cycle += rng.choice((0, 0, 0, 1, 5, 30))
             base = rng.choice(list(CHANNELS.values()))
-            size = rng.choice((8, 64, 64, 256))
-            address = base + 256 * rng.randrange(512)
+            size = rng.choice(sizes)
+            address = base + 256 * rng.randrange(slots)
             if rng.random() < 0.35:
                 request = MemRequest(address, size, True, bytes(size), tag=n)
             else:
@@ -54,6 +56,18 @@ def crowded(seed: int, engine: str, read_queue: int, write_queue: int, link_late
             probe.script.append((cycle, request))
         probes.append(probe)
     return top, probes
+
+
+def _answered_after_every_horizon(probes) -> None:
+    """Every request of every probe is answered, and the first response after each question
+    (before the probe's next send) comes at or after the horizon it was given."""
+    for probe in probes:
+        assert len(probe.received) == len(probe.sent) > 0
+        for asked_at, horizon in probe.asked:
+            later_sends = [t for t in probe.sent if t > asked_at]
+            arrivals = [t for t in probe.received if t > asked_at]
+            if arrivals and (not later_sends or arrivals[0] <= later_sends[0]):
+                assert horizon is not None and arrivals[0] >= horizon, (probe.path, asked_at, horizon, arrivals[0])
 
 
 @settings(max_examples=20, deadline=None)
@@ -67,13 +81,23 @@ def test_no_response_from_a_crowded_dram_channel_beats_a_horizon(seed, engine, r
     top, probes = crowded(seed, engine, read_queue, write_queue, link_latency, requesters)
     sim = Simulator(top)
     sim.run(until_ps=500_000_000)  # (quiescent once every request is answered)
-    for probe in probes:
-        assert len(probe.received) == len(probe.sent) > 0
-        for asked_at, horizon in probe.asked:
-            later_sends = [t for t in probe.sent if t > asked_at]
-            arrivals = [t for t in probe.received if t > asked_at]
-            if arrivals and (not later_sends or arrivals[0] <= later_sends[0]):
-                assert horizon is not None and arrivals[0] >= horizon, (probe.path, asked_at, horizon, arrivals[0])
+    _answered_after_every_horizon(probes)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 100_000), engine=st.sampled_from(["fast", "components"]),
+       read_queue=st.integers(1, 8), write_queue=st.integers(1, 8), link_latency=st.integers(1, 3),
+       requesters=st.integers(2, 6), slots=st.sampled_from([2, 8, 512]))
+def test_no_response_to_long_reads_beside_writes_of_their_bytes_beats_a_horizon(seed, engine, read_queue, write_queue,
+                                                                                link_latency, requesters, slots):
+    """As above with 1 KiB reads and writes on a few addresses: a client's first read, waiting
+    at the channel's interface or on its way, is bounded by its 16 RDs only while no write
+    can answer it from the write queue, and no response comes before a horizon."""
+    top, probes = crowded(seed, engine, read_queue, write_queue, link_latency, requesters,
+                          sizes=(8, 64, 1024, 1024), slots=slots)
+    sim = Simulator(top)
+    sim.run(until_ps=500_000_000)
+    _answered_after_every_horizon(probes)
 
 
 def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_the_channels_bound():
