@@ -190,7 +190,7 @@ class FronthaulNetwork(Component):
         inp_bits = [self.plan.rate_bits(self.capacity_bps, 1, self._inp_dims(p)) for p in range(self.longest)]
         shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s), self.antennas))
                                  for s in stripes])
-        self.scene.plan_inp(stripes, inp_bits)
+        self.scene.plan_inp(stripes, inp_bits, self.plan.uplink_slots())
         self.scene.plan_own(shared)
         self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes), tuple(inp_bits), shared, trains))
         if trains:
