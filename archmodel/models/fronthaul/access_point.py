@@ -306,19 +306,16 @@ class AccessPoint(Component):
 
     # -- trains with in-network processing ----------------------------------------------
     def _tick_inp_trains(self) -> None:
-        """Form every own frame whose inputs are known (module docstring of the class: an own
-        chunk is processed from the first edge at or after its end, the end of the previous
-        chunk's processing and its upstream frame's arrival) and send them as one train."""
+        """Form every own frame whose inputs are known and send them as one train."""
         now = self.sim.now
-        out = []
+        out: list = []
         if self.gated:
             if self.upstream.valid:
-                for frame, arrival in self.upstream.recv().frames:
-                    self._inp_frame(frame, arrival, out)
+                self._inp_frames(self.upstream.recv().frames, out)
         else:
-            while self.next_end <= now:
-                for _ in range(self.role.plan.chunks):  # the slot's chunks, from its first
-                    self._inp_frame(None, 0, out)
+            chunks = [(None, 0)] * self.role.plan.chunks
+            while self.next_end <= now:  # the far end: a slot's chunks, from its first
+                self._inp_frames(chunks, out)
         if out:
             self.progress()  # new work (see _process)
             self.out.send(FrameTrain(tuple(out), self._inp_promise()))
@@ -327,34 +324,42 @@ class AccessPoint(Component):
             self.asked_ps = self.next_end
             self.wake_at(self.next_end)
 
-    def _inp_frame(self, upstream: Frame | None, arrival: int, out: list) -> None:
-        """Process the next own chunk with ``upstream`` (its upstream frame, arrived at
-        ``arrival``; None at the far end) as the frame-by-frame model does, and append the
-        frame and its arrival at the link to ``out``."""
-        key = self.next_chunk
-        if key is None or (upstream is not None and (upstream.slot, upstream.chunk) != key):
-            got = None if upstream is None else (upstream.slot, upstream.chunk)
-            self.fail(f"upstream frame {got} came while own chunk {key} was next")
-        slot, chunk = key
+    def _inp_frames(self, inputs, out: list) -> None:
+        """Process the next own chunks as the frame-by-frame model does, one per ``(upstream
+        frame, its arrival)`` of ``inputs`` (``(None, 0)`` at the far end), and append each
+        frame and its arrival at the link to ``out``: a chunk is processed from the first edge
+        at or after its end, the end of the previous chunk's processing and the arrival; its
+        frame leaves at the first edge after that, one per cycle."""
         role, domain = self.role, self.domain
-        end = self.next_end
-        start = domain.edge_at_or_after(max(end, self.busy_until, arrival))
-        if upstream is not None:
-            self.upstream_wait.samples.append((start - end) / 1000)
-        done = self.busy_until = start + self.processing_ps
-        self.processing_busy.value += -(-self.processing_ps // domain.period_ps)
-        carried = None
-        if chunk == 0:
-            carried = role.scene.inp_forwarded(slot, role.index, None if upstream is None else upstream.signal,
-                                               self.rate_bits)
-        frame = Frame(slot, chunk, role.index, role.stripe, self.payload[chunk], carried, done)
-        self.own_frames.value += 1
-        period = domain.period_ps
-        leave = domain.edge_at_or_after(done)
-        sent = self.sent_ps = leave if leave > self.sent_ps + period else self.sent_ps + period
-        out.append((frame, sent + period))
-        self.bits_sent.value += frame.bits
-        self._advance(key)
+        period, phase = domain.period_ps, domain.phase_ps
+        processing, payload, waits = self.processing_ps, self.payload, self.upstream_wait.samples
+        busy, sent, bits = self.busy_until, self.sent_ps, 0
+        for upstream, arrival in inputs:
+            key = self.next_chunk
+            if key is None or (upstream is not None and (upstream.slot, upstream.chunk) != key):
+                got = None if upstream is None else (upstream.slot, upstream.chunk)
+                self.fail(f"upstream frame {got} came while own chunk {key} was next")
+            slot, chunk = key
+            end = self.next_end
+            start = max(end, busy, arrival, phase)
+            start += (phase - start) % period  # (ClockDomain.edge_at_or_after, inlined: a loop per frame)
+            if upstream is not None:
+                waits.append((start - end) / 1000)
+            done = busy = start + processing
+            carried = None
+            if chunk == 0:
+                carried = role.scene.inp_forwarded(slot, role.index, None if upstream is None else upstream.signal,
+                                                   self.rate_bits)
+            frame = Frame(slot, chunk, role.index, role.stripe, payload[chunk], carried, done)
+            leave = done + (phase - done) % period
+            sent = leave if leave > sent + period else sent + period
+            out.append((frame, sent + period))
+            bits += frame.bits
+            self._advance(key)
+        self.busy_until, self.sent_ps = busy, sent
+        self.own_frames.value += len(inputs)
+        self.processing_busy.value += len(inputs) * -(-processing // period)
+        self.bits_sent.value += bits
 
     def _inp_promise(self) -> int:
         """The earliest edge the next own frame can reach the link: its processing starts no
