@@ -30,26 +30,6 @@ def _sequence(entry: tuple) -> int:
     return entry[0]
 
 
-def _progress_signature(comp: Component, reported: dict) -> int:
-    """What changes when ``comp`` makes progress: messages on its channels, and progress
-    reported by it or by any part it belongs to (a core's cluster reports for its cores).
-    Every term only ever grows, so their sum changes exactly when one of them does.
-    ``reported`` memoises each part's reported progress (its own and its parents') for one
-    check: the parts of a system share their parents."""
-    parent = comp.parent
-    total = comp.progress_count
-    if parent is not None:
-        above = reported.get(parent)
-        if above is None:
-            above = _reported(parent, reported)
-        total += above
-    for ch in comp._out_channels:
-        total += ch.sent
-    for ch in comp._in_channels:
-        total += ch.received
-    return total
-
-
 def _reported(part: Component, reported: dict) -> int:
     """Progress reported by ``part`` and every part it belongs to, memoised in ``reported``."""
     chain = []
@@ -496,8 +476,9 @@ class Simulator:
         reported: dict = {}
         window = self.watchdog_ps
         for comp in self._holders:
-            # the progress signature (_progress_signature), written out: this runs for every
-            # holder every quarter window
+            # What changes when comp makes progress: messages on its channels, and progress
+            # reported by it or by any part it belongs to (a core's cluster reports for its
+            # cores). Every term only ever grows, so their sum changes exactly when one does.
             signature = comp.progress_count
             parent = comp.parent
             if parent is not None:
