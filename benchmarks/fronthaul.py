@@ -1,15 +1,16 @@
 """Cell-free fronthaul on radio stripes: speed of the timing and signal level, and a sweep of the
 sum rate and slot latency over link capacity C and the number of stripes M.
 
-    python benchmarks/fronthaul.py [--quick] [--no-gains] [--sweep [--no-speed]] [--slots N] [--png FILE] [--csv FILE]
+    python benchmarks/fronthaul.py [--quick] [--no-gains] [--no-frames] [--sweep [--no-speed]] [--slots N] [--png FILE] [--csv FILE]
 
 **Speed.** ``topologies/radio_stripes.arch`` with 64 APs x 4 antennas and 16 users on 8
 stripes of 8, 1000 TDD slots of 1 ms (14 frames per AP and slot), timing and signal level in
 one run, with and without in-network processing: build time and run time in process CPU
 seconds, component ticks, frames carried by the links, and the sum rates as a check (the
-decoded INP rate must equal the scene's reference). Without INP it runs twice: frames sent
-ahead in trains (``engine = "auto"``) and every frame a message on every link (``engine =
-"frames"``); their summaries must be equal, and the ratio of their CPU times is printed.
+decoded INP rate must equal the scene's reference). Each scheme runs twice: frames sent ahead
+in trains (``engine = "auto"``) and every frame a message on every link (``engine =
+"frames"``, the reference); their summaries must be equal, and the ratio of their CPU times is
+printed. ``--no-frames`` skips the reference runs.
 
 **INP gain against capacity** (unless ``--no-gains``). 16 APs x 4 antennas, 8 users, on 4
 stripes of 4, 2 of 8 and the bus, C from 25 Mbit/s to 12.8 Gbit/s, six user drops (seeds 0 to
@@ -56,15 +57,17 @@ def run_point(params: dict, seed: int = 0) -> tuple[dict, dict]:
     return network.summary(), {"build_s": built - started, "run_s": ran - built, "ticks": sim.ticks, "frames": frames}
 
 
-def speed(slots: int) -> None:
-    """The speed table: INP, and no INP with frames sent ahead in trains (engine auto) beside
-    the frame-by-frame engine on the same system, whose figures must be the same."""
+def speed(slots: int, frames: bool = True) -> None:
+    """The speed table: INP and no INP with frames sent ahead in trains (engine auto), each
+    beside the frame-by-frame engine on the same system (unless not ``frames``), whose
+    figures must be the same."""
     print(f"64 APs x 4 antennas, 16 users, 8 stripes of 8, {slots} slots of 1 ms (timing and signal level)")
     print(f"{'scheme':<16} {'build s':>8} {'run s':>8} {'ticks':>10} {'frames':>10} {'slots/s':>8} "
           f"{'sum rate':>9} {'no-INP':>8} {'unlimited':>9} {'latency us':>10}")
     runs = {}
-    for label, inp, engine in (("INP", "true", '"auto"'), ("no INP trains", "false", '"auto"'),
-                               ("no INP frames", "false", '"frames"')):
+    schemes = [("INP trains", "true", '"auto"'), ("INP frames", "true", '"frames"'),
+               ("no INP trains", "false", '"auto"'), ("no INP frames", "false", '"frames"')]
+    for label, inp, engine in schemes if frames else schemes[::2]:
         params = dict(aps=64, M=8, L=8, users=16, antennas=4, slots=slots, inp=inp, engine=engine)
         summary, cost = run_point(params)
         if inp == "true":
@@ -75,9 +78,10 @@ def speed(slots: int) -> None:
               f"{cost['ticks']:10d} {cost['frames']:10d} {summary['slots'] / total:8.1f} "
               f"{summary['sum_rate']:9.2f} {summary['sum_rate_no_inp']:8.2f} {summary['sum_rate_unlimited']:9.2f} "
               f"{summary['latency_us']:10.1f}", flush=True)
-    (trains, fast), (frames, slow) = runs["no INP trains"], runs["no INP frames"]
-    assert trains == frames, "the trains engine must give the frame-by-frame figures"
-    print(f"no INP: frames / trains CPU time {slow / fast:.2f}x (same figures)")
+    for scheme in ("INP", "no INP") if frames else ():
+        (trains, fast), (each, slow) = runs[f"{scheme} trains"], runs[f"{scheme} frames"]
+        assert trains == each, f"{scheme}: the trains engine must give the frame-by-frame figures"
+        print(f"{scheme}: frames / trains CPU time {slow / fast:.2f}x (same figures)")
 
 
 def gains(slots: int, seeds=range(6), capacities=(25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800),
@@ -209,12 +213,13 @@ def main() -> None:
     parser.add_argument("--slots", type=int, help="slots of the speed run (default 1000; --quick 20)")
     parser.add_argument("--sweep", action="store_true", help="also sweep C and M, print, write CSV and PNG")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
+    parser.add_argument("--no-frames", action="store_true", help="speed table without the frame-by-frame runs")
     parser.add_argument("--no-gains", action="store_true", help="skip the table of INP gain against capacity")
     parser.add_argument("--csv", default="waves/fronthaul-sweep.csv")
     parser.add_argument("--png", default="waves/fronthaul-sweep.png")
     args = parser.parse_args()
     if not args.no_speed:
-        speed(args.slots or (20 if args.quick else 1000))
+        speed(args.slots or (20 if args.quick else 1000), frames=not args.no_frames)
     if not args.no_gains:
         if args.quick:
             gains(2, seeds=range(2), capacities=(50, 800, 12800), layouts=((4, 4), (1, 16)))

@@ -30,15 +30,21 @@ def _sequence(entry: tuple) -> int:
     return entry[0]
 
 
-def _progress_signature(comp: Component) -> tuple:
-    """What changes when ``comp`` makes progress: messages on its channels, and progress
-    reported by it or by any part it belongs to (a core's cluster reports for its cores)."""
-    reported = 0
-    part: Component | None = comp
+def _reported(part: Component, reported: dict) -> int:
+    """Progress reported by ``part`` and every part it belongs to, memoised in ``reported``."""
+    chain = []
+    total = 0
     while part is not None:
-        reported += part.progress_count
+        known = reported.get(part)
+        if known is not None:
+            total = known
+            break
+        chain.append(part)
         part = part.parent
-    return (reported, sum(ch.sent for ch in comp._out_channels), sum(ch.received for ch in comp._in_channels))
+    for part in reversed(chain):
+        total += part.progress_count
+        reported[part] = total
+    return total
 
 
 class _Schedule:
@@ -467,13 +473,31 @@ class Simulator:
         belongs to) for a whole window is stuck, however busy the rest of the system is."""
         self._parts_check_at = t + max(1, self.watchdog_ps // 4)
         seen = self._parts_seen
+        reported: dict = {}
+        window = self.watchdog_ps
         for comp in self._holders:
-            held = comp.holding()
-            signature = _progress_signature(comp)
+            # What changes when comp makes progress: messages on its channels, and progress
+            # reported by it or by any part it belongs to (a core's cluster reports for its
+            # cores). Every term only ever grows, so their sum changes exactly when one does.
+            signature = comp.progress_count
+            parent = comp.parent
+            if parent is not None:
+                above = reported.get(parent)
+                signature += _reported(parent, reported) if above is None else above
+            for ch in comp._out_channels:
+                signature += ch.sent
+            for ch in comp._in_channels:
+                signature += ch.received
             last = seen.get(comp)
-            if held is None or last is None or last[0] != signature:
+            # A part that moved starts a new window whatever it holds, so only one that did
+            # not is asked what it holds (the question costs more than the signature).
+            if last is None or last[0] != signature:
                 seen[comp] = (signature, t)
-            elif t - last[1] > self.watchdog_ps:
+                continue
+            held = comp.holding()
+            if held is None:
+                seen[comp] = (signature, t)
+            elif t - last[1] > window:
                 raise DeadlockError(self.deadlock_report(
                     f"{comp.path} holds {held} and has made no progress for {format_time(t - last[1])} "
                     "while the rest of the system moves"))

@@ -24,8 +24,8 @@ class ApRole:
     with INP the users, at most the antennas at and upstream of it), ``share`` (APs whose frames share
     the CP-side link: 1 with in-network processing, the stripe's length without),
     ``capacity_bps`` of its outgoing link, the TDD ``plan`` and the radio ``scene``; ``trains``:
-    send frames ahead of their time in :class:`~.frames.FrameTrain` messages (without INP only,
-    see :class:`~.network.FronthaulNetwork`'s ``engine``)."""
+    send frames ahead of their time in :class:`~.frames.FrameTrain` messages (see
+    :class:`~.network.FronthaulNetwork`'s ``engine``)."""
 
     index: int
     stripe: int
@@ -54,7 +54,12 @@ class AccessPoint(Component):
     are complete) and forwards every upstream frame at the edge it arrives. Frames leave in the
     order they become ready, one per cycle.
 
-    With ``trains`` (no INP, no waveforms) it computes what it would send ahead: at the first
+    With ``trains`` (no waveforms) it computes what it would send ahead. With INP an own frame
+    depends only on its chunk's end, the frame before it and its upstream frame's arrival:
+    the far end forms a slot's frames at the slot's first chunk, every other AP forms its own
+    as soon as a train brings the upstream ones (processing from the first edge at or after
+    all three), and sends them in one train at the edges the frame-by-frame model sends
+    them. Without INP, at the first
     chunk of each uplink slot it forms the slot's own frames (their processing times follow
     from the chunk ends and ``processing_ps``), merges them with the upstream frames that came
     in trains, in the order and at the edges the frame-by-frame model sends them (by ready
@@ -253,6 +258,9 @@ class AccessPoint(Component):
             self.own_frames.value += 1
 
     def _tick_trains(self) -> None:
+        if self.inp:
+            self._tick_inp_trains()
+            return
         now = self.sim.now
         held = self.held
         if self.upstream.connected and self.upstream.valid:
@@ -295,3 +303,70 @@ class AccessPoint(Component):
         if self.next_end != _NEVER and self.asked_ps != self.next_end:
             self.asked_ps = self.next_end
             self.wake_at(self.next_end)
+
+    # -- trains with in-network processing ----------------------------------------------
+    def _tick_inp_trains(self) -> None:
+        """Form every own frame whose inputs are known and send them as one train."""
+        now = self.sim.now
+        out: list = []
+        if self.gated:
+            if self.upstream.valid:
+                self._inp_frames(self.upstream.recv().frames, out)
+        else:
+            chunks = [(None, 0)] * self.role.plan.chunks
+            while self.next_end <= now:  # the far end: a slot's chunks, from its first
+                self._inp_frames(chunks, out)
+        if out:
+            self.progress()  # new work (see _process)
+            self.out.send(FrameTrain(tuple(out), self._inp_promise()))
+        self.sleep()
+        if not self.gated and self.next_end != _NEVER and self.asked_ps != self.next_end:
+            self.asked_ps = self.next_end
+            self.wake_at(self.next_end)
+
+    def _inp_frames(self, inputs, out: list) -> None:
+        """Process the next own chunks as the frame-by-frame model does, one per ``(upstream
+        frame, its arrival)`` of ``inputs`` (``(None, 0)`` at the far end), and append each
+        frame and its arrival at the link to ``out``: a chunk is processed from the first edge
+        at or after its end, the end of the previous chunk's processing and the arrival; its
+        frame leaves at the first edge after that, one per cycle."""
+        role, domain = self.role, self.domain
+        period, phase = domain.period_ps, domain.phase_ps
+        processing, payload, waits = self.processing_ps, self.payload, self.upstream_wait.samples
+        busy, sent, bits = self.busy_until, self.sent_ps, 0
+        for upstream, arrival in inputs:
+            key = self.next_chunk
+            if key is None or (upstream is not None and (upstream.slot, upstream.chunk) != key):
+                got = None if upstream is None else (upstream.slot, upstream.chunk)
+                self.fail(f"upstream frame {got} came while own chunk {key} was next")
+            slot, chunk = key
+            end = self.next_end
+            start = max(end, busy, arrival, phase)
+            start += (phase - start) % period  # (ClockDomain.edge_at_or_after, inlined: a loop per frame)
+            if upstream is not None:
+                waits.append((start - end) / 1000)
+            done = busy = start + processing
+            carried = None
+            if chunk == 0:
+                carried = role.scene.inp_forwarded(slot, role.index, None if upstream is None else upstream.signal,
+                                                   self.rate_bits)
+            frame = Frame(slot, chunk, role.index, role.stripe, payload[chunk], carried, done)
+            leave = done + (phase - done) % period
+            sent = leave if leave > sent + period else sent + period
+            out.append((frame, sent + period))
+            bits += frame.bits
+            self._advance(key)
+        self.busy_until, self.sent_ps = busy, sent
+        self.own_frames.value += len(inputs)
+        self.processing_busy.value += len(inputs) * -(-processing // period)
+        self.bits_sent.value += bits
+
+    def _inp_promise(self) -> int:
+        """The earliest edge the next own frame can reach the link: its processing starts no
+        earlier than its chunk's end and the end of the last, and it leaves after the last
+        frame sent."""
+        if self.next_chunk is None:
+            return _NEVER
+        edge, period = self.domain.edge_at_or_after, self.domain.period_ps
+        start = edge(max(self.next_end, self.busy_until))
+        return max(edge(start + self.processing_ps), self.sent_ps + period) + period

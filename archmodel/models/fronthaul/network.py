@@ -18,9 +18,9 @@ from .stripes import link_lengths, place, radio_stripes, stripe_layout
 
 
 ENGINES = Registry("fronthaul engine", {
-    "auto": "trains without INP and without waveforms, frames otherwise",
+    "auto": "trains without waveforms, frames with them",
     "frames": "every frame a message on every link",
-    "trains": "(no INP) a stripe's frames computed ahead in trains, with the same statistics",
+    "trains": "a stripe's frames computed ahead in trains, with the same statistics",
 })
 """How a :class:`FronthaulNetwork` moves its frames (its ``engine`` vocabulary)."""
 
@@ -56,14 +56,16 @@ class FronthaulNetwork(Component):
     per-AP compression forwarded untouched (no ``inp``), and the sum rate at the CP with the
     no-INP and unlimited-fronthaul references beside it.
 
-    ``engine``: without INP nothing a frame meets depends on what comes after it (no link
-    refuses a frame, an AP forwards what arrives), so the frames of a slot can be computed
-    ahead: with ``trains`` every AP sends its frames in :class:`~.frames.FrameTrain` messages
-    with a promise of what may follow (the null messages of conservative parallel
-    simulation), the links serialise them in closed form and the CP completes each slot at the
-    edge its last frame would arrive; every statistic equals the frame-by-frame run's
-    (``tests/models/fronthaul/test_trains.py``, randomized). ``auto`` takes trains without INP
-    unless waveforms are traced (they show each frame on each link).
+    ``engine``: nothing a frame meets depends on what comes after it (no link refuses a
+    frame; without INP an AP forwards what arrives, with it an AP's frame follows from its
+    chunk's end, its previous frame and its upstream frame's arrival), so the frames of a slot
+    can be computed ahead: with ``trains`` every AP sends its frames in
+    :class:`~.frames.FrameTrain` messages with a promise of what may follow (the null messages
+    of conservative parallel simulation), the links serialise them in closed form and the CP
+    completes each slot at the edge its last frame would arrive; every statistic equals the
+    frame-by-frame run's (``tests/models/fronthaul/test_trains.py``, randomized, with and
+    without INP). ``auto`` takes trains unless waveforms are traced (they show each frame on
+    each link).
     """
 
     aps = Param(int, 16, "access points (N_AP = stripes x aps_per_stripe)", check=in_range(1, 1 << 16))
@@ -93,8 +95,8 @@ class FronthaulNetwork(Component):
     link_fixed_ps = Param(int, 100_000, "fixed latency of every link (transceivers)", unit="ps", check=at_least(0))
     deadline_ps = Param(int, 1_000_000_000, "a slot must reach the CP this long after its air time", unit="ps",
                         check=at_least(1))
-    engine = Param(str, "auto", "'frames': every frame a message on every link; 'trains' (no INP): frames sent "
-                   "ahead in trains, same statistics; 'auto': trains without INP and waveforms",
+    engine = Param(str, "auto", "'frames': every frame a message on every link; 'trains': frames sent "
+                   "ahead in trains, same statistics; 'auto': trains unless waveforms are traced",
                    check=ENGINES.check)
     cp_ports = Formula("ports", "links ending at the CP", lambda c: c.topology.cp_ports)
     worst_hops = Formula("links", "links crossed by the farthest AP's frames", lambda c: c.topology.worst_hops)
@@ -115,10 +117,6 @@ class FronthaulNetwork(Component):
             raise ParameterError(f"{self.path}: users = {self.users} is more than the {self.antennas * self.aps} "
                                  f"antennas (aps x antennas): linear detection cannot separate them",
                                  hint="serve at most aps x antennas users, or add antennas", param="users")
-        if self.engine == "trains" and self.inp:
-            raise ParameterError(f"{self.path}: engine = 'trains' needs inp = false: with in-network processing "
-                                 "an AP waits for its upstream frame", hint="use engine = 'auto' or 'frames'",
-                                 param="engine")
         self.plan = SlotPlan(self.slot_ps, self.chunks, self.tdd_pattern, self.slots, self.bandwidth_hz,
                              self.header_bits, self.sample_bits)
         self.longest = self.topology.worst_hops
@@ -169,7 +167,7 @@ class FronthaulNetwork(Component):
             raise ArchError(f"{self.path}: a chunk of {self.plan.slot_ps // self.chunks / 1e6:g} us is longer than "
                             f"the deadlock watchdog's window of {self.sim.watchdog_ps / 1e6:g} us",
                             hint="raise --watchdog or the number of chunks per slot")
-        trains = not self.inp and (self.engine == "trains" or (self.engine == "auto" and not self.sim.tracing))
+        trains = self.engine == "trains" or (self.engine == "auto" and not self.sim.tracing)
         if trains and self.sim.tracing:
             raise ArchError(f"{self.path}: engine = 'trains' sends frames ahead, so waveforms would not show them",
                             hint="trace with engine = 'auto' or 'frames'")
@@ -192,7 +190,7 @@ class FronthaulNetwork(Component):
         inp_bits = [self.plan.rate_bits(self.capacity_bps, 1, self._inp_dims(p)) for p in range(self.longest)]
         shared = np.concatenate([np.full(len(s), self.plan.rate_bits(self.capacity_bps, len(s), self.antennas))
                                  for s in stripes])
-        self.scene.plan_inp(stripes, inp_bits)
+        self.scene.plan_inp(stripes, inp_bits, self.plan.uplink_slots())
         self.scene.plan_own(shared)
         self.cp.attach(CpRole(self.plan, self.scene, per_slot, tuple(stripes), tuple(inp_bits), shared, trains))
         if trains:

@@ -28,6 +28,7 @@ from archmodel.kernel import component_rng
 from . import signal
 
 _CACHED_SLOTS = 256  # slots in flight at once: a long bus lags its far end by a few slots
+_PASS_SLOTS = 16  # slots of one batched INP pass: numpy's cost per call dwarfs a slot's arithmetic
 
 
 class RadioScene:
@@ -52,32 +53,47 @@ class RadioScene:
         self._own: OrderedDict = OrderedDict()
         self.stripes: list[np.ndarray] = []
         self.inp_bits: tuple = ()
+        self._ahead: dict = {}  # slot -> the slots its INP pass is computed with (itself first)
         self.own_bits: np.ndarray | None = None
 
-    def plan_inp(self, stripes: list[np.ndarray], inp_bits) -> None:
+    def plan_inp(self, stripes: list[np.ndarray], inp_bits, slots=()) -> None:
         """The stripes (AP indices, far end first) and the INP budget of each place along them
-        (bits per channel use), for :meth:`inp_pass`."""
+        (bits per channel use), for :meth:`inp_pass`; ``slots``, the run's uplink slots in
+        order, lets a pass compute the next few of them in the same batch."""
         self.stripes = list(stripes)
         self.inp_bits = tuple(float(b) for b in inp_bits)
         self._places = {int(ap): place for stripe in self.stripes for place, ap in enumerate(stripe)}
+        slots = list(slots)
+        self._ahead = {slot: slots[i:i + _PASS_SLOTS] for i, slot in enumerate(slots)}
 
     def inp_pass(self, slot: int) -> dict:
         """Sequential in-network processing of ``slot`` along every stripe, batched per place:
-        AP index -> (the description it got from upstream or None, the one it sends)."""
+        AP index -> (the description it got from upstream or None, the one it sends). The
+        planned uplink slots after it (up to ``_PASS_SLOTS`` in all) are computed in the same
+        batch, each slot's arithmetic the same as alone (numpy's batched linear algebra works
+        matrix by matrix)."""
         done = self._passes.get(slot)
         if done is None:
-            channels = self.channels(slot)
-            done = self._passes[slot] = {}
+            batch = [s for s in self._ahead.get(slot, [slot]) if s == slot or s not in self._passes]
+            channels = np.stack([self.channels(s) for s in batch])
+            passes = [{} for _ in batch]
             for length in sorted({len(s) for s in self.stripes}):
                 group = np.array([s for s in self.stripes if len(s) == length])
-                upstream = None
+                upstream = [None] * len(batch)
+                joint = None
                 for position in range(length):
-                    sent = signal.inp_step(channels[group[:, position]], upstream, self.inp_bits[position]).forwarded
-                    for row, ap in enumerate(group[:, position]):
-                        done[int(ap)] = (upstream, row, sent)
+                    joint = signal.inp_step(channels[:, group[:, position]], joint, self.inp_bits[position]).forwarded
+                    # one description per slot (a view of the batch's), which an AP's frame carries
+                    sent = [signal.Description(joint.gain[b], joint.bits[b]) for b in range(len(batch))]
+                    for b, done_b in enumerate(passes):
+                        for row, ap in enumerate(group[:, position]):
+                            done_b[int(ap)] = (upstream[b], row, sent[b])
                     upstream = sent
-            if len(self._passes) > _CACHED_SLOTS:
+            for s, done_s in zip(batch, passes):
+                self._passes[s] = done_s
+            while len(self._passes) > _CACHED_SLOTS:
                 self._passes.popitem(last=False)
+            done = passes[0]
         return done
 
     def inp_forwarded(self, slot: int, ap: int, upstream, rate_bits: float):
