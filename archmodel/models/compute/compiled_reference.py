@@ -178,6 +178,7 @@ class CompiledPair:
         self.lookahead = QuestionBackoff()
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
         self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
+        self.asked_at_answer = 0  # lookahead questions asked where an answer to a line sent may come
         self.exits: dict = {}
         self.finished = False
 
@@ -244,6 +245,16 @@ class CompiledPair:
                 if why is not None:
                     self.core.fail(f"engine 'compiled': {why} in a later phase")
                 self._phase(stream)  # and compute on into it, as far as the batch may go
+            elif reason == loop.EXIT_ANSWER:
+                # The lines sent are on their way now, so the kernel's lookahead bounds their
+                # answers (the memory counts requests in flight) more tightly than the least
+                # round trip did: ask it here instead of ending the batch for it.
+                ks[loop.CAP] = loop.NEVER
+                end, asked = self._end(c), True
+                self.asked_at_answer += 1
+                if c + ran >= end:
+                    break
+                continue
             elif reason != loop.EXIT_END and reason != loop.EXIT_SAMPLES:
                 break
             if c + ran >= end:

@@ -45,8 +45,12 @@ RRPV_INSERT = 2
 
 # core scalars (cs)
 ENTERED, RETIRED, MORE, EARLIEST, NWAIT, WIN_SINCE, DEP_SINCE, DONE, REFS, READS, WRITES, COMPUTE, \
-    WIN_STALLS, DEP_STALLS, BARRIER_CYCLES, BAD, ANSWERED, LAST_ENTRY, QUIET_UNTIL = range(19)
-CORE_SCALARS = 19
+    WIN_STALLS, DEP_STALLS, BARRIER_CYCLES, BAD, ANSWERED, LAST_ENTRY, QUIET_UNTIL, SCAN = range(20)
+CORE_SCALARS = 20
+# SCAN: whether the core's issue must look through its waiting references again. A look that
+# found every one waiting for a value or behind an older one to its word finds the same until
+# an answer comes or a reference enters, so the loop skips it until then (with a window of 64
+# references waiting on DRAM, the look is most of a cycle's work).
 # cache scalars (ks)
 CUR, JN, NM, UNACKED, NEXT_TAG, ACCESSES, HITS, DELAYED, MISSES, WRITEBACKS, BYTES_READ, BYTES_WRITTEN, \
     MSHR_STALLS, OCC_AREA, OCC_SINCE, OCC_MAX, LRU_CLOCK, O_HEAD, O_LEN, WAKE, RS_BLOCKED, MEM_WAITING, \
@@ -234,6 +238,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
     mask = line_bytes - 1
     out_cap = len(o_leave)
     own_memory = mg[MG_ON] == 1
+    cs[SCAN] = 1  # (the driver may have changed anything between calls)
     c = start
     while c < end:
         if c >= ks[CAP]:
@@ -430,6 +435,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
                     return c - start + 1, EXIT_BAD
             answered[i] = 1
             cs[ANSWERED] += 1
+            cs[SCAN] = 1
             while cs[RETIRED] < n and answered[cs[RETIRED]]:
                 cs[RETIRED] += 1
             if cs[RETIRED] == n and not cs[MORE]:
@@ -460,6 +466,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
                     cs[WIN_SINCE] = -1
                 waiting[cs[NWAIT]] = i
                 cs[NWAIT] += 1
+                cs[SCAN] = 1
                 cs[ENTERED] = i + 1
                 cs[LAST_ENTRY] = c
                 if i + 1 < n:
@@ -468,7 +475,7 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
         # ---- the core: issue the oldest reference whose address is known
         issued = False
         nold = 0
-        for k in range(cs[NWAIT]):
+        for k in range(cs[NWAIT] if cs[SCAN] else 0):
             i = waiting[k]
             first = addr[i] >> 3
             last = (addr[i] + size[i] - 1) >> 3
@@ -504,6 +511,8 @@ def run(now, start, end, geo, cs, ks, qs, addr, size, write, gap, dep, value, ch
                 cs[READS] += 1
             issued = True
             break
+        else:
+            cs[SCAN] = 0  # every waiting reference waits for an answer or an entry (see SCAN)
         if not issued and cs[NWAIT] > 0 and cs[DEP_SINCE] < 0:
             if not (qs[RS_LEN] > 0 and rs_arr[qs[RS_HEAD]] <= c):
                 cs[DEP_SINCE] = c

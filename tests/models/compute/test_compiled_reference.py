@@ -50,7 +50,7 @@ def build(engine, stream, initial, case, memory_kind):
         memory = FixedLatencyMemory("mem", top, base_address=BASE, size_bytes=case.get("mem_bytes", 1 << 20),
                                     latency_cycles=case["mem_latency"], bytes_per_cycle=case.get("mem_bpc", 64))
     else:
-        memory = DramController("mem", top, standard="DDR4-2400R", base_address=BASE)
+        memory = DramController("mem", top, standard=case.get("standard", "DDR4-2400R"), base_address=BASE)
     # (lines leave ahead while the credits of mem_req last: few credits and long links too)
     connect(memory.rsp if memory_kind == "ideal" else memory.resp, cache.mem_resp, latency=case.get("mr", 1))
     connect(core.req, cache.req[0], latency=case["lq"])
@@ -81,7 +81,8 @@ def random_case(rng, n):
                 barrier=int(rng.integers(1, 30)),
                 ends=sorted(rng.integers(0, n, int(rng.integers(0, 4))).tolist() + [0, n] * int(rng.random() < 0.2)),
                 mq=int(rng.integers(1, 4)), mcap=int(rng.integers(1, 5)), mr=int(rng.integers(1, 3)),
-                mem_bpc=int(rng.choice([8, 16, 64])))
+                mem_bpc=int(rng.choice([8, 16, 64])),
+                standard=str(rng.choice(["DDR4-2400R", "DDR4-3200AA", "DDR5-4800B", "HBM2"])))
 
 
 @pytest.fixture
@@ -125,8 +126,9 @@ def test_the_pair_computes_ahead_in_batches_of_many_cycles():
     Simulator(top).run()
     pair = core.compiled
     assert core.done and pair.batches < core.done_cycle / 4
-    # waits for fills asleep; lines leave inside batches, which stop where an answer may come
-    assert pair.exits["quiet"] and pair.exits["answer"] and pair.sent_ahead
+    # waits for fills asleep; lines leave inside batches, which ask the lookahead where an
+    # answer may come (the memory bounds its answers to the lines on their way) and go on
+    assert pair.exits["quiet"] and pair.sent_ahead and pair.asked_at_answer
 
 
 def test_the_pair_plays_an_ideal_memory_below_it_in_a_few_batches():
