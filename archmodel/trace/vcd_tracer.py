@@ -40,8 +40,8 @@ from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes, settle
-from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, order_of, register_texts,
-                    summarize_payload)
+from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, in_handle_order,
+                    order_of, register_texts, summarize_payload)
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
@@ -126,6 +126,8 @@ class VcdTracer:
         self._lines: list = []  # per register handle: what its reg.var becomes while live
         self._bits: dict[int, BitsMemo] = {}  # per mask
         self._texts: TextMemo | None = None  # of every string register
+        self._ordered: list = []  # the last register list found in handle order
+        self._seen: list = []  # the register list of the last edge not known to be in order
         self._disordered: list = []  # the last register list found out of handle order
         self._in_order: list = []  # its registers, in handle order (the unwatched first)
         self._registers: list = []
@@ -192,19 +194,31 @@ class VcdTracer:
             commit(dirty)
             return
         # Lines go out in handle order, whatever order ticks filled ``dirty`` in, so that the
-        # file is the same under shuffling. A list found out of order is sorted once and
-        # remembered: the same registers tend to change in the same order at every edge.
-        regs = self._in_order if dirty == self._disordered else dirty
+        # file is the same under shuffling. The same registers tend to change in the same
+        # order at every edge: a list found in handle order is remembered and needs no check
+        # of the order, and a list found out of order is sorted once and remembered.
+        if dirty == self._ordered:
+            regs, write = dirty, commit_ordered
+        elif dirty == self._disordered:
+            regs, write = self._in_order, commit_ordered
+        else:
+            regs, write = dirty, commit_changes
         pending = self._pending
         start = len(pending)
         stamped = t != self._last_ts
         if stamped:
             pending.append(f"#{t}\n")
-        stopped = commit_changes(regs, pending.append)
+        stopped = write(regs, pending.append)
         if stopped is not None:
             self._commit_rest(regs, regs.index(stopped), start + stamped)
             self._disordered = dirty.copy()
             self._in_order = sorted(dirty, key=order_of)
+        elif write is commit_changes:
+            # (checked once it comes twice running: some designs change the list every edge)
+            if dirty != self._seen:
+                self._seen = dirty.copy()
+            elif in_handle_order(dirty):
+                self._ordered = self._seen
         if len(pending) > start + stamped:
             if stamped:
                 self._last_ts = t

@@ -8,8 +8,8 @@ from vcd import VCDWriter
 from vcd.common import VarType
 
 from archmodel.trace import lines
-from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, commit_changes, escaped_text,
-                                  summarize_payload, wire_line)
+from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, commit_changes, commit_ordered,
+                                  escaped_text, in_handle_order, summarize_payload, wire_line)
 
 
 def variables(**specs):
@@ -69,6 +69,30 @@ def test_changed_lines_stop_before_a_value_no_memo_takes():
     given = []
     assert commit_changes(regs, given.append) is regs[1]
     assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
+
+
+def test_ordered_lines_are_the_checked_lines_of_a_list_in_handle_order():
+    def design():
+        return [watched(0, 1, 2), SimpleNamespace(var=None, value=0, next=5, queued=True), watched(1, 7, 7),
+                watched(2, 0, -1)]
+    checked, ordered, given = design(), design(), []
+    assert in_handle_order(ordered)
+    assert commit_ordered(ordered, given.append) is None
+    assert joined(given) == lines_of(checked) == ["b10 0\n", "b11111111 2\n"]
+    assert all(committed(reg) for reg in ordered)
+
+
+def test_ordered_lines_stop_before_a_value_no_memo_takes():
+    regs = [watched(0, 0, 1), watched(1, 0, 0.5), watched(2, 0, 1)]
+    given = []
+    assert commit_ordered(regs, given.append) is regs[1]
+    assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
+
+
+def test_handle_order_counts_every_watched_register_changed_or_not():
+    assert not in_handle_order([watched(2, 0, 1), watched(1, 1, 1)])  # (1 unchanged now, not always)
+    unwatched = SimpleNamespace(var=None, value=0, next=0, queued=True)
+    assert in_handle_order([watched(1, 0, 0), unwatched, watched(4, 0, 0)]) and in_handle_order([unwatched])
 
 
 @pytest.mark.parametrize("size", [1, 5, 32, 70])
