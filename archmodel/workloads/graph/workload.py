@@ -236,12 +236,14 @@ def _binder(algorithm: str):
 
 def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8, window: int = 64,
                llc_latency: int = 20, mshrs: int = 32, banks: int = 4, policy: str = "lru", prefetch_degree: int = 0,
-               streams: int = 32, standard: str = "DDR4-2400R",
+               streams: int = 32, standard: str = "DDR4-2400R", link_cycles: int = 1,
                engine: str = "auto") -> tuple[Component, list, Cache, DramController]:
     """The Python twin of ``library/graph_node.arch``: ``cores`` reference cores at 2 GHz
-    sharing an LLC (answering hits under misses) in front of one DRAM channel. Returns
-    (top, cores, llc, memory). ``engine`` is the cores' (a single core and the LLC it
-    reaches alone run compiled under ``auto``)."""
+    sharing an LLC (answering hits under misses) in front of one DRAM channel, each way
+    between the LLC and the channel a link of ``link_cycles`` (a server's on-chip path to its
+    memory controller is some 30 ns: 60 cycles). Returns (top, cores, llc, memory).
+    ``engine`` is the cores' (a single core and the LLC it reaches alone run compiled under
+    ``auto``)."""
     top = Component("node", clock=ClockDomain("clk", 500))
     core_list = [ReferenceCore(f"core{i}", top, window=window, engine=engine) for i in range(cores)]
     llc = Cache("llc", top, size_bytes=llc_bytes, ways=llc_ways, clients=cores, banks=banks, mshrs=mshrs,
@@ -250,8 +252,8 @@ def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8,
     for i, core in enumerate(core_list):
         connect(core.req, llc.req[i])
         connect(llc.resp[i], core.resp)
-    connect(llc.mem_req, memory.req)
-    connect(memory.resp, llc.mem_resp)
+    connect(llc.mem_req, memory.req, latency=link_cycles)
+    connect(memory.resp, llc.mem_resp, latency=link_cycles)
     return top, core_list, llc, memory
 
 
