@@ -90,7 +90,8 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
     if run is None:
         close = difflib.get_close_matches(algorithm, list(ALGORITHMS), n=1)
         raise ValueError(f"unknown graph algorithm '{algorithm}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-    accepted = [p for p in inspect.signature(run).parameters if p not in ("graph", "image", "cores", "segments")]
+    accepted = [p for p in inspect.signature(run).parameters
+                if p not in ("graph", "image", "cores", "segments", "new_id")]
     for key in params:
         if key not in accepted:
             close = difflib.get_close_matches(key, accepted + list(GRAPH_OPTIONS), n=1)
@@ -104,6 +105,8 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
     new_id = frequency_clustering(g) if reorder else None
     if new_id is not None:
         g = g.renumbered(new_id)
+    if new_id is not None and "new_id" in inspect.signature(run).parameters:
+        params["new_id"] = new_id  # (sampled sources are drawn in the original numbering)
     if source is not None and "source" not in accepted:
         raise ValueError(f"{algorithm} has no option 'source' (it visits every vertex)")
     if "source" in accepted:
