@@ -167,8 +167,8 @@ class Cache(Component):
         self._sent: dict[int, tuple] = {}  # tag -> ("fill" | "stream", line, cycle sent) | ("wb", line)
         # line -> (tag, bytes) of its newest write-back not yet acknowledged: the memory below
         # may not hold those bytes yet (the request waits here or travels a long link), so
-        # the functional path overlays them. An acknowledgement of that write-back (or of a
-        # newer one) means the memory took it, and every older one of the line before it.
+        # the functional path overlays them. Its acknowledgement means the memory took it
+        # (and every older write-back of the line, sent before it); an older one's does not.
         self._leaving: dict[int, tuple[int, bytearray]] = {}
         self._out: deque = deque()  # (cycle it may leave, MemRequest), fills and write-backs in order
         self._unacked = 0  # write-backs queued or sent and not acknowledged
