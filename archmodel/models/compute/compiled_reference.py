@@ -30,9 +30,9 @@ the core's ``req``/``resp`` are wired straight to a cache with one client, in on
 domain, on channels without a width; the cache has no prefetcher, no miss classification
 and an LRU or SRRIP policy; no reference crosses a line; at most one core meets the
 barrier; and the run is not traced (waveforms come from the Python models). Once a run
-goes compiled it stays compiled: the counters and the lines the cache holds (for
-``backdoor_read``) are published to the two components when the run settles or ends, not
-their Python state. A ``backdoor_write`` to the cache during a compiled run reaches the memory
+goes compiled it stays compiled: the counters, the lines the cache holds and its
+write-backs still on their way down (for ``backdoor_read``) are published to the two
+components when the run settles or ends, not their Python state. A ``backdoor_write`` to the cache during a compiled run reaches the memory
 below but not the lines the pair holds (workloads place their data before the run), and a
 lone core's barrier is met inside the loop (its ``episodes`` are not counted).
 """
@@ -175,6 +175,9 @@ class CompiledPair:
             self.inner = (ms, mg, np.frombuffer(m.data, dtype=np.uint8), *rings)
         self._pack()
         self.sent: dict = {}  # tag -> (kind, line, cycle it was due to leave), for the answers below
+        # line -> (tag, bytes) of its newest write-back handed to the channel and not yet
+        # acknowledged: the memory below may not hold them yet (see publish)
+        self.leaving: dict = {}
         self.lookahead = QuestionBackoff()
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
         self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
@@ -215,6 +218,8 @@ class CompiledPair:
                 data = np.frombuffer(answer.data, dtype=np.uint8)
             else:
                 data = self.data[0, 0, :0]
+                if self.leaving.get(line, (None,))[0] == answer.tag:
+                    del self.leaving[line]  # the memory holds these bytes now
             loop.fill(c, kind, line, data, self.geo, self.ks, self.tags, self.valid, self.data, self.mline,
                       self.mcount, self.mtarg, self.job_ref, self.job_left, self.job_done, self.job_val, self.addr,
                       self.size, self.write, self.value)
@@ -354,9 +359,11 @@ class CompiledPair:
             kind, line, tag, leave = int(self.o_kind[h]), int(self.o_line[h]), int(self.o_tag[h]), int(self.o_leave[h])
             write = kind == loop.KIND_WB
             at = domain.phase_ps + int(self.o_at[h]) * domain.period_ps
+            data = self.o_data[h].tobytes() if write else None
             request = MemRequest(address=line * cache.line_bytes, size_bytes=cache.line_bytes, is_write=write,
-                                 data=self.o_data[h].tobytes() if write else None, source=cache.path, tag=tag,
-                                 created_ps=at)
+                                 data=data, source=cache.path, tag=tag, created_ps=at)
+            if write:
+                self.leaving[line] = (tag, data)
             if at == now:
                 port.send(request)
             else:
@@ -410,11 +417,30 @@ class CompiledPair:
         sets, ways = self.tags.shape
         for s, w in zip(*np.nonzero(self.valid)):
             held[int(self.tags[s, w])] = bytearray(self.data[s, w].tobytes())
-        cache.hold_lines(held)
+        cache.hold_lines(held, self._leaving_lines())
         if self.memory is not None:
             ms = self.inner[0]
             self.memory.resume_service(*(int(ms[k]) for k in (inner.M_FREE, inner.M_READ, inner.M_WRITTEN,
                                                                 inner.M_BUSY)))
+
+    def _leaving_lines(self) -> dict:
+        """The newest write-back of each line on its way to the memory below (line -> its
+        bytes): handed to the channel and not acknowledged, in the ideal memory's request
+        ring (the memory inside the loop), or queued in the loop; oldest first, so a newer
+        one of a line replaces an older."""
+        leaving = {line: bytearray(data) for line, (_, data) in self.leaving.items()}
+        if self.memory is not None:
+            ms, q, q_data = self.inner[0], self.inner[3], self.inner[4]
+            for k in range(int(ms[inner.Q_LEN])):
+                h = (int(ms[inner.Q_HEAD]) + k) % len(q)
+                if q[h, inner.Q_KIND] == loop.KIND_WB:
+                    leaving[int(q[h, inner.Q_LINE])] = bytearray(q_data[h].tobytes())
+        ks, size = self.ks, len(self.o_leave)
+        for k in range(int(ks[loop.O_LEN])):
+            h = (int(ks[loop.O_HEAD]) + k) % size
+            if self.o_kind[h] == loop.KIND_WB:
+                leaving[int(self.o_line[h])] = bytearray(self.o_data[h].tobytes())
+        return leaving
 
     def in_window(self) -> int:
         """References in the core's window."""

@@ -91,13 +91,17 @@ class Cache(Component):
     (see :mod:`.cache_array`). With ``classify_misses`` misses are split into compulsory,
     capacity and conflict (Hill's three Cs, against a fully associative LRU shadow).
 
-    ``backdoor_read`` reads the memory below and overlays the lines held here (so a check
-    sees data still dirty in the cache); ``backdoor_write`` writes below and updates a held
-    copy.
+    ``backdoor_read`` reads the memory below and overlays the write-backs on their way to it
+    (queued, in the link, or taken and not yet acknowledged) and then the lines held here,
+    so a check sees data still dirty in the cache or still travelling down; ``backdoor_write``
+    writes below and updates a held copy and the bytes of a write-back of the line still on
+    its way (the request carries the buffer the cache keeps for it until the memory
+    acknowledges it), so that write-back cannot later put older bytes over it.
 
     Leaves out: coherence between caches (each cache is private or shared by its ports),
-    write-through and no-write-allocate, prefetching, the tag/data array split (one latency
-    for both), and any difference between the latency of a read and a write hit.
+    write-through and no-write-allocate, prefetching into the cache itself (the stream
+    buffers sit beside it), the tag/data array split (one latency for both), and any
+    difference between the latency of a read and a write hit.
     """
 
     size_bytes = Param(int, 32 * 1024, "capacity", unit="bytes", check=at_least(1))
@@ -160,7 +164,12 @@ class Cache(Component):
         self._classifier = MissClassifier(lines) if self.classify_misses else None
         self._lines: dict[int, bytearray] = {}  # line -> its bytes (valid once its fill arrived)
         self._mshr: dict[int, list] = {}  # line -> waiting targets
-        self._sent: dict[int, tuple] = {}  # tag -> ("fill", line, cycle sent) | ("wb",)
+        self._sent: dict[int, tuple] = {}  # tag -> ("fill" | "stream", line, cycle sent) | ("wb", line)
+        # line -> (tag, bytes) of its newest write-back not yet acknowledged: the memory below
+        # may not hold those bytes yet (the request waits here or travels a long link), so
+        # the functional path overlays them. Its acknowledgement means the memory took it
+        # (and every older write-back of the line, sent before it); an older one's does not.
+        self._leaving: dict[int, tuple[int, bytearray]] = {}
         self._out: deque = deque()  # (cycle it may leave, MemRequest), fills and write-backs in order
         self._unacked = 0  # write-backs queued or sent and not acknowledged
         self._next_tag = 0
@@ -201,10 +210,13 @@ class Cache(Component):
         the lines it holds back here (:meth:`hold_lines`) when a run settles."""
         self.driver = driver
 
-    def hold_lines(self, lines: dict) -> None:
-        """The lines held now (line number -> its bytes), from a compiled form, so that
-        :meth:`backdoor_read` sees data still dirty in the cache."""
+    def hold_lines(self, lines: dict, leaving: dict | None = None) -> None:
+        """The lines held now (line number -> its bytes) and the newest write-back of each
+        line still on its way to the memory below (line number -> its bytes), from a
+        compiled form, so that :meth:`backdoor_read` sees data still dirty in the cache or
+        still travelling down."""
         self._lines = lines
+        self._leaving = {line: (-1, data) for line, data in (leaving or {}).items()}
 
     def settle(self) -> None:
         """A run returned: a compiled form publishes its state here."""
@@ -222,7 +234,10 @@ class Cache(Component):
         the lines held here laid over it."""
         data = bytearray(self.below().backdoor_read(address, size))
         for at, n in split(address, size, self.line_bytes):
-            held = self._lines.get(at >> self._shift)
+            line = at >> self._shift
+            held = self._lines.get(line)
+            if held is None and line in self._leaving:
+                held = self._leaving[line][1]
             if held is not None:
                 inside = at & (self.line_bytes - 1)
                 data[at - address:at - address + n] = held[inside:inside + n]
@@ -232,10 +247,11 @@ class Cache(Component):
         """Place bytes without simulated time: in the memory below and in any line held here."""
         self.below().backdoor_write(address, data)
         for at, n in split(address, len(data), self.line_bytes):
-            held = self._lines.get(at >> self._shift)
-            if held is not None:
-                inside = at & (self.line_bytes - 1)
-                held[inside:inside + n] = data[at - address:at - address + n]
+            line = at >> self._shift
+            inside = at & (self.line_bytes - 1)
+            for held in (self._lines.get(line), self._leaving.get(line, (None, None))[1]):
+                if held is not None:
+                    held[inside:inside + n] = data[at - address:at - address + n]
 
     # -- the clock edge -----------------------------------------------------------------
     def tick(self) -> None:
@@ -416,9 +432,12 @@ class Cache(Component):
         if victim is not None:
             victim_data = self._lines.pop(victim)
             if array.evict(victim):
-                self._send(c + self.hit_latency_cycles,
-                           MemRequest(address=victim << self._shift, size_bytes=self.line_bytes, is_write=True,
-                                      data=bytes(victim_data)), ("wb",))
+                # The request carries the line's own buffer, kept in _leaving until the
+                # acknowledgement: the functional path reads it and backdoor_write updates it.
+                tag = self._send(c + self.hit_latency_cycles,
+                                 MemRequest(address=victim << self._shift, size_bytes=self.line_bytes, is_write=True,
+                                            data=victim_data), ("wb", victim))
+                self._leaving[victim] = (tag, victim_data)
                 self._unacked += 1
                 self.writebacks.value += 1
                 self.bytes_written.value += self.line_bytes
@@ -465,6 +484,9 @@ class Cache(Component):
         what = self._sent.pop(answer.tag)
         if what[0] == "wb":
             self._unacked -= 1
+            leaving = self._leaving.get(what[1])
+            if leaving is not None and leaving[0] == answer.tag:
+                del self._leaving[what[1]]  # the memory holds these bytes (or newer) now
             return
         kind, line, sent = what
         if kind == "stream":

@@ -167,15 +167,24 @@ def betweenness_sources(n: int, k: int | None, seed: int) -> list[int]:
     return random.Random(seed).sample(range(n), k)
 
 
-def betweenness(graph: Graph, image: MemoryImage, cores: int, *, k: int | None = None, seed: int = 0) -> Program:
+def betweenness(graph: Graph, image: MemoryImage, cores: int, *, k: int | None = None, seed: int = 0,
+                new_id: np.ndarray | None = None) -> Program:
     """Brandes's betweenness centrality, normalised as networkx does (endpoints excluded),
     from every source or ``k`` sampled ones. Per source: reset the core's depth, sigma
     (shortest-path counts) and delta arrays, a forward BFS counting paths, a backward sweep
     over the levels accumulating dependencies into the core's partial centrality; a last
-    phase sums the cores' partials and scales them."""
+    phase sums the cores' partials and scales them.
+
+    ``new_id``: the renumbering ``graph`` went through (``new_id[v]`` is original vertex v's
+    id here, as Cagra's clustering gives it). The ``k`` sources are then sampled in the
+    original numbering, as networkx samples the original graph, and mapped through it, so a
+    renumbered run computes the same centralities from the same vertices (only the memory
+    layout differs) and its cycles compare with the original's."""
     n = graph.n
     out = _Out(graph, image)
     sources = betweenness_sources(n, k, seed)
+    if new_id is not None:
+        sources = [int(new_id[s]) for s in sources]
     private = []
     for c in range(cores):
         private.append({name: image.add(f"{name}{c}", dtype=dtype, count=n)

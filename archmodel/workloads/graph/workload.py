@@ -90,7 +90,8 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
     if run is None:
         close = difflib.get_close_matches(algorithm, list(ALGORITHMS), n=1)
         raise ValueError(f"unknown graph algorithm '{algorithm}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-    accepted = [p for p in inspect.signature(run).parameters if p not in ("graph", "image", "cores", "segments")]
+    accepted = [p for p in inspect.signature(run).parameters
+                if p not in ("graph", "image", "cores", "segments", "new_id")]
     for key in params:
         if key not in accepted:
             close = difflib.get_close_matches(key, accepted + list(GRAPH_OPTIONS), n=1)
@@ -104,6 +105,8 @@ def prepare(algorithm: str, *, cores: int, memory_base: int, memory_bytes: int, 
     new_id = frequency_clustering(g) if reorder else None
     if new_id is not None:
         g = g.renumbered(new_id)
+    if new_id is not None and "new_id" in inspect.signature(run).parameters:
+        params["new_id"] = new_id  # (sampled sources are drawn in the original numbering)
     if source is not None and "source" not in accepted:
         raise ValueError(f"{algorithm} has no option 'source' (it visits every vertex)")
     if "source" in accepted:
@@ -236,12 +239,14 @@ def _binder(algorithm: str):
 
 def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8, window: int = 64,
                llc_latency: int = 20, mshrs: int = 32, banks: int = 4, policy: str = "lru", prefetch_degree: int = 0,
-               streams: int = 32, standard: str = "DDR4-2400R",
+               streams: int = 32, standard: str = "DDR4-2400R", link_cycles: int = 1,
                engine: str = "auto") -> tuple[Component, list, Cache, DramController]:
     """The Python twin of ``library/graph_node.arch``: ``cores`` reference cores at 2 GHz
-    sharing an LLC (answering hits under misses) in front of one DRAM channel. Returns
-    (top, cores, llc, memory). ``engine`` is the cores' (a single core and the LLC it
-    reaches alone run compiled under ``auto``)."""
+    sharing an LLC (answering hits under misses) in front of one DRAM channel, each way
+    between the LLC and the channel a link of ``link_cycles`` (a server's on-chip path to its
+    memory controller is some 30 ns: 60 cycles). Returns (top, cores, llc, memory).
+    ``engine`` is the cores' (a single core and the LLC it reaches alone run compiled under
+    ``auto``)."""
     top = Component("node", clock=ClockDomain("clk", 500))
     core_list = [ReferenceCore(f"core{i}", top, window=window, engine=engine) for i in range(cores)]
     llc = Cache("llc", top, size_bytes=llc_bytes, ways=llc_ways, clients=cores, banks=banks, mshrs=mshrs,
@@ -250,8 +255,8 @@ def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8,
     for i, core in enumerate(core_list):
         connect(core.req, llc.req[i])
         connect(llc.resp[i], core.resp)
-    connect(llc.mem_req, memory.req)
-    connect(memory.resp, llc.mem_resp)
+    connect(llc.mem_req, memory.req, latency=link_cycles)
+    connect(memory.resp, llc.mem_resp, latency=link_cycles)
     return top, core_list, llc, memory
 
 

@@ -426,3 +426,36 @@ def test_an_old_prefetch_answer_never_fills_a_newer_fetch_of_its_line():
     # the last read waited for the second prefetch of line 3, not the first
     assert core.done_cycle > 3000
     assert int.from_bytes(cache.backdoor_read(3 * 64, 8), "little") == 6
+
+
+def test_a_check_after_the_last_answer_sees_a_write_back_still_on_a_long_link():
+    # Shrunk from PageRank's wrong rank (rmat, 60-cycle links, stream buffers on). Direct-mapped,
+    # 8 sets, a serial core. Line 0 is written; misses to 13, 14, 15 start a stream that
+    # fetches 16..19. The read of 16, long after, finds its line in the buffer: it moves into
+    # the cache at once, evicting line 0 dirty, and is answered with no fill of its own, so the
+    # core is done while line 0's write-back still travels the 60-cycle link. A check then (the
+    # workload's, through backdoor_read) must see the written bytes.
+    refs = [(5, False), (0, True), (13, False), (14, False), (15, False), (16, False)]
+    stream = line_stream(np.array([line for line, _ in refs]), np.array([write for _, write in refs]))
+    stream.gap[-1] = 1000  # (the prefetch of 16 has long arrived)
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    core = ReferenceCore("core", top, window=1, engine="python")
+    cache = Cache("llc", top, size_bytes=512, ways=1, prefetch_degree=4, streams=1)
+    mem = FixedLatencyMemory("mem", top, base_address=0, size_bytes=1 << 16, latency_cycles=10)
+    connect(core.req, cache.req[0])
+    connect(cache.resp[0], core.resp)
+    connect(cache.mem_req, mem.req, latency=60)
+    connect(mem.rsp, cache.mem_resp, latency=60)
+    checked = []
+    core.on_finish(lambda c: checked.append((cache.backdoor_read(0, 8), mem.backdoor_read(0, 8))))
+    core.on_finish(lambda c: c.sim.stop("core done"))
+    core.load(stream)
+    sim = Simulator(top)
+    sim.run()
+    assert (cache.useful_prefetches.value, cache.writebacks.value) == (1, 1)
+    through_cache, in_memory = checked[0]
+    assert in_memory == bytes(8)  # the write-back had not arrived: the case this test is about
+    assert int.from_bytes(through_cache, "little") == 1
+    sim.run(until_ps=sim.now + 200 * 1000)  # it arrives, is acknowledged, and is forgotten
+    assert int.from_bytes(mem.backdoor_read(0, 8), "little") == 1
+    assert int.from_bytes(cache.backdoor_read(0, 8), "little") == 1

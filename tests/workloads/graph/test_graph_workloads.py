@@ -4,6 +4,8 @@ the statistics, Cagra's effect when the vertex data outgrows the LLC, and bad in
 
 import textwrap
 
+import networkx as nx
+import numpy as np
 import pytest
 
 from archmodel.cli import main
@@ -44,6 +46,17 @@ def test_every_algorithm_runs_on_the_node_with_its_answer_in_memory(algorithm, p
     assert llc.accesses.value >= prepared.program.references  # a reference touches one line at least
     assert mem.bytes_read.value == llc.bytes_read.value
 
+
+
+def test_clustered_betweenness_through_the_workload_samples_the_original_vertices():
+    options = dict(cores=2, memory_base=0, memory_bytes=1 << 26, graph="rmat", scale=7, edge_factor=8, seed=2, k=3)
+    plain = prepare("betweenness", **options)
+    clustered = prepare("betweenness", reorder=True, **options)
+    want = nx.betweenness_centrality(plain.graph.to_networkx(), k=3, seed=0)
+    want = np.array([want[v] for v in range(plain.graph.n)])
+    assert np.abs(plain.answer_in_original_ids() - want).max() < 1e-9
+    assert np.abs(clustered.answer_in_original_ids() - want).max() < 1e-9
+    assert clustered.program.references == plain.program.references
 
 def test_the_same_seed_gives_the_same_cycles_and_eight_cores_finish_sooner_than_one():
     first = run_workload("pagerank", cores=1, graph="rmat", scale=8, edge_factor=4, iterations=1)[1]
