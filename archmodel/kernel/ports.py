@@ -209,33 +209,40 @@ class OutPort(Port):
                 sim._touched.append(ch)
         return True
 
-    def send_ahead(self, msg: Any, at_ps: int) -> None:
+    def send_ahead(self, msg: Any, at_ps: int, bits: int | None = None) -> None:
         """Send ``msg`` as the sender would at its own later edge ``at_ps``, for a model that
         computes several cycles at once (see ``Component.settle``): the message arrives as
-        if sent then, and the credit is spent now. The sender must have known, when it
-        computed that cycle, that the channel would be ready then: it holds a credit now
-        (credits only return, so it holds one then too), ``at_ps`` is an edge of its clock
-        no earlier than now, and the link is free by then (so the messages it sends this
-        way go in the order of their times, and arrive in it). Ahead of time a message cannot be traced at its
-        edge, nor serialised over a width, so a traced or wide channel refuses it; so do
-        the broken conditions above, each with a :class:`ModelAssertion` naming the port."""
+        if sent then (serialised over the channel's width as :meth:`try_send` does, ``bits``
+        or the message's ``size_bits`` long), and the credit is spent now. The sender must
+        have known, when it computed that cycle, that the channel would be ready then: it
+        holds a credit now (credits only return, so it holds one then too), ``at_ps`` is an
+        edge of its clock no earlier than now, and the link is free by then (so the messages
+        it sends this way go in the order of their times, and arrive in it). Ahead of time a
+        message cannot be traced at its edge, so a traced channel refuses it; so do the
+        broken conditions above, each with a :class:`ModelAssertion` naming the port."""
         ch = self.channel
         sim = ch.sim
         domain = self.owner.domain
         problem = None
-        if ch.traced or ch.width_bits:
-            problem = "the channel is traced or has a width (send at the edge itself)"
+        if ch.traced:
+            problem = "the channel is traced (send at the edge itself)"
         elif at_ps < sim.now or (at_ps - domain.phase_ps) % domain.period_ps:
             problem = f"{at_ps} ps is not an edge of {domain.name} at or after now ({sim.now} ps)"
         elif ch.credits <= 0 or ch.busy_until > at_ps:
             problem = f"{ch.credits} credits, link busy until {ch.busy_until} ps"
         if problem is not None:
             raise ModelAssertion(f"{self.path}: send_ahead() at {at_ps} ps refused: {problem}")
-        arrival = at_ps + ch.delay if ch.same_domain else ch.dst_domain.edge_after(at_ps) + ch.tail_delay
+        if ch.width_bits:
+            size = bits if bits is not None else getattr(msg, "size_bits", ch.width_bits)
+            beats = max(1, ceil(size / ch.width_bits))
+            arrival = ch.dst_domain.edge_after(at_ps + (beats - 1) * ch.src_period) + ch.tail_delay
+        else:
+            beats = 1
+            arrival = at_ps + ch.delay if ch.same_domain else ch.dst_domain.edge_after(at_ps) + ch.tail_delay
         ch.credits -= 1
         ch.blocked = False
-        ch.busy_until = at_ps + ch.src_period
-        ch.beats += 1
+        ch.busy_until = at_ps + beats * ch.src_period
+        ch.beats += beats
         _put_in_flight(ch, sim, arrival, msg)
 
 

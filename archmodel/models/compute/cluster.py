@@ -122,6 +122,7 @@ class SnitchCluster(Component):
         self.use_compiled = False  # set at the first tick from engine and traced
         self.n_compiled_cycles = 0  # cycles the compiled loop ran (tests check it is reached)
         self.n_compiled_batches = 0
+        self.n_memory_inside_batches = 0  # batches that played the outside memory (compiled_cluster_memory)
         self.n_compiled_loads = 0  # times the model's state was copied into the loop's arrays
         self.compiled_exits: dict = {}  # why batches ended (compiled_layout.EXIT_REASONS), for tuning
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)

@@ -38,6 +38,7 @@ from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
 from .isa import SSR_INDIRECT, SSR_SHIFT_MAX, s32 as _s32
 from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                         K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
+from .compiled_cluster_memory import MG_ON, _memory_send, _memory_take
 from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
 from .compiled_fp import (_advance, _move_element, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,
                           _issr_would_exit, _lsu_push, _next_job)
@@ -415,7 +416,7 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
 
 def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
                     fq_val, fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner, dm,
-                    bursts, ww, lanes, rb, rbuf, submitted):
+                    bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem):
     """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
     module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
     core finished in the last cycle run. ``port_done``: Python already did the DMA port's
@@ -431,7 +432,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     g[G_FINISHED] = 0
     cycle = start
     while cycle < end:
-        if not check_only and not (port_done and cycle == start) and _dma_would_exit(dm, rb):
+        if not check_only and not (port_done and cycle == start) and \
+                _dma_would_exit(cycle, dm, rb, ww, mg, mm, mq, mr):
             g[G_EXIT] = 1
             return cycle - start
         for c in range(ncores):
@@ -453,7 +455,13 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
         running = 0
         dma_active = dm[D_CUR] != 0
         if dma_active:
-            nr = _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done and cycle == start)
+            inside = mg[MG_ON] != 0
+            if inside:
+                _memory_send(cycle, mm, mg, mr)
+            nr = _dma_step(cycle, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done and cycle == start, pend, mg,
+                           mm, mq, mqd, mr, mrd)
+            if inside:
+                _memory_take(cycle, mm, mg, mq, mqd, mr, mrd, mem)
             if not dm[D_CUR]:
                 g[G_DMA_COMPLETED] = dm[D_ID]
         for c in range(ncores):
@@ -549,8 +557,8 @@ _COMPILED = None
 
 def _loop_modules() -> tuple:
     """The modules whose functions the loop compiles in, this one last."""
-    from . import compiled_dma, compiled_fp, compiled_ops
-    return compiled_ops, compiled_fp, compiled_dma, sys.modules[__name__]
+    from . import compiled_cluster_memory, compiled_dma, compiled_fp, compiled_ops
+    return compiled_ops, compiled_fp, compiled_cluster_memory, compiled_dma, sys.modules[__name__]
 
 
 def _compiled_cluster_cycles():
@@ -567,9 +575,11 @@ def _compiled_cluster_cycles():
 def _sources_digest() -> str:
     """A hash of the other modules whose definitions the loop compiles in: the ISA table
     (semantics, primitives, opcodes), the assembler's instruction kinds, the layout and the
-    loop's other parts."""
+    loop's other parts, and the messages (a request's control bits)."""
+    from archmodel.models import messages
+
     from . import assembler, compiled_layout, isa
-    return sources_digest((isa, assembler, compiled_layout) + _loop_modules()[:-1])
+    return sources_digest((isa, assembler, compiled_layout, messages) + _loop_modules()[:-1])
 
 
 def _keyed_entry(digest: str):

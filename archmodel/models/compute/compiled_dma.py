@@ -4,11 +4,14 @@ engine's lanes and read bursts, and the check that a cycle needs Python (the mir
 
 from __future__ import annotations
 
-from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_OUTSTANDING,
-                              D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_WIF, D_WW_COUNT, D_WW_HEAD,
+from .compiled_cluster_memory import MG_ON, _memory_would_exit, _port_ready, _port_send, _port_take
+from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_N_OUT,
+                              D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_WIF,
+                              D_WW_COUNT, D_WW_HEAD,
                               G_DMA_DST, G_DMA_DSTR, G_DMA_REPS, G_DMA_SRC, G_DMA_SSTR, G_TCDM_BASE, G_TCDM_END,
                               I_IMM, I_USES_IMM, L_ADDR, L_AT, L_BITS, L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE,
                               R_SIZE)
+
 
 def _dmcpy_operands(i, code, g, rs1, rs2):
     """The transfer ``dmcpy``/``dmcpyi`` instruction ``i`` starts: source, destination,
@@ -35,23 +38,39 @@ def _dmcpy_illegal(g, dm, src, dst, size, reps, sstr, dstr):
     return src_local == dst_local
 
 
-def _dma_would_exit(dm, rb):
-    """Whether the DMA engine needs Python at this cycle: to start the next queued transfer
-    (its bursts are Python objects) or to send a burst to the outside port."""
+def _dma_would_exit(c, dm, rb, ww, mg, mm, mq, mr):
+    """Whether the DMA engine needs Python at cycle ``c``: to start the next queued transfer
+    (its bursts are Python objects), to send a burst to the outside port, or for the memory
+    played inside (:func:`.compiled_cluster_memory._memory_would_exit`)."""
     if not dm[D_CUR]:
         return dm[D_QLEN] > 0
+    if mg[MG_ON]:
+        return _memory_would_exit(c, dm, ww, mm, mg, mq, mr)
     if dm[D_INBOUND]:
         return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING]
     return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0
 
 
-def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done):
-    """``SnitchDma.step`` without the outside port (see _dma_would_exit; ``port_done``: the
-    port's part of this cycle, read bursts taken in included, was done in Python): hand
-    words to idle lanes and present the busy lanes to the TCDM; returns the request count."""
+def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg, mm, mq, mqd, mr, mrd):
+    """``SnitchDma.step`` at cycle ``c``, its outside port's part only with the memory played
+    inside (see _dma_would_exit; ``port_done``: the port's part of this cycle, read bursts
+    taken in included, was done in Python): hand words to idle lanes and present the busy
+    lanes to the TCDM; returns the request count."""
     dm[D_N_BUSY] += 1
     nlanes = lanes.shape[0]
+    inside = mg[MG_ON] != 0
+    if inside:
+        _port_take(c, dm, mm, mr, mrd, pend, ww)
     if dm[D_INBOUND]:
+        if inside and dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and _port_ready(c, mm, mg):
+            b = dm[D_BHEAD]
+            _port_send(c, mm, mg, mq, mqd, bursts[b, 0], bursts[b, 2], 0, bursts[b, 1], rbuf, 0)
+            p = (dm[D_P_HEAD] + dm[D_PENDING]) % pend.shape[0]
+            pend[p, 0] = bursts[b, 1]
+            pend[p, 1] = bursts[b, 2]
+            dm[D_PENDING] += 1
+            dm[D_BHEAD] = b + 1
+            dm[D_NB] -= 1
         cap = ww.shape[0]
         for k in range(nlanes):
             if not lanes[k, L_BUSY] and dm[D_WW_COUNT]:
@@ -76,6 +95,13 @@ def _dma_step(dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done):
             dm[D_BHEAD] = b + 1
             dm[D_NB] -= 1
             dm[D_RB_COUNT] += 1
+        head = dm[D_RB_HEAD]
+        if inside and dm[D_RB_COUNT] and rb[head, R_LEFT] == 0 and _port_ready(c, mm, mg):
+            _port_send(c, mm, mg, mq, mqd, rb[head, R_OUTSIDE], rb[head, R_SIZE], 1, 0, rbuf, head)
+            dm[D_WIF] += 1
+            dm[D_N_OUT] += rb[head, R_SIZE]
+            dm[D_RB_HEAD] = (head + 1) % 2
+            dm[D_RB_COUNT] -= 1
         for k in range(nlanes):
             if lanes[k, L_BUSY]:
                 continue

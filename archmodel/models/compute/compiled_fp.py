@@ -5,7 +5,7 @@ Compiled with the loop by :func:`.compiled_cluster._compiled_cluster_cycles`."""
 
 from __future__ import annotations
 
-from .compiled_layout import (C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS, C_N_FPU, C_PENDING, C_Q_COUNT, C_Q_HEAD,
+from .compiled_layout import (C_HALTED, C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS, C_N_FPU, C_PENDING, C_Q_COUNT, C_Q_HEAD,
                               C_SEQ_GEN, C_SEQ_INNER, C_SEQ_IT, C_SEQ_MASK, C_SEQ_N, C_SEQ_ON, C_SEQ_POS, C_SEQ_REC,
                               C_SEQ_REPS, C_SEQ_SMAX, C_SSR_ON, C_S_FDEP, C_S_LSU, C_S_STREAM, I_CSR_OP, I_FKIND,
                               I_FLOPS, I_FP32, I_IMM, I_INNER, I_KIND, I_LAT, I_NSRC, I_OP, I_RD, I_RS1, I_RS2,
@@ -60,7 +60,9 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
                 if ss[s, S_WRITES]:
                     return True
                 if ss[s, S_COUNT] == 0 or fq_ready[s, ss[s, S_HEAD]] > cycle:
-                    return ss[s, S_COUNT] == 0 and ss[s, S_ACTIVE] == 0
+                    # no data and no job: a stall while the integer core may start one
+                    # (SnitchCore.stream_exhausted), a fault once it has halted
+                    return ss[s, S_COUNT] == 0 and ss[s, S_ACTIVE] == 0 and cs[c, C_HALTED] != 0
             elif f_ready[c, r] > cycle:
                 return False
         if rd < 3:

@@ -41,6 +41,8 @@ from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D
                               S_JICFG, S_JIBASE, S_JIND, S_WIDTH, encode_programs)
 from .isa import SSR_INDEX_CREDITS
 from .compiled_cluster import _compiled_cluster_cycles
+from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
+from .compiled_cluster_memory import InnerMemory
 from .isa import LSU_FP_STORE, LSU_STORE
 
 _STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
@@ -229,6 +231,7 @@ class Resident:
                                              np.frombuffer(data, np.uint8), np.frombuffer(data, np.int64),
                                              np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
         self.words, self.singles, self.mbytes, self.words_i64, self.reqs, self.owner = work
+        self.memory = MEMORY_OUTSIDE  # the loop's memory arguments (compiled_cluster_memory)
         self._load_dma(dma)
 
     # -- the DMA engine ------------------------------------------------------------------------------
@@ -279,9 +282,10 @@ class Resident:
                 raise ModelAssertion(f"{self.cluster.path}: transfer {ident} from the compiled loop became {queued!r}")
         dm[D_SUBMITTED] = 0
 
-    def port_step(self) -> None:
+    def port_step(self, inside: bool = False) -> None:
         """The DMA port's part of this cycle, as ``SnitchDma.step`` does it, on the arrays:
-        start a queued transfer, take a response, send a burst (the loop does the rest)."""
+        start a queued transfer, take a response, send a burst (the loop does the rest, the
+        responses and bursts too when it plays the memory: ``inside``)."""
         cluster = self.cluster
         dma, dm = cluster.dma, self.dm
         self._queue_submitted()
@@ -292,6 +296,8 @@ class Resident:
             dm[D_CUR], dm[D_INBOUND], dm[D_ID], dm[D_QLEN] = 1, transfer.inbound, transfer.id, len(dma.queue)
             self.bursts = np.array(list(transfer.bursts), np.int64)
             dm[D_BHEAD], dm[D_NB] = 0, len(self.bursts)
+        if inside:
+            return
         rsp = cluster.ext_rsp
         if rsp.channel is not None and rsp.valid:
             response = rsp.recv()
@@ -356,7 +362,7 @@ class Resident:
             self.f_ready, self.body, self.l0, self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val,
             self.fq_uses, self.ic, self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr,
             self.per_bank, self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf,
-            self.submitted)
+            self.submitted, self.pend, *self.memory)
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:
@@ -509,6 +515,15 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     return end
 
 
+def _inner_memory(cluster) -> InnerMemory | None:
+    """The memory the cluster's loop may play (see compiled_cluster_memory), found once a
+    simulation."""
+    found = cluster.__dict__.get("_compiled_memory")
+    if found is None or found[0] is not cluster.sim:
+        found = cluster._compiled_memory = (cluster.sim, InnerMemory.wired(cluster))
+    return found[1]
+
+
 def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     """Run the cluster from ``cycle`` in the compiled loop as far as it can go; True when at
     least one cycle ran (the cluster then sleeps until its next cycle), False when the
@@ -538,12 +553,24 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         cluster.resident = resident
         release(cluster)  # (a state held from earlier batches is behind in the objects)
         return False
-    resident.port_step()
+    inner = _inner_memory(cluster)
+    inside = inner is not None and inner.take_in()
+    if inside:
+        resident.memory = inner.arrays
+        cluster.n_memory_inside_batches += 1
+    resident.port_step(inside)
     end = hard_end
-    if resident.dm[D_CUR] or resident.dm[D_QLEN] or cluster.tcdm_req.channel is not None:
+    if not inside and (resident.dm[D_CUR] or resident.dm[D_QLEN] or cluster.tcdm_req.channel is not None):
         # a burst may come back, or a request come in: stop before anything outside can reach the cluster
         end = _undisturbed_end(cluster, cycle, end)
-    ran = resident.run(cycle, end, port_done=True)
+    ran = resident.run(cycle, end, port_done=not inside)
+    if inside:
+        inner.hand_back(cycle + ran)
+        resident.memory = MEMORY_OUTSIDE
+        if ran == 0:  # (cannot happen: the rings were empty at the first cycle) Python steps it
+            cluster.resident = resident
+            release(cluster)
+            return False
     g = resident.g
     reason = EXIT_REASONS[g[G_EXIT]] if cycle + ran < end else "end"
     _count_exit(cluster, reason)

@@ -237,10 +237,12 @@ class SnitchCore(FpSubsystem, SsrConfiguration, Component):
 
     def stream_exhausted(self, ins: Instruction, stream: int) -> None:
         """Stop the run: ``ins`` reads stream register ft``stream`` whose SSR has no data left
-        and no job to fetch more (never configured, or its job is used up). A later
-        configuration in program order cannot feed an instruction offloaded before it, so
-        the core would wait forever (an FREP stagger that walks an operand onto ft0..ft2 is
-        the usual cause)."""
+        and no job to fetch more (never configured, or its job is used up) after the integer
+        core has halted. Until then the FP subsystem waits, as the RTL's lane holds its
+        valid low on an empty FIFO (``snitch_ssr``: ``lane_valid_o = ~fifo_empty``): the
+        integer core may still start the job the instruction reads. Once it has halted none
+        can come and the core would wait forever (an FREP stagger that walks an operand onto
+        ft0..ft2 is the usual cause)."""
         s = self.ssrs[stream]
         why = "its jobs are used up" if s.launched else "it was never started"
         written = self.instrs[ins.index]

@@ -68,7 +68,7 @@ def operand_source(sources: tuple, target: int, ins, faults: bool) -> tuple:
             setup += [f"s{r} = core.ssrs[{r}]", f"q{r} = s{r}.fifo"]
             pre = [f"if s{r}.writes:", f"    core.fault(ins, 'reads ft{r} but SSR {r} is configured for writing')"]
             waits.append((pre if faults else [], f"not q{r} or q{r}[0][0] > cycle",
-                          [f"if not q{r} and not s{r}.active:", f"    core.stream_exhausted(ins, {r})",
+                          [f"if not q{r} and not s{r}.active and core.halted:", f"    core.stream_exhausted(ins, {r})",
                            "core.s_stream += 1"]))
             gather += [f"entry = q{r}[0]", f"{value} = entry[1]", "if entry[2] == 1:", f"    q{r}.popleft()",
                        "else:", "    entry[2] -= 1"]

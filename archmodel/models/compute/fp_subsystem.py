@@ -202,7 +202,9 @@ class FpSubsystem:
                 # the k-th read of this stream in this instruction
                 if k == 0:
                     if not fifo or fifo[0][0] > cycle:
-                        if not fifo and not s.active:
+                        # an empty stream with no job waits for one the integer core may
+                        # still start (the RTL's lane holds valid low), until it has halted
+                        if not fifo and not s.active and self.halted:
                             self.stream_exhausted(ins, r)
                         self.s_stream += 1
                         return None
@@ -215,7 +217,7 @@ class FpSubsystem:
                         ready += entry[2]
                     if ready <= k:
                         total = sum(entry[2] for entry in fifo)
-                        if not s.active and total <= k:
+                        if not s.active and total <= k and self.halted:
                             self.stream_exhausted(ins, r)
                         if len(fifo) >= s.depth and total <= k:
                             self.fault(ins, f"reads ft{r} {ins.fsrc.count(r)} times, but SSR {r}'s FIFO of "

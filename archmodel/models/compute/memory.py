@@ -98,10 +98,22 @@ class FixedLatencyMemory(Component):
         :mod:`.compiled_reference`)."""
         return self.free_cycle, self.n_read, self.n_written, self.n_busy
 
-    def resume_service(self, free_cycle: int, read: int, written: int, busy: int) -> None:
+    def resume_service(self, free_cycle: int, read: int, written: int, busy: int, sent=(), waiting=(),
+                       from_cycle: int = 0) -> None:
         """Take back the state of :meth:`service_state` from a compiled form that played this
-        memory (its bytes it wrote into :attr:`data` directly)."""
+        memory (its bytes it wrote into :attr:`data` directly). A form that stops while
+        answers are under way hands them back too: ``sent``, the responses it sent at its
+        own cycles and not yet received, as (cycle, response), go onto ``rsp`` as sent then
+        (``OutPort.send_ahead``); ``waiting``, the responses of requests taken and not yet
+        sent, as (cycle due, response) in order, wait here, and the memory ticks again from
+        ``from_cycle`` (the first cycle the form did not compute) to send them."""
         self.free_cycle, self.n_read, self.n_written, self.n_busy = free_cycle, read, written, busy
+        domain = self.domain
+        for cycle, response in sent:
+            self.rsp.send_ahead(response, domain.phase_ps + cycle * domain.period_ps)
+        self.ready.extend(waiting)
+        if self.ready:
+            self.wake_at(domain.phase_ps + max(self.ready[0][0], from_cycle) * domain.period_ps)
         # the compiled form served requests this memory's own tick never saw: whatever a caller
         # kept of its bounds (keyed on bounds_version) is to be worked out again
         self.ready_changes += 1

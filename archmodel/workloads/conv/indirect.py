@@ -13,9 +13,9 @@ tile packed filter-major (``[c][f][r*Kw + q]``, done once per layer like the oth
 SSR 1 gathers ``W[c, f, index_j - d*S]`` straight from the index array, one indirect job per
 filter (``idx_base`` moves by a filter's ``Kh*Kw`` words; 32-bit indices, shift 0), while SSR
 0 streams the group's values once per filter (a 2D job, the outer stride 0), and ``frep.i``
-runs ``fmadd`` into one accumulator per filter, two filters at a time (this model, like a
-careful program on the RTL, wants a stream's job started before the FP instructions that
-read it, and an SSR holds two jobs). The accumulators hold the outputs of ``w``
+runs ``fmadd`` into one accumulator per filter, two filters at a time (an SSR holds two
+jobs; a stream whose job starts later stalls the FP instructions that read it, as on the RTL,
+so the jobs are started before the FREP that reads them). The accumulators hold the outputs of ``w``
 over every channel, partition and offset, and are loaded and stored once per column.
 
 It needs every stored non-zero of a group to meet the output row, which a 1-row band

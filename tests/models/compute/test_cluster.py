@@ -135,6 +135,29 @@ def test_runtime_faults_name_the_core_pc_and_source_line(source, message):
     assert str(info.value).endswith(message)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_an_fp_instruction_waits_for_a_stream_whose_job_starts_later(compiled):
+    # fadd reads ft0 before the integer core has started SSR 0's job: the FP subsystem
+    # stalls on the empty stream (the RTL's lane holds valid low) until the job's element
+    # arrives, then adds it; it faults only once no job can come (the runtime-fault cases
+    # above, whose cores have halted).
+    delay = 30
+    source = (f"li a0, {TCDM_BASE}\ncsrwi ssr, 1\nfadd.d fa0, fa0, ft0\nli t0, {delay}\n"
+              "1: addi t0, t0, -1\nbnez t0, 1b\nli t2, 0\ncsrw ssr0_bound0, t2\nli t1, 8\ncsrw ssr0_stride0, t1\n"
+              "csrw ssr0_rptr0, a0\ncsrwi ssr, 0\nfsd fa0, 8(a0)\nfence\necall\n")
+    cluster = SnitchCluster("cl", cores=1, icache_miss_cycles=0, engine="compiled" if compiled else "python")
+    cluster.tcdm_array(TCDM_BASE, (2,))[:] = [2.5, 0.0]
+    cluster.load_programs([assemble(source, "late.S")])
+    Simulator(cluster).run()
+    core = cluster.core_list[0]
+    assert cluster.tcdm_array(TCDM_BASE + 8, (1,)).tolist() == [2.5]
+    assert core.s_stream >= 2 * delay  # it waited while the integer core ran its loop (two instructions a turn)
+    # the job starts at cycle 68 (4 + 2 * 30 instructions, then the configuration); fadd, at
+    # the queue's head from cycle 3, stalls until its element is in the FIFO (66 cycles)
+    assert (core.done_cycle, core.s_stream, core.n_fpu) == (74, 66, 1)
+    assert (cluster.n_compiled_cycles > 0) == compiled
+
+
 def test_barrier_waits_for_every_core_and_finished_cores_do_not_hold_it():
     slow = "li t0, 50\n1: addi t0, t0, -1\nbnez t0, 1b\ncsrr zero, barrier\ncsrr t1, mcycle\necall\n"
     fast = "csrr zero, barrier\ncsrr t1, mcycle\necall\n"

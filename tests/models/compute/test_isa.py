@@ -15,9 +15,10 @@ import struct
 import pytest
 
 from archmodel.kernel import Simulator
+from archmodel.models import messages
 from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
-from archmodel.models.compute import (assembler, compiled_cluster, compiled_dma, compiled_fp, compiled_layout,
-                                     compiled_ops, isa)
+from archmodel.models.compute import (assembler, compiled_cluster, compiled_cluster_memory, compiled_dma,
+                                     compiled_fp, compiled_layout, compiled_ops, isa)
 from archmodel.models.compute.compiled_layout import I_OP, _encode
 from archmodel.models.compute.isa import FP_OPS, OPS, IsaError, Op, s32
 
@@ -179,9 +180,10 @@ def test_a_new_row_is_all_an_engine_needs_and_a_missing_primitive_is_refused():
 
 def test_the_compiled_loop_is_cached_under_the_table_it_was_built_from():
     # the table, the instruction kinds and the loop's parts outside compiled_cluster.py (whose
-    # own source numba keys the cache by)
+    # own source numba keys the cache by), and the messages (a request's control bits)
     digest = hashlib.sha256()
-    for module in (isa, assembler, compiled_layout, compiled_ops, compiled_fp, compiled_dma):
+    for module in (isa, assembler, compiled_layout, messages, compiled_ops, compiled_fp, compiled_cluster_memory,
+                   compiled_dma):
         digest.update(open(module.__file__, "rb").read())
     entry = compiled_cluster._compiled_cluster_cycles().py_func
     assert [cell.cell_contents for cell in entry.__closure__] == [digest.hexdigest()]
