@@ -34,16 +34,17 @@ def _reported(part: Component, reported: dict) -> int:
     """Progress reported by ``part`` and every part it belongs to, memoised in ``reported``."""
     chain = []
     total = 0
-    while part is not None:
-        known = reported.get(part)
+    above: Component | None = part
+    while above is not None:
+        known = reported.get(above)
         if known is not None:
             total = known
             break
-        chain.append(part)
-        part = part.parent
-    for part in reversed(chain):
-        total += part.progress_count
-        reported[part] = total
+        chain.append(above)
+        above = above.parent
+    for unknown in reversed(chain):
+        total += unknown.progress_count
+        reported[unknown] = total
     return total
 
 
