@@ -36,8 +36,8 @@ from archmodel.kernel.compiled import compile_parts, dispatcher, sources_digest
 from .fp_subsystem import NEVER
 from .isa import LSU_FP_LOAD, LSU_FP_STORE, LSU_LOAD, LSU_STORE
 from .isa import SSR_INDIRECT, SSR_SHIFT_MAX, s32 as _s32
-from .assembler import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
-                        K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
+from .isa import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
+                  K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 from .compiled_cluster_memory import MG_ON, _memory_send, _memory_take
 from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
 from .compiled_fp import (_advance, _move_element, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,

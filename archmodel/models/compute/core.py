@@ -6,9 +6,9 @@ from collections import deque
 
 from archmodel.kernel import Component, Formula, Param, at_least, model
 
-from .assembler import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH,
-                        K_CSR, K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL,
-                        K_STORE, Instruction, Program)
+from .isa import (F_COMP, F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR,
+                  K_DMA, K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
+from .program import Instruction, Program
 from .fast_paths import compile_replay_step
 from .fp_subsystem import NEVER, FpSubsystem
 from .ssr_config import SsrConfiguration

@@ -6,7 +6,7 @@ so they are straight-line copies of :class:`~.core.SnitchCore`'s general path.""
 
 from __future__ import annotations
 
-from .assembler import Instruction
+from .program import Instruction
 from .isa import FP_OPS
 
 def _inline(ins: Instruction) -> str | None:

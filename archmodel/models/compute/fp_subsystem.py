@@ -4,9 +4,9 @@ operands, and the FP scoreboard."""
 
 from __future__ import annotations
 
-from .assembler import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, Instruction
 from .fast_paths import compile_issue, sequencer_step
-from .isa import LSU_FP_LOAD, LSU_FP_STORE
+from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, LSU_FP_LOAD, LSU_FP_STORE
+from .program import Instruction
 
 NEVER = 1 << 62
 """A cycle that never comes (a stall with no end yet, a register never ready)."""
