@@ -22,7 +22,10 @@ Options, the same for every loop:
   loop's parts live in one package folder, and any change there compiles its loops anew. The
   folders sit in the user's cache (``$XDG_CACHE_HOME/archmodel/numba``, else
   ``~/.cache/archmodel/numba``), or under ``NUMBA_CACHE_DIR`` when that is set; nothing is
-  written into the checkout or an installed wheel. A loop whose parts span folders compiles
+  written into the checkout or an installed wheel. A process touches each folder it uses, and
+  the first process to make a folder removes the folders beside it that no process has used
+  for :data:`STALE_CACHE_DAYS` days, so editing a model does not pile up machine code for
+  sources that are gone (several MB a folder). A loop whose parts span folders compiles
   them with :func:`compile_parts` (uncached, inlined where it says so) and caches only its
   entry, a closure over :func:`sources_digest` of those modules.
 
@@ -40,7 +43,9 @@ import hashlib
 import importlib
 import importlib.metadata
 import os
+import shutil
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Optional, Sequence
@@ -53,6 +58,10 @@ included to the second excluded (pyproject.toml pins the same range)."""
 
 NUMBA_REQUIREMENT = "numba>={}.{},<{}.{}".format(*NUMBA_TESTED[0], *NUMBA_TESTED[1])
 """:data:`NUMBA_TESTED` as pip writes it."""
+
+STALE_CACHE_DAYS = 30
+"""A cache folder no process has used for this many days is removed when a new one is made
+beside it (its sources changed long ago, or belong to a checkout no longer run)."""
 
 _numba: Optional[ModuleType] = None
 
@@ -121,7 +130,7 @@ def dispatcher(function: Callable[..., Any], *, allocates: bool = False, inline:
     # numba picks a cached function's folder from its config when the dispatcher is made
     config = numba().config
     user_folder = config.CACHE_DIR
-    config.CACHE_DIR = str(cache_folder(function))
+    config.CACHE_DIR = str(claim_cache_folder(cache_folder(function)))
     try:
         return numba().njit(**options)(function)
     finally:
@@ -135,6 +144,26 @@ def cache_folder(function: Callable[..., Any]) -> Path:
     base = os.environ.get("NUMBA_CACHE_DIR") or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "archmodel" / "numba"
     return Path(base) / _folder_digest(str(Path(function.__code__.co_filename).resolve().parent))
+
+
+@functools.lru_cache(maxsize=None)  # once per folder and process
+def claim_cache_folder(folder: Path) -> Path:
+    """``folder``, made if missing and marked as used now (its modification time); when this
+    call made it, the folders beside it unused for :data:`STALE_CACHE_DAYS` days are removed.
+    A folder another process removes at the same time is no error: numba compiles anew."""
+    made = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    os.utime(folder)
+    if made:
+        stale_before = time.time() - STALE_CACHE_DAYS * 86400
+        for sibling in folder.parent.iterdir():
+            try:
+                unused = sibling.is_dir() and sibling != folder and sibling.stat().st_mtime < stale_before
+            except FileNotFoundError:  # removed by another process meanwhile
+                continue
+            if unused:
+                shutil.rmtree(sibling, ignore_errors=True)
+    return folder
 
 
 @functools.lru_cache(maxsize=None)  # once per folder and process: sources do not change under a run

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,24 @@ def test_the_cache_folder_is_named_by_the_sources_beside_a_loop(tmp_path, monkey
     assert folder == compiled.cache_folder(compiled_tags.play)  # one folder per package folder
     from archmodel.models.compute import compiled_reference_loop
     assert compiled.cache_folder(compiled_reference_loop._find.py_func) != folder
+
+
+def test_a_new_cache_folder_removes_the_ones_beside_it_unused_for_a_month(tmp_path):
+    old, recent, other = tmp_path / "aaaa", tmp_path / "bbbb", tmp_path / "not-a-folder"
+    for folder in (old, recent):
+        folder.mkdir()
+        (folder / "loop.nbi").write_bytes(b"index")
+    other.write_text("kept: only folders are caches")
+    month = compiled.STALE_CACHE_DAYS * 86400
+    os.utime(old, (time.time() - month - 60,) * 2)
+    os.utime(recent, (time.time() - month + 3600,) * 2)
+    os.utime(other, (time.time() - month - 60,) * 2)
+    fresh = compiled.claim_cache_folder(tmp_path / "cccc")
+    assert fresh.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == ["bbbb", "cccc", "not-a-folder"]
+    # claiming an existing folder marks it used and removes nothing
+    os.utime(recent, (time.time() - month - 60,) * 2)
+    assert compiled.claim_cache_folder(recent) == recent
+    assert recent.stat().st_mtime > time.time() - 60 and (tmp_path / "cccc").is_dir()
 
 
 def test_jit_keeps_the_function_for_reading():
