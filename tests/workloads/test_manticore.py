@@ -10,6 +10,7 @@ import pytest
 
 from archmodel.cli import main
 from archmodel.experiments.hierarchy import capacity, hierarchy_report, run_clusters
+from archmodel.kernel import Simulator
 from archmodel.lang.elaborate import load
 from archmodel.paths import data_path
 
@@ -67,6 +68,24 @@ def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
     # start of the run; the figure grows with n (91.8% at n = 32768, 92.1% at 65536)
     assert 0.90 * roofline <= report.achieved_flops <= roofline
     assert channel.refs.value == 0 and channel.refpbs.value > 0 and channel.row_hit_rate.value > 90
+
+
+def test_axpy_on_the_hbm_schedules_alike_in_the_compiled_core_and_in_python():
+    # the 64-entry queues and per-bank refresh of Manticore's pseudo-channel, fed through its
+    # ports by two clusters: the compiled core gives the Python controller's commands
+    ends = []
+    for engine in ("compiled", "python"):
+        top = load(QUADRANT, params=dict(clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1",
+                                         kernel='"axpy"', n="2048", tile="1024")).top
+        channel = top.child("chiplet").child("hbm").child("ch0")
+        channel.engine = engine
+        commands = []
+        channel.add_command_listener(lambda *fields: commands.append(fields))
+        sim = Simulator(top)
+        sim.run()
+        assert channel.engine_in_use == engine and channel.read_queue == channel.write_queue == 64
+        ends.append((sim.now, commands, [(s.path, s.summary()) for s in sim.all_stats() if ".hbm." in s.path]))
+    assert ends[0] == ends[1] and len(ends[0][1]) > 1000
 
 
 def test_axpy_stays_in_one_bank_group_at_half_the_bus_with_the_column_lowest():
