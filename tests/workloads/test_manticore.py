@@ -12,6 +12,7 @@ from archmodel.cli import main
 from archmodel.experiments.hierarchy import capacity, hierarchy_report, run_clusters
 from archmodel.kernel import Simulator
 from archmodel.lang.elaborate import load
+from archmodel.models.memory.checker import DramTimingChecker
 from archmodel.paths import data_path
 
 QUADRANT = data_path("topologies") / "manticore_quadrant.arch"
@@ -72,7 +73,8 @@ def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
 
 def test_axpy_on_the_hbm_schedules_alike_in_the_compiled_core_and_in_python():
     # the 64-entry queues and per-bank refresh of Manticore's pseudo-channel, fed through its
-    # ports by two clusters: the compiled core gives the Python controller's commands
+    # ports by two clusters: the compiled core gives the Python controller's commands, and an
+    # independent timing checker finds every JEDEC constraint held
     ends = []
     for engine in ("compiled", "python"):
         top = load(QUADRANT, params=dict(clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1",
@@ -81,9 +83,12 @@ def test_axpy_on_the_hbm_schedules_alike_in_the_compiled_core_and_in_python():
         channel.engine = engine
         commands = []
         channel.add_command_listener(lambda *fields: commands.append(fields))
+        checker = DramTimingChecker("checker", top, standard="HBM2E", overrides={"ranks": 2})
+        checker.watch(channel)
         sim = Simulator(top)
         sim.run()
         assert channel.engine_in_use == engine and channel.read_queue == channel.write_queue == 64
+        assert checker.violation_count.value == 0 and channel.refpbs.value > 0
         ends.append((sim.now, commands, [(s.path, s.summary()) for s in sim.all_stats() if ".hbm." in s.path]))
     assert ends[0] == ends[1] and len(ends[0][1]) > 1000
 
