@@ -10,7 +10,9 @@ import pytest
 
 from archmodel.cli import main
 from archmodel.experiments.hierarchy import capacity, hierarchy_report, run_clusters
+from archmodel.kernel import Simulator
 from archmodel.lang.elaborate import load
+from archmodel.models.memory.checker import DramTimingChecker
 from archmodel.paths import data_path
 
 QUADRANT = data_path("topologies") / "manticore_quadrant.arch"
@@ -46,44 +48,75 @@ def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
     channel = top.child("chiplet").child("hbm").child("ch0")
     # x and y read, y written: 16 + 8 bytes per element and cluster; 2 flop per element. The
     # last writes may still wait in the write queue when the clusters finish (they are
-    # acknowledged on entry, as a posted write is); each core also divides once to make alpha
+    # acknowledged on entry, as a posted write is): at most a full queue of bursts, which the
+    # roofline fraction does not count as moved; each core also divides once to make alpha
     assert channel.bytes_read.value == 16 * n * clusters_count
     assert report.flops == (2 * n + 8) * clusters_count
-    assert 0.99 * 8 * n * clusters_count <= channel.bytes_written.value <= 8 * n * clusters_count
+    pending = channel.write_queue * channel.burst_bytes
+    assert 8 * n * clusters_count - pending <= channel.bytes_written.value <= 8 * n * clusters_count
     assert memory.bytes_per_s == pytest.approx(HBM2E_PSEUDO_CHANNEL)
     assert report.binding == memory
     # the roofline: the pseudo-channel's bus (a 32 B burst every tBL = 2 cycles of 1.6 GHz,
     # 25.6 GB/s) times the kernel's flop per byte moved there
     roofline = HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes
-    # the issue asks for within 10% of it; the model reaches 87.2%, NOT 90%: bursts alternate
-    # bank groups (tCCD_S) and refresh is per bank, in both stack IDs (ranks) of the
-    # pseudo-channel, idle bank sets first (84.4% in turn, 88.6% without refresh at all, so
-    # refresh order alone cannot reach 90%); the rest is read/write turnarounds and row changes
-    assert 0.87 * roofline <= report.achieved_flops <= roofline
+    # the issue asks for within 10% of it: 90.6%. The pseudo-channel's controller queues 64 read
+    # and 64 write bursts (gem5's HBM2 pseudo-channel controller, HBM_2000_4H_1x64); with 32 of
+    # each it was 87.2%: the deeper read queue lets FR-FCFS precharge and activate a stream's
+    # next banks while the other streams' row hits use the bus, the deeper write queue drains
+    # in longer batches (fewer read/write turnarounds). Bursts alternate bank groups (tCCD_S),
+    # refresh is per bank in both stack IDs (ranks), idle bank sets first. What is left: the
+    # write-to-read turnarounds (3.1% of the run), row changes (2.1%), refresh (0.4%), the
+    # start of the run; the figure grows with n (91.8% at n = 32768, 92.1% at 65536)
+    assert 0.90 * roofline <= report.achieved_flops <= roofline
     assert channel.refs.value == 0 and channel.refpbs.value > 0 and channel.row_hit_rate.value > 90
 
 
+def test_axpy_on_the_hbm_schedules_alike_in_the_compiled_core_and_in_python():
+    # the 64-entry queues and per-bank refresh of Manticore's pseudo-channel, fed through its
+    # ports by two clusters: the compiled core gives the Python controller's commands, and an
+    # independent timing checker finds every JEDEC constraint held
+    ends = []
+    for engine in ("compiled", "python"):
+        top = load(QUADRANT, params=dict(clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1",
+                                         kernel='"axpy"', n="2048", tile="1024")).top
+        channel = top.child("chiplet").child("hbm").child("ch0")
+        channel.engine = engine
+        commands = []
+        channel.add_command_listener(lambda *fields: commands.append(fields))
+        checker = DramTimingChecker("checker", top, standard="HBM2E", overrides={"ranks": 2})
+        checker.watch(channel)
+        sim = Simulator(top)
+        sim.run()
+        assert channel.engine_in_use == engine and channel.read_queue == channel.write_queue == 64
+        assert checker.violation_count.value == 0 and channel.refpbs.value > 0
+        ends.append((sim.now, commands, [(s.path, s.summary()) for s in sim.all_stats() if ".hbm." in s.path]))
+    assert ends[0] == ends[1] and len(ends[0][1]) > 1000
+
+
 def test_axpy_stays_in_one_bank_group_at_half_the_bus_with_the_column_lowest():
-    # the old mapping (column lowest, consecutive bursts in one bank group, tCCD_L = 2 tBL)
-    # and all-bank refresh: the two causes the defaults remove, each measured; then per-bank
-    # refresh in turn, idle bank sets first (the default), and no refresh at all
+    # with 32-entry queues (the reference controller's): the old mapping (column lowest,
+    # consecutive bursts in one bank group, tCCD_L = 2 tBL) and all-bank refresh, the two causes
+    # the defaults remove, each measured; then per-bank refresh in turn, idle bank sets first,
+    # and no refresh at all; then the defaults, 64 read and 64 write bursts queued
     n = 8192
     fractions = []
-    for mapping, refresh, order in (("RoBaRaCoCh", "all_bank", "round_robin"),
-                                    ("RoBaRaCoBgCh", "all_bank", "round_robin"),
-                                    ("RoBaRaCoBgCh", "per_bank", "round_robin"),
-                                    ("RoBaRaCoBgCh", "per_bank", "idle_first"),
-                                    ("RoBaRaCoBgCh", "none", "round_robin")):
+    for mapping, refresh, order, queue in (("RoBaRaCoCh", "all_bank", "round_robin", 32),
+                                           ("RoBaRaCoBgCh", "all_bank", "round_robin", 32),
+                                           ("RoBaRaCoBgCh", "per_bank", "round_robin", 32),
+                                           ("RoBaRaCoBgCh", "per_bank", "idle_first", 32),
+                                           ("RoBaRaCoBgCh", "none", "round_robin", 32),
+                                           ("RoBaRaCoBgCh", "per_bank", "idle_first", 64)):
         top, _, _ = _run(QUADRANT, clusters="2", l1_radix="2", l2_radix="1", hbm_channels="1", kernel='"axpy"',
                          n=str(n), tile="1024", mapping=f'"{mapping}"', refresh=f'"{refresh}"',
-                         refresh_order=f'"{order}"')
+                         refresh_order=f'"{order}"', read_queue=str(queue), write_queue=str(queue))
         report = hierarchy_report(top)
         memory = next(c for c in report.ceilings if c.level.startswith("memory"))
         fractions.append(report.achieved_flops / (HBM2E_PSEUDO_CHANNEL * report.flops / memory.bytes))
-    one_group, by_mapping, in_turn, idle_first, no_refresh = fractions
-    assert one_group < 0.7 < by_mapping < in_turn < idle_first < no_refresh < 0.9
+    one_group, by_mapping, in_turn, idle_first, no_refresh, deep_queues = fractions
+    assert one_group < 0.7 < by_mapping < in_turn < idle_first < no_refresh < 0.9 < deep_queues
     # (deterministic: the figures the README gives)
-    assert (in_turn, idle_first, no_refresh) == pytest.approx((0.8441, 0.8717, 0.8858), abs=5e-4)
+    assert (in_turn, idle_first, no_refresh, deep_queues) == pytest.approx((0.8441, 0.8717, 0.8858, 0.9060),
+                                                                           abs=5e-4)
 
 
 def test_a_clusters_lookahead_looks_at_its_own_links_only_and_the_node_bounds_the_rest():
@@ -153,10 +186,10 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
 
 @pytest.mark.parametrize("path, params, message", [
     (QUADRANT, ["clusters=30"],
-     "topologies/manticore_quadrant.arch:20:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
+     "topologies/manticore_quadrant.arch:21:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
      "1.875"),
     (PACKAGE, ["chiplets=8", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
-     "library/manticore.arch:98:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
+     "library/manticore.arch:104:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
      "-> terminals [0, 1, 2, 3, 4, 5, 6, 7] in 536870912-byte blocks ends above the 32-bit address space of the "
      "requesters (0x1_0000_0000): they cannot reach its last 2,147,483,648 bytes"),
     (PACKAGE, ["kernel=\"gemm\"", "chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1",

@@ -86,8 +86,8 @@ def test_refilling_the_stream_in_the_middle_of_a_cycle_changes_nothing(monkeypat
        pattern=st.sampled_from(["sequential", "random", "hot", "strided"]),
        write_fraction=st.sampled_from([0.0, 1 / 3, 0.7]),
        gap=st.sampled_from([0, 3, 12]),
-       read_queue=st.sampled_from([1, 4, 32]),
-       write_queue=st.sampled_from([1, 6, 32]),
+       read_queue=st.sampled_from([1, 4, 32, 64]),
+       write_queue=st.sampled_from([1, 6, 32, 64]),  # (64: Manticore's HBM2E)
        lookahead=st.sampled_from([1, 64, 512]),
        ranks=st.sampled_from([1, 2]),
        mapping=st.sampled_from(["RoBaRaCoCh", "RoBaRaCoBgCh"]))

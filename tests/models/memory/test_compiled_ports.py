@@ -84,7 +84,7 @@ def _all_alike(standard, requests, cycles, stall=0.0, seed=0, **params):
        # (the order matters only with per-bank refresh, so idle_first comes with it)
        refresh=st.sampled_from([("all_bank", "round_robin"), ("per_bank", "round_robin"), ("per_bank", "idle_first"),
                                 ("none", "round_robin")]),
-       queue=st.sampled_from([1, 3, 8, 32]), gap=st.sampled_from([0, 2, 20, 200]),
+       queue=st.sampled_from([1, 3, 8, 32, 64]), gap=st.sampled_from([0, 2, 20, 200]),
        sizes=st.sampled_from([(64,), (1, 3, 8, 16, 32, 64, 100), (256, 1024, 4096), (1, 32, 64, 1000, 2048)]),
        write_fraction=st.sampled_from([0.0, 0.3, 0.7]), clients=st.sampled_from([("dma",), ("a", "b", "c")]),
        stall=st.sampled_from([0.0, 0.4]), lookahead=st.sampled_from([1, 16, 512]),
