@@ -181,6 +181,7 @@ class CompiledPair:
         self.lookahead = QuestionBackoff()
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
         self.resume = 0  # the first cycle no batch has computed yet
+        self.woken_inside = 0  # ticks at a cycle already computed (a stale wake-up: see tick)
         self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
         self.asked_at_answer = 0  # lookahead questions asked where an answer to a line sent may come
         self.exits: dict = {}
@@ -216,6 +217,7 @@ class CompiledPair:
             if cache.mem_resp.valid:
                 cache.fail(f"mem_resp: an answer arrived at cycle {c}, which the compiled pair had already "
                            "computed (a lookahead bound was not conservative)")
+            self.woken_inside += 1
             cache.sleep()
             return
         if not self.geo[loop.G_ROUND_TRIP]:

@@ -141,6 +141,8 @@ def test_a_pair_woken_by_a_fill_before_the_end_of_a_quiet_wait_counts_as_the_pyt
         assert core.done, (engine, case)
         results[engine] = (core.done_cycle, figures([core, cache, memory]), memory.backdoor_read(BASE, len(initial)))
     assert results["compiled"] == results["python"], case
+    if seed == 9:  # (this case meets such a wake-up: the test must keep one that does)
+        assert core.compiled.woken_inside
 
 
 @pytest.mark.parametrize("memory_kind", ["ideal", "ideal outside", "dram"])
