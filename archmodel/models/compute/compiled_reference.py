@@ -180,6 +180,8 @@ class CompiledPair:
         self.leaving: dict = {}
         self.lookahead = QuestionBackoff()
         self.cycles = self.batches = 0  # cycles computed in the loop and batches (tests check the path)
+        self.resume = 0  # the first cycle no batch has computed yet
+        self.woken_inside = 0  # ticks at a cycle already computed (a stale wake-up: see tick)
         self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
         self.asked_at_answer = 0  # lookahead questions asked where an answer to a line sent may come
         self.exits: dict = {}
@@ -208,6 +210,16 @@ class CompiledPair:
             cache.sleep()
             return
         c = cache.cycle
+        if c < self.resume:
+            # A wake asked for at an earlier batch (a quiet one's, which a fill then came
+            # before) falls in cycles a later batch computed: they are done, and by the
+            # lookahead nothing from below arrives in them; the wake that batch asked for stands.
+            if cache.mem_resp.valid:
+                cache.fail(f"mem_resp: an answer arrived at cycle {c}, which the compiled pair had already "
+                           "computed (a lookahead bound was not conservative)")
+            self.woken_inside += 1
+            cache.sleep()
+            return
         if not self.geo[loop.G_ROUND_TRIP]:
             self._wiring()
         if cache.mem_resp.valid:
@@ -269,6 +281,7 @@ class CompiledPair:
                 if c + ran >= end:
                     break
         self.cycles += ran
+        self.resume = c + ran
         self.batches += 1
         name = loop.EXIT_REASONS[reason]
         self.exits[name] = self.exits.get(name, 0) + 1
