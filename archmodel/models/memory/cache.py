@@ -75,14 +75,13 @@ class Cache(Component):
     watches each port's demand misses: a third miss of a port in a row of consecutive lines
     fills a stream buffer with the next ``prefetch_degree`` lines (never outside the memory
     below); a later miss that finds its line there takes it into the cache (at once, or when
-    its fetch arrives) and the stream fetches one line further. Each port's misses are
-    watched apart (a history of its own) and the buffers have ``streams`` streams' room per
-    port, as each core's L2 streamer watches only its own core's requests and follows 32
-    streams of its own (Intel); one history shared by every port let one core's misses push
-    another's stream out before it was seen. The buffers hold ``streams`` x
-    ``prefetch_degree`` x ``clients`` lines, one pool, beside the cache and its MSHRs, so
-    prefetches neither evict cached lines nor take MSHRs;
-    the oldest line leaves a full buffer. Random misses start no stream. A fetch's answer
+    its fetch arrives) and the stream fetches one line further. Each port has its own history
+    of misses and ``streams`` streams' room, as each core's L2 streamer watches only its own
+    core's requests and follows 32 streams of its own (Intel); one history shared by every
+    port let one core's misses push another's stream out before it was seen. The buffers
+    hold ``streams`` x ``prefetch_degree`` x ``clients`` lines, one pool, beside the cache
+    and its MSHRs, so prefetches neither evict cached lines nor take MSHRs; the oldest line
+    leaves a full buffer. Random misses start no stream. A fetch's answer
     fills only the entry (or the miss that took it) that sent it, never a later entry of the
     same line, so answers that overtake each other below cannot bring back old bytes.
     With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
@@ -338,7 +337,7 @@ class Cache(Component):
         else:
             self.sleep()
 
-    def _access(self, c: int, current: list, banks_used: set, port: int = 0) -> str:
+    def _access(self, c: int, current: list, banks_used: set, port: int) -> str:
         """Access the next piece of ``current``: 'done' (hit, delayed hit or miss sent),
         'bank' (its bank served another port this cycle) or 'stall' (it waits for memory)."""
         job, pieces, index = current
@@ -414,7 +413,7 @@ class Cache(Component):
             self._serve(line, [target], c + self.hit_latency_cycles)
         self._prefetch(c, line + self.prefetch_degree)
 
-    def _stream_check(self, c: int, line: int, port: int = 0) -> None:
+    def _stream_check(self, c: int, line: int, port: int) -> None:
         """A demand miss to the line after two recent misses to the two lines before it starts
         a stream: fetch the next ``prefetch_degree`` lines. Random misses start nothing."""
         recent = self._recent_misses[port]
