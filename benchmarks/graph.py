@@ -9,9 +9,10 @@ Two tables, each measured in one run (and with ``--million`` a third):
   (a few sources) on an RMAT graph (Graph500 parameters, edge factor 32: an average degree
   of about 24, within the 10-40 of Cagra's graphs) whose vertex data is 8x the LLC, on a
   node of reference cores sharing the LLC in front of one DDR4-2400R channel, with the
-  LLC's stream prefetcher on in every variant (as on the machines Cagra measured), as
-  baseline, frequency-based clustering, CSR segmenting and both (segmenting applies to the
-  two pull sweeps only). Columns: core cycles per edge, LLC miss rate, DRAM bytes per edge,
+  LLC's stream prefetcher on (watching each core's misses apart, as per-core streamers do)
+  and a 56-entry store buffer in each core, in every variant (as on the machines Cagra
+  measured), as baseline, frequency-based clustering, CSR segmenting and both (segmenting
+  applies to the two pull sweeps only). Columns: core cycles per edge, LLC miss rate, DRAM bytes per edge,
   DRAM row-hit rate, DRAM bandwidth, the mean of the LLC's busy MSHRs, the speed-up over the
   baseline, and which resource binds: DRAM bandwidth when the channel runs above 70% of its
   peak, else the LLC's MSHRs when on average more than three quarters are busy (misses wait
@@ -62,6 +63,9 @@ VARIANTS = (("baseline", {}), ("clustering", {"reorder": True}), ("segmenting", 
 PREFETCH_DEGREE = 4
 """Lines each of the LLC's stream buffers fetches ahead, in every variant (a server's L2/LLC
 streamers are on whatever the software does)."""
+STORE_BUFFER = 56
+"""The cores' store buffer entries, in every variant (Skylake's; Haswell, the generation
+Cagra measured on, has 42): a store retires once issued, as on any out-of-order core."""
 
 
 def binding(fig: dict) -> str:
@@ -81,7 +85,8 @@ def cagra_table(quick: bool, algorithms: tuple = ("pagerank", "label_propagation
     each row is printed as soon as it is measured."""
     scale, llc, ways = (8, 256, 4) if quick else (12, 4096, 8)
     graph = dict(graph="rmat", scale=scale, edge_factor=32, seed=1)
-    node = dict(llc_bytes=llc, llc_ways=ways, prefetch_degree=PREFETCH_DEGREE, link_cycles=link_cycles)
+    node = dict(llc_bytes=llc, llc_ways=ways, prefetch_degree=PREFETCH_DEGREE, link_cycles=link_cycles,
+                store_buffer=STORE_BUFFER)
     rows = []
     work = [("pagerank", {"iterations": 1}), ("label_propagation", {}), ("betweenness", {"k": 1 if quick else 2})]
     print(f"\nCagra on rmat scale {scale} (edge factor 32), 4 cores, {llc} B LLC, stream prefetcher on, "

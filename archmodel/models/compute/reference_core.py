@@ -98,13 +98,22 @@ class ReferenceCore(Component):
     ``check_reads`` every read answer is compared with the value the workload computed for
     it: a mismatch stops the run, naming the reference.
 
+    With a ``store_buffer`` of N entries a store retires once it has issued (in order, as an
+    out-of-order core retires a store whose address and data are known and leaves its write
+    to the store buffer), so a store that misses in the cache no longer holds the window;
+    its entry, taken when the store enters the window, frees when the memory answers it,
+    and a store finding all N entries taken waits to enter. Without one (0) a store stays
+    in the window until answered, as a load does.
+
     A stream may come in phases (``load(stream, phase_ends, barrier)``, or
     ``load_phases(phases, barrier)`` with the phases made one at a time as the core reaches
     them, so a long run holds one phase's references at once): at the end of a phase the
     core waits for all its answers, arrives at the :class:`Barrier` it shares with the other
     cores, and goes on when released. A reference's tag is its index in its phase.
 
-    The core is done at the cycle its last answer arrives; ``on_finish`` callbacks then run.
+    The core is done at the cycle its last answer arrives (stores in the store buffer
+    included: a phase's end drains it, as the fence of a barrier does); ``on_finish``
+    callbacks then run.
 
     Leaves out: instruction fetch, branch prediction, the register dataflow of compute
     instructions (compute is a count of cycles that only delays dispatch), store-to-load
@@ -119,6 +128,9 @@ class ReferenceCore(Component):
 
     window = Param(int, 16, "references in the window at most (reorder buffer / load-store queue entries)",
                    check=at_least(1))
+    store_buffer = Param(int, 0, "store buffer entries: a store retires once issued and holds an entry until "
+                         "answered (0: none, a store holds its window slot until answered; Haswell has 42, "
+                         "Skylake 56)", check=at_least(0))
     check_reads = Param(bool, True, "compare every read answer with the workload's expected value")
     engine = Param(str, "auto", "compiled: the core and its private cache in one numba loop (where it applies); "
                    "python: the Python models; auto: compiled where it applies", check=ENGINES.check)
@@ -131,6 +143,8 @@ class ReferenceCore(Component):
     writes = Counter("references", "write references")
     compute_cycles = Counter("cycles", "cycles of compute between references")
     window_stalls = Counter("cycles", "cycles the next reference could not enter because the window was full")
+    store_buffer_stalls = Counter("cycles", "cycles the next reference, a store, could not enter because every "
+                                  "store buffer entry was taken")
     dependence_stalls = Counter("cycles", "cycles nothing issued while every waiting reference waited for the "
                                 "value its address needs")
     barrier_cycles = Counter("cycles", "cycles from a phase's last answer to the barrier's release")
@@ -143,6 +157,7 @@ class ReferenceCore(Component):
         self._finish: list[Callable] = []
         self._phases, self._upcoming, self._barrier = iter(()), None, None
         self.compiled = None  # the compiled pair (core and cache) when the run computes in it
+        self._stores = 0  # stores holding a store buffer entry (entered, not answered)
 
     def load(self, stream: References, phase_ends: list[int] | None = None, barrier: Barrier | None = None) -> None:
         """The references to play from the first edge; with ``phase_ends`` (the index after
@@ -204,6 +219,7 @@ class ReferenceCore(Component):
         self._held = False  # arrived at the barrier, not released yet
         self._earliest = 0  # the first cycle the next reference may enter
         self._last_entry = -1  # the cycle the last reference entered
+        self._stores = 0  # stores holding a store buffer entry (entered, not answered)
         self._begin_phase()
         self._choose_engine()
 
@@ -214,6 +230,7 @@ class ReferenceCore(Component):
         self._entered = 0  # the next reference to enter the window
         self._retired = 0  # every reference before this one is answered
         self._answered = bytearray(n)
+        self._issued = bytearray(n)  # (stores only, with a store buffer: they retire once issued)
         if n:
             self._earliest = max(self._earliest, self._last_entry + 1 + self._gap[0])
             self.compute_cycles.value += self._gap[0]
@@ -221,6 +238,11 @@ class ReferenceCore(Component):
     def _choose_engine(self) -> None:
         """Hand the run to the compiled pair when ``engine`` asks for it and it applies."""
         if self.engine == "python":
+            return
+        if self.store_buffer:
+            if self.engine == "compiled":
+                self.fail("engine 'compiled' does not apply: the compiled pair has no store buffer "
+                          "(use engine = \"auto\" or store_buffer = 0)")
             return
         from .compiled_reference import CompiledPair, unsupported
         channel = self.req.channel
@@ -257,7 +279,7 @@ class ReferenceCore(Component):
             return
         if self.resp.valid:
             self._answer(c, self.resp.recv())
-        if self._retired == len(self._addr) and self._upcoming is None:
+        if self._retired == len(self._addr) and self._upcoming is None and not self._stores:
             self._finished(c)
             self.sleep()
             return
@@ -270,20 +292,26 @@ class ReferenceCore(Component):
         # Nothing more this cycle: an answer, a credit, the release or the next entry wakes it.
         at_barrier = self._upcoming is not None and self._entered == len(self._addr)
         more = self._entered < len(self._addr) and not at_barrier
-        if more and self._entered - self._retired < self.window:
+        if more and self._entered - self._retired < self.window and not self._buffer_full(self._entered):
             self.sleep_for(max(1, self._earliest - c))
         else:
             if more:
-                # The window is full: the next reference stalls from the cycle it could enter,
-                # though the core sleeps through it (until an answer retires one).
-                self._stall(max(c, self._earliest), self.window_stalls)
+                # The window (or the store buffer) is full: the next reference stalls from the
+                # cycle it could enter, though the core sleeps through it (until an answer
+                # retires one or frees an entry).
+                full = self.window_stalls if self._entered - self._retired >= self.window else self.store_buffer_stalls
+                self._stall(max(c, self._earliest), full)
             self.sleep()
+
+    def _buffer_full(self, i: int) -> bool:
+        """Reference ``i`` is a store and every store buffer entry is taken."""
+        return bool(self.store_buffer) and self._write[i] and self._stores >= self.store_buffer
 
     def _enter(self, c: int) -> None:
         """Let the next reference into the window, or meet the barrier at a phase end."""
         i = self._entered
         if self._upcoming is not None and i == len(self._addr):
-            if not self._held and self._retired == i:
+            if not self._held and self._retired == i and not self._stores:
                 self._held = True
                 self._barrier_since = c
                 self._barrier.arrive(self)
@@ -294,6 +322,12 @@ class ReferenceCore(Component):
             self._stall(c, self.window_stalls)
             return
         self._end_stall(c, self.window_stalls)
+        if self._buffer_full(i):
+            self._stall(c, self.store_buffer_stalls)
+            return
+        self._end_stall(c, self.store_buffer_stalls)
+        if self.store_buffer and self._write[i]:
+            self._stores += 1
         self._waiting.append(i)
         self._entered = i + 1
         self._last_entry = c
@@ -329,6 +363,9 @@ class ReferenceCore(Component):
             self.references.value += 1
             if write:
                 self.writes.value += 1
+                if self.store_buffer:
+                    self._issued[i] = 1
+                    self._retire()
             else:
                 self.reads.value += 1
             return True
@@ -363,11 +400,18 @@ class ReferenceCore(Component):
                 self.fail(f"reference {i}: read of {self._size[i]} bytes at {self._addr[i]:#x} returned "
                           f"{answer.data.hex()}, the workload expects {want.hex()}")
         self._answered[i] = 1
-        n = len(self._addr)
-        while self._retired < n and self._answered[self._retired]:
-            self._retired += 1
-        if self._retired == n and self._upcoming is None:
+        if self.store_buffer and self._write[i]:
+            self._stores -= 1
+        self._retire()
+        if self._retired == len(self._addr) and self._upcoming is None and not self._stores:
             self._finished(c)
+
+    def _retire(self) -> None:
+        """Retire, in order, the answered references and the issued stores (with a store
+        buffer, which then holds them until answered)."""
+        n, answered, issued = len(self._addr), self._answered, self._issued
+        while self._retired < n and (answered[self._retired] or issued[self._retired]):
+            self._retired += 1
 
     def _finished(self, c: int) -> None:
         self.done_cycle = c
@@ -380,4 +424,6 @@ class ReferenceCore(Component):
             flying = 0 if self.done else self.compiled.in_window()
         else:
             flying = self._entered - self._retired if self.stream is not None else 0
+        if self._stores and self.compiled is None:
+            return f"{flying} references in the window, {self._stores} stores in the store buffer"
         return f"{flying} references in the window" if flying else None

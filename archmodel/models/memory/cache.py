@@ -15,8 +15,8 @@ from .splitting import REQUESTS, RESPONSES, split
 
 
 RECENT_MISSES = 32
-"""Demand misses the stream prefetcher remembers to spot a miss to the next line (streams of
-as many arrays at once can be followed)."""
+"""Demand misses of each port the stream prefetcher remembers to spot a miss to the next line
+(streams of as many arrays at once can be followed)."""
 
 
 def _power_of_two(value: int) -> str | None:
@@ -72,12 +72,16 @@ class Cache(Component):
     ``mshr_targets``) and the cache keeps serving hits and other misses meanwhile, with at
     most ``mshrs`` lines outstanding. The fill answers its waiting pieces the next cycle.
     With ``prefetch_degree`` a stream prefetcher (Jouppi's stream buffers, ISCA 1990)
-    watches demand misses: a third miss in a row of consecutive lines fills a stream buffer with
-    the next ``prefetch_degree`` lines (never outside the memory below); a later miss that
-    finds its line there takes it into the cache (at once, or when its fetch arrives) and the
-    stream fetches one line further. The buffers hold ``streams`` x ``prefetch_degree`` lines
-    beside the cache and its MSHRs, so prefetches neither evict cached lines nor take MSHRs;
-    the oldest line leaves a full buffer. Random misses start no stream. A fetch's answer
+    watches each port's demand misses: a third miss of a port in a row of consecutive lines
+    fills a stream buffer with the next ``prefetch_degree`` lines (never outside the memory
+    below); a later miss that finds its line there takes it into the cache (at once, or when
+    its fetch arrives) and the stream fetches one line further. Each port has its own history
+    of misses and ``streams`` streams' room, as each core's L2 streamer watches only its own
+    core's requests and follows 32 streams of its own (Intel); one history shared by every
+    port let one core's misses push another's stream out before it was seen. The buffers
+    hold ``streams`` x ``prefetch_degree`` x ``clients`` lines, one pool, beside the cache
+    and its MSHRs, so prefetches neither evict cached lines nor take MSHRs; the oldest line
+    leaves a full buffer. Random misses start no stream. A fetch's answer
     fills only the entry (or the miss that took it) that sent it, never a later entry of the
     same line, so answers that overtake each other below cannot bring back old bytes.
     With ``in_order`` false an answer leaves as soon as it is ready (hits under misses).
@@ -122,7 +126,7 @@ class Cache(Component):
                      "ready, hits under misses; for clients that match answers by tag)")
     prefetch_degree = Param(int, 0, "stream prefetcher: lines each stream buffer fetches ahead (0: none)",
                             check=at_least(0))
-    streams = Param(int, 32, "stream buffers (sequential streams followed at once)", check=at_least(1))
+    streams = Param(int, 32, "stream buffers per port (sequential streams followed at once)", check=at_least(1))
     write_hits_touch = Param(bool, True, "a write hit updates the replacement state (false: it only marks the "
                              "line dirty, as pycachesim does)")
 
@@ -185,7 +189,8 @@ class Cache(Component):
         # earlier write-back of the line (requests leave in order through _out).
         self._filling: dict[int, int] = {}  # buffered line on its way -> the tag of the fetch that fills it
         self._claimed: dict[int, int] = {}  # line a miss took while its fetch was on its way -> that fetch's tag
-        self._recent_misses: OrderedDict = OrderedDict()  # the last demand-missed lines, for stream detection
+        # per port, the last lines it demand-missed, for stream detection
+        self._recent_misses = [OrderedDict() for _ in range(self.clients)]
         self.mshr_busy = self.register("mshr_busy", 0, width=max(1, self.mshrs.bit_length()))
         self.driver = None  # a compiled form that computes this cache with its client (drive_with)
 
@@ -271,7 +276,7 @@ class Cache(Component):
                 if not port.valid or len(self._jobs[p]) >= self.queue:
                     continue
                 current = self._piece[p] = self._take(p, port.recv())
-            outcome = self._access(c, current, banks_used)
+            outcome = self._access(c, current, banks_used, p)
             if outcome == "done":
                 current[2] += 1
                 if current[2] == len(current[1]):
@@ -332,7 +337,7 @@ class Cache(Component):
         else:
             self.sleep()
 
-    def _access(self, c: int, current: list, banks_used: set) -> str:
+    def _access(self, c: int, current: list, banks_used: set, port: int) -> str:
         """Access the next piece of ``current``: 'done' (hit, delayed hit or miss sent),
         'bank' (its bank served another port this cycle) or 'stall' (it waits for memory)."""
         job, pieces, index = current
@@ -391,7 +396,7 @@ class Cache(Component):
             self.bytes_read.value += self.line_bytes
             self._occupancy()
             if self.prefetch_degree:
-                self._stream_check(c, line)
+                self._stream_check(c, line, port)
         return "done"
 
     def _from_stream(self, c: int, line: int, target: _Target) -> None:
@@ -408,10 +413,10 @@ class Cache(Component):
             self._serve(line, [target], c + self.hit_latency_cycles)
         self._prefetch(c, line + self.prefetch_degree)
 
-    def _stream_check(self, c: int, line: int) -> None:
+    def _stream_check(self, c: int, line: int, port: int) -> None:
         """A demand miss to the line after two recent misses to the two lines before it starts
         a stream: fetch the next ``prefetch_degree`` lines. Random misses start nothing."""
-        recent = self._recent_misses
+        recent = self._recent_misses[port]
         if line - 1 in recent and line - 2 in recent:
             for ahead in range(1, self.prefetch_degree + 1):
                 if not self._prefetch(c, line + ahead):
@@ -451,7 +456,7 @@ class Cache(Component):
             return False
         if line in self._buffered or self._array.contains(line):
             return True
-        if len(self._buffered) >= self.streams * self.prefetch_degree:
+        if len(self._buffered) >= self.streams * self.prefetch_degree * self.clients:
             oldest, _ = self._buffered.popitem(last=False)
             self._filling.pop(oldest, None)  # its fetch, if still on its way, is dropped on arrival
         self._buffered[line] = None

@@ -112,7 +112,8 @@ def pagerank(graph: Graph, image: MemoryImage, cores: int, *, damping: float = 0
     r_partial = image.add("partials", dtype=F8, count=cores)
     seg_regions = _segment_regions(image, segments) if segments is not None else None
     if seg_regions is not None:
-        r_sum = image.add("sum", dtype=F8, count=n)
+        # zero from the start; the merge zeroes each accumulator again as it consumes it
+        r_sum = image.add("sum", np.zeros(n))
     even = split_by_cost(np.ones(n), cores)
     ranges = pull.ranges(cores)
     # The answer first (numpy, whole arrays): the rank before each iteration is all the
@@ -254,10 +255,14 @@ def _segmented(segs: Segments, regions: dict, cores: int, r_values, values: np.n
     """One segmented pull iteration: a phase per segment (each core a share of its rows,
     combining the segment's sources' ``values`` into the row's buffer entry), then the
     cache-aware merge phase (each core a range of destination blocks of ``segs.block``
-    vertices: start the block's accumulator in ``r_out``, fold in each segment's buffer
-    entries for the block, and with ``finish`` write the final value to ``r_final``).
+    vertices: fold each segment's buffer entries for the block into the accumulators in
+    ``r_out``, and with ``finish`` write the final value to ``r_final``).
     ``identity`` None starts a vertex's accumulator from its own old value (label
-    propagation's min). Returns the new values and the phases."""
+    propagation's min), written at the block's start. Otherwise (PageRank's sum) the
+    accumulators hold ``identity`` when the merge starts and ``finish`` puts it back as it
+    reads each one, as GAP's and Cagra's PageRank zero ``incoming_total`` in the pass that
+    consumes it, so the merge makes no pass of its own to clear them. Returns the new
+    values and the phases."""
     n = len(values)
     r_dst, r_indptr, r_src, r_buf = regions["dst"], regions["indptr"], regions["src"], regions["buf"]
     seg_degree = np.diff(segs.indptr)
@@ -307,10 +312,7 @@ def _segmented(segs: Segments, regions: dict, cores: int, r_values, values: np.n
         for b in range(b0, b1):
             lo, hi = blocks[b]
             v = np.arange(lo, hi)
-            if identity is not None:
-                parts.append(sweep(np.zeros(hi - lo), [Ref(r_out, v, bits(np.zeros(hi - lo), dtype), write=True)],
-                                   [], []))
-            else:
+            if identity is None:
                 parts.append(sweep(np.zeros(hi - lo), [Ref(r_values, v, bits(old[v], dtype)),
                                                        Ref(r_out, v, bits(old[v], dtype), write=True)], [], []))
             rows = order[block_rows[b]:block_rows[b + 1]]
@@ -322,6 +324,8 @@ def _segmented(segs: Segments, regions: dict, cores: int, r_values, values: np.n
                 Ref(r_out, d, bits(after[rows], dtype), write=True, dep=3, gap=EDGE_CYCLES)], [], []))
             if finish is not None:
                 parts.append(sweep(np.zeros(hi - lo), [Ref(r_out, v, bits(acc[v], dtype)),
+                                                       Ref(r_out, v, bits(np.full(hi - lo, identity), dtype),
+                                                           write=True),
                                                        Ref(r_final, v, bits(old[v], dtype)),
                                                        Ref(r_final, v, bits(finish(acc[v]), dtype), write=True,
                                                            gap=VERTEX_CYCLES)], [], []))

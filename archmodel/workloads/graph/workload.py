@@ -239,16 +239,18 @@ def _binder(algorithm: str):
 
 def build_node(cores: int = 2, *, llc_bytes: int = 16 * 1024, llc_ways: int = 8, window: int = 64,
                llc_latency: int = 20, mshrs: int = 32, banks: int = 4, policy: str = "lru", prefetch_degree: int = 0,
-               streams: int = 32, standard: str = "DDR4-2400R", link_cycles: int = 1,
+               streams: int = 32, standard: str = "DDR4-2400R", link_cycles: int = 1, store_buffer: int = 0,
                engine: str = "auto") -> tuple[Component, list, Cache, DramController]:
     """The Python twin of ``library/graph_node.arch``: ``cores`` reference cores at 2 GHz
     sharing an LLC (answering hits under misses) in front of one DRAM channel, each way
     between the LLC and the channel a link of ``link_cycles`` (a server's on-chip path to its
     memory controller is some 30 ns: 60 cycles). Returns (top, cores, llc, memory).
-    ``engine`` is the cores' (a single core and the LLC it reaches alone run compiled under
-    ``auto``)."""
+    ``store_buffer`` is the cores' store buffer entries (0: a store holds its window slot until
+    answered). ``engine`` is the cores' (a single core and the LLC it reaches alone run
+    compiled under ``auto``, without a store buffer)."""
     top = Component("node", clock=ClockDomain("clk", 500))
-    core_list = [ReferenceCore(f"core{i}", top, window=window, engine=engine) for i in range(cores)]
+    core_list = [ReferenceCore(f"core{i}", top, window=window, store_buffer=store_buffer, engine=engine)
+                 for i in range(cores)]
     llc = Cache("llc", top, size_bytes=llc_bytes, ways=llc_ways, clients=cores, banks=banks, mshrs=mshrs,
                 hit_latency_cycles=llc_latency, policy=policy, in_order=False, prefetch_degree=prefetch_degree, streams=streams)
     memory = DramController("mem", top, standard=standard)

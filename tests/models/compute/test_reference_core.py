@@ -1,6 +1,7 @@
 """ReferenceCore: the window bounds references in flight, a dependent reference waits for its
 source while independent ones run ahead, references to one word keep program order, phases
-meet at a barrier, and a wrong read answer stops the run naming the reference."""
+meet at a barrier, a store buffer lets stores retire once issued, and a wrong read answer
+stops the run naming the reference."""
 
 import numpy as np
 import pytest
@@ -15,14 +16,14 @@ def refs(addresses, writes=None, deps=None, gaps=None, values=None):
                       values or [0] * n)
 
 
-def system(streams, window=4, latency=10, phase_ends=None):
+def system(streams, window=4, latency=10, phase_ends=None, store_buffer=0):
     top = Component("top", clock=ClockDomain("clk", 1000))
     mem = FixedLatencyMemory("mem", top, base_address=0, size_bytes=1 << 16, latency_cycles=latency,
                              bytes_per_cycle=64)
     cores = []
     barrier = Barrier(len(streams)) if phase_ends else None
     for k, stream in enumerate(streams):
-        core = ReferenceCore(f"core{k}", top, window=window)
+        core = ReferenceCore(f"core{k}", top, window=window, store_buffer=store_buffer)
         core.load(stream, phase_ends[k] if phase_ends else None, barrier)
         cores.append(core)
     if len(cores) == 1:
@@ -61,6 +62,35 @@ def test_references_to_one_word_keep_program_order():
     top, (core,), mem = system([stream], window=4)
     Simulator(top).run()
     assert core.done and mem.backdoor_read(0, 8) == (7).to_bytes(8, "little")
+
+
+def test_with_a_store_buffer_stores_retire_once_issued_and_free_their_entry_when_answered():
+    # 4 stores then 4 reads through a window of 1 on a 13-cycle round trip. Without a store
+    # buffer every reference waits for its answer: 8 x 13. With 4 entries the stores enter
+    # and leave the window one a cycle (0..3), the reads then go one at a time from cycle 4,
+    # so the last answer comes at 4 + 4 x 13; with 1 entry each store waits for the one
+    # before it to be answered.
+    stream = refs([8 * i for i in range(8)], writes=[True] * 4 + [False] * 4)
+    done, stalls = {}, {}
+    for entries in (0, 1, 4):
+        top, (core,), mem = system([stream], window=1, store_buffer=entries)
+        Simulator(top).run()
+        done[entries], stalls[entries] = core.done_cycle, core.store_buffer_stalls.value
+    assert done[0] == 8 * 13
+    assert done[4] == 4 + 4 * 13 and stalls[4] == 0
+    assert done[4] < done[1] < done[0] and stalls[1] > 0
+
+
+def test_a_store_in_the_store_buffer_keeps_program_order_to_its_word_and_holds_the_barrier():
+    # the read of word 0 behind the store to it still sees the store; the phase's last
+    # reference is a store, so the barrier (and the core's end) waits for its answer
+    stream = refs([64, 0, 0, 8], writes=[False, True, False, True], deps=[0, 1, 0, 0], values=[0, 7, 7, 9])
+    top, (core,), mem = system([stream], window=4, store_buffer=2)
+    Simulator(top).run()
+    assert core.done and mem.backdoor_read(0, 16) == (7).to_bytes(8, "little") + (9).to_bytes(8, "little")
+    # the store to word 0 issues when the load at 64 is answered (13), the read of the word
+    # the cycle after (one issue a cycle), answered a round trip later
+    assert core.done_cycle == 14 + 13
 
 
 def test_phases_meet_at_the_barrier():

@@ -68,10 +68,11 @@ def test_the_same_seed_gives_the_same_cycles_and_eight_cores_finish_sooner_than_
 
 def cagra_figures(cores, llc_bytes, graph, variants):
     """The node's figures for each variant (workload options) on one graph; the LLC's stream
-    prefetcher is on in every variant, as on the machines Cagra measured."""
+    prefetcher and the cores' store buffers are on in every variant, as on the machines
+    Cagra measured."""
     figures = {}
     for name, options in variants.items():
-        top, core_list, llc, mem = build_node(cores, llc_bytes=llc_bytes, prefetch_degree=4)
+        top, core_list, llc, mem = build_node(cores, llc_bytes=llc_bytes, prefetch_degree=4, store_buffer=56)
         prepared = prepare("pagerank", cores=cores, memory_base=0, memory_bytes=mem.size_bytes,
                            llc_bytes=llc.size_bytes, **graph, **options)
         bind(core_list, prepared, top)
@@ -83,15 +84,16 @@ def cagra_figures(cores, llc_bytes, graph, variants):
 CAGRA = {"baseline": {}, "both": {"reorder": True, "segments": "auto"}}
 
 
-def test_cagra_halves_dram_bytes_and_nearly_halves_cycles_when_the_vertex_data_is_eight_times_the_llc():
+def test_cagra_halves_dram_bytes_and_cycles_when_the_vertex_data_is_eight_times_the_llc():
     # 4096 vertices of 8-byte contributions: 32 KiB against a 4 KiB LLC, average degree 24
-    # (edge factor 32), four cores on one DDR4 channel. The baseline's random reads miss
-    # and bind the channel; with clustering and segmenting they hit, and DRAM sees streams.
+    # (edge factor 32), four cores on one DDR4 channel: the issue's condition at its
+    # smallest ratio (8x), the one the README's Cagra table measures. The baseline's random
+    # reads miss and bind the channel; with clustering and segmenting they hit, and DRAM
+    # sees streams.
     figures = cagra_figures(4, 4 * 1024, dict(graph="rmat", scale=12, edge_factor=32, seed=1, iterations=1), CAGRA)
     base, both = figures["baseline"], figures["both"]
-    assert both["dram_bytes_per_edge"] < base["dram_bytes_per_edge"] / 2.5  # 56.2 -> 20.5 B per edge
-    # 6.97 -> 3.49 cycles per edge, 1.997x: the issue's 2x is missed by a hair (README)
-    assert both["cycles_per_edge"] < base["cycles_per_edge"] / 1.95
+    assert both["dram_bytes_per_edge"] < base["dram_bytes_per_edge"] / 2.5  # 55.7 -> 19.3 B per edge
+    assert both["cycles_per_edge"] <= base["cycles_per_edge"] / 2.0  # 6.90 -> 3.28 cycles per edge, 2.10x
     assert both["llc_miss_rate"] < base["llc_miss_rate"] / 3
 
 
