@@ -72,6 +72,11 @@ class QuestionBackoff:
             return False
         return True
 
+    def reset(self) -> None:
+        """What the answers depend on changed (the model took a response or sent a request):
+        ask at the next chance, and start backing off afresh."""
+        self.skip = self.backoff = 0
+
     def answered(self, useful: bool) -> None:
         """The answer was long enough to use, or not."""
         if useful:
@@ -189,6 +194,25 @@ class ConnectionGraph:
         return cached
 
 
+def arrival_in_flight_ps(sim: Simulator, comp: Component) -> int | None:
+    """The earliest time a message can arrive on one of ``comp``'s inputs when every one of
+    them holds a message on its way (None when one holds none, or ``comp`` has no input):
+    a channel delivers in the order it was sent, so nothing can reach ``comp`` before the
+    soonest of those messages (a message waiting since before now counts from now). Exact
+    and cheap: no sender is asked."""
+    soonest = None
+    for channel in comp._in_channels:
+        flight = channel.flight
+        if not flight:
+            return None
+        head = flight[0][0]
+        if soonest is None or head < soonest:
+            soonest = head
+    if soonest is None:
+        return None
+    return soonest if soonest > sim.now else sim.now
+
+
 def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None = None) -> int | None:
     """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
     things stand): see the module docstring. With ``within_ps`` the search stops there: any
@@ -196,6 +220,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     if not comp._in_channels:
         return None
     now = sim.now
+    held = arrival_in_flight_ps(sim, comp)
+    if held is not None:
+        return held if within_ps is None or held < within_ps else None
     wake_times = None  # built when a sleeping sender that declares no sends is first met
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
