@@ -381,6 +381,13 @@ class Component:
         would miss the message."""
         return self.sim.next_tick_ps(self)
 
+    def least_message_bits(self, port: OutPort) -> int:
+        """A lower bound on the size in bits of the next message this component sends on its
+        output ``port`` from the state it holds now (the messages :meth:`earliest_send_ps`
+        counts). On a channel with a width a message holds the link for its beats and arrives
+        after its last one, so the lookahead adds them. 0 by default: one beat."""
+        return 0
+
     def earliest_take_ps(self, port: InPort) -> int:
         """A lower bound on the time this component next takes a message from its input
         ``port`` (taking it returns the sender a credit: :meth:`OutPort.unblocks_from_ps`), from

@@ -235,14 +235,15 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     cap = within_ps if within_ps is not None else _FOREVER
     remaining = graph.remaining(comp)
 
-    def reach(channel: Channel, send_ps: int) -> None:
+    def reach(channel: Channel, send_ps: int, beats: int = 1) -> None:
         # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
-        # or after send_ps, then the receiver's first edge strictly after it, then latency - 1
-        # more receiver edges (a wider message arrives later); the soonest is kept.
+        # or after send_ps, plus its beats but the first (a wider message arrives later), then
+        # the receiver's first edge strictly after it, then latency - 1 more receiver edges;
+        # the soonest is kept.
         nonlocal cap
         src_phase, src_period, dst_phase, dst_period, tail, number = timing[channel]
         k = -((src_phase - send_ps) // src_period)
-        send = src_phase + (k if k > 0 else 0) * src_period
+        send = src_phase + (k if k > 0 else 0) * src_period + (beats - 1) * src_period
         k = -((dst_phase - send - 1) // dst_period)
         time_ps = dst_phase + (k if k > 0 else 0) * dst_period + tail
         if time_ps + remaining.get(channel, _FOREVER) >= cap:
@@ -298,7 +299,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 if now + floor < cap:
                     send = other.earliest_send_ps(channel.src)
                     if send is not None:
-                        reach(channel, send if send > now else now)
+                        width = channel.width_bits
+                        bits = other.least_message_bits(channel.src) if width else 0
+                        reach(channel, send if send > now else now, -(-bits // width) if width and bits > width else 1)
             continue
         if other._awake:
             send = now
