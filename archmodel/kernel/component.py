@@ -381,6 +381,22 @@ class Component:
         would miss the message."""
         return self.sim.next_tick_ps(self)
 
+    def least_message_bits(self, port: OutPort) -> int:
+        """A lower bound on the size in bits of the next message this component sends on its
+        output ``port`` from the state it holds now (the messages :meth:`earliest_send_ps`
+        counts). On a channel with a width a message holds the link for its beats and arrives
+        after its last one, so the lookahead adds them. 0 by default: one beat."""
+        return 0
+
+    def earliest_take_ps(self, port: InPort) -> int:
+        """A lower bound on the time this component next takes a message from its input
+        ``port`` (taking it returns the sender a credit: :meth:`OutPort.unblocks_from_ps`), from
+        the state it holds now. By default now: a component may take at any edge. A model
+        that knows it cannot take before some edge (a memory that has already scheduled the
+        cycles before it) declares it; the bound must never be later than the truth, or a
+        sender computing ahead would miss its credit."""
+        return self.sim.now
+
     def bounds_version(self) -> int | None:
         """A count that grows whenever state that this component's :meth:`earliest_send_ps`
         (and any per-client bound it offers) reads changes, whoever changed it (its own tick,

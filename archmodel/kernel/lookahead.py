@@ -72,6 +72,11 @@ class QuestionBackoff:
             return False
         return True
 
+    def reset(self) -> None:
+        """What the answers depend on changed (the model took a response or sent a request):
+        ask at the next chance, and start backing off afresh."""
+        self.skip = self.backoff = 0
+
     def answered(self, useful: bool) -> None:
         """The answer was long enough to use, or not."""
         if useful:
@@ -189,6 +194,25 @@ class ConnectionGraph:
         return cached
 
 
+def arrival_in_flight_ps(sim: Simulator, comp: Component) -> int | None:
+    """The earliest time a message can arrive on one of ``comp``'s inputs when every one of
+    them holds a message on its way (None when one holds none, or ``comp`` has no input):
+    a channel delivers in the order it was sent, so nothing can reach ``comp`` before the
+    soonest of those messages (a message waiting since before now counts from now). Exact
+    and cheap: no sender is asked."""
+    soonest = None
+    for channel in comp._in_channels:
+        flight = channel.flight
+        if not flight:
+            return None
+        head = flight[0][0]
+        if soonest is None or head < soonest:
+            soonest = head
+    if soonest is None:
+        return None
+    return soonest if soonest > sim.now else sim.now
+
+
 def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None = None) -> int | None:
     """The earliest time a message can arrive on one of ``comp``'s inputs (None: never, as
     things stand): see the module docstring. With ``within_ps`` the search stops there: any
@@ -196,6 +220,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     if not comp._in_channels:
         return None
     now = sim.now
+    held = arrival_in_flight_ps(sim, comp)
+    if held is not None:
+        return held if within_ps is None or held < within_ps else None
     wake_times = None  # built when a sleeping sender that declares no sends is first met
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
@@ -208,14 +235,15 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     cap = within_ps if within_ps is not None else _FOREVER
     remaining = graph.remaining(comp)
 
-    def reach(channel: Channel, send_ps: int) -> None:
+    def reach(channel: Channel, send_ps: int, beats: int = 1) -> None:
         # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
-        # or after send_ps, then the receiver's first edge strictly after it, then latency - 1
-        # more receiver edges (a wider message arrives later); the soonest is kept.
+        # or after send_ps, plus its beats but the first (a wider message arrives later), then
+        # the receiver's first edge strictly after it, then latency - 1 more receiver edges;
+        # the soonest is kept.
         nonlocal cap
         src_phase, src_period, dst_phase, dst_period, tail, number = timing[channel]
         k = -((src_phase - send_ps) // src_period)
-        send = src_phase + (k if k > 0 else 0) * src_period
+        send = src_phase + (k if k > 0 else 0) * src_period + (beats - 1) * src_period
         k = -((dst_phase - send - 1) // dst_period)
         time_ps = dst_phase + (k if k > 0 else 0) * dst_period + tail
         if time_ps + remaining.get(channel, _FOREVER) >= cap:
@@ -271,7 +299,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 if now + floor < cap:
                     send = other.earliest_send_ps(channel.src)
                     if send is not None:
-                        reach(channel, send if send > now else now)
+                        width = channel.width_bits
+                        bits = other.least_message_bits(channel.src) if width else 0
+                        reach(channel, send if send > now else now, -(-bits // width) if width and bits > width else 1)
             continue
         if other._awake:
             send = now

@@ -157,6 +157,31 @@ class OutPort(Port):
         ch.blocked = True
         return False
 
+    def unblocks_from_ps(self) -> int:
+        """A lower bound on the time this port next changes for a sender that found it not
+        ready and sends nothing meanwhile: the time its busy link frees, or just after the
+        receiver can first take the message at the head of the channel (its credit returns
+        at that edge's commit, so a sender edge at that same time still finds none); the
+        sooner of the two, now if neither applies. Either wakes a sleeping
+        blocked sender, and :attr:`ready` cannot hold before it. The receiver bounds its
+        takes (:meth:`Component.earliest_take_ps`), so a model computing ahead while blocked
+        on this port need not stop at every edge to look."""
+        ch = self.channel
+        now = ch.sim.now
+        soonest = ch.busy_until if ch.busy_until > now else None
+        # (any credit returning wakes a blocked sender, whether or not it holds others)
+        if ch.returning:  # taken at this time point: back at its commit
+            taken = now
+        elif ch.flight:
+            # (a receiver takes at most one message per edge, and none before its arrival)
+            taken = max(ch.flight[0][0], now if ch.taken_at != now else now + 1,
+                        ch.dst_owner.earliest_take_ps(ch.dst))
+        else:
+            taken = None
+        if taken is not None and (soonest is None or taken + 1 < soonest):
+            soonest = taken + 1
+        return now if soonest is None else soonest
+
     def send(self, msg: Any, bits: int | None = None) -> None:
         """Transfer ``msg``; an error if not ``ready`` (valid/payload are held until transfer,
         so a model that may be blocked should use ``try_send``). ``bits`` (or the message's

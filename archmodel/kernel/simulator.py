@@ -22,7 +22,7 @@ import networkx as nx
 
 from .component import Component
 from .errors import ArchError, DeadlockError
-from .lookahead import ConnectionGraph, earliest_arrival_ps
+from .lookahead import ConnectionGraph, arrival_in_flight_ps, earliest_arrival_ps
 from .time import ClockDomain, format_time
 from .tree import Tree
 
@@ -418,6 +418,12 @@ class Simulator:
         that cannot use a horizon beyond ``within_ps`` (the end of its batch anyway) says so,
         and gets None for anything from there on, found sooner."""
         return earliest_arrival_ps(self, comp, within_ps)
+
+    def arrival_in_flight_ps(self, comp: Component) -> int | None:
+        """The earliest arrival at ``comp`` when every one of its inputs holds a message on
+        its way (None otherwise): :meth:`undisturbed_until_ps` without asking any sender,
+        for a model that asks questions sparingly (see :mod:`.lookahead`)."""
+        return arrival_in_flight_ps(self, comp)
 
     def next_event_ps(self) -> int | None:
         """The earliest time anything is due (an awake domain's edge, a requested wake-up),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .compiled_cluster_memory import MG_ON, _memory_would_exit, _port_ready, _port_send, _port_take
 from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_N_OUT,
-                              D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_WIF,
+                              D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_SEND_FROM, D_WIF,
                               D_WW_COUNT, D_WW_HEAD,
                               G_DMA_DST, G_DMA_DSTR, G_DMA_REPS, G_DMA_SRC, G_DMA_SSTR, G_TCDM_BASE, G_TCDM_END,
                               I_IMM, I_USES_IMM, L_ADDR, L_AT, L_BITS, L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE,
@@ -46,9 +46,11 @@ def _dma_would_exit(c, dm, rb, ww, mg, mm, mq, mr):
         return dm[D_QLEN] > 0
     if mg[MG_ON]:
         return _memory_would_exit(c, dm, ww, mm, mg, mq, mr)
+    # A burst waiting to go out needs Python to send it, but not before the port can be
+    # ready again (D_SEND_FROM, set by Python when it found the port not ready).
     if dm[D_INBOUND]:
-        return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING]
-    return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0
+        return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING] and c >= dm[D_SEND_FROM]
+    return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0 and c >= dm[D_SEND_FROM]
 
 
 def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg, mm, mq, mqd, mr, mrd):

@@ -122,7 +122,9 @@ FP subsystem or an integer pipeline needs Python for."""
 # -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
 (D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
  D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_SUBMITTED, D_EXT,
- D_WIDTH) = range(23)
+ D_SEND_FROM, D_WIDTH) = range(24)
+# (D_SEND_FROM: the first cycle at which the outside port can take the burst the DMA waits to
+# send, when it found the port not ready at the batch's start; 0 otherwise)
 # transfers the DMA core queued in a batch (Python makes them SnitchDma transfers): the
 # configuration registers and size read by dmcpy, the instruction and the id it returned
 (Q_SRC, Q_DST, Q_SIZE, Q_REPS, Q_SSTR, Q_DSTR, Q_INS, Q_ID, Q_WIDTH) = range(9)

@@ -30,7 +30,7 @@ from archmodel.models.messages import MemRequest
 
 from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
                                D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
-                               D_SUBMITTED, D_WIDTH, Q_WIDTH,
+                               D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
                                D_WIF, D_WW_COUNT, D_WW_HEAD, EXIT_REASONS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_EXIT, G_FINISHED, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
                                R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
@@ -310,8 +310,12 @@ class Resident:
                 self._take_words(local, np.frombuffer(response.data, np.int64, count=size // 8))
         req = cluster.ext_req
         now = cluster.sim.now
+        dm[D_SEND_FROM] = 0
         if dm[D_INBOUND]:
-            if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and req.ready:
+            if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING]:
+                if not req.ready:
+                    self._blocked(req)
+                    return
                 outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
                 req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local, created_ps=now))
                 self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
@@ -329,7 +333,10 @@ class Resident:
             dm[D_NB] -= 1
             dm[D_RB_COUNT] += 1
         head = dm[D_RB_HEAD]
-        if dm[D_RB_COUNT] and rb[head, R_LEFT] == 0 and req.ready:
+        if dm[D_RB_COUNT] and rb[head, R_LEFT] == 0:
+            if not req.ready:
+                self._blocked(req)
+                return
             size = int(rb[head, R_SIZE])
             req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
                                 data=self.rbuf[head, :size // 8].tobytes(), source="dma", created_ps=now))
@@ -337,6 +344,14 @@ class Resident:
             dm[D_N_OUT] += size
             dm[D_RB_HEAD] = (head + 1) % 2
             dm[D_RB_COUNT] -= 1
+
+    def _blocked(self, req) -> None:
+        """The DMA engine waits to send a burst on ``req``, which is not ready: the loop need
+        not stop for it before the first cycle at which the port can change (its credit
+        returns or its link frees: :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`),
+        which wakes the cluster, so no batch may run past it either."""
+        domain = self.cluster.domain
+        self.dm[D_SEND_FROM] = -((domain.phase_ps - req.unblocks_from_ps()) // domain.period_ps)
 
     def _take_words(self, local: int, data: np.ndarray) -> None:
         """Queue a read burst's words for the lanes (``write_words``)."""
@@ -481,6 +496,23 @@ class Resident:
                 lane.entry = (by_slot[bits], at)
 
 
+def dma_waits_on_responses(cluster) -> bool:
+    """Whether, as the compiled loop holds the cluster's state, its DMA engine has sent every
+    burst it can of its transfer and waits for responses: it sends nothing more on
+    ``ext_req`` before one of them arrives (the next transfer starts once this one is done,
+    and this one's next read burst needs an outstanding slot back), whatever the cores do.
+    The state held is that of the batch's end: the loop sends nothing before it."""
+    resident = cluster.resident
+    if resident is None:
+        return False
+    dm = resident.dm
+    if not dm[D_CUR]:
+        return False
+    if dm[D_INBOUND]:
+        return dm[D_PENDING] > 0 and (dm[D_NB] == 0 or dm[D_PENDING] >= dm[D_OUTSTANDING])
+    return dm[D_NB] == 0 and dm[D_RB_COUNT] == 0 and dm[D_WIF] > 0
+
+
 def _count_exit(cluster, reason: str) -> None:
     cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
 
@@ -505,9 +537,12 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     short horizons the cluster runs one-cycle batches for a while before it asks again
     (``cluster.lookahead``, a QuestionBackoff): in a busy system, where every horizon is a
     cycle or two away, asking each time would cost more than the loop saves."""
+    sim, domain = cluster.sim, cluster.domain
+    held = sim.arrival_in_flight_ps(cluster)
+    if held is not None:  # (a response on its way on every input: the horizon is known, no question)
+        return max(cycle + 1, min(end, domain.cycle_of(held - 1) + 1))
     if not cluster.lookahead.should_ask():
         return cycle + 1
-    sim, domain = cluster.sim, cluster.domain
     until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
     if until is not None:
         end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
@@ -558,7 +593,13 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     if inside:
         resident.memory = inner.arrays
         cluster.n_memory_inside_batches += 1
+    req, rsp = cluster.ext_req.channel, cluster.ext_rsp.channel
+    moved = (req.sent if req is not None else 0) + (rsp.received if rsp is not None else 0)
     resident.port_step(inside)
+    if (req.sent if req is not None else 0) + (rsp.received if rsp is not None else 0) != moved:
+        # a request went out or a response came in: the memory's answer moved, so the
+        # short answers before say nothing about the next one
+        cluster.lookahead.reset()
     end = hard_end
     if not inside and (resident.dm[D_CUR] or resident.dm[D_QLEN] or cluster.tcdm_req.channel is not None):
         # a burst may come back, or a request come in: stop before anything outside can reach the cluster

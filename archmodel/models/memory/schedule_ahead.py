@@ -130,6 +130,18 @@ class SchedulesAhead:
                 end = due + 1
         return wake
 
+    def earliest_take_ps(self, port) -> int:
+        """The first edge at which the controller may take the request waiting on ``req``:
+        fed through its ports and scheduling ahead, it takes requests only at cycles after
+        the last one it has scheduled (one arriving at a cycle already scheduled would be an
+        error), so a client blocked on ``req`` gets its credit back no sooner (see
+        :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`). Now otherwise."""
+        now = self.sim.now
+        if port is not self.req or not self._port_ahead:
+            return now
+        first = self._phase + (self._processed + 1) * self._period
+        return first if first > now else now
+
     def _run_bound(self, end: int) -> int:
         """``end`` (the first cycle not to schedule now), or sooner the cycle after the run's
         limit or the watchdog's deadline."""

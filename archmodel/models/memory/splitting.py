@@ -19,7 +19,7 @@ from typing import Any
 
 from archmodel.kernel import ArchError, Counter, In, Out
 
-from ..messages import MemRequest, MemResponse
+from ..messages import CONTROL_BITS, MemRequest, MemResponse
 
 NEVER = 1 << 62
 """A cycle later than any simulation reaches (no response is due)."""
@@ -177,6 +177,11 @@ def check_request(owner, message: MemRequest) -> int:
     return offset
 
 
+def _response_bits(message: MemRequest) -> int:
+    """The size on the wire of the response to ``message`` (``MemResponse.size_bits``)."""
+    return CONTROL_BITS if message.is_write or not message.size_bytes else 8 * message.size_bytes
+
+
 class KeepsAnswerBounds:
     """A memory's bounds on its next response, to any client or to one, kept while its
     :meth:`bounds_version` holds: every question of the lookahead asks them (every cluster of
@@ -316,6 +321,24 @@ class SplitsRequests(KeepsAnswerBounds):
         if not self._resp_on:
             return None
         return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+
+    def least_message_bits(self, port) -> int:
+        """On ``resp``, the smallest of the responses :meth:`earliest_send_ps` counts: each
+        client's oldest unanswered request here and the requests on their way to ``req`` (a
+        read's response carries its bytes, a write's one control word)."""
+        if port is not self.resp:
+            return 0
+        least = None
+        for job in self._order.heads():
+            bits = _response_bits(job.message)
+            if least is None or bits < least:
+                least = bits
+        if self.req.connected:
+            for _, message in self.req.channel.flight:
+                bits = _response_bits(message)
+                if least is None or bits < least:
+                    least = bits
+        return least or 0
 
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
