@@ -9,7 +9,7 @@ from archmodel.kernel import (ENGINES, Component, Formula, In, Out, Param, Quest
                               in_range, model)
 
 from .program import Instruction
-from .compiled_state import dma_waits_on_responses, release, run_compiled
+from .compiled_batches import dma_waits_on_responses, release, run_compiled
 from .core import NEVER, SnitchCore
 from .dma import SnitchDma
 from .icache import SnitchICache
@@ -201,7 +201,7 @@ class SnitchCluster(Component):
     def earliest_send_ps(self, port) -> int | None:
         """The next tick, but on ``ext_req`` never without new input while the compiled loop
         holds a DMA transfer that has sent all it can and waits for responses
-        (:func:`.compiled_state.dma_waits_on_responses`): only a response arriving lets it send
+        (:func:`.compiled_batches.dma_waits_on_responses`): only a response arriving lets it send
         (the lookahead counts that as a reaction), so a memory scheduling ahead need not stop
         where the cluster's batch ends."""
         if port is self.ext_req and dma_waits_on_responses(self):
