@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 
 from archmodel.experiments.hierarchy import run_clusters
+from archmodel.models.compute import SnitchCluster
 from archmodel.paths import data_path
 
 TARGET = 5e6  # core-cycles per CPU second, issue 14
@@ -95,8 +96,10 @@ def package_window(chiplets: int, window: int) -> dict:
     for end in (window, 2 * window):
         sim.run(cycles=end)
         marks.append(time.process_time())
-    clusters = sum(1 for part in top.walk() if part.__class__.__name__ == "SnitchCluster")
-    return {"chiplets": chiplets, "clusters": clusters, "elaborate_s": built - started,
+    clusters = [part for part in top.walk() if isinstance(part, SnitchCluster)]
+    fmas = 256 * chiplets * 1024 * 1024  # m x n x k: one FMA per core and cycle at best
+    return {"chiplets": chiplets, "clusters": len(clusters), "elaborate_s": built - started,
+            "least_cycles": fmas // sum(c.cores for c in clusters),
             "first_s": marks[0] - built, "next_s": marks[1] - marks[0], "window": window,
             "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -119,6 +122,11 @@ def package_table(counts: list, window: int) -> list:
     for r in rows:
         print(f"{r['chiplets']:>8} {r['clusters']:>8} {r['elaborate_s']:>10.2f} {r['first_s']:>11.2f} "
               f"{r['next_s']:>10.2f} {1e3 * r['next_s'] / window:>8.2f} {r['maxrss_mib']:>11.0f}")
+    for r in rows:
+        hours = r["least_cycles"] * r["next_s"] / window / 3600
+        print(f"extrapolation, not a measurement: {r['chiplets']} chiplet(s), the whole GEMM at least "
+              f"{r['least_cycles']:,} cycles (every core an FMA per cycle), so at least {hours:.1f} h of CPU "
+              "at the second window's rate")
     return rows
 
 
