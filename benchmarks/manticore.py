@@ -1,6 +1,7 @@
 """Speed of Manticore systems (topologies/manticore_quadrant.arch, topologies/manticore.arch).
 
     python benchmarks/manticore.py [--quick] [--json out.json]
+    python benchmarks/manticore.py --package [--window N] [--start N] [--chiplets 1 2 4]
 
 Two tables:
 
@@ -13,6 +14,16 @@ Two tables:
 * **What one more chiplet costs.** The package with 1, 2 (and 4) chiplets of one small quadrant
   each (a fixed GEMM share per cluster, so the work grows with the chiplets), each in a fresh
   process: elaboration and run CPU time, peak resident memory, and the ratios to one chiplet.
+
+With ``--package``, the issue's GEMM instead (1024 x 1024 x 1024 FP64, ``kernel =
+"gemm_tiled"``: tiles of 32 x 64 x 64, one per cluster, each die's HBM holding its band of A
+and C and a copy of B) on 1, 2 and 4 full chiplets (128 clusters each), each die with the same
+share as in the whole package (256 rows of C: m = 256 x chiplets), each in a fresh process: the CPU time of elaboration, of a first
+``--window`` of simulated cycles (from cycle ``--start``, 0 by default: the first tiles take
+about 23,000 cycles to arrive, so later windows see the cores computing) and of the next
+``--window``, the CPU time per simulated cycle in the second, and the peak resident memory. Those runs stop at the window's end (the
+whole GEMM takes hours of CPU there); what the whole run would take is an extrapolation from
+the per-cycle figure, printed as one.
 
 Every run checks its results against numpy in the modelled HBM. The machine is shared: CPU
 time and ratios within one run are what to compare.
@@ -28,6 +39,7 @@ import sys
 from pathlib import Path
 
 from archmodel.experiments.hierarchy import run_clusters
+from archmodel.models.compute import SnitchCluster
 from archmodel.paths import data_path
 
 TARGET = 5e6  # core-cycles per CPU second, issue 14
@@ -68,11 +80,76 @@ def _child(chiplets: int) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def package_window(chiplets: int, window: int, start: int = 0) -> dict:
+    """The issue's GEMM (its rows of C for ``chiplets`` dies) on ``chiplets`` full chiplets,
+    elaborated, run ``start`` cycles, then two windows of ``window`` cycles (not to the end):
+    CPU seconds of each window and the peak RSS."""
+    import time
+
+    from archmodel.kernel import Simulator
+    from archmodel.lang.elaborate import load
+
+    started = time.process_time()
+    top = load(data_path("topologies") / "manticore.arch",
+               params={"kernel": '"gemm_tiled"', "chiplets": str(chiplets), "gemm_m": str(256 * chiplets)}).top
+    sim = Simulator(top)
+    built = time.process_time()
+    if start:
+        sim.run(cycles=start)
+    marks = [time.process_time()]
+    for end in (start + window, start + 2 * window):
+        sim.run(cycles=end)
+        marks.append(time.process_time())
+    clusters = [part for part in top.walk() if isinstance(part, SnitchCluster)]
+    fmas = 256 * chiplets * 1024 * 1024  # m x n x k: one FMA per core and cycle at best
+    return {"chiplets": chiplets, "clusters": len(clusters), "elaborate_s": built - started,
+            "least_cycles": fmas // sum(c.cores for c in clusters),
+            "first_s": marks[1] - marks[0], "next_s": marks[2] - marks[1], "window": window, "start": start,
+            "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _fresh(call: str) -> dict:
+    """``call`` (an expression of this module) evaluated in a fresh process, so its peak memory is its own."""
+    code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            f"import manticore; print(json.dumps(manticore.{call}))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def package_table(counts: list, window: int, start: int = 0) -> list:
+    """Print the table of ``--package`` and return its rows."""
+    rows = [_fresh(f"package_window({count}, {window}, {start})") for count in counts]
+    print(f"The issue's GEMM (1024^3 FP64, gemm_tiled) on full chiplets: two windows of {window} cycles each "
+          f"from cycle {start}, CPU time, a fresh process each")
+    print(f"{'chiplets':>8} {'clusters':>8} {'elab CPU s':>10} {'first CPU s':>11} {'next CPU s':>10} "
+          f"{'ms/cycle':>8} {'max RSS MiB':>11}")
+    for r in rows:
+        print(f"{r['chiplets']:>8} {r['clusters']:>8} {r['elaborate_s']:>10.2f} {r['first_s']:>11.2f} "
+              f"{r['next_s']:>10.2f} {1e3 * r['next_s'] / window:>8.2f} {r['maxrss_mib']:>11.0f}")
+    for r in rows:
+        hours = r["least_cycles"] * r["next_s"] / window / 3600
+        print(f"extrapolation, not a measurement: {r['chiplets']} chiplet(s), the whole GEMM at least "
+              f"{r['least_cycles']:,} cycles (every core an FMA per cycle), so at least {hours:.1f} h of CPU "
+              "at the second window's rate")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="8 clusters, and 1 and 2 chiplets only")
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--package", action="store_true", help="the issue's GEMM on full chiplets, in windows")
+    parser.add_argument("--window", type=int, default=1000, help="cycles per window of --package")
+    parser.add_argument("--chiplets", type=int, nargs="+", default=[1, 2, 4], help="chiplet counts of --package")
+    parser.add_argument("--start", type=int, default=0, help="cycles --package runs before its windows (the first "
+                        "tiles take about 23,000 cycles to arrive)")
     args = parser.parse_args()
+    if args.package:
+        rows = package_table(args.chiplets, args.window, args.start)
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump({"package": rows}, out, indent=2)
+        return
     quadrant = quadrant_table(8 if args.quick else 32)
     print(f"One quadrant running GEMM (n = 64, k = 128, 64 rows of C per cluster), target {TARGET / 1e6:.0f}M")
     print(f"{'engine':<10} {'clusters':>8} {'cores':>6} {'cycles':>8} {'CPU s':>7} {'Mcore-cycles/CPU s':>19} "

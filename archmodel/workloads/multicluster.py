@@ -16,9 +16,13 @@ Kernels (all FP64):
   tiles are dealt round robin to the clusters; for each, the DMA core fetches A's tile_m x
   tile_k and B's tile_k x tile_n tiles by 2D transfers, double-buffered (the next pair comes
   in while the cores work on this one), and writes the C tile back after its last k step
-  (C tiles double-buffered too). The cores use the single-cluster GEMM's inner code (an SSR
+  (C tiles double-buffered too, when a cluster has more than one). The cores use the single-cluster GEMM's inner code (an SSR
   for A's row, one for B's 8-column block, FREP over 8 fmadds); k steps after the first add
   to the tile. Tiles that do not fit the TCDM are an error naming the tile and the TCDM.
+  Clusters whose DMA ports lead to different home memories (on a Manticore package, each
+  die's HBM: :func:`home_groups`) each get a band of C's tile rows: their home holds A's rows
+  of the band, a copy of B and C's rows of the band, so no cluster reads another die's HBM
+  (see :func:`setup_gemm_clusters` for why).
 * ``axpy_clusters(n, alpha, tile)``: y = alpha x + y, x and y split into one contiguous
   slice per cluster, each streamed as the single-cluster ``axpy``.
 * ``dot_clusters(n, tile)`` and ``reduction_clusters(n, tile)``: each cluster sums its
@@ -179,42 +183,82 @@ def _same_cores(clusters: list) -> int:
 
 
 # -- GEMM ---------------------------------------------------------------------------------------------
+def home_groups(clusters: list, memory=None) -> list:
+    """The clusters grouped by their home memory, the one their DMA port places data in (a
+    tree node's ``base_address``/``size_bytes``: on a Manticore package its die's HBM window),
+    in order of first appearance: a list of (memory, Layout over its free part, clusters).
+    With ``memory`` given, or one home for all, one group of every cluster."""
+    if memory is not None:
+        return [(*shared_memory(clusters, memory), clusters)]
+    groups: dict = {}
+    for cluster in clusters:
+        view = cluster.outside_memory()
+        home = (getattr(view, "base_address", None), getattr(view, "size_bytes", None))
+        groups.setdefault(home if None not in home else None, []).append(cluster)
+    return [(*shared_memory(members), members) for members in groups.values()]
+
+
 def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64, k: int = 256, tile_m: int = 32,
                         tile_n: int = 32, tile_k: int = 64, seed: int = 0) -> Callable:
     """C = A B (m x k times k x n) from outside memory, tiled over every cluster (see the
-    module docstring); each cluster checks its tiles of C against numpy."""
+    module docstring); each cluster checks its tiles of C against numpy.
+
+    Clusters with different homes (:func:`home_groups`) split C's tile rows into one band per
+    home, and each home holds the A rows and C rows of its band and its own copy of B, as
+    Manticore runs a GEMM across dies: the operands are loaded into every die's HBM before
+    the kernel, so each cluster's tiles come from the HBM under its own chiplet. One copy in
+    die 0's HBM instead would make the other dies read it through their die-to-die links (64
+    GB/s each way against the 384 B per cycle the 128 clusters of a die ask of 32 x 64 tiles)
+    and die 0's HBM serve four dies' traffic (409.6 GB/s for all), far from compute bound."""
     cores = _same_cores(clusters)
     tm, tn, tk = tile_m, tile_n, tile_k
     if tm % cores or tn % 8 or tk < 2 or m % tm or n % tn or k % tk:
         raise ValueError(f"gemm tiles {tm} x {tn} x {tk} must divide m x n x k = {m} x {n} x {k}, with tile_m a "
                          f"multiple of the {cores} cores, tile_n of 8 and tile_k at least 2")
-    need = 8 * 2 * (tm * (tk + 1) + tk * (tn + 1) + tm * tn)
+    groups = home_groups(clusters, memory)
+    # each home's band of C's tile rows (first, end)
+    spans = [(g * (m // tm) // len(groups), (g + 1) * (m // tm) // len(groups)) for g in range(len(groups))]
+    # a C tile is written back while the next is computed, into the other buffer: with one
+    # tile per cluster the second C buffer would stay unused
+    most = max(-(-(end - first) * (n // tn) // len(members)) for (first, end), (_, _, members) in zip(spans, groups))
+    c_bufs = min(2, most)
+    need = 8 * (2 * tm * (tk + 1) + 2 * tk * (tn + 1) + c_bufs * tm * tn)
     if need > clusters[0].tcdm_bytes:
-        raise ValueError(f"gemm tile {tm} x {tn} x {tk} needs {need} bytes of TCDM (A, B and C tiles double-buffered, "
-                         f"A's and B's rows padded by a word) but {clusters[0].path} has {clusters[0].tcdm_bytes}")
+        c_text = "C tiles too" if c_bufs == 2 else "one C tile per cluster"
+        raise ValueError(f"gemm tile {tm} x {tn} x {tk} needs {need} bytes of TCDM (A and B tiles double-buffered, "
+                         f"{c_text}, A's and B's rows padded by a word) but {clusters[0].path} has "
+                         f"{clusters[0].tcdm_bytes}")
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     want = a @ b
-    memory, outside = shared_memory(clusters, memory)
-    ext_a, ext_b, ext_c = outside.take(8 * m * k), outside.take(8 * k * n), outside.take(8 * m * n)
-    put_array(memory, ext_a, a)
-    put_array(memory, ext_b, b)
-    check_reach(clusters, memory, ext_a, a)
-    tiles = [(i, j) for i in range(m // tm) for j in range(n // tn)]
-    for c, cluster in enumerate(clusters):
-        mine = tiles[c::len(clusters)]
-        if mine:
-            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (m, n, k), (tm, tn, tk))
-            cluster.on_finish(lambda cl, mine=mine: [check_result(
-                cl, "gemm", get_array(memory, ext_c, (m, n))[i * tm:(i + 1) * tm, j * tn:(j + 1) * tn],
-                want[i * tm:(i + 1) * tm, j * tn:(j + 1) * tn]) for i, j in mine])
+    programs: dict = {}  # the cores' programs differ only in their number of steps: assembled once each
+    for (first, last), (home, outside, members) in zip(spans, groups):
+        if first == last:
+            continue
+        rows = slice(first * tm, last * tm)
+        ext_a, ext_b, ext_c = (outside.take(8 * (last - first) * tm * k), outside.take(8 * k * n),
+                               outside.take(8 * (last - first) * tm * n))
+        put_array(home, ext_a, a[rows])
+        put_array(home, ext_b, b)
+        check_reach(members, home, ext_a, a[rows])
+        check_reach(members, home, ext_b, b)
+        tiles = [(i, j) for i in range(last - first) for j in range(n // tn)]  # rows of the band, from its first
+        for c, cluster in enumerate(members):
+            mine = tiles[c::len(members)]
+            if not mine:
+                continue
+            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (n, k), (tm, tn, tk, c_bufs), programs)
+            cluster.on_finish(lambda cl, mine=mine, home=home, ext_c=ext_c, first=first: [check_result(
+                cl, "gemm", get_array(home, ext_c + 8 * i * tm * n, (tm, n))[:, j * tn:(j + 1) * tn],
+                want[(first + i) * tm:(first + i + 1) * tm, j * tn:(j + 1) * tn]) for i, j in mine])
     return lambda: want
 
 
-def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, shape: tuple, tile: tuple) -> None:
+def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, shape: tuple, tile: tuple,
+                        programs: dict) -> None:
     ext_a, ext_b, ext_c = operands
-    m, n, k = shape
-    tm, tn, tk = tile
+    n, k = shape
+    tm, tn, tk, c_bufs = tile
     cores = cluster.cores
     tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
     # A's and B's tile rows one word longer than the data: the cores' streams then start in
@@ -222,26 +266,29 @@ def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, sh
     lda, ldb = tk + 1, tn + 1
     a_buf = [tcdm.take(8 * tm * lda) for _ in range(2)]
     b_buf = [tcdm.take(8 * tk * ldb) for _ in range(2)]
-    c_buf = [tcdm.take(8 * tm * tn) for _ in range(2)]
+    c_buf = [tcdm.take(8 * tm * tn) for _ in range(c_bufs)]
     steps = [(t, i, j, kk) for t, (i, j) in enumerate(tiles) for kk in range(k // tk)]
     tiles_in, tiles_out = [], []
     for s, (t, i, j, kk) in enumerate(steps):
         tiles_in.append([(ext_a + 8 * (i * tm * k + kk * tk), a_buf[s % 2], 8 * tk, 8 * k, 8 * lda, tm),
                          (ext_b + 8 * (kk * tk * n + j * tn), b_buf[s % 2], 8 * tn, 8 * n, 8 * ldb, tk)])
         last = kk == k // tk - 1
-        tiles_out.append([(c_buf[t % 2], ext_c + 8 * (i * tm * n + j * tn), 8 * tn, 8 * tn, 8 * n, tm)] if last else [])
+        tiles_out.append([(c_buf[t % c_bufs], ext_c + 8 * (i * tm * n + j * tn), 8 * tn, 8 * tn, 8 * n, tm)] if last else [])
     dma = assemble_lines("gemm_tiles_dma.S", dma_schedule([], tiles_in, tiles_out))
     # core c computes rows c, c + cores, ... of each tile: s6 walks A's rows, s9 C's
     lines = ["csrr s3, mhartid"] + gemm_streams(tk, ldb) + [f"li s4, {tk - 1}"] + BARRIER
     for s, (t, i, j, kk) in enumerate(steps):
         lines += [f"li t0, {8 * lda}", "mul t1, s3, t0", f"li s6, {a_buf[s % 2]}", "add s6, s6, t1",
-                  f"li t0, {8 * tn}", "mul t1, s3, t0", f"li s9, {c_buf[t % 2]}", "add s9, s9, t1",
+                  f"li t0, {8 * tn}", "mul t1, s3, t0", f"li s9, {c_buf[t % c_bufs]}", "add s9, s9, t1",
                   f"li s11, {tm // cores}", "4:"]
         lines += gemm_row_code(tk, tn, "s6", "s9", b_buf[s % 2], ldb, accumulate=kk > 0)
         lines += [f"li t0, {8 * cores * lda}", "add s6, s6, t0", f"li t0, {8 * cores * tn}", "add s9, s9, t0",
                   "addi s11, s11, -1", "bnez s11, 4b", "fence"] + BARRIER
     lines += ["csrwi ssr, 0", "ecall"]
-    cluster.load_programs([assemble_lines("gemm_tiles.S", lines)] * cores + [dma])
+    text = "\n".join(lines)
+    if text not in programs:
+        programs[text] = assemble_lines("gemm_tiles.S", lines)
+    cluster.load_programs([programs[text]] * cores + [dma])
 
 
 def setup_gemm_shared(clusters: list, memory=None, *, m: int = 64, n: int = 32, k: int = 32, seed: int = 0) -> Callable:

@@ -1,8 +1,9 @@
 """Manticore (library/manticore.arch, topologies/manticore*.arch), scaled down with parameters:
-GEMM is compute bound on a quadrant's clusters, AXPY bound by the HBM at the roofline the HBM2E
-configuration gives, a remote die's HBM is reached over the die-to-die link, the compiled and
-Python cluster models end alike, peak and DMA bandwidth follow from the configuration, and bad
-configurations are errors naming the part and the number."""
+GEMM, streamed or tiled, is compute bound on a quadrant's clusters, AXPY bound by the HBM at
+the roofline the HBM2E configuration gives, a remote die's HBM is reached over the die-to-die
+link, the tiled GEMM on a package reads only its own die's HBM, the compiled and Python cluster
+models end alike, peak and DMA bandwidth follow from the configuration, and bad configurations
+are errors naming the part and the number."""
 
 import json
 
@@ -37,6 +38,52 @@ def test_gemm_on_a_quadrants_clusters_is_compute_bound_above_90_percent_on_every
     assert quadrant.clusters == 4 and quadrant.fpu_min == min(fpu) and quadrant.fpu_max == max(fpu)
     assert quadrant.gflops_sum == pytest.approx(sum(c.gflops.value for c in clusters))
     assert report.achieved_flops <= report.peak_flops
+
+
+def _hbm_bytes(chiplet, way: str = "read") -> int:
+    return sum(getattr(ch, f"bytes_{way}").value for ch in chiplet.child("hbm").children if hasattr(ch, "bytes_read"))
+
+
+# the tiled GEMM on 4 clusters of a quadrant: one 32 x 64 tile of C each, k = 256 in steps of tile_k
+TILED = {"kernel": '"gemm_tiled"', "clusters": "4", "l1_radix": "4", "l2_radix": "1", "gemm_m": "64",
+         "gemm_n": "128", "gemm_k": "256", "tile_m": "32", "tile_n": "64"}
+
+
+@pytest.mark.parametrize("tile_k, bound", [("64", (90.0, 100.0)), ("32", (85.0, 90.0))])
+def test_the_tiled_gemm_on_a_quadrant_is_compute_bound_above_90_percent_with_64_deep_tiles(tile_k, bound):
+    top, _, clusters = _run(QUADRANT, **TILED, tile_k=tile_k)  # every tile checked against numpy
+    fpu = [c.fpu_utilisation.value for c in clusters]
+    # 32 x 64 x 64 tiles: 512 FMA cycles per 8-column block against its loads, stores and loop
+    # (about 25 cycles) and a barrier per k step; 64 x 32 x 32 tiles halve the block, under 90%
+    assert len(clusters) == 4 and bound[0] <= min(fpu) and max(fpu) < bound[1]
+    assert [c.flops.value for c in clusters] == [32 * 64 * (2 * 256 - 1)] * 4  # a multiply, then k - 1 FMAs
+    assert hierarchy_report(top).binding is None  # compute binds
+    # each cluster reads its A band (32 x 256) and B's 256 x 64 columns once, as k steps
+    assert _hbm_bytes(top.child("chiplet")) == 4 * 8 * (32 * 256 + 256 * 64)
+
+
+def test_the_tiled_gemm_on_a_package_reads_only_the_hbm_of_each_clusters_own_die():
+    top, _, clusters = _run(PACKAGE, kernel='"gemm_tiled"', chiplets="2", quadrants="1", l1_radix="2", l2_radix="1",
+                            l3_radix="1", gemm_m="128", gemm_n="64", gemm_k="128", tile_m="32", tile_n="64",
+                            tile_k="64")
+    assert len(clusters) == 4 and min(c.fpu_utilisation.value for c in clusters) >= 90.0
+    for d in range(2):
+        chiplet = top.child(f"chiplet[{d}]")
+        stats = {s.name: s.value for s in chiplet.child("node").stats}
+        # nothing crosses a die-to-die link: each die's HBM holds its band of A and a copy of B
+        assert stats[f"out{1 - d}_bytes_out"] == stats[f"out{1 - d}_bytes_in"] == 0
+        assert _hbm_bytes(chiplet) == 2 * 8 * (32 * 128 + 128 * 64)
+
+
+def test_a_tiled_gemm_whose_tiles_do_not_fit_the_tcdm_names_the_cluster_and_the_bytes(capsys):
+    # the whole 1024 x 1024 x 1024 GEMM on one chiplet: 4 tiles per cluster, so C is
+    # double-buffered and 32 x 64 x 64 tiles no longer fit
+    args = ["check", str(PACKAGE), "-p", 'kernel="gemm_tiled"', "-p", "chiplets=1", "-p", "quadrants=1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert ("error: workload 'gemm_clusters': gemm tile 32 x 64 x 64 needs 132608 bytes of TCDM (A and B tiles "
+            "double-buffered, C tiles too, A's and B's rows padded by a word) but "
+            "Manticore.chiplet[0].quadrant[0].l2[0].l1[0].cluster[0] has 131072") in err
 
 
 def test_axpy_is_bound_by_the_hbm_and_moves_exactly_its_operands():
@@ -149,9 +196,12 @@ def test_a_cluster_reaches_the_other_dies_hbm_over_the_die_to_die_link():
     assert {"uplink", "die-to-die", "memory"} <= kinds
 
 
-def test_the_compiled_and_python_cluster_models_end_alike_in_the_package():
-    params = dict(kernel='"gemm"', chiplets="2", quadrants="1", l1_radix="1", l2_radix="1", l3_radix="1", k="32",
-                  n="32")
+@pytest.mark.parametrize("kernel", [
+    dict(kernel='"gemm"', k="32", n="32"),
+    dict(kernel='"gemm_tiled"', gemm_m="64", gemm_n="64", gemm_k="128", tile_m="32", tile_n="64", tile_k="64"),
+])
+def test_the_compiled_and_python_cluster_models_end_alike_in_the_package(kernel):
+    params = dict(chiplets="2", quadrants="1", l1_radix="1", l2_radix="1", l3_radix="1", **kernel)
     ends = []
     for engine in ("compiled", "python"):
         _, sim, clusters = _run(PACKAGE, engine, **params)
@@ -186,15 +236,19 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
 
 @pytest.mark.parametrize("path, params, message", [
     (QUADRANT, ["clusters=30"],
-     "topologies/manticore_quadrant.arch:21:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
+     "topologies/manticore_quadrant.arch:26:91: error: parameter 'l3_radix' of 'Chiplet' expects int, got number "
      "1.875"),
     (PACKAGE, ["chiplets=8", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1"],
      "library/manticore.arch:104:12: error: Manticore.chiplet[0].node: address range 0x8000_0000 .. 0x1_8000_0000 "
      "-> terminals [0, 1, 2, 3, 4, 5, 6, 7] in 536870912-byte blocks ends above the 32-bit address space of the "
      "requesters (0x1_0000_0000): they cannot reach its last 2,147,483,648 bytes"),
+    (PACKAGE, ["kernel=\"gemm_tiled\"", "chiplets=1", "quadrants=1", "l1_radix=1", "l2_radix=1", "l3_radix=1",
+               "gemm_m=1000"],
+     "topologies/manticore.arch:49:13: error: workload 'gemm_clusters': gemm tiles 32 x 64 x 64 must divide "
+     "m x n x k = 1000 x 1024 x 1024, with tile_m a multiple of the 8 cores, tile_n of 8 and tile_k at least 2"),
     (PACKAGE, ["kernel=\"gemm\"", "chiplets=2", "d2d=false", "quadrants=1", "l1_radix=1", "l2_radix=1",
                "l3_radix=1"],
-     "topologies/manticore.arch:38:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
+     "topologies/manticore.arch:44:13: error: workload 'gemm': Manticore.chiplet[1].node.out_req[0] is not "
      "connected, so nothing below Manticore.chiplet[1].node reaches the bytes it routes there"),
 ])
 def test_bad_configurations_are_errors_naming_the_part_and_the_number(path, params, message, capsys):

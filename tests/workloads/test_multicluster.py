@@ -120,10 +120,16 @@ def _bind_error(kernel: str, count: int = 2, **params) -> str:
     return str(info.value)
 
 
-def test_a_gemm_tile_that_does_not_fit_the_tcdm_is_named_with_the_tcdm_size():
-    assert _bind_error("gemm_clusters", m=64, n=64, k=256, tile_m=64, tile_n=64, tile_k=128) == (
-        "error: workload 'gemm_clusters': gemm tile 64 x 64 x 128 needs 330752 bytes of TCDM (A, B and C tiles "
-        "double-buffered, A's and B's rows padded by a word) but top.cluster0 has 131072")
+@pytest.mark.parametrize("m, buffers", [
+    (256, "C tiles too"),  # two tiles per cluster: one is written back while the next is computed
+    (64, "one C tile per cluster"),
+])
+def test_a_gemm_tile_that_does_not_fit_the_tcdm_is_named_with_the_tcdm_size(m, buffers):
+    need = 8 * (2 * 64 * 129 + 2 * 128 * 65 + (2 if m == 256 else 1) * 64 * 64)
+    assert _bind_error("gemm_clusters", m=m, n=64, k=256, tile_m=64, tile_n=64, tile_k=128) == (
+        f"error: workload 'gemm_clusters': gemm tile 64 x 64 x 128 needs {need} bytes of TCDM (A and B tiles "
+        f"double-buffered, {buffers}, A's and B's rows padded by a word) but top.cluster0 has 131072")
+    assert need == {256: 330752, 64: 297984}[m]
 
 
 @pytest.mark.parametrize("kernel, params, message", [
