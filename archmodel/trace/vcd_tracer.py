@@ -41,7 +41,7 @@ from archmodel.outputs import partial_path
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes, settle
 from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, in_handle_order,
-                    order_of, register_texts, summarize_payload)
+                    order_of, register_texts, summarize_payload, text_of)
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
@@ -328,12 +328,12 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        # What reg.var holds while the window is open: (handle, texts, tail), see
-        # changed_lines.
+        # What reg.var holds while the window is open: (handle, texts, tail, make), see
+        # commit_changes.
         if mask == 0 and self._texts is None:
             self._texts = TextMemo(var)
-        texts, tail = register_texts(var, mask, self._bits, self._texts)
-        self._lines.append((len(self._lines), texts, tail))
+        texts, make, tail = register_texts(var, mask, self._bits, self._texts)
+        self._lines.append((len(self._lines), texts, tail, make))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
@@ -487,9 +487,9 @@ class VcdTracer:
             value = reg.next
             watched = reg.var
             if watched is not None and value != reg.value:
-                handle, texts, tail = watched
+                handle, texts, tail, make = watched
                 try:
-                    line = texts[value] + tail
+                    line = text_of(texts, make, value) + tail
                 except (TypeError, ValueError):
                     self._explain_bad_value([reg])
                     var, mask = self._handles[handle]
@@ -514,9 +514,9 @@ class VcdTracer:
             watched = reg.var
             if watched is None:
                 continue
-            handle, texts, tail = watched
+            handle, texts, tail, make = watched
             try:
-                line = texts[reg.value] + tail
+                line = text_of(texts, make, reg.value) + tail
             except (TypeError, ValueError):
                 continue  # (never given: a line was made of every value given)
             if line == given[len(handles)]:
