@@ -48,18 +48,23 @@ def ascii_text(text: str) -> str:
     return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
 
 
-class Memo(dict):
-    """Texts by value, made by ``make`` the first time a value is looked up, and forgotten
-    all at once past :data:`MEMO_LIMIT` entries so that ever new values do not grow it."""
+class Memo:
+    """Texts by value: ``texts`` holds those made so far (a plain dict, see :class:`BitsMemo`
+    for why) and :meth:`make` makes a missing one with ``make_text`` and keeps it, forgetting
+    everything at once past :data:`MEMO_LIMIT` entries so that ever new values do not grow it."""
 
-    def __init__(self, make: Callable[[Any], str]):
-        super().__init__()
-        self.make = make
+    __slots__ = ("texts", "make_text")
 
-    def __missing__(self, key: Any) -> str:
-        if len(self) > MEMO_LIMIT:
-            self.clear()
-        text = self[key] = self.make(key)
+    def __init__(self, make_text: Callable[[Any], str]):
+        self.texts: dict[Any, str] = {}
+        self.make_text = make_text
+
+    def make(self, key: Any) -> str:
+        """The text of ``key``, made and kept in ``texts``."""
+        texts = self.texts
+        if len(texts) > MEMO_LIMIT:
+            texts.clear()
+        text = texts[key] = self.make_text(key)
         return text
 
 

@@ -124,6 +124,7 @@ class VcdTracer:
         self._last_ts: int | None = None  # the last timestamp given after the header
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
+        self._handle_of_tail: dict[str, int] = {}  # the end of a register's lines -> its handle
         self._bits: dict[int, BitsMemo] = {}  # per mask
         self._texts: TextMemo | None = None  # of every string register
         self._ordered: list = []  # the last register list found in handle order
@@ -333,6 +334,7 @@ class VcdTracer:
         if mask == 0 and self._texts is None:
             self._texts = TextMemo(var)
         texts, make, tail = register_texts(var, mask, self._bits, self._texts)
+        self._handle_of_tail[tail] = len(self._lines)
         self._lines.append((len(self._lines), texts, tail, make))
         self._registers.append(reg)
         self.signals.append(reg.path)
@@ -481,8 +483,9 @@ class VcdTracer:
         pending = self._pending
         parts = pending[first:]  # the lines of regs[:stop], in handle order, in two parts each
         del pending[first:]
-        given = list(map(str.__add__, parts[::2], parts[1::2]))
-        lines = list(zip(self._handles_of(given, regs[:stop]), given))
+        tails = parts[1::2]
+        # (a tail names its variable, so it says whose line it ends)
+        lines = list(zip(map(self._handle_of_tail.__getitem__, tails), map(str.__add__, parts[::2], tails)))
         for reg in regs[stop:]:
             value = reg.next
             watched = reg.var
@@ -502,23 +505,3 @@ class VcdTracer:
             reg.queued = False
         lines.sort(key=_HANDLE)
         pending.extend(line for _, line in lines)
-
-    def _handles_of(self, given: list[str], regs: list) -> list[int]:
-        """The handles of ``given``, lines given in handle order for some of the committed
-        registers ``regs``: a line names its register (its identifier), so it is the line of
-        the register's value now, and of no other register's."""
-        handles: list[int] = []
-        for reg in regs:
-            if len(handles) == len(given):
-                break
-            watched = reg.var
-            if watched is None:
-                continue
-            handle, texts, tail, make = watched
-            try:
-                line = text_of(texts, make, reg.value) + tail
-            except (TypeError, ValueError):
-                continue  # (never given: a line was made of every value given)
-            if line == given[len(handles)]:
-                handles.append(handle)
-        return handles

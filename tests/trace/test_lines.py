@@ -135,9 +135,9 @@ def test_a_memo_forgets_everything_past_its_limit(monkeypatch):
     monkeypatch.setattr(lines, "MEMO_LIMIT", 3)
     made = []
     memo = Memo(lambda value: made.append(value) or str(value))
-    assert [memo[v] for v in (1, 2, 1, 3, 4, 5)] == ["1", "2", "1", "3", "4", "5"]
-    assert made == [1, 2, 3, 4, 5] and len(memo) <= 4
-    assert memo[1] == "1" and made[-1] == 1  # forgotten, made again
+    assert [looked_up(memo, v) for v in (1, 2, 1, 3, 4, 5)] == ["1", "2", "1", "3", "4", "5"]
+    assert made == [1, 2, 3, 4, 5] and len(memo.texts) <= 4
+    assert looked_up(memo, 1) == "1" and made[-1] == 1  # forgotten, made again
 
 
 def test_numbers_are_summarized_as_their_text_and_cut_at_40_characters():
