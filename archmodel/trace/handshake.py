@@ -160,7 +160,10 @@ class Handshakes:
             traces = sorted(filter(None, traces), key=_BY_ORDER)
         lines: list[str] = []
         add = lines.append
-        due, texts, summarize, numbers = self._due, self._texts, self.summarize, self._numbers
+        due, summarize = self._due, self.summarize
+        texts, make_text = self._texts.texts, self._texts.make
+        numbers = self._numbers
+        number_texts = None if numbers is None else numbers.texts
         bucket_at: int | None = None
         bucket: list[ChannelTrace] = []
         # One pass per channel used, written out in this loop (no call per channel or per
@@ -190,10 +193,21 @@ class Handshakes:
                 payload = channel.payload
                 if payload is not trace.payload or not trace.data:
                     trace.payload = payload
-                    data = numbers[payload] if type(payload) is int and numbers is not None else summarize(payload)
+                    if type(payload) is int and number_texts is not None:
+                        try:
+                            data = number_texts[payload]
+                        except KeyError:
+                            assert numbers is not None, "numbers has texts"
+                            data = numbers.make(payload)
+                    else:
+                        data = summarize(payload)
                     if data != trace.data:
                         trace.data = data
-                        add(texts[data] + trace.data_tail)
+                        try:
+                            text = texts[data]
+                        except KeyError:
+                            text = make_text(data)
+                        add(text + trace.data_tail)
             channel.marked = channel.offered = channel.fired = channel.took = False
             credits = channel.credits
             trace.credits = credits

@@ -48,18 +48,23 @@ def ascii_text(text: str) -> str:
     return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
 
 
-class Memo(dict):
-    """Texts by value, made by ``make`` the first time a value is looked up, and forgotten
-    all at once past :data:`MEMO_LIMIT` entries so that ever new values do not grow it."""
+class Memo:
+    """Texts by value: ``texts`` holds those made so far (a plain dict, see :class:`BitsMemo`
+    for why) and :meth:`make` makes a missing one with ``make_text`` and keeps it, forgetting
+    everything at once past :data:`MEMO_LIMIT` entries so that ever new values do not grow it."""
 
-    def __init__(self, make: Callable[[Any], str]):
-        super().__init__()
-        self.make = make
+    __slots__ = ("texts", "make_text")
 
-    def __missing__(self, key: Any) -> str:
-        if len(self) > MEMO_LIMIT:
-            self.clear()
-        text = self[key] = self.make(key)
+    def __init__(self, make_text: Callable[[Any], str]):
+        self.texts: dict[Any, str] = {}
+        self.make_text = make_text
+
+    def make(self, key: Any) -> str:
+        """The text of ``key``, made and kept in ``texts``."""
+        texts = self.texts
+        if len(texts) > MEMO_LIMIT:
+            texts.clear()
+        text = texts[key] = self.make_text(key)
         return text
 
 
@@ -69,83 +74,108 @@ class Memo(dict):
 RUN_AHEAD = 256
 
 
-class BitsMemo(dict):
+class BitsMemo:
     """The bits of an integer register's values, keyed by the value as set: ``0``/``1`` for a
     1-bit register (``mask`` 1), ``b`` and the binary digits otherwise, truncated to ``mask``
     (two's complement for negatives, as hardware would). A value that is not an int raises
     TypeError when first looked up; an integral float equal to a value already made (``3.0``
-    after ``3``) is found as that value, as Python's ``==`` says."""
+    after ``3``) is found as that value, as Python's ``==`` says.
+
+    ``texts`` holds the bits made so far and :meth:`make` makes a missing one: the tracer's
+    loops look values up in ``texts`` themselves, because ``[]`` on a plain dict costs CPython
+    a fraction of what it costs on a dict subclass (whose ``__getitem__`` it looks up and
+    calls at every lookup, found or not)."""
+
+    __slots__ = ("texts", "mask", "_next_miss")
 
     def __init__(self, mask: int):
-        super().__init__()
+        self.texts: dict[Any, str] = {}
         self.mask = mask
         self._next_miss: int | None = None  # the value after the last one missed
 
-    def __missing__(self, value: Any) -> str:
-        mask = self.mask
-        if len(self) > MEMO_LIMIT:
-            self.clear()
+    def make(self, value: Any) -> str:
+        """The bits of ``value``, kept in ``texts`` (with the next values, in a run)."""
+        mask, texts = self.mask, self.texts
+        if len(texts) > MEMO_LIMIT:
+            texts.clear()
         if mask == 1:
-            text = self[value] = "01"[value & 1]
+            text = texts[value] = "01"[value & 1]
             return text
         if value == self._next_miss and type(value) is int:
             # (a run: made together, one comprehension rather than a miss per value)
-            self.update({v: f"b{v & mask:b}" for v in range(value, value + RUN_AHEAD)})
+            texts.update({v: f"b{v & mask:b}" for v in range(value, value + RUN_AHEAD)})
             self._next_miss = value + RUN_AHEAD
-            return self[value]
-        text = self[value] = f"b{value & mask:b}"
+            return texts[value]
+        text = texts[value] = f"b{value & mask:b}"
         self._next_miss = value + 1
         return text
 
 
-class TextMemo(dict):
+class TextMemo:
     """The ``s`` and escaped text of a string register's values (any value shows as its
-    ``str``); only str values are remembered, so that ``1``, ``True`` and ``1.0`` never
-    share a text."""
+    ``str``): ``texts`` keeps those of str values only, so that ``1``, ``True`` and ``1.0``
+    never share a text, and :meth:`make` makes any (see :class:`BitsMemo` for why the two)."""
+
+    __slots__ = ("texts", "var")
 
     def __init__(self, var: Variable):
-        super().__init__()
+        self.texts: dict[Any, str] = {}
         self.var = var
 
-    def __missing__(self, value: Any) -> str:
+    def make(self, value: Any) -> str:
+        """The text of ``value``, kept in ``texts`` if ``value`` is a str."""
         text = escaped_text(self.var, ascii_text(str(value)))
         if type(value) is str:
-            if len(self) > MEMO_LIMIT:
-                self.clear()
-            self[value] = text
+            texts = self.texts
+            if len(texts) > MEMO_LIMIT:
+                texts.clear()
+            texts[value] = text
         return text
 
 
 class RealTexts(dict):
     """The ``r`` and digits of a real register's values, made at every lookup (never kept:
     ``0.0`` and ``-0.0`` are equal keys with different texts); a value that is not a number
-    raises ValueError."""
+    raises ValueError. It is its own ``texts`` (always empty, so never a KeyError: a missing
+    value is made by ``__missing__``), and ``make`` is that too."""
 
     def __init__(self, var: Variable):
         super().__init__()
         self.format_value = var.format_value
         self.cut = len(var.ident) + 1
 
-    def __missing__(self, value: Any) -> str:
+    @property
+    def texts(self) -> "RealTexts":
+        """Where the tracer looks values up: here."""
+        return self
+
+    def make(self, value: Any) -> str:
+        """The text of ``value``."""
         line = self.format_value(value, True)
         return line[:len(line) - self.cut]
 
+    __missing__ = make
+
 
 def register_texts(var: Variable, mask: int | None, bits: dict[int, BitsMemo],
-                   texts: TextMemo | None) -> tuple[dict, str]:
-    """What a watched register's line is made of: (texts by value, tail), the line being
-    ``texts[value] + tail``. ``mask`` is 1 for a 1-bit, more for a vector, None for a real
-    and 0 for a string register; ``bits`` holds the memo of each mask (shared by registers of
-    one width) and ``texts`` the strings' memo (any string variable's escapes are the same)."""
+                   texts: TextMemo | None) -> tuple[dict, Callable[[Any], str], str]:
+    """What a watched register's line is made of: (texts by value, make, tail), the line
+    being ``texts[value] + tail``, or ``make(value) + tail`` when ``texts`` has no ``value``.
+    ``mask`` is 1 for a 1-bit, more for a vector, None for a real and 0 for a string
+    register; ``bits`` holds the memo of each mask (shared by registers of one width) and
+    ``texts`` the strings' memo (any string variable's escapes are the same)."""
+    memo: BitsMemo | RealTexts | TextMemo
     if mask:
-        memo = bits.get(mask)
-        if memo is None:
-            memo = bits[mask] = BitsMemo(mask)
-        return memo, (f"{var.ident}\n" if mask == 1 else f" {var.ident}\n")
-    if mask is None:
-        return RealTexts(var), f" {var.ident}\n"
-    assert texts is not None, "a string register's texts are given"
-    return texts, f" {var.ident}\n"
+        found = bits.get(mask)
+        if found is None:
+            found = bits[mask] = BitsMemo(mask)
+        memo, tail = found, (f"{var.ident}\n" if mask == 1 else f" {var.ident}\n")
+    elif mask is None:
+        memo, tail = RealTexts(var), f" {var.ident}\n"
+    else:
+        assert texts is not None, "a string register's texts are given"
+        memo, tail = texts, f" {var.ident}\n"
+    return memo.texts, memo.make, tail
 
 
 def escaped_text(var: Variable, text: str) -> str:
@@ -167,18 +197,25 @@ def wire_line(var: Variable) -> Callable[[int], str]:
     return lambda value: f"b{value:b} {ident}\n"
 
 
+def text_of(texts: dict, make: Callable[[Any], str], value: Any) -> str:
+    """The text of ``value`` in a register's ``texts``, made by ``make`` if it is not there
+    (see :func:`register_texts`)."""
+    return texts[value] if value in texts else make(value)
+
+
 def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
     """Commit the registers in ``regs`` (``value = next``, ``queued = False``, as the kernel's
     commit does) and give ``add`` the value-change lines of the watched ones whose next value
-    differs from their value, in ``regs`` order, each as its two parts (``texts[value]``,
-    then ``tail``: joined later, they cost no string of their own). Returns None when every register is
-    committed; otherwise the first one that is not (the rest after it are not either): a
-    changed register found out of handle order, or one whose value raised TypeError or
-    ValueError (of the wrong type, or unhashable).
+    differs from their value, in ``regs`` order, each as its two parts (its text, then
+    ``tail``: joined later, they cost no string of their own). Returns None when every
+    register is committed; otherwise the first one that is not (the rest after it are not
+    either): a changed register found out of handle order, or one whose value raised
+    TypeError or ValueError (of the wrong type, or unhashable).
 
-    A watched register's ``var`` is ``(handle, texts, tail)`` (see :func:`register_texts`):
-    its line is ``texts[value] + tail``. The commit is done here, in the pass that reads the
-    registers anyway, so that a traced edge costs one pass over its registers, not two.
+    A watched register's ``var`` is ``(handle, texts, tail, make)`` (see
+    :func:`register_texts`): its line is ``texts[value] + tail``, or ``make(value) + tail``
+    for a value ``texts`` does not hold yet. The commit is done here, in the pass that reads
+    the registers anyway, so that a traced edge costs one pass over its registers, not two.
     """
     last = -1
     reg = None
@@ -189,11 +226,14 @@ def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
             if value != reg.value:
                 watched = reg.var
                 if watched is not None:
-                    handle, texts, tail = watched
+                    handle, texts, tail, make = watched
                     if handle < last:
                         return reg
                     last = handle
-                    add(texts[value])
+                    try:
+                        add(texts[value])
+                    except KeyError:
+                        add(make(value))
                     add(tail)
             reg.value = value
             reg.queued = False
@@ -213,8 +253,11 @@ def commit_ordered(regs: list, add: Callable[[str], Any]) -> Any:
             if value != reg.value:
                 watched = reg.var
                 if watched is not None:
-                    _, texts, tail = watched
-                    add(texts[value])
+                    _, texts, tail, make = watched
+                    try:
+                        add(texts[value])
+                    except KeyError:
+                        add(make(value))
                     add(tail)
             reg.value = value
             reg.queued = False

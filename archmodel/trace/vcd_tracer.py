@@ -41,7 +41,7 @@ from archmodel.outputs import partial_path
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes, settle
 from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, in_handle_order,
-                    order_of, register_texts, summarize_payload)
+                    order_of, register_texts, summarize_payload, text_of)
 from .selection import Selection
 
 CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
@@ -124,6 +124,7 @@ class VcdTracer:
         self._last_ts: int | None = None  # the last timestamp given after the header
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
+        self._handle_of_tail: dict[str, int] = {}  # the end of a register's lines -> its handle
         self._bits: dict[int, BitsMemo] = {}  # per mask
         self._texts: TextMemo | None = None  # of every string register
         self._ordered: list = []  # the last register list found in handle order
@@ -328,12 +329,13 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        # What reg.var holds while the window is open: (handle, texts, tail), see
-        # changed_lines.
+        # What reg.var holds while the window is open: (handle, texts, tail, make), see
+        # commit_changes.
         if mask == 0 and self._texts is None:
             self._texts = TextMemo(var)
-        texts, tail = register_texts(var, mask, self._bits, self._texts)
-        self._lines.append((len(self._lines), texts, tail))
+        texts, make, tail = register_texts(var, mask, self._bits, self._texts)
+        self._handle_of_tail[tail] = len(self._lines)
+        self._lines.append((len(self._lines), texts, tail, make))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
@@ -481,15 +483,16 @@ class VcdTracer:
         pending = self._pending
         parts = pending[first:]  # the lines of regs[:stop], in handle order, in two parts each
         del pending[first:]
-        given = list(map(str.__add__, parts[::2], parts[1::2]))
-        lines = list(zip(self._handles_of(given, regs[:stop]), given))
+        tails = parts[1::2]
+        # (a tail names its variable, so it says whose line it ends)
+        lines = list(zip(map(self._handle_of_tail.__getitem__, tails), map(str.__add__, parts[::2], tails)))
         for reg in regs[stop:]:
             value = reg.next
             watched = reg.var
             if watched is not None and value != reg.value:
-                handle, texts, tail = watched
+                handle, texts, tail, make = watched
                 try:
-                    line = texts[value] + tail
+                    line = text_of(texts, make, value) + tail
                 except (TypeError, ValueError):
                     self._explain_bad_value([reg])
                     var, mask = self._handles[handle]
@@ -502,23 +505,3 @@ class VcdTracer:
             reg.queued = False
         lines.sort(key=_HANDLE)
         pending.extend(line for _, line in lines)
-
-    def _handles_of(self, given: list[str], regs: list) -> list[int]:
-        """The handles of ``given``, lines given in handle order for some of the committed
-        registers ``regs``: a line names its register (its identifier), so it is the line of
-        the register's value now, and of no other register's."""
-        handles: list[int] = []
-        for reg in regs:
-            if len(handles) == len(given):
-                break
-            watched = reg.var
-            if watched is None:
-                continue
-            handle, texts, tail = watched
-            try:
-                line = texts[reg.value] + tail
-            except (TypeError, ValueError):
-                continue  # (never given: a line was made of every value given)
-            if line == given[len(handles)]:
-                handles.append(handle)
-        return handles

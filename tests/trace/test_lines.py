@@ -9,7 +9,7 @@ from vcd.common import VarType
 
 from archmodel.trace import lines
 from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, commit_changes, commit_ordered,
-                                  escaped_text, in_handle_order, summarize_payload, wire_line)
+                                  escaped_text, in_handle_order, summarize_payload, text_of, wire_line)
 
 
 def variables(**specs):
@@ -32,7 +32,13 @@ def test_wire_lines_are_pyvcd_lines(size):
 
 
 def watched(handle, value, next_value, mask=0xFF):
-    return SimpleNamespace(var=(handle, BitsMemo(mask), f" {handle}\n"), value=value, next=next_value, queued=True)
+    memo = BitsMemo(mask)
+    return SimpleNamespace(var=(handle, memo.texts, f" {handle}\n", memo.make), value=value, next=next_value,
+                           queued=True)
+
+
+def looked_up(memo, value):
+    return text_of(memo.texts, memo.make, value)
 
 
 def lines_of(regs):
@@ -103,32 +109,35 @@ def test_register_bits_are_pyvcd_lines_also_in_runs_of_new_values(size):
     # counting up (runs made ahead), wrapping past the width, negative, then jumping about
     values = list(range(3 * RUN_AHEAD)) + [mask, mask + 1, -1, -5, 1 << 80, 12345, 7, True, False]
     for value in values:
-        assert memo[value] + tail == var.format_value(value & mask, True), value
+        assert looked_up(memo, value) + tail == var.format_value(value & mask, True), value
     with pytest.raises(TypeError):
-        memo[0.5]
+        looked_up(memo, 0.5)
     with pytest.raises(TypeError):
-        memo["idle"]
+        looked_up(memo, "idle")
 
 
 def test_string_and_real_texts_are_pyvcd_lines_and_never_mix_equal_values():
     found = variables(s=(VarType.string, {"init": ""}), r=(VarType.real, {"init": 0.0}))
     strings, reals = TextMemo(found["s"]), RealTexts(found["r"])
     for value in ["idle", "two words", "tab\there", 1, True, 1.0, None, (1, "a")]:
-        assert strings[value] + f" {found['s'].ident}" == found["s"].format_value(lines.ascii_text(str(value)), True)
-    assert list(strings) == ["idle", "two words", "tab\there"]  # only str values are kept
+        line = looked_up(strings, value) + f" {found['s'].ident}"
+        assert line == found["s"].format_value(lines.ascii_text(str(value)), True)
+    assert list(strings.texts) == ["idle", "two words", "tab\there"]  # only str values are kept
     for value in [0.0, -0.0, 1, True, 2.5, 1e-300]:
-        assert reals[value] + f" {found['r'].ident}" == found["r"].format_value(value, True), value
+        assert looked_up(reals, value) + f" {found['r'].ident}" == found["r"].format_value(value, True), value
+        assert reals.texts[value] == looked_up(reals, value)  # (never a KeyError)
+    assert not reals
     with pytest.raises(ValueError):
-        reals["busy"]
+        looked_up(reals, "busy")
 
 
 def test_a_memo_forgets_everything_past_its_limit(monkeypatch):
     monkeypatch.setattr(lines, "MEMO_LIMIT", 3)
     made = []
     memo = Memo(lambda value: made.append(value) or str(value))
-    assert [memo[v] for v in (1, 2, 1, 3, 4, 5)] == ["1", "2", "1", "3", "4", "5"]
-    assert made == [1, 2, 3, 4, 5] and len(memo) <= 4
-    assert memo[1] == "1" and made[-1] == 1  # forgotten, made again
+    assert [looked_up(memo, v) for v in (1, 2, 1, 3, 4, 5)] == ["1", "2", "1", "3", "4", "5"]
+    assert made == [1, 2, 3, 4, 5] and len(memo.texts) <= 4
+    assert looked_up(memo, 1) == "1" and made[-1] == 1  # forgotten, made again
 
 
 def test_numbers_are_summarized_as_their_text_and_cut_at_40_characters():
