@@ -128,6 +128,10 @@ class SnitchCluster(Component):
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
         self.lookahead = QuestionBackoff()  # when to ask the horizon again after short answers
+        self.n_parked_batches = 0  # times it slept waiting on its port (compiled_batches)
+        self.n_parked_cycles = 0  # the cycles it ran on waking from those
+        self.park_wakes: set = set()  # cycles of the wake-ups asked for then, which a response may outlive
+        self.sleeps_until = 0  # the cycle the compiled loop's latest sleep asked to wake at
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:

@@ -5,7 +5,10 @@ holds in arrays.
 :class:`~.compiled_state.Resident` state, does the DMA port's part of the cycle, finds how far
 nothing outside can disturb the cluster (the lookahead horizon, or the loop playing its ideal
 memory inside, :mod:`.compiled_cluster_memory`), runs the loop to there and sleeps until the
-batch's end. :func:`release` copies the state back into the Python objects.
+batch's end; when nothing but a response or the port taking its next burst can change what
+the cluster does (:func:`waits_only_for_the_port`), it sleeps until the kernel wakes it for
+one or its own next event comes, and runs the cycles slept through in one batch on waking. :func:`release` copies the
+state back into the Python objects.
 """
 
 from __future__ import annotations
@@ -14,8 +17,12 @@ from archmodel.kernel import ModelAssertion
 
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
 from .compiled_cluster_memory import InnerMemory
-from .compiled_layout import (D_CUR, D_INBOUND, D_NB, D_OUTSTANDING, D_PENDING, D_QLEN, D_RB_COUNT, D_WIF,
-                              EXIT_REASONS, G_EXIT, G_FINISHED)
+from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_NINS, D_CUR, D_INBOUND, D_NB,
+                              D_OUTSTANDING, D_PENDING, D_QDEPTH, D_QLEN, D_RB_COUNT, D_SEND_FROM, D_SUBMITTED,
+                              D_WIF, EXIT_REASONS, G_EXIT, G_FINISHED, I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2,
+                              I_TARGET, I_USES_IMM)
+from .isa import K_BRANCH, K_DMA
+from .isa import code as code_of
 from .compiled_state import Resident
 
 
@@ -36,14 +43,115 @@ def dma_waits_on_responses(cluster) -> bool:
     return dm[D_NB] == 0 and dm[D_RB_COUNT] == 0 and dm[D_WIF] > 0
 
 
+_BNE = code_of("bne")
+
+
+def _polls_busy(resident, c: int) -> bool:
+    """Whether core ``c`` (the loop's row) spins on the DMA's busy status, ``1: dmstati rd, 2;
+    bnez rd, 1b``, and keeps spinning while the running transfer is not done, or waits with
+    a ``dmcpy`` for room in a full transfer queue."""
+    cs, code, dm = resident.cs, resident.programs.table, resident.dm
+    ip, base = int(cs[c, C_IP]), int(cs[c, C_CBASE])
+    if ip >= cs[c, C_NINS]:
+        return False
+    row = code[base + ip]
+    if row[I_KIND] == K_DMA and row[I_OP] == _DMCPY:
+        return bool(dm[D_QLEN] >= dm[D_QDEPTH])
+    at_branch = row[I_KIND] == K_BRANCH
+    stat = ip - 1 if at_branch else ip
+    if stat < 0 or stat + 1 >= cs[c, C_NINS]:
+        return False
+    first, branch = code[base + stat], code[base + stat + 1]
+    if not (first[I_KIND] == K_DMA and first[I_OP] == _DMSTAT and first[I_USES_IMM] and first[I_IMM] & 3 == 2
+            and first[I_RD] != 0):
+        return False
+    if not (branch[I_KIND] == K_BRANCH and branch[I_OP] == _BNE and branch[I_RS1] == first[I_RD]
+            and branch[I_RS2] == 0 and branch[I_TARGET] == stat):
+        return False
+    return not at_branch or resident.x[c, first[I_RD]] != 0
+
+
+def _dma_blocked(cluster) -> bool:
+    """Whether the DMA's next move outside is a burst to send on ``ext_req``, which found the
+    port not ready (so a returning credit, or the link freeing, wakes the cluster) and is
+    not ready still."""
+    dm = cluster.resident.dm
+    channel = cluster.ext_req.channel
+    if not dm[D_CUR] or channel is None or not channel.blocked:
+        return False
+    if channel.credits > 0 and channel.busy_until <= cluster.sim.now:
+        return False
+    if dm[D_INBOUND]:
+        return bool(dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING])
+    return bool(dm[D_RB_COUNT] > 0)
+
+
+def waits_only_for_the_port(cluster) -> bool:
+    """Whether the cluster, as the compiled loop holds it at its batch's end, can do nothing
+    seen outside it, nor anything the loop leaves to Python, before a response arrives on
+    ``ext_rsp`` or ``ext_req`` can take its next burst: its DMA waits for responses
+    (:func:`dma_waits_on_responses`) or for the port (:func:`_dma_blocked`), no transfer
+    submitted in the batch is still to hand over, every core still running is at the
+    barrier or spins on the DMA (:func:`_polls_busy`), and one spins, so the barrier cannot
+    open. The loop's cycles until then are its own (stall counters, the DMA's busy cycles
+    and lanes, the spinning core's instructions): the cluster may sleep until the kernel
+    wakes it (a message, a credit, the link freeing) or its own next event comes, and run
+    them in one batch when it wakes (:func:`run_compiled`)."""
+    resident = cluster.resident
+    if resident is None or resident.dm[D_SUBMITTED]:
+        return False
+    if not (dma_waits_on_responses(cluster) or _dma_blocked(cluster)):
+        return False
+    cs = resident.cs
+    polling = False
+    for c in range(len(cs)):
+        if cs[c, C_DONE] or cs[c, C_AT_BAR]:
+            continue
+        if not _polls_busy(resident, c):
+            return False
+        polling = True
+    return polling
+
+
+NEVER_SEND = 1 << 62
+"""A ``D_SEND_FROM`` no cycle reaches: while the cluster slept the port did not change."""
+
+
+def _catch_up(cluster, resident, cycle: int) -> None:
+    """Run the cycles a cluster slept through waiting on its port (see
+    :func:`waits_only_for_the_port`), up to ``cycle``, in one batch: nothing arrived in them
+    and the port stayed as it was, so the DMA port's part of each is the loop's own (a burst
+    waiting to go stays waiting)."""
+    start = resident.next_cycle
+    resident.dm[D_SEND_FROM] = NEVER_SEND
+    ran = resident.run(start, cycle)
+    resident.dm[D_SEND_FROM] = 0  # (the port's part of the next cycle looks again)
+    if ran != cycle - start:
+        raise ModelAssertion(f"{cluster.path}: slept from cycle {start} waiting on its port, but the loop "
+                             f"stopped at cycle {start + ran} before {cycle} ({EXIT_REASONS[resident.g[G_EXIT]]})")
+    resident.parked = False
+    resident.next_cycle = cycle
+    cluster.n_compiled_cycles += ran
+    cluster.n_parked_cycles += ran
+
+
 def _count_exit(cluster, reason: str) -> None:
     cluster.compiled_exits[reason] = cluster.compiled_exits.get(reason, 0) + 1
 
 
 def release(cluster) -> None:
     """Copy a cluster's state held in arrays back into its Python objects (see the module
-    docstring); nothing to do when none is held."""
+    docstring); nothing to do when none is held. A cluster asleep waiting for a response
+    first runs the cycles up to the current edge, and ticks at the next one."""
     resident = cluster.resident
+    if resident is not None and resident.parked:
+        domain = cluster.domain
+        cycle = domain.cycle_of(cluster.sim.now) + 1
+        if cycle > resident.next_cycle:
+            _catch_up(cluster, resident, cycle)
+        resident.parked = False
+        cluster.sleeps_until = cycle
+        cluster.wake_at(domain.phase_ps + cycle * domain.period_ps)
     if resident is not None:
         cluster.resident = None
         resident.store()
@@ -96,6 +204,17 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     if sim.limit_ps is not None:
         hard_end = min(hard_end, domain.cycle_of(sim.limit_ps) + 1)
     resident = cluster.resident
+    if cycle in cluster.park_wakes:
+        cluster.park_wakes.discard(cycle)
+        if cycle < cluster.sleeps_until and not served and (resident is None or not resident.parked):
+            # the wake-up asked when it slept waiting for a response, which came earlier:
+            # the cluster has since gone to sleep until a later cycle of its own
+            cluster.sleep()
+            return True
+    if resident is not None and resident.parked:
+        if resident.next_cycle < cycle:
+            _catch_up(cluster, resident, cycle)  # a response came, or its own next event
+        resident.parked = False
     if resident is not None and resident.next_cycle != cycle:
         raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
                              f"{resident.next_cycle}")
@@ -147,6 +266,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         if ran == 1:
             cluster.finish_if_idle(cycle)
         else:
+            cluster.sleeps_until = cycle + ran - 1
             cluster.sleep_for(ran - 1)  # the tick at the last cycle finds every core finished
         return True
     if reason in ("fp", "integer"):
@@ -154,5 +274,19 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         release(cluster)
     elif cycle + ran >= hard_end:
         release(cluster)
+    elif reason in ("end", "dma") and not inside and waits_only_for_the_port(cluster):
+        # Nothing but a response or the port taking its burst (or its own next event: the
+        # run's limit, a progress report, the watchdog) can change what it does: sleep until
+        # one, not a batch at a time.
+        resident.parked = True
+        cluster.n_parked_batches += 1
+        # (for upkeep: should a response wake it first, this wake-up, left behind, must not
+        # keep a run going that would otherwise end quiescent)
+        cluster.park_wakes.add(hard_end)
+        cluster.sleeps_until = hard_end
+        cluster.sleep()
+        cluster.wake_for_upkeep_at(domain.phase_ps + hard_end * domain.period_ps)
+        return True
+    cluster.sleeps_until = cycle + ran
     cluster.sleep_for(ran)
     return True

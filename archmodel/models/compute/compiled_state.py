@@ -168,6 +168,7 @@ class Resident:
         self.running = running = list(cluster.running)
         self.programs = programs = _programs(cluster)
         self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
+        self.parked = False  # asleep waiting on its port (compiled_batches.waits_only_for_the_port)
         index_of = programs.index_of
         ncores = len(running)
         dma_core = cluster.dma_core

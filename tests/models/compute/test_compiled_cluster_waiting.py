@@ -1,0 +1,124 @@
+"""A compiled cluster that can do nothing until a response arrives, or its port takes the
+burst waiting to go, sleeps until then (``compiled_batches.waits_only_for_the_port``): its
+compute cores at the barrier or finished, its DMA core spinning on the DMA's busy status (or
+waiting for room in a full queue) while the DMA waits for DRAM responses or for a credit.
+On waking it runs the cycles it slept through in one batch. Random transfers, queues, links and core counts, watchdog windows
+that wake it for progress reports, and runs in slices that end while it sleeps: every run
+must end in the cycle, state, statistics and bytes of the Python cluster model, and some
+must take the sleeping path."""
+
+import random
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from archmodel.kernel import Component, SimulationError, Simulator, connect
+from archmodel.models.compute import assemble, SnitchCluster
+from archmodel.models.memory import DramController
+
+from .test_compiled_cluster import _comparable, _Writer, first_difference
+from .test_compiled_cluster_memory import EXT_BASE, LOCAL, SCRATCH
+from .test_compiled_kernels import snapshot, use_engine
+
+EXT_BYTES = 0x2_0000
+
+
+def dma_program(rng: random.Random, steps: int) -> str:
+    """``steps`` groups of transfers in and out, each waited for by polling the busy status,
+    then the barrier (the compute cores wait there meanwhile)."""
+    w = _Writer(rng)
+    w.emit(f"li tp, {SCRATCH}")
+    for step in range(steps):
+        for _ in range(rng.randint(1, 4)):
+            inbound = rng.random() < 0.6
+            rows = rng.randint(2, 4) if rng.random() < 0.3 else 1
+            size = 8 * rng.choice([1, rng.randint(2, 16), rng.randint(17, 300)])
+            sstr, dstr = size + 8 * rng.randint(0, 4), size + 8 * rng.randint(0, 4)
+            outside = EXT_BASE + 8 * rng.randrange(0x2000)
+            local = LOCAL + 8 * rng.randrange(0x200)
+            src, dst = (outside, local) if inbound else (local, outside)
+            w.emit(f"li a0, {src}", f"li a1, {dst}", "dmsrc a0", "dmdst a1", f"li a2, {size}")
+            if rows > 1:
+                w.emit(f"li a3, {sstr}", f"li a4, {dstr}", "dmstr a3, a4", f"li a5, {rows}", "dmrep a5")
+            w.emit(f"dmcpyi t0, a2, {2 if rows > 1 else 0}")
+        top = w.label()
+        w.emit(f"{top}:", "dmstati t6, 2", f"bnez t6, {top}", "dmstati t5, 0", f"sw t5, {4 * step}(tp)",
+               "csrr zero, barrier")
+    w.emit("ecall")
+    return w.text()
+
+
+def core_program(rng: random.Random, steps: int) -> str:
+    """A little work between barriers (it reads what the DMA brought), ``steps`` of them;
+    some cores stop early (a finished core never holds the barrier up)."""
+    w = _Writer(rng)
+    w.emit(f"li s0, {LOCAL}")
+    for _ in range(rng.randint(0, steps) if rng.random() < 0.3 else steps):
+        top = w.label()
+        w.emit(f"li s1, {rng.randint(1, 30)}", f"{top}:", f"lw t0, {8 * rng.randrange(0x100)}(s0)",
+               "addi s1, s1, -1", f"bnez s1, {top}", "csrr zero, barrier")
+    w.emit("ecall")
+    return w.text()
+
+
+def build(seed: int):
+    rng = random.Random(seed)
+    top = Component("system")
+    cores = rng.randint(1, 3)
+    cluster = SnitchCluster("cluster", top, cores=cores, dma_lanes=rng.randint(1, 8), banks=rng.choice([4, 32]))
+    memory = DramController("memory", top, standard="HBM2E", base_address=EXT_BASE,
+                            read_queue=rng.choice([1, 4, 32]), write_queue=rng.choice([2, 32]))
+    for src, dst in ((cluster.ext_req, memory.req), (memory.resp, cluster.ext_rsp)):
+        latency = rng.randint(1, 20)
+        connect(src, dst, latency=latency, capacity=rng.randint(1, latency + 2),
+                width_bits=rng.choice([None, 64, 512]))
+    cluster.dma.outstanding = rng.randint(1, 8)
+    cluster.dma.burst_bytes = rng.choice([64, 256, 1024])
+    cluster.dma.queue_depth = rng.randint(1, 4)  # a dmcpy may wait for room, too
+    memory.backdoor_write(EXT_BASE, np.random.default_rng(seed).standard_normal(EXT_BYTES // 8).tobytes())
+    steps = rng.randint(1, 4)
+    cluster.load_programs([assemble(core_program(rng, steps), f"core{i}.S") for i in range(cores)]
+                          + [assemble(dma_program(rng, steps), "dma.S")])
+
+    def finished(part):
+        part.sim.stop("done")  # (a DRAM refreshes for ever: the cluster ends the run)
+    cluster.on_finish(finished)
+    return top, cluster, memory, rng.choice([2000, 100_000]), rng.choice([None, 37, 500])
+
+
+def run(seed: int, on: bool) -> dict:
+    top, cluster, memory, watchdog, slice_cycles = build(seed)
+    sim = Simulator(top, watchdog_cycles=watchdog)
+    use_engine(top, on)
+    try:
+        if slice_cycles is None:
+            result = sim.run()
+        else:  # runs that end while the cluster sleeps waiting: the cycles slept are run at the end
+            limit = slice_cycles
+            while (result := sim.run(cycles=limit)).reason == "limit":
+                limit += slice_cycles
+        end = (result.reason, result.time_ps, None)
+    except SimulationError as err:
+        end = ("error", sim.now, f"{type(err).__name__}: {err}")
+    stats = [(stat.path, stat.summary()) for stat in sim.all_stats() if ".n_compiled" not in stat.path]
+    return {"end": end, "cluster": _comparable(snapshot(cluster)), "stats": _comparable(stats),
+            "bytes": memory.backdoor_read(EXT_BASE, EXT_BYTES), "parked": cluster.n_parked_batches}
+
+
+PARKED: list = []
+
+
+@settings(max_examples=30, derandomize=True, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_cluster_sleeping_until_a_response_ends_alike_with_the_compiled_loop_and_the_python_model(seed):
+    on, off = run(seed, True), run(seed, False)
+    assert off.pop("parked") == 0
+    PARKED.append(on.pop("parked"))
+    assert on == off, first_difference(on, off)
+    assert on["end"][0] != "error", on["end"]
+
+
+def test_the_sleeping_path_is_taken():
+    if not PARKED:  # (run alone)
+        PARKED.extend(run(seed, True)["parked"] for seed in range(6))
+    assert sum(1 for parked in PARKED if parked) >= len(PARKED) // 3, PARKED
