@@ -230,7 +230,9 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
     outside memory to :func:`padded_row`: on Manticore's HBM2E, interleaved over 16
     pseudo-channels in 256 B blocks, dense rows of 8 KiB (k = 1024) put all 32 rows of every
     A tile of a k step on the same two pseudo-channels, which then serve all of a quadrant's
-    clusters at once while the other 14 idle."""
+    clusters at once while the other 14 idle. With it, A's bands of tile_m rows also lie one
+    A tile row (8 tile_k bytes) further apart each, so that the clusters, which walk their
+    tiles' rows in lockstep when a k step starts, read different channels at each moment."""
     cores = _same_cores(clusters)
     if row_block < 0 or row_block % 8:
         raise ValueError(f"gemm row_block {row_block} must be 0 (dense rows) or a positive multiple of 8 bytes")
@@ -256,23 +258,29 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
     want = a @ b
     programs: dict = {}  # the cores' programs differ only in their number of steps: assembled once each
     sa, sb, sc = (padded_row(8 * k, row_block), padded_row(8 * n, row_block), padded_row(8 * n, row_block))
+    # A's bands of tile_m rows one tile row (8 tile_k bytes) further apart each: the clusters
+    # fetch their k step's rows in lockstep, and row r of every band would otherwise sit in
+    # the same channel block (tile_m x an odd number of blocks is a multiple of 16 blocks)
+    ba = tm * sa + (8 * tk if row_block else 0)
     for (first, last), (home, outside, members) in zip(spans, groups):
         if first == last:
             continue
         rows = slice(first * tm, last * tm)
         band = (last - first) * tm
-        ext_a, ext_b, ext_c = (outside.take(sa * band), outside.take(sb * k), outside.take(sc * band))
+        ext_a, ext_b, ext_c = (outside.take(ba * (last - first)), outside.take(sb * k), outside.take(sc * band))
         a_rows, b_rows = _padded(a[rows], sa), _padded(b, sb)
-        put_array(home, ext_a, a_rows)
+        for i in range(last - first):
+            put_array(home, ext_a + i * ba, a_rows[i * tm:(i + 1) * tm])
         put_array(home, ext_b, b_rows)
-        check_reach(members, home, ext_a, a_rows)
+        check_reach(members, home, ext_a, a_rows[:tm])
         check_reach(members, home, ext_b, b_rows)
         tiles = [(i, j) for i in range(last - first) for j in range(n // tn)]  # rows of the band, from its first
         for c, cluster in enumerate(members):
             mine = tiles[c::len(members)]
             if not mine:
                 continue
-            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (sa, sb, sc, k), (tm, tn, tk, c_bufs), programs)
+            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (sa, ba, sb, sc, k), (tm, tn, tk, c_bufs),
+                                programs)
             cluster.on_finish(lambda cl, mine=mine, home=home, ext_c=ext_c, first=first: [check_result(
                 cl, "gemm", get_array(home, ext_c + i * tm * sc, (tm, sc // 8))[:, j * tn:(j + 1) * tn],
                 want[(first + i) * tm:(first + i + 1) * tm, j * tn:(j + 1) * tn]) for i, j in mine])
@@ -289,7 +297,7 @@ def _padded(rows: np.ndarray, stride: int) -> np.ndarray:
 def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, strides: tuple, tile: tuple,
                         programs: dict) -> None:
     ext_a, ext_b, ext_c = operands
-    sa, sb, sc, k = strides  # bytes between rows of A, B and C outside; A's row length
+    sa, ba, sb, sc, k = strides  # bytes between rows of A, A's bands of tile rows, rows of B and C; A's row length
     tm, tn, tk, c_bufs = tile
     cores = cluster.cores
     tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
@@ -302,7 +310,7 @@ def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, st
     steps = [(t, i, j, kk) for t, (i, j) in enumerate(tiles) for kk in range(k // tk)]
     tiles_in, tiles_out = [], []
     for s, (t, i, j, kk) in enumerate(steps):
-        tiles_in.append([(ext_a + i * tm * sa + 8 * kk * tk, a_buf[s % 2], 8 * tk, sa, 8 * lda, tm),
+        tiles_in.append([(ext_a + i * ba + 8 * kk * tk, a_buf[s % 2], 8 * tk, sa, 8 * lda, tm),
                          (ext_b + kk * tk * sb + 8 * j * tn, b_buf[s % 2], 8 * tn, sb, 8 * ldb, tk)])
         last = kk == k // tk - 1
         tiles_out.append([(c_buf[t % c_bufs], ext_c + i * tm * sc + 8 * j * tn, 8 * tn, 8 * tn, sc, tm)] if last else [])

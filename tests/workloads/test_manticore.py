@@ -88,8 +88,10 @@ CAMPING = {"kernel": '"gemm_tiled"', "clusters": "8", "l1_radix": "4", "l2_radix
     # step's 8 x 16 KiB of A all go through channels 0 and 1 (64 KiB each, with their 16 KiB of
     # B) while the other 14 serve B alone; the last first tile arrives at cycle 3990
     ("0", 3990, 16384, 81920),
-    # rows 17 blocks apart (padded_row): a tile's 32 rows start on consecutive channels
-    ("256", 2454, 24576, 26624),
+    # rows 17 blocks apart (padded_row), A's bands one tile row further apart each: a tile's 32
+    # rows start on consecutive channels, and the clusters, walking their rows in lockstep, on
+    # different ones: each channel reads 1/16 of the step's 8 x 48 KiB, 24 KiB
+    ("256", 1909, 24576, 24576),
 ])
 def test_padded_rows_spread_a_k_steps_tiles_over_every_hbm_pseudo_channel(row_block, arrived, low, high):
     top = load(QUADRANT, params=dict(CAMPING, gemm_row_block=row_block)).top
