@@ -23,8 +23,9 @@ Kernels (all FP64):
   die's HBM: :func:`home_groups`) each get a band of C's tile rows: their home holds A's rows
   of the band, a copy of B and C's rows of the band, so no cluster reads another die's HBM
   (see :func:`setup_gemm_clusters` for why). With ``row_block`` the rows of A, B and C in
-  outside memory lie an odd number of ``row_block`` bytes apart (:func:`padded_row`), so a
-  tile's rows spread over every channel of a memory interleaved in blocks of that size.
+  outside memory lie an odd number of ``row_block`` bytes apart (:func:`padded_row`) and A's
+  bands of tile_m rows one tile row further apart each, so the tiles that the clusters fetch
+  together spread over every channel of a memory interleaved in blocks of that size.
 * ``axpy_clusters(n, alpha, tile)``: y = alpha x + y, x and y split into one contiguous
   slice per cluster, each streamed as the single-cluster ``axpy``.
 * ``dot_clusters(n, tile)`` and ``reduction_clusters(n, tile)``: each cluster sums its
@@ -260,7 +261,7 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
     sa, sb, sc = (padded_row(8 * k, row_block), padded_row(8 * n, row_block), padded_row(8 * n, row_block))
     # A's bands of tile_m rows one tile row (8 tile_k bytes) further apart each: the clusters
     # fetch their k step's rows in lockstep, and row r of every band would otherwise sit in
-    # the same channel block (tile_m x an odd number of blocks is a multiple of 16 blocks)
+    # the same channel (32 rows of an odd number of blocks are a multiple of 16 blocks)
     ba = tm * sa + (8 * tk if row_block else 0)
     for (first, last), (home, outside, members) in zip(spans, groups):
         if first == last:
