@@ -20,7 +20,7 @@ With ``--package``, the issue's GEMM instead (1024 x 1024 x 1024 FP64, ``kernel 
 and C and a copy of B) on 1, 2 and 4 full chiplets (128 clusters each), each die with the same
 share as in the whole package (256 rows of C: m = 256 x chiplets), each in a fresh process: the CPU time of elaboration, of a first
 ``--window`` of simulated cycles (from cycle ``--start``, 0 by default: the first tiles take
-about 23,000 cycles to arrive, so later windows see the cores computing) and of the next
+about 26,000 cycles to arrive on one chiplet, so later windows see the cores computing) and of the next
 ``--window``, the CPU time per simulated cycle in the second, and the peak resident memory. Those runs stop at the window's end (the
 whole GEMM takes hours of CPU there); what the whole run would take is an extrapolation from
 the per-cycle figure, printed as one.
@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=1000, help="cycles per window of --package")
     parser.add_argument("--chiplets", type=int, nargs="+", default=[1, 2, 4], help="chiplet counts of --package")
     parser.add_argument("--start", type=int, default=0, help="cycles --package runs before its windows (the first "
-                        "tiles take about 23,000 cycles to arrive)")
+                        "tiles take about 26,000 cycles to arrive on one chiplet)")
     args = parser.parse_args()
     if args.package:
         rows = package_table(args.chiplets, args.window, args.start)

@@ -12,7 +12,7 @@ TCDM that its producer writes.
 
 Kernels (all FP64):
 
-* ``gemm_clusters(m, n, k, tile_m, tile_n, tile_k)``: C = A B tiled. C's tile_m x tile_n
+* ``gemm_clusters(m, n, k, tile_m, tile_n, tile_k, row_block)``: C = A B tiled. C's tile_m x tile_n
   tiles are dealt round robin to the clusters; for each, the DMA core fetches A's tile_m x
   tile_k and B's tile_k x tile_n tiles by 2D transfers, double-buffered (the next pair comes
   in while the cores work on this one), and writes the C tile back after its last k step
@@ -22,7 +22,10 @@ Kernels (all FP64):
   Clusters whose DMA ports lead to different home memories (on a Manticore package, each
   die's HBM: :func:`home_groups`) each get a band of C's tile rows: their home holds A's rows
   of the band, a copy of B and C's rows of the band, so no cluster reads another die's HBM
-  (see :func:`setup_gemm_clusters` for why).
+  (see :func:`setup_gemm_clusters` for why). With ``row_block`` the rows of A, B and C in
+  outside memory lie an odd number of ``row_block`` bytes apart (:func:`padded_row`) and A's
+  bands of tile_m rows one tile row further apart each, so the tiles that the clusters fetch
+  together spread over every channel of a memory interleaved in blocks of that size.
 * ``axpy_clusters(n, alpha, tile)``: y = alpha x + y, x and y split into one contiguous
   slice per cluster, each streamed as the single-cluster ``axpy``.
 * ``dot_clusters(n, tile)`` and ``reduction_clusters(n, tile)``: each cluster sums its
@@ -198,8 +201,21 @@ def home_groups(clusters: list, memory=None) -> list:
     return [(*shared_memory(members), members) for members in groups.values()]
 
 
+def padded_row(row_bytes: int, block: int) -> int:
+    """The distance in bytes between rows of ``row_bytes`` laid out with ``block`` (0: dense,
+    ``row_bytes``): the least odd multiple of ``block`` that holds a row. An odd number of
+    blocks shares no factor with a power-of-two channel count, so consecutive rows start on
+    consecutive channels of a memory interleaved in blocks of ``block`` bytes, where a row of
+    a multiple of channels x block bytes (8 KiB for k = 1024 FP64) would put every row of a
+    tile on the same channel. oneMKL's developer guide (Coding Techniques, recommendation 2)
+    gives the same advice for caches: no leading dimension a multiple of a large power of 2."""
+    if not block:
+        return row_bytes
+    return (-(-row_bytes // block) | 1) * block
+
+
 def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64, k: int = 256, tile_m: int = 32,
-                        tile_n: int = 32, tile_k: int = 64, seed: int = 0) -> Callable:
+                        tile_n: int = 32, tile_k: int = 64, row_block: int = 0, seed: int = 0) -> Callable:
     """C = A B (m x k times k x n) from outside memory, tiled over every cluster (see the
     module docstring); each cluster checks its tiles of C against numpy.
 
@@ -209,8 +225,18 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
     the kernel, so each cluster's tiles come from the HBM under its own chiplet. One copy in
     die 0's HBM instead would make the other dies read it through their die-to-die links (64
     GB/s each way against the 384 B per cycle the 128 clusters of a die ask of 32 x 64 tiles)
-    and die 0's HBM serve four dies' traffic (409.6 GB/s for all), far from compute bound."""
+    and die 0's HBM serve four dies' traffic (409.6 GB/s for all), far from compute bound.
+
+    ``row_block`` (bytes, 0 for dense rows, a multiple of 8) pads the rows of A, B and C in
+    outside memory to :func:`padded_row`: on Manticore's HBM2E, interleaved over 16
+    pseudo-channels in 256 B blocks, dense rows of 8 KiB (k = 1024) put all 32 rows of every
+    A tile of a k step on the same two pseudo-channels, which then serve all of a quadrant's
+    clusters at once while the other 14 idle. With it, A's bands of tile_m rows also lie one
+    A tile row (8 tile_k bytes) further apart each, so that the clusters, which walk their
+    tiles' rows in lockstep when a k step starts, read different channels at each moment."""
     cores = _same_cores(clusters)
+    if row_block < 0 or row_block % 8:
+        raise ValueError(f"gemm row_block {row_block} must be 0 (dense rows) or a positive multiple of 8 bytes")
     tm, tn, tk = tile_m, tile_n, tile_k
     if tm % cores or tn % 8 or tk < 2 or m % tm or n % tn or k % tk:
         raise ValueError(f"gemm tiles {tm} x {tn} x {tk} must divide m x n x k = {m} x {n} x {k}, with tile_m a "
@@ -232,32 +258,47 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     want = a @ b
     programs: dict = {}  # the cores' programs differ only in their number of steps: assembled once each
+    sa, sb, sc = (padded_row(8 * k, row_block), padded_row(8 * n, row_block), padded_row(8 * n, row_block))
+    # A's bands of tile_m rows one tile row (8 tile_k bytes) further apart each: the clusters
+    # fetch their k step's rows in lockstep, and row r of every band would otherwise sit in
+    # the same channel (32 rows of an odd number of blocks are a multiple of 16 blocks)
+    ba = tm * sa + (8 * tk if row_block else 0)
     for (first, last), (home, outside, members) in zip(spans, groups):
         if first == last:
             continue
         rows = slice(first * tm, last * tm)
-        ext_a, ext_b, ext_c = (outside.take(8 * (last - first) * tm * k), outside.take(8 * k * n),
-                               outside.take(8 * (last - first) * tm * n))
-        put_array(home, ext_a, a[rows])
-        put_array(home, ext_b, b)
-        check_reach(members, home, ext_a, a[rows])
-        check_reach(members, home, ext_b, b)
+        band = (last - first) * tm
+        ext_a, ext_b, ext_c = (outside.take(ba * (last - first)), outside.take(sb * k), outside.take(sc * band))
+        a_rows, b_rows = _padded(a[rows], sa), _padded(b, sb)
+        for i in range(last - first):
+            put_array(home, ext_a + i * ba, a_rows[i * tm:(i + 1) * tm])
+        put_array(home, ext_b, b_rows)
+        check_reach(members, home, ext_a, a_rows[:tm])
+        check_reach(members, home, ext_b, b_rows)
         tiles = [(i, j) for i in range(last - first) for j in range(n // tn)]  # rows of the band, from its first
         for c, cluster in enumerate(members):
             mine = tiles[c::len(members)]
             if not mine:
                 continue
-            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (n, k), (tm, tn, tk, c_bufs), programs)
+            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (sa, ba, sb, sc, k), (tm, tn, tk, c_bufs),
+                                programs)
             cluster.on_finish(lambda cl, mine=mine, home=home, ext_c=ext_c, first=first: [check_result(
-                cl, "gemm", get_array(home, ext_c + 8 * i * tm * n, (tm, n))[:, j * tn:(j + 1) * tn],
+                cl, "gemm", get_array(home, ext_c + i * tm * sc, (tm, sc // 8))[:, j * tn:(j + 1) * tn],
                 want[(first + i) * tm:(first + i + 1) * tm, j * tn:(j + 1) * tn]) for i, j in mine])
     return lambda: want
 
 
-def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, shape: tuple, tile: tuple,
+def _padded(rows: np.ndarray, stride: int) -> np.ndarray:
+    """``rows`` with zeros after each row, up to ``stride`` bytes per row."""
+    out = np.zeros((rows.shape[0], stride // 8))
+    out[:, :rows.shape[1]] = rows
+    return out
+
+
+def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, strides: tuple, tile: tuple,
                         programs: dict) -> None:
     ext_a, ext_b, ext_c = operands
-    n, k = shape
+    sa, ba, sb, sc, k = strides  # bytes between rows of A, A's bands of tile rows, rows of B and C; A's row length
     tm, tn, tk, c_bufs = tile
     cores = cluster.cores
     tcdm = Layout(cluster.tcdm_base, cluster.tcdm_bytes)
@@ -270,10 +311,10 @@ def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, sh
     steps = [(t, i, j, kk) for t, (i, j) in enumerate(tiles) for kk in range(k // tk)]
     tiles_in, tiles_out = [], []
     for s, (t, i, j, kk) in enumerate(steps):
-        tiles_in.append([(ext_a + 8 * (i * tm * k + kk * tk), a_buf[s % 2], 8 * tk, 8 * k, 8 * lda, tm),
-                         (ext_b + 8 * (kk * tk * n + j * tn), b_buf[s % 2], 8 * tn, 8 * n, 8 * ldb, tk)])
+        tiles_in.append([(ext_a + i * ba + 8 * kk * tk, a_buf[s % 2], 8 * tk, sa, 8 * lda, tm),
+                         (ext_b + kk * tk * sb + 8 * j * tn, b_buf[s % 2], 8 * tn, sb, 8 * ldb, tk)])
         last = kk == k // tk - 1
-        tiles_out.append([(c_buf[t % c_bufs], ext_c + 8 * (i * tm * n + j * tn), 8 * tn, 8 * tn, 8 * n, tm)] if last else [])
+        tiles_out.append([(c_buf[t % c_bufs], ext_c + i * tm * sc + 8 * j * tn, 8 * tn, 8 * tn, sc, tm)] if last else [])
     dma = assemble_lines("gemm_tiles_dma.S", dma_schedule([], tiles_in, tiles_out))
     # core c computes rows c, c + cores, ... of each tile: s6 walks A's rows, s9 C's
     lines = ["csrr s3, mhartid"] + gemm_streams(tk, ldb) + [f"li s4, {tk - 1}"] + BARRIER
