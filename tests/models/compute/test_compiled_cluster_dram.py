@@ -54,14 +54,21 @@ def run(seed: int, on: bool) -> dict:
     top, cluster, memory, watchdog = build(seed)
     sim = Simulator(top, watchdog_cycles=watchdog)
     use_engine(top, on)
+    return {**outcome(sim, cluster, memory, sim.run, EXT_BYTES), "batches": cluster.n_compiled_batches}
+
+
+def outcome(sim: Simulator, cluster, memory, to_the_end, touched_bytes: int) -> dict:
+    """What a run must end alike on both engines: how it ended (``to_the_end()`` returns the
+    run's result; an error ends it too), the cluster's state, every statistic but the
+    compiled path's own counters, and the ``touched_bytes`` from EXT_BASE in memory."""
     try:
-        result = sim.run()
+        result = to_the_end()
         end = (result.reason, result.time_ps, None)
     except SimulationError as err:
         end = ("error", sim.now, f"{type(err).__name__}: {err}")
     stats = [(stat.path, stat.summary()) for stat in sim.all_stats() if ".n_compiled" not in stat.path]
     return {"end": end, "cluster": _comparable(snapshot(cluster)), "stats": _comparable(stats),
-            "bytes": memory.backdoor_read(EXT_BASE, EXT_BYTES), "batches": cluster.n_compiled_batches}
+            "bytes": memory.backdoor_read(EXT_BASE, touched_bytes)}
 
 
 @settings(max_examples=30, derandomize=True, deadline=None)

@@ -21,6 +21,22 @@ LOCAL = TCDM_BASE + 0x8000  # what the DMA fills and drains (the compute core re
 SCRATCH = TCDM_BASE + 0x7000  # where the DMA core stores the ids it sees
 
 
+def emit_transfer(w: _Writer, rng: random.Random, *, two_d: float, most_rows: int) -> None:
+    """One random ``dmcpyi`` (its id in t0) in or out between EXT_BASE and LOCAL: 2D with
+    chance ``two_d`` (2 to ``most_rows`` rows, strides a little over the row), 1 to 300 words."""
+    inbound = rng.random() < 0.6
+    rows = rng.randint(2, most_rows) if rng.random() < two_d else 1
+    size = 8 * rng.choice([1, rng.randint(2, 16), rng.randint(17, 300)])
+    sstr, dstr = size + 8 * rng.randint(0, 4), size + 8 * rng.randint(0, 4)
+    outside = EXT_BASE + 8 * rng.randrange(0x2000)
+    local = LOCAL + 8 * rng.randrange(0x200)
+    src, dst = (outside, local) if inbound else (local, outside)
+    w.emit(f"li a0, {src}", f"li a1, {dst}", "dmsrc a0", "dmdst a1", f"li a2, {size}")
+    if rows > 1:
+        w.emit(f"li a3, {sstr}", f"li a4, {dstr}", "dmstr a3, a4", f"li a5, {rows}", "dmrep a5")
+    w.emit(f"dmcpyi t0, a2, {2 if rows > 1 else 0}")
+
+
 def dma_program(rng: random.Random) -> str:
     """Transfers in and out, 1D and 2D, queued several at a time, each group waited for by
     polling; the ids seen are stored."""
@@ -28,17 +44,8 @@ def dma_program(rng: random.Random) -> str:
     w.emit(f"li tp, {SCRATCH}")
     for group in range(rng.randint(1, 4)):
         for _ in range(rng.randint(1, 5)):
-            inbound = rng.random() < 0.6
-            rows = rng.randint(2, 5) if rng.random() < 0.4 else 1
-            size = 8 * rng.choice([1, rng.randint(2, 16), rng.randint(17, 300)])
-            sstr, dstr = size + 8 * rng.randint(0, 4), size + 8 * rng.randint(0, 4)
-            outside = EXT_BASE + 8 * rng.randrange(0x2000)
-            local = LOCAL + 8 * rng.randrange(0x200)
-            src, dst = (outside, local) if inbound else (local, outside)
-            w.emit(f"li a0, {src}", f"li a1, {dst}", "dmsrc a0", "dmdst a1", f"li a2, {size}")
-            if rows > 1:
-                w.emit(f"li a3, {sstr}", f"li a4, {dstr}", "dmstr a3, a4", f"li a5, {rows}", "dmrep a5")
-            w.emit(f"dmcpyi t0, a2, {2 if rows > 1 else 0}", f"sw t0, {4 * rng.randrange(64)}(tp)")
+            emit_transfer(w, rng, two_d=0.4, most_rows=5)
+            w.emit(f"sw t0, {4 * rng.randrange(64)}(tp)")
         top = w.label()
         w.emit(f"{top}:", "dmstati t6, 2", f"bnez t6, {top}", "dmstati t5, 0", f"sw t5, {256 + 4 * group}(tp)")
     return w.text()

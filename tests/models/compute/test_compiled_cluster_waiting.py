@@ -12,13 +12,14 @@ import random
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from archmodel.kernel import Component, SimulationError, Simulator, connect
+from archmodel.kernel import Component, Simulator, connect
 from archmodel.models.compute import assemble, SnitchCluster
 from archmodel.models.memory import DramController
 
-from .test_compiled_cluster import _comparable, _Writer, first_difference
-from .test_compiled_cluster_memory import EXT_BASE, LOCAL, SCRATCH
-from .test_compiled_kernels import snapshot, use_engine
+from .test_compiled_cluster import _Writer, first_difference
+from .test_compiled_cluster_dram import outcome
+from .test_compiled_cluster_memory import EXT_BASE, LOCAL, SCRATCH, emit_transfer
+from .test_compiled_kernels import use_engine
 
 EXT_BYTES = 0x2_0000
 
@@ -30,17 +31,7 @@ def dma_program(rng: random.Random, steps: int) -> str:
     w.emit(f"li tp, {SCRATCH}")
     for step in range(steps):
         for _ in range(rng.randint(1, 4)):
-            inbound = rng.random() < 0.6
-            rows = rng.randint(2, 4) if rng.random() < 0.3 else 1
-            size = 8 * rng.choice([1, rng.randint(2, 16), rng.randint(17, 300)])
-            sstr, dstr = size + 8 * rng.randint(0, 4), size + 8 * rng.randint(0, 4)
-            outside = EXT_BASE + 8 * rng.randrange(0x2000)
-            local = LOCAL + 8 * rng.randrange(0x200)
-            src, dst = (outside, local) if inbound else (local, outside)
-            w.emit(f"li a0, {src}", f"li a1, {dst}", "dmsrc a0", "dmdst a1", f"li a2, {size}")
-            if rows > 1:
-                w.emit(f"li a3, {sstr}", f"li a4, {dstr}", "dmstr a3, a4", f"li a5, {rows}", "dmrep a5")
-            w.emit(f"dmcpyi t0, a2, {2 if rows > 1 else 0}")
+            emit_transfer(w, rng, two_d=0.3, most_rows=4)
         top = w.label()
         w.emit(f"{top}:", "dmstati t6, 2", f"bnez t6, {top}", "dmstati t5, 0", f"sw t5, {4 * step}(tp)",
                "csrr zero, barrier")
@@ -90,19 +81,16 @@ def run(seed: int, on: bool) -> dict:
     top, cluster, memory, watchdog, slice_cycles = build(seed)
     sim = Simulator(top, watchdog_cycles=watchdog)
     use_engine(top, on)
-    try:
+
+    def to_the_end():
         if slice_cycles is None:
-            result = sim.run()
-        else:  # runs that end while the cluster sleeps waiting: the cycles slept are run at the end
-            limit = slice_cycles
-            while (result := sim.run(cycles=limit)).reason == "limit":
-                limit += slice_cycles
-        end = (result.reason, result.time_ps, None)
-    except SimulationError as err:
-        end = ("error", sim.now, f"{type(err).__name__}: {err}")
-    stats = [(stat.path, stat.summary()) for stat in sim.all_stats() if ".n_compiled" not in stat.path]
-    return {"end": end, "cluster": _comparable(snapshot(cluster)), "stats": _comparable(stats),
-            "bytes": memory.backdoor_read(EXT_BASE, EXT_BYTES), "parked": cluster.n_parked_batches}
+            return sim.run()
+        # runs that end while the cluster sleeps waiting: the cycles slept are run at the end
+        limit = slice_cycles
+        while (result := sim.run(cycles=limit)).reason == "limit":
+            limit += slice_cycles
+        return result
+    return {**outcome(sim, cluster, memory, to_the_end, EXT_BYTES), "parked": cluster.n_parked_batches}
 
 
 PARKED: list = []
