@@ -126,6 +126,8 @@ class SnitchCluster(Component):
         self.n_compiled_loads = 0  # times the model's state was copied into the loop's arrays
         self.compiled_exits: dict = {}  # why batches ended (compiled_layout.EXIT_REASONS), for tuning
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
+        # (simulation, the memory the loop may play or None), found at a simulation's first batch
+        self.inner_memory_found: tuple | None = None
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
         self.lookahead = QuestionBackoff()  # when to ask the horizon again after short answers
         self.n_parked_batches = 0  # times it slept waiting on its port (compiled_batches)

@@ -184,9 +184,9 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
 def _inner_memory(cluster) -> InnerMemory | None:
     """The memory the cluster's loop may play (see compiled_cluster_memory), found once a
     simulation."""
-    found = cluster.__dict__.get("_compiled_memory")
+    found = cluster.inner_memory_found
     if found is None or found[0] is not cluster.sim:
-        found = cluster._compiled_memory = (cluster.sim, InnerMemory.wired(cluster))
+        found = cluster.inner_memory_found = (cluster.sim, InnerMemory.wired(cluster))
     return found[1]
 
 
