@@ -24,10 +24,24 @@ def _rows(path):
         return list(csv.DictReader(handle))
 
 
+def _start(command, out, env, **popen):
+    """Start the sweep as a terminal starts a command: with Ctrl-C (SIGINT) at its default
+    disposition even when this test run ignores it. Pytest started as a background job of a
+    non-interactive shell (``pytest ... &``, as a long suite often is) inherits SIGINT ignored,
+    its children inherit that, and a process that starts with SIGINT ignored keeps ignoring
+    it (Python's convention, and the sweep's): the sweep ran all its points through the
+    test's Ctrl-C. A handler set here is reset to the default in the child at exec."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                cwd=out.parent, **popen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt(command, out, env, stop, **popen):
     """Start the sweep, send ``stop`` once its CSV has 2 rows; returns (exit code, stderr)."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=out.parent, **popen)
+    proc = _start(command, out, env, **popen)
     deadline = time.monotonic() + 120
     while not out.exists() or len(_rows(out)) < 2:
         assert proc.poll() is None, proc.communicate()
