@@ -32,19 +32,65 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-@contextlib.contextmanager
-def _sigint_ignored():
-    """Ignore Ctrl-C while worker processes start, so they inherit that: a Ctrl-C in the
-    terminal reaches the whole process group, and the driver alone should handle it (the
-    workers end when it closes their cluster), not every worker with a traceback."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+class _HeldInterrupt:
+    """Ctrl-C (SIGINT) held while the local worker processes start, then handed on.
+
+    A Ctrl-C in the terminal reaches the whole process group; the driver alone should act on
+    it (the workers end when it closes their cluster), not every worker with a traceback. So
+    while the cluster starts, this thread blocks SIGINT: the threads Dask begins meanwhile
+    (its event loop, the ones that start each worker process, and restart it) inherit the
+    mask, and so do the worker processes, where SIGINT stays blocked. A Ctrl-C in that time
+    (seconds on a loaded machine) is noted by a handler, not lost, as it would be if SIGINT
+    were ignored (the whole sweep would then run); :meth:`deliver` raises it again once the
+    cluster is up and can be closed. A process started with SIGINT ignored (a background
+    job of a non-interactive shell) keeps ignoring it, as Python's convention is, and so do
+    its workers. Off the main thread nothing changes (no handler can be set there); without
+    ``pthread_sigmask`` (Windows) SIGINT is ignored while the workers start.
+    """
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: Callable | int | None = None  # the handler to put back
+        self._blocked: set | None = None  # the mask to put back
+
+    def _note(self, signum, frame) -> None:
+        """The handler while the workers start: a Ctrl-C came."""
+        self.pressed = True
+
+    def __enter__(self) -> "_HeldInterrupt":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
+            return self  # ignored already (or not set from Python): the workers inherit that
+        if not hasattr(signal, "pthread_sigmask"):
+            self._previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return self
+        # multiprocessing's resource tracker unblocks SIGINT in the thread that starts it
+        # (else the one that starts the first worker); started here, it is only checked then
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+        # the handler first: a Ctrl-C that comes to a thread begun before this one's mask
+        # changed (a BLAS pool) is noted, not raised in the middle of the cluster's start
+        self._previous = signal.signal(signal.SIGINT, self._note)
+        self._blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._blocked is not None:
+            # a Ctrl-C pending on this thread is handled here, by _note
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._blocked)
+            self._blocked = None
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def deliver(self) -> None:
+        """Raise a Ctrl-C that came while the workers started, to the handler in place
+        again (Python's raises KeyboardInterrupt)."""
+        if self.pressed:
+            self.pressed = False
+            signal.raise_signal(signal.SIGINT)
 
 
 class _ByValue:
@@ -132,13 +178,18 @@ class Executor:
                                 hint="start one with 'dask scheduler' and workers with 'dask worker ADDRESS'") from None
             self._owned.append(self.client)
             return self
-        with _sigint_ignored():
+        with _HeldInterrupt() as held:
             # Dask's own log stays quiet: what goes wrong with a point is in its row.
             cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.CRITICAL)
         self._owned.append(cluster)
-        self.client = Client(cluster)
-        self._owned.insert(0, self.client)
+        try:
+            held.deliver()  # a Ctrl-C while the workers started stops the sweep now
+            self.client = Client(cluster)
+            self._owned.insert(0, self.client)
+        except BaseException:
+            self.__exit__()  # a 'with' calls __exit__ only once __enter__ has returned
+            raise
         return self
 
     def __exit__(self, *exc) -> None:

@@ -24,10 +24,24 @@ def _rows(path):
         return list(csv.DictReader(handle))
 
 
+def _start(command, out, env, **popen):
+    """Start the sweep as a terminal starts a command: with Ctrl-C (SIGINT) at its default
+    disposition even when this test run ignores it. Pytest started as a background job of a
+    non-interactive shell (``pytest ... &``, as a long suite often is) inherits SIGINT ignored,
+    its children inherit that, and a process that starts with SIGINT ignored keeps ignoring
+    it (Python's convention, and the sweep's): the sweep ran all its points through the
+    test's Ctrl-C. A handler set here is reset to the default in the child at exec."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                cwd=out.parent, **popen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt(command, out, env, stop, **popen):
     """Start the sweep, send ``stop`` once its CSV has 2 rows; returns (exit code, stderr)."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=out.parent, **popen)
+    proc = _start(command, out, env, **popen)
     deadline = time.monotonic() + 120
     while not out.exists() or len(_rows(out)) < 2:
         assert proc.poll() is None, proc.communicate()
@@ -67,6 +81,43 @@ def test_ctrl_c_leaves_the_finished_points_and_a_rerun_on_a_scheduler_finishes_t
     rows = _rows(out)
     assert [int(r["messages"]) for r in rows] == list(range(500, 12001, 500))
     assert all(r["Chain.sink.received"] == r["messages"] for r in rows)
+
+
+# A Dask worker preload that holds the worker's start, and so its cluster's, until the test
+# has sent its Ctrl-C: the signal lands while the sweep's driver waits for its workers.
+HELD_START = """
+import time
+from pathlib import Path
+
+
+def dask_setup(worker):
+    \"\"\"Say the worker is starting; wait until the test says go.\"\"\"
+    Path({started!r}).touch()
+    deadline = time.monotonic() + 60
+    while not Path({go!r}).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+"""
+
+
+def test_ctrl_c_while_the_workers_start_stops_the_sweep_once_they_are_up(tmp_path):
+    out, started, go = tmp_path / "chain.csv", tmp_path / "started", tmp_path / "go"
+    preload = tmp_path / "held_start.py"
+    preload.write_text(HELD_START.format(started=str(started), go=str(go)))
+    env = {**ENV, "DASK_DISTRIBUTED__WORKER__PRELOAD": json.dumps([str(preload)])}
+    proc = _start(_command(out) + ["--workers", "2"], out, env, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not started.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no worker started"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # the driver, and workers still starting
+    go.touch()
+    stdout, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr + stdout
+    assert proc.returncode == 130, stderr  # (it was ignored: the sweep ran all 24 points, exit 0)
+    assert f"0 of 24 points in {out}: 0 run now" in stderr
+    assert "interrupted: the CSV holds the finished points; run the same command again to resume" in stderr
+    assert _rows(out) == []
 
 
 def test_sigterm_stops_a_sweep_in_this_process_with_exit_143(tmp_path):
