@@ -82,6 +82,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
             connect(self.to_channel[i], ch.req, latency=self.link_latency_cycles)
             connect(ch.resp, self.from_channel[i], latency=self.link_latency_cycles)
             self.channel_list.append(ch)
+        self._link_index = {port: i for i, port in enumerate(self.to_channel)}
         self._shift = self.interleave_bytes.bit_length() - 1
         self._mask = self.channels - 1
         self._order = ResponseOrder()
@@ -193,13 +194,34 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         next is a client's oldest request: at once if all its pieces are back, else not
         before the last of its channels with a piece outstanding can answer (an answer on
         its way back; a channel's own bound plus the link; a piece still to be sent, or on
-        its way to the channel, plus the channel's reaction)."""
+        its way to the channel, plus the channel's reaction). For a channel's link
+        (``to_channel[i]``): at once while a piece for it waits here, else once the first
+        request on its way to ``req`` with a block in that channel arrives (pieces come only
+        from requests taken, never from answers), None without one."""
         now = self.sim.now
-        if port is not self.resp:
+        if port is self.resp:
+            if not self._resp_on:
+                return None
+            return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+        ch = self._link_index.get(port)
+        if ch is None or self._waiting[ch]:
             return now
-        if not self._resp_on:
-            return None
-        return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+        if self.req.connected:
+            for arrival, message in self.req.channel.flight:
+                if self._touches(message, ch):
+                    return arrival if arrival > now else now
+        return None
+
+    def _touches(self, message: MemRequest, ch: int) -> bool:
+        """Whether ``message`` has a block in channel ``ch`` (a request this memory will
+        refuse counts as touching every channel: what it does is the error's business)."""
+        offset = message.address - self.base_address
+        size = message.size_bytes
+        if offset < 0 or size < 1 or offset + size > self.size_bytes:
+            return True
+        first = offset >> self._shift
+        blocks = ((offset + size - 1) >> self._shift) - first + 1
+        return blocks >= self.channels or (ch - first) & self._mask < blocks
 
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
@@ -263,12 +285,13 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
 
     def reaction_ps(self, inp, out) -> int | None:
         """A lower bound on the time from a request arriving on ``req`` to a response it
-        causes on ``resp``: the link to a channel, the channel's reaction, the link back.
-        An answer from a channel causes a response only as :meth:`earliest_send_ps` counts
-        it (the channels hear from nobody else): None."""
-        if out is self.resp and inp is not self.req:
+        causes on ``resp``: the link to a channel, the channel's reaction, the link back; to
+        a piece on a channel's link: none (sent at the edge the request is taken). An answer
+        from a channel causes a response only as :meth:`earliest_send_ps` counts it (the
+        channels hear from nobody else), and never a piece: None."""
+        if inp is not self.req:
             return None
-        if inp is self.req and out is self.resp:
+        if out is self.resp:
             child = self.channel_list[0]
             back = self.link_latency_cycles * (self.domain or self.clock).period_ps
             return 2 * back + child.reaction_ps(child.req, child.resp)
