@@ -41,7 +41,7 @@ class SchedulesAhead:
         it always did, since the stream's last request ends such a run)."""
         core = self._core
         if core is not None:
-            return self._port_ahead and self.idle and core.only_upkeep_due
+            return core.only_upkeep_due and self._port_ahead and self.idle
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
     def _tick_ports(self, c: int) -> None:
@@ -63,9 +63,14 @@ class SchedulesAhead:
             if self._core is None:
                 wake = self._schedule(c)
                 self._processed = c
+                waiting = self.req.valid
             else:
-                taken = self._take_into_core(c)
-                if self.req.valid:
+                # (a request taken leaves nothing valid on req at this edge: one take per edge)
+                waiting = self.req.valid
+                taken = waiting and self._job is None and self._take_into_core(c)
+                if taken:
+                    waiting = False
+                if waiting:
                     wake = self._schedule_behind(c)
                 elif taken or c >= self._next_work:
                     wake = self._schedule_compiled(c, c)
@@ -73,7 +78,7 @@ class SchedulesAhead:
                     # Nothing entered and no work is due: the cycle's scheduling is a no-op.
                     self._processed = c
                     wake = self._next_work
-            if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
+            if wake < _NEVER and (order.jobs or self._job is not None) and not waiting:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
         elif self.req.valid and self.req.peek() is not self._behind:
