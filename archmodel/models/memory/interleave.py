@@ -98,6 +98,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         self._period = self.domain.period_ps
         self._phase = self.domain.phase_ps
         self._resp_on = self.resp.connected
+        self._answer_links = [(port, port.channel) for port in self.from_channel]
         child = self.channel_list[0]
         self._back = self.link_latency_cycles * self._period
         # a piece sent now is answered here no sooner than the links and a channel's reaction
@@ -143,8 +144,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         c = (self.sim.now - self._phase) // self._period
         order = self._order
         outstanding = self._outstanding
-        for port in self.from_channel:
-            if port.valid:
+        for port, link in self._answer_links:
+            if link.flight and port.valid:  # (most links hold nothing: skip the port's checks)
                 answer = port.recv()
                 job, inside, ch = outstanding.pop(answer.tag)
                 left = self._unanswered[job]
