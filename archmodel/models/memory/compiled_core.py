@@ -45,6 +45,7 @@ platform where it cannot be installed, ``auto`` uses the Python path.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -87,6 +88,25 @@ STREAM_CHUNK = 1 << 15
 """Stream requests decoded into the core's arrays at a time (a test makes it tiny to check
 that refilling in the middle of a cycle changes nothing)."""
 
+
+
+PORT_BUFFER = 64
+"""Bursts the buffer of a core fed through the ports holds at first (a request of more makes
+it larger): a stream's chunk would cost every channel of a system its allocation."""
+
+
+@functools.lru_cache(maxsize=64)
+def _update_tables(updates: tuple) -> tuple:
+    """The next-allowed updates of each command as the compiled function reads them: start
+    offsets, then the entries' indices and cycles, flat (never written, so the cores of
+    identical channels share them)."""
+    ptr, idx, cyc = [0], [], []
+    for entry in updates:
+        idx += [i for i, _ in entry]
+        cyc += [v for _, v in entry]
+        ptr.append(len(idx))
+    # (not flagged read-only: numba would compile the function again for that array type)
+    return np.array(ptr, dtype=np.int64), np.array(idx, dtype=np.int64), np.array(cyc, dtype=np.int64)
 
 
 def kernel():
@@ -149,12 +169,7 @@ class CompiledCore:
         st[ACTIVE_SINCE] = state.active_since
         self.st = st
         self.nxt = np.array(state.next_allowed, dtype=np.int64)
-        ptr, idx, cyc = [0], [], []
-        for updates in g.updates:
-            idx += [i for i, _ in updates]
-            cyc += [v for _, v in updates]
-            ptr.append(len(idx))
-        self.upd = (np.array(ptr, dtype=np.int64), np.array(idx, dtype=np.int64), np.array(cyc, dtype=np.int64))
+        self.upd = _update_tables(g.updates)
         self.gbase = np.array(g.group_base, dtype=np.int64)
         self.rbase = np.array(g.rank_base, dtype=np.int64)
         self.rank_of = np.array(g.rank_of, dtype=np.int64)
@@ -173,7 +188,8 @@ class CompiledCore:
         out = g.lookahead_cycles + 2
         self.cmd_log = np.zeros((out, 5), dtype=np.int64)
         self.wsamples = np.zeros(out, dtype=np.float64)
-        self._size_buffer(self.chunk)
+        # (fed through the ports, a buffer holds one request's bursts: feed makes it larger as needed)
+        self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
         # Fed through the ports: bursts left per client request, by job slot (see feed).
         self.job_left = np.zeros(size + 2, dtype=np.int64)
         fields = g.address_fields
@@ -317,8 +333,9 @@ class CompiledCore:
         fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
         client request completed, in the order the Python path completes them."""
         self._begin()
-        self.st[HEAD] = head
-        self._call(first, first, last, 0)
+        st = self.st
+        st[HEAD] = head
+        self.run(st, self.cf, first, first, last, 0, *self._arrays)  # (as _call, one call less per edge)
         v = self.flush()
         done = self.done_log[:v[N_DONE]].tolist() if v[N_DONE] else []
         return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], done

@@ -82,18 +82,27 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
             connect(self.to_channel[i], ch.req, latency=self.link_latency_cycles)
             connect(ch.resp, self.from_channel[i], latency=self.link_latency_cycles)
             self.channel_list.append(ch)
+        self._link_index = {port: i for i, port in enumerate(self.to_channel)}
         self._shift = self.interleave_bytes.bit_length() - 1
         self._mask = self.channels - 1
         self._order = ResponseOrder()
         self._waiting = [[] for _ in range(self.channels)]  # per channel: (tag, MemRequest) to send
         self._held = 0
-        self._outstanding: dict[int, tuple] = {}  # tag -> (job, offset in the request)
+        self._outstanding: dict[int, tuple] = {}  # tag -> (job, offset in the request, channel)
+        # job -> {channel: its pieces of the job not yet answered}, for the bounds (kept as
+        # pieces go out and come back, not rebuilt from every piece at each question)
+        self._unanswered: dict = {}
         self._next_tag = 0
 
     def start(self) -> None:
         self._period = self.domain.period_ps
         self._phase = self.domain.phase_ps
         self._resp_on = self.resp.connected
+        self._answer_links = [(port, port.channel) for port in self.from_channel]
+        child = self.channel_list[0]
+        self._back = self.link_latency_cycles * self._period
+        # a piece sent now is answered here no sooner than the links and a channel's reaction
+        self._trip = 2 * self._back + child.reaction_ps(child.req, child.resp)
 
     # -- the functional side ------------------------------------------------------------
     @property
@@ -135,10 +144,17 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         c = (self.sim.now - self._phase) // self._period
         order = self._order
         outstanding = self._outstanding
-        for port in self.from_channel:
-            if port.valid:
+        for port, link in self._answer_links:
+            if link.flight and port.valid:  # (most links hold nothing: skip the port's checks)
                 answer = port.recv()
-                job, inside = outstanding.pop(answer.tag)
+                job, inside, ch = outstanding.pop(answer.tag)
+                left = self._unanswered[job]
+                if left[ch] == 1:
+                    del left[ch]
+                    if not left:
+                        del self._unanswered[job]
+                else:
+                    left[ch] -= 1
                 order.piece_done(job, c, inside, answer.data)
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
@@ -165,13 +181,15 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
             self.split_requests.add()
         job = self._order.open(message, [(at, n) for _, at, n, _ in blocks],
                                None if message.is_write else bytearray(size), track=self._resp_on)
+        channels = self._unanswered[job] = {}
         for ch, at, n, inside in blocks:
+            channels[ch] = channels.get(ch, 0) + 1
             tag = self._next_tag
             self._next_tag += 1
             data = message.data[inside:inside + n] if message.is_write else None
             piece = MemRequest(address=at, size_bytes=n, is_write=message.is_write, data=data, source=message.source,
                                tag=tag, created_ps=message.created_ps)
-            self._outstanding[tag] = (job, inside)
+            self._outstanding[tag] = (job, inside, ch)
             self._waiting[ch].append((tag, piece))
             self._held += 1
         job.entered = len(blocks)
@@ -193,69 +211,98 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         next is a client's oldest request: at once if all its pieces are back, else not
         before the last of its channels with a piece outstanding can answer (an answer on
         its way back; a channel's own bound plus the link; a piece still to be sent, or on
-        its way to the channel, plus the channel's reaction)."""
+        its way to the channel, plus the channel's reaction). For a channel's link
+        (``to_channel[i]``): at once while a piece for it waits here, else once the first
+        request on its way to ``req`` with a block in that channel arrives (pieces come only
+        from requests taken, never from answers), None without one."""
         now = self.sim.now
-        if port is not self.resp:
+        if port is self.resp:
+            if not self._resp_on:
+                return None
+            return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+        ch = self._link_index.get(port)
+        if ch is None or self._waiting[ch]:
             return now
-        if not self._resp_on:
-            return None
-        return self._kept_bound(now, EVERY_CLIENT)  # (kept for the time point)
+        if self.req.connected:
+            for arrival, message in self.req.channel.flight:
+                if self._touches(message, ch):
+                    return arrival if arrival > now else now
+        return None
+
+    def _touches(self, message: MemRequest, ch: int) -> bool:
+        """Whether ``message`` has a block in channel ``ch`` (a request this memory will
+        refuse counts as touching every channel: what it does is the error's business)."""
+        offset = message.address - self.base_address
+        size = message.size_bytes
+        if offset < 0 or size < 1 or offset + size > self.size_bytes:
+            return True
+        first = offset >> self._shift
+        blocks = ((offset + size - 1) >> self._shift) - first + 1
+        return blocks >= self.channels or (ch - first) & self._mask < blocks
 
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
         worked out from the state now."""
         period, phase = self._period, self._phase
-        back = self.link_latency_cycles * period
-        child = self.channel_list[0]
-        trip = back + child.reaction_ps(child.req, child.resp) + back
-        next_edge = phase + max(0, -(-(now - phase) // period)) * period
+        back, trip = self._back, self._trip
         soonest: dict = {}  # channel -> the earliest an answer from it can arrive here
         best = None
-
-        def channel_bound(ch: int) -> int | None:
-            if ch not in soonest:
-                times = []
-                inbound = self.from_channel[ch].channel.flight
-                if inbound:
-                    times.append(inbound[0][0])
-                outbound = self.to_channel[ch].channel.flight
-                if outbound:
-                    times.append(outbound[0][0] - back + trip)
-                if self._waiting[ch]:
-                    times.append(next_edge + trip)
-                sent = self.channel_list[ch].earliest_send_ps(self.channel_list[ch].resp)
-                if sent is not None:
-                    times.append(sent + back)
-                soonest[ch] = min(times) if times else None
-            return soonest[ch]
-
+        every = client is EVERY_CLIENT
         if self.req.connected:
             # a client with nothing here yet: its first request on the way, answered through
             # a channel at the soonest
             react = self.reaction_ps(self.req, self.resp)
             seen = set()
             for arrival, message in self.req.channel.flight:
-                if not (client is EVERY_CLIENT or message.source == client):
+                if not (every or message.source == client):
                     continue
                 if message.source not in seen and not self._order.has_client(message.source):
                     seen.add(message.source)
                     at = max(arrival, now) + react
                     best = at if best is None else min(best, at)
-        outstanding: dict = {}  # job -> channels still to answer one of its pieces
-        for job, inside in self._outstanding.values():
-            outstanding.setdefault(job, set()).add(self.channel_of(job.message.address + inside))
+        unanswered = self._unanswered
         for job in self._order.heads():
-            if not (client is EVERY_CLIENT or job.message.source == client):
+            if not (every or job.message.source == client):
                 continue
             if not job.left:
                 at = max(now, phase + job.done * period)
             else:
-                bounds = [channel_bound(ch) for ch in outstanding.get(job, ())]
-                if not bounds or any(b is None for b in bounds):
-                    continue  # a piece no channel can answer without new input
-                at = max(bounds)
+                # not before the last of the channels still to answer one of its pieces
+                at = None
+                for ch in unanswered.get(job, ()):
+                    if ch in soonest:
+                        bound = soonest[ch]
+                    else:
+                        bound = soonest[ch] = self._channel_bound(ch, now, back, trip)
+                    if bound is None:  # a piece no channel can answer without new input
+                        at = None
+                        break
+                    if at is None or bound > at:
+                        at = bound
+                if at is None:
+                    continue
             best = at if best is None else min(best, at)
         return best
+
+    def _channel_bound(self, ch: int, now: int, back: int, trip: int) -> int | None:
+        """The earliest an answer from channel ``ch`` can arrive here (None: none without new
+        input): one on its way back; a piece on its way there, or waiting here, plus the
+        round trip; the channel's own bound on its next answer plus the link."""
+        times = []
+        inbound = self.from_channel[ch].channel.flight
+        if inbound:
+            times.append(inbound[0][0])
+        outbound = self.to_channel[ch].channel.flight
+        if outbound:
+            times.append(outbound[0][0] - back + trip)
+        if self._waiting[ch]:
+            phase, period = self._phase, self._period
+            times.append(phase + max(0, -(-(now - phase) // period)) * period + trip)
+        channel = self.channel_list[ch]
+        sent = channel.earliest_send_ps(channel.resp)
+        if sent is not None:
+            times.append(sent + back)
+        return min(times) if times else None
 
     bounds_inputs_in_flight = True
     """:meth:`earliest_send_ps` counts the requests on their way to ``req`` and the answers on
@@ -263,12 +310,13 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
 
     def reaction_ps(self, inp, out) -> int | None:
         """A lower bound on the time from a request arriving on ``req`` to a response it
-        causes on ``resp``: the link to a channel, the channel's reaction, the link back.
-        An answer from a channel causes a response only as :meth:`earliest_send_ps` counts
-        it (the channels hear from nobody else): None."""
-        if out is self.resp and inp is not self.req:
+        causes on ``resp``: the link to a channel, the channel's reaction, the link back; to
+        a piece on a channel's link: none (sent at the edge the request is taken). An answer
+        from a channel causes a response only as :meth:`earliest_send_ps` counts it (the
+        channels hear from nobody else), and never a piece: None."""
+        if inp is not self.req:
             return None
-        if inp is self.req and out is self.resp:
+        if out is self.resp:
             child = self.channel_list[0]
             back = self.link_latency_cycles * (self.domain or self.clock).period_ps
             return 2 * back + child.reaction_ps(child.req, child.resp)

@@ -13,6 +13,14 @@ from .splitting import NEVER
 
 _NEVER = NEVER
 
+SHORT_CYCLES_PER_SENDER = 4
+"""An answer of the lookahead counts as short when it lets the controller schedule fewer than
+this many DRAM cycles past its next one with work for each sender that can reach it: a
+question walks the wiring behind the controller (one cluster, or a quadrant's clusters and
+network behind an HBM channel), so the more senders, the more edges an answer must save to pay
+for it. After a short answer the controller backs off (see QuestionBackoff) and works edge by
+edge meanwhile, as it may always do."""
+
 
 class SchedulesAhead:
     """The controller's sleeping and port-fed scheduling ahead. The controller provides
@@ -41,7 +49,7 @@ class SchedulesAhead:
         it always did, since the stream's last request ends such a run)."""
         core = self._core
         if core is not None:
-            return self._port_ahead and self.idle and core.only_upkeep_due
+            return core.only_upkeep_due and self._port_ahead and self.idle
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
     def _tick_ports(self, c: int) -> None:
@@ -63,9 +71,14 @@ class SchedulesAhead:
             if self._core is None:
                 wake = self._schedule(c)
                 self._processed = c
+                waiting = self.req.valid
             else:
-                taken = self._take_into_core(c)
-                if self.req.valid:
+                # (a request taken leaves nothing valid on req at this edge: one take per edge)
+                waiting = self.req.valid
+                taken = waiting and self._job is None and self._take_into_core(c)
+                if taken:
+                    waiting = False
+                if waiting:
                     wake = self._schedule_behind(c)
                 elif taken or c >= self._next_work:
                     wake = self._schedule_compiled(c, c)
@@ -73,7 +86,7 @@ class SchedulesAhead:
                     # Nothing entered and no work is due: the cycle's scheduling is a no-op.
                     self._processed = c
                     wake = self._next_work
-            if wake < _NEVER and (order or self._job is not None) and not self.req.valid:
+            if wake < _NEVER and (order.jobs or self._job is not None) and not waiting:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
         elif self.req.valid and self.req.peek() is not self._behind:
@@ -110,7 +123,7 @@ class SchedulesAhead:
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
         if until is not None:
             end = min(end, domain.cycle_of(until - 1) + 1)
-        self._lookahead.answered(wake < end)
+        self._lookahead.answered(end - wake >= self.short_horizon_cycles)
         if wake >= end:
             return wake
         core = self._core
@@ -129,6 +142,19 @@ class SchedulesAhead:
             if due < end:
                 end = due + 1
         return wake
+
+    _short = (None, 0)  # (simulator, short horizon) for short_horizon_cycles
+
+    @property
+    def short_horizon_cycles(self) -> int:
+        """DRAM cycles below which an answer of the lookahead counts as short, after which the
+        controller asks less often (see :data:`SHORT_CYCLES_PER_SENDER`): found once per
+        simulator from the senders its wiring lets reach the controller."""
+        sim, short = self._short
+        if sim is not self.sim:
+            short = SHORT_CYCLES_PER_SENDER * max(1, len(self.sim.connection_graph.senders(self)))
+            self._short = (self.sim, short)
+        return short
 
     def earliest_take_ps(self, port) -> int:
         """The first edge at which the controller may take the request waiting on ``req``:

@@ -14,7 +14,7 @@ from archmodel.models.memory import InterleavedMemory
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import _random_requests, check_against_a_bytearray, check_the_bound_at_every_slice
+from .test_splitting import _next_arrival_ps, _random_requests, check_against_a_bytearray, check_the_bound_at_every_slice
 from .wiring import run
 
 
@@ -90,6 +90,43 @@ def test_no_response_leaves_before_the_interleaved_memorys_bound():
         top, src, mem, sink = ported_interleaved(requests, cycles, channels=4, read_queue=4, write_queue=4)
         assert mem.reaction_ps(mem.req, mem.resp) == 3 * period
         assert check_the_bound_at_every_slice(top, mem, src, sink, period, step=2, seed=seed)
+
+
+def test_no_piece_leaves_for_a_channel_before_the_interleaved_memorys_bound_on_its_link():
+    # Cycle by cycle, for every channel: the next piece sent on its link comes no sooner than
+    # the memory's bound on that link, or than a request arriving meanwhile (taken and cut
+    # at the edge it arrives at the soonest). Small queues and few pending pieces keep pieces
+    # waiting for links and channels refusing them.
+    from archmodel.kernel import Simulator
+
+    period = preset("HBM2E").tCK_ps
+    checked = useful = 0
+    for seed in range(3):
+        requests = _random_requests(seed, 40, 1 << 12, 0)
+        cycles = sorted(random.Random(seed + 1).randrange(0, 200) for _ in requests)
+        top, src, mem, sink = ported_interleaved(requests, cycles, channels=4, read_queue=2, write_queue=2,
+                                                 pending_pieces=2)
+        assert mem.reaction_ps(mem.req, mem.to_channel[0]) == 0
+        assert mem.reaction_ps(mem.from_channel[1], mem.to_channel[0]) is None
+        sim = Simulator(top, seed=seed)
+        marks = []  # (1 ps before an edge, the bound on each link, the next request's arrival, pieces sent)
+        t = period - 1
+        while sim.run(until_ps=t).reason == "limit":
+            marks.append((t, [mem.earliest_send_ps(port) for port in mem.to_channel],
+                          _next_arrival_ps(mem, src, t, period), [port.channel.sent for port in mem.to_channel]))
+            t += period
+        for k, (t, bounds, arrival, _) in enumerate(marks):
+            for i in range(4):
+                # the edge (1 ps after a mark) at which the next piece for channel i left
+                later = [edge + 1 for (edge, _, _, sent), (_, _, _, then) in zip(marks[k:], marks[k + 1:])
+                         if then[i] > sent[i]]
+                limits = [x for x in (bounds[i], arrival) if x is not None]
+                if later:
+                    assert limits, f"seed {seed}: at {t} ps the link to channel {i} claims no piece, one leaves at {later[0]}"
+                    assert later[0] >= min(limits), (seed, t, i, bounds[i], arrival, later[0])
+                    checked += 1
+                useful += bounds[i] is None or bounds[i] > t + 1
+    assert checked > 1000 and useful > 1000
 
 
 SYSTEM = """

@@ -84,3 +84,24 @@ def test_random_traffic_through_the_ports_matches_the_cycle_by_cycle_reference(s
     assert_alike(reference, ahead)
     assert ahead["ticks"] <= reference["ticks"]
     check_against_a_bytearray(requests, ahead["sink"].messages, base, span, ahead["dram"])
+
+
+def test_an_answer_of_the_lookahead_is_short_below_four_cycles_per_sender_that_can_reach_the_controller():
+    from archmodel.models.memory import InterleavedMemory
+    from archmodel.models.memory.schedule_ahead import SHORT_CYCLES_PER_SENDER
+
+    assert SHORT_CYCLES_PER_SENDER == 4
+    top, dram, sink, checker = _fed_through_ports("HBM2E", [MemRequest(address=0x40, size_bytes=64, tag=0)], [0],
+                                                  False, 0.0)
+    Simulator(top).run()
+    assert dram.short_horizon_cycles == 4  # the source alone sends to it
+    top = Component("top", clock=dram_clock(preset("HBM2E")))
+    src = Source("src", top, pattern="list", messages=[MemRequest(address=0x40, size_bytes=64, tag=0)], cycles=[0],
+                 wrap_in_packet=False)
+    mem = InterleavedMemory("mem", top, channels=4)
+    sink = Sink("sink", top, stop_after=1)
+    connect(src.out, mem.req)
+    connect(mem.resp, sink.inp)
+    Simulator(top).run()
+    # a channel hears from the interleaved memory, and through it from the source
+    assert [ch.short_horizon_cycles for ch in mem.channel_list] == [8] * 4
