@@ -125,7 +125,9 @@ class VcdTracer:
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
         self._handle_of_tail: dict[str, int] = {}  # the end of a register's lines -> its handle
+        self._makes: dict[str, Callable[[Any], str]] = {}  # ... -> what makes a text its texts lack
         self._bits: dict[int, BitsMemo] = {}  # per mask
+        self._bits_users: dict[int, list[int]] = {}  # per mask: the handles of its registers
         self._texts: TextMemo | None = None  # of every string register
         self._ordered: list = []  # the last register list found in handle order
         self._seen: list = []  # the register list of the last edge not known to be in order
@@ -198,27 +200,30 @@ class VcdTracer:
         # file is the same under shuffling. The same registers tend to change in the same
         # order at every edge: a list found in handle order is remembered and needs no check
         # of the order, and a list found out of order is sorted once and remembered.
-        if dirty == self._ordered:
-            regs, write = dirty, commit_ordered
-        elif dirty == self._disordered:
-            regs, write = self._in_order, commit_ordered
-        else:
-            regs, write = dirty, commit_changes
         pending = self._pending
         start = len(pending)
         stamped = t != self._last_ts
         if stamped:
             pending.append(f"#{t}\n")
-        stopped = write(regs, pending.append)
+        checked = False
+        if dirty == self._ordered:
+            regs = dirty
+            stopped = commit_ordered(regs, pending, self._makes)
+        elif dirty == self._disordered:
+            regs = self._in_order
+            stopped = commit_ordered(regs, pending, self._makes)
+        else:
+            regs, checked = dirty, True
+            stopped = commit_changes(regs, pending, self._handle_of_tail, self._makes)
         if stopped is not None:
             self._commit_rest(regs, regs.index(stopped), start + stamped)
             self._disordered = dirty.copy()
-            self._in_order = sorted(dirty, key=order_of)
-        elif write is commit_changes:
+            self._in_order = sorted(dirty, key=order_of(self._handle_of_tail))
+        elif checked:
             # (checked once it comes twice running: some designs change the list every edge)
             if dirty != self._seen:
                 self._seen = dirty.copy()
-            elif in_handle_order(dirty):
+            elif in_handle_order(dirty, self._handle_of_tail):
                 self._ordered = self._seen
         if len(pending) > start + stamped:
             if stamped:
@@ -329,13 +334,15 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        # What reg.var holds while the window is open: (handle, texts, tail, make), see
-        # commit_changes.
+        # What reg.var holds while the window is open: (texts, tail), see commit_changes.
         if mask == 0 and self._texts is None:
             self._texts = TextMemo(var)
-        texts, make, tail = register_texts(var, mask, self._bits, self._texts)
+        texts, make, tail = register_texts(var, mask, self._bits, self._texts, self._table_made)
+        if mask:
+            self._bits_users.setdefault(mask, []).append(len(self._lines))
         self._handle_of_tail[tail] = len(self._lines)
-        self._lines.append((len(self._lines), texts, tail, make))
+        self._makes[tail] = make
+        self._lines.append((texts, tail))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
@@ -365,10 +372,20 @@ class VcdTracer:
             self.signals.append(f"{path}.{signal}")
         return group
 
+    def _table_made(self, memo: BitsMemo) -> None:
+        """``memo``'s bits are a table now (see :class:`BitsMemo`): its registers' lines look
+        their bits up there, from the next register on if an edge is being written."""
+        lines, registers = self._lines, self._registers
+        for handle in self._bits_users.get(memo.mask, ()):
+            line = lines[handle] = (memo.texts, lines[handle][1])
+            reg = registers[handle]
+            if reg.var is not None:
+                reg.var = line
+
     def _explain_bad_value(self, selected: list) -> None:
         assert self.sim is not None
         for reg in selected:
-            var, mask = self._handles[reg.var[0]]
+            var, mask = self._handles[self._handle_of_tail[reg.var[1]]]
             expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
             if mask and not isinstance(reg.next, int) or mask is None and not isinstance(reg.next, (int, float)):
                 raise ModelAssertion(f"{reg.path} at {self.sim.now} ps: register traced as {expected} "
@@ -490,9 +507,10 @@ class VcdTracer:
             value = reg.next
             watched = reg.var
             if watched is not None and value != reg.value:
-                handle, texts, tail, make = watched
+                texts, tail = watched
+                handle = self._handle_of_tail[tail]
                 try:
-                    line = text_of(texts, make, value) + tail
+                    line = text_of(texts, self._makes[tail], value) + tail
                 except (TypeError, ValueError):
                     self._explain_bad_value([reg])
                     var, mask = self._handles[handle]
