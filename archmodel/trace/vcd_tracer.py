@@ -202,37 +202,49 @@ class VcdTracer:
         # of the order, and a list found out of order is sorted once and remembered.
         pending = self._pending
         start = len(pending)
-        stamped = t != self._last_ts
-        if stamped:
-            pending.append(f"#{t}\n")
-        checked = False
+        stamp = f"#{t}\n" if t != self._last_ts else None
+        if stamp is not None:
+            pending.append(stamp)
         if dirty == self._ordered:
-            regs = dirty
-            stopped = commit_ordered(regs, pending, self._makes)
-        elif dirty == self._disordered:
-            regs = self._in_order
-            stopped = commit_ordered(regs, pending, self._makes)
+            stopped = commit_ordered(dirty, pending, self._makes)
+            if stopped is not None:
+                self._stopped(dirty, dirty, stopped, start + (stamp is not None))
         else:
-            regs, checked = dirty, True
-            stopped = commit_changes(regs, pending, self._handle_of_tail, self._makes)
-        if stopped is not None:
-            self._commit_rest(regs, regs.index(stopped), start + stamped)
-            self._disordered = dirty.copy()
-            self._in_order = sorted(dirty, key=order_of(self._handle_of_tail))
-        elif checked:
-            # (checked once it comes twice running: some designs change the list every edge)
-            if dirty != self._seen:
-                self._seen = dirty.copy()
-            elif in_handle_order(dirty, self._handle_of_tail):
-                self._ordered = self._seen
-        if len(pending) > start + stamped:
-            if stamped:
-                self._last_ts = t
-            if len(pending) > _WRITE_EVERY:
-                self._write("".join(pending))
-                pending.clear()
-        elif stamped:
+            self._commit_unknown(dirty, start + (stamp is not None))
+        # (the stamp is the last thing written when no register changed: it goes again)
+        if pending and pending[-1] is stamp:
             pending.pop()
+        elif stamp is not None:
+            self._last_ts = t
+        if len(pending) > _WRITE_EVERY:
+            self._write("".join(pending))
+            pending.clear()
+
+    def _commit_unknown(self, dirty: list[Register], first: int) -> None:
+        """:meth:`commit_registers` for a register list other than the last one found in
+        handle order: the last one found out of it, or one not known (checked as it goes)."""
+        pending = self._pending
+        if dirty == self._disordered:
+            stopped = commit_ordered(self._in_order, pending, self._makes)
+            if stopped is not None:
+                self._stopped(dirty, self._in_order, stopped, first)
+            return
+        stopped = commit_changes(dirty, pending, self._handle_of_tail, self._makes)
+        if stopped is not None:
+            self._stopped(dirty, dirty, stopped, first)
+        # (checked once it comes twice running: some designs change the list every edge)
+        elif dirty != self._seen:
+            self._seen = dirty.copy()
+        elif in_handle_order(dirty, self._handle_of_tail):
+            self._ordered = self._seen
+
+    def _stopped(self, dirty: list[Register], regs: list[Register], stopped: Register, first: int) -> None:
+        """An edge's loop over ``regs`` (``dirty`` or the same in handle order) stopped at
+        ``stopped``: finish the edge, whose lines begin at ``pending[first]``, and remember
+        ``dirty`` as out of order, with its registers sorted."""
+        self._commit_rest(regs, regs.index(stopped), first)
+        self._disordered = dirty.copy()
+        self._in_order = sorted(dirty, key=order_of(self._handle_of_tail))
 
     def settle_channels(self, t: int, touched: list[Channel]) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit) and clear
