@@ -332,6 +332,28 @@ def commit_ordered(regs: list, pending: list, makes: dict[str, Callable[[Any], s
     return None
 
 
+def commit_watched(regs: list, pending: list, makes: dict[str, Callable[[Any], str]]) -> Any:
+    """:func:`commit_ordered` for registers that are all watched (the commonest list when
+    everything is traced), which need no check of it either: a register found unwatched
+    stops the loop, as a value of the wrong type does."""
+    reg = None
+    try:
+        for reg in regs:
+            value = reg.next
+            if value != reg.value:
+                texts, tail = reg.var
+                try:
+                    pending.append(texts[value])
+                except LookupError:
+                    pending.append(makes[tail](value))
+                pending.append(tail)
+            reg.value = value
+            reg.queued = False
+    except (TypeError, ValueError):
+        return reg
+    return None
+
+
 def in_handle_order(regs: list, handles: dict[str, int]) -> bool:
     """Whether the watched registers of ``regs`` come in handle order (their lines may be
     written in ``regs`` order, whichever of them change); ``handles`` as for

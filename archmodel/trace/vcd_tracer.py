@@ -40,7 +40,8 @@ from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes, settle
-from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, in_handle_order,
+from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, commit_watched,
+                    in_handle_order,
                     order_of, register_texts, summarize_payload, text_of)
 from .selection import Selection
 
@@ -130,6 +131,7 @@ class VcdTracer:
         self._bits_users: dict[int, list[int]] = {}  # per mask: the handles of its registers
         self._texts: TextMemo | None = None  # of every string register
         self._ordered: list = []  # the last register list found in handle order
+        self._commit_ordered: Callable = commit_ordered  # its loop (commit_watched if all are watched)
         self._seen: list = []  # the register list of the last edge not known to be in order
         self._disordered: list = []  # the last register list found out of handle order
         self._in_order: list = []  # its registers, in handle order (the unwatched first)
@@ -206,7 +208,7 @@ class VcdTracer:
         if stamp is not None:
             pending.append(stamp)
         if dirty == self._ordered:
-            stopped = commit_ordered(dirty, pending, self._makes)
+            stopped = self._commit_ordered(dirty, pending, self._makes)
             if stopped is not None:
                 self._stopped(dirty, dirty, stopped, start + (stamp is not None))
         else:
@@ -237,6 +239,7 @@ class VcdTracer:
             self._seen = dirty.copy()
         elif in_handle_order(dirty, self._handle_of_tail):
             self._ordered = self._seen
+            self._commit_ordered = commit_watched if all(reg.var is not None for reg in dirty) else commit_ordered
 
     def _stopped(self, dirty: list[Register], regs: list[Register], stopped: Register, first: int) -> None:
         """An edge's loop over ``regs`` (``dirty`` or the same in handle order) stopped at

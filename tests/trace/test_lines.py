@@ -9,7 +9,7 @@ from vcd.common import VarType
 
 from archmodel.trace import lines
 from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, commit_changes, commit_ordered,
-                                  escaped_text, in_handle_order, summarize_payload, text_of, wire_line)
+                                  commit_watched, escaped_text, in_handle_order, summarize_payload, text_of, wire_line)
 
 
 def variables(**specs):
@@ -99,6 +99,25 @@ def test_ordered_lines_stop_before_a_value_no_memo_takes():
     given = []
     assert commit_ordered(regs, given, MAKES) is regs[1]
     assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
+
+
+def test_watched_lines_are_the_ordered_lines_of_a_list_of_watched_registers():
+    def design():
+        return [watched(0, 1, 2), watched(1, 7, 7), watched(2, 0, -1), watched(3, 5, 300)]
+    ordered, watched_only, given, given_watched = design(), design(), [], []
+    assert commit_ordered(ordered, given, MAKES) is None and commit_watched(watched_only, given_watched, MAKES) is None
+    assert joined(given_watched) == joined(given) == ["b10 0\n", "b11111111 2\n", "b101100 3\n"]
+    assert all(committed(reg) for reg in watched_only)
+
+
+def test_watched_lines_stop_at_an_unwatched_register_as_at_a_value_no_memo_takes():
+    unwatched = SimpleNamespace(var=None, value=0, next=5, queued=True)
+    regs = [watched(0, 0, 1), unwatched, watched(2, 0, 1)]
+    given = []
+    assert commit_watched(regs, given, MAKES) is unwatched
+    assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
+    regs = [watched(0, 0, 1), watched(1, 0, 0.5)]
+    assert commit_watched(regs, [], MAKES) is regs[1] and not committed(regs[1])
 
 
 def test_handle_order_counts_every_watched_register_changed_or_not():
