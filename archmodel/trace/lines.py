@@ -74,6 +74,15 @@ class Memo:
 RUN_AHEAD = 256
 
 
+# Widths of up to this many bits get a table of every value's bits (a list indexed by the
+# value): looking a value up there costs a third of a dict lookup, which hashes the int and
+# compares it with the key made earlier (a different object). Up to TABLE_NOW bits the table
+# is made at once; wider, once the memo has made a 64th of the values (a design that
+# shows few values of a 16-bit register does not pay for 65,536 texts).
+TABLE_BITS = 16
+TABLE_NOW = 8
+
+
 class BitsMemo:
     """The bits of an integer register's values, keyed by the value as set: ``0``/``1`` for a
     1-bit register (``mask`` 1), ``b`` and the binary digits otherwise, truncated to ``mask``
@@ -84,31 +93,76 @@ class BitsMemo:
     ``texts`` holds the bits made so far and :meth:`make` makes a missing one: the tracer's
     loops look values up in ``texts`` themselves, because ``[]`` on a plain dict costs CPython
     a fraction of what it costs on a dict subclass (whose ``__getitem__`` it looks up and
-    calls at every lookup, found or not)."""
+    calls at every lookup, found or not).
 
-    __slots__ = ("texts", "mask", "_next_miss")
+    For a mask of up to :data:`TABLE_BITS` bits ``texts`` becomes a table (a list of the bits
+    of every value from 0 to ``mask``; at once up to :data:`TABLE_NOW` bits, otherwise once a
+    64th of them were made), and ``made_table`` is called with this memo then: whoever
+    holds the dict looks values up in the table from then on. A table gives the bits of a
+    negative value too (``table[-1]`` is the bits of ``mask``, as ``-1 & mask``); a value
+    beyond it raises IndexError and a value that is not an int TypeError, both looked up
+    with :func:`text_of`, which makes them (every value of the width having been made, an
+    integral float is found as the int it equals)."""
 
-    def __init__(self, mask: int):
-        self.texts: dict[Any, str] = {}
+    __slots__ = ("texts", "mask", "made_table", "_next_miss", "_table_at")
+
+    def __init__(self, mask: int, made_table: Callable[["BitsMemo"], Any] | None = None):
+        self.texts: dict[Any, str] | list[str] = {}
         self.mask = mask
+        self.made_table = made_table
         self._next_miss: int | None = None  # the value after the last one missed
+        # (dict entries at which the table is made; None: never)
+        self._table_at = (mask + 1) >> 6 if mask < 1 << TABLE_BITS else None
+        if mask < 1 << TABLE_NOW:
+            self._make_table()
 
     def make(self, value: Any) -> str:
         """The bits of ``value``, kept in ``texts`` (with the next values, in a run)."""
         mask, texts = self.mask, self.texts
+        if isinstance(texts, list):
+            return self._beyond_table(value)
         if len(texts) > MEMO_LIMIT:
             texts.clear()
         if mask == 1:
             text = texts[value] = "01"[value & 1]
-            return text
-        if value == self._next_miss and type(value) is int:
+        elif value == self._next_miss and type(value) is int:
             # (a run: made together, one comprehension rather than a miss per value)
             texts.update({v: f"b{v & mask:b}" for v in range(value, value + RUN_AHEAD)})
             self._next_miss = value + RUN_AHEAD
-            return texts[value]
-        text = texts[value] = f"b{value & mask:b}"
-        self._next_miss = value + 1
+            text = texts[value]
+        else:
+            text = texts[value] = f"b{value & mask:b}"
+            self._next_miss = value + 1
+        if self._table_at is not None and len(texts) >= self._table_at:
+            self._make_table()
         return text
+
+    def _make_table(self) -> None:
+        self.texts = bit_table(self.mask.bit_length())
+        self._table_at = None
+        if self.made_table is not None:
+            self.made_table(self)
+
+    def _beyond_table(self, value: Any) -> str:
+        # A value the table does not hold: wider than the mask, or not an int.
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return "01"[value & 1] if self.mask == 1 else f"b{value & self.mask:b}"
+
+
+def bit_table(bits: int) -> list[str]:
+    """The bits of every value of ``bits`` bits, as a register of that width shows them
+    (``0``/``1`` for one bit, ``b`` and the digits otherwise), in value order."""
+    if bits == 1:
+        return ["0", "1"]
+    # (built by doubling, each value's digits a concatenation: a third cheaper than formatting each)
+    texts = ["b0", "b1"]
+    padded = ["0", "1"]  # every value of k bits, k digits each
+    for k in range(1, bits):
+        texts += ["b1" + digits for digits in padded]
+        if k + 1 < bits:
+            padded = ["0" + digits for digits in padded] + ["1" + digits for digits in padded]
+    return texts
 
 
 class TextMemo:
@@ -157,18 +211,19 @@ class RealTexts(dict):
     __missing__ = make
 
 
-def register_texts(var: Variable, mask: int | None, bits: dict[int, BitsMemo],
-                   texts: TextMemo | None) -> tuple[dict, Callable[[Any], str], str]:
+def register_texts(var: Variable, mask: int | None, bits: dict[int, BitsMemo], texts: TextMemo | None,
+                   made_table: Callable[[BitsMemo], Any] | None = None) -> tuple[dict | list, Callable[[Any], str], str]:
     """What a watched register's line is made of: (texts by value, make, tail), the line
     being ``texts[value] + tail``, or ``make(value) + tail`` when ``texts`` has no ``value``.
     ``mask`` is 1 for a 1-bit, more for a vector, None for a real and 0 for a string
-    register; ``bits`` holds the memo of each mask (shared by registers of one width) and
-    ``texts`` the strings' memo (any string variable's escapes are the same)."""
+    register; ``bits`` holds the memo of each mask (shared by registers of one width; a new
+    one is given ``made_table``, see :class:`BitsMemo`) and ``texts`` the strings' memo (any
+    string variable's escapes are the same)."""
     memo: BitsMemo | RealTexts | TextMemo
     if mask:
         found = bits.get(mask)
         if found is None:
-            found = bits[mask] = BitsMemo(mask)
+            found = bits[mask] = BitsMemo(mask, made_table)
         memo, tail = found, (f"{var.ident}\n" if mask == 1 else f" {var.ident}\n")
     elif mask is None:
         memo, tail = RealTexts(var), f" {var.ident}\n"
@@ -197,25 +252,35 @@ def wire_line(var: Variable) -> Callable[[int], str]:
     return lambda value: f"b{value:b} {ident}\n"
 
 
-def text_of(texts: dict, make: Callable[[Any], str], value: Any) -> str:
+def text_of(texts: dict | list, make: Callable[[Any], str], value: Any) -> str:
     """The text of ``value`` in a register's ``texts``, made by ``make`` if it is not there
-    (see :func:`register_texts`)."""
-    return texts[value] if value in texts else make(value)
+    (see :func:`register_texts`; a table, see :class:`BitsMemo`, holds ints only)."""
+    try:
+        return texts[value]
+    except LookupError:
+        return make(value)
+    except TypeError:
+        if type(texts) is list:
+            return make(value)
+        raise
 
 
-def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
+def commit_changes(regs: list, pending: list, handles: dict[str, int], makes: dict[str, Callable[[Any], str]]) -> Any:
     """Commit the registers in ``regs`` (``value = next``, ``queued = False``, as the kernel's
-    commit does) and give ``add`` the value-change lines of the watched ones whose next value
-    differs from their value, in ``regs`` order, each as its two parts (its text, then
-    ``tail``: joined later, they cost no string of their own). Returns None when every
+    commit does) and append to ``pending`` the value-change lines of the watched ones whose
+    next value differs from their value, in ``regs`` order, each as its two parts (its text,
+    then ``tail``: joined later, they cost no string of their own). Returns None when every
     register is committed; otherwise the first one that is not (the rest after it are not
     either): a changed register found out of handle order, or one whose value raised
     TypeError or ValueError (of the wrong type, or unhashable).
 
-    A watched register's ``var`` is ``(handle, texts, tail, make)`` (see
-    :func:`register_texts`): its line is ``texts[value] + tail``, or ``make(value) + tail``
-    for a value ``texts`` does not hold yet. The commit is done here, in the pass that reads
-    the registers anyway, so that a traced edge costs one pass over its registers, not two.
+    A watched register's ``var`` is ``(texts, tail)`` (see :func:`register_texts`): its line
+    is ``texts[value] + tail``, or ``makes[tail](value) + tail`` for a value ``texts`` does not
+    hold yet; ``handles[tail]`` is its handle (its place in the VCD's order: a tail names
+    its variable, so it is the register's own). The pair is all the loops read at every
+    change: a tuple of two unpacks faster than a longer one, and ``pending.append`` written
+    out is a call CPython makes inline. The commit is done here, in the pass that reads the
+    registers anyway, so that a traced edge costs one pass over its registers, not two.
     """
     last = -1
     reg = None
@@ -226,15 +291,16 @@ def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
             if value != reg.value:
                 watched = reg.var
                 if watched is not None:
-                    handle, texts, tail, make = watched
+                    texts, tail = watched
+                    handle = handles[tail]
                     if handle < last:
                         return reg
                     last = handle
                     try:
-                        add(texts[value])
-                    except KeyError:
-                        add(make(value))
-                    add(tail)
+                        pending.append(texts[value])
+                    except LookupError:
+                        pending.append(makes[tail](value))
+                    pending.append(tail)
             reg.value = value
             reg.queued = False
     except (TypeError, ValueError):
@@ -242,7 +308,7 @@ def commit_changes(regs: list, add: Callable[[str], Any]) -> Any:
     return None
 
 
-def commit_ordered(regs: list, add: Callable[[str], Any]) -> Any:
+def commit_ordered(regs: list, pending: list, makes: dict[str, Callable[[Any], str]]) -> Any:
     """:func:`commit_changes` for registers known to be in handle order (see
     :func:`in_handle_order`), which need no check of it: the commonest edge, the same
     registers set in the same order as at the edges before."""
@@ -253,12 +319,12 @@ def commit_ordered(regs: list, add: Callable[[str], Any]) -> Any:
             if value != reg.value:
                 watched = reg.var
                 if watched is not None:
-                    _, texts, tail, make = watched
+                    texts, tail = watched
                     try:
-                        add(texts[value])
-                    except KeyError:
-                        add(make(value))
-                    add(tail)
+                        pending.append(texts[value])
+                    except LookupError:
+                        pending.append(makes[tail](value))
+                    pending.append(tail)
             reg.value = value
             reg.queued = False
     except (TypeError, ValueError):
@@ -266,11 +332,34 @@ def commit_ordered(regs: list, add: Callable[[str], Any]) -> Any:
     return None
 
 
-def in_handle_order(regs: list) -> bool:
+def commit_watched(regs: list, pending: list, makes: dict[str, Callable[[Any], str]]) -> Any:
+    """:func:`commit_ordered` for registers that are all watched (the commonest list when
+    everything is traced), which need no check of it either: a register found unwatched
+    stops the loop, as a value of the wrong type does."""
+    reg = None
+    try:
+        for reg in regs:
+            value = reg.next
+            if value != reg.value:
+                texts, tail = reg.var
+                try:
+                    pending.append(texts[value])
+                except LookupError:
+                    pending.append(makes[tail](value))
+                pending.append(tail)
+            reg.value = value
+            reg.queued = False
+    except (TypeError, ValueError):
+        return reg
+    return None
+
+
+def in_handle_order(regs: list, handles: dict[str, int]) -> bool:
     """Whether the watched registers of ``regs`` come in handle order (their lines may be
-    written in ``regs`` order, whichever of them change)."""
-    handles = [watched[0] for reg in regs if (watched := reg.var) is not None]
-    return all(map(int.__lt__, handles, handles[1:]))
+    written in ``regs`` order, whichever of them change); ``handles`` as for
+    :func:`commit_changes`."""
+    order = [handles[watched[1]] for reg in regs if (watched := reg.var) is not None]
+    return all(map(int.__lt__, order, order[1:]))
 
 
 def commit(regs: list) -> None:
@@ -280,8 +369,11 @@ def commit(regs: list) -> None:
         reg.queued = False
 
 
-def order_of(reg) -> int:
+def order_of(handles: dict[str, int]) -> Callable[[Any], int]:
     """Where a register's line goes among an edge's lines: its handle (its place in the
-    VCD's order of registers), or -1 for a register not watched (it has no line)."""
-    watched = reg.var
-    return -1 if watched is None else watched[0]
+    VCD's order of registers), or -1 for a register not watched (it has no line); a key
+    for ``sorted``, ``handles`` as for :func:`commit_changes`."""
+    def order(reg) -> int:
+        watched = reg.var
+        return -1 if watched is None else handles[watched[1]]
+    return order

@@ -40,7 +40,8 @@ from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes, settle
-from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, in_handle_order,
+from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, commit_watched,
+                    in_handle_order,
                     order_of, register_texts, summarize_payload, text_of)
 from .selection import Selection
 
@@ -125,9 +126,12 @@ class VcdTracer:
         self._handles: list[tuple[Any, int | None]] = []  # per register handle: (var, mask)
         self._lines: list = []  # per register handle: what its reg.var becomes while live
         self._handle_of_tail: dict[str, int] = {}  # the end of a register's lines -> its handle
+        self._makes: dict[str, Callable[[Any], str]] = {}  # ... -> what makes a text its texts lack
         self._bits: dict[int, BitsMemo] = {}  # per mask
+        self._bits_users: dict[int, list[int]] = {}  # per mask: the handles of its registers
         self._texts: TextMemo | None = None  # of every string register
         self._ordered: list = []  # the last register list found in handle order
+        self._commit_ordered: Callable = commit_ordered  # its loop (commit_watched if all are watched)
         self._seen: list = []  # the register list of the last edge not known to be in order
         self._disordered: list = []  # the last register list found out of handle order
         self._in_order: list = []  # its registers, in handle order (the unwatched first)
@@ -198,36 +202,52 @@ class VcdTracer:
         # file is the same under shuffling. The same registers tend to change in the same
         # order at every edge: a list found in handle order is remembered and needs no check
         # of the order, and a list found out of order is sorted once and remembered.
-        if dirty == self._ordered:
-            regs, write = dirty, commit_ordered
-        elif dirty == self._disordered:
-            regs, write = self._in_order, commit_ordered
-        else:
-            regs, write = dirty, commit_changes
         pending = self._pending
         start = len(pending)
-        stamped = t != self._last_ts
-        if stamped:
-            pending.append(f"#{t}\n")
-        stopped = write(regs, pending.append)
-        if stopped is not None:
-            self._commit_rest(regs, regs.index(stopped), start + stamped)
-            self._disordered = dirty.copy()
-            self._in_order = sorted(dirty, key=order_of)
-        elif write is commit_changes:
-            # (checked once it comes twice running: some designs change the list every edge)
-            if dirty != self._seen:
-                self._seen = dirty.copy()
-            elif in_handle_order(dirty):
-                self._ordered = self._seen
-        if len(pending) > start + stamped:
-            if stamped:
-                self._last_ts = t
-            if len(pending) > _WRITE_EVERY:
-                self._write("".join(pending))
-                pending.clear()
-        elif stamped:
+        stamp = f"#{t}\n" if t != self._last_ts else None
+        if stamp is not None:
+            pending.append(stamp)
+        if dirty == self._ordered:
+            stopped = self._commit_ordered(dirty, pending, self._makes)
+            if stopped is not None:
+                self._stopped(dirty, dirty, stopped, start + (stamp is not None))
+        else:
+            self._commit_unknown(dirty, start + (stamp is not None))
+        # (the stamp is the last thing written when no register changed: it goes again)
+        if pending and pending[-1] is stamp:
             pending.pop()
+        elif stamp is not None:
+            self._last_ts = t
+        if len(pending) > _WRITE_EVERY:
+            self._write("".join(pending))
+            pending.clear()
+
+    def _commit_unknown(self, dirty: list[Register], first: int) -> None:
+        """:meth:`commit_registers` for a register list other than the last one found in
+        handle order: the last one found out of it, or one not known (checked as it goes)."""
+        pending = self._pending
+        if dirty == self._disordered:
+            stopped = commit_ordered(self._in_order, pending, self._makes)
+            if stopped is not None:
+                self._stopped(dirty, self._in_order, stopped, first)
+            return
+        stopped = commit_changes(dirty, pending, self._handle_of_tail, self._makes)
+        if stopped is not None:
+            self._stopped(dirty, dirty, stopped, first)
+        # (checked once it comes twice running: some designs change the list every edge)
+        elif dirty != self._seen:
+            self._seen = dirty.copy()
+        elif in_handle_order(dirty, self._handle_of_tail):
+            self._ordered = self._seen
+            self._commit_ordered = commit_watched if all(reg.var is not None for reg in dirty) else commit_ordered
+
+    def _stopped(self, dirty: list[Register], regs: list[Register], stopped: Register, first: int) -> None:
+        """An edge's loop over ``regs`` (``dirty`` or the same in handle order) stopped at
+        ``stopped``: finish the edge, whose lines begin at ``pending[first]``, and remember
+        ``dirty`` as out of order, with its registers sorted."""
+        self._commit_rest(regs, regs.index(stopped), first)
+        self._disordered = dirty.copy()
+        self._in_order = sorted(dirty, key=order_of(self._handle_of_tail))
 
     def settle_channels(self, t: int, touched: list[Channel]) -> None:
         """Update the handshake of the channels used at ``t`` (called after commit) and clear
@@ -329,13 +349,15 @@ class VcdTracer:
             var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
             mask, trace = 0, Trace(reg.path, "ascii")
         self._handles.append((var, mask))
-        # What reg.var holds while the window is open: (handle, texts, tail, make), see
-        # commit_changes.
+        # What reg.var holds while the window is open: (texts, tail), see commit_changes.
         if mask == 0 and self._texts is None:
             self._texts = TextMemo(var)
-        texts, make, tail = register_texts(var, mask, self._bits, self._texts)
+        texts, make, tail = register_texts(var, mask, self._bits, self._texts, self._table_made)
+        if mask:
+            self._bits_users.setdefault(mask, []).append(len(self._lines))
         self._handle_of_tail[tail] = len(self._lines)
-        self._lines.append((len(self._lines), texts, tail, make))
+        self._makes[tail] = make
+        self._lines.append((texts, tail))
         self._registers.append(reg)
         self.signals.append(reg.path)
         return trace
@@ -365,10 +387,20 @@ class VcdTracer:
             self.signals.append(f"{path}.{signal}")
         return group
 
+    def _table_made(self, memo: BitsMemo) -> None:
+        """``memo``'s bits are a table now (see :class:`BitsMemo`): its registers' lines look
+        their bits up there, from the next register on if an edge is being written."""
+        lines, registers = self._lines, self._registers
+        for handle in self._bits_users.get(memo.mask, ()):
+            line = lines[handle] = (memo.texts, lines[handle][1])
+            reg = registers[handle]
+            if reg.var is not None:
+                reg.var = line
+
     def _explain_bad_value(self, selected: list) -> None:
         assert self.sim is not None
         for reg in selected:
-            var, mask = self._handles[reg.var[0]]
+            var, mask = self._handles[self._handle_of_tail[reg.var[1]]]
             expected = "a string" if mask == 0 else ("a number" if mask is None else "an int or bool")
             if mask and not isinstance(reg.next, int) or mask is None and not isinstance(reg.next, (int, float)):
                 raise ModelAssertion(f"{reg.path} at {self.sim.now} ps: register traced as {expected} "
@@ -490,9 +522,10 @@ class VcdTracer:
             value = reg.next
             watched = reg.var
             if watched is not None and value != reg.value:
-                handle, texts, tail, make = watched
+                texts, tail = watched
+                handle = self._handle_of_tail[tail]
                 try:
-                    line = text_of(texts, make, value) + tail
+                    line = text_of(texts, self._makes[tail], value) + tail
                 except (TypeError, ValueError):
                     self._explain_bad_value([reg])
                     var, mask = self._handles[handle]

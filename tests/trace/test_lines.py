@@ -9,7 +9,7 @@ from vcd.common import VarType
 
 from archmodel.trace import lines
 from archmodel.trace.lines import (RUN_AHEAD, BitsMemo, Memo, RealTexts, TextMemo, commit_changes, commit_ordered,
-                                  escaped_text, in_handle_order, summarize_payload, text_of, wire_line)
+                                  commit_watched, escaped_text, in_handle_order, summarize_payload, text_of, wire_line)
 
 
 def variables(**specs):
@@ -31,10 +31,16 @@ def test_wire_lines_are_pyvcd_lines(size):
         assert line(value) == var.format_value(value, True) + "\n", value
 
 
+# (what the tracer keeps of its watched registers, by the tail of their lines)
+HANDLES: dict = {}
+MAKES: dict = {}
+
+
 def watched(handle, value, next_value, mask=0xFF):
     memo = BitsMemo(mask)
-    return SimpleNamespace(var=(handle, memo.texts, f" {handle}\n", memo.make), value=value, next=next_value,
-                           queued=True)
+    tail = f" {handle}\n"
+    HANDLES[tail], MAKES[tail] = handle, memo.make
+    return SimpleNamespace(var=(memo.texts, tail), value=value, next=next_value, queued=True)
 
 
 def looked_up(memo, value):
@@ -43,7 +49,7 @@ def looked_up(memo, value):
 
 def lines_of(regs):
     given = []
-    return joined(given) if commit_changes(regs, given.append) is None else None
+    return joined(given) if commit_changes(regs, given, HANDLES, MAKES) is None else None
 
 
 def joined(parts):
@@ -64,7 +70,7 @@ def test_changed_lines_skip_unchanged_and_unwatched_registers_and_truncate_to_th
 def test_changed_lines_refuse_a_list_out_of_handle_order():
     regs = [watched(2, 0, 1), watched(1, 0, 1)]
     given = []
-    assert commit_changes(regs, given.append) is regs[1]
+    assert commit_changes(regs, given, HANDLES, MAKES) is regs[1]
     assert joined(given) == ["b1 2\n"] and committed(regs[0]) and not committed(regs[1])
     # an unchanged register out of order does not count: it writes nothing
     assert lines_of([watched(2, 0, 1), watched(1, 1, 1), watched(3, 0, 1)]) == ["b1 2\n", "b1 3\n"]
@@ -73,7 +79,7 @@ def test_changed_lines_refuse_a_list_out_of_handle_order():
 def test_changed_lines_stop_before_a_value_no_memo_takes():
     regs = [watched(0, 0, 1), watched(1, 0, 0.5), watched(2, 0, 1)]
     given = []
-    assert commit_changes(regs, given.append) is regs[1]
+    assert commit_changes(regs, given, HANDLES, MAKES) is regs[1]
     assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
 
 
@@ -82,8 +88,8 @@ def test_ordered_lines_are_the_checked_lines_of_a_list_in_handle_order():
         return [watched(0, 1, 2), SimpleNamespace(var=None, value=0, next=5, queued=True), watched(1, 7, 7),
                 watched(2, 0, -1)]
     checked, ordered, given = design(), design(), []
-    assert in_handle_order(ordered)
-    assert commit_ordered(ordered, given.append) is None
+    assert in_handle_order(ordered, HANDLES)
+    assert commit_ordered(ordered, given, MAKES) is None
     assert joined(given) == lines_of(checked) == ["b10 0\n", "b11111111 2\n"]
     assert all(committed(reg) for reg in ordered)
 
@@ -91,14 +97,33 @@ def test_ordered_lines_are_the_checked_lines_of_a_list_in_handle_order():
 def test_ordered_lines_stop_before_a_value_no_memo_takes():
     regs = [watched(0, 0, 1), watched(1, 0, 0.5), watched(2, 0, 1)]
     given = []
-    assert commit_ordered(regs, given.append) is regs[1]
+    assert commit_ordered(regs, given, MAKES) is regs[1]
     assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
 
 
+def test_watched_lines_are_the_ordered_lines_of_a_list_of_watched_registers():
+    def design():
+        return [watched(0, 1, 2), watched(1, 7, 7), watched(2, 0, -1), watched(3, 5, 300)]
+    ordered, watched_only, given, given_watched = design(), design(), [], []
+    assert commit_ordered(ordered, given, MAKES) is None and commit_watched(watched_only, given_watched, MAKES) is None
+    assert joined(given_watched) == joined(given) == ["b10 0\n", "b11111111 2\n", "b101100 3\n"]
+    assert all(committed(reg) for reg in watched_only)
+
+
+def test_watched_lines_stop_at_an_unwatched_register_as_at_a_value_no_memo_takes():
+    unwatched = SimpleNamespace(var=None, value=0, next=5, queued=True)
+    regs = [watched(0, 0, 1), unwatched, watched(2, 0, 1)]
+    given = []
+    assert commit_watched(regs, given, MAKES) is unwatched
+    assert joined(given) == ["b1 0\n"] and committed(regs[0]) and not any(committed(reg) for reg in regs[1:])
+    regs = [watched(0, 0, 1), watched(1, 0, 0.5)]
+    assert commit_watched(regs, [], MAKES) is regs[1] and not committed(regs[1])
+
+
 def test_handle_order_counts_every_watched_register_changed_or_not():
-    assert not in_handle_order([watched(2, 0, 1), watched(1, 1, 1)])  # (1 unchanged now, not always)
+    assert not in_handle_order([watched(2, 0, 1), watched(1, 1, 1)], HANDLES)  # (1 unchanged now, not always)
     unwatched = SimpleNamespace(var=None, value=0, next=0, queued=True)
-    assert in_handle_order([watched(1, 0, 0), unwatched, watched(4, 0, 0)]) and in_handle_order([unwatched])
+    assert in_handle_order([watched(1, 0, 0), unwatched, watched(4, 0, 0)], HANDLES) and in_handle_order([unwatched], HANDLES)
 
 
 @pytest.mark.parametrize("size", [1, 5, 32, 70])
@@ -144,3 +169,39 @@ def test_numbers_are_summarized_as_their_text_and_cut_at_40_characters():
     assert summarize_payload(7) == "7" and summarize_payload(-0.5) == "-0.5"
     assert summarize_payload(10 ** 50) == "1" + "0" * 36 + "..."
     assert summarize_payload(True) == "True" and summarize_payload(None) == "None"
+
+
+@pytest.mark.parametrize("size", [9, 16])
+def test_register_bits_become_a_table_once_a_64th_of_the_values_were_made(size):
+    var = variables(r=(VarType.reg, {"size": size, "init": 0}))["r"]
+    mask = (1 << size) - 1
+    tables = []
+    memo = BitsMemo(mask, tables.append)
+    held = memo.texts
+    made = [value * 7 for value in range((mask + 1) >> 6)]  # (no runs: one miss each)
+    for value in made[:-1]:
+        looked_up(memo, value)
+    assert tables == [] and isinstance(memo.texts, dict)
+    looked_up(memo, made[-1])
+    assert tables == [memo] and isinstance(memo.texts, list) and len(memo.texts) == mask + 1
+    # a table gives negative values their two's complement, makes values beyond it, and finds
+    # an integral float as the int it equals (every value of the width being made)
+    for value in [0, 1, mask, mask + 1, -1, -mask - 1, -mask - 2, 1 << 80, True, 3.0, -2.0]:
+        assert looked_up(memo, value) + f" {var.ident}" == var.format_value(int(value) & mask, True), value
+    with pytest.raises(TypeError):
+        looked_up(memo, 0.5)
+    with pytest.raises(TypeError):
+        looked_up(memo, "idle")
+    # whoever still holds the dict (a loop, to the end of its edge) finds the values it held
+    assert held[made[1]] == f"b{made[1]:b}" and memo.make(made[1] + 1) == f"b{made[1] + 1:b}"
+
+
+@pytest.mark.parametrize("bits", [1, 2, 8, 13])
+def test_a_table_holds_the_bits_of_every_value_in_order(bits):
+    table = lines.bit_table(bits)
+    assert table == ([f"b{value:b}" for value in range(1 << bits)] if bits > 1 else ["0", "1"])
+
+
+def test_narrow_registers_have_a_table_at_once():
+    assert BitsMemo(1).texts == ["0", "1"] and len(BitsMemo(0xFF).texts) == 256
+    assert BitsMemo(0x1FF).texts == {} and BitsMemo((1 << 17) - 1).texts == {}

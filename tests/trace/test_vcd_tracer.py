@@ -439,3 +439,35 @@ def test_a_state_register_may_hold_an_unhashable_value(tmp_path):
     assert wave.edges("top.q.held") == [(0, "[0]"), (1000, "[0, 1]"), (2000, "[]"), (3000, "empty"),
                                         (4000, "[0, 1]"), (5000, "[]"), (6000, "[0]"), (7000, "empty"), (8000, "[]")]
     assert wave.edges("top.q.count")[:3] == [(0, 1), (1000, 2), (2000, 3)]
+
+
+@model(catalogue=False)
+class Scatter(Component):
+    """Two 12-bit registers jumping about their values, one of them set negative and too wide."""
+
+    def setup(self):
+        self.a = self.register("a", 0, width=12)
+        self.b = self.register("b", 0, width=12)
+        self.log = {}
+
+    def tick(self):
+        a = (self.a.value * 1103 + 17) % 4096
+        self.a.set(a)
+        self.b.set(-a if a & 1 else a + 3 * 4096)
+        self.log[self.sim.now] = (a, (-a if a & 1 else a) & 0xFFF)
+
+
+def test_registers_whose_bits_become_a_table_mid_run_show_every_value(tmp_path):
+    # 12 bits: the bits become a table once 64 values were made, about the 40th edge
+    top = Component("top", clock=ClockDomain("clk", PERIOD))
+    scatter = Scatter("s", top)
+    sim = Simulator(top)
+    path = tmp_path / "scatter.vcd"
+    with VcdTracer(path, gtkw=False) as tracer:
+        sim.add_observer(tracer)
+        sim.run(cycles=300)
+        assert all(isinstance(reg.var[0], list) for reg in (scatter.a, scatter.b))  # (looked up in the table)
+    wave = Waveform(path)
+    assert len({a for a, _ in scatter.log.values()}) > 200
+    for t, (a, b) in scatter.log.items():
+        assert (wave.at("top.s.a", t), wave.at("top.s.b", t)) == (a, b), t
