@@ -196,7 +196,7 @@ class CompiledPair:
         self.finished = False
         domain = cache.domain
         self._phase_ps, self._period_ps = domain.phase_ps, domain.period_ps
-        self._channel = cache.mem_req.channel
+        self._channel, self._answers = cache.mem_req.channel, cache.mem_resp.channel
         self._source = cache.path  # (the requests' source, as the Python cache names it)
 
     def _phase(self, s) -> None:
@@ -242,17 +242,19 @@ class CompiledPair:
             kind, line, leave = self.sent.pop(answer.tag)
             if kind == loop.KIND_FILL:
                 cache.miss_latency.sample(c - leave)
-                data = np.frombuffer(answer.data, dtype=np.uint8)
+                loop.fill(c, kind, line, np.frombuffer(answer.data, dtype=np.uint8), self.geo, ks, self.tags,
+                          self.valid, self.data, self.mline, self.mcount, self.mtarg, self.job_ref, self.job_left,
+                          self.job_done, self.job_val, self.addr, self.size, self.write, self.value)
             else:
-                data = self.data[0, 0, :0]
+                ks[loop.UNACKED] -= 1  # (all that loop.fill does for an acknowledgement)
                 if self.leaving.get(line, (None,))[0] == answer.tag:
                     del self.leaving[line]  # the memory holds these bytes now
-            loop.fill(c, kind, line, data, self.geo, ks, self.tags, self.valid, self.data, self.mline,
-                      self.mcount, self.mtarg, self.job_ref, self.job_left, self.job_done, self.job_val, self.addr,
-                      self.size, self.write, self.value)
             if ks[_WAKE] > c:
                 ks[_WAKE] = c  # an arrival wakes the cache
-            ks[_MEM_WAITING] = len(mem_resp)
+            # another answer already waits (the memory's clock is faster): the channel delivers
+            # in order, so its head tells (len(mem_resp) would count every arrived one)
+            flight = self._answers.flight
+            ks[_MEM_WAITING] = 1 if flight and flight[0][0] <= now else 0
         # Lines may leave in the batch while the credits held now last (see the loop module);
         # a line due now that finds none marks the channel waited on, as a failed send does.
         channel = self._channel
