@@ -48,8 +48,16 @@ from . import compiled_reference_loop as loop
 from . import compiled_reference_memory as inner
 from .memory import FixedLatencyMemory
 
-SHORT_HORIZON = 8
-"""Cycles below which a lookahead answer counts as short (asking costs a walk of the wiring)."""
+# (the loop's indices the driver reads at every batch, as module constants)
+_WAKE, _MEM_WAITING, _O_LEN, _O_HEAD, _O_OUT, _BUDGET, _CAP = (loop.WAKE, loop.MEM_WAITING, loop.O_LEN, loop.O_HEAD,
+                                                           loop.O_OUT, loop.BUDGET, loop.CAP)
+_REFS, _NEVER, _EXIT_END, _EXIT_ANSWER = loop.REFS, loop.NEVER, loop.EXIT_END, loop.EXIT_ANSWER
+
+SHORT_HORIZON = 2
+"""Cycles below which a lookahead answer counts as short (asking costs a walk of the wiring).
+A batch cut to one cycle costs the pair a tick of its own, which costs more than a question
+(PageRank on DDR4: 8 here gave 143,620 batches and 143,588 questions where 2 gives 125,596
+and 147,793), so only an answer that saves no tick counts as short."""
 COMPILED_POLICIES = ("lru", "srrip")
 PLAY_IDEAL_MEMORY = True
 """Whether the loop plays an ideal memory wired straight below the cache (see above)."""
@@ -184,8 +192,12 @@ class CompiledPair:
         self.woken_inside = 0  # ticks at a cycle already computed (a stale wake-up: see tick)
         self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
         self.asked_at_answer = 0  # lookahead questions asked where an answer to a line sent may come
-        self.exits: dict = {}
+        self._exits = [0] * len(loop.EXIT_REASONS)  # batches per exit reason (see exits)
         self.finished = False
+        domain = cache.domain
+        self._phase_ps, self._period_ps = domain.phase_ps, domain.period_ps
+        self._channel, self._answers = cache.mem_req.channel, cache.mem_resp.channel
+        self._source = cache.path  # (the requests' source, as the Python cache names it)
 
     def _phase(self, s) -> None:
         """Play phase ``s`` next: its first reference enters ``gap[0]`` cycles after the
@@ -209,7 +221,8 @@ class CompiledPair:
         if self.finished:
             cache.sleep()
             return
-        c = cache.cycle
+        now = cache.sim.now
+        c = (now - self._phase_ps) // self._period_ps  # (cache.cycle)
         if c < self.resume:
             # A wake asked for at an earlier batch (a quiet one's, which a fill then came
             # before) falls in cycles a later batch computed: they are done, and by the
@@ -222,71 +235,88 @@ class CompiledPair:
             return
         if not self.geo[loop.G_ROUND_TRIP]:
             self._wiring()
-        if cache.mem_resp.valid:
-            answer = cache.mem_resp.recv()
+        ks = self.ks
+        mem_resp = cache.mem_resp
+        if mem_resp.valid:
+            answer = mem_resp.recv()
             kind, line, leave = self.sent.pop(answer.tag)
             if kind == loop.KIND_FILL:
                 cache.miss_latency.sample(c - leave)
-                data = np.frombuffer(answer.data, dtype=np.uint8)
+                loop.fill(c, kind, line, np.frombuffer(answer.data, dtype=np.uint8), self.geo, ks, self.tags,
+                          self.valid, self.data, self.mline, self.mcount, self.mtarg, self.job_ref, self.job_left,
+                          self.job_done, self.job_val, self.addr, self.size, self.write, self.value)
             else:
-                data = self.data[0, 0, :0]
+                ks[loop.UNACKED] -= 1  # (all that loop.fill does for an acknowledgement)
                 if self.leaving.get(line, (None,))[0] == answer.tag:
                     del self.leaving[line]  # the memory holds these bytes now
-            loop.fill(c, kind, line, data, self.geo, self.ks, self.tags, self.valid, self.data, self.mline,
-                      self.mcount, self.mtarg, self.job_ref, self.job_left, self.job_done, self.job_val, self.addr,
-                      self.size, self.write, self.value)
-            self.ks[loop.WAKE] = min(self.ks[loop.WAKE], c)  # an arrival wakes the cache
-            self.ks[loop.MEM_WAITING] = len(cache.mem_resp)
-        ks = self.ks
+            if ks[_WAKE] > c:
+                ks[_WAKE] = c  # an arrival wakes the cache
+            # another answer already waits (the memory's clock is faster): the channel delivers
+            # in order, so its head tells (len(mem_resp) would count every arrived one)
+            flight = self._answers.flight
+            ks[_MEM_WAITING] = 1 if flight and flight[0][0] <= now else 0
         # Lines may leave in the batch while the credits held now last (see the loop module);
         # a line due now that finds none marks the channel waited on, as a failed send does.
-        channel = cache.mem_req.channel
-        ks[loop.BUDGET] = channel.credits if channel.busy_until <= cache.sim.now else 0
-        if ks[loop.O_LEN] > 0 and self.o_leave[ks[loop.O_HEAD]] <= c and not cache.mem_req.ready:
-            ks[loop.BUDGET] = 0
-        ks[loop.CAP] = loop.NEVER
-        before = self._moves()
-        # The first cycle needs no lookahead (what arrives at it has arrived): the question
-        # is asked only when the pair has more to do than wait for the memory below.
+        channel = self._channel
+        due_now = ks[_O_LEN] > 0 and self.o_leave[ks[_O_HEAD]] <= c
+        ks[_BUDGET] = channel.credits if channel.busy_until <= now else 0
+        if due_now and not cache.mem_req.ready:
+            ks[_BUDGET] = 0
+        ks[_CAP] = _NEVER
+        cs = self.cs
+        before = self._moves() if self.memory is not None else int(cs[_REFS])
+        # The first cycle needs no lookahead (what arrives at it has arrived). A line leaving
+        # at it is sent before the question, which then bounds its answer; with none, the
+        # question gets the same answer before the first cycle as after it (the pair sends
+        # nothing else there), so it is asked first and the batch is one call of the loop.
         ran, end, asked = 0, c + 1, False
+        if not due_now:
+            end, asked = self._end(c), True
+        run, arrays = loop.run, self._arrays
         while True:
-            more, reason = self._run(c, c + ran, end)
+            more, reason = run(c, c + ran, end, *arrays)
             ran += more
-            if ks[loop.O_OUT]:
+            if ks[_O_OUT]:
                 self._send()
             if self.memory is not None:
                 self._samples()
-            if reason == loop.EXIT_PHASE:
+            if reason == _EXIT_END:
+                pass
+            elif reason == loop.EXIT_PHASE:
                 stream = self.core.next_phase()
                 why = _crossing(stream, cache.line_bytes)
                 if why is not None:
                     self.core.fail(f"engine 'compiled': {why} in a later phase")
                 self._phase(stream)  # and compute on into it, as far as the batch may go
-            elif reason == loop.EXIT_ANSWER:
+                arrays = self._arrays
+            elif reason == _EXIT_ANSWER:
                 # The lines sent are on their way now, so the kernel's lookahead bounds their
                 # answers (the memory counts requests in flight) more tightly than the least
                 # round trip did: ask it here instead of ending the batch for it.
-                ks[loop.CAP] = loop.NEVER
+                ks[_CAP] = _NEVER
                 end, asked = self._end(c), True
                 self.asked_at_answer += 1
                 if c + ran >= end:
                     break
                 continue
-            elif reason != loop.EXIT_END and reason != loop.EXIT_SAMPLES:
+            elif reason != loop.EXIT_SAMPLES:
                 break
             if c + ran >= end:
-                if asked or c + ran >= ks[loop.CAP]:
+                if asked or c + ran >= ks[_CAP]:
                     break  # (an answer to a line just sent may come next: no question needed)
+                ks[_CAP] = _NEVER  # (the answer bounds those of the lines sent, as above)
                 end, asked = self._end(c), True
                 if c + ran >= end:
                     break
         self.cycles += ran
         self.resume = c + ran
         self.batches += 1
-        name = loop.EXIT_REASONS[reason]
-        self.exits[name] = self.exits.get(name, 0) + 1
-        if self._moves() != before or reason == loop.EXIT_PHASE:
+        self._exits[reason] += 1
+        if reason == loop.EXIT_PHASE or before != (self._moves() if self.memory is not None else int(cs[_REFS])):
             self.core.progress()  # the core holds the work the watchdog watches
+        if reason == _EXIT_END:
+            cache.sleep_for(ran)
+            return
         if reason == loop.EXIT_BAD:
             self.publish()
             self.finished = True
@@ -310,8 +340,10 @@ class CompiledPair:
             return
         cache.sleep_for(ran)
 
-    def _run(self, now: int, start: int, end: int) -> tuple[int, int]:
-        return loop.run(now, start, end, *self._arrays)
+    @property
+    def exits(self) -> dict:
+        """How many batches ended on each reason (``loop.EXIT_REASONS``), the reasons met."""
+        return {name: n for name, n in zip(loop.EXIT_REASONS, self._exits) if n}
 
     def _pack(self) -> None:
         # the loop's arguments in its order, gathered once a phase (a call then passes a tuple)
@@ -344,46 +376,56 @@ class CompiledPair:
     def _end(self, c: int) -> int:
         """The end of the batch from cycle ``c``: the run's limit, the watchdog's deadline,
         and, while requests are out below, the earliest arrival from outside."""
-        cache, sim = self.cache, self.cache.sim
-        domain = cache.domain
-        end = domain.cycle_of(sim.watchdog_deadline_ps) + 1
+        sim = self.cache.sim
+        phase, period = self._phase_ps, self._period_ps
+        end = (sim.watchdog_deadline_ps - phase) // period + 1
         # Half a watchdog window at most: the progress of a batch counts at its start, so a
         # batch that ran to the deadline would leave the next one a cycle to show progress in.
-        end = min(end, c + max(1, sim.watchdog_ps // 2 // domain.period_ps))
-        if sim.limit_ps is not None:
-            end = min(end, domain.cycle_of(sim.limit_ps) + 1)
-        end = max(end, c + 1)
+        half = sim.watchdog_ps // 2 // period
+        if c + half < end:
+            end = c + half if half > 1 else c + 1
+        limit = sim.limit_ps
+        if limit is not None and (limit - phase) // period + 1 < end:
+            end = (limit - phase) // period + 1
+        if end <= c:
+            end = c + 1
         if self.sent:
             if not self.lookahead.should_ask():
                 return c + 1
-            until = sim.undisturbed_until_ps(cache, domain.phase_ps + end * domain.period_ps)
+            until = sim.undisturbed_until_ps(self.cache, phase + end * period)
             if until is not None:
-                end = max(c + 1, min(end, domain.cycle_of(until - 1) + 1))
+                bound = (until - 1 - phase) // period + 1
+                if bound < end:
+                    end = bound if bound > c else c + 1
             self.lookahead.answered(end - c >= SHORT_HORIZON)
         return end
 
     def _send(self) -> None:
         """Hand the lines the loop sent to the channel to memory, each at its cycle."""
         cache, ks = self.cache, self.ks
-        domain, port, now = cache.domain, cache.mem_req, cache.sim.now
+        port, now = cache.mem_req, cache.sim.now
+        phase, period, line_bytes, source = self._phase_ps, self._period_ps, cache.line_bytes, self._source
         size = len(self.o_leave)
-        for k in range(int(ks[loop.O_OUT]), 0, -1):
-            h = (int(ks[loop.O_HEAD]) - k) % size
-            kind, line, tag, leave = int(self.o_kind[h]), int(self.o_line[h]), int(self.o_tag[h]), int(self.o_leave[h])
+        head = int(ks[_O_HEAD])
+        sent, leaving = self.sent, self.leaving
+        o_kind, o_line, o_tag, o_at = self.o_kind, self.o_line, self.o_tag, self.o_at
+        for k in range(int(ks[_O_OUT]), 0, -1):
+            h = (head - k) % size
+            kind, line, tag = o_kind.item(h), o_line.item(h), o_tag.item(h)
             write = kind == loop.KIND_WB
-            at = domain.phase_ps + int(self.o_at[h]) * domain.period_ps
+            at = phase + o_at.item(h) * period
             data = self.o_data[h].tobytes() if write else None
-            request = MemRequest(address=line * cache.line_bytes, size_bytes=cache.line_bytes, is_write=write,
-                                 data=data, source=cache.path, tag=tag, created_ps=at)
+            request = MemRequest(address=line * line_bytes, size_bytes=line_bytes, is_write=write,
+                                 data=data, source=source, tag=tag, created_ps=at)
             if write:
-                self.leaving[line] = (tag, data)
+                leaving[line] = (tag, data)
             if at == now:
                 port.send(request)
             else:
                 port.send_ahead(request, at)
                 self.sent_ahead += 1
-            self.sent[tag] = (kind, line, leave)
-        ks[loop.O_OUT] = 0
+            sent[tag] = (kind, line, self.o_leave.item(h))
+        ks[_O_OUT] = 0
 
     def _wiring(self) -> None:
         """The least round trip through the memory below, in cycles, and whether lines may

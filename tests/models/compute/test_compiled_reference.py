@@ -180,6 +180,53 @@ def test_the_pair_computes_ahead_in_batches_of_many_cycles():
     assert pair.exits["quiet"] and pair.sent_ahead and pair.asked_at_answer
 
 
+def test_a_batch_asks_its_question_before_its_first_cycle_unless_a_line_leaves_at_it(monkeypatch):
+    # The question asked before the first cycle gets the answer it would get after it when
+    # that cycle sends nothing, so such a batch is one call of the loop; and a question asked
+    # once lines are on their way bounds their answers, so the loop then stops at the round
+    # trip only of a line it sends itself (an EXIT_ANSWER follows a send in the same call).
+    from archmodel.models.compute import compiled_reference_loop as loop
+    rng = np.random.default_rng(7)
+    stream, initial = random_stream(rng, 3000, span_lines=256, writes=0.3)
+    # (one credit to memory: a line due when the batch holds none leaves at the next one's first cycle)
+    case = dict(random_case(rng, 3000), sets=8, ways=4, mshrs=4, ends=[], mcap=1)
+    events = []
+    run, end, tick = loop.run, compiled_reference.CompiledPair._end, compiled_reference.CompiledPair.tick
+
+    def counted_tick(pair):
+        ks = pair.ks
+        c = pair.cache.cycle
+        due = bool(ks[loop.O_LEN] > 0 and pair.o_leave[ks[loop.O_HEAD]] <= c and not pair.finished)
+        events.append(["tick", due and c >= pair.resume])
+        tick(pair)
+
+    def counted_run(now, start, stop, geo, cs, ks, *rest):
+        out = int(ks[loop.O_OUT])
+        more, reason = run(now, start, stop, geo, cs, ks, *rest)
+        events.append(["run", reason, int(ks[loop.O_OUT]) > out])
+        return more, reason
+
+    def counted_end(pair, c):
+        events.append(["ask"])
+        return end(pair, c)
+
+    monkeypatch.setattr(loop, "run", counted_run)
+    monkeypatch.setattr(compiled_reference.CompiledPair, "_end", counted_end)
+    monkeypatch.setattr(compiled_reference.CompiledPair, "tick", counted_tick)
+    top, core, cache, memory = build("compiled", stream, initial, case, "dram")
+    Simulator(top).run()
+    assert core.done
+    firsts = {True: 0, False: 0}
+    for k, event in enumerate(events):
+        if event[0] == "run" and event[1] == loop.EXIT_ANSWER:
+            assert event[2], "the loop stopped at the round trip of a line handed over before a question"
+        if event[0] == "tick" and k + 1 < len(events) and events[k + 1][0] != "tick":
+            first = events[k + 1][0]
+            assert first == ("run" if event[1] else "ask")
+            firsts[event[1]] += 1
+    assert firsts[True] > 50 and firsts[False] > 500  # (both kinds of batch are met)
+
+
 def test_the_pair_plays_an_ideal_memory_below_it_in_a_few_batches():
     rng = np.random.default_rng(5)
     stream, initial = random_stream(rng, 3000, span_lines=64, writes=0.3)
