@@ -232,6 +232,7 @@ class Resident:
                                              np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
         self.words, self.singles, self.mbytes, self.words_i64, self.reqs, self.owner = work
         self.memory = MEMORY_OUTSIDE  # the loop's memory arguments (compiled_cluster_memory)
+        self._operands: tuple | None = None  # the loop's arguments (_arrays), made at the first batch
         self._load_dma(dma)
 
     # -- the DMA engine ------------------------------------------------------------------------------
@@ -372,12 +373,23 @@ class Resident:
     # -- the batches ---------------------------------------------------------------------------------
     def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
         """Run cycles ``start`` .. ``end`` - 1 in the loop (see _cluster_cycles)."""
-        return _compiled_cluster_cycles()(
-            start, end, check_only, port_done, self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f,
-            self.f_ready, self.body, self.l0, self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val,
-            self.fq_uses, self.ic, self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr,
-            self.per_bank, self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf,
-            self.submitted, self.pend, *self.memory)
+        operands = self._operands
+        if operands is None or operands[0] is not self.bursts or operands[1] is not self.ww or \
+                operands[2] is not self.memory:
+            operands = self._operands = self._arrays()
+        return _compiled_cluster_cycles()(start, end, check_only, port_done, *operands[3])
+
+    def _arrays(self) -> tuple:
+        """The loop's array arguments, kept between batches (a batch or two per cycle of a busy
+        cluster: gathering 40-odd attributes each time costs more than the dispatch), with the
+        arrays that may be replaced meanwhile (``bursts`` at a new transfer, ``ww`` when it
+        grows, ``memory`` while the loop plays the memory), so :meth:`run` sees a change."""
+        return (self.bursts, self.ww, self.memory,
+                (self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f, self.f_ready, self.body, self.l0,
+                 self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val, self.fq_uses, self.ic,
+                 self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr, self.per_bank,
+                 self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf, self.submitted,
+                 self.pend, *self.memory))
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:
