@@ -160,19 +160,34 @@ def _restore_sequencer(core, recorded: list) -> None:
 
 
 _SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, end, check_only, port_done
+_ENTRIES: dict = {}  # (loop, the arrays' layouts) -> the loop's compiled entry for them (None: none)
+
+
+def _layout(array) -> tuple:
+    """What numba's type of an array depends on (dtype, dimensions, contiguity, writeable,
+    aligned), or more: arrays with the same layout have the same numba type."""
+    flags = array.flags
+    return (array.dtype.str, array.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
 
 
 def _entry_of(loop, arrays: tuple):
     """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop, which takes
     its arguments as one tuple: ``*args``) for ``arrays`` after run()'s four scalars, once
-    the dispatcher holds it (after a call); None when it holds no such signature. Calling
-    the entry skips the dispatcher's typing of 45 arguments at every batch, about half of
-    a short batch's call; the arrays' types do not change while they are kept."""
-    types = tuple(loop.typeof_pyval(value) for value in _SCALARS + arrays)
-    for signature in loop.signatures:
-        if len(signature) == 1 and tuple(getattr(signature[0], "types", ())) == types:
-            return loop.get_overload(signature)
-    return None
+    the dispatcher holds it (after a call); None when it holds no such signature, or an
+    argument is not an array. Calling the entry skips the dispatcher's typing of 45
+    arguments at every batch, about half of a short batch's call. Kept per layout of the
+    arrays: typing them (numba's typeof) costs more than a thousand batch calls."""
+    if not all(type(array) is np.ndarray for array in arrays):
+        return None
+    key = (loop, tuple(_layout(array) for array in arrays))
+    if key not in _ENTRIES:
+        types = tuple(loop.typeof_pyval(value) for value in _SCALARS + arrays)
+        entry = None
+        for signature in loop.signatures:
+            if len(signature) == 1 and tuple(getattr(signature[0], "types", ())) == types:
+                entry = loop.get_overload(signature)
+        _ENTRIES[key] = entry
+    return _ENTRIES[key]
 
 
 class Resident:

@@ -4,12 +4,14 @@ bounds, and the errors of requests it cannot route."""
 
 import random
 
+import attrs
 import pytest
 
 from archmodel.kernel import Component, ModelAssertion, Simulator, connect
 from archmodel.models.compute import FixedLatencyMemory
-from archmodel.models.messages import MemRequest
+from archmodel.models.messages import MemRequest, MemResponse
 from archmodel.models.network import MemoryTreeNode
+from archmodel.models.network import memory_tree
 from archmodel.models.network.memory_tree import MemoryTreeNode as Node
 
 from .test_memory_traffic import ScriptedRequester
@@ -99,6 +101,34 @@ def test_random_traffic_from_many_requesters_keeps_each_ones_order_and_data():
     for cpu in cpus:
         assert [(r.tag, r.data) for _, r in cpu.received] == expected[cpu.name]
     assert node.requests.value == 120 and node.holding() is None
+
+
+def test_a_request_waiting_for_room_is_routed_once():
+    # queue_depth 1 and a memory that answers after 10 cycles: the requests of three
+    # requesters wait at the head of their ports for many edges, and each is routed once
+    top, node, cpus, low, high = build(radix=3, mem_latency=(10, 2), queue_depth=1)
+    routed = []
+    route = node.target_of
+    node.target_of = lambda i, request: routed.append((i, request.tag)) or route(i, request)
+    for cpu in cpus:
+        cpu.script.extend(MemRequest(64 * tag, 64, source="dma", tag=tag) for tag in range(4))
+    Simulator(top).run(cycles=2000)
+    assert sorted(routed) == [(i, tag) for i in range(3) for tag in range(4)]
+    assert all([r.tag for _, r in cpu.received] == [0, 1, 2, 3] for cpu in cpus)
+
+
+def test_forwarded_and_returned_messages_are_those_attrs_evolve_makes():
+    request = MemRequest(0x40, 8, is_write=True, data=bytes(8), source="dma", tag=3, created_ps=7)
+    assert memory_tree._retagged(request, 9, (1, "dma")) == attrs.evolve(request, tag=9, source=(1, "dma"))
+    response = MemResponse(9, data=b"x" * 8, source=(1, "dma"), created_ps=7)
+    assert memory_tree._restored(response, 3, "dma") == attrs.evolve(response, tag=3, source="dma")
+
+    @attrs.frozen
+    class Marked(MemRequest):
+        mark: int = 5
+
+    marked = memory_tree._retagged(Marked(0x40, 8, mark=6), 2, (0, None))
+    assert type(marked) is Marked and marked.mark == 6 and (marked.tag, marked.source) == (2, (0, None))
 
 
 def test_uplink_bytes_and_utilisation_follow_the_link_width():
