@@ -183,6 +183,27 @@ def test_lookahead_bounds_count_each_requesters_own_requests_only():
     assert node.reaction_ps(node.up_rsp, node.up_req) is None
 
 
+def test_an_answer_on_its_way_back_bounds_its_requester_without_asking_the_target():
+    top, node, (cpu,), low, high = build(latency=3, mem_latency=(10, 2))
+    cpu.script.append(MemRequest(0x40, 64, source="dma", tag=1))
+    sim = Simulator(top)
+    period = node.domain.period_ps
+    back = node.out_rsp[0].channel
+    cycles = 1
+    while not back.flight:
+        cycles += 1
+        sim.run(cycles=cycles)
+    asked = []
+    bound = low.earliest_send_ps
+    low.earliest_send_ps = lambda port: asked.append(port) or bound(port)
+    # the memory's own sends come a link later at the soonest: the answer on its way is sooner
+    expected = max(back.flight[0][0], sim.now) + 3 * period
+    assert node.earliest_send_ps(node.down_rsp[0]) == expected
+    assert asked == []
+    sim.run()
+    assert cpu.received[0][0] * period == expected + period  # the bound was the truth: one link later
+
+
 def test_the_least_reactions_bound_the_reactions_and_are_none_exactly_where_those_always_are():
     # The lookahead prunes by least_reaction_ps (a pair it says None for is never followed),
     # so it must hold for every pair of ports at every time of a random run.
