@@ -159,6 +159,37 @@ def _restore_sequencer(core, recorded: list) -> None:
     core.seq_issue = [_Replays(core, copies) for copies in body]
 
 
+_SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, end, check_only, port_done
+_ENTRIES: dict = {}  # (loop, the arrays' layouts) -> the loop's compiled entry for them (None: none)
+
+
+def _layout(array) -> tuple:
+    """What numba's type of an array depends on (dtype, dimensions, contiguity, writeable,
+    aligned), or more: arrays with the same layout have the same numba type."""
+    flags = array.flags
+    return (array.dtype.str, array.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
+
+
+def _entry_of(loop, arrays: tuple):
+    """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop, which takes
+    its arguments as one tuple: ``*args``) for ``arrays`` after run()'s four scalars, once
+    the dispatcher holds it (after a call); None when it holds no such signature, or an
+    argument is not an array. Calling the entry skips the dispatcher's typing of 45
+    arguments at every batch, about half of a short batch's call. Kept per layout of the
+    arrays: typing them (numba's typeof) costs more than a thousand batch calls."""
+    if not all(type(array) is np.ndarray for array in arrays):
+        return None
+    key = (loop, tuple(_layout(array) for array in arrays))
+    if key not in _ENTRIES:
+        types = tuple(loop.typeof_pyval(value) for value in _SCALARS + arrays)
+        entry = None
+        for signature in loop.signatures:
+            if len(signature) == 1 and tuple(getattr(signature[0], "types", ())) == types:
+                entry = loop.get_overload(signature)
+        _ENTRIES[key] = entry
+    return _ENTRIES[key]
+
+
 class Resident:
     """The state of one cluster in the compiled loop's arrays (see the module docstring)."""
 
@@ -232,6 +263,9 @@ class Resident:
                                              np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
         self.words, self.singles, self.mbytes, self.words_i64, self.reqs, self.owner = work
         self.memory = MEMORY_OUTSIDE  # the loop's memory arguments (compiled_cluster_memory)
+        # the loop's arguments (_arrays) per memory it is given (outside, or the one it plays):
+        # made at the first batch with each
+        self._operands: dict = {}
         self._load_dma(dma)
 
     # -- the DMA engine ------------------------------------------------------------------------------
@@ -372,12 +406,31 @@ class Resident:
     # -- the batches ---------------------------------------------------------------------------------
     def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
         """Run cycles ``start`` .. ``end`` - 1 in the loop (see _cluster_cycles)."""
-        return _compiled_cluster_cycles()(
-            start, end, check_only, port_done, self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f,
-            self.f_ready, self.body, self.l0, self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val,
-            self.fq_uses, self.ic, self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr,
-            self.per_bank, self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf,
-            self.submitted, self.pend, *self.memory)
+        memory = self.memory
+        operands = self._operands.get(id(memory))
+        if operands is None or operands[0] is not self.bursts or operands[1] is not self.ww or \
+                operands[2] is not memory:
+            operands = self._operands[id(memory)] = self._arrays()
+        entry = operands[3]
+        if entry is not None:
+            return entry((start, end, check_only, port_done) + operands[4])
+        loop = _compiled_cluster_cycles()
+        ran = loop(start, end, check_only, port_done, *operands[4])
+        self._operands[id(memory)] = (*operands[:3], _entry_of(loop, operands[4]), operands[4])
+        return ran
+
+    def _arrays(self) -> tuple:
+        """The loop's array arguments, kept between batches (a batch or two per cycle of a busy
+        cluster: gathering 40-odd attributes each time costs more than the dispatch), with the
+        arrays that may be replaced meanwhile (``bursts`` at a new transfer, ``ww`` when it
+        grows, ``memory`` while the loop plays the memory), so :meth:`run` sees a change, and
+        the loop's compiled entry for their types once known (:func:`_entry_of`)."""
+        return (self.bursts, self.ww, self.memory, None,
+                (self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f, self.f_ready, self.body, self.l0,
+                 self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val, self.fq_uses, self.ic,
+                 self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr, self.per_bank,
+                 self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf, self.submitted,
+                 self.pend, *self.memory))
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:

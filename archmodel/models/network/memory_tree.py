@@ -46,6 +46,29 @@ class _TreeMap(AddressMap):
             address += step
 
 
+_REQUEST_FIELDS = ("address", "size_bytes", "is_write", "data", "source", "tag", "created_ps", "origin")
+_RESPONSE_FIELDS = ("tag", "data", "source", "created_ps")
+if tuple(f.name for f in attrs.fields(MemRequest)) != _REQUEST_FIELDS or \
+        tuple(f.name for f in attrs.fields(MemResponse)) != _RESPONSE_FIELDS:
+    raise AssertionError("MemRequest or MemResponse changed its fields: update _retagged and _restored")
+
+
+def _retagged(request: MemRequest, tag: int, source) -> MemRequest:
+    """``attrs.evolve(request, tag=tag, source=source)``, built field by field (evolve looks
+    the fields up at every call, and a node forwards every request once)."""
+    if type(request) is not MemRequest:
+        return attrs.evolve(request, tag=tag, source=source)
+    return MemRequest(request.address, request.size_bytes, request.is_write, request.data, source, tag,
+                      request.created_ps, request.origin)
+
+
+def _restored(response: MemResponse, tag: int, source) -> MemResponse:
+    """``attrs.evolve(response, tag=tag, source=source)``, as :func:`_retagged`."""
+    if type(response) is not MemResponse:
+        return attrs.evolve(response, tag=tag, source=source)
+    return MemResponse(tag, response.data, source, response.created_ps)
+
+
 def _transit_ps(channel) -> int:
     """The least time a message spends on ``channel``: ``latency`` of the receiver's cycles in
     one clock domain, else just over ``latency - 1`` of them (it arrives at the first receiver
@@ -179,6 +202,12 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self._bound_key = None
         self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
         self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
+        # the wiring is fixed once the run starts: the ticks look at the connected ports only
+        self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
+        self._live_requesters = [(i, port) for i, port in enumerate(self.requesters) if port.connected]
+        # per requester, its head request and that request's target (target_of), so a request
+        # waiting for room at its target is routed once, not at every edge it waits
+        self._routed: list = [None] * len(self.requesters)
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -208,8 +237,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
     def tick(self) -> None:
         now = self.sim.now
         moved = False
-        for t, port in enumerate(self.from_targets):
-            if port.connected and port.valid:
+        for t, port in self._live_targets:
+            if port.valid:
                 self._answered(t, port.recv(), now)
                 moved = True
         for i, queue in enumerate(self.answers):
@@ -217,15 +246,28 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                 queue.popleft()
                 moved = True
         wanted: dict = {}
-        for i, port in enumerate(self.requesters):
-            if port.connected and port.valid:
-                wanted.setdefault(self.target_of(i, port.peek()), []).append(i)
+        routed = self._routed
+        for i, port in self._live_requesters:
+            request = port.peek()  # (None when nothing is valid)
+            if request is not None:
+                route = routed[i]
+                if route is None or route[0] is not request:
+                    route = routed[i] = (request, self.target_of(i, request))
+                asking = wanted.get(route[1])
+                if asking is None:
+                    wanted[route[1]] = [i]
+                else:
+                    asking.append(i)
         for t, asking in wanted.items():
             if len(self.to_send[t]) >= self.queue_depth:
                 continue
-            start = self.priority[t]
-            winner = min(asking, key=lambda i: (i - start) % len(self.requesters))
+            if len(asking) == 1:
+                winner = asking[0]
+            else:
+                start, count = self.priority[t], len(self.requesters)
+                winner = min(asking, key=lambda i: (i - start) % count)
             self.priority[t] = (winner + 1) % len(self.requesters)
+            routed[winner] = None
             self._take(winner, t, self.requesters[winner].recv(), now)
             moved = True
         soonest = None
@@ -256,7 +298,7 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self.next_tag += 1
         self.outstanding[tag] = (requester, key, seq, request)
         self.in_order.setdefault(key, deque()).append(seq)
-        forwarded = attrs.evolve(request, tag=tag, source=(requester, request.source))
+        forwarded = _retagged(request, tag, (requester, request.source))
         self.to_send[target].append((now + self.delay, forwarded, requester))
 
     def _count(self, target: int, message, outward: bool) -> None:
@@ -274,7 +316,7 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         requester, key, seq, request = entry
         self.sent[requester][target] -= 1
         early = self.early.setdefault(key, {})
-        early[seq] = attrs.evolve(response, tag=request.tag, source=request.source)
+        early[seq] = _restored(response, request.tag, request.source)
         order = self.in_order[key]
         queue = self.answers[requester]
         while order and order[0] in early:
@@ -409,12 +451,16 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                 soonest = max(arrival, now) + after
                 break
         target = back.src_owner
-        if back.src not in self._bounds:
-            self._bounds[back.src] = target.earliest_send_ps(back.src)
-        sent = self._bounds[back.src]
-        if sent is not None:
-            at = max(sent, now) + _transit_ps(back) + after
-            soonest = at if soonest is None else min(soonest, at)
+        transit = _transit_ps(back)
+        # (the target's own sends arrive no sooner than now plus the link: an answer on its
+        # way that comes by then is the soonest, and the target need not be asked)
+        if soonest is None or soonest > now + transit + after:
+            if back.src not in self._bounds:
+                self._bounds[back.src] = target.earliest_send_ps(back.src)
+            sent = self._bounds[back.src]
+            if sent is not None:
+                at = max(sent, now) + transit + after
+                soonest = at if soonest is None else min(soonest, at)
         forward = self.target_ports[t].channel
         if forward.flight and not target.bounds_inputs_in_flight:
             reaction = target.reaction_ps(forward.dst, back.src) or 0

@@ -110,3 +110,41 @@ def test_the_sleeping_path_is_taken():
     if not PARKED:  # (run alone)
         PARKED.extend(run(seed, True)["parked"] for seed in range(6))
     assert sum(1 for parked in PARKED if parked) >= len(PARKED) // 3, PARKED
+
+
+def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_set_of_arrays(monkeypatch):
+    from archmodel.models.compute import compiled_state
+
+    loop = compiled_state._compiled_cluster_cycles()
+    counts = {"dispatcher": 0, "arrays": 0, "batches": 0}
+
+    class Counting:
+        """The loop's dispatcher, counting the calls that go through it."""
+
+        def __getattr__(self, name):
+            return getattr(loop, name)
+
+        def __call__(self, *args):
+            counts["dispatcher"] += 1
+            return loop(*args)
+
+    counting = Counting()
+    monkeypatch.setattr(compiled_state, "_compiled_cluster_cycles", lambda: counting)
+    arrays, run_batch = compiled_state.Resident._arrays, compiled_state.Resident.run
+
+    def counted_arrays(self):
+        counts["arrays"] += 1
+        return arrays(self)
+
+    def counted_run(self, *args, **kwargs):
+        counts["batches"] += 1
+        return run_batch(self, *args, **kwargs)
+    monkeypatch.setattr(compiled_state.Resident, "_arrays", counted_arrays)
+    monkeypatch.setattr(compiled_state.Resident, "run", counted_run)
+    for seed in range(3):
+        on, off = run(seed, True), run(seed, False)
+        on.pop("parked"), off.pop("parked")
+        assert on == off, first_difference(on, off)
+    # every new set of arrays (a load, a transfer's bursts, the ring growing) goes through the
+    # dispatcher once, and the batches after it through the entry found then
+    assert counts["dispatcher"] == counts["arrays"] < counts["batches"], counts

@@ -4,12 +4,14 @@ bounds, and the errors of requests it cannot route."""
 
 import random
 
+import attrs
 import pytest
 
 from archmodel.kernel import Component, ModelAssertion, Simulator, connect
 from archmodel.models.compute import FixedLatencyMemory
-from archmodel.models.messages import MemRequest
+from archmodel.models.messages import MemRequest, MemResponse
 from archmodel.models.network import MemoryTreeNode
+from archmodel.models.network import memory_tree
 from archmodel.models.network.memory_tree import MemoryTreeNode as Node
 
 from .test_memory_traffic import ScriptedRequester
@@ -101,6 +103,34 @@ def test_random_traffic_from_many_requesters_keeps_each_ones_order_and_data():
     assert node.requests.value == 120 and node.holding() is None
 
 
+def test_a_request_waiting_for_room_is_routed_once():
+    # queue_depth 1 and a memory that answers after 10 cycles: the requests of three
+    # requesters wait at the head of their ports for many edges, and each is routed once
+    top, node, cpus, low, high = build(radix=3, mem_latency=(10, 2), queue_depth=1)
+    routed = []
+    route = node.target_of
+    node.target_of = lambda i, request: routed.append((i, request.tag)) or route(i, request)
+    for cpu in cpus:
+        cpu.script.extend(MemRequest(64 * tag, 64, source="dma", tag=tag) for tag in range(4))
+    Simulator(top).run(cycles=2000)
+    assert sorted(routed) == [(i, tag) for i in range(3) for tag in range(4)]
+    assert all([r.tag for _, r in cpu.received] == [0, 1, 2, 3] for cpu in cpus)
+
+
+def test_forwarded_and_returned_messages_are_those_attrs_evolve_makes():
+    request = MemRequest(0x40, 8, is_write=True, data=bytes(8), source="dma", tag=3, created_ps=7)
+    assert memory_tree._retagged(request, 9, (1, "dma")) == attrs.evolve(request, tag=9, source=(1, "dma"))
+    response = MemResponse(9, data=b"x" * 8, source=(1, "dma"), created_ps=7)
+    assert memory_tree._restored(response, 3, "dma") == attrs.evolve(response, tag=3, source="dma")
+
+    @attrs.frozen
+    class Marked(MemRequest):
+        mark: int = 5
+
+    marked = memory_tree._retagged(Marked(0x40, 8, mark=6), 2, (0, None))
+    assert type(marked) is Marked and marked.mark == 6 and (marked.tag, marked.source) == (2, (0, None))
+
+
 def test_uplink_bytes_and_utilisation_follow_the_link_width():
     top, node, (cpu,), low, high = build(up_width=128)
     cpu.script.extend([MemRequest(MIB + 64 * i, 64, source="dma", tag=i) for i in range(4)]
@@ -151,6 +181,27 @@ def test_lookahead_bounds_count_each_requesters_own_requests_only():
     assert node.reaction_ps(node.down_req[0], node.down_rsp[1]) is None
     assert node.reaction_ps(node.up_rsp, node.down_rsp[0]) is None  # counted by the bound
     assert node.reaction_ps(node.up_rsp, node.up_req) is None
+
+
+def test_an_answer_on_its_way_back_bounds_its_requester_without_asking_the_target():
+    top, node, (cpu,), low, high = build(latency=3, mem_latency=(10, 2))
+    cpu.script.append(MemRequest(0x40, 64, source="dma", tag=1))
+    sim = Simulator(top)
+    period = node.domain.period_ps
+    back = node.out_rsp[0].channel
+    cycles = 1
+    while not back.flight:
+        cycles += 1
+        sim.run(cycles=cycles)
+    asked = []
+    bound = low.earliest_send_ps
+    low.earliest_send_ps = lambda port: asked.append(port) or bound(port)
+    # the memory's own sends come a link later at the soonest: the answer on its way is sooner
+    expected = max(back.flight[0][0], sim.now) + 3 * period
+    assert node.earliest_send_ps(node.down_rsp[0]) == expected
+    assert asked == []
+    sim.run()
+    assert cpu.received[0][0] * period == expected + period  # the bound was the truth: one link later
 
 
 def test_the_least_reactions_bound_the_reactions_and_are_none_exactly_where_those_always_are():
