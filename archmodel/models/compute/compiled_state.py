@@ -410,7 +410,15 @@ class Resident:
         operands = self._operands.get(id(memory))
         if operands is None or operands[0] is not self.bursts or operands[1] is not self.ww or \
                 operands[2] is not memory:
-            operands = self._operands[id(memory)] = self._arrays()
+            kept = operands
+            operands = self._arrays()
+            if kept is not None and kept[2] is memory and _layout(kept[0]) == _layout(self.bursts) and \
+                    _layout(kept[1]) == _layout(self.ww):
+                # a new transfer's bursts (or a grown ww) like the arrays they replace: the same
+                # entry takes them, without typing the other 40-odd again (a transfer per batch
+                # or two of a cluster on an ideal memory)
+                operands = (*operands[:3], kept[3], operands[4])
+            self._operands[id(memory)] = operands
         entry = operands[3]
         if entry is not None:
             return entry((start, end, check_only, port_done) + operands[4])
