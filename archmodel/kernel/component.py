@@ -429,8 +429,8 @@ class Component:
     knows that the answer to a request it sends while an older one is unanswered arrives
     no sooner than the older one's: a model computing ahead, whose horizon from the
     lookahead already bounds the older answer, need not cut its batch for the newer one.
-    False, the default: no such promise (answers may overtake each other, or the component
-    passes requests on to others that answer)."""
+    False, the default: no such promise (a cache answering hits under misses, a network
+    whose paths differ, may let a younger request's answer overtake an older one's)."""
 
     def reaction_ps(self, inp: InPort, out: OutPort) -> int | None:
         """A lower bound on the time from a message arriving on input port ``inp`` to a
