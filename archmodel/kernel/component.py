@@ -420,6 +420,18 @@ class Component:
     sooner there only (a crossbar whose queues per output are independent), so the lookahead
     wakes nothing else of it. False: a returning credit may let it send anywhere."""
 
+    answers_in_order_per_client = False
+    """True when this component answers the requests of each client (each ``source``) in
+    the order it takes them: one response per request (a write's acknowledgement too, even
+    a posted one), and never a response to a client before the response to an earlier
+    request of that client. A client whose requests go to it on one channel and whose
+    answers come back from it on one (channels deliver in the order they were sent) then
+    knows that the answer to a request it sends while an older one is unanswered arrives
+    no sooner than the older one's: a model computing ahead, whose horizon from the
+    lookahead already bounds the older answer, need not cut its batch for the newer one.
+    False, the default: no such promise (a cache answering hits under misses, a network
+    whose paths differ, may let a younger request's answer overtake an older one's)."""
+
     def reaction_ps(self, inp: InPort, out: OutPort) -> int | None:
         """A lower bound on the time from a message arriving on input port ``inp`` to a
         message on output port ``out`` that it causes (0 by default: the component may

@@ -314,3 +314,20 @@ def test_question_backoff_doubles_the_chances_it_passes_after_useless_answers_an
     # before each question: 0, then 1, 2, 4, 4 (the most) passed after useless answers; a
     # useful one resets, so the question after it comes at once
     assert asked == [0, 1, 2, 4, 4, 0]
+
+
+def test_a_component_promises_answers_in_request_order_only_where_it_declares_it():
+    # (a model computing ahead relies on the promise, so nothing has it by default: not a
+    # plain component, not a model that says nothing, as the Relay here)
+    top = Component("top", clock=ClockDomain("clk", 1000))
+    relay = Relay("relay", top)
+    assert Component.answers_in_order_per_client is False
+    assert relay.answers_in_order_per_client is False
+
+    class OrderedRelay(Relay):
+        """A Relay holds its messages in a FIFO: it does answer in the order it takes them."""
+
+        answers_in_order_per_client = True
+
+    assert OrderedRelay("ordered", top).answers_in_order_per_client is True
+    assert relay.answers_in_order_per_client is False  # (declared on the subclass only)

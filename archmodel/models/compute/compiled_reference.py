@@ -12,7 +12,12 @@ batch, each timestamped with its own cycle (``OutPort.send_ahead``), while the c
 memory held at the batch's start last, and the batch stops before the first cycle an answer
 to one of them can arrive (its send plus the least round trip the wiring allows: the link
 latencies and the memory's least reaction), before a line that finds no credit, and before
-the run finishes. The core sleeps throughout and declares that it sends nothing on its own
+the run finishes. A memory that answers each client in request order
+(``Component.answers_in_order_per_client``), wired straight below, spares most of those
+stops: a line sent while an older request of the pair is out has its answer come after
+the older one's, which the lookahead answer ending the batch already bounds, so only a line
+sent with nothing older out (or none the batch's end bounds) cuts the batch at its round
+trip. The core sleeps throughout and declares that it sends nothing on its own
 (its requests never leave the pair).
 
 When the memory below is a :class:`~.memory.FixedLatencyMemory` wired straight to the cache
@@ -52,6 +57,7 @@ from .memory import FixedLatencyMemory
 _WAKE, _MEM_WAITING, _O_LEN, _O_HEAD, _O_OUT, _BUDGET, _CAP = (loop.WAKE, loop.MEM_WAITING, loop.O_LEN, loop.O_HEAD,
                                                            loop.O_OUT, loop.BUDGET, loop.CAP)
 _REFS, _NEVER, _EXIT_END, _EXIT_ANSWER = loop.REFS, loop.NEVER, loop.EXIT_END, loop.EXIT_ANSWER
+_ROUND_TRIP = loop.G_ROUND_TRIP
 
 SHORT_HORIZON = 2
 """Cycles below which a lookahead answer counts as short (asking costs a walk of the wiring).
@@ -105,6 +111,19 @@ def _own_memory(cache) -> FixedLatencyMemory | None:
         if ch.width_bits is not None or ch.flight or not ch.same_domain:
             return None
     return below
+
+
+def in_order_below(cache) -> bool:
+    """Whether the answers to the lines ``cache`` sends below arrive in the order it sends
+    them: its ``mem_req`` and ``mem_resp`` channels lead straight to one component (channels
+    deliver in order) that answers each client in request order
+    (``Component.answers_in_order_per_client``). Anything else between them (a network, an
+    interleaver, another cache) may reorder, unless it is that one component and declares it."""
+    ask, answer = cache.mem_req.channel, cache.mem_resp.channel
+    if ask is None or answer is None:
+        return False
+    below = ask.dst_owner
+    return answer.src_owner is below and bool(below.answers_in_order_per_client)
 
 
 def _crossing(stream, line_bytes: int) -> str | None:
@@ -192,6 +211,12 @@ class CompiledPair:
         self.woken_inside = 0  # ticks at a cycle already computed (a stale wake-up: see tick)
         self.sent_ahead = 0  # lines handed to the channel at a later cycle than the kernel's
         self.asked_at_answer = 0  # lookahead questions asked where an answer to a line sent may come
+        # Whether the memory below answers the pair in request order (see in_order_below),
+        # and whether the end of the batch under way came from a question asked while lines
+        # were out, so that it bounds the answer to any line sent after it (see tick).
+        self.in_order_below = in_order_below(cache)
+        self._bounded = False
+        self._trip = 0  # the least round trip through the memory below, in cycles (see _wiring)
         self._exits = [0] * len(loop.EXIT_REASONS)  # batches per exit reason (see exits)
         self.finished = False
         domain = cache.domain
@@ -233,7 +258,7 @@ class CompiledPair:
             self.woken_inside += 1
             cache.sleep()
             return
-        if not self.geo[loop.G_ROUND_TRIP]:
+        if not self._trip:
             self._wiring()
         ks = self.ks
         mem_resp = cache.mem_resp
@@ -270,10 +295,14 @@ class CompiledPair:
         # question gets the same answer before the first cycle as after it (the pair sends
         # nothing else there), so it is asked first and the batch is one call of the loop.
         ran, end, asked = 0, c + 1, False
+        self._bounded = False
         if not due_now:
             end, asked = self._end(c), True
-        run, arrays = loop.run, self._arrays
+        run, arrays, geo, trip = loop.run, self._arrays, self.geo, self._trip
         while True:
+            # A line sent where the end already bounds its answer (see _end) need not stop
+            # the batch at its round trip: the loop then reads a round trip of NEVER.
+            geo[_ROUND_TRIP] = _NEVER if self._bounded else trip
             more, reason = run(c, c + ran, end, *arrays)
             ran += more
             if ks[_O_OUT]:
@@ -375,7 +404,16 @@ class CompiledPair:
 
     def _end(self, c: int) -> int:
         """The end of the batch from cycle ``c``: the run's limit, the watchdog's deadline,
-        and, while requests are out below, the earliest arrival from outside."""
+        and, while requests are out below, the earliest arrival from outside.
+
+        Asked while lines are out below (``sent``), the lookahead's answer bounds their
+        answers; a memory below that answers in request order (:func:`in_order_below`)
+        answers every line the batch sends after that no sooner than those, so the end
+        returned bounds the answers to those lines too (``_bounded``), and they need not
+        stop the batch at their round trip. With nothing out, or no question asked (backing
+        off), the first line sent in the batch has nothing older to follow: it keeps the
+        round trip (and the lines after it follow it)."""
+        self._bounded = False
         sim = self.cache.sim
         phase, period = self._phase_ps, self._period_ps
         end = (sim.watchdog_deadline_ps - phase) // period + 1
@@ -398,6 +436,7 @@ class CompiledPair:
                 if bound < end:
                     end = bound if bound > c else c + 1
             self.lookahead.answered(end - c >= SHORT_HORIZON)
+            self._bounded = self.in_order_below
         return end
 
     def _send(self) -> None:
@@ -439,6 +478,7 @@ class CompiledPair:
         else:
             least = (channel.delay if channel.same_domain else channel.tail_delay) + back
             trip = max(1, -(-least // cache.domain.period_ps))
+        self._trip = trip
         self.geo[loop.G_ROUND_TRIP] = trip
         self.geo[loop.G_AHEAD] = channel.width_bits is None
 

@@ -304,6 +304,11 @@ class SplitsRequests(KeepsAnswerBounds):
     answers queue behind their client's earlier ones), so the kernel's lookahead does not add
     a reaction for them."""
 
+    answers_in_order_per_client = True
+    """Responses leave through the :class:`ResponseOrder` only, each client's in the order
+    its requests were taken (a posted write's acknowledgement waits for the responses to
+    the client's earlier requests too): see :attr:`Component.answers_in_order_per_client`."""
+
     def earliest_send_ps(self, port) -> int | None:
         """A lower bound on the time of the next message on ``port`` from what this
         controller holds now and the requests already on their way to it (None: none

@@ -296,3 +296,102 @@ def test_engine_compiled_says_why_it_does_not_apply():
     with pytest.raises(ModelAssertion, match="engine 'compiled' does not apply: top.core.req does not lead "
                                              "straight to a cache"):
         Simulator(top).run()
+
+
+def isolated_misses(count, hits_between=24):
+    """Reads: a miss to a fresh line, then ``hits_between`` independent hits to one hot line,
+    ``count`` times: each miss leaves while nothing else of the pair's is out below (the
+    previous fill came back during the hits), and the hits go on past its answer's arrival."""
+    rng = np.random.default_rng(1)
+    lines = 4 + count
+    memory = rng.integers(0, 256, lines * 64, dtype=np.uint8).tobytes()
+    address = []
+    for k in range(count):
+        address.append(64 * (4 + k))
+        address.extend(8 * (j % 8) for j in range(hits_between))
+    address = np.array(address, dtype=np.int64)
+    value = [int.from_bytes(memory[a:a + 8], "little") for a in address]
+    n = len(address)
+    return References(address, np.full(n, 8), np.zeros(n, dtype=bool), np.ones(n, dtype=np.int64),
+                      np.zeros(n, dtype=np.int64), value), memory
+
+
+def watch_round_trips(monkeypatch):
+    """Per call of the pair's loop: the round trip it reads (``geo[G_ROUND_TRIP]``), how many
+    lines the pair has out below then, and why the call ended."""
+    from archmodel.models.compute import compiled_reference_loop as loop
+    calls, run, pairs = [], loop.run, []
+    tick = compiled_reference.CompiledPair.tick
+
+    def watched_tick(pair):
+        pairs[:] = [pair]
+        tick(pair)
+
+    def watched_run(now, start, stop, geo, *rest):
+        out = len(pairs[0].sent)
+        more, reason = run(now, start, stop, geo, *rest)
+        calls.append((int(geo[loop.G_ROUND_TRIP]), out, reason))
+        return more, reason
+
+    monkeypatch.setattr(loop, "run", watched_run)
+    monkeypatch.setattr(compiled_reference.CompiledPair, "tick", watched_tick)
+    return calls
+
+
+def run_both(stream, initial, case):
+    runs = {}
+    for engine in ("python", "compiled"):
+        top, core, cache, memory = build(engine, stream, initial, case, "dram")
+        Simulator(top).run()
+        assert core.done
+        runs[engine] = (core.done_cycle, figures([core, cache, memory]), memory.backdoor_read(BASE, len(initial)))
+    return runs, core.compiled
+
+
+CASE = dict(window=16, sets=8, ways=4, hit=2, mshrs=4, targets=2, wb=2, queue=16, in_order=False, policy="lru",
+            touch=True, lq=1, lr=1, barrier=1, ends=[], mq=3, mr=3, mcap=4)
+
+
+def test_a_line_sent_with_nothing_of_the_pairs_out_keeps_its_round_trip_over_an_in_order_memory(monkeypatch):
+    # Every miss leaves with nothing older out: no question has bounded its answer, so the
+    # batch must stop at its round trip even though the DRAM controller answers in order
+    # (honouring the order there would compute the hits past the fill's arrival, which the
+    # pair's tick then meets in cycles already computed, and stops the run).
+    from archmodel.models.compute import compiled_reference_loop as loop
+    stream, initial = isolated_misses(40)
+    calls = watch_round_trips(monkeypatch)
+    runs, pair = run_both(stream, initial, CASE)
+    assert runs["compiled"] == runs["python"]
+    assert pair.in_order_below
+    # (the least round trip: links of 3 cycles each way, into the DDR4-2400 clock of 833 ps
+    # and back, and its one-cycle reaction: 3,499 ps, 7 of the pair's cycles of 500 ps)
+    assert {t for t, out, _ in calls if out == 0} == {7}
+    # each of the 40 misses stops its batch at its round trip, where the pair asks
+    answered_at = [call for call in calls if call[2] == loop.EXIT_ANSWER]
+    assert len(answered_at) == 40 and pair.asked_at_answer == 40
+    assert all(out == 0 and t == 7 for t, out, _ in answered_at)
+
+
+def test_over_an_in_order_memory_a_line_sent_behind_one_out_does_not_stop_the_batch(monkeypatch):
+    # Random streams over the DRAM controller: the loop reads the round trip NEVER only in
+    # calls made while lines of the pair are out (a question asked then bounds their answers,
+    # and the controller answers the later lines after them), the results are the Python
+    # models', and fewer questions are asked where an answer may come than without the order.
+    from archmodel.models.compute import compiled_reference_loop as loop
+    from archmodel.models.memory import DramController
+    rng = np.random.default_rng(7)
+    stream, initial = random_stream(rng, 3000, span_lines=1024, writes=0.3)
+    case = dict(random_case(rng, 3000), sets=8, ways=4, mshrs=8, targets=8, window=64, ends=[], mq=1, mr=1, mcap=8)
+    calls = watch_round_trips(monkeypatch)
+    runs, pair = run_both(stream, initial, case)
+    assert runs["compiled"] == runs["python"] and pair.in_order_below
+    never = [out for t, out, _ in calls if t == loop.NEVER]
+    assert never and min(never) > 0
+    ordered = pair.asked_at_answer
+    # the same memory, declaring nothing: every call keeps the round trip, same results
+    monkeypatch.setattr(DramController, "answers_in_order_per_client", False)
+    calls.clear()
+    undeclared, pair = run_both(stream, initial, case)
+    assert undeclared == runs and not pair.in_order_below
+    assert len({t for t, _, _ in calls}) == 1 and calls[0][0] < loop.NEVER
+    assert (ordered, pair.asked_at_answer) == (1, 1330)

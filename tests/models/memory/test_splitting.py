@@ -93,6 +93,13 @@ def test_responses_follow_request_order_per_client_though_fr_fcfs_serves_a_young
     assert checker.violation_count.value == 0
 
 
+def test_the_controllers_that_answer_through_a_response_order_declare_request_order_per_client():
+    # (the random tests here and in test_indram_cache hold them to it, writes included)
+    from archmodel.models.memory import DramController, InDramCacheController
+    assert DramController.answers_in_order_per_client is True
+    assert InDramCacheController.answers_in_order_per_client is True
+
+
 def test_a_request_beyond_the_capacity_names_the_address_the_range_and_the_requester():
     requests = [MemRequest(address=(8 << 30) - 32, size_bytes=64, source="dma", tag=0)]
     top, src, dram, sink, checker = ported_controller("DDR4-2400R", requests)
