@@ -12,12 +12,12 @@ import random
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from archmodel.kernel import Component, SimulationError, Simulator, connect
+from archmodel.kernel import Component, Simulator, connect
 from archmodel.models.compute import assemble, SnitchCluster
 from archmodel.models.memory import DramController, InterleavedMemory
 
 from .test_compiled_cluster import _comparable, first_difference
-from .test_compiled_cluster_memory import EXT_BASE, core_program, dma_program
+from .test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, how_it_ended
 from .test_compiled_kernels import snapshot, use_engine
 
 EXT_BYTES = 0x2_0000  # what the programs touch from EXT_BASE
@@ -61,11 +61,7 @@ def outcome(sim: Simulator, cluster, memory, to_the_end, touched_bytes: int) -> 
     """What a run must end alike on both engines: how it ended (``to_the_end()`` returns the
     run's result; an error ends it too), the cluster's state, every statistic but the
     compiled path's own counters, and the ``touched_bytes`` from EXT_BASE in memory."""
-    try:
-        result = to_the_end()
-        end = (result.reason, result.time_ps, None)
-    except SimulationError as err:
-        end = ("error", sim.now, f"{type(err).__name__}: {err}")
+    end = how_it_ended(sim, to_the_end)
     stats = [(stat.path, stat.summary()) for stat in sim.all_stats() if ".n_compiled" not in stat.path]
     return {"end": end, "cluster": _comparable(snapshot(cluster)), "stats": _comparable(stats),
             "bytes": memory.backdoor_read(EXT_BASE, touched_bytes)}

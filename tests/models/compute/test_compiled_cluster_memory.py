@@ -82,15 +82,21 @@ def build(seed: int):
     return top, cluster, memory, rng.choice([200, 1000, 100_000])
 
 
+def how_it_ended(sim: Simulator, to_the_end) -> tuple:
+    """How a run ended, for comparing two engines: ``to_the_end()`` returns the run's result
+    (its reason and time), or a simulation error ends it (its time and message)."""
+    try:
+        result = to_the_end()
+        return (result.reason, result.time_ps, None)
+    except SimulationError as err:
+        return ("error", sim.now, f"{type(err).__name__}: {err}")
+
+
 def run(seed: int, on: bool) -> dict:
     top, cluster, memory, watchdog = build(seed)
     sim = Simulator(top, watchdog_cycles=watchdog)
     use_engine(top, on)
-    try:
-        result = sim.run()
-        end = (result.reason, result.time_ps, None)
-    except SimulationError as err:
-        end = ("error", sim.now, f"{type(err).__name__}: {err}")
+    end = how_it_ended(sim, sim.run)
     return {"end": end, "state": full_snapshot(cluster, memory), "inside": cluster.n_memory_inside_batches}
 
 
