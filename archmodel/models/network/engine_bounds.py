@@ -104,39 +104,48 @@ class MemoryPortBounds:
             if ni.for_memory:
                 bounds[to_memory] = now
         self.bounds_at, self.bounds = key, bounds
-        self.answers = {}  # requester -> _answer_bound, for the same edge and memories' versions
+        self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
         return bounds
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
-        :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the memories'
-        :meth:`~archmodel.kernel.Component.bounds_version` holds (a memory working at this
-        time point, or taking a request, moves its bounds on; one without a version is
-        asked again each time): only the requesters asked about are worked out (a question
-        about one cluster asks for its own port)."""
+        :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the
+        :meth:`~archmodel.kernel.Component.bounds_version` of each memory holding t's requests
+        holds (a memory working at this time point, or taking a request, moves its bounds on;
+        one without a version is asked again each time): only the requesters asked about are
+        worked out (a question about one cluster asks for its own port), and only at the
+        memories whose interfaces hold their requests (:meth:`holds_requests_of`; what the
+        interfaces hold changes only at the engine's edges, which drop every answer kept)."""
         self._port_bounds()
         sides = self.memory_sides
         if sides is None:
             sides = self.memory_sides = self._plan_memory_sides()
-        version = 0
+        kept = self.answers.get(t)
+        if kept is not None:
+            known, versions = kept
+            for memory, version in versions:
+                if memory.bounds_version() != version:
+                    break
+            else:
+                return known
+        now = self.sim.now
+        known = None
+        versions: list | None = []
         for side in sides:
-            known = side[6].bounds_version()
-            if known is None:
-                version = None
-                break
-            version += known  # (each only grows: the sum moves iff one of them does)
-        if version is None or version != self.answers_version:
-            self.answers = {}
-            self.answers_version = version
-        known = self.answers.get(t, False)
-        if known is False:
-            now = self.sim.now
-            known = None
-            for side in sides:
-                at = self._memory_side_bound(side, now, t)
-                if at is not None and (known is None or at < known):
-                    known = at
-            self.answers[t] = known
+            if not side[0].holds_requests_of(t):
+                continue
+            if versions is not None:
+                memory = side[6]
+                version = memory.bounds_version()
+                if version is None:
+                    versions = None
+                else:
+                    versions.append((memory, version))
+            at = self._memory_side_bound(side, now, t)
+            if at is not None and (known is None or at < known):
+                known = at
+        if versions is not None:
+            self.answers[t] = (known, versions)
         return known
 
     def forget_bounds(self) -> None:
