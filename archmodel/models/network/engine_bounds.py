@@ -72,26 +72,42 @@ class MemoryPortBounds:
             if port not in bounds or at < bounds[port]:
                 bounds[port] = at
 
-        def offer_flit(flit, at_router: int, leave: int) -> None:
-            # leaves router at_router at `leave`; the tail follows one cycle per flit
-            packet = flit.packet
-            reach = self.reach[flit.head, at_router][pm.terminal_router[packet.dest]]
-            offer(packet, leave + (reach + packet.size - 1 - flit.index) * period)
-
+        # Each flit offers its packet's tail at its least arrival plus one cycle per flit
+        # behind it; the soonest of a packet's flits is offered once (per flit, the packet's
+        # ports and answers would be looked up again and again).
+        soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits
+        reach = self.reach
+        terminal_router = pm.terminal_router
         for r, router in enumerate(noc.routers):
             if router.outbox or router.buffered:  # else it holds no flit to report
                 for flit, _, leave, _, _ in router.departures(now):
-                    offer_flit(flit, r, leave)
-        for at, words in self.r_wheel.items():
+                    # leaves router r at `leave`; the tail follows one cycle per flit
+                    packet = flit.packet
+                    at = leave + (reach[flit.head, r][terminal_router[packet.dest]] + packet.size - 1 - flit.index) * period
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        head_ps, body_ps = self.head_stages * period, self.body_stages * period
+        for arrival, words in self.r_wheel.items():
             for r, _, flit, _ in words:
                 if flit is not None:
-                    stages = self.head_stages if flit.head else self.body_stages
-                    offer_flit(flit, r, at + stages * period)
-        for at, words in self.n_wheel.items():
+                    packet = flit.packet
+                    at = (arrival + (head_ps if flit.head else body_ps)
+                          + (reach[flit.head, r][terminal_router[packet.dest]] + packet.size - 1 - flit.index) * period)
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        for arrival, words in self.n_wheel.items():
             for _, (flit, _) in words:
                 if flit is not None:
-                    offer(flit.packet, at + (flit.packet.size - 1 - flit.index) * period)
-        for u, ni in enumerate(noc.interfaces):
+                    packet = flit.packet
+                    at = arrival + (packet.size - 1 - flit.index) * period
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        for packet, at in soonest.items():
+            offer(packet, at)
+        interfaces = noc.interfaces
+        # (only an interface with memory ports in use makes packets that carry memory traffic)
+        for u in self.port_terminals:
+            ni = interfaces[u]
             least = self.least_cycles[u]
             for packet in ni.queue:
                 offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
