@@ -222,7 +222,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         """Whether a request of requester terminal ``requester`` has arrived here and not yet
         left on ``to_memory`` (one that overtook an earlier one, or one waiting for the
         memory to take it): kept as they come and go, for the lookahead."""
-        return requester in self.held_sources or requester in self.waiting
+        return requester in self.waiting
 
     def holds_requests_of(self, requester: int) -> bool:
         """Whether a request of requester terminal ``requester`` is anywhere between its
