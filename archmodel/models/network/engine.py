@@ -66,6 +66,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
         self.port_polls: list = []
+        self.blocked_terminals: set = set()  # interfaces with a message waiting to leave on a served port
         self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self._reaction_table: dict = {}  # input port -> reactions(input port)
         self._answers: dict = {}  # (memory terminal, requester) -> _answer_after_ps
@@ -73,7 +74,6 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.bounds_at = None
         self.bounds: dict = {}
         self.answers: dict = {}
-        self.answers_version = None  # the memories' bounds_version the answers hold for
 
     def start(self) -> None:
         noc = self.parent
@@ -101,6 +101,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
             self.links.append(row)
             # Deadlock reports name the input each output port feeds, as the channels would.
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
+        # per router, the delays after a switch win at which its words are due (flits, credits)
+        self.send_delays = [(router.st_total, *router.credit_times) for router in noc.routers]
         self.injection = [(pm.terminal_router[t], pm.terminal_port[t]) for t in range(pm.terminals)]
         self.injection_delay = noc.injection_cycles * period
         self.measuring = noc.measurement is not None and noc.stop_when_measured
@@ -109,10 +111,11 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         # Interfaces whose ports carry memory traffic: checked every edge the engine is woken,
         # since a message or credit on their ports wakes the engine, not them.
         self.port_terminals = [t for t in range(self.memory_terminals) if noc.interfaces[t].memory_ports_in_use()]
-        # what _step_terminals polls of them: the input channels a message can arrive on
-        self.port_polls = [(t, noc.interfaces[t], [port.channel for port in (self.mem_req[t], self.from_memory[t],
-                                                                             noc.interfaces[t].inp) if port.connected])
-                           for t in self.port_terminals]
+        # what _step_terminals polls of them: the messages on their way in on each input
+        # channel (a channel keeps one deque of them for its life)
+        self.port_polls = [(t, port.channel.flight) for t in self.port_terminals
+                           for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        self.port_terminal_set = set(self.port_terminals)
         self.port_terminal = {}  # memory port -> its terminal
         for t in range(self.memory_terminals):
             for port in (self.mem_req[t], self.mem_rsp[t], self.to_memory[t], self.from_memory[t]):
@@ -237,18 +240,18 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         woken = self.ni_wakes.pop(now, None)
         if woken is not None:
             due |= woken
-        for t, ni, inputs in self.port_polls:
-            # Not stepped since it was last idle (else it is due already), an interface can
-            # have work only from its served ports: a message waiting to leave or one on
-            # its way in (an arrival, a packet or a credit puts it in due instead).
-            if ni.to_requester or ni.for_memory:
+        # Not stepped since it was last idle (else it is due already), an interface can have
+        # work only from its served ports: a message waiting to leave (blocked_terminals,
+        # kept at its steps, the only place the messages come and go) or one that has
+        # arrived (a word from the router, a packet or a credit puts it in due instead).
+        # Only the engine takes from these channels, in the steps below, so a message whose
+        # time has come is still there; one on its way gives no work yet (a DRAM controller
+        # sends its responses ahead, due many edges later).
+        if self.blocked_terminals:
+            due |= self.blocked_terminals
+        for t, flight in self.port_polls:
+            if flight and flight[0][0] <= now:
                 due.add(t)
-                continue
-            for channel in inputs:
-                if channel.flight:
-                    if ni.port_work():
-                        due.add(t)
-                    break
         if arriving is not None:
             words = dict(arriving)
             due.update(words)
@@ -260,9 +263,16 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.busy_terminals = still = set()
         r_wheel = self.r_wheel
         at = now + self.injection_delay
+        served = self.port_terminal_set
+        blocked = self.blocked_terminals
         for t in due:
             ni = interfaces[t]
             word = ni.step(now, words.get(t) if words is not None else None)
+            if t in served:
+                if ni.to_requester or ni.for_memory:
+                    blocked.add(t)
+                else:
+                    blocked.discard(t)
             if word is not None:
                 moved = True
                 r, p = self.injection[t]
@@ -288,11 +298,13 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         switch moved flits sends their words (and the credits) when their delays pass."""
         routers = self.parent.routers
         sends = self.sends
+        send_delays = self.send_delays
         idle = None
         for r in self.busy_routers:
             router = routers[r]
             if router.arbitrate(now):
-                for at in (now + router.st_total, *[now + d for d in router.credit_times]):
+                for delay in send_delays[r]:
+                    at = now + delay
                     senders = sends.get(at)
                     if senders is None:
                         sends[at] = {r}

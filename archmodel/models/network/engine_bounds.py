@@ -72,26 +72,42 @@ class MemoryPortBounds:
             if port not in bounds or at < bounds[port]:
                 bounds[port] = at
 
-        def offer_flit(flit, at_router: int, leave: int) -> None:
-            # leaves router at_router at `leave`; the tail follows one cycle per flit
-            packet = flit.packet
-            reach = self.reach[flit.head, at_router][pm.terminal_router[packet.dest]]
-            offer(packet, leave + (reach + packet.size - 1 - flit.index) * period)
-
+        # Each flit offers its packet's tail at its least arrival plus one cycle per flit
+        # behind it; the soonest of a packet's flits is offered once (per flit, the packet's
+        # ports and answers would be looked up again and again).
+        soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits
+        reach = self.reach
+        terminal_router = pm.terminal_router
         for r, router in enumerate(noc.routers):
             if router.outbox or router.buffered:  # else it holds no flit to report
                 for flit, _, leave, _, _ in router.departures(now):
-                    offer_flit(flit, r, leave)
-        for at, words in self.r_wheel.items():
+                    # leaves router r at `leave`; the tail follows one cycle per flit
+                    packet = flit.packet
+                    at = leave + (reach[flit.head, r][terminal_router[packet.dest]] + packet.size - 1 - flit.index) * period
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        head_ps, body_ps = self.head_stages * period, self.body_stages * period
+        for arrival, words in self.r_wheel.items():
             for r, _, flit, _ in words:
                 if flit is not None:
-                    stages = self.head_stages if flit.head else self.body_stages
-                    offer_flit(flit, r, at + stages * period)
-        for at, words in self.n_wheel.items():
+                    packet = flit.packet
+                    at = (arrival + (head_ps if flit.head else body_ps)
+                          + (reach[flit.head, r][terminal_router[packet.dest]] + packet.size - 1 - flit.index) * period)
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        for arrival, words in self.n_wheel.items():
             for _, (flit, _) in words:
                 if flit is not None:
-                    offer(flit.packet, at + (flit.packet.size - 1 - flit.index) * period)
-        for u, ni in enumerate(noc.interfaces):
+                    packet = flit.packet
+                    at = arrival + (packet.size - 1 - flit.index) * period
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        for packet, at in soonest.items():
+            offer(packet, at)
+        interfaces = noc.interfaces
+        # (only an interface with memory ports in use makes packets that carry memory traffic)
+        for u in self.port_terminals:
+            ni = interfaces[u]
             least = self.least_cycles[u]
             for packet in ni.queue:
                 offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
@@ -104,39 +120,48 @@ class MemoryPortBounds:
             if ni.for_memory:
                 bounds[to_memory] = now
         self.bounds_at, self.bounds = key, bounds
-        self.answers = {}  # requester -> _answer_bound, for the same edge and memories' versions
+        self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
         return bounds
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
-        :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the memories'
-        :meth:`~archmodel.kernel.Component.bounds_version` holds (a memory working at this
-        time point, or taking a request, moves its bounds on; one without a version is
-        asked again each time): only the requesters asked about are worked out (a question
-        about one cluster asks for its own port)."""
+        :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the
+        :meth:`~archmodel.kernel.Component.bounds_version` of each memory holding t's requests
+        holds (a memory working at this time point, or taking a request, moves its bounds on;
+        one without a version is asked again each time): only the requesters asked about are
+        worked out (a question about one cluster asks for its own port), and only at the
+        memories whose interfaces hold their requests (:meth:`holds_requests_of`; what the
+        interfaces hold changes only at the engine's edges, which drop every answer kept)."""
         self._port_bounds()
         sides = self.memory_sides
         if sides is None:
             sides = self.memory_sides = self._plan_memory_sides()
-        version = 0
+        kept = self.answers.get(t)
+        if kept is not None:
+            known, versions = kept
+            for memory, version in versions:
+                if memory.bounds_version() != version:
+                    break
+            else:
+                return known
+        now = self.sim.now
+        known = None
+        versions: list | None = []
         for side in sides:
-            known = side[6].bounds_version()
-            if known is None:
-                version = None
-                break
-            version += known  # (each only grows: the sum moves iff one of them does)
-        if version is None or version != self.answers_version:
-            self.answers = {}
-            self.answers_version = version
-        known = self.answers.get(t, False)
-        if known is False:
-            now = self.sim.now
-            known = None
-            for side in sides:
-                at = self._memory_side_bound(side, now, t)
-                if at is not None and (known is None or at < known):
-                    known = at
-            self.answers[t] = known
+            if not side[0].holds_requests_of(t):
+                continue
+            if versions is not None:
+                memory = side[6]
+                version = memory.bounds_version()
+                if version is None:
+                    versions = None
+                else:
+                    versions.append((memory, version))
+            at = self._memory_side_bound(side, now, t)
+            if at is not None and (known is None or at < known):
+                known = at
+        if versions is not None:
+            self.answers[t] = (known, versions)
         return known
 
     def forget_bounds(self) -> None:

@@ -224,6 +224,15 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         memory to take it): kept as they come and go, for the lookahead."""
         return requester in self.waiting
 
+    def holds_requests_of(self, requester: int) -> bool:
+        """Whether a request of requester terminal ``requester`` is anywhere between its
+        arrival here and its response's leaving the memory's link: waiting to be put in order
+        or passed on (:meth:`holds_for_memory`), on its way to the memory, held there, or its
+        response on its way back (counted in :meth:`sources_at_memory` until the response is
+        taken). For the lookahead, which asks only the memories holding a requester's
+        requests about it."""
+        return requester in self.held_sources or requester in self.waiting
+
     def sources_waiting(self, requester: int):
         """The sources (the requester's own ``source`` values) of the requests of
         :meth:`holds_for_memory`."""
@@ -251,11 +260,6 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                 firsts[source] = (request, writes)
             writes = writes or request.is_write
         return firsts
-
-    def port_work(self) -> bool:
-        """Whether a served port has a message to take or one waits to leave (for an engine
-        deciding which interfaces to step)."""
-        return bool(self.to_requester or self.for_memory) or self.busy()
 
     def _send_request(self, request: MemRequest, now: int) -> None:
         address, size = request.address, request.size_bytes

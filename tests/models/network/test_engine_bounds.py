@@ -167,6 +167,36 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
     assert checked
 
 
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 100_000))
+@example(seed=3298)  # questions asked while the memories hold requests
+def test_a_memory_side_holding_nothing_of_a_requester_bounds_none_of_its_answers(seed):
+    """The engine asks a memory side about a requester only while its interface holds one of
+    its requests (``holds_requests_of``): at every lookahead question of a random composed
+    system, the side bound of every requester it does not hold is None (no response of its on
+    the link back, no request on the link there), worked out from all it holds."""
+    top, noc, clusters, requesters = composed(seed, "fast", "compiled")
+    sim = Simulator(top)
+    engine = noc.monitor  # the NocEngine
+    ask = sim.undisturbed_until_ps
+    seen = {True: 0, False: 0}
+
+    def asking(comp, *args, **kwargs):
+        sides = engine._plan_memory_sides()
+        for side in sides:
+            for t in range(noc.port_map.terminals):
+                held = side[0].holds_requests_of(t)
+                seen[held] += 1
+                if not held:
+                    assert engine._memory_side_bound(side, sim.now, t) is None
+        return ask(comp, *args, **kwargs)
+
+    sim.undisturbed_until_ps = asking
+    run(sim, clusters, requesters)
+    assert seen[False]
+    assert seen[True] or seed != 3298
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_random_composed_systems_run_the_same_compiled_and_in_python_on_both_network_engines(seed):
