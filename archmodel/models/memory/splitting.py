@@ -350,42 +350,64 @@ class SplitsRequests(KeepsAnswerBounds):
         worked out from the state now."""
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
-        cl, burst_cycles = self.timing.CL, self.timing.tBL
+        timing = self.timing
+        cl, burst_cycles = timing.CL, timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
         # A queued burst not yet read was not issued in the cycles already scheduled (a
         # controller scheduling ahead decides them for good, and reports a read burst done
         # when its RD issues): its RD comes after them.
         issue0 = max(c0, self._processed + 1)
-        free = self._queue_room()
-
-        def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
-            return self._last_entry_cycle(c0, free, pieces, write, ahead)
+        # (the queue room and _last_entry_cycle written out: a question of the lookahead
+        # may ask every channel of a memory, each over every client's oldest request)
+        free_reads = self.read_queue - self._rq_count
+        free_writes = self.write_queue - self._wq_count
+        read_entry = c0 if free_reads else c0 + 1  # the cycle the last burst of a read can enter
 
         order = self._order
-        best = NEVER
         every = client is EVERY_CLIENT
+        best = NEVER
+        if every:
+            # each client's oldest request, every piece finished: answered at its cycle
+            # (order.due is the soonest of those), not before c0
+            due = order.due
+            if due < NEVER:
+                best = due if due > c0 else c0
+                if best == c0:
+                    return phase + c0 * period  # (nothing leaves before c0)
         for job in order.heads():
-            if not every and job.message.source != client:
-                continue
-            write = job.message.is_write
-            unqueued = len(job.pieces) - job.entered
             if not job.left:
-                at = job.done  # answered once its turn comes (order.due for the first)
-            elif write:
-                # posted: acknowledged once every burst is queued, the cycle after it is taken
-                # at the soonest (or at the stamp of a burst entering as a slot frees)
-                at = max(c0 + 1, last_entry(unqueued, True))
+                if every:
+                    continue  # (counted through order.due)
+                if job.message.source != client:
+                    continue
+                at = job.done
             else:
-                # Queued bursts still need their RD: one data burst per tBL on the channel's
-                # data bus, the first CL after an RD issued now at the soonest. Bursts not yet
-                # queued might still be answered from the write queue once they enter.
-                queued = job.left - unqueued
-                at = issue0 + cl + queued * burst_cycles if queued else c0 + early
-                if unqueued:
-                    at = max(at, last_entry(unqueued, False) + early)
-                at = max(at, job.done)
-            best = min(best, max(at, c0))
-        if self.req.connected:
+                message = job.message
+                if not every and message.source != client:
+                    continue
+                unqueued = len(job.pieces) - job.entered
+                if message.is_write:
+                    # posted: acknowledged once every burst is queued, the cycle after it is
+                    # taken at the soonest (or at the stamp of a burst entering as a slot frees)
+                    departures = unqueued - free_writes
+                    at = c0 + 1 if departures <= 0 else c0 + 1 + (departures - 1) * burst_cycles
+                else:
+                    # Queued bursts still need their RD: one data burst per tBL on the
+                    # channel's data bus, the first CL after an RD issued now at the soonest.
+                    # Bursts not yet queued might still be answered from the write queue
+                    # once they enter.
+                    queued = job.left - unqueued
+                    at = issue0 + cl + queued * burst_cycles if queued else c0 + early
+                    if unqueued and read_entry + early > at:
+                        at = read_entry + early
+                    if job.done > at:
+                        at = job.done
+            if at < c0:
+                at = c0
+            if at < best:
+                best = at
+        if self.req.connected and self.req.channel.flight:
+            free = {False: free_reads, True: free_writes}
             ahead = self._entering_bursts()
             newcomers = set()
             writes_before = False  # a write on its way ahead of the request
@@ -448,7 +470,9 @@ class SplitsRequests(KeepsAnswerBounds):
         only, by its WR), so every burst needs its RD: one data burst per tBL, the first CL
         after an RD at its entry at the soonest, after the cycles already scheduled."""
         write = message.is_write
-        pieces = len(split(message.address, message.size_bytes, self.burst_bytes))
+        burst = self.burst_bytes  # (as many pieces as split makes, counted)
+        pieces = (message.address + message.size_bytes - 1) // burst - message.address // burst + 1 \
+            if message.size_bytes > 0 else 0
         arrives = max(c0, -(-(arrival_ps - self._phase) // self._period))
         enters = self._last_entry_cycle(c0, free, pieces, write, ahead[write])
         if write:
