@@ -325,7 +325,7 @@ class CompiledCore:
             self._bind()
         self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
 
-    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list]:
+    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list | tuple]:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
         client request's last burst completed, or, with ``head`` the kind of a request
