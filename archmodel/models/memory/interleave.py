@@ -14,16 +14,16 @@ from .timing import PRESETS, dram_clock, preset
 
 
 class _ChannelBounds(dict):
-    """Channel -> the earliest an answer from it can arrive at ``memory`` (:data:`NEVER`:
-    none without new input), worked out for the channels a question reaches only, once."""
+    """Channel -> the earliest an answer from it can arrive (:data:`NEVER`: none without new
+    input), ``find(ch, *args)`` worked out for the channels a question reaches only, once."""
 
-    def __init__(self, memory: "InterleavedMemory", now: int, back: int, trip: int):
+    def __init__(self, find, *args):
         super().__init__()
-        self.args = (memory, now, back, trip)
+        self.find = find
+        self.args = args
 
     def __missing__(self, ch: int) -> int:
-        memory, now, back, trip = self.args
-        bound = memory._channel_bound(ch, now, back, trip)
+        bound = self.find(ch, *self.args)
         self[ch] = bound = NEVER if bound is None else bound
         return bound
 
@@ -281,7 +281,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
             # (order.due is the soonest of those), not before now
             at = max(now, phase + order.due * period)
             best = at if best is None else min(best, at)
-        bounds = _ChannelBounds(self, now, back, trip)
+        bounds = _ChannelBounds(self._channel_bound, now, back, trip)
         for job in order.heads():
             if not job.left:
                 if every or job.message.source != client:
