@@ -200,7 +200,7 @@ class CompiledCore:
         self.refill()
         self.counters = [(getattr(d, name), slot) for name, slot in COUNTER_SLOTS.items()]
         self._levels: tuple = ((), ())  # the queue-depth levels' figures the arrays and the statistics share
-        self._level_list: list = []  # the same as the last call left them, flat
+        self._level_list: list = []  # the same, flat (as the state array holds them)
         self._depths = (d.read_queue_depth, d.write_queue_depth)
         self._upkeep = True
         self._bind()
@@ -300,6 +300,7 @@ class CompiledCore:
             st[RL_VALUE:RL_SINCE + 1] = levels[0]
             st[WL_VALUE:WL_SINCE + 1] = levels[1]
             self._levels = levels
+            self._level_list = [*levels[0], *levels[1]]
 
     def _bind(self) -> None:
         """The arrays every call passes after its scalars, in the compiled function's order
@@ -324,7 +325,7 @@ class CompiledCore:
             self._bind()
         self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
 
-    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list]:
+    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list | tuple]:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
         client request's last burst completed, or, with ``head`` the kind of a request
@@ -332,13 +333,21 @@ class CompiledCore:
         cycle done, the bursts in the read and in the write queue, the bursts of the last
         fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
         client request completed, in the order the Python path completes them."""
-        self._begin()
+        # (_begin, the call and flush as advance does them, written out: this runs at every
+        # edge of a channel fed through its ports, where each Python call counts)
         st = self.st
+        reads, writes = self._depths
+        levels = (reads.figures(), writes.figures())
+        if levels != self._levels:
+            st[RL_VALUE:RL_SINCE + 1] = levels[0]
+            st[WL_VALUE:WL_SINCE + 1] = levels[1]
+            self._levels = levels
+            self._level_list = [*levels[0], *levels[1]]
         st[HEAD] = head
-        self.run(st, self.cf, first, first, last, 0, *self._arrays)  # (as _call, one call less per edge)
+        self.run(st, self.cf, first, first, last, 0, *self._arrays)
         v = self.flush()
-        done = self.done_log[:v[N_DONE]].tolist() if v[N_DONE] else []
-        return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], done
+        n = v[N_DONE]
+        return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], self.done_log[:n].tolist() if n else ()
 
     @property
     def job_slots(self) -> int:
@@ -365,10 +374,17 @@ class CompiledCore:
                     stat.value += count
         levels = v[RL_VALUE:WL_SINCE + 1]
         if levels != self._level_list:
+            # (most calls move one queue's level only: hand back the one that changed)
+            known = self._level_list
             self._level_list = levels
-            self._levels = (tuple(levels[:4]), tuple(levels[4:]))
-            self._depths[0].resume(self._levels[0])
-            self._depths[1].resume(self._levels[1])
+            reads, writes = self._levels
+            if levels[:4] != known[:4]:
+                reads = tuple(levels[:4])
+                self._depths[0].resume(reads)
+            if levels[4:] != known[4:]:
+                writes = tuple(levels[4:])
+                self._depths[1].resume(writes)
+            self._levels = (reads, writes)
         self._upkeep = not v[HAS_BEST] or bool(v[REF_PENDING]) or v[REFPB_SET] >= 0
         if v[N_RSAMPLE]:
             d.read_latency.samples.frombytes(self.rsamples[:v[N_RSAMPLE]].tobytes())

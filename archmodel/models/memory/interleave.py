@@ -9,8 +9,23 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import EVERY_CLIENT, REQUESTS, KeepsAnswerBounds, RESPONSES, ResponseOrder, check_request, split
+from .splitting import EVERY_CLIENT, NEVER, REQUESTS, KeepsAnswerBounds, RESPONSES, ResponseOrder, check_request, split
 from .timing import PRESETS, dram_clock, preset
+
+
+class _ChannelBounds(dict):
+    """Channel -> the earliest an answer from it can arrive (:data:`NEVER`: none without new
+    input), ``find(ch, *args)`` worked out for the channels a question reaches only, once."""
+
+    def __init__(self, find, *args):
+        super().__init__()
+        self.find = find
+        self.args = args
+
+    def __missing__(self, ch: int) -> int:
+        bound = self.find(ch, *self.args)
+        self[ch] = bound = NEVER if bound is None else bound
+        return bound
 
 
 def _power_of_two(value: int) -> str | None:
@@ -245,10 +260,9 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         worked out from the state now."""
         period, phase = self._period, self._phase
         back, trip = self._back, self._trip
-        soonest: dict = {}  # channel -> the earliest an answer from it can arrive here
         best = None
         every = client is EVERY_CLIENT
-        if self.req.connected:
+        if self.req.connected and self.req.channel.flight:
             # a client with nothing here yet: its first request on the way, answered through
             # a channel at the soonest
             react = self.reaction_ps(self.req, self.resp)
@@ -261,25 +275,24 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                     at = max(arrival, now) + react
                     best = at if best is None else min(best, at)
         unanswered = self._unanswered
-        for job in self._order.heads():
-            if not (every or job.message.source == client):
-                continue
+        order = self._order
+        if every and order.due < NEVER:
+            # each client's oldest request with every piece back leaves at its cycle
+            # (order.due is the soonest of those), not before now
+            at = max(now, phase + order.due * period)
+            best = at if best is None else min(best, at)
+        bounds = _ChannelBounds(self._channel_bound, now, back, trip)
+        for job in order.heads():
             if not job.left:
+                if every or job.message.source != client:
+                    continue  # (counted through order.due, or not asked about)
                 at = max(now, phase + job.done * period)
             else:
+                if not (every or job.message.source == client):
+                    continue
                 # not before the last of the channels still to answer one of its pieces
-                at = None
-                for ch in unanswered.get(job, ()):
-                    if ch in soonest:
-                        bound = soonest[ch]
-                    else:
-                        bound = soonest[ch] = self._channel_bound(ch, now, back, trip)
-                    if bound is None:  # a piece no channel can answer without new input
-                        at = None
-                        break
-                    if at is None or bound > at:
-                        at = bound
-                if at is None:
+                at = max(map(bounds.__getitem__, unanswered.get(job, ())), default=NEVER)
+                if at >= NEVER:  # a piece no channel can answer without new input
                     continue
             best = at if best is None else min(best, at)
         return best

@@ -345,47 +345,108 @@ class SplitsRequests(KeepsAnswerBounds):
                     least = bits
         return least or 0
 
+    _terms_at = None  # the (simulator, bounds_version) _terms hold for
+    _terms: dict = {}  # client (or EVERY_CLIENT) -> its bound's terms (see _bound_terms)
+
+    def forget_bounds(self) -> None:
+        """Drop the bounds kept, and the terms they are worked out from."""
+        super().forget_bounds()
+        self._terms_at = None
+
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
-        worked out from the state now."""
+        worked out from the state now: the terms of :meth:`_bound_terms` at the first edge
+        at or after now. The terms hold while :meth:`bounds_version` does, whatever the
+        time (the channels of an interleaved memory are asked at every time point, mostly
+        with nothing changed but the time), so they are kept on it."""
+        if self.sim is None:
+            pure, pairs = self._bound_terms(client)
+        else:
+            key = (self.sim, self.bounds_version())
+            if self._terms_at != key:
+                self._terms_at = key
+                self._terms = {}
+            terms = self._terms.get(client)
+            if terms is None:
+                terms = self._terms[client] = self._bound_terms(client)
+            pure, pairs = terms
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
-        cl, burst_cycles = self.timing.CL, self.timing.tBL
+        best = c0 + pure
+        for a, b in pairs:
+            at = c0 + a
+            if b > at:
+                at = b
+            if at < best:
+                best = at
+        return None if best >= NEVER else phase + best * period
+
+    def _bound_terms(self, client) -> tuple[int, list]:
+        """The bound of :meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT:
+        for any) as terms that hold whatever the time while the state does: ``(pure,
+        pairs)`` such that the soonest cycle from c0, the first edge at or after now, is the
+        least of ``c0 + pure`` and of ``max(c0 + a, b)`` over the ``(a, b)`` of ``pairs``
+        (every term is at least c0: nothing leaves before now; :data:`NEVER` and no pairs:
+        none without new input)."""
+        timing = self.timing
+        cl, burst_cycles = timing.CL, timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
         # A queued burst not yet read was not issued in the cycles already scheduled (a
         # controller scheduling ahead decides them for good, and reports a read burst done
-        # when its RD issues): its RD comes after them.
-        issue0 = max(c0, self._processed + 1)
-        free = self._queue_room()
-
-        def last_entry(pieces: int, write: bool, ahead: int = 0) -> int:
-            return self._last_entry_cycle(c0, free, pieces, write, ahead)
+        # when its RD issues): its RD comes after them, and after c0.
+        issue0 = self._processed + 1
+        # (the queue room and _last_entry_cycle written out: a question of the lookahead
+        # may ask every channel of a memory, each over every client's oldest request)
+        free_reads = self.read_queue - self._rq_count
+        free_writes = self.write_queue - self._wq_count
+        read_entry = 0 if free_reads else 1  # cycles from c0 until the last burst of a read can enter
 
         order = self._order
-        best = NEVER
         every = client is EVERY_CLIENT
+        pure = NEVER
+        pairs = []
+        if every:
+            # each client's oldest request, every piece finished: answered at its cycle
+            # (order.due is the soonest of those), not before c0
+            if order.due < NEVER:
+                pairs.append((0, order.due))
         for job in order.heads():
-            if not every and job.message.source != client:
-                continue
-            write = job.message.is_write
-            unqueued = len(job.pieces) - job.entered
             if not job.left:
-                at = job.done  # answered once its turn comes (order.due for the first)
-            elif write:
-                # posted: acknowledged once every burst is queued, the cycle after it is taken
-                # at the soonest (or at the stamp of a burst entering as a slot frees)
-                at = max(c0 + 1, last_entry(unqueued, True))
+                if every:
+                    continue  # (counted through order.due)
+                if job.message.source != client:
+                    continue
+                pairs.append((0, job.done))  # answered once its turn comes
+                continue
+            message = job.message
+            if not every and message.source != client:
+                continue
+            unqueued = len(job.pieces) - job.entered
+            if message.is_write:
+                # posted: acknowledged once every burst is queued, the cycle after it is
+                # taken at the soonest (or at the stamp of a burst entering as a slot frees)
+                departures = unqueued - free_writes
+                a = 1 if departures <= 0 else 1 + (departures - 1) * burst_cycles
+                if a < pure:
+                    pure = a
+                continue
+            # Queued bursts still need their RD: one data burst per tBL on the channel's
+            # data bus, the first CL after an RD issued at c0 at the soonest (or after the
+            # cycles already scheduled). Bursts not yet queued might still be answered from
+            # the write queue once they enter.
+            queued = job.left - unqueued
+            if queued:
+                a = cl + queued * burst_cycles
+                b = issue0 + a
             else:
-                # Queued bursts still need their RD: one data burst per tBL on the channel's
-                # data bus, the first CL after an RD issued now at the soonest. Bursts not yet
-                # queued might still be answered from the write queue once they enter.
-                queued = job.left - unqueued
-                at = issue0 + cl + queued * burst_cycles if queued else c0 + early
-                if unqueued:
-                    at = max(at, last_entry(unqueued, False) + early)
-                at = max(at, job.done)
-            best = min(best, max(at, c0))
-        if self.req.connected:
+                a, b = early, -1
+            if unqueued and read_entry + early > a:
+                a = read_entry + early
+            if job.done > b:
+                b = job.done
+            pairs.append((a, b))
+        if self.req.connected and self.req.channel.flight:
+            free = {False: free_reads, True: free_writes}
             ahead = self._entering_bursts()
             newcomers = set()
             writes_before = False  # a write on its way ahead of the request
@@ -395,9 +456,9 @@ class SplitsRequests(KeepsAnswerBounds):
                     writes_before = writes_before or message.is_write
                     continue  # answered after its client's earlier requests (or not asked about)
                 newcomers.add(source)
-                best = min(best, self._newcomer_cycle(c0, free, ahead, message, arrival, writes_before))
+                pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before))
                 writes_before = writes_before or message.is_write
-        return None if best >= NEVER else phase + best * period
+        return pure, pairs
 
     def newcomer_answer_ps(self, message: MemRequest, arrival_ps: int, writes_ahead: bool = True) -> int | None:
         """The soonest the response to ``message`` can leave on ``resp`` if the request
@@ -435,28 +496,45 @@ class SplitsRequests(KeepsAnswerBounds):
         one per tBL on the data bus at most, and the burst waiting for it enters the next
         cycle. A read burst answered from the write queue takes no slot, so one free slot
         may let every read burst in at once."""
+        return c0 + self._entry_cycles(free, pieces, write, ahead)
+
+    def _entry_cycles(self, free: dict, pieces: int, write: bool, ahead: int = 0) -> int:
+        """:meth:`_last_entry_cycle` less c0 (it does not depend on c0)."""
         departures = ahead + pieces - free[write] if write else (0 if free[write] else 1)
-        return c0 if departures <= 0 else c0 + 1 + (departures - 1) * self.timing.tBL
+        return 0 if departures <= 0 else 1 + (departures - 1) * self.timing.tBL
 
     def _newcomer_cycle(self, c0: int, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
                         writes_before: bool = True) -> int:
         """The soonest cycle the response to ``message``, a client's first request here,
-        arriving at ``arrival_ps`` at the soonest, can leave (see :meth:`earliest_send_ps`).
-        A read is answered from the write queue only if a write is pending there when its
-        bursts enter; with no write queued now, none entering and none before it
+        arriving at ``arrival_ps`` at the soonest, can leave (see :meth:`earliest_send_ps`),
+        from cycle c0: :meth:`_newcomer_terms` at c0."""
+        a, b = self._newcomer_terms(free, ahead, message, arrival_ps, writes_before)
+        return c0 + a if c0 + a > b else b
+
+    def _newcomer_terms(self, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
+                        writes_before: bool = True) -> tuple[int, int]:
+        """``(a, b)``: the response to ``message``, a client's first request here, arriving
+        at ``arrival_ps`` at the soonest, can leave no sooner than ``max(c0 + a, b)`` from
+        cycle c0. A read is answered from the write queue only if a write is pending there
+        when its bursts enter; with no write queued now, none entering and none before it
         (``writes_before``: on its way ahead of it) none can be (a write leaves the queue
         only, by its WR), so every burst needs its RD: one data burst per tBL, the first CL
         after an RD at its entry at the soonest, after the cycles already scheduled."""
         write = message.is_write
-        pieces = len(split(message.address, message.size_bytes, self.burst_bytes))
-        arrives = max(c0, -(-(arrival_ps - self._phase) // self._period))
-        enters = self._last_entry_cycle(c0, free, pieces, write, ahead[write])
+        burst = self.burst_bytes  # (as many pieces as split makes, counted)
+        pieces = (message.address + message.size_bytes - 1) // burst - message.address // burst + 1 \
+            if message.size_bytes > 0 else 0
+        arrives = -(-(arrival_ps - self._phase) // self._period)  # (from c0 at the soonest)
+        enters = self._entry_cycles(free, pieces, write, ahead[write])  # (cycles after c0)
         if write:
-            return max(arrives + 1, enters)
-        at = max(arrives, enters) + min(self.timing.CL + self.timing.tBL, self.forward_cycles)
+            return max(1, enters), arrives + 1
+        early = min(self.timing.CL + self.timing.tBL, self.forward_cycles)
+        a, b = enters + early, arrives + early
         if not (writes_before or self._wq_count or ahead[True]):
-            at = max(at, max(arrives, enters, self._processed + 1) + self.timing.CL + pieces * self.timing.tBL)
-        return at
+            rest = self.timing.CL + pieces * self.timing.tBL
+            a = max(a, enters + rest)
+            b = max(b, max(arrives, self._processed + 1) + rest)
+        return a, b
 
     def reaction_ps(self, inp, out) -> int:
         """A lower bound on the time from a message arriving on ``inp`` to a message it causes

@@ -14,7 +14,8 @@ from archmodel.models.memory import InterleavedMemory
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import _next_arrival_ps, _random_requests, check_against_a_bytearray, check_the_bound_at_every_slice
+from .test_splitting import (_next_arrival_ps, _random_requests, bounds_kept_against_fresh, check_against_a_bytearray,
+                             check_the_bound_at_every_slice)
 from .wiring import run
 
 
@@ -164,3 +165,20 @@ def test_the_library_modules_check_and_run_in_a_system(tmp_path, capsys):
     assert values["Memories.hbm.mem.client_requests"] == values["Memories.hbm_sink.received"] == 200
     assert sum(values[f"Memories.hbm.mem.ch{i}.client_requests"] for i in range(8)) >= 200
     assert values["Memories.ddr_sink.received"] > 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_interleaved_memorys_bounds_and_its_channels_kept_are_those_worked_out_afresh(seed):
+    """The interleaved memory's bounds and its channels' (each kept while its state holds,
+    the channels' as terms of the time) equal the ones worked out from scratch at every
+    slice end, edges and between them; small queues keep pieces waiting."""
+    period = preset("HBM2E").tCK_ps
+    requests = _random_requests(seed, 60, 1 << 13, 0)
+    cycles = sorted(random.Random(seed + 1).randrange(0, 300) for _ in requests)
+
+    def build():
+        top, _, mem, _ = ported_interleaved(requests, cycles, channels=4, read_queue=4, write_queue=4,
+                                            pending_pieces=4)
+        return top, mem
+
+    assert bounds_kept_against_fresh(build, lambda mem: [mem, *mem.channel_list], period, seed) > 0

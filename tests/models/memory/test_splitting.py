@@ -291,3 +291,72 @@ def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
     assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == (30 + cl + 16 * tbl) * period
     sim.run(until_ps=20 * period)  # the write is queued at cycle 8 (one after it arrives)
     assert len(sink.messages) == 1 and dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == 9 * period
+
+
+def bounds_kept_against_fresh(build, memories_of, period, seed, slices=400):
+    """Run two identical systems (``build()``: top, memories...) in lockstep slices that end
+    at edges and between them. In the first every bound is asked as the lookahead asks it
+    (kept while the memory's state holds, whatever the time); in the second every kept bound
+    is dropped first (``forget_bounds``), so each is worked out afresh. They must agree (the
+    bounds do not change what either system does). Returns how many times a memory was asked
+    at a later time with its state unchanged since the last question (the kept terms used)."""
+    systems = [build() for _ in range(2)]
+    sims = [Simulator(top, seed=seed) for top, _ in systems]
+    rng = random.Random(seed)
+    t = 0
+    held = 0
+    versions: dict = {}
+    for _ in range(slices):
+        t += rng.randrange(1, 2 * period)
+        reasons = [sim.run(until_ps=t).reason for sim in sims]
+        assert reasons[0] == reasons[1]
+        if reasons[0] != "limit":
+            break
+        answers = []
+        for index, (_, memory) in enumerate(systems):
+            got = []
+            for part in memories_of(memory):
+                if index == 1:
+                    part.forget_bounds()
+                else:
+                    held += versions.get(part.path) == part.bounds_version()
+                    versions[part.path] = part.bounds_version()
+                got.append((part.path, part.earliest_send_ps(part.resp),
+                            [part.earliest_answer_ps(client) for client in "abcd"]))
+            answers.append(got)
+        assert answers[0] == answers[1], t
+    return held
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), standard=st.sampled_from(["DDR4-2400R", "HBM2E"]),
+       queue=st.sampled_from([2, 8, 32]), forward=st.sampled_from([1, 3]),
+       engine=st.sampled_from(["python", "compiled"]))
+def test_a_controllers_bounds_kept_while_its_state_holds_are_those_worked_out_afresh(seed, standard, queue, forward,
+                                                                                      engine):
+    """A controller fed through its ports (scheduling ahead, so its decided cycles run past
+    now) keeps the terms of its response bounds while its state holds, and works the bound
+    out from them at each later time: the bound must be the one worked out from scratch,
+    for any client and for each one."""
+    from archmodel.kernel import Component, connect
+    from archmodel.models.basic import Sink, Source
+    from archmodel.models.memory import DramController, DramTimingChecker
+
+    requests = _random_requests(seed, 40, 1 << 13, 0)
+    cycles = sorted(random.Random(seed + 1).randrange(0, 400) for _ in requests)
+    period = PRESETS[standard].tCK_ps
+
+    def build():
+        from archmodel.models.memory.timing import dram_clock
+
+        top = Component("top", clock=dram_clock(PRESETS[standard]))
+        src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+        dram = DramController("dram", top, standard=standard, read_queue=queue, write_queue=queue,
+                              forward_cycles=forward, engine=engine)
+        sink = Sink("sink", top, stop_after=len(requests))
+        DramTimingChecker("checker", top, standard=standard).watch(dram)  # (a listener: it still runs ahead)
+        connect(src.out, dram.req, latency=2)
+        connect(dram.resp, sink.inp, latency=3)
+        return top, dram
+
+    assert bounds_kept_against_fresh(build, lambda dram: [dram], period, seed) > 0
