@@ -98,7 +98,10 @@ def waits_only_for_the_port(cluster) -> bool:
     wakes it (a message, a credit, the link freeing) or its own next event comes, and run
     them in one batch when it wakes (:func:`run_compiled`)."""
     resident = cluster.resident
-    if resident is None or resident.dm[D_SUBMITTED]:
+    if resident is None:
+        return False
+    dm = resident.dm
+    if dm[D_SUBMITTED] or not dm[D_CUR]:  # (with no transfer running the DMA waits for nothing)
         return False
     cs = resident.cs
     # (a core found running at the last look, most often running still, is looked at first:
@@ -262,7 +265,8 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         if not cluster.running:
             return False
         resident = Resident(cluster)
-    inner = _inner_memory(cluster)
+    found = cluster.inner_memory_found
+    inner = found[1] if found is not None and found[0] is sim else _inner_memory(cluster)
     if inner is not None:
         # (the memory goes inside only when the cores can run the cycle)
         if not resident.run(cycle, cycle + 1, check_only=True):

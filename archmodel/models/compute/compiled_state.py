@@ -281,6 +281,7 @@ class Resident:
             ww[:len(words), 0] = [entry[2] for entry in words]
             ww[:len(words), 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
         self.pend = pend = np.zeros((dma.outstanding, 2), np.int64)
+        self.offsets = 8 * np.arange(dma.burst_bytes // 8, dtype=np.int64)  # a read burst's words' byte offsets
         for k, (local, size) in enumerate(dma.pending_reads):
             pend[k] = (local, size)
         self.bursts = np.array(list(transfer.bursts) if transfer is not None and transfer.bursts else [(0, 0, 0)],
@@ -416,18 +417,26 @@ class Resident:
     def _take_words(self, local: int, data: np.ndarray) -> None:
         """Queue a read burst's words for the lanes (``write_words``)."""
         dm, ww = self.dm, self.ww
-        count, cap = dm[D_WW_COUNT], len(ww)
-        if count + len(data) > cap:  # more came back than the lanes took: grow the ring
+        count, cap, n = int(dm[D_WW_COUNT]), len(ww), len(data)
+        if count + n > cap:  # more came back than the lanes took: grow the ring
             order = (dm[D_WW_HEAD] + np.arange(count)) % cap
-            grown = np.zeros((2 * (count + len(data)), 2), np.int64)
+            grown = np.zeros((2 * (count + n), 2), np.int64)
             grown[:count] = ww[order]
             self.ww = ww = grown
             dm[D_WW_HEAD] = 0
             cap = len(ww)
-        slots = (dm[D_WW_HEAD] + count + np.arange(len(data))) % cap
-        ww[slots, 0] = local + 8 * np.arange(len(data))
-        ww[slots, 1] = data
-        dm[D_WW_COUNT] = count + len(data)
+        offsets = self.offsets
+        if n > len(offsets):
+            offsets = self.offsets = 8 * np.arange(n, dtype=np.int64)
+        # (the words go in at the ring's tail, in two slices when they wrap)
+        tail = (int(dm[D_WW_HEAD]) + count) % cap
+        first = min(n, cap - tail)
+        ww[tail:tail + first, 0] = offsets[:first] + local
+        ww[tail:tail + first, 1] = data[:first]
+        if first < n:
+            ww[:n - first, 0] = offsets[first:n] + local
+            ww[:n - first, 1] = data[first:]
+        dm[D_WW_COUNT] = count + n
 
     # -- the batches ---------------------------------------------------------------------------------
     def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
