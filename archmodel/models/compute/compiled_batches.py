@@ -5,10 +5,14 @@ holds in arrays.
 :class:`~.compiled_state.Resident` state, does the DMA port's part of the cycle, finds how far
 nothing outside can disturb the cluster (the lookahead horizon, or the loop playing its ideal
 memory inside, :mod:`.compiled_cluster_memory`), runs the loop to there and sleeps until the
-batch's end; when nothing but a response or the port taking its next burst can change what
-the cluster does (:func:`waits_only_for_the_port`), it sleeps until the kernel wakes it for
-one or its own next event comes, and runs the cycles slept through in one batch on waking. :func:`release` copies the
-state back into the Python objects.
+batch's end (or stays awake when that is the next cycle). A batch ends at the latest where the
+DMA waits to send a burst (:func:`_send_stop`), and one that ends at the next cycle asks the
+lookahead nothing: a cluster whose DMA finds its port without a credit while its cores compute
+runs a cycle per tick at the cost of the loop's call and the port's look. When nothing but a
+response or the port taking its next burst can change what the cluster does
+(:func:`waits_only_for_the_port`), it sleeps until the kernel wakes it for one or its own next
+event comes, and runs the cycles slept through in one batch on waking. :func:`release` copies
+the state back into the Python objects.
 """
 
 from __future__ import annotations
