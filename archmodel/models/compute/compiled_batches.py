@@ -188,10 +188,14 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     if not cluster.lookahead.should_ask():
         return cycle + 1
     until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
-    if until is not None:
-        end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
-    cluster.lookahead.answered(end - cycle >= SHORT_HORIZON)
-    return end
+    if until is None:
+        # (the answer leaves the batch all of ``end``, which the DMA's next burst or the run's
+        # own bounds may set close: not a short answer)
+        cluster.lookahead.answered(True)
+        return end
+    horizon = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
+    cluster.lookahead.answered(horizon == end or horizon - cycle >= SHORT_HORIZON)
+    return horizon
 
 
 def _inner_memory(cluster) -> InnerMemory | None:
