@@ -5,10 +5,14 @@ holds in arrays.
 :class:`~.compiled_state.Resident` state, does the DMA port's part of the cycle, finds how far
 nothing outside can disturb the cluster (the lookahead horizon, or the loop playing its ideal
 memory inside, :mod:`.compiled_cluster_memory`), runs the loop to there and sleeps until the
-batch's end; when nothing but a response or the port taking its next burst can change what
-the cluster does (:func:`waits_only_for_the_port`), it sleeps until the kernel wakes it for
-one or its own next event comes, and runs the cycles slept through in one batch on waking. :func:`release` copies the
-state back into the Python objects.
+batch's end (or stays awake when that is the next cycle). A batch ends at the latest where the
+DMA waits to send a burst (:func:`_send_stop`), and one that ends at the next cycle asks the
+lookahead nothing: a cluster whose DMA finds its port without a credit while its cores compute
+runs a cycle per tick at the cost of the loop's call and the port's look. When nothing but a
+response or the port taking its next burst can change what the cluster does
+(:func:`waits_only_for_the_port`), it sleeps until the kernel wakes it for one or its own next
+event comes, and runs the cycles slept through in one batch on waking. :func:`release` copies
+the state back into the Python objects.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from archmodel.kernel import ModelAssertion
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
 from .compiled_cluster_memory import InnerMemory
 from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_NINS, D_CUR, D_INBOUND, D_NB,
-                              D_OUTSTANDING, D_PENDING, D_QDEPTH, D_QLEN, D_RB_COUNT, D_SEND_FROM, D_SUBMITTED,
-                              D_WIF, EXIT_REASONS, G_EXIT, G_FINISHED, I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2,
+                              D_OUTSTANDING, D_PENDING, D_QDEPTH, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_SEND_FROM,
+                              D_SUBMITTED, D_WIF, R_LEFT, EXIT_REASONS, G_EXIT, G_FINISHED, I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2,
                               I_TARGET, I_USES_IMM)
 from .isa import K_BRANCH, K_DMA
 from .isa import code as code_of
@@ -98,16 +102,25 @@ def waits_only_for_the_port(cluster) -> bool:
     wakes it (a message, a credit, the link freeing) or its own next event comes, and run
     them in one batch when it wakes (:func:`run_compiled`)."""
     resident = cluster.resident
-    if resident is None or resident.dm[D_SUBMITTED]:
+    if resident is None:
+        return False
+    dm = resident.dm
+    if dm[D_SUBMITTED] or not dm[D_CUR]:  # (with no transfer running the DMA waits for nothing)
+        return False
+    cs = resident.cs
+    # (a core found running at the last look, most often running still, is looked at first:
+    # a cluster computing while its DMA waits asks at every batch)
+    busy = resident.busy_core
+    if busy >= 0 and not (cs[busy, C_DONE] or cs[busy, C_AT_BAR]) and not _polls_busy(resident, busy):
         return False
     if not (dma_waits_on_responses(cluster) or _dma_blocked(cluster)):
         return False
-    cs = resident.cs
     polling = False
     for c in range(len(cs)):
         if cs[c, C_DONE] or cs[c, C_AT_BAR]:
             continue
         if not _polls_busy(resident, c):
+            resident.busy_core = c
             return False
         polling = True
     return polling
@@ -175,10 +188,14 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     if not cluster.lookahead.should_ask():
         return cycle + 1
     until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
-    if until is not None:
-        end = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
-    cluster.lookahead.answered(end - cycle >= SHORT_HORIZON)
-    return end
+    if until is None:
+        # (the answer leaves the batch all of ``end``, which the DMA's next burst or the run's
+        # own bounds may set close: not a short answer)
+        cluster.lookahead.answered(True)
+        return end
+    horizon = max(cycle + 1, min(end, domain.cycle_of(until - 1) + 1))
+    cluster.lookahead.answered(horizon == end or horizon - cycle >= SHORT_HORIZON)
+    return horizon
 
 
 def _inner_memory(cluster) -> InnerMemory | None:
@@ -190,34 +207,65 @@ def _inner_memory(cluster) -> InnerMemory | None:
     return found[1]
 
 
+def _send_stop(dm, rb, cycle: int) -> int:
+    """The cycle at which a batch from ``cycle``, the DMA port's part of which Python has
+    done, stops at the latest for the DMA (``_dma_would_exit``): a burst it waits to send on
+    ``ext_req`` stays waiting in the loop (only Python sends, and while one waits the
+    transfer cannot finish), so the batch stops for it at the next cycle, or at the first
+    one the port can take it (``D_SEND_FROM``); NEVER_SEND when no burst waits. A batch
+    ending there needs no horizon past it, and one ending at the next cycle no question."""
+    if not dm[D_CUR]:
+        return cycle + 1 if dm[D_QLEN] else NEVER_SEND
+    if dm[D_INBOUND]:
+        if not (dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING]):
+            return NEVER_SEND
+    elif not (dm[D_RB_COUNT] and rb[dm[D_RB_HEAD], R_LEFT] == 0):
+        return NEVER_SEND
+    send_from = int(dm[D_SEND_FROM])
+    return send_from if send_from > cycle + 1 else cycle + 1
+
+
 def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     """Run the cluster from ``cycle`` in the compiled loop as far as it can go; True when at
-    least one cycle ran (the cluster then sleeps until its next cycle), False when the
-    Python model must step ``cycle`` (its objects are then up to date). ``served``: the TCDM
-    slave port has work at ``cycle``, which the loop leaves to Python; while the port is
-    connected a batch ends before anything can reach it (the lookahead horizon)."""
+    least one cycle ran (the cluster then sleeps until its next cycle, or stays awake when
+    that is the next one), False when the Python model must step ``cycle`` (its objects are
+    then up to date). ``served``: the TCDM slave port has work at ``cycle``, which the loop
+    leaves to Python; while the port is connected a batch ends before anything can reach it
+    (the lookahead horizon).
+
+    Whether the cores can run ``cycle`` in the loop is asked (a call of the loop that only
+    checks) before the DMA port's part of the cycle moves a message or starts a transfer
+    (:meth:`~.compiled_state.Resident.port_step`), which the Python model stepping the cycle
+    would do again. When that part moves nothing (the port not ready, nothing to do) the
+    batch runs without that call: if the cores cannot run ``cycle`` it runs none, and the
+    Python model steps the cycle, finding the port as it was found here."""
     sim = cluster.sim
     domain = cluster.domain
+    phase, period = domain.phase_ps, domain.period_ps
     # A batch stops before the run's limit, the next progress report and the watchdog's
     # deadline, so the objects show the state of those edges.
-    hard_end = min(cluster.check_at, domain.cycle_of(sim.watchdog_deadline_ps) + 1)
-    if sim.limit_ps is not None:
-        hard_end = min(hard_end, domain.cycle_of(sim.limit_ps) + 1)
+    hard_end = (sim.watchdog_deadline_ps - phase) // period + 1
+    if cluster.check_at < hard_end:
+        hard_end = cluster.check_at
+    limit = sim.limit_ps
+    if limit is not None and (limit - phase) // period + 1 < hard_end:
+        hard_end = (limit - phase) // period + 1
     resident = cluster.resident
-    if cycle in cluster.park_wakes:
+    if cluster.park_wakes and cycle in cluster.park_wakes:
         cluster.park_wakes.discard(cycle)
         if cycle < cluster.sleeps_until and not served and (resident is None or not resident.parked):
             # the wake-up asked when it slept waiting for a response, which came earlier:
             # the cluster has since gone to sleep until a later cycle of its own
             cluster.sleep()
             return True
-    if resident is not None and resident.parked:
-        if resident.next_cycle < cycle:
-            _catch_up(cluster, resident, cycle)  # a response came, or its own next event
-        resident.parked = False
-    if resident is not None and resident.next_cycle != cycle:
-        raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
-                             f"{resident.next_cycle}")
+    if resident is not None:
+        if resident.parked:
+            if resident.next_cycle < cycle:
+                _catch_up(cluster, resident, cycle)  # a response came, or its own next event
+            resident.parked = False
+        if resident.next_cycle != cycle:
+            raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
+                                 f"{resident.next_cycle}")
     if cycle >= hard_end or cluster.python_cycle == cycle or served:
         release(cluster)
         return False
@@ -225,27 +273,42 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         if not cluster.running:
             return False
         resident = Resident(cluster)
-    if not resident.run(cycle, cycle + 1, check_only=True):
-        _count_exit(cluster, EXIT_REASONS[resident.g[G_EXIT]])
-        cluster.resident = resident
-        release(cluster)  # (a state held from earlier batches is behind in the objects)
-        return False
-    inner = _inner_memory(cluster)
-    inside = inner is not None and inner.take_in()
-    if inside:
-        resident.memory = inner.arrays
-        cluster.n_memory_inside_batches += 1
-    req, rsp = cluster.ext_req.channel, cluster.ext_rsp.channel
-    moved = (req.sent if req is not None else 0) + (rsp.received if rsp is not None else 0)
-    resident.port_step(inside)
-    if (req.sent if req is not None else 0) + (rsp.received if rsp is not None else 0) != moved:
+    found = cluster.inner_memory_found
+    inner = found[1] if found is not None and found[0] is sim else _inner_memory(cluster)
+    if inner is not None:
+        # (the memory goes inside only when the cores can run the cycle)
+        if not resident.run(cycle, cycle + 1, check_only=True):
+            _count_exit(cluster, EXIT_REASONS[resident.g[G_EXIT]])
+            cluster.resident = resident
+            release(cluster)  # (a state held from earlier batches is behind in the objects)
+            return False
+        inside = inner.take_in()
+        if inside:
+            resident.memory = inner.arrays
+            cluster.n_memory_inside_batches += 1
+        moved = resident.port_step(inside)
+    else:
+        inside = False
+        moved = resident.port_step(False, cycle)
+        if moved is None:  # the cores cannot run the cycle: nothing moved, the Python model steps it
+            _count_exit(cluster, EXIT_REASONS[resident.g[G_EXIT]])
+            cluster.resident = resident
+            release(cluster)
+            return False
+    if moved:
         # a request went out or a response came in: the memory's answer moved, so the
         # short answers before say nothing about the next one
         cluster.lookahead.reset()
+    dm = resident.dm
     end = hard_end
-    if not inside and (resident.dm[D_CUR] or resident.dm[D_QLEN] or cluster.tcdm_req.channel is not None):
-        # a burst may come back, or a request come in: stop before anything outside can reach the cluster
-        end = _undisturbed_end(cluster, cycle, end)
+    stop = NEVER_SEND
+    if not inside:
+        stop = _send_stop(dm, resident.rb, cycle)
+        if stop < end:
+            end = stop
+        if end > cycle + 1 and (dm[D_CUR] or dm[D_QLEN] or cluster.tcdm_req.channel is not None):
+            # a burst may come back, or a request come in: stop before anything outside can reach the cluster
+            end = _undisturbed_end(cluster, cycle, end)
     ran = resident.run(cycle, end, port_done=not inside)
     if inside:
         inner.hand_back(cycle + ran)
@@ -255,8 +318,16 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             release(cluster)
             return False
     g = resident.g
-    reason = EXIT_REASONS[g[G_EXIT]] if cycle + ran < end else "end"
-    _count_exit(cluster, reason)
+    if ran == 0:
+        # (unchecked: the port's part of the cycle moved nothing) a core needs Python at
+        # ``cycle``: the Python model steps it, its DMA port's part as found here
+        _count_exit(cluster, EXIT_REASONS[g[G_EXIT]])
+        cluster.resident = resident
+        release(cluster)
+        return False
+    reason = EXIT_REASONS[g[G_EXIT]] if cycle + ran < end else ("dma" if end == stop else "end")
+    exits = cluster.compiled_exits
+    exits[reason] = exits.get(reason, 0) + 1
     cluster.n_compiled_cycles += ran  # tests check the path is taken
     cluster.n_compiled_batches += 1
     resident.next_cycle = cycle + ran
@@ -274,7 +345,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         release(cluster)
     elif cycle + ran >= hard_end:
         release(cluster)
-    elif reason in ("end", "dma") and not inside and waits_only_for_the_port(cluster):
+    elif not inside and waits_only_for_the_port(cluster):
         # Nothing but a response or the port taking its burst (or its own next event: the
         # run's limit, a progress report, the watchdog) can change what it does: sleep until
         # one, not a batch at a time.
@@ -285,8 +356,10 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         cluster.park_wakes.add(hard_end)
         cluster.sleeps_until = hard_end
         cluster.sleep()
-        cluster.wake_for_upkeep_at(domain.phase_ps + hard_end * domain.period_ps)
+        cluster.wake_for_upkeep_at(phase + hard_end * period)
         return True
     cluster.sleeps_until = cycle + ran
-    cluster.sleep_for(ran)
+    if ran > 1:
+        cluster.sleep_for(ran)
+    # (else the next tick is the next cycle: the cluster stays awake for it)
     return True

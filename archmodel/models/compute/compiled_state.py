@@ -200,6 +200,7 @@ class Resident:
         self.programs = programs = _programs(cluster)
         self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
         self.parked = False  # asleep waiting on its port (compiled_batches.waits_only_for_the_port)
+        self.busy_core = -1  # the loop's row of the core that last kept it from sleeping so (-1: none yet)
         index_of = programs.index_of
         ncores = len(running)
         dma_core = cluster.dma_core
@@ -280,6 +281,7 @@ class Resident:
             ww[:len(words), 0] = [entry[2] for entry in words]
             ww[:len(words), 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
         self.pend = pend = np.zeros((dma.outstanding, 2), np.int64)
+        self.offsets = 8 * np.arange(dma.burst_bytes // 8, dtype=np.int64)  # a read burst's words' byte offsets
         for k, (local, size) in enumerate(dma.pending_reads):
             pend[k] = (local, size)
         self.bursts = np.array(list(transfer.bursts) if transfer is not None and transfer.bursts else [(0, 0, 0)],
@@ -316,25 +318,42 @@ class Resident:
                 raise ModelAssertion(f"{self.cluster.path}: transfer {ident} from the compiled loop became {queued!r}")
         dm[D_SUBMITTED] = 0
 
-    def port_step(self, inside: bool = False) -> None:
+    def port_step(self, inside: bool = False, check: int | None = None) -> bool | None:
         """The DMA port's part of this cycle, as ``SnitchDma.step`` does it, on the arrays:
         start a queued transfer, take a response, send a burst (the loop does the rest, the
-        responses and bursts too when it plays the memory: ``inside``)."""
+        responses and bursts too when it plays the memory: ``inside``). Whether a response
+        was taken or a burst sent; None when ``check`` (the cycle) is given and, before the
+        first of those or a transfer's start, the cores cannot run it in the loop (a call of
+        the loop that only checks): nothing then moved that the Python model's step of the
+        cycle would do again (what did happen, it does alike: find the port not ready, move
+        a transfer's bursts into the read buffers, queue the transfers the loop started)."""
         cluster = self.cluster
-        dma, dm = cluster.dma, self.dm
-        self._queue_submitted()
+        dm = self.dm
+        if dm[D_SUBMITTED]:
+            self._queue_submitted()
         if not dm[D_CUR]:
+            dma = cluster.dma
             if not dma.queue:
-                return
+                return False
+            if check is not None:
+                if not self.run(check, check + 1, check_only=True):
+                    return None
+                check = None
             self.transfer = transfer = dma.current = dma.queue.popleft()
             dm[D_CUR], dm[D_INBOUND], dm[D_ID], dm[D_QLEN] = 1, transfer.inbound, transfer.id, len(dma.queue)
             self.bursts = np.array(list(transfer.bursts), np.int64)
             dm[D_BHEAD], dm[D_NB] = 0, len(self.bursts)
         if inside:
-            return
+            return False
+        moved = False
         rsp = cluster.ext_rsp
         if rsp.channel is not None and rsp.valid:
+            if check is not None:
+                if not self.run(check, check + 1, check_only=True):
+                    return None
+                check = None
             response = rsp.recv()
+            moved = True
             if response.data is None:
                 dm[D_WIF] -= 1
             else:
@@ -343,20 +362,23 @@ class Resident:
                 dm[D_PENDING] -= 1
                 self._take_words(local, np.frombuffer(response.data, np.int64, count=size // 8))
         req = cluster.ext_req
-        now = cluster.sim.now
         dm[D_SEND_FROM] = 0
         if dm[D_INBOUND]:
             if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING]:
                 if not req.ready:
                     self._blocked(req)
-                    return
+                    return moved
+                if check is not None and not self.run(check, check + 1, check_only=True):
+                    return None
                 outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
-                req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local, created_ps=now))
+                req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
+                                    created_ps=cluster.sim.now))
                 self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
                 dm[D_PENDING] += 1
                 dm[D_BHEAD] += 1
                 dm[D_NB] -= 1
-            return
+                return True
+            return moved
         rb = self.rb
         while dm[D_NB] and dm[D_RB_COUNT] < 2:
             slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
@@ -370,14 +392,19 @@ class Resident:
         if dm[D_RB_COUNT] and rb[head, R_LEFT] == 0:
             if not req.ready:
                 self._blocked(req)
-                return
+                return moved
+            if check is not None and not self.run(check, check + 1, check_only=True):
+                return None
             size = int(rb[head, R_SIZE])
             req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
-                                data=self.rbuf[head, :size // 8].tobytes(), source="dma", created_ps=now))
+                                data=self.rbuf[head, :size // 8].tobytes(), source="dma",
+                                created_ps=cluster.sim.now))
             dm[D_WIF] += 1
             dm[D_N_OUT] += size
             dm[D_RB_HEAD] = (head + 1) % 2
             dm[D_RB_COUNT] -= 1
+            return True
+        return moved
 
     def _blocked(self, req) -> None:
         """The DMA engine waits to send a burst on ``req``, which is not ready: the loop need
@@ -390,18 +417,26 @@ class Resident:
     def _take_words(self, local: int, data: np.ndarray) -> None:
         """Queue a read burst's words for the lanes (``write_words``)."""
         dm, ww = self.dm, self.ww
-        count, cap = dm[D_WW_COUNT], len(ww)
-        if count + len(data) > cap:  # more came back than the lanes took: grow the ring
+        count, cap, n = int(dm[D_WW_COUNT]), len(ww), len(data)
+        if count + n > cap:  # more came back than the lanes took: grow the ring
             order = (dm[D_WW_HEAD] + np.arange(count)) % cap
-            grown = np.zeros((2 * (count + len(data)), 2), np.int64)
+            grown = np.zeros((2 * (count + n), 2), np.int64)
             grown[:count] = ww[order]
             self.ww = ww = grown
             dm[D_WW_HEAD] = 0
             cap = len(ww)
-        slots = (dm[D_WW_HEAD] + count + np.arange(len(data))) % cap
-        ww[slots, 0] = local + 8 * np.arange(len(data))
-        ww[slots, 1] = data
-        dm[D_WW_COUNT] = count + len(data)
+        offsets = self.offsets
+        if n > len(offsets):
+            offsets = self.offsets = 8 * np.arange(n, dtype=np.int64)
+        # (the words go in at the ring's tail, in two slices when they wrap)
+        tail = (int(dm[D_WW_HEAD]) + count) % cap
+        first = min(n, cap - tail)
+        ww[tail:tail + first, 0] = offsets[:first] + local
+        ww[tail:tail + first, 1] = data[:first]
+        if first < n:
+            ww[:n - first, 0] = offsets[first:n] + local
+            ww[:n - first, 1] = data[first:]
+        dm[D_WW_COUNT] = count + n
 
     # -- the batches ---------------------------------------------------------------------------------
     def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
