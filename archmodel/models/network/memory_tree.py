@@ -201,6 +201,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self._asking = False
         self._bound_key = None
         self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
+        self._takes: dict = {}  # requester -> earliest_take_ps of its head at _bound_key
+        self._taking = False
         self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
         # the wiring is fixed once the run starts: the ticks look at the connected ports only
         self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
@@ -359,10 +361,7 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         sim = self.sim
         # One question asks every node about each of its ports, and the nodes below ask again:
         # the bounds hold while nothing is sent or taken anywhere at this time point.
-        key = (sim.now, sim.transfers)
-        if key != self._bound_key:
-            self._bound_key = key
-            self._bounds.clear()
+        self._fresh_bounds()
         if port in self._bounds:
             return self._bounds[port]
         if self._asking:  # a loop of nodes (die-to-die links both ways): no better bound
@@ -379,6 +378,122 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
             self._asking = False
         self._bounds[port] = bound
         return bound
+
+    def earliest_take_ps(self, port) -> int:
+        """The first edge at which this node may take the request at the head of requester
+        ``port`` (its credit then returns to the requester: see
+        :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`); now for a target's port (a
+        response is taken at the edge it arrives) and for a requester with nothing on its way.
+
+        Each edge a target grants one requester, round robin from ``priority``, and only
+        while its queue holds fewer than ``queue_depth`` requests; the queue sends at most one
+        request per edge, after the grants, and only once the request is ready and the
+        target's port holds a credit and a free link. So the head of requester ``i`` is taken
+        no sooner than (a) its arrival, (b) after one grant per edge to each requester ahead
+        of it in the round robin whose head has arrived and is for the same target (it keeps
+        asking until granted, and a new one only comes later in the order or adds grants),
+        and (c) when the queue is full, the edge after the last of the sends that make room
+        for those grants and its own, one per edge from the first edge the queue can send:
+        its head ready, the link free and a credit back, which the target's own
+        ``earliest_take_ps`` bounds when none is held (so the bound follows the tree up to
+        its memory). Never later than the truth: every step counts the fewest edges."""
+        now = self.sim.now
+        i = self._requester_index.get(port)
+        if i is None or not port.connected:
+            return now
+        channel = port.channel
+        if not channel.flight:
+            return now
+        self._fresh_bounds()
+        kept = self._takes.get(i)
+        if kept is not None:
+            return kept
+        if self._taking:  # a loop of nodes (die-to-die links both ways): no better bound
+            return now
+        self._taking = True
+        try:
+            bound = self._take_bound(i, now)
+        finally:
+            self._taking = False
+        self._takes[i] = bound
+        return bound
+
+    def _route_of(self, i: int, request: MemRequest) -> int | None:
+        """:meth:`target_of` without its errors: None for a request the node would refuse
+        (the run then stops at the tick that meets it, whatever the bounds said)."""
+        routed = self._routed[i]
+        if routed is not None and routed[0] is request:
+            return routed[1]
+        address = request.address
+        item = self.routes.find(address)
+        if item is None:
+            if i >= self.radix or not self.up_req.connected:
+                return None
+            k = bisect_right(self.routes.starts, address)
+            if k < len(self.routes.starts) and self.routes.starts[k] < address + request.size_bytes:
+                return None
+            return self.up
+        if address + request.size_bytes > item.piece_end(address):
+            return None
+        return item.owner(address)
+
+    def _take_bound(self, i: int, now: int) -> int:
+        """:meth:`earliest_take_ps` for requester ``i``, worked out from the state now."""
+        arrival, request = self.requesters[i].channel.flight[0]
+        t = self._route_of(i, request)
+        if t is None:
+            return now
+        period, phase = self.period, self.domain.phase_ps
+        first = phase + max(0, -((phase - now) // period)) * period  # the node's first edge at or after now
+        count = len(self.requesters)
+        start = self.priority[t]
+        place = (i - start) % count
+        ahead = 0
+        for j, other in self._live_requesters:
+            if j != i and (j - start) % count < place:
+                flight = other.channel.flight
+                if flight and flight[0][0] <= now and self._route_of(j, flight[0][1]) == t:
+                    ahead += 1
+        bound = max(first + ahead * period, phase + max(0, -((phase - arrival) // period)) * period)
+        queue = self.to_send[t]
+        sends = len(queue) + ahead + 1 - self.queue_depth  # sends that must make room first
+        if sends > 0:
+            bound = max(bound, self._first_send_ps(t, queue, first) + sends * period)
+        return bound
+
+    def _first_send_ps(self, t: int, queue, first: int) -> int:
+        """The first edge (from ``first``, the node's next) at which the queue of target
+        ``t`` can send: its head ready (an empty queue's first request is granted at
+        ``first`` at the soonest, and ready ``latency_cycles`` later), the link free, a credit
+        held (one taken at this time point returns at its commit; else the target takes the
+        message at the head of the link no sooner than its ``earliest_take_ps`` and the credit
+        is usable at the edge after)."""
+        channel = self.target_ports[t].channel
+        at = max(first, queue[0][0] if queue else first + self.delay, channel.busy_until)
+        if channel.credits <= 0:
+            now = self.sim.now
+            if channel.returning:
+                back = now + 1
+            elif channel.flight:
+                receiver = channel.dst_owner
+                taken = max(channel.flight[0][0], now if channel.taken_at != now else now + 1,
+                            receiver.earliest_take_ps(channel.dst))
+                back = taken + 1
+            else:
+                back = now
+            at = max(at, back)
+        period, phase = self.period, self.domain.phase_ps
+        return phase + max(0, -((phase - at) // period)) * period
+
+    def _fresh_bounds(self) -> None:
+        """Forget the bounds kept once anything moved (a message sent or taken anywhere) or
+        time went on: they hold only for the state they were worked out from."""
+        sim = self.sim
+        key = (sim.now, sim.transfers)
+        if key != self._bound_key:
+            self._bound_key = key
+            self._bounds.clear()
+            self._takes.clear()
 
     def reaction_ps(self, inp, out) -> int | None:
         """A request from a requester reaches a target ``latency_cycles`` later, and is
