@@ -1,9 +1,12 @@
-"""MemoryTreeNode.earliest_take_ps: when a node can next take a requester's head request (its
-credit then returns to the requester, so a compiled cluster blocked on the link computes ahead
-to there: ``OutPort.unblocks_from_ps``). The bound must never be later than the take: checked
-at every edge of random traffic through random trees, and by compiled Snitch clusters held to
-the Python model on small trees with contention (a bound too late wakes a cluster inside a
-batch, or ends the run in another cycle or state)."""
+"""MemoryTreeNode's bounds for computing ahead. ``earliest_take_ps``: when a node can next
+take a requester's head request (its credit then returns to the requester, so a compiled
+cluster blocked on the link computes ahead to there: ``OutPort.unblocks_from_ps``).
+``answer_bound_for`` (and ``earliest_send_ps`` on an answer port, built on it): when a node
+can next answer one source of a requester, no sooner than the answer to that source's oldest
+request, asked of the targets up the tree by its forwarded source. No bound may be later than
+the event: checked at every edge of random traffic through random trees, and by compiled Snitch
+clusters held to the Python model on small trees with contention (a bound too late wakes a
+cluster inside a batch, or ends the run in another cycle or state)."""
 
 import random
 
@@ -97,6 +100,68 @@ def test_the_take_bound_is_never_later_than_the_take_in_random_traffic_through_r
                 break
         assert checked > 20 and tight > 0, (seed, checked, tight)
     assert ahead > 5000, ahead
+
+
+def test_no_answer_to_a_source_comes_before_its_bound_in_random_traffic_through_random_trees():
+    # Asked at every edge for every source with a request in a node, the bound on the node's
+    # next answer to it holds until that answer leaves (new requests cannot bring it sooner:
+    # a source is answered in request order); the port's bound is no later than any of them.
+    ahead = checked = 0
+    for seed in range(12):
+        rng = random.Random(100 + seed)
+        top = Component("top")
+        kind = seed % 3
+        if kind == 0:
+            memory = FixedLatencyMemory("memory", top, base_address=0, size_bytes=MIB,
+                                        latency_cycles=rng.randint(1, 20), bytes_per_cycle=rng.choice([8, 32]))
+            rsp = memory.rsp
+        elif kind == 1:
+            memory = DramController("memory", top, standard="HBM2E", base_address=0, read_queue=rng.choice([2, 8]),
+                                    write_queue=rng.choice([2, 8]))
+            rsp = memory.resp
+        else:
+            memory = InterleavedMemory("memory", top, standard="HBM2E", channels=2, base_address=0,
+                                       pending_pieces=rng.choice([2, 32]))
+            rsp = memory.resp
+        slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
+        cpus = []
+        for k, (node, i) in enumerate(slots):
+            cpu = ScriptedRequester(f"cpu{k}", top)
+            _link(rng, cpu.req, node.down_req[i])
+            _link(rng, node.down_rsp[i], cpu.rsp)
+            for n in range(rng.randint(5, 30)):
+                write = rng.random() < 0.4
+                size = rng.choice([8, 64, 256])
+                address = size * rng.randrange(MIB // size)
+                cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
+                                             source=rng.choice(["dma", "core"]), tag=n))
+            cpus.append(cpu)
+        nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
+        ports = [(node, port) for node in nodes for port in node.down_rsp]
+        sent = {port: 0 for _, port in ports}
+        kept: dict = {}  # (port, source) -> the latest bound asked since its last answer
+        sim = Simulator(top)
+        for cycle in range(1, 4000):
+            sim.run(cycles=cycle)
+            for node, port in ports:
+                channel = port.channel
+                if channel.sent != sent[port]:  # one answer left at this edge: the last in flight
+                    sent[port] = channel.sent
+                    bound = kept.pop((port, channel.flight[-1][1].source), None)
+                    if bound is not None:
+                        assert bound <= sim.now, (seed, port.path, bound, sim.now)
+                        checked += 1
+                i = node.answer_ports.index(port)
+                whole = node.earliest_send_ps(port)
+                for source in node.sources[i]:
+                    bound = node.answer_bound_for(port, source)
+                    assert bound is not None and whole is not None and whole <= bound
+                    ahead += bound >= sim.now + 2 * node.period
+                    kept[(port, source)] = max(kept.get((port, source), bound), bound)
+            if sim.stopped or (all(not cpu.script for cpu in cpus) and not any(n.outstanding for n in nodes)
+                               and not any(q for n in nodes for q in n.answers)):
+                break
+    assert checked > 500 and ahead > 5000, (checked, ahead)
 
 
 def clusters_on_a_tree(seed: int):
