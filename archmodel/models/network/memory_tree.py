@@ -362,9 +362,9 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         its sources (each source is answered in request order: queued here, sent to a target
         and on its way back, or no sooner than a node's bound on its next answer to that
         source, :meth:`answer_bound_for` up the tree to the memory), or its first request on
-        its way of a source with nothing here; a requester
-        with nothing outstanding here gets nothing (None) until it sends, whatever the other
-        requesters do, since each response goes back to the requester that asked."""
+        its way of a source with nothing here; a requester with nothing outstanding here gets
+        nothing (None) until it sends, whatever the other requesters do, since each response
+        goes back to the requester that asked."""
         sim = self.sim
         # One question asks every node about each of its ports, and the nodes below ask again:
         # the bounds hold while nothing is sent or taken anywhere at this time point.
