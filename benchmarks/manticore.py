@@ -21,7 +21,8 @@ and C and a copy of B) on 1, 2 and 4 full chiplets (128 clusters each), each die
 share as in the whole package (256 rows of C: m = 256 x chiplets), each in a fresh process: the CPU time of elaboration, of a first
 ``--window`` of simulated cycles (from cycle ``--start``, 0 by default: the first tiles take
 about 26,000 cycles to arrive on one chiplet, so later windows see the cores computing) and of the next
-``--window``, the CPU time per simulated cycle in the second, and the peak resident memory. Those runs stop at the window's end (the
+``--window``, the CPU time per simulated cycle in the second, the clusters' compiled batches (one
+tick each) and the lookahead questions in the second, and the peak resident memory. Those runs stop at the window's end (the
 whole GEMM takes hours of CPU there); what the whole run would take is an extrapolation from
 the per-cycle figure, printed as one.
 
@@ -96,15 +97,19 @@ def package_window(chiplets: int, window: int, start: int = 0) -> dict:
     built = time.process_time()
     if start:
         sim.run(cycles=start)
+    clusters = [part for part in top.walk() if isinstance(part, SnitchCluster)]
+    graph = sim.connection_graph
     marks = [time.process_time()]
+    counts = [(sum(c.n_compiled_batches for c in clusters), graph.questions)]
     for end in (start + window, start + 2 * window):
         sim.run(cycles=end)
         marks.append(time.process_time())
-    clusters = [part for part in top.walk() if isinstance(part, SnitchCluster)]
+        counts.append((sum(c.n_compiled_batches for c in clusters), graph.questions))
     fmas = 256 * chiplets * 1024 * 1024  # m x n x k: one FMA per core and cycle at best
     return {"chiplets": chiplets, "clusters": len(clusters), "elaborate_s": built - started,
             "least_cycles": fmas // sum(c.cores for c in clusters),
             "first_s": marks[1] - marks[0], "next_s": marks[2] - marks[1], "window": window, "start": start,
+            "batches": counts[2][0] - counts[1][0], "questions": counts[2][1] - counts[1][1],
             "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -122,10 +127,13 @@ def package_table(counts: list, window: int, start: int = 0) -> list:
     print(f"The issue's GEMM (1024^3 FP64, gemm_tiled) on full chiplets: two windows of {window} cycles each "
           f"from cycle {start}, CPU time, a fresh process each")
     print(f"{'chiplets':>8} {'clusters':>8} {'elab CPU s':>10} {'first CPU s':>11} {'next CPU s':>10} "
-          f"{'ms/cycle':>8} {'max RSS MiB':>11}")
+          f"{'ms/cycle':>8} {'batches':>8} {'questions':>9} {'max RSS MiB':>11}")
     for r in rows:
         print(f"{r['chiplets']:>8} {r['clusters']:>8} {r['elaborate_s']:>10.2f} {r['first_s']:>11.2f} "
-              f"{r['next_s']:>10.2f} {1e3 * r['next_s'] / window:>8.2f} {r['maxrss_mib']:>11.0f}")
+              f"{r['next_s']:>10.2f} {1e3 * r['next_s'] / window:>8.2f} {r['batches']:>8} {r['questions']:>9} "
+              f"{r['maxrss_mib']:>11.0f}")
+    print("(batches: the clusters' compiled batches, each a tick, and questions: lookahead questions, both in "
+          "the second window)")
     for r in rows:
         hours = r["least_cycles"] * r["next_s"] / window / 3600
         print(f"extrapolation, not a measurement: {r['chiplets']} chiplet(s), the whole GEMM at least "

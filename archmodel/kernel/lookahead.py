@@ -94,10 +94,14 @@ class ConnectionGraph:
 
     def __init__(self, sim: Simulator):
         self.sim = sim
+        self.questions = 0
+        """Questions asked so far (:func:`earliest_arrival_ps` calls that walked the graph),
+        for benchmarks that count what a run's lookahead costs."""
         self._reach: dict = {}
         self._remaining: dict = {}
         self._senders: dict = {}
         self._reaching: dict = {}
+        self._waking: dict = {}
         # (sender phase, sender period, receiver phase, receiver period, latency - 1 receiver
         # periods, number) per channel, for the arrival times of the hot loop below (the
         # number breaks ties in its heap, channels being unordered).
@@ -176,6 +180,20 @@ class ConnectionGraph:
             cached = self._reaching[comp] = [ch for ch in self.reach(comp)[1] if ch in remaining]
         return cached
 
+    def waking(self, comp: Component) -> frozenset:
+        """The channels whose returning credit can lead to something reaching ``comp``: their
+        sender (not ``comp``) may then send on an output :meth:`remaining` holds (on that
+        channel only, when it declares ``sends_hold_through_credits``). A question looks at
+        the credits freed at its time point on these alone: a mesh frees many every edge."""
+        cached = self._waking.get(comp)
+        if cached is None:
+            remaining = self.remaining(comp)
+            cached = self._waking[comp] = frozenset(
+                ch for ch in self.reach(comp)[1] if ch.src_owner is not comp and (
+                    ch in remaining if ch.src_owner.sends_hold_through_credits
+                    else any(out in remaining for out in ch.src_owner._out_channels)))
+        return cached
+
     def senders(self, comp: Component) -> list:
         """The senders that can reach ``comp`` as ``(sender, least, outputs)``: each output
         channel from which something can reach ``comp`` with the least time from a send on
@@ -227,6 +245,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     best: dict = {}  # channel -> earliest arrival found so far
     heap: list = []
     graph = sim.connection_graph
+    graph.questions += 1
     timing = graph.timing
     heappush = heapq.heappush
     # Arrivals at or after the earliest one already offered on comp's own inputs cannot make
@@ -316,9 +335,12 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 continue
         for channel, _ in outs:
             reach(channel, send)
-    # Credits freed at this time point reach their senders at the senders' next edges.
+    # Credits freed at this time point reach their senders at the senders' next edges (only
+    # those whose senders can then send towards comp: graph.waking).
+    waking = graph.waking(comp)
     for channel in sim.pending_credit_returns():
-        credit_frees(channel, now)
+        if channel in waking:
+            credit_frees(channel, now)
 
     # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best
     # known for its channel is stale, and the first entry popped for a channel settles it.
