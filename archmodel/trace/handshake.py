@@ -216,20 +216,29 @@ class Handshakes:
                                 except KeyError:
                                     add(make_text(data))
                                 add(trace.data_tail)
-            else:
-                if (t - trace.phase) % trace.period == 0:
-                    # A sender edge without an offer: ready is the credit state left by the
-                    # previous edge.
-                    flags = READY if trace.credits > 0 and trace.busy <= t else 0
-                    next_edge = t + trace.period
-                    if flags != trace.flags:
-                        change = trace.flags << 3 | flags
-                        trace.flags = flags
-                        add(trace.flag_lines[change] or trace.change_lines(change))
+            elif t % trace.period == trace.phase:  # (the phase is below the period)
+                # A sender edge without an offer: ready is the credit state left by the
+                # previous edge.
+                flags = READY if trace.credits > 0 and trace.busy <= t else 0
+                next_edge = t + trace.period
+                if flags != trace.flags:
+                    change = trace.flags << 3 | flags
+                    trace.flags = flags
+                    add(trace.flag_lines[change] or trace.change_lines(change))
+                # When to look again (no pulse is up: flags is READY or 0): at the next
+                # sender edge if ready is to change by then, when a busy link frees, or only
+                # when the channel is used again.
+                if credits > 0:
+                    if busy <= next_edge:
+                        at = None if flags else next_edge
+                    else:
+                        at = next_edge if flags else trace.domain.edge_at_or_after(busy)
                 else:
-                    # A receiver edge in another clock domain: only the credit state moves.
-                    flags = trace.flags
-                    next_edge = trace.domain.edge_after(t)
+                    at = next_edge if flags else None
+            else:
+                # A receiver edge in another clock domain: only the credit state moves.
+                flags = trace.flags
+                next_edge = trace.domain.edge_after(t)
                 # When to look again: at the next sender edge while a pulse is up or ready
                 # is about to change, when a busy link frees, or only when it is used again.
                 if flags & _PULSES or (flags & READY) != (credits > 0 and busy <= next_edge):
