@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from vcd.writer import Variable
 
-from .lines import Memo, escaped_text, summarize_payload, wire_line
+from .lines import Memo, escaped_text, summarize_payload, wire_line, wire_lines
 
 _BY_ORDER = attrgetter("order")
 _TRACE_OF = attrgetter("var")
@@ -48,8 +48,8 @@ class ChannelTrace:
     that used it."""
 
     __slots__ = ("channel", "order", "domain", "period", "phase", "capacity", "vars", "valid_lines",
-                 "fire_lines", "ready_lines", "occupancy_line", "data_tail", "flags", "flag_lines",
-                 "occupancy", "data", "payload", "credits", "busy", "next_eval")
+                 "fire_lines", "ready_lines", "credit_lines", "occupancy_line", "data_tail", "flags", "flag_lines",
+                 "data", "payload", "credits", "busy", "next_eval")
 
     def __init__(self, channel, order: int):
         self.channel = channel
@@ -63,12 +63,14 @@ class ChannelTrace:
         self.valid_lines = self.fire_lines = self.ready_lines = _NO_LINES
         # The lines of a change of flags, old * 8 + new, made when first needed.
         self.flag_lines: list[str | None] = [None] * 64
+        # The occupancy's lines, capacity - credits: a list indexed by the credits for a
+        # narrow wire (the pass compares and keeps the credits anyway), else made.
+        self.credit_lines: list[str] | None = None
         self.occupancy_line: Callable[[int], str] | None = None
         self.data_tail: str | None = None  # the data line is the escaped text, then this
         self.credits = channel.credits
         self.busy = channel.busy_until
         self.flags = READY if self.credits > 0 else 0
-        self.occupancy = channel.capacity - channel.credits
         self.data = ""
         self.payload = None
         self.next_eval: int | None = None
@@ -77,7 +79,7 @@ class ChannelTrace:
         """The value each signal shows now, by signal name."""
         flags = self.flags
         return {"valid": int(flags & VALID != 0), "ready": flags & READY, "fire": int(flags & FIRE != 0),
-                "occupancy": self.occupancy, "data": self.data}
+                "occupancy": self.capacity - self.credits, "data": self.data}
 
     def show(self, signal: str, var: Variable) -> None:
         """Write ``signal`` as ``var`` from now on."""
@@ -86,6 +88,10 @@ class ChannelTrace:
             self.data_tail = f" {var.ident}\n"
         elif signal == "occupancy":
             self.occupancy_line = wire_line(var)
+            lines = wire_lines(var)
+            if lines is not None:
+                # (credits run from 0 to the capacity, which the wire's width holds)
+                self.credit_lines = [lines[self.capacity - credits] for credits in range(self.capacity + 1)]
         else:
             setattr(self, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
         self.flag_lines = [None] * 64
@@ -115,11 +121,11 @@ class Handshakes:
         # has moved since), and a heap of those times.
         self._due: dict[int, list[ChannelTrace]] = {}
         self._due_times: list[int] = []
-        self._texts = Memo(self._escaped)  # payload summary -> its escaped text
+        self._texts: Memo[str] = Memo(self._escaped)  # payload summary -> its escaped text
         self._data_var: Variable | None = None  # any data variable: all escape alike
-        # The summaries of int payloads, the commonest, looked up rather than made (only for
-        # the default summary, which is a function of the value).
-        self._numbers = Memo(summarize) if summarize is summarize_payload else None
+        # The summaries of int payloads, the commonest, and their escaped texts, looked up
+        # rather than made (only for the default summary, which is a function of the value).
+        self._numbers: Memo[tuple[str, str]] | None = Memo(self._number_texts) if summarize is summarize_payload else None
 
     def add(self, channel) -> ChannelTrace:
         """Trace ``channel`` (the kernel reports its edges from now on); returns its trace,
@@ -163,68 +169,94 @@ class Handshakes:
         due, summarize = self._due, self.summarize
         texts, make_text = self._texts.texts, self._texts.make
         numbers = self._numbers
-        number_texts = None if numbers is None else numbers.texts
+        number_texts: dict[Any, tuple[str, str]] = {} if numbers is None else numbers.texts
+        # (int payloads are looked up only for the default summary: never a type otherwise)
+        number = int if numbers is not None else None
         bucket_at: int | None = None
         bucket: list[ChannelTrace] = []
         # One pass per channel used, written out in this loop (no call per channel or per
         # line) because it runs for every channel used at every edge.
         for trace in traces:
             channel = trace.channel
-            offered = channel.offered
-            if offered:
+            credits = channel.credits
+            busy = channel.busy_until
+            if channel.offered:
                 # An edge of the sender: show what happened at it. Ready is what the sender
-                # saw before acting: with an offer, whether it went.
+                # saw before acting: with an offer, whether it went. A pulse is up (valid),
+                # so the trace is looked at again at the sender's next edge.
                 flags = _OFFERED_FLAGS[channel.fired]
-                next_edge = t + trace.period
-            elif (t - trace.phase) % trace.period == 0:
+                at: int | None = t + trace.period
+                if flags != trace.flags:
+                    change = trace.flags << 3 | flags
+                    trace.flags = flags
+                    add(trace.flag_lines[change] or trace.change_lines(change))
+                if trace.data_tail is not None:
+                    payload = channel.payload
+                    if payload is not trace.payload or not trace.data:
+                        trace.payload = payload
+                        if payload.__class__ is number:
+                            # (an int's summary and its escaped text, found in one lookup)
+                            try:
+                                data, text = number_texts[payload]
+                            except KeyError:
+                                assert numbers is not None, "numbers has texts"
+                                data, text = numbers.make(payload)
+                            if data != trace.data:
+                                trace.data = data
+                                # (the text and the tail as two parts: joined with the rest,
+                                # no string per line)
+                                add(text)
+                                add(trace.data_tail)
+                        else:
+                            data = summarize(payload)
+                            if data != trace.data:
+                                trace.data = data
+                                try:
+                                    add(texts[data])
+                                except KeyError:
+                                    add(make_text(data))
+                                add(trace.data_tail)
+            elif t % trace.period == trace.phase:  # (the phase is below the period)
                 # A sender edge without an offer: ready is the credit state left by the
                 # previous edge.
                 flags = READY if trace.credits > 0 and trace.busy <= t else 0
                 next_edge = t + trace.period
+                if flags != trace.flags:
+                    change = trace.flags << 3 | flags
+                    trace.flags = flags
+                    add(trace.flag_lines[change] or trace.change_lines(change))
+                # When to look again (no pulse is up: flags is READY or 0): at the next
+                # sender edge if ready is to change by then, when a busy link frees, or only
+                # when the channel is used again.
+                if credits > 0:
+                    if busy <= next_edge:
+                        at = None if flags else next_edge
+                    else:
+                        at = next_edge if flags else trace.domain.edge_at_or_after(busy)
+                else:
+                    at = next_edge if flags else None
             else:
                 # A receiver edge in another clock domain: only the credit state moves.
                 flags = trace.flags
                 next_edge = trace.domain.edge_after(t)
-            if flags != trace.flags:
-                change = trace.flags << 3 | flags
-                trace.flags = flags
-                add(trace.flag_lines[change] or trace.change_lines(change))
-            if offered and trace.data_tail is not None:
-                payload = channel.payload
-                if payload is not trace.payload or not trace.data:
-                    trace.payload = payload
-                    if type(payload) is int and number_texts is not None:
-                        try:
-                            data = number_texts[payload]
-                        except KeyError:
-                            assert numbers is not None, "numbers has texts"
-                            data = numbers.make(payload)
-                    else:
-                        data = summarize(payload)
-                    if data != trace.data:
-                        trace.data = data
-                        try:
-                            text = texts[data]
-                        except KeyError:
-                            text = make_text(data)
-                        add(text + trace.data_tail)
+                # When to look again: at the next sender edge while a pulse is up or ready
+                # is about to change, when a busy link frees, or only when it is used again.
+                if flags & _PULSES or (flags & READY) != (credits > 0 and busy <= next_edge):
+                    at = next_edge
+                elif credits > 0 and busy > next_edge:
+                    at = trace.domain.edge_at_or_after(busy)
+                else:
+                    at = None
             channel.marked = channel.offered = channel.fired = channel.took = False
-            credits = channel.credits
-            trace.credits = credits
-            trace.busy = busy = channel.busy_until
-            occupancy = trace.capacity - credits
-            if occupancy != trace.occupancy:
-                trace.occupancy = occupancy
-                if trace.occupancy_line is not None:
-                    add(trace.occupancy_line(occupancy))
-            # When to look again: at the next sender edge while a pulse is up or ready is
-            # about to change, when a busy link frees, or only when it is used again.
-            if flags & _PULSES or (flags & READY) != (credits > 0 and busy <= next_edge):
-                at: int | None = next_edge
-            elif credits > 0 and busy > next_edge:
-                at = trace.domain.edge_at_or_after(busy)
-            else:
-                at = None
+            trace.busy = busy
+            # (the occupancy is capacity - credits: it changes when the credits do)
+            if credits != trace.credits:
+                trace.credits = credits
+                credit_lines = trace.credit_lines
+                if credit_lines is not None:
+                    add(credit_lines[credits])
+                elif trace.occupancy_line is not None:
+                    add(trace.occupancy_line(trace.capacity - credits))
             # (_schedule, written out)
             if trace.next_eval != at:
                 trace.next_eval = at
@@ -261,6 +293,14 @@ class Handshakes:
             if trace.credits > 0 and trace.busy > at:
                 self._schedule(trace, trace.domain.edge_at_or_after(trace.busy))
         return at, lines
+
+    def _number_texts(self, payload: int) -> tuple[str, str]:
+        data = self.summarize(payload)
+        texts = self._texts
+        try:
+            return data, texts.texts[data]
+        except KeyError:
+            return data, texts.make(data)
 
     def _escaped(self, text: str) -> str:
         assert self._data_var is not None, "data texts are made only for a channel showing data"

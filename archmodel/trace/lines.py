@@ -10,11 +10,12 @@ again (an integer register's memo truncates to its width when it makes the bits)
 from __future__ import annotations
 
 import reprlib
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 from vcd.writer import Variable
 
 DATA_CHARS = 40
+T = TypeVar("T")
 # Texts remembered per value: designs mostly hold recurring values (counters, states, tokens).
 MEMO_LIMIT = 1 << 16
 
@@ -48,18 +49,19 @@ def ascii_text(text: str) -> str:
     return text if text.isascii() else text.encode("ascii", "backslashreplace").decode("ascii")
 
 
-class Memo:
+class Memo(Generic[T]):
     """Texts by value: ``texts`` holds those made so far (a plain dict, see :class:`BitsMemo`
     for why) and :meth:`make` makes a missing one with ``make_text`` and keeps it, forgetting
-    everything at once past :data:`MEMO_LIMIT` entries so that ever new values do not grow it."""
+    everything at once past :data:`MEMO_LIMIT` entries so that ever new values do not grow it.
+    (A text may be any value made from the key: the handshake's int payloads keep a pair.)"""
 
     __slots__ = ("texts", "make_text")
 
-    def __init__(self, make_text: Callable[[Any], str]):
-        self.texts: dict[Any, str] = {}
+    def __init__(self, make_text: Callable[[Any], T]):
+        self.texts: dict[Any, T] = {}
         self.make_text = make_text
 
-    def make(self, key: Any) -> str:
+    def make(self, key: Any) -> T:
         """The text of ``key``, made and kept in ``texts``."""
         texts = self.texts
         if len(texts) > MEMO_LIMIT:
@@ -245,11 +247,22 @@ def wire_line(var: Variable) -> Callable[[int], str]:
     a small vector's lines are made once and looked up."""
     ident, size = var.ident, var.size
     assert isinstance(size, int), "a wire of one size"
-    if size == 1:
-        return (f"0{ident}\n", f"1{ident}\n").__getitem__
-    if size <= 10:
-        return [f"b{value:b} {ident}\n" for value in range(1 << size)].__getitem__
+    lines = wire_lines(var)
+    if lines is not None:
+        return lines.__getitem__
     return lambda value: f"b{value:b} {ident}\n"
+
+
+def wire_lines(var: Variable) -> list[str] | None:
+    """The value-change lines of the scalar or vector wire ``var``, indexed by the value, for
+    a wire of up to 10 bits (None for a wider one: see :func:`wire_line`)."""
+    ident, size = var.ident, var.size
+    assert isinstance(size, int), "a wire of one size"
+    if size == 1:
+        return [f"0{ident}\n", f"1{ident}\n"]
+    if size <= 10:
+        return [f"b{value:b} {ident}\n" for value in range(1 << size)]
+    return None
 
 
 def text_of(texts: dict | list, make: Callable[[Any], str], value: Any) -> str:

@@ -233,13 +233,36 @@ class VcdTracer:
             return
         stopped = commit_changes(dirty, pending, self._handle_of_tail, self._makes)
         if stopped is not None:
-            self._stopped(dirty, dirty, stopped, first)
+            self._two_runs(dirty, stopped, first)
         # (checked once it comes twice running: some designs change the list every edge)
         elif dirty != self._seen:
             self._seen = dirty.copy()
         elif in_handle_order(dirty, self._handle_of_tail):
             self._ordered = self._seen
             self._commit_ordered = commit_watched if all(reg.var is not None for reg in dirty) else commit_ordered
+
+    def _two_runs(self, dirty: list[Register], stopped: Register, first: int) -> None:
+        """:func:`commit_changes` stopped at ``stopped`` in ``dirty``, an edge's register list
+        not known before: go on from there, checked again, and if the rest is in handle order
+        and all of it comes before the lines given so far (the list is a rotation of one in
+        order, as on a ring whose changing components move round by one), put the rest's
+        lines first; otherwise sort them all and remember ``dirty`` (see :meth:`_stopped`).
+        A rotation is not remembered: the next list is mostly another rotation, and the
+        checked loop costs less than sorting the list to remember it."""
+        pending, handles = self._pending, self._handle_of_tail
+        rest = dirty[dirty.index(stopped):]
+        middle = len(pending)
+        again = commit_changes(rest, pending, handles, self._makes)
+        if again is None:
+            # (lines are two parts each, the tail second: a tail names its register's handle)
+            if middle == first or len(pending) == middle or handles[pending[-1]] < handles[pending[first + 1]]:
+                pending[first:] = pending[middle:] + pending[first:middle]
+            else:
+                self._commit_rest(rest, len(rest), first)
+            return
+        self._commit_rest(rest, rest.index(again), first)
+        self._disordered = dirty.copy()
+        self._in_order = sorted(dirty, key=order_of(handles))
 
     def _stopped(self, dirty: list[Register], regs: list[Register], stopped: Register, first: int) -> None:
         """An edge's loop over ``regs`` (``dirty`` or the same in handle order) stopped at

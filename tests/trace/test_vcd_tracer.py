@@ -419,6 +419,44 @@ def test_registers_set_out_of_order_at_every_edge_give_the_same_bytes(tmp_path):
 
 
 @model(catalogue=False)
+class Rotor(Component):
+    """Six registers stepping at every edge, set in registration order, in that order rotated
+    by one more at each edge (one run of registers, then the run before it), or odd ones
+    first and even ones after (two runs that interleave)."""
+
+    order = Param(str, "straight", "straight, rotated or interleaved")
+
+    def setup(self):
+        self.regs = [self.register(f"r{i}", 0, width=8) for i in range(6)]
+
+    def tick(self):
+        regs = self.regs
+        if self.order == "rotated":
+            shift = self.cycle % 6
+            regs = regs[shift:] + regs[:shift]
+        elif self.order == "interleaved":
+            regs = regs[1::2] + regs[::2]
+        for index, reg in enumerate(self.regs):
+            # (every fifth edge r2 keeps its value: a rotation whose lines skip one)
+            if not (index == 2 and self.cycle % 5 == 0):
+                reg.next = reg.value + index + 1
+        for reg in regs:
+            reg.set(reg.next)
+
+
+def test_a_register_list_rotated_or_interleaved_gives_the_same_bytes(tmp_path):
+    files = {}
+    for order in ("straight", "rotated", "interleaved"):
+        top = Component("top", clock=ClockDomain("clk", PERIOD))
+        Rotor("u", top, order=order)
+        _, wave, path = traced_run(tmp_path, top=top, cycles=40, name=order)
+        files[order] = path.read_bytes()
+    assert files["rotated"] == files["straight"] == files["interleaved"]
+    assert wave.edges("top.u.r2")[:6] == [(0, 0), (1000, 3), (2000, 6), (3000, 9), (4000, 12), (6000, 15)]
+    assert wave.edges("top.u.r5")[:3] == [(0, 6), (1000, 12), (2000, 18)]
+
+
+@model(catalogue=False)
 class Queuer(Component):
     """A state register holding a list (unhashable: no memo can keep its text), and a plain one."""
 
