@@ -244,6 +244,85 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                     return arrival if arrival > now else now
         return None
 
+    _take_at = None  # the (time, transfers) _take_kept holds for
+    _take_kept = 0
+
+    def earliest_take_ps(self, port) -> int:
+        """The first edge at which this memory may take the request at the head of ``req``
+        (its credit then returns to the sender: see
+        :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`); now for a channel's answers and
+        for ``req`` with nothing on its way.
+
+        An edge takes one request from ``req``, before it sends any piece, and only while
+        fewer than ``pending_pieces`` pieces wait here. So the head is taken no sooner than
+        its arrival, and while ``k`` pieces too many wait, no sooner than the edge after the
+        ``k``-th of the sends that make room: pieces waiting now only (none is added before
+        the take), each channel sending at most one per edge from the first edge it can send
+        (the link free, a credit held, or back the edge after its channel takes the request
+        at the head of the link, no sooner than the channel's own ``earliest_take_ps``).
+        Never later than the truth: every step counts the fewest edges. Kept while nothing
+        is sent or taken anywhere at this time point (a channel's take bound only grows
+        meanwhile)."""
+        sim = self.sim
+        now = sim.now
+        if port is not self.req or not port.connected:
+            return now
+        flight = port.channel.flight
+        if not flight:
+            return now
+        key = (now, sim.transfers)
+        if self._take_at == key:
+            return self._take_kept
+        bound = self._take_bound(now, flight[0][0])
+        self._take_at = key
+        self._take_kept = bound
+        return bound
+
+    def _take_bound(self, now: int, arrival: int) -> int:
+        """:meth:`earliest_take_ps` on ``req``, worked out from the state now."""
+        period, phase = self._period, self._phase
+        first = phase + max(0, -((phase - now) // period)) * period  # the first edge at or after now
+        bound = phase + max(0, -((phase - arrival) // period)) * period
+        if bound < first:
+            bound = first
+        sends = self._held - self.pending_pieces + 1  # sends that must make room first
+        if sends <= 0:
+            return bound
+        edges = []  # the edges of the soonest sends, up to `sends` per channel
+        for ch, waiting in enumerate(self._waiting):
+            if waiting:
+                at = self._first_piece_ps(ch, first, now)
+                for _ in range(min(len(waiting), sends)):
+                    edges.append(at)
+                    at += period
+        if len(edges) < sends:  # (never: every piece held waits here)
+            return bound
+        edges.sort()
+        made = edges[sends - 1] + period  # the take is checked before the edge's sends
+        return made if made > bound else bound
+
+    def _first_piece_ps(self, ch: int, first: int, now: int) -> int:
+        """The first edge (from ``first``, this memory's next) at which a piece can go to
+        channel ``ch``: its link free and a credit held (one taken at this time point returns
+        at its commit; else the channel takes the message at the head of the link no sooner
+        than its ``earliest_take_ps``, and the credit is usable at the edge after)."""
+        channel = self.to_channel[ch].channel
+        at = first if first > channel.busy_until else channel.busy_until
+        if channel.credits <= 0:
+            if channel.returning:
+                back = now + 1
+            elif channel.flight:
+                receiver = channel.dst_owner
+                taken = max(channel.flight[0][0], now if channel.taken_at != now else now + 1,
+                            receiver.earliest_take_ps(channel.dst))
+                back = taken + 1
+            else:
+                back = now
+            if back > at:
+                at = back
+        period, phase = self._period, self._phase
+        return phase + max(0, -((phase - at) // period)) * period
+
     def _touches(self, message: MemRequest, ch: int) -> bool:
         """Whether ``message`` has a block in channel ``ch`` (a request this memory will
         refuse counts as touching every channel: what it does is the error's business)."""

@@ -130,6 +130,51 @@ def test_no_piece_leaves_for_a_channel_before_the_interleaved_memorys_bound_on_i
     assert checked > 1000 and useful > 1000
 
 
+def test_no_request_is_taken_before_the_interleaved_memorys_take_bound():
+    # Cycle by cycle, the bound on when the request at the head of req is taken (asked while
+    # it is the head, the latest answer kept) is never later than the edge that takes it.
+    # Requests of up to 64 pieces over few pending pieces, small queues and slow links keep
+    # the intake waiting for the channels: many takes wait for several sends first.
+    from archmodel.kernel import Simulator
+
+    period = preset("HBM2E").tCK_ps
+    checked = tight = ahead = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        requests = _random_requests(seed, 60, 1 << 14, 0)
+        cycles = sorted(rng.randrange(0, 150) for _ in requests)
+        top, src, mem, sink = ported_interleaved(requests, cycles, channels=rng.choice([2, 4]),
+                                                 interleave_bytes=rng.choice([32, 64, 256]),
+                                                 read_queue=rng.choice([1, 2, 8]), write_queue=rng.choice([1, 2, 8]),
+                                                 pending_pieces=rng.choice([1, 3, 8]),
+                                                 link_latency_cycles=rng.choice([1, 2, 3]))
+        sim = Simulator(top, seed=seed)
+        channel = mem.req.channel
+        kept = None  # (the head asked about, the latest bound asked while it was the head)
+        received = 0
+        cycle = 0
+        while sim.run(cycles=cycle).reason == "limit":
+            if channel.received != received:
+                if kept is not None:  # the head asked about was taken at this edge (one per edge)
+                    assert channel.received == received + 1 and channel.taken_at == sim.now
+                    assert kept[1] <= sim.now, (seed, kept[1], sim.now)
+                    checked += 1
+                    tight += kept[1] == sim.now
+                received = channel.received
+                kept = None
+            if channel.flight:
+                bound = mem.earliest_take_ps(mem.req)
+                assert bound >= sim.now
+                ahead += bound >= sim.now + 2 * period
+                if kept is None or kept[0] is not channel.flight[0][1]:
+                    kept = (channel.flight[0][1], bound)
+                kept = (kept[0], max(kept[1], bound))
+            cycle += 1
+        assert len(sink.messages) == len(requests)
+        assert mem.earliest_take_ps(mem.from_channel[0]) == sim.now
+    assert checked == 6 * 60 and tight > 100 and ahead > 300, (checked, tight, ahead)
+
+
 SYSTEM = """
 import "dram.arch"
 
