@@ -337,6 +337,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
         worked out from the state now."""
+        if client is not EVERY_CLIENT:
+            return self._client_bound_now(now, client)
         period, phase = self._period, self._phase
         back, trip = self._back, self._trip
         best = None
@@ -375,6 +377,47 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                     continue
             best = at if best is None else min(best, at)
         return best
+
+    def _client_bound_now(self, now: int, client) -> int | None:
+        """:meth:`earliest_answer_ps` for ``client``, worked out from the state now: its
+        oldest request here, looked up directly, at once if every piece is back, else not
+        before the last of its channels still to answer one of its pieces can
+        (:meth:`_client_piece_ps`); with nothing here, its first request on the way,
+        answered through a channel at the soonest."""
+        job = self._order.head_of(client)
+        if job is None:
+            if self.req.connected:
+                for arrival, message in self.req.channel.flight:
+                    if message.source == client:
+                        return max(arrival, now) + self.reaction_ps(self.req, self.resp)
+            return None
+        if not job.left:
+            return max(now, self._phase + job.done * self._period)
+        best = None
+        for ch in self._unanswered.get(job, ()):
+            at = self._client_piece_ps(ch, client, now)
+            if best is None or at > best:
+                best = at
+        return best
+
+    def _client_piece_ps(self, ch: int, client, now: int) -> int:
+        """The soonest the next answer from channel ``ch`` to a piece of ``client``'s oldest
+        request here can arrive (it has one there). Each channel answers a client's pieces
+        in the order they were sent, which is the order of the client's requests here, and
+        every piece of its earlier requests is back: so the first answer to ``client`` on its
+        way back is to one of those pieces; else the channel's own bound on its next answer
+        to ``client`` (its oldest piece there, or its first on the way) plus the link; else,
+        with none of its pieces at the channel or on the way, they wait here: sent at this
+        memory's next edge at the soonest, plus the round trip."""
+        for arrival, message in self.from_channel[ch].channel.flight:
+            if message.source == client:
+                return arrival
+        channel = self.channel_list[ch]
+        sent = channel.earliest_answer_ps(client)
+        if sent is not None:
+            return sent + self._back
+        phase, period = self._phase, self._period
+        return phase + max(0, -(-(now - phase) // period)) * period + self._trip
 
     def _channel_bound(self, ch: int, now: int, back: int, trip: int) -> int | None:
         """The earliest an answer from channel ``ch`` can arrive here (None: none without new

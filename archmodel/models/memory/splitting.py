@@ -146,6 +146,12 @@ class ResponseOrder:
         for queue in self._clients.values():
             yield queue[0]
 
+    def head_of(self, source) -> Job | None:
+        """The oldest unanswered job of client ``source`` (None: it has none here): the only
+        one of its jobs whose response can leave next."""
+        queue = self._clients.get(source)
+        return queue[0] if queue else None
+
     def has_client(self, source) -> bool:
         """Whether ``source`` has a request here still to be answered."""
         return source in self._clients

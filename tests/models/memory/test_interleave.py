@@ -175,6 +175,54 @@ def test_no_request_is_taken_before_the_interleaved_memorys_take_bound():
     assert checked == 6 * 60 and tight > 100 and ahead > 300, (checked, tight, ahead)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_no_response_to_a_client_leaves_before_the_interleaved_memorys_bound_for_it(seed):
+    # Edge by edge, the next response to each of three clients leaves no sooner than its own
+    # bound (earliest_answer_ps), whatever the other clients' requests do meanwhile, unless
+    # one of its own requests arrives in between (then no sooner than that arrival plus the
+    # reaction). It is never sooner than the bound on the next response to anyone, and later
+    # at many edges (another client's piece answered first no longer counts).
+    from archmodel.kernel import Simulator
+
+    rng = random.Random(seed)
+    requests = _random_requests(seed, 60, 1 << 13, 0)
+    cycles = sorted(rng.randrange(0, 300) for _ in requests)
+    top, src, mem, sink = ported_interleaved(requests, cycles, channels=rng.choice([2, 4]),
+                                             interleave_bytes=rng.choice([32, 64, 256]),
+                                             read_queue=rng.choice([2, 8]), write_queue=rng.choice([2, 8]),
+                                             pending_pieces=rng.choice([2, 8, 32]),
+                                             link_latency_cycles=rng.choice([1, 2]))
+    period = preset("HBM2E").tCK_ps
+    reaction = mem.reaction_ps(mem.req, mem.resp)
+    sim = Simulator(top, seed=seed)
+    marks = []  # (time, client, bound, arrival of the client's next request not yet arrived)
+    later = 0  # questions whose bound for the client was later than the one for anyone
+    t = period - 1
+    while sim.run(until_ps=t).reason == "limit":
+        whole = mem.earliest_send_ps(mem.resp)
+        for client in "abc":
+            bound = mem.earliest_answer_ps(client)
+            if bound is not None:
+                assert whole is not None and whole <= bound, (t, client, whole, bound)
+                later += bound > whole
+            sent = mem.req.channel.sent  # (the source sends its list in order, held back while refused)
+            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
+            flight = [a for a, m in mem.req.channel.flight if m.source == client and a > t]
+            marks.append((t, client, bound, min(due + flight, default=None)))
+        t += period
+    assert len(sink.messages) == len(requests)
+    sends = [(a.time_ps - period, a.message.source) for a in sink.arrivals]  # one cycle of channel latency
+    checked = tight = 0
+    for t, client, bound, arrival in marks:
+        after = [s for s, source in sends if s > t and source == client]
+        if after:
+            limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
+            assert limits and after[0] >= min(limits), (t, client, bound, arrival, after[0])
+            checked += 1
+            tight += bound == after[0]
+    assert checked > 300 and tight > 20 and later > 100, (checked, tight, later)
+
+
 SYSTEM = """
 import "dram.arch"
 
