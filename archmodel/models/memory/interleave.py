@@ -89,6 +89,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                                  f"{self.standard} burst ({t.burst_bytes} bytes)",
                                  hint="a channel block holds whole bursts")
         self.channel_list = []
+        # the channels' changes to their bounds, all counted here (see bounds_version)
+        self._channel_changes = [0]
         for i in range(self.channels):
             ch = DramController(f"ch{i}", self, clock=self.clock, standard=self.standard, ranks=self.ranks,
                                 mapping=self.mapping, channels=self.channels, channel=i,
@@ -96,6 +98,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                                 **self.channel_params)
             connect(self.to_channel[i], ch.req, latency=self.link_latency_cycles)
             connect(ch.resp, self.from_channel[i], latency=self.link_latency_cycles)
+            ch.share_bounds_changes(self._channel_changes)
             self.channel_list.append(ch)
         self._link_index = {port: i for i, port in enumerate(self.to_channel)}
         self._shift = self.interleave_bytes.bit_length() - 1
@@ -216,8 +219,11 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     # -- computing ahead ----------------------------------------------------------------
     def bounds_version(self) -> int:
         """Grows whenever this memory or one of its channels works or a request is sent to
-        either (its bounds read the channels' own and their links')."""
-        return super().bounds_version() + sum(ch.bounds_version() for ch in self.channel_list)
+        either (its bounds read the channels' own and their links'): the channels count
+        their work here as they do it (``DramController.share_bounds_changes``), and only
+        this memory's edge sends them pieces, counted by its own work, so one question
+        does not add up sixteen channels' versions."""
+        return super().bounds_version() + self._channel_changes[0]
 
     def earliest_send_ps(self, port) -> int | None:
         """A lower bound on the time of the next message on ``port`` from what this memory
