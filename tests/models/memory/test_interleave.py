@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from archmodel.kernel import Component, ModelAssertion, connect
 from archmodel.models.basic import Sink, Source
 from archmodel.models.memory import InterleavedMemory
+from archmodel.models.memory.splitting import KeepsAnswerBounds
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
@@ -221,6 +222,35 @@ def test_no_response_to_a_client_leaves_before_the_interleaved_memorys_bound_for
             checked += 1
             tight += bound == after[0]
     assert checked > 300 and tight > 20 and later > 100, (checked, tight, later)
+
+
+def test_the_interleaved_memorys_bounds_version_grows_whenever_a_channels_does():
+    # Its bounds read its channels' state, so a bound kept on its version must not outlive a
+    # change of theirs: whenever a channel's version grew (it worked, or a piece was sent to
+    # it), the memory's grew too, also while the memory sleeps and its channels work.
+    from archmodel.kernel import Simulator
+
+    period = preset("HBM2E").tCK_ps
+    requests = _random_requests(3, 40, 1 << 13, 0)
+    cycles = sorted(random.Random(4).randrange(0, 300) for _ in requests)
+    top, src, mem, sink = ported_interleaved(requests, cycles, channels=4, read_queue=4, write_queue=4)
+    sim = Simulator(top, seed=3)
+    def versions():  # the memory's, its own part alone (its work and requests), its channels'
+        return mem.bounds_version(), KeepsAnswerBounds.bounds_version(mem), [ch.bounds_version() for ch in mem.channel_list]
+
+    last = versions()
+    grew = alone = 0  # edges a channel's version grew at, and of them those the memory did not work at
+    t = period - 1
+    while sim.run(until_ps=t).reason == "limit":
+        now = versions()
+        assert now[0] >= last[0]
+        if now[2] != last[2]:
+            assert now[0] > last[0], t
+            grew += 1
+            alone += now[1] == last[1]
+        last = now
+        t += period
+    assert len(sink.messages) == len(requests) and grew > 100 and alone > 20, (grew, alone)
 
 
 SYSTEM = """
