@@ -19,8 +19,8 @@ from archmodel.models.memory import DramController, InterleavedMemory
 from archmodel.models.messages import MemRequest
 from archmodel.models.network import MemoryTreeNode
 
-from ..compute.test_compiled_cluster import _comparable, first_difference
-from ..compute.test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, how_it_ended
+from ..compute.test_compiled_cluster import _comparable
+from ..compute.test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, ends_alike, how_it_ended
 from ..compute.test_compiled_kernels import snapshot, use_engine
 from .test_memory_traffic import ScriptedRequester
 
@@ -56,6 +56,25 @@ def tree(rng: random.Random, top: Component, leaves: int, memory_req, memory_rsp
     return slots
 
 
+def scripted_requesters(rng: random.Random, top, slots, write_share: float, sources) -> list:
+    """A requester on each of ``slots`` (node, port index) with 5-30 random reads and writes
+    (``write_share`` of them writes), each from one of ``sources`` (None: all "dma")."""
+    cpus = []
+    for k, (node, i) in enumerate(slots):
+        cpu = ScriptedRequester(f"cpu{k}", top)
+        _link(rng, cpu.req, node.down_req[i])
+        _link(rng, node.down_rsp[i], cpu.rsp)
+        for n in range(rng.randint(5, 30)):
+            write = rng.random() < write_share
+            size = rng.choice([8, 64, 256])
+            address = size * rng.randrange(MIB // size)
+            source = "dma" if sources is None else rng.choice(sources)
+            cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
+                                         source=source, tag=n))
+        cpus.append(cpu)
+    return cpus
+
+
 def test_the_take_bound_is_never_later_than_the_take_in_random_traffic_through_random_trees():
     ahead = 0  # questions whose bound was two edges or more away
     for seed in range(12):
@@ -64,18 +83,7 @@ def test_the_take_bound_is_never_later_than_the_take_in_random_traffic_through_r
         memory = FixedLatencyMemory("memory", top, base_address=0, size_bytes=MIB, latency_cycles=rng.randint(1, 20),
                                     bytes_per_cycle=rng.choice([8, 32]))
         slots = tree(rng, top, rng.randint(2, 6), memory.req, memory.rsp)
-        cpus = []
-        for k, (node, i) in enumerate(slots):
-            cpu = ScriptedRequester(f"cpu{k}", top)
-            _link(rng, cpu.req, node.down_req[i])
-            _link(rng, node.down_rsp[i], cpu.rsp)
-            for n in range(rng.randint(5, 30)):
-                write = rng.random() < 0.5
-                size = rng.choice([8, 64, 256])
-                address = size * rng.randrange(MIB // size)
-                cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
-                                             source="dma", tag=n))
-            cpus.append(cpu)
+        cpus = scripted_requesters(rng, top, slots, write_share=0.5, sources=None)
         sim = Simulator(top)
         ports = [port for part in top.walk() if isinstance(part, MemoryTreeNode) for port in part.down_req]
         bounds: dict = {}  # port -> (its head message, the bound asked with it at the head)
@@ -124,18 +132,7 @@ def test_no_answer_to_a_source_comes_before_its_bound_in_random_traffic_through_
                                        pending_pieces=rng.choice([2, 32]))
             rsp = memory.resp
         slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
-        cpus = []
-        for k, (node, i) in enumerate(slots):
-            cpu = ScriptedRequester(f"cpu{k}", top)
-            _link(rng, cpu.req, node.down_req[i])
-            _link(rng, node.down_rsp[i], cpu.rsp)
-            for n in range(rng.randint(5, 30)):
-                write = rng.random() < 0.4
-                size = rng.choice([8, 64, 256])
-                address = size * rng.randrange(MIB // size)
-                cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
-                                             source=rng.choice(["dma", "core"]), tag=n))
-            cpus.append(cpu)
+        cpus = scripted_requesters(rng, top, slots, write_share=0.4, sources=["dma", "core"])
         nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
         ports = [(node, port) for node in nodes for port in node.down_rsp]
         sent = {port: 0 for _, port in ports}
@@ -220,9 +217,4 @@ def run_clusters(seed: int, on: bool) -> dict:
 @settings(max_examples=25, derandomize=True, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_compiled_clusters_blocked_on_a_tree_end_alike_with_the_python_model(seed):
-    on, off = run_clusters(seed, True), run_clusters(seed, False)
-    assert off.pop("batches") == 0
-    batches = on.pop("batches")
-    assert on == off, first_difference(on, off)
-    assert on["end"][0] != "error", on["end"]
-    assert batches > 0
+    assert ends_alike(run_clusters, seed, "batches") > 0
