@@ -16,8 +16,8 @@ from archmodel.kernel import Component, Simulator, connect
 from archmodel.models.compute import assemble, SnitchCluster
 from archmodel.models.memory import DramController, InterleavedMemory
 
-from .test_compiled_cluster import _comparable, first_difference
-from .test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, how_it_ended
+from .test_compiled_cluster import _comparable
+from .test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, ends_alike, how_it_ended
 from .test_compiled_kernels import snapshot, use_engine
 
 EXT_BYTES = 0x2_0000  # what the programs touch from EXT_BASE
@@ -70,9 +70,4 @@ def outcome(sim: Simulator, cluster, memory, to_the_end, touched_bytes: int) -> 
 @settings(max_examples=30, derandomize=True, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_dma_streaming_from_dram_ends_alike_with_the_compiled_loop_and_the_python_model(seed):
-    on, off = run(seed, True), run(seed, False)
-    assert off.pop("batches") == 0
-    batches = on.pop("batches")
-    assert on == off, first_difference(on, off)
-    assert on["end"][0] != "error", on["end"]
-    assert batches > 0
+    assert ends_alike(run, seed, "batches") > 0

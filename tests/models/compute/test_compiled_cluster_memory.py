@@ -92,6 +92,33 @@ def how_it_ended(sim: Simulator, to_the_end) -> tuple:
         return ("error", sim.now, f"{type(err).__name__}: {err}")
 
 
+def ends_alike(run, seed: int, counter: str) -> int:
+    """Run ``seed`` with the compiled loop and with the Python model (``run(seed, on)`` gives a
+    run's outcome, with how often the compiled path was taken under ``counter``), assert that
+    both ended alike and not in an error and that the Python run never took the compiled path;
+    returns the compiled run's count."""
+    on, off = run(seed, True), run(seed, False)
+    assert off.pop(counter) == 0
+    counted = on.pop(counter)
+    assert on == off, first_difference(on, off)
+    assert on["end"][0] != "error", on["end"]
+    return counted
+
+
+def run_in_slices(sim: Simulator, slice_cycles: int | None, at_each_end=None):
+    """Run ``sim`` to its end, in runs of ``slice_cycles`` (None: one run) that may end
+    mid-batch or while a cluster sleeps, calling ``at_each_end(result)`` after each slice but
+    the last; returns the last run's result."""
+    if slice_cycles is None:
+        return sim.run()
+    limit = slice_cycles
+    while (result := sim.run(cycles=limit)).reason == "limit":
+        if at_each_end is not None:
+            at_each_end(result)
+        limit += slice_cycles
+    return result
+
+
 def run(seed: int, on: bool) -> dict:
     top, cluster, memory, watchdog = build(seed)
     sim = Simulator(top, watchdog_cycles=watchdog)

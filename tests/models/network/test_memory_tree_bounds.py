@@ -20,8 +20,8 @@ from archmodel.models.memory import DramController, InterleavedMemory
 from archmodel.models.messages import MemRequest
 from archmodel.models.network import MemoryTreeNode
 
-from ..compute.test_compiled_cluster import _comparable, first_difference
-from ..compute.test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, how_it_ended
+from ..compute.test_compiled_cluster import _comparable
+from ..compute.test_compiled_cluster_memory import EXT_BASE, core_program, dma_program, ends_alike, how_it_ended
 from ..compute.test_compiled_kernels import snapshot, use_engine
 from .test_memory_traffic import ScriptedRequester
 
@@ -57,6 +57,25 @@ def tree(rng: random.Random, top: Component, leaves: int, memory_req, memory_rsp
     return slots
 
 
+def scripted_requesters(rng: random.Random, top, slots, write_share: float, sources) -> list:
+    """A requester on each of ``slots`` (node, port index) with 5-30 random reads and writes
+    (``write_share`` of them writes), each from one of ``sources`` (None: all "dma")."""
+    cpus = []
+    for k, (node, i) in enumerate(slots):
+        cpu = ScriptedRequester(f"cpu{k}", top)
+        _link(rng, cpu.req, node.down_req[i])
+        _link(rng, node.down_rsp[i], cpu.rsp)
+        for n in range(rng.randint(5, 30)):
+            write = rng.random() < write_share
+            size = rng.choice([8, 64, 256])
+            address = size * rng.randrange(MIB // size)
+            source = "dma" if sources is None else rng.choice(sources)
+            cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
+                                         source=source, tag=n))
+        cpus.append(cpu)
+    return cpus
+
+
 def _take_checked_memory(rng: random.Random, top: Component, interleaved: bool):
     """The memory at the top of a tree whose take bounds are checked: a FixedLatencyMemory, or
     a small interleaved stack with few pending pieces (its intake then waits for its channels'
@@ -83,18 +102,7 @@ def test_the_take_bound_is_never_later_than_the_take_in_random_traffic_through_r
         top = Component("top")
         memory, rsp = _take_checked_memory(rng, top, interleaved)
         slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
-        cpus = []
-        for k, (node, i) in enumerate(slots):
-            cpu = ScriptedRequester(f"cpu{k}", top)
-            _link(rng, cpu.req, node.down_req[i])
-            _link(rng, node.down_rsp[i], cpu.rsp)
-            for n in range(rng.randint(5, 30)):
-                write = rng.random() < 0.5
-                size = rng.choice([8, 64, 256])
-                address = size * rng.randrange(MIB // size)
-                cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
-                                             source="dma", tag=n))
-            cpus.append(cpu)
+        cpus = scripted_requesters(rng, top, slots, write_share=0.5, sources=None)
         sim = Simulator(top)
         ports = [port for part in top.walk() if isinstance(part, MemoryTreeNode) for port in part.down_req]
         if interleaved:
@@ -159,18 +167,7 @@ def test_no_answer_to_a_source_comes_before_its_bound_in_random_traffic_through_
                                        pending_pieces=rng.choice([2, 32]))
             rsp = memory.resp
         slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
-        cpus = []
-        for k, (node, i) in enumerate(slots):
-            cpu = ScriptedRequester(f"cpu{k}", top)
-            _link(rng, cpu.req, node.down_req[i])
-            _link(rng, node.down_rsp[i], cpu.rsp)
-            for n in range(rng.randint(5, 30)):
-                write = rng.random() < 0.4
-                size = rng.choice([8, 64, 256])
-                address = size * rng.randrange(MIB // size)
-                cpu.script.append(MemRequest(address, size, is_write=write, data=bytes(size) if write else None,
-                                             source=rng.choice(["dma", "core"]), tag=n))
-            cpus.append(cpu)
+        cpus = scripted_requesters(rng, top, slots, write_share=0.4, sources=["dma", "core"])
         nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
         ports = [(node, port) for node in nodes for port in node.down_rsp]
         sent = {port: 0 for _, port in ports}
@@ -255,9 +252,4 @@ def run_clusters(seed: int, on: bool) -> dict:
 @settings(max_examples=25, derandomize=True, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_compiled_clusters_blocked_on_a_tree_end_alike_with_the_python_model(seed):
-    on, off = run_clusters(seed, True), run_clusters(seed, False)
-    assert off.pop("batches") == 0
-    batches = on.pop("batches")
-    assert on == off, first_difference(on, off)
-    assert on["end"][0] != "error", on["end"]
-    assert batches > 0
+    assert ends_alike(run_clusters, seed, "batches") > 0
