@@ -408,13 +408,35 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
             self._consider(bank, c)
 
     # -- the clock edge -----------------------------------------------------------------
+    _bounds_watch: list | None = None  # see share_bounds_changes
+
+    def share_bounds_changes(self, counter: list) -> None:
+        """Add 1 to ``counter[0]`` too whenever this controller's own count of the changes to
+        its bounds grows (before and after each edge's work, at a restore): a memory made of
+        many controllers (the channels of an :class:`~.interleave.InterleavedMemory`) keeps
+        one count for them all instead of adding up their ``bounds_version`` at every
+        question. The requests sent to ``req`` are the sender's to count."""
+        self._bounds_watch = counter
+
     def tick(self) -> None:
         # The bounds kept for the lookahead (KeepsAnswerBounds) hold until the edge's work
         # begins, and what is kept while it works (the port-fed edge asks the lookahead,
         # which may ask this controller about its own responses) until it ends.
+        watch = self._bounds_watch
         self._bounds_changes += 1
+        if watch is not None:
+            watch[0] += 1
         self._edge()
         self._bounds_changes += 1
+        if watch is not None:
+            watch[0] += 1
+
+    def restore(self, state) -> None:
+        """As :meth:`HasSchedulingState.restore`, told to the count shared by
+        :meth:`share_bounds_changes` too."""
+        super().restore(state)
+        if self._bounds_watch is not None:
+            self._bounds_watch[0] += 1
 
     def _edge(self) -> None:
         c = (self.sim.now - self._phase) // self._period

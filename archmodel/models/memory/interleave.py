@@ -89,6 +89,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                                  f"{self.standard} burst ({t.burst_bytes} bytes)",
                                  hint="a channel block holds whole bursts")
         self.channel_list = []
+        # the channels' changes to their bounds, all counted here (see bounds_version)
+        self._channel_changes = [0]
         for i in range(self.channels):
             ch = DramController(f"ch{i}", self, clock=self.clock, standard=self.standard, ranks=self.ranks,
                                 mapping=self.mapping, channels=self.channels, channel=i,
@@ -96,6 +98,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                                 **self.channel_params)
             connect(self.to_channel[i], ch.req, latency=self.link_latency_cycles)
             connect(ch.resp, self.from_channel[i], latency=self.link_latency_cycles)
+            ch.share_bounds_changes(self._channel_changes)
             self.channel_list.append(ch)
         self._link_index = {port: i for i, port in enumerate(self.to_channel)}
         self._shift = self.interleave_bytes.bit_length() - 1
@@ -216,8 +219,11 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     # -- computing ahead ----------------------------------------------------------------
     def bounds_version(self) -> int:
         """Grows whenever this memory or one of its channels works or a request is sent to
-        either (its bounds read the channels' own and their links')."""
-        return super().bounds_version() + sum(ch.bounds_version() for ch in self.channel_list)
+        either (its bounds read the channels' own and their links'): the channels count
+        their work here as they do it (``DramController.share_bounds_changes``), and only
+        this memory's edge sends them pieces, counted by its own work, so one question
+        does not add up sixteen channels' versions."""
+        return super().bounds_version() + self._channel_changes[0]
 
     def earliest_send_ps(self, port) -> int | None:
         """A lower bound on the time of the next message on ``port`` from what this memory
@@ -244,6 +250,85 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                     return arrival if arrival > now else now
         return None
 
+    _take_at = None  # the (time, transfers) _take_kept holds for
+    _take_kept = 0
+
+    def earliest_take_ps(self, port) -> int:
+        """The first edge at which this memory may take the request at the head of ``req``
+        (its credit then returns to the sender: see
+        :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`); now for a channel's answers and
+        for ``req`` with nothing on its way.
+
+        An edge takes one request from ``req``, before it sends any piece, and only while
+        fewer than ``pending_pieces`` pieces wait here. So the head is taken no sooner than
+        its arrival, and while ``k`` pieces too many wait, no sooner than the edge after the
+        ``k``-th of the sends that make room: pieces waiting now only (none is added before
+        the take), each channel sending at most one per edge from the first edge it can send
+        (the link free, a credit held, or back the edge after its channel takes the request
+        at the head of the link, no sooner than the channel's own ``earliest_take_ps``).
+        Never later than the truth: every step counts the fewest edges. Kept while nothing
+        is sent or taken anywhere at this time point (a channel's take bound only grows
+        meanwhile)."""
+        sim = self.sim
+        now = sim.now
+        if port is not self.req or not port.connected:
+            return now
+        flight = port.channel.flight
+        if not flight:
+            return now
+        key = (now, sim.transfers)
+        if self._take_at == key:
+            return self._take_kept
+        bound = self._take_bound(now, flight[0][0])
+        self._take_at = key
+        self._take_kept = bound
+        return bound
+
+    def _take_bound(self, now: int, arrival: int) -> int:
+        """:meth:`earliest_take_ps` on ``req``, worked out from the state now."""
+        period, phase = self._period, self._phase
+        first = phase + max(0, -((phase - now) // period)) * period  # the first edge at or after now
+        bound = phase + max(0, -((phase - arrival) // period)) * period
+        if bound < first:
+            bound = first
+        sends = self._held - self.pending_pieces + 1  # sends that must make room first
+        if sends <= 0:
+            return bound
+        edges = []  # the edges of the soonest sends, up to `sends` per channel
+        for ch, waiting in enumerate(self._waiting):
+            if waiting:
+                at = self._first_piece_ps(ch, first, now)
+                for _ in range(min(len(waiting), sends)):
+                    edges.append(at)
+                    at += period
+        if len(edges) < sends:  # (never: every piece held waits here)
+            return bound
+        edges.sort()
+        made = edges[sends - 1] + period  # the take is checked before the edge's sends
+        return made if made > bound else bound
+
+    def _first_piece_ps(self, ch: int, first: int, now: int) -> int:
+        """The first edge (from ``first``, this memory's next) at which a piece can go to
+        channel ``ch``: its link free and a credit held (one taken at this time point returns
+        at its commit; else the channel takes the message at the head of the link no sooner
+        than its ``earliest_take_ps``, and the credit is usable at the edge after)."""
+        channel = self.to_channel[ch].channel
+        at = first if first > channel.busy_until else channel.busy_until
+        if channel.credits <= 0:
+            if channel.returning:
+                back = now + 1
+            elif channel.flight:
+                receiver = channel.dst_owner
+                taken = max(channel.flight[0][0], now if channel.taken_at != now else now + 1,
+                            receiver.earliest_take_ps(channel.dst))
+                back = taken + 1
+            else:
+                back = now
+            if back > at:
+                at = back
+        period, phase = self._period, self._phase
+        return phase + max(0, -((phase - at) // period)) * period
+
     def _touches(self, message: MemRequest, ch: int) -> bool:
         """Whether ``message`` has a block in channel ``ch`` (a request this memory will
         refuse counts as touching every channel: what it does is the error's business)."""
@@ -258,6 +343,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     def _resp_bound_now(self, now: int, client) -> int | None:
         """:meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT: for any),
         worked out from the state now."""
+        if client is not EVERY_CLIENT:
+            return self._client_bound_now(now, client)
         period, phase = self._period, self._phase
         back, trip = self._back, self._trip
         best = None
@@ -296,6 +383,47 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
                     continue
             best = at if best is None else min(best, at)
         return best
+
+    def _client_bound_now(self, now: int, client) -> int | None:
+        """:meth:`earliest_answer_ps` for ``client``, worked out from the state now: its
+        oldest request here, looked up directly, at once if every piece is back, else not
+        before the last of its channels still to answer one of its pieces can
+        (:meth:`_client_piece_ps`); with nothing here, its first request on the way,
+        answered through a channel at the soonest."""
+        job = self._order.head_of(client)
+        if job is None:
+            if self.req.connected:
+                for arrival, message in self.req.channel.flight:
+                    if message.source == client:
+                        return max(arrival, now) + self.reaction_ps(self.req, self.resp)
+            return None
+        if not job.left:
+            return max(now, self._phase + job.done * self._period)
+        best = None
+        for ch in self._unanswered.get(job, ()):
+            at = self._client_piece_ps(ch, client, now)
+            if best is None or at > best:
+                best = at
+        return best
+
+    def _client_piece_ps(self, ch: int, client, now: int) -> int:
+        """The soonest the next answer from channel ``ch`` to a piece of ``client``'s oldest
+        request here can arrive (it has one there). Each channel answers a client's pieces
+        in the order they were sent, which is the order of the client's requests here, and
+        every piece of its earlier requests is back: so the first answer to ``client`` on its
+        way back is to one of those pieces; else the channel's own bound on its next answer
+        to ``client`` (its oldest piece there, or its first on the way) plus the link; else,
+        with none of its pieces at the channel or on the way, they wait here: sent at this
+        memory's next edge at the soonest, plus the round trip."""
+        for arrival, message in self.from_channel[ch].channel.flight:
+            if message.source == client:
+                return arrival
+        channel = self.channel_list[ch]
+        sent = channel.earliest_answer_ps(client)
+        if sent is not None:
+            return sent + self._back
+        phase, period = self._phase, self._period
+        return phase + max(0, -(-(now - phase) // period)) * period + self._trip
 
     def _channel_bound(self, ch: int, now: int, back: int, trip: int) -> int | None:
         """The earliest an answer from channel ``ch`` can arrive here (None: none without new

@@ -146,6 +146,12 @@ class ResponseOrder:
         for queue in self._clients.values():
             yield queue[0]
 
+    def head_of(self, source) -> Job | None:
+        """The oldest unanswered job of client ``source`` (None: it has none here): the only
+        one of its jobs whose response can leave next."""
+        queue = self._clients.get(source)
+        return queue[0] if queue else None
+
     def has_client(self, source) -> bool:
         """Whether ``source`` has a request here still to be answered."""
         return source in self._clients
@@ -410,17 +416,19 @@ class SplitsRequests(KeepsAnswerBounds):
             # (order.due is the soonest of those), not before c0
             if order.due < NEVER:
                 pairs.append((0, order.due))
-        for job in order.heads():
+            heads: Any = order.heads()
+        else:
+            # (one client's oldest request, looked up: the channels of an interleaved memory
+            # are asked about one client at every question of the lookahead)
+            head = order.head_of(client)
+            heads = () if head is None else (head,)
+        for job in heads:
             if not job.left:
                 if every:
                     continue  # (counted through order.due)
-                if job.message.source != client:
-                    continue
                 pairs.append((0, job.done))  # answered once its turn comes
                 continue
             message = job.message
-            if not every and message.source != client:
-                continue
             unqueued = len(job.pieces) - job.entered
             if message.is_write:
                 # posted: acknowledged once every burst is queued, the cycle after it is

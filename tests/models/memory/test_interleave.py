@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from archmodel.kernel import Component, ModelAssertion, connect
 from archmodel.models.basic import Sink, Source
 from archmodel.models.memory import InterleavedMemory
+from archmodel.models.memory.splitting import KeepsAnswerBounds
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
@@ -128,6 +129,128 @@ def test_no_piece_leaves_for_a_channel_before_the_interleaved_memorys_bound_on_i
                     checked += 1
                 useful += bounds[i] is None or bounds[i] > t + 1
     assert checked > 1000 and useful > 1000
+
+
+def test_no_request_is_taken_before_the_interleaved_memorys_take_bound():
+    # Cycle by cycle, the bound on when the request at the head of req is taken (asked while
+    # it is the head, the latest answer kept) is never later than the edge that takes it.
+    # Requests of up to 64 pieces over few pending pieces, small queues and slow links keep
+    # the intake waiting for the channels: many takes wait for several sends first.
+    from archmodel.kernel import Simulator
+
+    period = preset("HBM2E").tCK_ps
+    checked = tight = ahead = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        requests = _random_requests(seed, 60, 1 << 14, 0)
+        cycles = sorted(rng.randrange(0, 150) for _ in requests)
+        top, src, mem, sink = ported_interleaved(requests, cycles, channels=rng.choice([2, 4]),
+                                                 interleave_bytes=rng.choice([32, 64, 256]),
+                                                 read_queue=rng.choice([1, 2, 8]), write_queue=rng.choice([1, 2, 8]),
+                                                 pending_pieces=rng.choice([1, 3, 8]),
+                                                 link_latency_cycles=rng.choice([1, 2, 3]))
+        sim = Simulator(top, seed=seed)
+        channel = mem.req.channel
+        kept = None  # (the head asked about, the latest bound asked while it was the head)
+        received = 0
+        cycle = 0
+        while sim.run(cycles=cycle).reason == "limit":
+            if channel.received != received:
+                if kept is not None:  # the head asked about was taken at this edge (one per edge)
+                    assert channel.received == received + 1 and channel.taken_at == sim.now
+                    assert kept[1] <= sim.now, (seed, kept[1], sim.now)
+                    checked += 1
+                    tight += kept[1] == sim.now
+                received = channel.received
+                kept = None
+            if channel.flight:
+                bound = mem.earliest_take_ps(mem.req)
+                assert bound >= sim.now
+                ahead += bound >= sim.now + 2 * period
+                if kept is None or kept[0] is not channel.flight[0][1]:
+                    kept = (channel.flight[0][1], bound)
+                kept = (kept[0], max(kept[1], bound))
+            cycle += 1
+        assert len(sink.messages) == len(requests)
+        assert mem.earliest_take_ps(mem.from_channel[0]) == sim.now
+    assert checked == 6 * 60 and tight > 100 and ahead > 300, (checked, tight, ahead)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_response_to_a_client_leaves_before_the_interleaved_memorys_bound_for_it(seed):
+    # Edge by edge, the next response to each of three clients leaves no sooner than its own
+    # bound (earliest_answer_ps), whatever the other clients' requests do meanwhile, unless
+    # one of its own requests arrives in between (then no sooner than that arrival plus the
+    # reaction). It is never sooner than the bound on the next response to anyone, and later
+    # at many edges (another client's piece answered first no longer counts).
+    from archmodel.kernel import Simulator
+
+    rng = random.Random(seed)
+    requests = _random_requests(seed, 60, 1 << 13, 0)
+    cycles = sorted(rng.randrange(0, 300) for _ in requests)
+    top, src, mem, sink = ported_interleaved(requests, cycles, channels=rng.choice([2, 4]),
+                                             interleave_bytes=rng.choice([32, 64, 256]),
+                                             read_queue=rng.choice([2, 8]), write_queue=rng.choice([2, 8]),
+                                             pending_pieces=rng.choice([2, 8, 32]),
+                                             link_latency_cycles=rng.choice([1, 2]))
+    period = preset("HBM2E").tCK_ps
+    reaction = mem.reaction_ps(mem.req, mem.resp)
+    sim = Simulator(top, seed=seed)
+    marks = []  # (time, client, bound, arrival of the client's next request not yet arrived)
+    later = 0  # questions whose bound for the client was later than the one for anyone
+    t = period - 1
+    while sim.run(until_ps=t).reason == "limit":
+        whole = mem.earliest_send_ps(mem.resp)
+        for client in "abc":
+            bound = mem.earliest_answer_ps(client)
+            if bound is not None:
+                assert whole is not None and whole <= bound, (t, client, whole, bound)
+                later += bound > whole
+            sent = mem.req.channel.sent  # (the source sends its list in order, held back while refused)
+            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
+            flight = [a for a, m in mem.req.channel.flight if m.source == client and a > t]
+            marks.append((t, client, bound, min(due + flight, default=None)))
+        t += period
+    assert len(sink.messages) == len(requests)
+    sends = [(a.time_ps - period, a.message.source) for a in sink.arrivals]  # one cycle of channel latency
+    checked = tight = 0
+    for t, client, bound, arrival in marks:
+        after = [s for s, source in sends if s > t and source == client]
+        if after:
+            limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
+            assert limits and after[0] >= min(limits), (t, client, bound, arrival, after[0])
+            checked += 1
+            tight += bound == after[0]
+    assert checked > 300 and tight > 20 and later > 100, (checked, tight, later)
+
+
+def test_the_interleaved_memorys_bounds_version_grows_whenever_a_channels_does():
+    # Its bounds read its channels' state, so a bound kept on its version must not outlive a
+    # change of theirs: whenever a channel's version grew (it worked, or a piece was sent to
+    # it), the memory's grew too, also while the memory sleeps and its channels work.
+    from archmodel.kernel import Simulator
+
+    period = preset("HBM2E").tCK_ps
+    requests = _random_requests(3, 40, 1 << 13, 0)
+    cycles = sorted(random.Random(4).randrange(0, 300) for _ in requests)
+    top, src, mem, sink = ported_interleaved(requests, cycles, channels=4, read_queue=4, write_queue=4)
+    sim = Simulator(top, seed=3)
+    def versions():  # the memory's, its own part alone (its work and requests), its channels'
+        return mem.bounds_version(), KeepsAnswerBounds.bounds_version(mem), [ch.bounds_version() for ch in mem.channel_list]
+
+    last = versions()
+    grew = alone = 0  # edges a channel's version grew at, and of them those the memory did not work at
+    t = period - 1
+    while sim.run(until_ps=t).reason == "limit":
+        now = versions()
+        assert now[0] >= last[0]
+        if now[2] != last[2]:
+            assert now[0] > last[0], t
+            grew += 1
+            alone += now[1] == last[1]
+        last = now
+        t += period
+    assert len(sink.messages) == len(requests) and grew > 100 and alone > 20, (grew, alone)
 
 
 SYSTEM = """

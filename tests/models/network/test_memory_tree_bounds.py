@@ -11,6 +11,7 @@ cluster inside a batch, or ends the run in another cycle or state)."""
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from archmodel.kernel import Component, Simulator, connect
@@ -75,39 +76,73 @@ def scripted_requesters(rng: random.Random, top, slots, write_share: float, sour
     return cpus
 
 
-def test_the_take_bound_is_never_later_than_the_take_in_random_traffic_through_random_trees():
-    ahead = 0  # questions whose bound was two edges or more away
-    for seed in range(12):
-        rng = random.Random(seed)
-        top = Component("top")
+def _take_checked_memory(rng: random.Random, top: Component, interleaved: bool):
+    """The memory at the top of a tree whose take bounds are checked: a FixedLatencyMemory, or
+    a small interleaved stack with few pending pieces (its intake then waits for its channels'
+    links, and their credits for the channels' queues)."""
+    if not interleaved:
         memory = FixedLatencyMemory("memory", top, base_address=0, size_bytes=MIB, latency_cycles=rng.randint(1, 20),
                                     bytes_per_cycle=rng.choice([8, 32]))
-        slots = tree(rng, top, rng.randint(2, 6), memory.req, memory.rsp)
+        return memory, memory.rsp
+    memory = InterleavedMemory("memory", top, standard="HBM2E", channels=rng.choice([2, 4]), base_address=0,
+                               interleave_bytes=rng.choice([64, 256]), pending_pieces=rng.choice([1, 2, 4, 8]),
+                               read_queue=rng.choice([2, 8]), write_queue=rng.choice([2, 8]),
+                               link_latency_cycles=rng.choice([1, 2]))
+    return memory, memory.resp
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_the_take_bound_is_never_later_than_the_take_in_random_traffic_through_random_trees(interleaved):
+    # The nodes' bounds follow the tree up to the memory's own (an interleaved memory's
+    # earliest_take_ps on req), checked with them at every edge.
+    ahead = 0  # questions whose bound was two edges or more away
+    memories_ahead = 0  # of them, the memory's (on req)
+    for seed in range(12):
+        rng = random.Random(seed + 1000 * interleaved)
+        top = Component("top")
+        memory, rsp = _take_checked_memory(rng, top, interleaved)
+        slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
         cpus = scripted_requesters(rng, top, slots, write_share=0.5, sources=None)
         sim = Simulator(top)
         ports = [port for part in top.walk() if isinstance(part, MemoryTreeNode) for port in part.down_req]
+        if interleaved:
+            ports.append(memory.req)
         bounds: dict = {}  # port -> (its head message, the bound asked with it at the head)
+        received: dict = {}  # port -> the messages its receiver had taken at the last look
         checked = tight = 0
+        memory_checked = memory_tight = memory_ahead = 0
         for cycle in range(1, 3000):
             sim.run(cycles=cycle)
             for port in ports:
                 channel = port.channel
                 kept = bounds.get(port)
-                if kept is not None and channel.taken_at == sim.now:  # the head asked about was taken now
-                    assert kept[1] <= sim.now, (seed, port.path, kept[1], sim.now)
-                    checked += 1
-                    tight += kept[1] == sim.now
+                taken = channel.received - received.get(port, 0)
+                received[port] = channel.received
+                if kept is not None and taken:
+                    # The head asked about was taken at the receiver's last take if that was
+                    # the only one since (the memory's edges fall between the nodes' ones).
+                    if taken == 1:
+                        assert kept[1] <= channel.taken_at, (seed, port.path, kept[1], channel.taken_at)
+                        checked += 1
+                        tight += kept[1] == channel.taken_at
+                        memory_checked += port is memory.req
+                        memory_tight += port is memory.req and kept[1] == channel.taken_at
                     del bounds[port]
                 if channel.flight:
                     bound = port.owner.earliest_take_ps(port)
-                    ahead += bound >= sim.now + 2 * port.owner.period
+                    period = port.owner.domain.period_ps
+                    ahead += bound >= sim.now + 2 * period
+                    memory_ahead += port is memory.req and bound >= sim.now + 2 * period
                     if kept is None or kept[0] is not channel.flight[0][1]:
                         kept = (channel.flight[0][1], bound)
                     bounds[port] = (kept[0], max(kept[1], bound))  # (a later question knows more)
             if all(not cpu.script for cpu in cpus) and not any(p.channel.flight for p in ports):
                 break
         assert checked > 20 and tight > 0, (seed, checked, tight)
+        assert not interleaved or (memory_checked > 20 and memory_tight > 0), (seed, memory_checked, memory_tight)
+        memories_ahead += memory_ahead
     assert ahead > 5000, ahead
+    assert not interleaved or memories_ahead > 1000, memories_ahead
 
 
 def test_no_answer_to_a_source_comes_before_its_bound_in_random_traffic_through_random_trees():
