@@ -104,6 +104,21 @@ class Channel:
         """Credits in use: messages in flight or waiting, plus credits not yet returned."""
         return self.capacity - self.credits
 
+    def next_take_ps(self) -> int | None:
+        """A lower bound on the time the receiver next takes a message from this channel,
+        freeing a credit that is back at that edge's commit: now for one taken at this time
+        point; for a message on its way, its arrival, the receiver's next edge if it took one
+        now (at most one per edge), and the receiver's own bound on its takes
+        (:meth:`Component.earliest_take_ps`); None with nothing on its way (no credit frees
+        without a new send). For senders and models bounding when a blocked port frees."""
+        now = self.sim.now
+        if self.returning:
+            return now
+        if self.flight:
+            return max(self.flight[0][0], now if self.taken_at != now else now + 1,
+                       self.dst_owner.earliest_take_ps(self.dst))
+        return None
+
     def bind(self, sim: Simulator) -> None:
         """Fix the timing constants once both ends have clock domains."""
         self.sim = sim

@@ -170,14 +170,7 @@ class OutPort(Port):
         now = ch.sim.now
         soonest = ch.busy_until if ch.busy_until > now else None
         # (any credit returning wakes a blocked sender, whether or not it holds others)
-        if ch.returning:  # taken at this time point: back at its commit
-            taken = now
-        elif ch.flight:
-            # (a receiver takes at most one message per edge, and none before its arrival)
-            taken = max(ch.flight[0][0], now if ch.taken_at != now else now + 1,
-                        ch.dst_owner.earliest_take_ps(ch.dst))
-        else:
-            taken = None
+        taken = ch.next_take_ps()
         if taken is not None and (soonest is None or taken + 1 < soonest):
             soonest = taken + 1
         return now if soonest is None else soonest

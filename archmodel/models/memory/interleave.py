@@ -315,15 +315,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         channel = self.to_channel[ch].channel
         at = first if first > channel.busy_until else channel.busy_until
         if channel.credits <= 0:
-            if channel.returning:
-                back = now + 1
-            elif channel.flight:
-                receiver = channel.dst_owner
-                taken = max(channel.flight[0][0], now if channel.taken_at != now else now + 1,
-                            receiver.earliest_take_ps(channel.dst))
-                back = taken + 1
-            else:
-                back = now
+            taken = channel.next_take_ps()
+            back = now if taken is None else taken + 1
             if back > at:
                 at = back
         period, phase = self._period, self._phase

@@ -478,17 +478,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         channel = self.target_ports[t].channel
         at = max(first, queue[0][0] if queue else first + self.delay, channel.busy_until)
         if channel.credits <= 0:
-            now = self.sim.now
-            if channel.returning:
-                back = now + 1
-            elif channel.flight:
-                receiver = channel.dst_owner
-                taken = max(channel.flight[0][0], now if channel.taken_at != now else now + 1,
-                            receiver.earliest_take_ps(channel.dst))
-                back = taken + 1
-            else:
-                back = now
-            at = max(at, back)
+            taken = channel.next_take_ps()
+            at = max(at, self.sim.now if taken is None else taken + 1)
         period, phase = self.period, self.domain.phase_ps
         return phase + max(0, -((phase - at) // period)) * period
 
