@@ -16,7 +16,7 @@ from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
 from .test_splitting import (_next_arrival_ps, _random_requests, bounds_kept_against_fresh, check_against_a_bytearray,
-                             check_the_bound_at_every_slice)
+                             check_the_bound_at_every_slice, responses_never_before_their_bounds)
 from .wiring import run
 
 
@@ -212,15 +212,7 @@ def test_no_response_to_a_client_leaves_before_the_interleaved_memorys_bound_for
             marks.append((t, client, bound, min(due + flight, default=None)))
         t += period
     assert len(sink.messages) == len(requests)
-    sends = [(a.time_ps - period, a.message.source) for a in sink.arrivals]  # one cycle of channel latency
-    checked = tight = 0
-    for t, client, bound, arrival in marks:
-        after = [s for s, source in sends if s > t and source == client]
-        if after:
-            limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
-            assert limits and after[0] >= min(limits), (t, client, bound, arrival, after[0])
-            checked += 1
-            tight += bound == after[0]
+    checked, tight = responses_never_before_their_bounds(marks, sink, period, reaction)
     assert checked > 300 and tight > 20 and later > 100, (checked, tight, later)
 
 

@@ -265,15 +265,25 @@ def test_no_response_to_a_client_leaves_before_the_controllers_bound_for_it(seed
             flight = [a for a, m in dram.req.channel.flight if m.source == client and a > t]
             marks.append((t, client, dram.earliest_answer_ps(client), min(due + flight, default=None)))
         t += 3 * period
-    sends = [(a.time_ps - period, a.message.source) for a in sink.arrivals]  # one cycle of channel latency
-    checked = 0
+    checked, _ = responses_never_before_their_bounds(marks, sink, period, reaction)
+    assert checked
+
+
+def responses_never_before_their_bounds(marks, sink, period: int, reaction: int) -> tuple[int, int]:
+    """Check each ``(t, client, bound, arrival)`` of ``marks``: the client's next response
+    after ``t`` (sent one cycle of channel latency before it reached ``sink``) leaves no
+    sooner than ``bound``, or than ``arrival`` (its next request's, None: none) plus
+    ``reaction`` when that is sooner; returns how many were checked and how many were exact."""
+    sends = [(a.time_ps - period, a.message.source) for a in sink.arrivals]
+    checked = exact = 0
     for t, client, bound, arrival in marks:
         after = [s for s, source in sends if s > t and source == client]
         if after:
             limits = [x for x in (bound, None if arrival is None else arrival + reaction) if x is not None]
             assert limits and after[0] >= min(limits), (t, client, bound, arrival, after[0])
             checked += 1
-    assert checked
+            exact += bound == after[0]
+    return checked, exact
 
 
 def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
