@@ -163,7 +163,10 @@ class HierarchyReport:
         import numpy as np
 
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        finite = [c for c in self.ceilings if c.intensity > 0 and np.isfinite(c.bytes_per_s)]
+        # (a level no byte crossed, such as the die-to-die links of a GEMM whose dies read their
+        # own HBM, has an infinite intensity and no point to draw)
+        finite = [c for c in self.ceilings
+                  if 0 < c.intensity and np.isfinite(c.intensity) and np.isfinite(c.bytes_per_s)]
         # from below the lowest ridge point (where a ceiling meets the peak) to past the points
         marks = [c.intensity for c in finite] + [self.peak_flops / c.bytes_per_s for c in finite] or [1.0]
         low, high = min(marks) / 8, max(marks) * 8

@@ -6,11 +6,13 @@ models end alike, peak and DMA bandwidth follow from the configuration, and bad 
 are errors naming the part and the number."""
 
 import json
+import warnings
 
 import pytest
 
 from archmodel.cli import main
-from archmodel.experiments.hierarchy import capacity, hierarchy_report, run_clusters
+from archmodel.experiments.hierarchy import (Capacity, Ceiling, HierarchyReport, capacity, hierarchy_report,
+                                             run_clusters)
 from archmodel.kernel import Simulator
 from archmodel.lang.elaborate import load
 from archmodel.models.memory.checker import DramTimingChecker
@@ -267,6 +269,19 @@ def test_the_run_writes_the_rollups_into_the_statistics_and_the_roofline_beside_
                                                          "ManticoreQuadrant"]
     assert (tmp_path / "quadrant.roofline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "binds: compute" in capsys.readouterr().out
+
+
+def test_the_roofline_plots_without_a_warning_when_a_level_moved_no_byte(tmp_path):
+    # The package GEMM's die-to-die links carry nothing (each die reads its own HBM): their
+    # intensity is infinite, which stretched the plot's axis to infinity (numpy warned).
+    capacity = Capacity(clusters=2, compute_cores=16, peak_flops=32e9, dma_bytes_per_s=128e9)
+    report = HierarchyReport(capacity=capacity, flops=10**9, seconds=0.05, rollups=(), links=(), ceilings=(
+        Ceiling(level="L1Quadrant", bytes_per_s=64e9, bytes=10**8, intensity=10.0, attainable=640e9),
+        Ceiling(level="D2D", bytes_per_s=64e9, bytes=0, intensity=float("inf"), attainable=float("inf"))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report.plot(tmp_path / "roofline.png")
+    assert (tmp_path / "roofline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("path, params, message", [
