@@ -286,9 +286,9 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
 
     def _take_bound(self, now: int, arrival: int) -> int:
         """:meth:`earliest_take_ps` on ``req``, worked out from the state now."""
-        period, phase = self._period, self._phase
-        first = phase + max(0, -((phase - now) // period)) * period  # the first edge at or after now
-        bound = phase + max(0, -((phase - arrival) // period)) * period
+        period, edge = self._period, self.domain.edge_at_or_after
+        first = edge(now)
+        bound = edge(arrival)
         if bound < first:
             bound = first
         sends = self._held - self.pending_pieces + 1  # sends that must make room first
@@ -319,8 +319,7 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
             back = now if taken is None else taken + 1
             if back > at:
                 at = back
-        period, phase = self._period, self._phase
-        return phase + max(0, -((phase - at) // period)) * period
+        return self.domain.edge_at_or_after(at)
 
     def _touches(self, message: MemRequest, ch: int) -> bool:
         """Whether ``message`` has a block in channel ``ch`` (a request this memory will
