@@ -216,26 +216,35 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
         """The target index (an output, or ``self.up``) of ``request`` from ``requester``."""
+        target, refused = self._route(requester, request)
+        if refused is not None:
+            self.fail(refused)
+        return target
+
+    def _route(self, requester: int, request: MemRequest) -> tuple[int, str | None]:
+        """``(target, None)`` for ``request`` from ``requester``, or ``(-1, why)`` when this
+        node refuses it (:meth:`target_of` stops the run with why, the lookahead's bounds
+        only note it)."""
         address, size = request.address, request.size_bytes
         item = self.routes.find(address)
         if item is None:
             if requester >= self.radix:
-                self.fail(f"a MemRequest for {hex_address(address)} arrived on {self.requesters[requester].name}, "
-                          f"but no range of this node holds it ({self.routes.describe()}); sending it up "
-                          "would return it here")
+                return -1, (f"a MemRequest for {hex_address(address)} arrived on {self.requesters[requester].name}, "
+                            f"but no range of this node holds it ({self.routes.describe()}); sending it up "
+                            "would return it here")
             if not self.up_req.connected:
-                self.fail(f"MemRequest from {self.requesters[requester].name} to unmapped address "
-                          f"{hex_address(address)} (mapped: {self.routes.describe()}; no uplink connected)")
+                return -1, (f"MemRequest from {self.requesters[requester].name} to unmapped address "
+                            f"{hex_address(address)} (mapped: {self.routes.describe()}; no uplink connected)")
             k = bisect_right(self.routes.starts, address)
             if k < len(self.routes.starts) and self.routes.starts[k] < address + size:
-                self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses into address range "
-                          f"{self.routes.ranges[k]}; split it at the boundary")
-            return self.up
+                return -1, (f"MemRequest of {size} bytes at {hex_address(address)} crosses into address range "
+                            f"{self.routes.ranges[k]}; split it at the boundary")
+            return self.up, None
         if address + size > item.piece_end(address):
-            self.fail(f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
-                      f"{item} (or of one of its interleave blocks) at {hex_address(item.piece_end(address))}; "
-                      "split it at the boundary")
-        return item.owner(address)
+            return -1, (f"MemRequest of {size} bytes at {hex_address(address)} crosses the end of address range "
+                        f"{item} (or of one of its interleave blocks) at {hex_address(item.piece_end(address))}; "
+                        "split it at the boundary")
+        return item.owner(address), None
 
     # -- the clock edge -------------------------------------------------------------------------
     def tick(self) -> None:
@@ -431,18 +440,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         routed = self._routed[i]
         if routed is not None and routed[0] is request:
             return routed[1]
-        address = request.address
-        item = self.routes.find(address)
-        if item is None:
-            if i >= self.radix or not self.up_req.connected:
-                return None
-            k = bisect_right(self.routes.starts, address)
-            if k < len(self.routes.starts) and self.routes.starts[k] < address + request.size_bytes:
-                return None
-            return self.up
-        if address + request.size_bytes > item.piece_end(address):
-            return None
-        return item.owner(address)
+        target, refused = self._route(i, request)
+        return None if refused is not None else target
 
     def _take_bound(self, i: int, now: int) -> int:
         """:meth:`earliest_take_ps` for requester ``i``, worked out from the state now."""
@@ -450,8 +449,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         t = self._route_of(i, request)
         if t is None:
             return now
-        period, phase = self.period, self.domain.phase_ps
-        first = phase + max(0, -((phase - now) // period)) * period  # the node's first edge at or after now
+        period = self.period
+        first = self.domain.edge_at_or_after(now)
         count = len(self.requesters)
         start = self.priority[t]
         place = (i - start) % count
@@ -461,7 +460,7 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                 flight = other.channel.flight
                 if flight and flight[0][0] <= now and self._route_of(j, flight[0][1]) == t:
                     ahead += 1
-        bound = max(first + ahead * period, phase + max(0, -((phase - arrival) // period)) * period)
+        bound = max(first + ahead * period, self.domain.edge_at_or_after(arrival))
         queue = self.to_send[t]
         sends = len(queue) + ahead + 1 - self.queue_depth  # sends that must make room first
         if sends > 0:
@@ -480,8 +479,7 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         if channel.credits <= 0:
             taken = channel.next_take_ps()
             at = max(at, self.sim.now if taken is None else taken + 1)
-        period, phase = self.period, self.domain.phase_ps
-        return phase + max(0, -((phase - at) // period)) * period
+        return self.domain.edge_at_or_after(at)
 
     def _fresh_bounds(self) -> None:
         """Forget the bounds kept once anything moved (a message sent or taken anywhere) or
@@ -609,9 +607,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                 if request.tag == tag:
                     break
                 ahead += 1
-            period, phase = self.period, self.domain.phase_ps
-            first = phase + max(0, -((phase - now) // period)) * period
-            return self._first_send_ps(t, queue, first) + ahead * period + trip + after
+            first = self.domain.edge_at_or_after(now)
+            return self._first_send_ps(t, queue, first) + ahead * self.period + trip + after
         back = self.from_targets[t].channel
         for arrival, message in back.flight:
             if message.tag == tag:
