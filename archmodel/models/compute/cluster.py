@@ -364,7 +364,11 @@ class SnitchCluster(Component):
         # (SnitchCore.holding) and who waits on whom at the barrier, even while the rest
         # of the system still moves (the kernel's per-part watchdog).
         port = self.tcdm_port
-        signature = (sum(c.n_fpu for c in self.core_list), self.dma.n_in + self.dma.n_out + self.dma.n_done,
+        dma = self.dma
+        # (a write's answer moves no byte of the TCDM: the writes still unanswered count, since
+        # a memory slowly draining a transfer's writes is progress; their count only rises
+        # again as n_out does, so the pair changes whenever one is answered)
+        signature = (sum(c.n_fpu for c in self.core_list), dma.n_in + dma.n_out + dma.n_done, dma.writes_in_flight,
                      port.n_read + port.n_written + port.n_requests,
                      self.n_halted, len(self.waiting), zlib.crc32(self.tcdm.data),
                      tuple(tuple(c.x) for c in self.core_list), tuple(tuple(c.f) for c in self.core_list))

@@ -3,7 +3,7 @@ import pytest
 
 from archmodel.kernel import Component, DeadlockError, ModelAssertion, Simulator, connect
 from archmodel.models.basic import Sink
-from archmodel.models.compute import TCDM_BASE, SnitchCluster, assemble
+from archmodel.models.compute import TCDM_BASE, FixedLatencyMemory, SnitchCluster, assemble
 from archmodel.workloads.snitch import build_system, run_kernel
 from tests.kernel.components import Producer
 
@@ -311,6 +311,26 @@ def test_a_dma_transfer_the_memory_never_answers_is_a_deadlock_on_that_memory():
         "0 write(s) unanswered, 0 transfer(s) queued behind",
         "  top.cl.dma waits on top.mem (it holds work)",
     ]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_memory_slowly_answering_a_transfers_writes_is_progress_not_a_deadlock(compiled):
+    # 4 KiB out in 16 bursts of 256 B, all sent at once; the memory takes 8 B a cycle, so
+    # their answers come 32 cycles apart, about 500 cycles in all: longer than the watchdog's
+    # 200-cycle window, during which no byte of the TCDM moves, yet each answer is progress
+    top = Component("top")
+    cluster = SnitchCluster("cl", top, cores=1, icache_miss_cycles=0, engine="compiled" if compiled else "python")
+    memory = FixedLatencyMemory("mem", top, bytes_per_cycle=8, latency_cycles=13, size_bytes=0x2_0000)
+    connect(cluster.ext_req, memory.req, latency=1, capacity=16)
+    connect(memory.rsp, cluster.ext_rsp, latency=1)
+    cluster.dma.burst_bytes = 256
+    source = (f"li t0, {TCDM_BASE}\ndmsrc t0, zero\nli t0, 0x80000000\ndmdst t0, zero\nli t0, 4096\n"
+              "dmcpyi zero, t0, 0\n1: dmstati t6, 2\nbnez t6, 1b\necall\n")
+    cluster.load_programs([None, assemble(source, "drain.S")])
+    result = Simulator(top, watchdog_cycles=200).run()
+    assert result.reason == "quiescent"
+    assert cluster.dma.n_out == 4096 and cluster.dma.n_done == 1 and cluster.dma.writes_in_flight == 0
+    assert cluster.core_list[1].done_cycle >= 4096 // 8  # the memory's 512 cycles of writes: 2.5 windows
 
 
 def test_a_core_spinning_on_a_flag_nobody_writes_is_a_deadlock_not_progress():
