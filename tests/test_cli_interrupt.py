@@ -4,12 +4,13 @@ statistics gathered so far."""
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
 import pytest
 from vcd.reader import TokenKind, tokenize
+
+from tests.terminal import start_from_a_terminal
 
 
 @pytest.mark.parametrize("stop, code, said", [
@@ -19,10 +20,8 @@ from vcd.reader import TokenKind, tokenize
 ])
 def test_ctrl_c_sigterm_and_sighup_close_the_vcd_and_write_statistics(tmp_path, stop, code, said):
     vcd_path, stats_path = tmp_path / "run.vcd", tmp_path / "run.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
-         "--vcd", str(vcd_path), "--stats", str(stats_path), "--progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_from_a_terminal([sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
+                   "--vcd", str(vcd_path), "--stats", str(stats_path), "--progress"], text=True)
     deadline = time.monotonic() + 60
     # the VCD grows under a temporary name of the run's own until it is closed
     growing = tmp_path / f".run.vcd.{proc.pid}.partial"
@@ -46,6 +45,28 @@ def test_ctrl_c_sigterm_and_sighup_close_the_vcd_and_write_statistics(tmp_path, 
     assert (tmp_path / "run.gtkw").exists() and not growing.exists()
 
 
+def test_a_run_started_under_nohup_ignores_sighup_and_still_stops_on_sigterm(tmp_path):
+    stats_path = tmp_path / "run.json"
+    proc = start_from_a_terminal([sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
+                   "--stats", str(stats_path), "--progress"], ignored=(signal.SIGHUP,))
+    os.set_blocking(proc.stderr.fileno(), False)
+    seen, deadline = b"", time.monotonic() + 60
+    while seen.count(b"simulated") < 3:  # the progress bar has moved: the run is under way
+        assert proc.poll() is None, seen.decode(errors="replace")
+        assert time.monotonic() < deadline, "the run never got going"
+        seen += proc.stderr.read() or b""
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGHUP)  # the terminal closed: nohup's run goes on
+    time.sleep(1.0)
+    assert proc.poll() is None, "SIGHUP stopped a run started with it ignored"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    err = (seen + err).decode(errors="replace")
+    assert proc.returncode == 143, err
+    assert "stopped by SIGTERM: statistics so far written" in err
+    assert json.loads(stats_path.read_text())["manifest"]["outcome"] == "interrupted"
+
+
 def test_ctrl_c_stops_the_compiled_network_within_a_batch_with_its_statistics_so_far(tmp_path):
     # The compiled loop hands back to the kernel between batches of bounded length, so the
     # first Ctrl-C takes effect at once (it used to wait for the whole measurement) and the
@@ -57,8 +78,8 @@ def test_ctrl_c_stops_the_compiled_network_within_a_batch_with_its_statistics_so
 }
 """)
     stats_path = tmp_path / "s.json"
-    proc = subprocess.Popen([sys.executable, "-m", "archmodel.cli", "run", str(system), "-q", "--progress",
-                             "--stats", str(stats_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_from_a_terminal([sys.executable, "-m", "archmodel.cli", "run", str(system), "-q", "--progress",
+                   "--stats", str(stats_path)])
     os.set_blocking(proc.stderr.fileno(), False)
     seen, deadline = b"", time.monotonic() + 120
     while seen.count(b"simulated") < 3:  # the progress bar has moved: the loop is running

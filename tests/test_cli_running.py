@@ -4,13 +4,13 @@ summary line it ends with."""
 import json
 import re
 import signal
-import subprocess
 import sys
 import time
 
 import pytest
 
 from archmodel.cli import main
+from tests.terminal import start_from_a_terminal
 
 
 def _settles(tmp_path, *options) -> int:
@@ -50,9 +50,8 @@ def test_ctrl_c_stops_a_run_of_one_engine_call_cleanly(tmp_path):
     # without a progress bar the run is one Simulator.run call: the signal still ends it at the
     # current time point, with the statistics so far
     stats_path, vcd_path = tmp_path / "s.json", tmp_path / "run.vcd"
-    proc = subprocess.Popen([sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
-                             "--no-progress", "--stats", str(stats_path), "--vcd", str(vcd_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_from_a_terminal([sys.executable, "-m", "archmodel.cli", "run", "tests.cli_systems:endless", "-q",
+                                  "--no-progress", "--stats", str(stats_path), "--vcd", str(vcd_path)], text=True)
     growing, deadline = tmp_path / f".run.vcd.{proc.pid}.partial", time.monotonic() + 60
     while not growing.exists() or growing.stat().st_size < 20_000:  # the run is going
         assert proc.poll() is None, proc.stderr.read()

@@ -60,7 +60,8 @@ class _StopSignals:
     """While active, the first Ctrl-C (SIGINT), SIGTERM or SIGHUP (what batch schedulers and
     closing terminals send) asks the simulator to stop after the current time point, so
     models, the tracer and the statistics are left consistent and written; a second one acts
-    at once, as usual. ``signal_number`` is the one that came (None while none did)."""
+    at once, as usual. One the process was started with ignored (``nohup``) stays ignored.
+    ``signal_number`` is the one that came (None while none did)."""
 
     SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -93,7 +94,11 @@ class _StopSignals:
     def __enter__(self) -> "_StopSignals":
         if threading.current_thread() is threading.main_thread():
             for number in self.SIGNALS:
-                self._previous[number] = signal.signal(number, self._handle)
+                # a signal the run was started with ignored stays ignored: ``nohup`` ignores
+                # SIGHUP so a closed terminal does not stop the run, and a background job of a
+                # non-interactive shell ignores SIGINT (Python's own convention for SIGINT)
+                if signal.getsignal(number) is not signal.SIG_IGN:
+                    self._previous[number] = signal.signal(number, self._handle)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -277,7 +282,8 @@ def cmd_run(args) -> int:
               "saturation); its figures are not a steady state", file=sys.stderr)
     if outcome == "interrupted":
         how = "interrupted" if code == EXIT_INTERRUPTED else f"stopped by {signal.Signals(code - 128).name}"
-        print(f"{how}: waveform closed and statistics so far written", file=sys.stderr)
+        kept = "waveform closed and statistics so far written" if tracer is not None else "statistics so far written"
+        print(f"{how}: {kept}", file=sys.stderr)
     for line in unwritten:
         print(f"error: could not write {line} (the other outputs are written; no partial file is left)",
               file=sys.stderr)

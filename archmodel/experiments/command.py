@@ -34,8 +34,10 @@ class _Stopped:
 @contextlib.contextmanager
 def _terminate_as_interrupt(stopped: _Stopped):
     """SIGTERM and SIGHUP (batch schedulers, a closed terminal) stop the sweep as Ctrl-C does,
-    so the CSV is left complete and the local workers are ended."""
-    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    so the CSV is left complete and the local workers are ended; one the sweep was started
+    with ignored (SIGHUP under ``nohup``) stays ignored, as SIGINT does."""
+    names = [n for n in ("SIGTERM", "SIGHUP")
+             if hasattr(signal, n) and signal.getsignal(getattr(signal, n)) is not signal.SIG_IGN]
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from archmodel.cli import main
+from tests.terminal import start_from_a_terminal
 
 CHAIN = str(Path(__file__).with_name("chain.arch"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,18 +26,9 @@ def _rows(path):
 
 
 def _start(command, out, env, **popen):
-    """Start the sweep as a terminal starts a command: with Ctrl-C (SIGINT) at its default
-    disposition even when this test run ignores it. Pytest started as a background job of a
-    non-interactive shell (``pytest ... &``, as a long suite often is) inherits SIGINT ignored,
-    its children inherit that, and a process that starts with SIGINT ignored keeps ignoring
-    it (Python's convention, and the sweep's): the sweep ran all its points through the
-    test's Ctrl-C. A handler set here is reset to the default in the child at exec."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                cwd=out.parent, **popen)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    """Start the sweep as a terminal starts a command (see ``start_from_a_terminal``): a test
+    run started as a background job ignores SIGINT, and the sweep would inherit that."""
+    return start_from_a_terminal(command, text=True, env=env, cwd=out.parent, **popen)
 
 
 def _interrupt(command, out, env, stop, **popen):
@@ -127,6 +119,21 @@ def test_sigterm_stops_a_sweep_in_this_process_with_exit_143(tmp_path):
     assert "stopped by SIGTERM: the CSV holds the finished points; run the same command again to resume" in stderr
     rows = _rows(out)
     assert 2 <= len(rows) < 24 and all(r["Chain.sink.received"] == r["messages"] for r in rows)
+
+
+def test_a_sweep_started_under_nohup_ignores_sighup_and_still_stops_on_sigterm(tmp_path):
+    out = tmp_path / "chain.csv"
+
+    def hang_up_then_terminate(proc):
+        proc.send_signal(signal.SIGHUP)  # the terminal closed: nohup's sweep goes on
+        time.sleep(1.0)
+        assert proc.poll() is None, "SIGHUP stopped a sweep started with it ignored"
+        proc.send_signal(signal.SIGTERM)
+
+    code, stderr = _interrupt(_command(out) + ["--workers", "0"], out, ENV, hang_up_then_terminate,
+                              ignored=(signal.SIGHUP,))
+    assert code == 143, stderr
+    assert "stopped by SIGTERM: the CSV holds the finished points" in stderr
 
 
 def test_a_builder_sweeps_on_a_scheduler_and_a_failed_point_makes_exit_code_1(tmp_path, dask_client, capsys):
