@@ -33,7 +33,10 @@ def cpu_count() -> int:
 
 
 class _HeldInterrupt:
-    """Ctrl-C (SIGINT) held while the local worker processes start, then handed on.
+    """Ctrl-C (SIGINT) held while the local worker processes start (or the study and the
+    points are sent to the scheduler: a KeyboardInterrupt in the middle of that left Dask's
+    send pending and printed its "Task exception was never retrieved" traceback), then
+    handed on.
 
     A Ctrl-C in the terminal reaches the whole process group; the driver alone should act on
     it (the workers end when it closes their cluster), not every worker with a traceback. So
@@ -207,13 +210,15 @@ class Executor:
             return
         from distributed import as_completed
 
-        shared = self.client.scatter(study, broadcast=True, hash=False)
-        token = uuid.uuid4().hex[:8]
-        # one message to the scheduler for all the points, not one each
-        submitted = self.client.map(run_point, [shared] * len(points), points,
-                                    key=[f"archmodel-point-{token}-{i}" for i in range(len(points))], pure=False)
+        with _HeldInterrupt() as held:
+            shared = self.client.scatter(study, broadcast=True, hash=False)
+            token = uuid.uuid4().hex[:8]
+            # one message to the scheduler for all the points, not one each
+            submitted = self.client.map(run_point, [shared] * len(points), points,
+                                        key=[f"archmodel-point-{token}-{i}" for i in range(len(points))], pure=False)
         futures = {future.key: (future, point) for future, point in zip(submitted, points)}
         try:
+            held.deliver()  # a Ctrl-C while they were sent: what was sent is cancelled below
             for future in as_completed([f for f, _ in futures.values()]):
                 _, point = futures.pop(future.key)
                 on_row(point, self._row(future, point, study))

@@ -3,6 +3,8 @@ written as they finish; failing points are rows; the same seed gives the same ro
 many processes run them; an interrupted sweep resumes with the rest."""
 
 import csv
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -81,6 +83,35 @@ def test_an_interrupted_sweep_resumes_with_the_points_not_yet_in_its_csv(tmp_pat
     assert [int(r["Chain.sink.received"]) for r in rows] == list(range(2, 25, 2))
     assert {(r["messages"], r["wall_s"]) for r in done} <= {(r["messages"], r["wall_s"]) for r in rows}  # kept, not rerun
     assert spec.run(out, executor=Executor(client=dask_client)).ran == 0
+
+
+def test_a_ctrl_c_while_the_study_is_sent_acts_once_it_is_sent_and_cancels_the_points(dask_client, monkeypatch):
+    spec = Sweep(CHAIN, [parse_axis("messages=2:24:2")])
+    sent = []
+    scatter = dask_client.scatter
+
+    def interrupted_scatter(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the send begins
+        sent.append(scatter(*args, **kwargs))
+        return sent[-1]
+
+    cancelled: list = []
+    cancel = dask_client.cancel
+
+    def recorded_cancel(futures, **kwargs):
+        cancelled.extend(futures)
+        return cancel(futures, **kwargs)
+
+    monkeypatch.setattr(dask_client, "scatter", interrupted_scatter)
+    monkeypatch.setattr(dask_client, "cancel", recorded_cancel)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # (a background test run ignores it)
+    try:
+        result = spec.run(None, executor=Executor(client=dask_client))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert result.interrupted and result.ran == 0
+    assert len(sent) == 1  # the send was not cut in half
+    assert len(cancelled) == 12  # every point sent, then cancelled
 
 
 def test_metrics_select_columns_and_a_notebook_gets_a_frame(dask_client):
