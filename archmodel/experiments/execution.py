@@ -33,10 +33,10 @@ def cpu_count() -> int:
 
 
 class _HeldInterrupt:
-    """Ctrl-C (SIGINT) held while the local worker processes start (or the study and the
-    points are sent to the scheduler: a KeyboardInterrupt in the middle of that left Dask's
-    send pending and printed its "Task exception was never retrieved" traceback), then
-    handed on.
+    """Ctrl-C (SIGINT), and SIGTERM or SIGHUP where the sweep stops on them, held while the
+    local worker processes start (or the study and the points are sent to the scheduler: a
+    KeyboardInterrupt in the middle of that left Dask's send pending and printed its "Task
+    exception was never retrieved" traceback), then handed on.
 
     A Ctrl-C in the terminal reaches the whole process group; the driver alone should act on
     it (the workers end when it closes their cluster), not every worker with a traceback. So
@@ -45,28 +45,42 @@ class _HeldInterrupt:
     mask, and so do the worker processes, where SIGINT stays blocked. A Ctrl-C in that time
     (seconds on a loaded machine) is noted by a handler, not lost, as it would be if SIGINT
     were ignored (the whole sweep would then run); :meth:`deliver` raises it again once the
-    cluster is up and can be closed. A process started with SIGINT ignored (a background
-    job of a non-interactive shell) keeps ignoring it, as Python's convention is, and so do
-    its workers. Off the main thread nothing changes (no handler can be set there); without
-    ``pthread_sigmask`` (Windows) SIGINT is ignored while the workers start.
+    cluster is up and can be closed. SIGTERM and SIGHUP are only noted, not blocked: the
+    workers inherit a mask, and Dask ends a worker with SIGTERM. A process started with a
+    signal ignored (SIGINT in a background job of a non-interactive shell, SIGHUP under
+    ``nohup``) keeps ignoring it, as Python's convention is, and so do its workers. Off the
+    main thread nothing changes (no handler can be set there); without ``pthread_sigmask``
+    (Windows) SIGINT is ignored while the workers start.
     """
 
+    NOTED = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+    """Signals noted while held when a Python handler (the sweep's) acts on them."""
+
     def __init__(self) -> None:
-        self.pressed = False
-        self._previous: Callable | int | None = None  # the handler to put back
+        self.came: int | None = None  # the first stop signal that came while held
+        self._previous: dict = {}  # the handlers to put back
         self._blocked: set | None = None  # the mask to put back
 
+    @property
+    def pressed(self) -> bool:
+        """A stop signal came while held."""
+        return self.came is not None
+
     def _note(self, signum, frame) -> None:
-        """The handler while the workers start: a Ctrl-C came."""
-        self.pressed = True
+        """The handler while held: a stop signal came."""
+        if self.came is None:
+            self.came = signum
 
     def __enter__(self) -> "_HeldInterrupt":
         if threading.current_thread() is not threading.main_thread():
             return self
+        for number in self.NOTED:
+            if callable(signal.getsignal(number)):
+                self._previous[number] = signal.signal(number, self._note)
         if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
             return self  # ignored already (or not set from Python): the workers inherit that
         if not hasattr(signal, "pthread_sigmask"):
-            self._previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
             return self
         # multiprocessing's resource tracker unblocks SIGINT in the thread that starts it
         # (else the one that starts the first worker); started here, it is only checked then
@@ -75,7 +89,7 @@ class _HeldInterrupt:
         resource_tracker.ensure_running()
         # the handler first: a Ctrl-C that comes to a thread begun before this one's mask
         # changed (a BLAS pool) is noted, not raised in the middle of the cluster's start
-        self._previous = signal.signal(signal.SIGINT, self._note)
+        self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._note)
         self._blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         return self
 
@@ -84,16 +98,16 @@ class _HeldInterrupt:
             # a Ctrl-C pending on this thread is handled here, by _note
             signal.pthread_sigmask(signal.SIG_SETMASK, self._blocked)
             self._blocked = None
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
+        self._previous = {}
 
     def deliver(self) -> None:
-        """Raise a Ctrl-C that came while the workers started, to the handler in place
-        again (Python's raises KeyboardInterrupt)."""
-        if self.pressed:
-            self.pressed = False
-            signal.raise_signal(signal.SIGINT)
+        """Raise a stop signal that came while held, to the handler in place again
+        (Python's raises KeyboardInterrupt for SIGINT, the sweep's for SIGTERM and SIGHUP)."""
+        if self.came is not None:
+            came, self.came = self.came, None
+            signal.raise_signal(came)
 
 
 class _ByValue:

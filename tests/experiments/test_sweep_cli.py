@@ -136,6 +136,24 @@ def test_a_sweep_started_under_nohup_ignores_sighup_and_still_stops_on_sigterm(t
     assert "stopped by SIGTERM: the CSV holds the finished points" in stderr
 
 
+def test_a_sigterm_as_the_local_workers_start_stops_the_sweep_and_closes_them(tmp_path, monkeypatch, capsys):
+    import distributed
+
+    started = []
+    real = distributed.LocalCluster
+
+    def sigterm_as_it_starts(*args, **kwargs):
+        started.append(real(*args, **kwargs))
+        os.kill(os.getpid(), signal.SIGTERM)  # a batch scheduler's stop, as the start ends
+        return started[-1]
+
+    monkeypatch.setattr(distributed, "LocalCluster", sigterm_as_it_starts)
+    out = tmp_path / "chain.csv"
+    assert main(["sweep", CHAIN, "--sweep", "messages=2,4", "--workers", "1", "--csv", str(out)]) == 143
+    assert "stopped by SIGTERM: the CSV holds the finished points" in capsys.readouterr().err
+    assert len(started) == 1 and started[0].status.name == "closed"  # not left running
+
+
 def test_a_builder_sweeps_on_a_scheduler_and_a_failed_point_makes_exit_code_1(tmp_path, dask_client, capsys):
     out = tmp_path / "pair.csv"
     assert main(["sweep", "tests.cli_systems:pair", "--sweep", "count=3,7", "-p", "latency=4",
