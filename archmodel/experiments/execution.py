@@ -196,9 +196,13 @@ class Executor:
             self._owned.append(self.client)
             return self
         with _HeldInterrupt() as held:
-            # Dask's own log stays quiet: what goes wrong with a point is in its row.
+            # Dask's own log stays quiet: what goes wrong with a point is in its row. Without a
+            # dashboard the scheduler still serves its health and metrics pages, on port 8787
+            # unless told otherwise: any free local port, so a second sweep on the machine
+            # does not warn "Port 8787 is already in use".
             cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+                                   dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                   silence_logs=logging.CRITICAL)
         self._owned.append(cluster)
         try:
             held.deliver()  # a Ctrl-C while the workers started stops the sweep now

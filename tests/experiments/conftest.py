@@ -15,7 +15,7 @@ def dask_client():
     # test of a lost point costs one worker restart.
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, silence_logs=logging.ERROR)
     client = Client(cluster)
     yield client
     client.close()

@@ -2,9 +2,12 @@
 written as they finish; failing points are rows; the same seed gives the same rows however
 many processes run them; an interrupted sweep resumes with the rest."""
 
+import contextlib
 import csv
 import os
 import signal
+import socket
+import warnings
 from pathlib import Path
 
 import pytest
@@ -112,6 +115,17 @@ def test_a_ctrl_c_while_the_study_is_sent_acts_once_it_is_sent_and_cancels_the_p
     assert result.interrupted and result.ran == 0
     assert len(sent) == 1  # the send was not cut in half
     assert len(cancelled) == 12  # every point sent, then cancelled
+
+
+def test_local_workers_start_beside_another_dask_cluster_without_a_port_warning():
+    with socket.socket() as busy:  # another cluster's scheduler holds Dask's default port
+        with contextlib.suppress(OSError):  # (held already by one: as good)
+            busy.bind(("127.0.0.1", 8787))
+            busy.listen()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "Port 8787 is already in use" stops the start
+            with Executor(workers=1) as executor:
+                assert executor.describe() == "1 local Dask worker process"
 
 
 def test_metrics_select_columns_and_a_notebook_gets_a_frame(dask_client):
