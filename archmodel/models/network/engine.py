@@ -265,6 +265,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         at = now + self.injection_delay
         served = self.port_terminal_set
         blocked = self.blocked_terminals
+        ni_wakes = self.ni_wakes
         for t in due:
             ni = interfaces[t]
             word = ni.step(now, words.get(t) if words is not None else None)
@@ -284,11 +285,21 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
             if ni.busy():
                 still.add(t)
             else:
+                # step it again when its next synthetic or trace packet is due
                 when = ni.next_packet_ps
                 if when is not None:
-                    self._wake_terminal(t, when)
+                    wakes = ni_wakes.get(when)
+                    if wakes is None:
+                        ni_wakes[when] = {t}
+                    else:
+                        wakes.add(t)
                 if ni.trace_queue:
-                    self._wake_terminal(t, ni.trace_queue[0][0])
+                    when = ni.trace_queue[0][0]
+                    wakes = ni_wakes.get(when)
+                    if wakes is None:
+                        ni_wakes[when] = {t}
+                    else:
+                        wakes.add(t)
         return moved
 
     def _add_unblocked(self, due: set) -> None:
@@ -316,14 +327,6 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                 port = to_memory[t]
                 if port.channel.traced or port.ready:
                     due.add(t)
-
-    def _wake_terminal(self, t: int, when: int) -> None:
-        """Step interface t at ``when`` (its next synthetic or trace packet is due)."""
-        wakes = self.ni_wakes.get(when)
-        if wakes is None:
-            self.ni_wakes[when] = {t}
-        else:
-            wakes.add(t)
 
     def _allocate(self, now: int) -> None:
         """VC and switch allocation in every router that has requests; a router whose
