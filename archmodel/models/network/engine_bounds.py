@@ -80,10 +80,10 @@ class MemoryPortBounds:
         terminal_router = pm.terminal_router
         for r, router in enumerate(noc.routers):
             if router.outbox or router.buffered:  # else it holds no flit to report
-                for flit, _, leave, _, _ in router.departures(now):
-                    # leaves router r at `leave`; the tail follows one cycle per flit
-                    packet = flit.packet
-                    at = leave + (reach[flit.head, r][terminal_router[packet.dest]] + packet.size - 1 - flit.index) * period
+                # a flit leaves router r at `leave`; the tail follows one cycle per flit
+                # behind it: leave - index * period is the flit's lead (per packet, the least)
+                for (packet, head), lead in router.packet_leads(now).items():
+                    at = lead + (reach[head, r][terminal_router[packet.dest]] + packet.size - 1) * period
                     if soonest.get(packet, at) >= at:
                         soonest[packet] = at
         head_ps, body_ps = self.head_stages * period, self.body_stages * period

@@ -131,13 +131,14 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             self._send_request(mem_req.recv(), now)
         if from_memory.channel is not None and from_memory.valid:
             self._send_response(from_memory.recv(), now)
-        word = super().step(now, word)
+        word = NetworkInterface.step(self, now, word)
         # What arrived this edge leaves this edge.
         to_requester = self.to_requester
         while to_requester and mem_rsp.try_send(to_requester[0]):
             to_requester.popleft()
-        while self.for_memory and to_memory.try_send(self.for_memory[0]):
-            requester, source = self.for_memory.popleft().source
+        for_memory = self.for_memory
+        while for_memory and to_memory.try_send(for_memory[0]):
+            requester, source = for_memory.popleft().source
             waiting = self.waiting[requester]
             if waiting[source] > 1:
                 waiting[source] -= 1
@@ -148,9 +149,10 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         return word
 
     def busy(self) -> bool:
+        if NetworkInterface.busy(self):  # (not super(): this runs after every step of the interface)
+            return True
         mem_req, _, _, from_memory = self.io
-        return (super().busy() or (mem_req.channel is not None and mem_req.valid)
-                or (from_memory.channel is not None and from_memory.valid))
+        return (mem_req.channel is not None and mem_req.valid) or (from_memory.channel is not None and from_memory.valid)
 
     def earliest_send_ps(self, port) -> int | None:
         """Lookahead: on ``mem_rsp`` the next edge while a response in request order waits to

@@ -121,7 +121,7 @@ class NocRouter(RouterReports, Component):
         self.va_parked_count = 0
         self.sa_active: set[int] = set()
         # Output VCs whose owner has a flit but no credit: the owner left sa_active and comes
-        # back when the credit does (``_credit``).
+        # back when the credit does (``take``).
         self.sa_parked = [False] * self.out_vcs
         # Link words waiting for their edge: time -> {port: [flit or None, credit vc or NO_CREDIT]}.
         # Each input port frees at most one buffer slot and each output port wins at most one
@@ -256,8 +256,16 @@ class NocRouter(RouterReports, Component):
         """Take the link word ``(flit, credit)`` arriving on input port ``p`` at ``now``: the
         credit (a VC number, or NO_CREDIT) returns to output VC ``credit`` of port ``p``, the
         flit (or None) enters its input VC's buffer."""
-        if credit >= 0:
-            self._credit(p * self.vcs + credit)
+        if credit >= 0:  # (inline: a credit comes with about every other word a router takes)
+            ovc = p * self.vcs + credit
+            credits = self.ovc_credits
+            credits[ovc] += 1
+            if self.sa_parked[ovc]:
+                self.sa_parked[ovc] = False
+                self.sa_active.add(self.ovc_owner[ovc])
+            if self.ovc_tail_wait[ovc] and credits[ovc] == self.buffer_depth:
+                self.ovc_tail_wait[ovc] = False
+                self._free_ovc(ovc)
         if flit is not None:
             self._arrive(p, flit, now)
 
@@ -284,16 +292,6 @@ class NocRouter(RouterReports, Component):
                 if flit is not None:
                     leaving[p] -= 1
         return words
-
-    def _credit(self, ovc: int) -> None:
-        credits = self.ovc_credits
-        credits[ovc] += 1
-        if self.sa_parked[ovc]:
-            self.sa_parked[ovc] = False
-            self.sa_active.add(self.ovc_owner[ovc])
-        if self.ovc_tail_wait[ovc] and credits[ovc] == self.buffer_depth:
-            self.ovc_tail_wait[ovc] = False
-            self._free_ovc(ovc)
 
     def _free_ovc(self, ovc: int) -> None:
         """Output VC ``ovc`` has no owner any more: heads parked on its port may ask again."""

@@ -55,6 +55,64 @@ class RouterReports:
                 held.append((flit, ports, switch + self.st_total, p, switch + self.credit_after[p]))
         return held
 
+    def packet_leads(self, now: int) -> dict:
+        """Per ``(packet, head)`` of the flits this router holds, the least ``leave_ps - index *
+        period`` over those flits (``leave_ps`` as :meth:`departures` gives it, ``index`` the
+        flit's place in its packet): what the network engine's lookahead needs to bound each
+        packet's tail, ``leave_ps + (cycles to go + flits behind) * period``, worked out per
+        packet instead of per flit. A packet's body flits following each other in a buffer
+        share one lead (each leaves a cycle after the one before), so a run of them is
+        compared once, at its end."""
+        leads: dict = {}
+        period = self.period
+        for when, words in self.outbox.items():
+            for flit, _ in words.values():
+                if flit is not None:
+                    key = (flit.packet, flit.head)
+                    lead = when - flit.index * period
+                    known = leads.get(key)
+                    if known is None or lead < known:
+                        leads[key] = lead
+        if not self.buffered:
+            return leads
+        head_wait = self.va_ready_delay
+        st_total = self.st_total
+        rc_delay = self.rc_delay
+        ivc_ready, ivc_out = self.ivc_ready, self.ivc_out
+        for ivc, q in enumerate(self.buf):
+            if not q:
+                continue
+            ready = ivc_ready[ivc]
+            if ready < now:
+                ready = now
+            switch = ready if ivc_out[ivc] >= 0 else ready + head_wait
+            # the run being compared: its key and least lead so far
+            key, least = None, 0
+            first = True
+            for flit in q:
+                if first:
+                    first = False
+                else:
+                    switch += period  # one flit per VC per cycle
+                    if flit.head:  # routed when it reaches the front, the cycle after the tail left
+                        routed = flit.arrived_ps + rc_delay
+                        switch = (switch if switch > routed else routed) + head_wait
+                lead = switch + st_total - flit.index * period
+                packet, head = flit.packet, flit.head
+                if key is not None and key[0] is packet and key[1] == head:
+                    if lead < least:
+                        least = lead
+                    continue
+                if key is not None:
+                    known = leads.get(key)
+                    if known is None or least < known:
+                        leads[key] = least
+                key, least = (packet, head), lead
+            known = leads.get(key)
+            if known is None or least < known:
+                leads[key] = least
+        return leads
+
     def earliest_send_ps(self, port) -> int | None:
         """The soonest link word on output ``port``: a flit held for it (or not routed yet),
         or the credit of a flit held in the input buffer of the same port number (see

@@ -275,3 +275,142 @@ def test_a_routers_reactions_at_once_are_its_reactions_port_by_port(seed, vcs, r
         monkeypatch.setattr(type(noc.routers[0]), "tick", tick)
         sim.run(until_ps=400_000)
     assert checked > 1000
+
+
+def leads_from_departures(router, now: int) -> dict:
+    """The reference for ``packet_leads``: per (packet, head), the least ``leave - index *
+    period`` over every flit ``departures`` lists."""
+    leads: dict = {}
+    for flit, _, leave, _, _ in router.departures(now):
+        key = (flit.packet, flit.head)
+        lead = leave - flit.index * router.period
+        if key not in leads or lead < leads[key]:
+            leads[key] = lead
+    return leads
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 100_000), vcs=st.integers(1, 3), depth=st.integers(1, 6),
+       routing_delay=st.integers(0, 2), vc_alloc_delay=st.integers(0, 2), packet_size=st.integers(1, 9),
+       rate=st.floats(0.1, 0.9))
+def test_a_routers_packet_leads_are_the_least_over_its_departures(seed, vcs, depth, routing_delay, vc_alloc_delay,
+                                                                  packet_size, rate):
+    """Synthetic traffic of multi-flit packets on a per-component 3 x 3 mesh, up to
+    saturation (heads queued behind tails, flits waiting for credits): at every edge of every
+    router, ``packet_leads`` (a run of a packet's flits compared once) is the least lead
+    per packet and head flag over the flits ``departures`` lists one by one."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(3, 3)", vcs=vcs, buffer_depth=depth, routing_delay=routing_delay,
+              vc_alloc_delay=vc_alloc_delay, traffic="uniform", rate=rate, packet_size=packet_size,
+              warmup_periods=0, sample_period=200)
+    sim = Simulator(top, seed=seed)
+    checked = {"edges": 0, "runs": 0}
+    original = type(noc.routers[0]).tick
+
+    def tick(self):
+        leads = self.packet_leads(self.sim.now)
+        assert leads == leads_from_departures(self, self.sim.now)
+        checked["edges"] += 1
+        checked["runs"] += sum(1 for q in self.buf for k in range(1, len(q)) if q[k].packet is q[k - 1].packet)
+        original(self)
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(type(noc.routers[0]), "tick", tick)
+        sim.run(until_ps=300_000)
+    assert checked["edges"] > 1000
+    assert checked["runs"] or packet_size == 1 or depth == 1
+
+
+
+def refusing(port) -> bool:
+    """Whether ``port`` would refuse a message now (no credit, or the link busy), read
+    without marking it blocked."""
+    channel = port.channel
+    return channel.credits <= 0 or channel.busy_until > channel.sim.now
+
+
+def crowded(seed: int, network: str):
+    """Random requesters on a 2 x 2 mesh of two terminals per router, each sending a burst of
+    large reads and writes to one DDR4 channel at a random terminal, whose request queue
+    fills: requests wait at its interface while the channel refuses them."""
+    rng = random.Random(seed)
+    top = Component("top")
+    order = list(range(8))
+    rng.shuffle(order)
+    memory_terminal, others = order[0], order[1:1 + rng.randint(3, 7)]
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, SPAN, memory_terminal)], engine=network,
+              link_latency=rng.randint(1, 3), vcs=rng.randint(1, 3), buffer_depth=rng.choice([2, 4, 8]),
+              flit_bits=rng.choice([128, 512]))
+    memory = DramController("mem0", top, standard="DDR4-2400R", base_address=0)
+    connect(noc.memory_port("to_memory", memory_terminal), memory.req, latency=rng.randint(1, 2))
+    connect(memory.resp, noc.memory_port("from_memory", memory_terminal), latency=rng.randint(1, 2))
+    requesters = []
+    for j, t in enumerate(others):
+        requester = ScriptedRequester(f"requester{j}", top)
+        connect(requester.req, noc.memory_port("mem_req", t))
+        connect(noc.memory_port("mem_rsp", t), requester.rsp)
+        cycle = rng.randrange(20)
+        for _ in range(rng.randint(4, 12)):
+            cycle += rng.randrange(0, 4)
+            size = rng.choice([64, 256, 1024])
+            address = size * rng.randrange(SPAN // size)
+            write = rng.random() < 0.3
+            data = bytes(rng.randrange(256) for _ in range(size)) if write else None
+            requester.script.append((cycle, MemRequest(address, size, write, data, tag=j * 100 + len(requester.script))))
+        requesters.append(requester)
+    return top, noc, requesters
+
+
+def run_crowded(top, requesters):
+    """Run until every requester has its responses."""
+    sim = Simulator(top)
+    expected = sum(len(r.script) for r in requesters)
+    sim.run(until_ps=20_000_000)
+    assert sum(len(r.received) for r in requesters) == expected
+    return sim
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_an_interface_whose_only_work_is_a_refused_message_is_not_stepped(seed):
+    """On the fast engine, a memory-mapped interface that was idle at its last step but for
+    messages waiting to leave on ports that still refuse them, with nothing arriving, is not
+    stepped (the try would fail again and change nothing): with random requesters crowding
+    one DRAM channel, no step of an interface finds every waiting message's port refusing
+    and nothing else to do, some steps find messages waiting, and every response comes back
+    at the time it does on the per-component network, with the same counts at the memory."""
+    top, noc, requesters = crowded(seed, "fast")
+    interface_class = type(noc.interfaces[0])
+    original = interface_class.step
+    wasted = []
+    waited = []
+
+    def step(self, now, word):
+        _, mem_rsp, to_memory, _ = self.io
+        waiting = bool(self.to_requester or self.for_memory)
+        refused = ((not self.to_requester or refusing(mem_rsp)) and (not self.for_memory or refusing(to_memory)))
+        before = (len(self.to_requester), len(self.for_memory), len(self.queue), self.sending, self.send_index,
+                  len(self.credit_back), self.requests_issued, self.responses_delivered)
+        idle = not self.busy() and self.next_packet_ps is None and not self.trace_queue
+        sent = original(self, now, word)
+        after = (len(self.to_requester), len(self.for_memory), len(self.queue), self.sending, self.send_index,
+                 len(self.credit_back), self.requests_issued, self.responses_delivered)
+        if waiting:
+            waited.append(now)
+        if waiting and refused and idle and word is None and sent is None and before == after:
+            wasted.append((now, self.terminal))
+        return sent
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(interface_class, "step", step)
+        sim = run_crowded(top, requesters)
+    assert waited
+    assert wasted == []
+    def outcome(sim):
+        # (the counts: averages over time run to the end, where the engines' idle checks differ)
+        stats = stats_dict(sim.all_stats())
+        return [r.received for r in requesters], {key: stat["value"] for key, stat in stats.items()
+                                                  if key.startswith("top.mem") and isinstance(stat["value"], int)}
+    fast = outcome(sim)
+    top, _, requesters = crowded(seed, "components")
+    assert fast == outcome(run_crowded(top, requesters))
