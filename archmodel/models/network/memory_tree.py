@@ -710,8 +710,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         sends one request per edge from the first edge it can send: ``_first_send_ps``);
         sent, on its way back, or no sooner than a node's bound on its next answer to that
         request's forwarded source (``answer_bound_for``: the answer to that request is one
-        of them, and it counts the requests on their way to it), or at once from a memory
-        (it is not asked)."""
+        of them, and it counts the requests on their way to it), or a memory's bound on its
+        next answer to that client (``earliest_answer_ps``), else at once."""
         now = self.sim.now
         after = self.delay
         tag = self.in_order[(i, source)][0]
@@ -742,11 +742,16 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
                 return max(arrival, now) + after
         target = back.src_owner
         transit = _transit_ps(back)
-        # A node above is asked about the request's forwarded source; a memory is not asked
-        # (its bound on a client's next answer walks what it holds at every question, and
-        # under load it is seldom later than now: one chiplet of the package GEMM ran 2.6%
-        # fewer batches asking its HBM, at 40% more CPU per cycle): it may answer at once.
-        sent = target.answer_bound_for(back.src, (i, source)) if isinstance(target, MemoryTreeNode) else now
+        # A node above is asked about the request's forwarded source, a memory that bounds
+        # its answers per client (earliest_answer_ps: a DRAM controller, an interleaved
+        # stack) about that client; any other may answer at once. (Asking the memory buys
+        # little while the credits a blocked requester waits for are bounded one send per
+        # edge: both horizons must reach further for a batch to.)
+        if isinstance(target, MemoryTreeNode):
+            sent = target.answer_bound_for(back.src, (i, source))
+        else:
+            per_client = getattr(target, "earliest_answer_ps", None)
+            sent = now if per_client is None else per_client((i, source))
         return None if sent is None else max(sent, now) + transit + after
 
     def _request_bound(self, t: int) -> int | None:
