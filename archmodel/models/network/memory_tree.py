@@ -201,13 +201,13 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self.period = self.domain.period_ps
         self.delay = self.latency_cycles * self.period
         self._asking = False
-        self._bound_key = None
-        self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
-        # kept at _bound_key: (requester, k) -> take_ps, (target, m) -> send_ps, requester ->
-        # _waiting_run
+        self._bound_now = self._bound_transfers = -1  # the time point and transfers the bounds hold for
+        self._bounds: dict = {}  # port (ours, or a target's) -> its bound then
+        # kept then too: (requester, k) -> take_ps, (target, m) -> send_ps, and
+        # _waiting_runs
         self._take_kept: dict = {}
         self._send_kept: dict = {}
-        self._runs: dict = {}
+        self._runs: list | None = None
         self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
         # the wiring is fixed once the run starts: the ticks look at the connected ports only
         self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
@@ -218,6 +218,12 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         # per requester, the one target its requests can have (None: several), for the
         # messages of a take bound that the sender has not queued yet
         owners = self.routes.owners()
+        # per target, the node there and our index among its requesters (None: not a node)
+        self._above = []
+        for port in self.target_ports:
+            other = port.channel.dst_owner if port.connected else None
+            self._above.append((other, other._requester_index[port.channel.dst])
+                               if isinstance(other, MemoryTreeNode) else None)
         self._sole_targets = []
         for i in range(len(self.requesters)):
             targets = owners | ({self.up} if i < self.radix and self.up_req.connected else set())
@@ -435,7 +441,9 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         ``i`` in the order now, and (c) while the target's queue is full, the edge after the
         send (:meth:`send_ps`) that makes room for the last of those grants. Never later than
         the truth: every step counts the fewest edges and grants."""
-        self._fresh_bounds()
+        sim = self.sim
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._fresh_bounds()
         key = (i, k)
         kept = self._take_kept.get(key)
         if kept is None:
@@ -455,7 +463,9 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         target to take the message that many places down the link, and sends at the edge
         after (:meth:`take_ps` of a node; any other receiver takes the head no sooner than its
         own ``earliest_take_ps`` and one message per edge of its clock)."""
-        self._fresh_bounds()
+        sim = self.sim
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._fresh_bounds()
         key = (t, m)
         kept = self._send_kept.get(key)
         if kept is None:
@@ -499,25 +509,28 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
             target = route
         return target
 
-    def _waiting_run(self, j: int, now: int) -> tuple[int | None, int]:
-        """``(target, n)``: the first ``n`` messages on requester ``j``'s link have arrived
-        by now and are all for ``target``, so it asks for that target at every edge until
-        they are granted."""
-        kept = self._runs.get(j)
-        if kept is not None:
-            return kept
-        target, n = None, 0
-        sole = self._sole_targets[j]
-        for arrival, message in self.requesters[j].channel.flight:
-            if arrival > now:
-                break
-            route = sole if sole is not None else self._route_of(j, message)
-            if route is None or (n and route != target):
-                break
-            target = route
-            n += 1
-        kept = self._runs[j] = (target, n)
-        return kept
+    def _waiting_runs(self, now: int) -> list:
+        """``(j, target, n)`` for each requester ``j`` whose first ``n`` messages (n > 0) have
+        arrived by now and are all for ``target``: it asks for that target at every edge
+        until they are granted."""
+        runs = []
+        for j, port in self._live_requesters:
+            flight = port.channel.flight
+            if not flight or flight[0][0] > now:
+                continue
+            sole = self._sole_targets[j]
+            target, n = None, 0
+            for arrival, message in flight:
+                if arrival > now:
+                    break
+                route = sole if sole is not None else self._route_of(j, message)
+                if route is None or (n and route != target):
+                    break
+                target = route
+                n += 1
+            if n:
+                runs.append((j, target, n))
+        return runs
 
     def _take_bound(self, i: int, k: int) -> int:
         """:meth:`take_ps`, worked out from the state now."""
@@ -529,19 +542,22 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         flight = self.requesters[i].channel.flight
         if k <= len(flight) and flight[k - 1][0] > bound:
             bound = edge(flight[k - 1][0])
-        t = self._target_ahead(i, k)
+        t = self._sole_targets[i]
         if t is None:
-            return bound
+            t = self._target_ahead(i, k)
+            if t is None:
+                return bound
+        runs = self._runs
+        if runs is None:
+            runs = self._runs = self._waiting_runs(now)
         count = len(self.requesters)
         start = self.priority[t]
         place = (i - start) % count
         grants = k
-        for j, _ in self._live_requesters:
-            if j != i:
-                target, n = self._waiting_run(j, now)
-                if n and target == t:
-                    most = k if (j - start) % count < place else k - 1
-                    grants += n if n < most else most
+        for j, target, n in runs:
+            if target == t and j != i:
+                most = k if (j - start) % count < place else k - 1
+                grants += n if n < most else most
         if first + (grants - 1) * period > bound:
             bound = first + (grants - 1) * period
         room = len(self.to_send[t]) + grants - self.queue_depth  # sends that must make room first
@@ -570,7 +586,9 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
             if m <= held + channel.returning:
                 back = now + 1  # (taken at this time point: back at its commit)
             else:
-                back = self._target_take_ps(t, m - held - channel.returning) + 1
+                above = self._above[t]
+                j = m - held - channel.returning
+                back = (self._target_take_ps(t, j) if above is None else above[0].take_ps(above[1], j)) + 1
             if back > at:
                 at = back
         return edge(at)
@@ -603,13 +621,13 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         meanwhile at this time point leaves them low, never late: each counts from the
         message it was worked out for, and later ones come no sooner)."""
         sim = self.sim
-        key = (sim.now, sim.transfers)
-        if key != self._bound_key:
-            self._bound_key = key
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._bound_now = sim.now
+            self._bound_transfers = sim.transfers
             self._bounds.clear()
             self._take_kept = {}
             self._send_kept = {}
-            self._runs = {}
+            self._runs = None
 
     def reaction_ps(self, inp, out) -> int | None:
         """A request from a requester reaches a target ``latency_cycles`` later, and is
