@@ -175,19 +175,29 @@ SHORT_HORIZON = 8
 cycles it can give (a lookahead question walks the system's wiring)."""
 
 
-def _undisturbed_end(cluster, cycle: int, end: int) -> int:
+def _undisturbed_end(cluster, cycle: int, end: int, hard_end: int) -> int:
     """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``.
     A batch of one cycle needs no question (what arrives at this cycle has arrived), so after
     short horizons the cluster runs one-cycle batches for a while before it asks again
     (``cluster.lookahead``, a QuestionBackoff): in a busy system, where every horizon is a
-    cycle or two away, asking each time would cost more than the loop saves."""
+    cycle or two away, asking each time would cost more than the loop saves. A question
+    looks as far as ``hard_end`` (the run's own bounds), and its answer is kept
+    (``cluster.horizon``, a KeptHorizon): a later batch that ends before it (at the port's
+    take bound, while the DMA waits for it) asks nothing."""
     sim, domain = cluster.sim, cluster.domain
     held = sim.arrival_in_flight_ps(cluster)
     if held is not None:  # (a response on its way on every input: the horizon is known, no question)
         return max(cycle + 1, min(end, domain.cycle_of(held - 1) + 1))
+    phase, period = domain.phase_ps, domain.period_ps
+    if cluster.horizon.holds_through(cluster, phase + end * period):
+        return end
     if not cluster.lookahead.should_ask():
         return cycle + 1
-    until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
+    limit = phase + hard_end * period
+    until = sim.undisturbed_until_ps(cluster, limit)
+    cluster.horizon.keep(cluster, limit if until is None else until)
+    if until is not None and until >= phase + end * period:
+        until = None
     if until is None:
         # (the answer leaves the batch all of ``end``, which the DMA's next burst or the run's
         # own bounds may set close: not a short answer)
@@ -284,6 +294,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             return False
         inside = inner.take_in()
         if inside:
+            cluster.horizon.forget()  # (the memory the question asked about is played inside)
             resident.memory = inner.arrays
             cluster.n_memory_inside_batches += 1
         moved = resident.port_step(inside)
@@ -308,7 +319,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             end = stop
         if end > cycle + 1 and (dm[D_CUR] or dm[D_QLEN] or cluster.tcdm_req.channel is not None):
             # a burst may come back, or a request come in: stop before anything outside can reach the cluster
-            end = _undisturbed_end(cluster, cycle, end)
+            end = _undisturbed_end(cluster, cycle, end, hard_end)
     ran = resident.run(cycle, end, port_done=not inside)
     if inside:
         inner.hand_back(cycle + ran)

@@ -319,8 +319,7 @@ def test_no_take_nor_send_comes_before_its_bound_however_far_down_the_link(inter
         cpus = scripted_requesters(rng, top, slots, write_share=0.3, sources=None)
         sim = Simulator(top)
         nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
-        links = []  # (node, requester index, channel) and (node, target index, channel)
-        takes, sends = [], []
+        takes, sends = [], []  # (node, requester index, channel), (node, target index, channel)
         for node in nodes:
             takes += [(node, i, port.channel) for i, port in enumerate(node.requesters) if port.connected]
             sends += [(node, t, port.channel) for t, port in enumerate(node.target_ports) if port.connected]
