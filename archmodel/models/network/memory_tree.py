@@ -203,8 +203,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self._asking = False
         self._bound_now = self._bound_transfers = -1  # the time point and transfers the bounds hold for
         self._bounds: dict = {}  # port (ours, or a target's) -> its bound then
-        # kept then too: (requester, k) -> take_ps, (target, m) -> send_ps, and
-        # _waiting_runs
+        # kept then too: (requester, k) -> take_ps, (target, m) -> send_ps, and the requesters
+        # waiting here (_waiting_runs)
         self._take_kept: dict = {}
         self._send_kept: dict = {}
         self._runs: list | None = None
@@ -215,15 +215,15 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         # per requester, its head request and that request's target (target_of), so a request
         # waiting for room at its target is routed once, not at every edge it waits
         self._routed: list = [None] * len(self.requesters)
-        # per requester, the one target its requests can have (None: several), for the
-        # messages of a take bound that the sender has not queued yet
-        owners = self.routes.owners()
         # per target, the node there and our index among its requesters (None: not a node)
         self._above = []
         for port in self.target_ports:
             other = port.channel.dst_owner if port.connected else None
             self._above.append((other, other._requester_index[port.channel.dst])
                                if isinstance(other, MemoryTreeNode) else None)
+        # per requester, the one target its requests can have (None: several), for the
+        # messages of a take bound that the sender has not queued yet
+        owners = self.routes.owners()
         self._sole_targets = []
         for i in range(len(self.requesters)):
             targets = owners | ({self.up} if i < self.radix and self.up_req.connected else set())
@@ -461,8 +461,8 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         edge at the soonest); and with a credit: the ``m``-th send beyond the credits held
         now (and those returning at this time point, usable at the next edge) waits for the
         target to take the message that many places down the link, and sends at the edge
-        after (:meth:`take_ps` of a node; any other receiver takes the head no sooner than its
-        own ``earliest_take_ps`` and one message per edge of its clock)."""
+        after (:meth:`take_ps` of a node; any other receiver takes one message per edge of
+        its clock, each once it arrived)."""
         sim = self.sim
         if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
             self._fresh_bounds()
