@@ -22,7 +22,7 @@ share as in the whole package (256 rows of C: m = 256 x chiplets), each in a fre
 ``--window`` of simulated cycles (from cycle ``--start``, 0 by default: the first tiles take
 about 26,000 cycles to arrive on one chiplet, so later windows see the cores computing) and of the next
 ``--window``, the CPU time per simulated cycle in the second, the clusters' compiled batches (one
-tick each) and the lookahead questions in the second, and the peak resident memory. Those runs stop at the window's end (the
+tick each), the lookahead questions and why the batches ended in the second, and the peak resident memory. Those runs stop at the window's end (the
 whole GEMM takes hours of CPU there); what the whole run would take is an extrapolation from
 the per-cycle figure, printed as one.
 
@@ -102,15 +102,28 @@ def package_window(chiplets: int, window: int, start: int = 0) -> dict:
     marks = [time.process_time()]
     counts = [(sum(c.n_compiled_batches for c in clusters), graph.questions)]
     for end in (start + window, start + 2 * window):
+        if end == start + 2 * window:
+            ended = _exits(clusters)
         sim.run(cycles=end)
         marks.append(time.process_time())
         counts.append((sum(c.n_compiled_batches for c in clusters), graph.questions))
+    ended = {reason: n - ended.get(reason, 0) for reason, n in sorted(_exits(clusters).items())
+             if n > ended.get(reason, 0)}
     fmas = 256 * chiplets * 1024 * 1024  # m x n x k: one FMA per core and cycle at best
     return {"chiplets": chiplets, "clusters": len(clusters), "elaborate_s": built - started,
             "least_cycles": fmas // sum(c.cores for c in clusters),
             "first_s": marks[1] - marks[0], "next_s": marks[2] - marks[1], "window": window, "start": start,
-            "batches": counts[2][0] - counts[1][0], "questions": counts[2][1] - counts[1][1],
+            "batches": counts[2][0] - counts[1][0], "questions": counts[2][1] - counts[1][1], "ended": ended,
             "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _exits(clusters: list) -> dict:
+    """Why the clusters' compiled batches ended so far, added up (``SnitchCluster.compiled_exits``)."""
+    total: dict = {}
+    for cluster in clusters:
+        for reason, n in cluster.compiled_exits.items():
+            total[reason] = total.get(reason, 0) + n
+    return total
 
 
 def _fresh(call: str) -> dict:
@@ -134,6 +147,11 @@ def package_table(counts: list, window: int, start: int = 0) -> list:
               f"{r['maxrss_mib']:>11.0f}")
     print("(batches: the clusters' compiled batches, each a tick, and questions: lookahead questions, both in "
           "the second window)")
+    for r in rows:
+        print(f"{r['chiplets']} chiplet(s), why the second window's batches ended: " +
+              ", ".join(f"{reason} {n:,}" for reason, n in r["ended"].items()) +
+              " (dma: at the port's take bound, the DMA's next burst waiting; end: at the lookahead horizon or "
+              "the window's end; fp, integer: a core needing the Python model)")
     for r in rows:
         hours = r["least_cycles"] * r["next_s"] / window / 3600
         print(f"extrapolation, not a measurement: {r['chiplets']} chiplet(s), the whole GEMM at least "

@@ -11,7 +11,7 @@ from .errors import (ArchError, DeadlockError, ModelAssertion, ParameterError, P
 from .params import PYTHON, Param, ParamGroup, Spelling, accepts, at_least, in_range, one_of, unit_from_name
 from .ports import In, InPort, Out, OutPort, unpaired_port
 from .register import Register
-from .lookahead import QuestionBackoff
+from .lookahead import KeptHorizon, QuestionBackoff
 from .simulator import RunResult, Simulator
 from .source_files import read_lines, read_source
 from .stats import (Bandwidth, Counter, Distribution, Formula, Level, Stat, Utilisation, stats_csv,
@@ -25,7 +25,7 @@ __all__ = [
     "unit_from_name",
     "ArchError", "Bandwidth", "Channel", "ClockDomain", "Component", "Counter", "DeadlockError", "Distribution",
     "Formula", "In", "InPort", "Level", "ModelAssertion", "Out", "OutPort", "Param", "ParameterError",
-    "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Tree", "Utilisation", "at_least",
+    "KeptHorizon", "PortError", "QuestionBackoff", "Register", "RunResult", "SimulationError", "Simulator", "Span", "Stat", "Tree", "Utilisation", "at_least",
     "catalogue", "check_instances", "component_rng", "connect", "format_time", "in_range", "instance_budget", "model", "one_of", "parse_time", "parts",
     "period_from_frequency", "read_lines", "read_source", "register_model", "stats_csv", "stats_dict", "stats_table", "unpaired_port",
 ]

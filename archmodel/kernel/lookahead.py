@@ -86,6 +86,39 @@ class QuestionBackoff:
             self.skip = self.backoff
 
 
+class KeptHorizon:
+    """A horizon a question found, kept for the asker's later batches (a model computing
+    ahead: a Snitch cluster): nothing reaches the asker before it for as long as the asker
+    sends nothing (the question assumed it sends nothing) and time has not reached it (the
+    first arrival since the question comes no sooner). A later batch that must end before
+    it anyway (the cluster's DMA waiting for its port) then needs no question. A fresh
+    question might reach further, but not past a batch's end that comes sooner."""
+
+    __slots__ = ("until_ps", "sends")
+
+    def __init__(self) -> None:
+        self.until_ps = -1  # nothing kept
+        self.sends = 0
+
+    @staticmethod
+    def _sends(comp: Component) -> int:
+        return sum(channel.sent for channel in comp._out_channels)
+
+    def keep(self, comp: Component, until_ps: int) -> None:
+        """Keep the answer of a question about ``comp`` just asked (``until_ps``; the
+        question's limit when it found nothing before that)."""
+        self.until_ps = until_ps
+        self.sends = self._sends(comp)
+
+    def forget(self) -> None:
+        """Drop what is kept (the asker changed what the question assumed about it)."""
+        self.until_ps = -1
+
+    def holds_through(self, comp: Component, at_ps: int) -> bool:
+        """Whether what is kept shows that nothing reaches ``comp`` before ``at_ps``."""
+        return at_ps <= self.until_ps and comp.sim.now < self.until_ps and self._sends(comp) == self.sends
+
+
 class ConnectionGraph:
     """The wiring as the lookahead reads it, built once per simulator: for each component
     asked about, the components whose activity can reach it (over channels either way:

@@ -331,3 +331,29 @@ def test_a_component_promises_answers_in_request_order_only_where_it_declares_it
 
     assert OrderedRelay("ordered", top).answers_in_order_per_client is True
     assert relay.answers_in_order_per_client is False  # (declared on the subclass only)
+
+
+def test_a_kept_horizon_holds_until_its_time_comes_or_the_asker_sends():
+    from archmodel.kernel import KeptHorizon
+    top = one_clock()
+    timer = Timer("t", top, at=(5,))
+    probe = Probe("p", top)
+    connect(timer.out, probe.inp)
+    Busy("busy", top, until=50)  # (time goes on)
+    sim = Simulator(top)
+    sim.run(cycles=2)
+    kept = KeptHorizon()
+    assert not kept.holds_through(timer, sim.now)  # nothing kept yet
+    kept.keep(timer, 8_000)
+    assert kept.holds_through(timer, 8_000) and not kept.holds_through(timer, 8_001)
+    sim.run(cycles=4)  # (the timer sends at cycle 5)
+    assert timer.out.channel.sent == 0 and kept.holds_through(timer, 6_000)
+    sim.run(cycles=6)
+    assert timer.out.channel.sent == 1 and not kept.holds_through(timer, 6_000)
+    kept.keep(timer, 7_000)
+    assert sim.now < 7_000 and kept.holds_through(timer, 7_000)
+    sim.run(cycles=8)
+    assert sim.now >= 7_000 and not kept.holds_through(timer, 7_000)  # its time came
+    kept.keep(timer, 20_000)
+    kept.forget()
+    assert not kept.holds_through(timer, 9_000)

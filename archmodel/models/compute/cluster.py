@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from typing import Callable
 
-from archmodel.kernel import (ENGINES, Component, Formula, In, Out, Param, QuestionBackoff, at_least, compiled,
+from archmodel.kernel import (ENGINES, Component, Formula, In, KeptHorizon, Out, Param, QuestionBackoff, at_least, compiled,
                               in_range, model)
 
 from .program import Instruction
@@ -130,6 +130,7 @@ class SnitchCluster(Component):
         self.inner_memory_found: tuple | None = None
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for
         self.lookahead = QuestionBackoff()  # when to ask the horizon again after short answers
+        self.horizon = KeptHorizon()  # the last answer, for batches that end before it anyway
         self.n_parked_batches = 0  # times it slept waiting on its port (compiled_batches)
         self.n_parked_cycles = 0  # the cycles it ran on waking from those
         self.park_wakes: set = set()  # cycles of the wake-ups asked for then, which a response may outlive

@@ -175,19 +175,44 @@ SHORT_HORIZON = 8
 cycles it can give (a lookahead question walks the system's wiring)."""
 
 
+def _hard_end(cluster) -> int:
+    """The cycle before which every batch of ``cluster`` stops: the run's limit, the next
+    progress report and the watchdog's deadline, so the objects show the state of those
+    edges."""
+    sim, domain = cluster.sim, cluster.domain
+    phase, period = domain.phase_ps, domain.period_ps
+    hard_end = (sim.watchdog_deadline_ps - phase) // period + 1
+    if cluster.check_at < hard_end:
+        hard_end = cluster.check_at
+    limit = sim.limit_ps
+    if limit is not None and (limit - phase) // period + 1 < hard_end:
+        hard_end = (limit - phase) // period + 1
+    return hard_end
+
+
 def _undisturbed_end(cluster, cycle: int, end: int) -> int:
     """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``.
     A batch of one cycle needs no question (what arrives at this cycle has arrived), so after
     short horizons the cluster runs one-cycle batches for a while before it asks again
     (``cluster.lookahead``, a QuestionBackoff): in a busy system, where every horizon is a
-    cycle or two away, asking each time would cost more than the loop saves."""
+    cycle or two away, asking each time would cost more than the loop saves. A question
+    looks as far as the run's own bounds (:func:`_hard_end`), and its answer is kept
+    (``cluster.horizon``, a KeptHorizon): a later batch that ends before it (at the port's
+    take bound, while the DMA waits for it) asks nothing."""
     sim, domain = cluster.sim, cluster.domain
     held = sim.arrival_in_flight_ps(cluster)
     if held is not None:  # (a response on its way on every input: the horizon is known, no question)
         return max(cycle + 1, min(end, domain.cycle_of(held - 1) + 1))
+    phase, period = domain.phase_ps, domain.period_ps
+    if cluster.horizon.holds_through(cluster, phase + end * period):
+        return end
     if not cluster.lookahead.should_ask():
         return cycle + 1
-    until = sim.undisturbed_until_ps(cluster, domain.phase_ps + end * domain.period_ps)
+    limit = phase + _hard_end(cluster) * period
+    until = sim.undisturbed_until_ps(cluster, limit)
+    cluster.horizon.keep(cluster, limit if until is None else until)
+    if until is not None and until >= phase + end * period:
+        until = None
     if until is None:
         # (the answer leaves the batch all of ``end``, which the DMA's next burst or the run's
         # own bounds may set close: not a short answer)
@@ -242,14 +267,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     sim = cluster.sim
     domain = cluster.domain
     phase, period = domain.phase_ps, domain.period_ps
-    # A batch stops before the run's limit, the next progress report and the watchdog's
-    # deadline, so the objects show the state of those edges.
-    hard_end = (sim.watchdog_deadline_ps - phase) // period + 1
-    if cluster.check_at < hard_end:
-        hard_end = cluster.check_at
-    limit = sim.limit_ps
-    if limit is not None and (limit - phase) // period + 1 < hard_end:
-        hard_end = (limit - phase) // period + 1
+    hard_end = _hard_end(cluster)
     resident = cluster.resident
     if cluster.park_wakes and cycle in cluster.park_wakes:
         cluster.park_wakes.discard(cycle)
@@ -284,6 +302,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             return False
         inside = inner.take_in()
         if inside:
+            cluster.horizon.forget()  # (the memory the question asked about is played inside)
             resident.memory = inner.arrays
             cluster.n_memory_inside_batches += 1
         moved = resident.port_step(inside)

@@ -201,10 +201,13 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         self.period = self.domain.period_ps
         self.delay = self.latency_cycles * self.period
         self._asking = False
-        self._bound_key = None
-        self._bounds: dict = {}  # port (ours, or a target's) -> its bound at _bound_key
-        self._takes: dict = {}  # requester -> earliest_take_ps of its head at _bound_key
-        self._taking = False
+        self._bound_now = self._bound_transfers = -1  # the time point and transfers the bounds hold for
+        self._bounds: dict = {}  # port (ours, or a target's) -> its bound then
+        # kept then too: (requester, k) -> take_ps, (target, m) -> send_ps, and the requesters
+        # waiting here (_waiting_runs)
+        self._take_kept: dict = {}
+        self._send_kept: dict = {}
+        self._runs: list | None = None
         self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
         # the wiring is fixed once the run starts: the ticks look at the connected ports only
         self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
@@ -212,6 +215,19 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         # per requester, its head request and that request's target (target_of), so a request
         # waiting for room at its target is routed once, not at every edge it waits
         self._routed: list = [None] * len(self.requesters)
+        # per target, the node there and our index among its requesters (None: not a node)
+        self._above = []
+        for port in self.target_ports:
+            other = port.channel.dst_owner if port.connected else None
+            self._above.append((other, other._requester_index[port.channel.dst])
+                               if isinstance(other, MemoryTreeNode) else None)
+        # per requester, the one target its requests can have (None: several), for the
+        # messages of a take bound that the sender has not queued yet
+        owners = self.routes.owners()
+        self._sole_targets = []
+        for i in range(len(self.requesters)):
+            targets = owners | ({self.up} if i < self.radix and self.up_req.connected else set())
+            self._sole_targets.append(next(iter(targets)) if len(targets) == 1 else None)
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -398,41 +414,64 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
     def earliest_take_ps(self, port) -> int:
         """The first edge at which this node may take the request at the head of requester
         ``port`` (its credit then returns to the requester: see
-        :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`); now for a target's port (a
-        response is taken at the edge it arrives) and for a requester with nothing on its way.
+        :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`): :meth:`take_ps` of its first
+        message; now for a target's port (a response is taken at the edge it arrives) and for
+        a requester with nothing on its way."""
+        now = self.sim.now
+        i = self._requester_index.get(port)
+        if i is None or not port.connected or not port.channel.flight:
+            return now
+        return self.take_ps(i, 1)
+
+    def take_ps(self, i: int, k: int) -> int:
+        """A lower bound on the edge at which this node takes the ``k``-th message from now
+        of requester ``i`` (1: the one at the head of its link; later ones may still be in
+        the sender's queue), from the state now. A sender's ``k``-th send beyond its credits
+        waits for the credit that such a take returns (:meth:`send_ps`), so a node blocked
+        on its uplink follows the takes above it, not one send per edge.
 
         Each edge a target grants one requester, round robin from ``priority``, and only
         while its queue holds fewer than ``queue_depth`` requests; the queue sends at most one
-        request per edge, after the grants, and only once the request is ready and the
-        target's port holds a credit and a free link. So the head of requester ``i`` is taken
-        no sooner than (a) its arrival, (b) after one grant per edge to each requester ahead
-        of it in the round robin whose head has arrived and is for the same target (it keeps
-        asking until granted, and a new one only comes later in the order or adds grants),
-        and (c) when the queue is full, the edge after the last of the sends that make room
-        for those grants and its own, one per edge from the first edge the queue can send:
-        its head ready, the link free and a credit back, which the target's own
-        ``earliest_take_ps`` bounds when none is held (so the bound follows the tree up to
-        its memory). Never later than the truth: every step counts the fewest edges."""
-        now = self.sim.now
-        i = self._requester_index.get(port)
-        if i is None or not port.connected:
-            return now
-        channel = port.channel
-        if not channel.flight:
-            return now
-        self._fresh_bounds()
-        kept = self._takes.get(i)
-        if kept is not None:
-            return kept
-        if self._taking:  # a loop of nodes (die-to-die links both ways): no better bound
-            return now
-        self._taking = True
-        try:
-            bound = self._take_bound(i, now)
-        finally:
-            self._taking = False
-        self._takes[i] = bound
-        return bound
+        request per edge, after the grants. So the ``k``-th message is taken no sooner than
+        (a) its arrival, when it is on the link, (b) after the grants for its target before
+        it, one per edge: its own ``k - 1`` earlier messages (when all of them are for that
+        target) and, of each other requester whose first messages have arrived and are for
+        the same target (it keeps asking until they are granted), as many as the round robin
+        grants before it: one between two grants of ``i``, and one more if it is ahead of
+        ``i`` in the order now, and (c) while the target's queue is full, the edge after the
+        send (:meth:`send_ps`) that makes room for the last of those grants. Never later than
+        the truth: every step counts the fewest edges and grants."""
+        sim = self.sim
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._fresh_bounds()
+        key = (i, k)
+        kept = self._take_kept.get(key)
+        if kept is None:
+            # (while it is worked out, a loop of nodes asking back, die-to-die links both
+            # ways, gets no better bound than now)
+            self._take_kept[key] = self.sim.now
+            kept = self._take_kept[key] = self._take_bound(i, k)
+        return kept
+
+    def send_ps(self, t: int, m: int) -> int:
+        """A lower bound on the edge at which the queue of target ``t`` sends its ``m``-th
+        request from now (beyond the queue: requests still to be granted), from the state
+        now: one per edge from the first edge the link is free; once ready
+        (``latency_cycles`` after its grant, the first of those still to come at the next
+        edge at the soonest); and with a credit: the ``m``-th send beyond the credits held
+        now (and those returning at this time point, usable at the next edge) waits for the
+        target to take the message that many places down the link, and sends at the edge
+        after (:meth:`take_ps` of a node; any other receiver takes one message per edge of
+        its clock, each once it arrived)."""
+        sim = self.sim
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._fresh_bounds()
+        key = (t, m)
+        kept = self._send_kept.get(key)
+        if kept is None:
+            self._send_kept[key] = self.sim.now  # (as take_ps)
+            kept = self._send_kept[key] = self._send_bound(t, m)
+        return kept
 
     def _route_of(self, i: int, request: MemRequest) -> int | None:
         """:meth:`target_of` without its errors: None for a request the node would refuse
@@ -443,53 +482,152 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         target, refused = self._route(i, request)
         return None if refused is not None else target
 
-    def _take_bound(self, i: int, now: int) -> int:
-        """:meth:`earliest_take_ps` for requester ``i``, worked out from the state now."""
-        arrival, request = self.requesters[i].channel.flight[0]
-        t = self._route_of(i, request)
-        if t is None:
-            return now
+    def _target_ahead(self, i: int, k: int) -> int | None:
+        """The target of the first ``k`` messages from now of requester ``i`` when they all
+        have one (the only target its requests can have, or each routed: on the link, then
+        in the sending node's queue), else None (several, or not known yet)."""
+        sole = self._sole_targets[i]
+        if sole is not None:
+            return sole
+        channel = self.requesters[i].channel
+        flight = channel.flight
+        sender = channel.src_owner
+        target = None
+        for n in range(k):
+            if n < len(flight):
+                message = flight[n][1]
+            else:
+                if not isinstance(sender, MemoryTreeNode):
+                    return None
+                queue = sender.to_send[sender._target_index[channel.src]]
+                if n - len(flight) >= len(queue):
+                    return None
+                message = queue[n - len(flight)][1]
+            route = self._route_of(i, message)
+            if route is None or (target is not None and route != target):
+                return None
+            target = route
+        return target
+
+    def _waiting_runs(self, now: int) -> list:
+        """``(j, target, n)`` for each requester ``j`` whose first ``n`` messages (n > 0) have
+        arrived by now and are all for ``target``: it asks for that target at every edge
+        until they are granted."""
+        runs = []
+        for j, port in self._live_requesters:
+            flight = port.channel.flight
+            if not flight or flight[0][0] > now:
+                continue
+            sole = self._sole_targets[j]
+            target, n = None, 0
+            for arrival, message in flight:
+                if arrival > now:
+                    break
+                route = sole if sole is not None else self._route_of(j, message)
+                if route is None or (n and route != target):
+                    break
+                target = route
+                n += 1
+            if n:
+                runs.append((j, target, n))
+        return runs
+
+    def _take_bound(self, i: int, k: int) -> int:
+        """:meth:`take_ps`, worked out from the state now."""
+        now = self.sim.now
         period = self.period
-        first = self.domain.edge_at_or_after(now)
+        edge = self.domain.edge_at_or_after
+        first = edge(now)
+        bound = first + (k - 1) * period
+        flight = self.requesters[i].channel.flight
+        if k <= len(flight) and flight[k - 1][0] > bound:
+            bound = edge(flight[k - 1][0])
+        t = self._sole_targets[i]
+        if t is None:
+            t = self._target_ahead(i, k)
+            if t is None:
+                return bound
+        runs = self._runs
+        if runs is None:
+            runs = self._runs = self._waiting_runs(now)
         count = len(self.requesters)
         start = self.priority[t]
         place = (i - start) % count
-        ahead = 0
-        for j, other in self._live_requesters:
-            if j != i and (j - start) % count < place:
-                flight = other.channel.flight
-                if flight and flight[0][0] <= now and self._route_of(j, flight[0][1]) == t:
-                    ahead += 1
-        bound = max(first + ahead * period, self.domain.edge_at_or_after(arrival))
-        queue = self.to_send[t]
-        sends = len(queue) + ahead + 1 - self.queue_depth  # sends that must make room first
-        if sends > 0:
-            bound = max(bound, self._first_send_ps(t, queue, first) + sends * period)
+        grants = k
+        for j, target, n in runs:
+            if target == t and j != i:
+                most = k if (j - start) % count < place else k - 1
+                grants += n if n < most else most
+        if first + (grants - 1) * period > bound:
+            bound = first + (grants - 1) * period
+        room = len(self.to_send[t]) + grants - self.queue_depth  # sends that must make room first
+        if room > 0:
+            made = self.send_ps(t, room) + period
+            if made > bound:
+                bound = made
         return bound
 
-    def _first_send_ps(self, t: int, queue, first: int) -> int:
-        """The first edge (from ``first``, the node's next) at which the queue of target
-        ``t`` can send: its head ready (an empty queue's first request is granted at
-        ``first`` at the soonest, and ready ``latency_cycles`` later), the link free, a credit
-        held (one taken at this time point returns at its commit; else the target takes the
-        message at the head of the link no sooner than its ``earliest_take_ps`` and the credit
-        is usable at the edge after)."""
+    def _send_bound(self, t: int, m: int) -> int:
+        """:meth:`send_ps`, worked out from the state now."""
+        now = self.sim.now
+        period = self.period
+        edge = self.domain.edge_at_or_after
+        queue = self.to_send[t]
         channel = self.target_ports[t].channel
-        at = max(first, queue[0][0] if queue else first + self.delay, channel.busy_until)
-        if channel.credits <= 0:
-            taken = channel.next_take_ps()
-            at = max(at, self.sim.now if taken is None else taken + 1)
-        return self.domain.edge_at_or_after(at)
+        first = edge(now)
+        at = first + (m - 1) * period
+        ready = queue[m - 1][0] if m <= len(queue) else first + (m - len(queue) - 1) * period + self.delay
+        if ready > at:
+            at = ready
+        if channel.busy_until + (m - 1) * period > at:
+            at = channel.busy_until + (m - 1) * period
+        held = channel.credits
+        if m > held:
+            if m <= held + channel.returning:
+                back = now + 1  # (taken at this time point: back at its commit)
+            else:
+                above = self._above[t]
+                j = m - held - channel.returning
+                back = (self._target_take_ps(t, j) if above is None else above[0].take_ps(above[1], j)) + 1
+            if back > at:
+                at = back
+        return edge(at)
+
+    def _target_take_ps(self, t: int, j: int) -> int:
+        """A lower bound on the time target ``t`` takes the ``j``-th message from now on our
+        link to it (see :meth:`send_ps`): a node's :meth:`take_ps`; any other receiver takes
+        one message per edge of its clock, each once it arrived, the first after a take at
+        this time point. (A memory's own ``earliest_take_ps`` is not asked: it reads state
+        this node cannot tell has changed, so the bounds could not be kept while only other
+        parts of the system move, and a busy memory's is seldom a cycle later than this.)"""
+        channel = self.target_ports[t].channel
+        receiver = channel.dst_owner
+        if isinstance(receiver, MemoryTreeNode):
+            return receiver.take_ps(receiver._requester_index[channel.dst], j)
+        now = self.sim.now
+        domain = receiver.domain
+        flight = channel.flight
+        head = now + 1 if channel.taken_at == now else now  # (one take per edge)
+        if flight and flight[0][0] > head:
+            head = flight[0][0]
+        at = domain.edge_at_or_after(head) + (j - 1) * domain.period_ps
+        if j <= len(flight) and flight[j - 1][0] > at:
+            at = domain.edge_at_or_after(flight[j - 1][0])
+        return at
 
     def _fresh_bounds(self) -> None:
-        """Forget the bounds kept once anything moved (a message sent or taken anywhere) or
-        time went on: they hold only for the state they were worked out from."""
+        """Forget the bounds kept once anything moved (a message sent anywhere) or time went
+        on: they hold only for the state they were worked out from (a message taken
+        meanwhile at this time point leaves them low, never late: each counts from the
+        message it was worked out for, and later ones come no sooner)."""
         sim = self.sim
-        key = (sim.now, sim.transfers)
-        if key != self._bound_key:
-            self._bound_key = key
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._bound_now = sim.now
+            self._bound_transfers = sim.transfers
             self._bounds.clear()
-            self._takes.clear()
+            self._take_kept = {}
+            self._send_kept = {}
+            self._runs = None
 
     def reaction_ps(self, inp, out) -> int | None:
         """A request from a requester reaches a target ``latency_cycles`` later, and is
@@ -554,10 +692,10 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         if source in self.sources[i]:
             return self._oldest_answer_ps(i, source)
         requester = self.requesters[i]
-        for arrival, message in requester.channel.flight if requester.connected else ():
+        for n, (_, message) in enumerate(requester.channel.flight if requester.connected else ()):
             if message.source == source:
                 trip = self._least_trip_ps(None)
-                return None if trip is None else max(arrival, now) + 2 * self.delay + trip
+                return None if trip is None else self.take_ps(i, n + 1) + 2 * self.delay + trip
         return None
 
     def _answer_bound(self, i: int) -> int | None:
@@ -571,12 +709,12 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         best = None
         sources = self.sources[i]
         requester = self.requesters[i]
-        for arrival, message in requester.channel.flight if requester.connected else ():
+        for n, (_, message) in enumerate(requester.channel.flight if requester.connected else ()):
             if message.source not in sources:
                 trip = self._least_trip_ps(None)
                 if trip is not None:
-                    best = max(arrival, now) + 2 * self.delay + trip
-                break  # (the first such arrives first)
+                    best = self.take_ps(i, n + 1) + 2 * self.delay + trip
+                break  # (the first such is taken first)
         for source in sources:
             at = self._oldest_answer_ps(i, source)
             if at is not None and (best is None or at < best):
@@ -590,36 +728,48 @@ class MemoryTreeNode(ForwardsFunctionalAccess, Component):
         sends one request per edge from the first edge it can send: ``_first_send_ps``);
         sent, on its way back, or no sooner than a node's bound on its next answer to that
         request's forwarded source (``answer_bound_for``: the answer to that request is one
-        of them, and it counts the requests on their way to it), or at once from a memory
-        (it is not asked)."""
+        of them, and it counts the requests on their way to it), or a memory's bound on its
+        next answer to that client (``earliest_answer_ps``), else at once."""
         now = self.sim.now
         after = self.delay
         tag = self.in_order[(i, source)][0]
         t = self.outstanding[tag][3]
         queue = self.to_send[t]
+        back = self.from_targets[t].channel
         if queue and queue[0][1].tag <= tag:  # not sent yet: the queue sends in tag order
-            trip = self._least_trip_ps(t)
-            if trip is None:
-                return None
-            # one send per edge, the first when the queue can send (_first_send_ps)
             ahead = 0
             for _, request, _ in queue:
                 if request.tag == tag:
                     break
                 ahead += 1
-            first = self.domain.edge_at_or_after(now)
-            return self._first_send_ps(t, queue, first) + ahead * self.period + trip + after
-        back = self.from_targets[t].channel
+            target = back.src_owner
+            if isinstance(target, MemoryTreeNode):
+                # taken there behind the messages on the link and those ahead in the queue
+                forward = self.target_ports[t].channel
+                reaction = target.reaction_ps(forward.dst, back.src)
+                if reaction is None:
+                    return None
+                j = target._requester_index[forward.dst]
+                return target.take_ps(j, len(forward.flight) + ahead + 1) + reaction + _transit_ps(back) + after
+            trip = self._least_trip_ps(t)
+            if trip is None:
+                return None
+            return self.send_ps(t, ahead + 1) + trip + after
         for arrival, message in back.flight:
             if message.tag == tag:
                 return max(arrival, now) + after
         target = back.src_owner
         transit = _transit_ps(back)
-        # A node above is asked about the request's forwarded source; a memory is not asked
-        # (its bound on a client's next answer walks what it holds at every question, and
-        # under load it is seldom later than now: one chiplet of the package GEMM ran 2.6%
-        # fewer batches asking its HBM, at 40% more CPU per cycle): it may answer at once.
-        sent = target.answer_bound_for(back.src, (i, source)) if isinstance(target, MemoryTreeNode) else now
+        # A node above is asked about the request's forwarded source, a memory that bounds
+        # its answers per client (earliest_answer_ps: a DRAM controller, an interleaved
+        # stack) about that client; any other may answer at once. (Asking the memory buys
+        # little while the credits a blocked requester waits for are bounded one send per
+        # edge: both horizons must reach further for a batch to.)
+        if isinstance(target, MemoryTreeNode):
+            sent = target.answer_bound_for(back.src, (i, source))
+        else:
+            per_client = getattr(target, "earliest_answer_ps", None)
+            sent = now if per_client is None else per_client((i, source))
         return None if sent is None else max(sent, now) + transit + after
 
     def _request_bound(self, t: int) -> int | None:

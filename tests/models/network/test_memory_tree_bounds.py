@@ -3,7 +3,9 @@ take a requester's head request (its credit then returns to the requester, so a 
 cluster blocked on the link computes ahead to there: ``OutPort.unblocks_from_ps``).
 ``answer_bound_for`` (and ``earliest_send_ps`` on an answer port, built on it): when a node
 can next answer one source of a requester, no sooner than the answer to that source's oldest
-request, asked of the targets up the tree by its forwarded source. No bound may be later than
+request, asked of the targets up the tree by its forwarded source. ``take_ps``/``send_ps``: a
+node's take of the k-th message on a requester's link, and its queue's m-th send (the credits a
+node blocked on its uplink waits for follow the takes above it). No bound may be later than
 the event: checked at every edge of random traffic through random trees, and by compiled Snitch
 clusters held to the Python model on small trees with contention (a bound too late wakes a
 cluster inside a batch, or ends the run in another cycle or state)."""
@@ -253,3 +255,111 @@ def run_clusters(seed: int, on: bool) -> dict:
 @given(st.integers(0, 2**32 - 1))
 def test_compiled_clusters_blocked_on_a_tree_end_alike_with_the_python_model(seed):
     assert ends_alike(run_clusters, seed, "batches") > 0
+
+
+def _deep_tree(rng: random.Random, top: Component, leaves: int, interleaved: bool) -> tuple[list, list]:
+    """Random nodes over ``leaves`` requester slots, one to three levels deep (random radix,
+    queue depth, latency and links), the root reaching one memory through its uplink or two
+    through an address map (two ranges, or blocks interleaved over both), so a requester's
+    messages may go to different targets. Returns the (node, index) slots in leaf order
+    and the memories."""
+    def node(name: str, radix: int, **params) -> MemoryTreeNode:
+        return MemoryTreeNode(name, top, radix=radix, queue_depth=rng.choice([1, 2, 4]),
+                              latency_cycles=rng.choice([0, 1, 2]), **params)
+
+    def memory(name: str):
+        if interleaved:
+            part = InterleavedMemory(name, top, standard="HBM2E", channels=rng.choice([2, 4]), base_address=0,
+                                     interleave_bytes=256, pending_pieces=rng.choice([1, 2, 8]),
+                                     read_queue=rng.choice([2, 8]), write_queue=rng.choice([2, 8]))
+            return part, part.resp
+        part = FixedLatencyMemory(name, top, base_address=0, size_bytes=MIB, latency_cycles=rng.randint(1, 20),
+                                  bytes_per_cycle=rng.choice([8, 32]))
+        return part, part.rsp
+
+    mapped = rng.random() < 0.5
+    if mapped:
+        block = rng.choice([None, 256, 4096])
+        entries = [(0, MIB, [0, 1])] if block else [(0, MIB // 2, 0), (MIB // 2, MIB, 1)]
+        root = node("root", rng.randint(1, 3), outputs=2, address_map=entries, interleave_bytes=block or 4096)
+        memories = []
+        for t in range(2):
+            part, rsp = memory(f"memory{t}")
+            _link(rng, root.out_req[t], part.req)
+            _link(rng, rsp, root.out_rsp[t])
+            memories.append(part)
+    else:
+        root = node("root", rng.randint(1, 3))
+        part, rsp = memory("memory")
+        _link(rng, root.up_req, part.req)
+        _link(rng, rsp, root.up_rsp)
+        memories = [part]
+    slots = [(root, i) for i in range(root.radix)]
+    while len(slots) < leaves:  # grow: a random slot becomes a node with 2-3 requesters
+        k = rng.randrange(len(slots))
+        parent, i = slots.pop(k)
+        child = node(f"n{len(slots)}_{k}", rng.randint(2, 3))
+        _link(rng, child.up_req, parent.down_req[i])
+        _link(rng, parent.down_rsp[i], child.up_rsp)
+        slots[k:k] = [(child, j) for j in range(child.radix)]
+    return slots, memories
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_no_take_nor_send_comes_before_its_bound_however_far_down_the_link(interleaved):
+    # take_ps(i, k): a node's take of the k-th message from now on requester i's link (on
+    # the link, or still in the sending node's queue); send_ps(t, m): the m-th send from now
+    # of its queue for target t. Asked at every edge for every k and m up to a few beyond
+    # what is queued, each bound is held to the take (send) with that number.
+    checked = tight = ahead = far = 0
+    for seed in range(10):
+        rng = random.Random(7000 + seed + 100 * interleaved)
+        top = Component("top")
+        slots, memories = _deep_tree(rng, top, rng.randint(3, 9), interleaved)
+        cpus = scripted_requesters(rng, top, slots, write_share=0.3, sources=None)
+        sim = Simulator(top)
+        nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
+        takes, sends = [], []  # (node, requester index, channel), (node, target index, channel)
+        for node in nodes:
+            takes += [(node, i, port.channel) for i, port in enumerate(node.requesters) if port.connected]
+            sends += [(node, t, port.channel) for t, port in enumerate(node.target_ports) if port.connected]
+        kept: dict = {}  # ("take" or "send", channel, number of the event) -> the latest bound asked
+        seen = {channel: (channel.received, channel.sent) for _, _, channel in takes + sends}
+        for cycle in range(1, 2500):
+            sim.run(cycles=cycle)
+            now = sim.now
+            for node, _, channel in takes:
+                if channel.received != seen[channel][0]:
+                    assert channel.received == seen[channel][0] + 1  # (one take per edge)
+                    bound = kept.pop(("take", channel, channel.received), None)
+                    if bound is not None:
+                        assert bound <= channel.taken_at, (seed, channel.name, bound, channel.taken_at)
+                        checked += 1
+                        tight += bound == channel.taken_at
+            for node, _, channel in sends:
+                if channel.sent != seen[channel][1]:
+                    assert channel.sent == seen[channel][1] + 1  # (one send per edge)
+                    bound = kept.pop(("send", channel, channel.sent), None)
+                    if bound is not None:
+                        assert bound <= now, (seed, channel.name, bound, now)
+                        checked += 1
+                        tight += bound == now
+            seen = {channel: (channel.received, channel.sent) for _, _, channel in takes + sends}
+            for node, i, channel in takes:
+                sender = channel.src_owner
+                queued = len(sender.to_send[sender._target_index[channel.src]]) if sender in nodes else 0
+                for k in range(1, len(channel.flight) + queued + 3):
+                    bound = node.take_ps(i, k)
+                    key = ("take", channel, channel.received + k)
+                    kept[key] = max(kept.get(key, bound), bound)
+                    ahead += bound >= now + 2 * node.period
+                    far += k > 1 and bound >= now + 8 * node.period
+            for node, t, channel in sends:
+                for m in range(1, len(node.to_send[t]) + 4):
+                    bound = node.send_ps(t, m)
+                    key = ("send", channel, channel.sent + m)
+                    kept[key] = max(kept.get(key, bound), bound)
+            if all(not cpu.script for cpu in cpus) and not any(n.outstanding for n in nodes) \
+                    and not any(q for n in nodes for q in n.answers):
+                break
+    assert checked > 3000 and tight > 500 and ahead > 50000 and far > 20000, (checked, tight, ahead, far)
