@@ -385,6 +385,13 @@ class CompiledCore:
         return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], self.done_log[:n].tolist() if n else ()
 
     @property
+    def answer_cycles(self) -> int:
+        """The fewest cycles from a cycle's work to an answer it decides while no request's
+        bursts are entering (a posted write and a forwarded read are answered as they enter):
+        a read burst's, from its RD to the end of its data (CL + tBL)."""
+        return self.config.CL + self.config.tBL
+
+    @property
     def job_slots(self) -> int:
         """How many client requests the core can name at once (one entering, the others
         each with a burst queued)."""
