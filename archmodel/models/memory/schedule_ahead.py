@@ -156,10 +156,10 @@ class SchedulesAhead:
             self._processed = last
 
     def _catch_up_before(self, now: int) -> None:
-        """Decide the deferred cycles before the first edge at or after ``now``, counted as a
-        change of the bounds (the work the edges would have done by now)."""
+        """While deferring, decide the deferred cycles before the first edge at or after
+        ``now``, counted as a change of the bounds (the work the edges would have done by now)."""
         last = max(0, -(-(now - self._phase) // self._period)) - 1
-        if self._deferring and self._next_work <= last:
+        if self._next_work <= last:
             self._bounds_changes += 1
             if self._bounds_watch is not None:
                 self._bounds_watch[0] += 1
@@ -169,7 +169,7 @@ class SchedulesAhead:
         """As :meth:`~.splitting.KeepsAnswerBounds._kept_bound`, from the state the edges up to
         now would have left (deferred cycles decided first: a queued read's RD then comes
         after them, as the bounds count it)."""
-        if self.sim is not None:
+        if self._deferring:  # (else nothing is deferred: the common case, asked at every question)
             self._catch_up_before(now)
         return super()._kept_bound(now, client)
 
