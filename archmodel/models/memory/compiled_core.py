@@ -114,6 +114,35 @@ def kernel():
     return _run.bind()
 
 
+_ENTRIES: dict = {}  # the layouts of the arguments -> the core's compiled entry for them (None: none)
+
+
+def _layout(value) -> tuple:
+    """What numba's type of an argument depends on: for an array its dtype, dimensions,
+    contiguity, and whether it is writeable and aligned; for anything else its type."""
+    if type(value) is not np.ndarray:
+        return (type(value),)
+    flags = value.flags
+    return (value.dtype.str, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
+
+
+def entry_of(run, args: tuple):
+    """The compiled entry of the core's dispatcher ``run`` for arguments like ``args``, once
+    the dispatcher holds it (after a call with them); None when it holds none. Calling the
+    entry skips the dispatcher's typing of the 44 arguments at every call, which costs more
+    than a channel's work at one edge. Kept per layout of the arguments (typing them costs
+    more than a thousand calls)."""
+    key = tuple(map(_layout, args))
+    if key not in _ENTRIES:
+        types = tuple(run.typeof_pyval(value) for value in args)
+        entry = None
+        for signature in run.signatures:
+            if tuple(signature) == types:
+                entry = run.get_overload(signature)
+        _ENTRIES[key] = entry
+    return _ENTRIES[key]
+
+
 class CompiledCore:
     """The controller's scheduling state in arrays, and the driver of the compiled core.
 
@@ -308,6 +337,7 @@ class CompiledCore:
         self._arrays = (self.nxt, *self.upd, self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run,
                         self.faw, self.needs, *self.queues, *self.entries, self.free, *self.buffer, self.cmd_log,
                         self.rsamples, self.wsamples, self.opened, self.job_left, self.done_log)
+        self._entry = None  # the compiled entry for these arrays, found after a call (see schedule)
 
     def _call(self, c: int, first: int, horizon: int, phase: int) -> int:
         """One call of the compiled function on the arrays."""
@@ -344,10 +374,22 @@ class CompiledCore:
             self._levels = levels
             self._level_list = [*levels[0], *levels[1]]
         st[HEAD] = head
-        self.run(st, self.cf, first, first, last, 0, *self._arrays)
+        entry = self._entry
+        if entry is not None:
+            entry(st, self.cf, first, first, last, 0, *self._arrays)
+        else:
+            self.run(st, self.cf, first, first, last, 0, *self._arrays)
+            self._entry = entry_of(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
         v = self.flush()
         n = v[N_DONE]
         return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], self.done_log[:n].tolist() if n else ()
+
+    @property
+    def answer_cycles(self) -> int:
+        """The fewest cycles from a cycle's work to an answer it decides while no request's
+        bursts are entering (a posted write and a forwarded read are answered as they enter):
+        a read burst's, from its RD to the end of its data (CL + tBL)."""
+        return self.config.CL + self.config.tBL
 
     @property
     def job_slots(self) -> int:

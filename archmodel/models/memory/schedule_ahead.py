@@ -65,6 +65,8 @@ class SchedulesAhead:
         queues full, or another request still entering) keeps the work cycle by cycle, so it
         enters at the cycle it would have entered at."""
         order = self._order
+        if self._deferring:
+            self._end_deferral(c)
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
         if c > self._processed:
@@ -94,11 +96,88 @@ class SchedulesAhead:
                       "(a lookahead bound was not conservative)")
         wake = self._next_work
         due = order.due
+        # (see _deferring)
+        self._deferring = wake < due <= wake + self._answer_cycles and self._job is None and not self.req.valid
+        if self._deferring:
+            wake = due
         if due < wake:
             wake = due if due > c else c + 1
         if wake <= c + 1:
             return
         self._sleep_until(wake)
+
+    # -- deferred edges ---------------------------------------------------------------------
+    _deferring = False
+    """True while the controller defers its cycles with work until an answer's due cycle,
+    which lets a channel with the compiled core, fed through its ports, work at fewer edges
+    than it has cycles with work. Its work is seen outside only through its answers while
+    every burst of the requests taken has entered the queues (a posted write, or a read
+    forwarded from a queued write, is answered as its burst enters) and no request waits on
+    ``req``; and the soonest answer a cycle's work can decide is a read's,
+    :attr:`~.compiled_core.CompiledCore.answer_cycles` (CL + tBL) after its RD. So when the
+    next answer is due no later than that many cycles after the next cycle with work W, the
+    controller sleeps from W until the answer's due cycle (or a request's arrival, which
+    wakes it), an edge it works at anyway, and then decides the cycles it passed over in one
+    call of the core before anything else at that edge (:meth:`_end_deferral`): the same
+    cycles, in the same order, with nothing arrived in them, as edge by edge. The state a
+    deferred cycle changes is read before that edge only by the lookahead's questions about
+    the answers (:meth:`_kept_bound`) and by whoever reads the statistics when a run returns
+    (:meth:`settle`): both catch up first, to the cycles the edges up to then would have
+    decided."""
+
+    _answer_cycles = 0  # CompiledCore.answer_cycles, kept once the core is in use (see _deferring)
+
+    def _end_deferral(self, c: int) -> None:
+        """At an edge at cycle c while deferring: decide the cycles passed over before it,
+        and look at the edge the controller would have slept until after them (it takes a
+        request waiting on ``req`` at the first edge it works at, so the edges it works at
+        must stay those of edge-by-edge work). Edge by edge, the last cycle with work before
+        c (or the edge that began to defer) asked to wake at the next cycle with work or the
+        answer's due cycle, whichever comes first."""
+        if self._next_work < c:
+            self._catch_up(c - 1)
+        wake = self._next_work
+        due = self._order.due
+        if due < wake:
+            wake = due
+        if wake > c:
+            self.wake_at(self._phase + wake * self._period)
+
+    def _catch_up(self, last: int) -> None:
+        """Decide the deferred cycles with work up to ``last`` (see :attr:`_deferring`), at
+        most ``lookahead_cycles`` + 1 of them a call (the core records a call's commands in
+        buffers of that size)."""
+        wake = self._next_work
+        span = self.lookahead_cycles
+        while wake <= last:
+            wake = self._schedule_compiled(wake, min(last, wake + span))
+        self._next_work = wake
+        if self._processed < last:
+            self._processed = last
+
+    def _catch_up_before(self, now: int) -> None:
+        """While deferring, decide the deferred cycles before the first edge at or after
+        ``now``, counted as a change of the bounds (the work the edges would have done by now)."""
+        last = max(0, -(-(now - self._phase) // self._period)) - 1
+        if self._next_work <= last:
+            self._bounds_changes += 1
+            if self._bounds_watch is not None:
+                self._bounds_watch[0] += 1
+            self._catch_up(last)
+
+    def _kept_bound(self, now: int, client) -> int | None:
+        """As :meth:`~.splitting.KeepsAnswerBounds._kept_bound`, from the state the edges up to
+        now would have left (deferred cycles decided first: a queued read's RD then comes
+        after them, as the bounds count it)."""
+        if self._deferring:  # (else nothing is deferred: the common case, asked at every question)
+            self._catch_up_before(now)
+        return super()._kept_bound(now, client)
+
+    def settle(self) -> None:
+        """When a run returns, decide the deferred cycles up to its time (each edge up to
+        then would have), so the statistics and the command listeners are as edge by edge."""
+        if self._deferring:
+            self._catch_up_before(self.sim.now + 1)
 
     def _schedule_ahead(self, c: int, wake: int) -> int:
         """Schedule the cycles after c with work (the next is ``wake``) that no request can
@@ -195,6 +274,7 @@ class SchedulesAhead:
     def _start_core_jobs(self, slots: int) -> None:
         """The compiled core names each client request by a job slot: none used yet."""
         self._slot_jobs: list = [None] * slots
+        self._answer_cycles = self._core.answer_cycles
         self._free_slots = list(range(slots - 1, -1, -1))
 
     def _take_into_core(self, c: int) -> bool:

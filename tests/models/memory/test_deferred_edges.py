@@ -1,0 +1,175 @@
+"""A channel with the compiled core, fed through its ports, defers its cycles with work until
+an answer's due cycle when nothing else can see them (``SchedulesAhead._deferring``): it works
+at fewer edges, and sends the same answers at the same picoseconds, issues the same commands
+and ends with the same statistics as edge by edge (the Python path, cycle by cycle), also
+when a run returns in the middle of a deferral (``settle``) and when the lookahead asks its
+bounds then (the bounds stay conservative)."""
+
+import random
+
+import pytest
+
+from archmodel.kernel import Component, Simulator, connect, model
+from archmodel.models.basic import Sink, Source
+from archmodel.models.memory import DramController, DramTimingChecker, compiled_core
+from archmodel.models.memory.timing import dram_clock, preset
+
+from .test_compiled_ports import _requests
+from .test_splitting import responses_never_before_their_bounds
+
+CLIENTS = ("a", "b", "c")
+
+
+@model(catalogue=False)
+class Prober(Component):
+    """Asks a controller's bounds on its answers at every edge, as the lookahead of another
+    model would during a run: (time, client, bound, the soonest its next request can arrive)
+    in ``marks``. ``requests`` and ``cycles`` are the source's list."""
+
+    def setup(self):
+        self.marks: list = []
+        self.dram = None
+        self.requests: list = []
+        self.cycles: list = []
+
+    def tick(self):
+        dram, t = self.dram, self.now
+        period = dram.domain.period_ps
+        channel = dram.req.channel
+        sent = channel.sent  # (the source sends its list in order, held back while the queue is full)
+        for client in CLIENTS:
+            due = [max((c + 2) * period, t + 1) for c, r in zip(self.cycles[sent:], self.requests[sent:])
+                   if r.source == client]
+            flight = [a for a, m in channel.flight if m.source == client and a > t]
+            self.marks.append((t, client, dram.earliest_answer_ps(client), min(due + flight, default=None)))
+        dram.earliest_send_ps(dram.resp)  # (the bound for any client, asked too)
+
+
+def _system(engine, requests, cycles, probe=False, **params):
+    standard = "HBM2E"
+    top = Component("top", clock=dram_clock(preset(standard)))
+    src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+    dram = DramController("dram", top, standard=standard, engine=engine,
+                          **({"lookahead_cycles": 0} if engine == "python" else {}), **params)
+    sink = Sink("sink", top, stop_after=len(requests))
+    checker = DramTimingChecker("checker", top, standard=standard)
+    checker.watch(dram)  # a listener: the command bus stays unconnected
+    commands = []
+    dram.add_command_listener(lambda *fields: commands.append(fields))
+    connect(src.out, dram.req, latency=2)
+    connect(dram.resp, sink.inp, latency=2)
+    prober = None
+    if probe:
+        prober = Prober("prober", top)
+        prober.dram, prober.requests, prober.cycles = dram, requests, cycles
+    return top, dram, sink, checker, commands, prober
+
+
+def _workload(seed, count=120):
+    """Reads of a few bursts from three clients, in bursts of requests (so answers are
+    pending while commands issue), a fifth of them writes."""
+    requests = _requests(seed, count, 1 << 16, 0, (32, 64, 256), 0.2, CLIENTS)
+    rng = random.Random(seed)
+    cycles, at = [], 0
+    for _ in requests:
+        at += rng.choice((0, 0, 0, 1, 40))
+        cycles.append(at)
+    return requests, cycles
+
+
+def _run(engine, requests, cycles, slices=None, probe=False, deferring=True, monkeypatch=None):
+    if not deferring:
+        monkeypatch.setattr(compiled_core.CompiledCore, "answer_cycles", property(lambda self: 0))
+    top, dram, sink, checker, commands, prober = _system(engine, requests, cycles, probe=probe)
+    sim = Simulator(top)
+    deferred = []
+    seen = []  # the statistics after each slice of the run
+    if slices is None:
+        result = sim.run()
+    else:
+        t = 0
+        while True:
+            t += slices
+            result = sim.run(until_ps=t)
+            seen.append([(stat.path, stat.summary()) for stat in sim.all_stats() if stat.path.startswith("top.dram")])
+            deferred.append(dram._deferring)
+            if result.reason != "limit":
+                break
+    if not deferring:
+        monkeypatch.undo()
+    assert checker.violation_count.value == 0
+    return dict(end=(result.reason, result.time_ps), commands=commands, seen=seen, deferred=deferred,
+                arrivals=[(a.time_ps, a.message.source, a.message.tag, a.message.data) for a in sink.arrivals],
+                stats=[(stat.path, stat.summary()) for stat in sim.all_stats() if not stat.path.startswith(
+                    "top.prober")],
+                ticks=sim.ticks, dram=dram, sink=sink, prober=prober)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_deferring_works_at_fewer_edges_and_changes_nothing_else(seed, monkeypatch):
+    assert compiled_core.available(), "numba is not installed: pip install numba"
+    requests, cycles = _workload(seed)
+    reference = _run("python", requests, cycles)
+    edge_by_edge = _run("compiled", requests, cycles, deferring=False, monkeypatch=monkeypatch)
+    deferring = _run("compiled", requests, cycles)
+    for run in (edge_by_edge, deferring):
+        for key in ("end", "commands", "arrivals", "stats"):
+            assert run[key] == reference[key], key
+    assert deferring["ticks"] < edge_by_edge["ticks"] <= reference["ticks"]
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_run_returning_while_deferring_settles_the_cycles_its_edges_would_have_done(seed):
+    """Runs in slices of 37 ns (ending between edges and at them, HBM2E's tCK being 625 ps):
+    after each slice the controller's statistics are those of the cycle-by-cycle Python path
+    at that time, though it returned in the middle of a deferral in some of them."""
+    requests, cycles = _workload(seed)
+    reference = _run("python", requests, cycles, slices=37_000)
+    deferring = _run("compiled", requests, cycles, slices=37_000)
+    assert deferring["seen"] == reference["seen"]
+    assert deferring["commands"] == reference["commands"] and deferring["arrivals"] == reference["arrivals"]
+    assert sum(deferring["deferred"]) > 0  # (some slices ended while the controller deferred)
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_bounds_asked_while_deferring_are_kept_and_change_nothing(seed):
+    """A model asking the controller's bounds at every edge (the lookahead of a cluster would,
+    at any time) finds them no later than the answers that follow, and its questions change
+    nothing the controller does (they decide the cycles deferred up to then, no more)."""
+    requests, cycles = _workload(seed)
+    reference = _run("python", requests, cycles)
+    probed = _run("compiled", requests, cycles, probe=True)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert probed[key] == reference[key], key
+    dram, sink = probed["dram"], probed["sink"]
+    # (answers reach the sink two cycles, the link's latency, after they leave)
+    checked, exact = responses_never_before_their_bounds(probed["prober"].marks, sink, 2 * dram.domain.period_ps,
+                                                         dram.reaction_ps(dram.req, dram.resp))
+    assert checked > 100 and exact > 0
+
+
+@pytest.mark.parametrize("seed, standard, sizes, queue", [(92, "DDR4-2400R", (32, 64, 256), 3),
+                                                          (94, "HBM2E", (32, 64), 2),
+                                                          (129, "DDR4-2400R", (32, 64), 3)])
+def test_a_request_arriving_while_deferring_waits_for_the_edge_it_would_have_entered_at(seed, standard, sizes,
+                                                                                          queue):
+    """A request that arrives during a deferral and finds the queue full enters at the first
+    edge the controller works at after a burst leaves (as on the Python path): among them the
+    edge the last cycle deferred would have slept until, which the controller asks for when
+    the deferral ends (these runs, found by a search, differ from the Python path without it)."""
+    from .test_compiled_ports import _run as run_through_ports
+
+    rng = random.Random(seed)
+    assert (rng.choice(["HBM2E", "DDR4-2400R"]), rng.choice([(32, 64), (64,), (32, 64, 256)]),
+            rng.choice([1, 2, 3])) == (standard, sizes, queue)
+    requests = _requests(seed, 60, 1 << 14, 0, sizes, rng.choice([0.0, 0.2]), CLIENTS)
+    cycles, at = [], 0
+    for _ in requests:
+        at += rng.choice((0, 0, 1, 3, 30))
+        cycles.append(at)
+    params = dict(read_queue=queue, write_queue=max(2, queue))
+    reference = run_through_ports("reference", standard, requests, cycles, 0.0, seed, **params)
+    compiled = run_through_ports("compiled", standard, requests, cycles, 0.0, seed, **params)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert compiled[key] == reference[key], key
+    assert compiled["ticks"] < reference["ticks"]
