@@ -21,7 +21,7 @@ each):
 A cycle's DMA port part stays the loop's (a burst waiting to go out waits, as in a batch
 the cluster sleeps through), so every call runs all its cycles; the table says so, with the
 FPU operations the cycles issued, and a digest of the arrays after the cycles, which is the
-same for the three ways of calling (and for any tree that computes the same cycles).
+same for the three ways of calling.
 """
 
 from __future__ import annotations

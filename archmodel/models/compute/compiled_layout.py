@@ -13,9 +13,14 @@ from .isa import code as code_of
 
 
 # -- instruction table: one int64 row per instruction of every loaded program -----------------
-(I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
- I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
- I_WIDTH) = range(27)
+# Four 64-byte lines a row, the table starting on one: what an FP issue reads is in the first
+# line, with the latency, FLOPs and FP32 flag at the head of the second, and what an integer
+# issue reads in the first two (a package's loop finds the rows in no cache: a line per miss).
+(I_KIND, I_OP, I_FKIND, I_NSRC, I_RD, I_RS1, I_RS2, I_RS3,
+ I_LAT, I_FLOPS, I_FP32, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET,
+ I_SIZE, I_SIGNED, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER,
+ I_SMAX, I_SMASK) = range(26)
+I_WIDTH = 32
 
 # I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
 # configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
@@ -82,8 +87,20 @@ def encode_programs(cores) -> tuple:
             objects.extend(core.instrs)
             rows.extend(_encode(ins) for ins in core.instrs)
         bases.append(seen[key])
-    table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    table = aligned_zeros(len(rows) * I_WIDTH, np.int64).reshape(len(rows), I_WIDTH)
+    table[...] = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
     return table, objects, bases
+
+
+LINE = 8
+"""int64s (or float64s) per 64-byte cache line."""
+
+
+def aligned_zeros(size: int, dtype) -> np.ndarray:
+    """``size`` zeros of ``dtype`` (8 bytes each) starting on a 64-byte line."""
+    raw = np.zeros(size + LINE, dtype)
+    skip = (-raw.ctypes.data % (8 * LINE)) // 8
+    return raw[skip:skip + size]
 
 
 # -- per-core state ----------------------------------------------------------------------------------
@@ -132,3 +149,18 @@ FP subsystem or an integer pipeline needs Python for."""
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
 R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
+
+# -- the two blocks the state lives in --------------------------------------------------------------------
+# Every int64 array above is a view of one int64 block and every float64 one a view of one
+# float64 block (compiled_state packs them), so the loop takes its state in two arguments
+# instead of 27: numba unboxes each argument at every call, and a package runs its clusters
+# in batches of a few cycles, each call finding its cluster's state out of the caches
+# (127 other clusters have run since). The parts, hot ones first and each on its own 64-byte line, in this order; the
+# int64 block starts with each part's offset (in its block) and up to three dimensions.
+(P_G, P_CS, P_SS, P_FQ_READY, P_FQ_USES, P_X, P_X_READY, P_F_READY, P_BODY, P_OQ, P_LQ, P_REQS, P_OWNER, P_RR,
+ P_PER_BANK, P_DM, P_LANES, P_RB, P_RBUF, P_PEND, P_SUBMITTED, P_L0, P_IC, P_IC_LINE, P_F, P_LQ_FVAL, P_FQ_VAL,
+ P_COUNT) = range(28)
+P_FLOATS = P_F
+"""The first part of the float64 block (the parts before it are in the int64 block)."""
+P_HEADER = 4 * P_COUNT
+"""The int64s at the int64 block's head: per part its offset, then its dimensions (1 beyond its own)."""
