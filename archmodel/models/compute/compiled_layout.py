@@ -111,20 +111,29 @@ def aligned_zeros(size: int, dtype) -> np.ndarray:
  C_IS_DMA, C_RID, C_SEQ_GEN, C_WIDTH) = range(46)
 
 # -- per-streamer state (streamer g = 3 * core + index) --------------------------------------------------
-(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_ADDR, S_LEFT, S_IDX, S_BOUNDS, S_ADJ, S_DIMS, S_USES, S_REPEAT, S_CFGB,
- S_CFGS, S_RUN, S_RUN_LEN, S_LAUNCHED, S_RID, S_DEPTH, S_HEAD, S_COUNT, S_JN, S_JBASE, S_JDIMS, S_JB, S_JS,
- S_JREPEAT, S_JWRITES) = (0, 1, 2, 3, 4, 5, 9, 13, 17, 18, 19, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
-                          38, 42, 46, 47)
+# Nine 64-byte lines a row (the rows start on one): what each cycle asks of a streamer (whether
+# it runs and requests, its FIFO) in the first, what a grant of an affine job moves in the
+# second, its dimensions' rollover in the third and fourth (a package's loop finds the rows in
+# no cache: a line per miss). The groups IDX, BOUNDS, ADJ, CFGB, CFGS, JB and JS are 4 wide.
+(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_IND, S_COUNT, S_HEAD, S_DEPTH, S_RID,
+ S_ADDR, S_RUN, S_USES, S_RUN_LEN, S_ADJ,
+ S_LEFT, S_DIMS, S_IDX, S_REPEAT, S_LAUNCHED,
+ S_BOUNDS, S_JN, S_JBASE, S_JDIMS, S_JREPEAT,
+ S_CFGB, S_CFGS, S_JB, S_JS, S_JWRITES) = (0, 1, 2, 3, 4, 5, 6, 7,
+                                            8, 9, 10, 11, 12,
+                                            16, 17, 18, 22, 23,
+                                            24, 28, 29, 30, 31,
+                                            32, 36, 40, 44, 48)
 # the indirection extension (SsrStreamer's ``indirect`` ... ``i_count``): the running job is
 # indirect, the idx_cfg and idx_base registers, the waiting job's three, the running job's base,
 # index bytes, shift (3 + idx shift), next index word address, words left to fetch, byte offset
 # in the head word, the index word queue (head, count, ready cycles, 64-bit words), whether the
 # request presented fetches an index word, whether the last grant did, elements served
-(S_IND, S_ICFG, S_IBASE_CFG, S_JIND, S_JICFG, S_JIBASE, S_IBASE, S_ISIZE, S_ISHIFT, S_INEXT, S_IWORDS, S_IOFF,
- S_IQ_HEAD, S_IQ_COUNT, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ILAST, S_ICOUNT) = \
-    (48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 65, 68, 69, 70)
+(S_ICFG, S_IBASE_CFG, S_JIND, S_JICFG, S_JIBASE, S_IBASE, S_ISIZE, S_ISHIFT, S_INEXT, S_IWORDS, S_IOFF,
+ S_IQ_HEAD, S_IQ_COUNT, S_ISERVE, S_ILAST, S_IQ_READY, S_IQ_WORD, S_ICOUNT) = \
+    (49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 67, 70)
 S_IQ_DEPTH = 3  # = isa.SSR_INDEX_CREDITS (checked by compiled_state)
-S_WIDTH = 71
+S_WIDTH = 72
 
 # -- cluster-wide values -------------------------------------------------------------------------------
 (G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,

@@ -38,7 +38,7 @@ from .compiled_layout import (P_COUNT, P_FLOATS, P_FQ_VAL, P_HEADER, P_SS, C_CBA
                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
                               S_IBASE, S_IBASE_CFG, S_ICFG, S_ICOUNT, S_ILAST, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT,
                               S_IQ_DEPTH, S_IQ_HEAD, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS,
-                              S_JICFG, S_JIBASE, S_JIND, S_WIDTH, LINE, aligned_zeros, encode_programs)
+                              S_JICFG, S_JIBASE, S_JIND, S_RID, S_DEPTH, S_WIDTH, LINE, aligned_zeros, encode_programs)
 from .isa import SSR_INDEX_CREDITS
 from .compiled_cluster import _compiled_cluster_cycles
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
@@ -47,7 +47,6 @@ from .isa import LSU_FP_STORE, LSU_STORE
 _STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
 _STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")
 _STREAM_TAIL = attrgetter("run", "run_len", "launched", "rid", "depth")
-_NO_JOB = [0] * 12
 _CORE_FIELDS = attrgetter("ip", "stall_until", "halted", "done", "done_cycle", "at_barrier", "barrier_since",
                           "cur_line")
 _CORE_COUNTERS = attrgetter("n_instr", "n_fpu", "n_flops", "s_raw", "s_offload", "s_lsu", "s_icache", "s_sync",
@@ -74,22 +73,32 @@ def _programs(cluster) -> _Programs:
 
 
 def _streamer_row(s) -> list:
-    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array)."""
+    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array; the FIFO and
+    the index word queue start at their slot 0)."""
+    row = [0] * S_WIDTH
+    row[S_WRITES], row[S_ACTIVE], row[S_JOB_WRITES], row[S_ADDR], row[S_LEFT] = _STREAM_HEAD(s)
+    row[S_DIMS], row[S_USES], row[S_REPEAT] = _STREAM_MIDDLE(s)
+    row[S_RUN], row[S_RUN_LEN], row[S_LAUNCHED], row[S_RID], row[S_DEPTH] = _STREAM_TAIL(s)
+    for column, values in ((S_IDX, s.idx), (S_BOUNDS, s.bounds), (S_ADJ, s.adj), (S_CFGB, s.cfg_bounds),
+                           (S_CFGS, s.cfg_strides)):
+        row[column:column + 4] = values
+    row[S_COUNT], row[S_JN] = len(s.fifo), len(s.jobs)
     indirection = None
     if s.jobs:
-        base, dims, bounds, strides, repeat, writes, indirection = s.jobs[0]
-        job = [base, dims, *bounds, *[0] * (4 - dims), *strides, *[0] * (4 - dims), repeat, writes]
-    else:
-        job = _NO_JOB
-    ready = [0] * S_IQ_DEPTH
-    words = [0] * S_IQ_DEPTH
+        base, dims, bounds, strides, row[S_JREPEAT], row[S_JWRITES], indirection = s.jobs[0]
+        row[S_JBASE], row[S_JDIMS] = base, dims
+        row[S_JB:S_JB + dims], row[S_JS:S_JS + dims] = bounds, strides
+    row[S_IND], row[S_ICFG], row[S_IBASE_CFG] = s.indirect, s.idx_cfg, s.idx_base
+    row[S_JIND] = indirection is not None
+    row[S_JICFG], row[S_JIBASE] = indirection or (0, 0)
+    row[S_IBASE], row[S_ISIZE], row[S_ISHIFT], row[S_INEXT], row[S_IWORDS], row[S_IOFF] = (
+        s.i_base, s.i_size, s.i_shift, s.i_next, s.i_words, s.i_off)
+    row[S_IQ_COUNT] = len(s.iq)
     for k, (at, bits) in enumerate(s.iq):
-        ready[k], words[k] = at, bits - (1 << 64) if bits >= 1 << 63 else bits
-    row = [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
-           *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job,
-           s.indirect, s.idx_cfg, s.idx_base, indirection is not None, *(indirection or (0, 0)), s.i_base,
-           s.i_size, s.i_shift, s.i_next, s.i_words, s.i_off, 0, len(s.iq), *ready, *words, s.i_serve, s.i_last,
-           s.i_count]
+        row[S_IQ_READY + k], row[S_IQ_WORD + k] = at, bits - (1 << 64) if bits >= 1 << 63 else bits
+    row[S_ISERVE], row[S_ILAST], row[S_ICOUNT] = s.i_serve, s.i_last, s.i_count
+    if len(row) != S_WIDTH:
+        raise ModelAssertion(f"a streamer's row has {len(row)} columns, not {S_WIDTH}")
     return row
 
 
@@ -129,8 +138,8 @@ def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap
             fifo.append([ready[at], value[at], uses[at]])
 
 
-if S_IQ_DEPTH != SSR_INDEX_CREDITS or S_ICOUNT + 1 != S_WIDTH:
-    raise AssertionError("compiled_layout's ISSR columns disagree with the ISA table or the row width")
+if S_IQ_DEPTH != SSR_INDEX_CREDITS:
+    raise AssertionError("compiled_layout's ISSR columns disagree with the ISA table")
 
 
 class _Replays:
