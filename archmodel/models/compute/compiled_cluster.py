@@ -417,51 +417,14 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
             mbytes[offset + b] = (value >> (8 * b)) & 0xFF
 
 
-def _part1(block, ib, p):
-    """Part ``p`` of the state (one dimension): a view of ``block`` (see compiled_layout)."""
-    at = ib[4 * p]
-    return block[at:at + ib[4 * p + 1]]
-
-
-def _part2(block, ib, p):
-    """Part ``p`` of the state (two dimensions)."""
-    at = ib[4 * p]
-    rows = ib[4 * p + 1]
-    columns = ib[4 * p + 2]
-    return block[at:at + rows * columns].reshape((rows, columns))
-
-
-def _part3(block, ib, p):
-    """Part ``p`` of the state (three dimensions)."""
-    at = ib[4 * p]
-    n0 = ib[4 * p + 1]
-    n1 = ib[4 * p + 2]
-    n2 = ib[4 * p + 3]
-    return block[at:at + n0 * n1 * n2].reshape((n0, n1, n2))
-
-
-def _cluster_cycles(start, end, check_only, port_done, ib, fb, code, tcdm, bursts, ww, mg, mm, mq, mqd, mr, mrd, mem):
+def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready,
+                    fq_val, fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner, dm,
+                    bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem):
     """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
     module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
     core finished in the last cycle run. ``port_done``: Python already did the DMA port's
     part of cycle ``start``; ``check_only``: only say whether the cores can run cycle
-    ``start`` here (1) or not (0), changing nothing. The state comes in two blocks (``ib``
-    int64, ``fb`` float64: see compiled_layout), with the instruction table, the TCDM's bytes,
-    the running transfer's bursts, the lanes' word ring and the memory's arrays; its arrays
-    are views of them, made here (not in a caller: passing 49 arrays from call to call cost
-    more than making them)."""
-    g, cs, x, x_ready, f_ready = _part1(ib, ib, P_G), _part2(ib, ib, P_CS), _part2(ib, ib, P_X), \
-        _part2(ib, ib, P_X_READY), _part2(ib, ib, P_F_READY)
-    f, lq_fval, fq_val = _part2(fb, ib, P_F), _part2(fb, ib, P_LQ_FVAL), _part2(fb, ib, P_FQ_VAL)
-    body, l0, oq, lq = _part2(ib, ib, P_BODY), _part2(ib, ib, P_L0), _part3(ib, ib, P_OQ), _part3(ib, ib, P_LQ)
-    ss, fq_ready, fq_uses = _part2(ib, ib, P_SS), _part2(ib, ib, P_FQ_READY), _part2(ib, ib, P_FQ_USES)
-    ic, ic_line, rr, per_bank = _part2(ib, ib, P_IC), _part1(ib, ib, P_IC_LINE), _part1(ib, ib, P_RR), \
-        _part1(ib, ib, P_PER_BANK)
-    reqs, owner, dm, lanes = _part2(ib, ib, P_REQS), _part1(ib, ib, P_OWNER), _part1(ib, ib, P_DM), \
-        _part2(ib, ib, P_LANES)
-    rb, rbuf, submitted, pend = _part2(ib, ib, P_RB), _part2(ib, ib, P_RBUF), _part2(ib, ib, P_SUBMITTED), \
-        _part2(ib, ib, P_PEND)
-    words, singles, mbytes, words_i64 = tcdm.view(np.float64), tcdm.view(np.float32), tcdm, tcdm.view(np.int64)
+    ``start`` here (1) or not (0), changing nothing."""
     ncores = cs.shape[0]
     depth_cap = fq_ready.shape[1]
     base = g[G_TCDM_BASE]
@@ -589,9 +552,49 @@ def _cluster_cycles(start, end, check_only, port_done, ib, fb, code, tcdm, burst
     return cycle - start
 
 
+def _part1(block, ib, p):
+    """Part ``p`` of the state (one dimension): a view of ``block`` (see compiled_layout)."""
+    at = ib[4 * p]
+    return block[at:at + ib[4 * p + 1]]
+
+
+def _part2(block, ib, p):
+    """Part ``p`` of the state (two dimensions)."""
+    at = ib[4 * p]
+    rows = ib[4 * p + 1]
+    columns = ib[4 * p + 2]
+    return block[at:at + rows * columns].reshape((rows, columns))
+
+
+def _part3(block, ib, p):
+    """Part ``p`` of the state (three dimensions)."""
+    at = ib[4 * p]
+    n0 = ib[4 * p + 1]
+    n1 = ib[4 * p + 2]
+    n2 = ib[4 * p + 3]
+    return block[at:at + n0 * n1 * n2].reshape((n0, n1, n2))
+
+
+def _cluster_batch(start, end, check_only, port_done, ib, fb, code, tcdm, bursts, ww, mg, mm, mq, mqd, mr, mrd, mem):
+    """:func:`_cluster_cycles` on the state's two blocks (``ib`` int64, ``fb`` float64: see
+    compiled_layout), the instruction table, the TCDM's bytes, the running transfer's bursts,
+    the lanes' word ring and the memory's arrays: the entry compiled_state calls."""
+    return _cluster_cycles(start, end, check_only, port_done, _part1(ib, ib, P_G), _part2(ib, ib, P_CS), code,
+                           _part2(ib, ib, P_X), _part2(ib, ib, P_X_READY), _part2(fb, ib, P_F),
+                           _part2(ib, ib, P_F_READY), _part2(ib, ib, P_BODY), _part2(ib, ib, P_L0),
+                           _part3(ib, ib, P_OQ), _part3(ib, ib, P_LQ), _part2(fb, ib, P_LQ_FVAL), _part2(ib, ib, P_SS),
+                           _part2(ib, ib, P_FQ_READY), _part2(fb, ib, P_FQ_VAL), _part2(ib, ib, P_FQ_USES),
+                           _part2(ib, ib, P_IC), _part1(ib, ib, P_IC_LINE), tcdm.view(np.float64),
+                           tcdm.view(np.float32), tcdm, tcdm.view(np.int64), _part1(ib, ib, P_RR),
+                           _part1(ib, ib, P_PER_BANK), _part2(ib, ib, P_REQS), _part1(ib, ib, P_OWNER),
+                           _part1(ib, ib, P_DM), bursts, ww, _part2(ib, ib, P_LANES), _part2(ib, ib, P_RB),
+                           _part2(ib, ib, P_RBUF), _part2(ib, ib, P_SUBMITTED), _part2(ib, ib, P_PEND), mg, mm, mq,
+                           mqd, mr, mrd, mem)
+
+
 COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles",
-            "_part1", "_part2", "_part3")
-"""The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
+            "_part1", "_part2", "_part3", "_cluster_batch")
+"""The functions of this module numba compiles with the loop (``_cluster_batch`` the one the
 cached entry calls)."""
 _INLINED = ("_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step",
             "_part1", "_part2", "_part3", "_wrap", "_stagger_copy", "_bank")
@@ -606,7 +609,7 @@ def _loop_modules() -> tuple:
 
 
 def _compiled_cluster_cycles():
-    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk): the loop's
+    """``_cluster_batch`` compiled by numba (imported on first use; cached on disk): the loop's
     parts are compiled in place (:func:`~archmodel.kernel.compiled.compile_parts`), and only
     the entry is cached, keyed by the sources they come from (:func:`_keyed_entry`)."""
     global _COMPILED
@@ -627,12 +630,12 @@ def _sources_digest() -> str:
 
 
 def _keyed_entry(digest: str):
-    """``_cluster_cycles`` behind a closure over ``digest``. numba keys a cached function by
+    """``_cluster_batch`` behind a closure over ``digest``. numba keys a cached function by
     its own source file and the values of its closure, never by the modules it calls into:
     the digest in the closure makes a changed ISA table compile the loop anew instead of
     loading the old one (whose dispatch would not know the new opcode)."""
     def cluster_cycles(*args):
         if digest == "":
             return 0
-        return _cluster_cycles(*args)
+        return _cluster_batch(*args)
     return cluster_cycles
