@@ -49,9 +49,6 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               G_CONFLICTS, G_DMA_COMPLETED, G_DMA_DST, G_DMA_DSTR, G_DMA_NEXT_ID, G_DMA_REPS,
                               G_DMA_SRC, G_DMA_SSTR, G_EXIT, G_FINISHED, G_GRANTS, G_IC_LINE_WORDS, G_LATENCY,
                               G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, I_CSR,
-                              P_BODY, P_CS, P_DM, P_F, P_F_READY, P_FQ_READY, P_FQ_USES, P_FQ_VAL, P_G, P_IC,
-                              P_IC_LINE, P_L0, P_LANES, P_LQ, P_LQ_FVAL, P_OQ, P_OWNER, P_PEND, P_PER_BANK, P_RB,
-                              P_RBUF, P_REQS, P_RR, P_SS, P_SUBMITTED, P_X, P_X_READY,
                               I_CSR_OP, I_FKIND, I_IMM, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2, I_SIGNED, I_SIZE,
                               I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2, Q_DST, Q_DSTR,
                               Q_ID, Q_INS, Q_REPS, Q_SIZE, Q_SRC, Q_SSTR, S_ACTIVE, S_ADDR, S_CFGB, S_CFGS, S_COUNT,
@@ -60,7 +57,7 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               _CSR_WRITE, _DMCPY, _DMDST, _DMREP, _DMSRC, _DMSTR, _MCYCLE, _MHARTID, _MINSTRET,
                               _REPEAT, _RPTR, _SSR_CONFIG, _WPTR, _IDX_CFG, _IRPTR, _IWPTR,
                               S_ICFG, S_IBASE_CFG, S_IND, S_JICFG, S_JIBASE, S_JIND, _STRIDE)
-from .compiled_ops import _access_fault, _alu, _bank, _branch, _icache_fetch, _mul, _mul_supported, _wrap
+from .compiled_ops import _access_fault, _alu, _branch, _icache_fetch, _mul, _mul_supported
 
 
 def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
@@ -159,7 +156,7 @@ def _release_if_all_arrived(cycle, g, cs):
 
 
 def _offload(c, i, operand, cs, oq):
-    slot = _wrap(cs[c, C_Q_HEAD] + cs[c, C_Q_COUNT], oq.shape[1])
+    slot = (cs[c, C_Q_HEAD] + cs[c, C_Q_COUNT]) % oq.shape[1]
     oq[c, slot, 0] = i
     oq[c, slot, 1] = operand
     cs[c, C_Q_COUNT] += 1
@@ -387,7 +384,7 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
     kind = lq[c, head, 1]
     reg = lq[c, head, 2]
     size = lq[c, head, 4]
-    cs[c, C_L_HEAD] = _wrap(head + 1, lq.shape[1])
+    cs[c, C_L_HEAD] = (head + 1) % lq.shape[1]
     cs[c, C_L_COUNT] -= 1
     offset = addr - g[G_TCDM_BASE]
     ready = cycle + g[G_LATENCY]
@@ -429,7 +426,6 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     depth_cap = fq_ready.shape[1]
     base = g[G_TCDM_BASE]
     nbanks = g[G_BANKS]
-    bank_mask = nbanks - 1 if nbanks & (nbanks - 1) == 0 else -1
     nrequesters = g[G_REQUESTERS]
     latency = g[G_LATENCY]
     g[G_EXIT] = 0
@@ -509,7 +505,7 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
                 running += 1
         # TCDM arbitration: per bank, the requester nearest after the bank's last grant.
         for q in range(nr):
-            reqs[q, 3] = _bank(reqs[q, 2] - base, nbanks, bank_mask)
+            reqs[q, 3] = ((reqs[q, 2] - base) >> 3) % nbanks
         for q in range(nr):
             bank = reqs[q, 3]
             holder = owner[bank]
@@ -517,8 +513,8 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
                 owner[bank] = q
             else:
                 last = rr[bank]
-                mine = _wrap(reqs[q, 1] - last - 1, nrequesters)
-                theirs = _wrap(reqs[holder, 1] - last - 1, nrequesters)
+                mine = (reqs[q, 1] - last - 1) % nrequesters
+                theirs = (reqs[holder, 1] - last - 1) % nrequesters
                 if mine < theirs:
                     owner[bank] = q
                 g[G_CONFLICTS] += 1
@@ -552,53 +548,10 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     return cycle - start
 
 
-def _part1(block, ib, p):
-    """Part ``p`` of the state (one dimension): a view of ``block`` (see compiled_layout)."""
-    at = ib[4 * p]
-    return block[at:at + ib[4 * p + 1]]
-
-
-def _part2(block, ib, p):
-    """Part ``p`` of the state (two dimensions)."""
-    at = ib[4 * p]
-    rows = ib[4 * p + 1]
-    columns = ib[4 * p + 2]
-    return block[at:at + rows * columns].reshape((rows, columns))
-
-
-def _part3(block, ib, p):
-    """Part ``p`` of the state (three dimensions)."""
-    at = ib[4 * p]
-    n0 = ib[4 * p + 1]
-    n1 = ib[4 * p + 2]
-    n2 = ib[4 * p + 3]
-    return block[at:at + n0 * n1 * n2].reshape((n0, n1, n2))
-
-
-def _cluster_batch(start, end, check_only, port_done, ib, fb, code, tcdm, bursts, ww, mg, mm, mq, mqd, mr, mrd, mem):
-    """:func:`_cluster_cycles` on the state's two blocks (``ib`` int64, ``fb`` float64: see
-    compiled_layout), the instruction table, the TCDM's bytes, the running transfer's bursts,
-    the lanes' word ring and the memory's arrays: the entry compiled_state calls."""
-    return _cluster_cycles(start, end, check_only, port_done, _part1(ib, ib, P_G), _part2(ib, ib, P_CS), code,
-                           _part2(ib, ib, P_X), _part2(ib, ib, P_X_READY), _part2(fb, ib, P_F),
-                           _part2(ib, ib, P_F_READY), _part2(ib, ib, P_BODY), _part2(ib, ib, P_L0),
-                           _part3(ib, ib, P_OQ), _part3(ib, ib, P_LQ), _part2(fb, ib, P_LQ_FVAL), _part2(ib, ib, P_SS),
-                           _part2(ib, ib, P_FQ_READY), _part2(fb, ib, P_FQ_VAL), _part2(ib, ib, P_FQ_USES),
-                           _part2(ib, ib, P_IC), _part1(ib, ib, P_IC_LINE), tcdm.view(np.float64),
-                           tcdm.view(np.float32), tcdm, tcdm.view(np.int64), _part1(ib, ib, P_RR),
-                           _part1(ib, ib, P_PER_BANK), _part2(ib, ib, P_REQS), _part1(ib, ib, P_OWNER),
-                           _part1(ib, ib, P_DM), bursts, ww, _part2(ib, ib, P_LANES), _part2(ib, ib, P_RB),
-                           _part2(ib, ib, P_RBUF), _part2(ib, ib, P_SUBMITTED), _part2(ib, ib, P_PEND), mg, mm, mq,
-                           mqd, mr, mrd, mem)
-
-
-COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles",
-            "_part1", "_part2", "_part3", "_cluster_batch")
-"""The functions of this module numba compiles with the loop (``_cluster_batch`` the one the
+COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
+"""The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
 cached entry calls)."""
-_INLINED = ("_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step",
-            "_part1", "_part2", "_part3", "_wrap", "_stagger_copy", "_bank")
-# (the parts are inlined because numba returns no view it made without reference counts)
+_INLINED = ("_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
 
@@ -609,7 +562,7 @@ def _loop_modules() -> tuple:
 
 
 def _compiled_cluster_cycles():
-    """``_cluster_batch`` compiled by numba (imported on first use; cached on disk): the loop's
+    """``_cluster_cycles`` compiled by numba (imported on first use; cached on disk): the loop's
     parts are compiled in place (:func:`~archmodel.kernel.compiled.compile_parts`), and only
     the entry is cached, keyed by the sources they come from (:func:`_keyed_entry`)."""
     global _COMPILED
@@ -630,12 +583,12 @@ def _sources_digest() -> str:
 
 
 def _keyed_entry(digest: str):
-    """``_cluster_batch`` behind a closure over ``digest``. numba keys a cached function by
+    """``_cluster_cycles`` behind a closure over ``digest``. numba keys a cached function by
     its own source file and the values of its closure, never by the modules it calls into:
     the digest in the closure makes a changed ISA table compile the loop anew instead of
     loading the old one (whose dispatch would not know the new opcode)."""
     def cluster_cycles(*args):
         if digest == "":
             return 0
-        return _cluster_batch(*args)
+        return _cluster_cycles(*args)
     return cluster_cycles

@@ -5,7 +5,6 @@ engine's lanes and read bursts, and the check that a cycle needs Python (the mir
 from __future__ import annotations
 
 from .compiled_cluster_memory import MG_ON, _memory_would_exit, _port_ready, _port_send, _port_take
-from .compiled_ops import _wrap
 from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_N_OUT,
                               D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_SEND_FROM, D_WIF,
                               D_WW_COUNT, D_WW_HEAD,
@@ -68,7 +67,7 @@ def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg,
         if inside and dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and _port_ready(c, mm, mg):
             b = dm[D_BHEAD]
             _port_send(c, mm, mg, mq, mqd, bursts[b, 0], bursts[b, 2], 0, bursts[b, 1], rbuf, 0)
-            p = _wrap(dm[D_P_HEAD] + dm[D_PENDING], pend.shape[0])
+            p = (dm[D_P_HEAD] + dm[D_PENDING]) % pend.shape[0]
             pend[p, 0] = bursts[b, 1]
             pend[p, 1] = bursts[b, 2]
             dm[D_PENDING] += 1
@@ -81,7 +80,7 @@ def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg,
                 lanes[k, L_BUSY] = 1
                 lanes[k, L_ADDR] = ww[head, 0]
                 lanes[k, L_BITS] = ww[head, 1]
-                dm[D_WW_HEAD] = _wrap(head + 1, cap)
+                dm[D_WW_HEAD] = (head + 1) % cap
                 dm[D_WW_COUNT] -= 1
                 dm[D_N_IN] += 8
         idle = dm[D_NB] == 0 and dm[D_PENDING] == 0 and dm[D_WW_COUNT] == 0

@@ -15,7 +15,7 @@ from .compiled_layout import (C_HALTED, C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS
                               S_IBASE, S_ICOUNT, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT, S_IQ_DEPTH, S_IQ_HEAD,
                               S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS, S_ILAST, S_JICFG,
                               S_JIBASE, S_JIND)
-from .compiled_ops import _fields, _fp, _from_int, _stagger_copy, _to_int, _wrap
+from .compiled_ops import _fields, _fp, _from_int, _to_int
 from .fp_subsystem import NEVER
 from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, LSU_FP_LOAD, LSU_FP_STORE
 
@@ -28,7 +28,7 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
     mask = 0
     if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
         i = body[c, cs[c, C_SEQ_POS]]
-        k = _stagger_copy(cs[c, C_SEQ_IT], cs[c, C_SEQ_SMAX])
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
         mask = cs[c, C_SEQ_MASK]
     elif cs[c, C_Q_COUNT]:
         i = oq[c, cs[c, C_Q_HEAD], 0]
@@ -192,10 +192,10 @@ def _move_element(s, ready, ss, words, fq_ready, fq_val, fq_uses, base, depth_ca
     if ss[s, S_JOB_WRITES]:
         h = ss[s, S_HEAD]
         words[word] = fq_val[s, h]
-        ss[s, S_HEAD] = _wrap(h + 1, depth_cap)
+        ss[s, S_HEAD] = (h + 1) % depth_cap
         ss[s, S_COUNT] -= 1
     else:
-        slot = _wrap(ss[s, S_HEAD] + ss[s, S_COUNT], depth_cap)
+        slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
         fq_ready[s, slot] = ready
         fq_val[s, slot] = words[word]
         fq_uses[s, slot] = ss[s, S_USES]
@@ -262,7 +262,7 @@ def _advance(s, ss):
 
 def _lsu_push(c, cs, lq, lq_fval, addr, kind, reg, ival, fval, size, signed):
     depth = lq.shape[1]
-    k = _wrap(cs[c, C_L_HEAD] + cs[c, C_L_COUNT], depth)
+    k = (cs[c, C_L_HEAD] + cs[c, C_L_COUNT]) % depth
     lq[c, k, 0] = addr
     lq[c, k, 1] = kind
     lq[c, k, 2] = reg
@@ -317,7 +317,7 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
                 h = ss[s, S_HEAD]
                 v = fq_val[s, h]
                 if fq_uses[s, h] == 1:
-                    ss[s, S_HEAD] = _wrap(h + 1, depth_cap)
+                    ss[s, S_HEAD] = (h + 1) % depth_cap
                     ss[s, S_COUNT] -= 1
                 else:
                     fq_uses[s, h] -= 1
@@ -333,7 +333,7 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
         done = cycle + code[i, I_LAT]
         if streams and rd < 3:
             s = 3 * c + rd
-            slot = _wrap(ss[s, S_HEAD] + ss[s, S_COUNT], depth_cap)
+            slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
             fq_ready[s, slot] = done
             fq_val[s, slot] = result
             fq_uses[s, slot] = -1  # an FP result: [done, value]
@@ -417,7 +417,7 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
     """``SnitchCore.fp_step``: issue at most one FP instruction; the FREP sequencer replays
     its body, and records it from the offload queue during the first repetition."""
     if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
-        k = _stagger_copy(cs[c, C_SEQ_IT], cs[c, C_SEQ_SMAX])
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
         i = body[c, cs[c, C_SEQ_POS]]
         if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
                      fq_ready, fq_val, fq_uses) >= 0:
@@ -446,7 +446,7 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
         body[c, cs[c, C_SEQ_REC]] = i
         cs[c, C_SEQ_REC] += 1
         _seq_advance(c, cs)
-    cs[c, C_Q_HEAD] = _wrap(head + 1, oq.shape[1])
+    cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
     cs[c, C_Q_COUNT] -= 1
 
 

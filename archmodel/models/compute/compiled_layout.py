@@ -13,14 +13,9 @@ from .isa import code as code_of
 
 
 # -- instruction table: one int64 row per instruction of every loaded program -----------------
-# Four 64-byte lines a row, the table starting on one: what an FP issue reads is in the first
-# line, with the latency, FLOPs and FP32 flag at the head of the second, and what an integer
-# issue reads in the first two (a package's loop finds the rows in no cache: a line per miss).
-(I_KIND, I_OP, I_FKIND, I_NSRC, I_RD, I_RS1, I_RS2, I_RS3,
- I_LAT, I_FLOPS, I_FP32, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET,
- I_SIZE, I_SIGNED, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER,
- I_SMAX, I_SMASK) = range(26)
-I_WIDTH = 32
+(I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
+ I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
+ I_WIDTH) = range(27)
 
 # I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
 # configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
@@ -87,20 +82,8 @@ def encode_programs(cores) -> tuple:
             objects.extend(core.instrs)
             rows.extend(_encode(ins) for ins in core.instrs)
         bases.append(seen[key])
-    table = aligned_zeros(len(rows) * I_WIDTH, np.int64).reshape(len(rows), I_WIDTH)
-    table[...] = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
     return table, objects, bases
-
-
-LINE = 8
-"""int64s (or float64s) per 64-byte cache line."""
-
-
-def aligned_zeros(size: int, dtype) -> np.ndarray:
-    """``size`` zeros of ``dtype`` (8 bytes each) starting on a 64-byte line."""
-    raw = np.zeros(size + LINE, dtype)
-    skip = (-raw.ctypes.data % (8 * LINE)) // 8
-    return raw[skip:skip + size]
 
 
 # -- per-core state ----------------------------------------------------------------------------------
@@ -111,29 +94,20 @@ def aligned_zeros(size: int, dtype) -> np.ndarray:
  C_IS_DMA, C_RID, C_SEQ_GEN, C_WIDTH) = range(46)
 
 # -- per-streamer state (streamer g = 3 * core + index) --------------------------------------------------
-# Nine 64-byte lines a row (the rows start on one): what each cycle asks of a streamer (whether
-# it runs and requests, its FIFO) in the first, what a grant of an affine job moves in the
-# second, its dimensions' rollover in the third and fourth (a package's loop finds the rows in
-# no cache: a line per miss). The groups IDX, BOUNDS, ADJ, CFGB, CFGS, JB and JS are 4 wide.
-(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_IND, S_COUNT, S_HEAD, S_DEPTH, S_RID,
- S_ADDR, S_RUN, S_USES, S_RUN_LEN, S_ADJ,
- S_LEFT, S_DIMS, S_IDX, S_REPEAT, S_LAUNCHED,
- S_BOUNDS, S_JN, S_JBASE, S_JDIMS, S_JREPEAT,
- S_CFGB, S_CFGS, S_JB, S_JS, S_JWRITES) = (0, 1, 2, 3, 4, 5, 6, 7,
-                                            8, 9, 10, 11, 12,
-                                            16, 17, 18, 22, 23,
-                                            24, 28, 29, 30, 31,
-                                            32, 36, 40, 44, 48)
+(S_WRITES, S_ACTIVE, S_JOB_WRITES, S_ADDR, S_LEFT, S_IDX, S_BOUNDS, S_ADJ, S_DIMS, S_USES, S_REPEAT, S_CFGB,
+ S_CFGS, S_RUN, S_RUN_LEN, S_LAUNCHED, S_RID, S_DEPTH, S_HEAD, S_COUNT, S_JN, S_JBASE, S_JDIMS, S_JB, S_JS,
+ S_JREPEAT, S_JWRITES) = (0, 1, 2, 3, 4, 5, 9, 13, 17, 18, 19, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37,
+                          38, 42, 46, 47)
 # the indirection extension (SsrStreamer's ``indirect`` ... ``i_count``): the running job is
 # indirect, the idx_cfg and idx_base registers, the waiting job's three, the running job's base,
 # index bytes, shift (3 + idx shift), next index word address, words left to fetch, byte offset
 # in the head word, the index word queue (head, count, ready cycles, 64-bit words), whether the
 # request presented fetches an index word, whether the last grant did, elements served
-(S_ICFG, S_IBASE_CFG, S_JIND, S_JICFG, S_JIBASE, S_IBASE, S_ISIZE, S_ISHIFT, S_INEXT, S_IWORDS, S_IOFF,
- S_IQ_HEAD, S_IQ_COUNT, S_ISERVE, S_ILAST, S_IQ_READY, S_IQ_WORD, S_ICOUNT) = \
-    (49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 67, 70)
+(S_IND, S_ICFG, S_IBASE_CFG, S_JIND, S_JICFG, S_JIBASE, S_IBASE, S_ISIZE, S_ISHIFT, S_INEXT, S_IWORDS, S_IOFF,
+ S_IQ_HEAD, S_IQ_COUNT, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ILAST, S_ICOUNT) = \
+    (48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 65, 68, 69, 70)
 S_IQ_DEPTH = 3  # = isa.SSR_INDEX_CREDITS (checked by compiled_state)
-S_WIDTH = 72
+S_WIDTH = 71
 
 # -- cluster-wide values -------------------------------------------------------------------------------
 (G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
@@ -158,18 +132,3 @@ FP subsystem or an integer pipeline needs Python for."""
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
 R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
-
-# -- the two blocks the state lives in --------------------------------------------------------------------
-# Every int64 array above is a view of one int64 block and every float64 one a view of one
-# float64 block (compiled_state packs them), so the loop takes its state in two arguments
-# instead of 27: numba unboxes each argument at every call, and a package runs its clusters
-# in batches of a few cycles, each call finding its cluster's state out of the caches
-# (127 other clusters have run since). The parts, hot ones first and each on its own 64-byte line, in this order; the
-# int64 block starts with each part's offset (in its block) and up to three dimensions.
-(P_G, P_CS, P_SS, P_FQ_READY, P_FQ_USES, P_X, P_X_READY, P_F_READY, P_BODY, P_OQ, P_LQ, P_REQS, P_OWNER, P_RR,
- P_PER_BANK, P_DM, P_LANES, P_RB, P_RBUF, P_PEND, P_SUBMITTED, P_L0, P_IC, P_IC_LINE, P_F, P_LQ_FVAL, P_FQ_VAL,
- P_COUNT) = range(28)
-P_FLOATS = P_F
-"""The first part of the float64 block (the parts before it are in the int64 block)."""
-P_HEADER = 4 * P_COUNT
-"""The int64s at the int64 block's head: per part its offset, then its dimensions (1 beyond its own)."""

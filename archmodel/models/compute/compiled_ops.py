@@ -111,40 +111,11 @@ def _icache_fetch(g, ic_line, ic_ready, ic_stamp, line, cycle):
     return g[G_IC_MISS]
 
 
-def _wrap(v, n):
-    """``v % n`` (Python's, for ``n > 0``) without a division when ``0 <= v < 2 * n``: a ring's
-    index moved on by one or by a count, a round robin's distance. An integer division costs
-    tens of CPU cycles, and the loop moves dozens of ring indices a cycle."""
-    if v >= n:
-        if v < 2 * n:
-            return v - n
-        return v % n
-    if v < 0:
-        return v % n
-    return v
-
-
-def _stagger_copy(it, smax):
-    """The stagger copy FREP iteration ``it`` issues (``it % (smax + 1)``), without a division
-    when the body is not staggered."""
-    if smax == 0:
-        return 0
-    return it % (smax + 1)
-
-
-def _bank(offset, nbanks, mask):
-    """The TCDM bank of byte ``offset`` (``(offset >> 3) % nbanks``): a mask when the banks
-    are a power of two (``mask`` = banks - 1, else -1), which is the same for every offset."""
-    if mask >= 0:
-        return (offset >> 3) & mask
-    return (offset >> 3) % nbanks
-
-
 def _access_fault(g, addr, size):
     return addr % size != 0 or not (g[G_TCDM_BASE] <= addr <= g[G_TCDM_END] - size)
 
 
 COMPILED = ("_s32", "u32", "div", "rem", "mulhu", "round32", "copysign", "fdiv", "fmin", "fmax", "fcvt_w", "fcvt_wu",
             "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_to_int", "_from_int", "_fp", "_stagger", "_fields",
-            "_icache_fetch", "_wrap", "_stagger_copy", "_bank", "_access_fault")
+            "_icache_fetch", "_access_fault")
 """The functions of this module numba compiles with the loop (see compiled_cluster)."""

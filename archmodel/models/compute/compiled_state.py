@@ -28,7 +28,7 @@ import numpy as np
 from archmodel.kernel import ModelAssertion
 from archmodel.models.messages import MemRequest
 
-from .compiled_layout import (P_COUNT, P_FLOATS, P_FQ_VAL, P_HEADER, P_SS, C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
+from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
                                D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
                                D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
                                D_WIF, D_WW_COUNT, D_WW_HEAD, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
@@ -38,7 +38,7 @@ from .compiled_layout import (P_COUNT, P_FLOATS, P_FQ_VAL, P_HEADER, P_SS, C_CBA
                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
                               S_IBASE, S_IBASE_CFG, S_ICFG, S_ICOUNT, S_ILAST, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT,
                               S_IQ_DEPTH, S_IQ_HEAD, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS,
-                              S_JICFG, S_JIBASE, S_JIND, S_RID, S_DEPTH, S_WIDTH, LINE, aligned_zeros, encode_programs)
+                              S_JICFG, S_JIBASE, S_JIND, S_WIDTH, encode_programs)
 from .isa import SSR_INDEX_CREDITS
 from .compiled_cluster import _compiled_cluster_cycles
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
@@ -47,6 +47,7 @@ from .isa import LSU_FP_STORE, LSU_STORE
 _STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
 _STREAM_MIDDLE = attrgetter("dims", "uses", "repeat")
 _STREAM_TAIL = attrgetter("run", "run_len", "launched", "rid", "depth")
+_NO_JOB = [0] * 12
 _CORE_FIELDS = attrgetter("ip", "stall_until", "halted", "done", "done_cycle", "at_barrier", "barrier_since",
                           "cur_line")
 _CORE_COUNTERS = attrgetter("n_instr", "n_fpu", "n_flops", "s_raw", "s_offload", "s_lsu", "s_icache", "s_sync",
@@ -73,32 +74,22 @@ def _programs(cluster) -> _Programs:
 
 
 def _streamer_row(s) -> list:
-    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array; the FIFO and
-    the index word queue start at their slot 0)."""
-    row = [0] * S_WIDTH
-    row[S_WRITES], row[S_ACTIVE], row[S_JOB_WRITES], row[S_ADDR], row[S_LEFT] = _STREAM_HEAD(s)
-    row[S_DIMS], row[S_USES], row[S_REPEAT] = _STREAM_MIDDLE(s)
-    row[S_RUN], row[S_RUN_LEN], row[S_LAUNCHED], row[S_RID], row[S_DEPTH] = _STREAM_TAIL(s)
-    for column, values in ((S_IDX, s.idx), (S_BOUNDS, s.bounds), (S_ADJ, s.adj), (S_CFGB, s.cfg_bounds),
-                           (S_CFGS, s.cfg_strides)):
-        row[column:column + 4] = values
-    row[S_COUNT], row[S_JN] = len(s.fifo), len(s.jobs)
+    """The S_* row of streamer ``s`` (booleans become 0/1 in the int64 array)."""
     indirection = None
     if s.jobs:
-        base, dims, bounds, strides, row[S_JREPEAT], row[S_JWRITES], indirection = s.jobs[0]
-        row[S_JBASE], row[S_JDIMS] = base, dims
-        row[S_JB:S_JB + dims], row[S_JS:S_JS + dims] = bounds, strides
-    row[S_IND], row[S_ICFG], row[S_IBASE_CFG] = s.indirect, s.idx_cfg, s.idx_base
-    row[S_JIND] = indirection is not None
-    row[S_JICFG], row[S_JIBASE] = indirection or (0, 0)
-    row[S_IBASE], row[S_ISIZE], row[S_ISHIFT], row[S_INEXT], row[S_IWORDS], row[S_IOFF] = (
-        s.i_base, s.i_size, s.i_shift, s.i_next, s.i_words, s.i_off)
-    row[S_IQ_COUNT] = len(s.iq)
+        base, dims, bounds, strides, repeat, writes, indirection = s.jobs[0]
+        job = [base, dims, *bounds, *[0] * (4 - dims), *strides, *[0] * (4 - dims), repeat, writes]
+    else:
+        job = _NO_JOB
+    ready = [0] * S_IQ_DEPTH
+    words = [0] * S_IQ_DEPTH
     for k, (at, bits) in enumerate(s.iq):
-        row[S_IQ_READY + k], row[S_IQ_WORD + k] = at, bits - (1 << 64) if bits >= 1 << 63 else bits
-    row[S_ISERVE], row[S_ILAST], row[S_ICOUNT] = s.i_serve, s.i_last, s.i_count
-    if len(row) != S_WIDTH:
-        raise ModelAssertion(f"a streamer's row has {len(row)} columns, not {S_WIDTH}")
+        ready[k], words[k] = at, bits - (1 << 64) if bits >= 1 << 63 else bits
+    row = [*_STREAM_HEAD(s), *s.idx, *s.bounds, *s.adj, *_STREAM_MIDDLE(s), *s.cfg_bounds, *s.cfg_strides,
+           *_STREAM_TAIL(s), 0, len(s.fifo), len(s.jobs), *job,
+           s.indirect, s.idx_cfg, s.idx_base, indirection is not None, *(indirection or (0, 0)), s.i_base,
+           s.i_size, s.i_shift, s.i_next, s.i_words, s.i_off, 0, len(s.iq), *ready, *words, s.i_serve, s.i_last,
+           s.i_count]
     return row
 
 
@@ -138,8 +129,8 @@ def _write_streamer(s, st: list, ready: list, value: list, uses: list, depth_cap
             fifo.append([ready[at], value[at], uses[at]])
 
 
-if S_IQ_DEPTH != SSR_INDEX_CREDITS:
-    raise AssertionError("compiled_layout's ISSR columns disagree with the ISA table")
+if S_IQ_DEPTH != SSR_INDEX_CREDITS or S_ICOUNT + 1 != S_WIDTH:
+    raise AssertionError("compiled_layout's ISSR columns disagree with the ISA table or the row width")
 
 
 class _Replays:
@@ -168,18 +159,6 @@ def _restore_sequencer(core, recorded: list) -> None:
     core.seq_issue = [_Replays(core, copies) for copies in body]
 
 
-_PARTS = ("g", "cs", "ss", "fq_ready", "fq_uses", "x", "x_ready", "f_ready", "body", "oq", "lq", "reqs", "owner", "rr",
-          "per_bank", "dm", "lanes", "rb", "rbuf", "pend", "submitted", "l0", "ic", "ic_line", "f", "lq_fval", "fq_val")
-"""The Resident's attributes that are the state's parts, in the order of compiled_layout's P_*."""
-if len(_PARTS) != P_COUNT or _PARTS[P_FLOATS] != "f" or _PARTS[P_SS] != "ss" or _PARTS[P_FQ_VAL] != "fq_val":
-    raise AssertionError("compiled_state's parts disagree with compiled_layout's P_* constants")
-
-
-def _padded(size: int) -> int:
-    """``size`` elements rounded up to whole lines (each part starts on a line of its own)."""
-    return -(-size // LINE) * LINE
-
-
 _SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, end, check_only, port_done
 _ENTRIES: dict = {}  # (loop, the arrays' layouts) -> the loop's compiled entry for them (None: none)
 
@@ -195,7 +174,7 @@ def _entry_of(loop, arrays: tuple):
     """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop, which takes
     its arguments as one tuple: ``*args``) for ``arrays`` after run()'s four scalars, once
     the dispatcher holds it (after a call); None when it holds no such signature, or an
-    argument is not an array. Calling the entry skips the dispatcher's typing of the 17
+    argument is not an array. Calling the entry skips the dispatcher's typing of 45
     arguments at every batch, about half of a short batch's call. Kept per layout of the
     arrays: typing them (numba's typeof) costs more than a thousand batch calls."""
     if not all(type(array) is np.ndarray for array in arrays):
@@ -276,34 +255,19 @@ class Resident:
                            0], np.int64)
         self.rr = np.array(tcdm.rr, np.int64)
         self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
-        data = tcdm.data
-        self.mbytes = np.frombuffer(data, np.uint8)  # the TCDM's bytes, in place (the loop views them as words)
-        self.reqs = np.zeros((4 * len(cluster.core_list) + cluster.dma_lanes, 4), np.int64)  # a cycle's requests
-        self.owner = np.full(tcdm.banks, -1, np.int64)  # a cycle's grant per bank (-1 between cycles)
+        work = cluster.__dict__.get("_compiled_work")
+        if work is None:
+            data = tcdm.data
+            nreq = 4 * len(cluster.core_list) + cluster.dma_lanes
+            work = cluster._compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
+                                             np.frombuffer(data, np.uint8), np.frombuffer(data, np.int64),
+                                             np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
+        self.words, self.singles, self.mbytes, self.words_i64, self.reqs, self.owner = work
         self.memory = MEMORY_OUTSIDE  # the loop's memory arguments (compiled_cluster_memory)
         # the loop's arguments (_arrays) per memory it is given (outside, or the one it plays):
         # made at the first batch with each
         self._operands: dict = {}
         self._load_dma(dma)
-        self.ints, self.floats = self._pack()
-
-    def _pack(self) -> tuple:
-        """The state's int64 and float64 blocks (see compiled_layout), each array of it copied
-        in and its attribute made a view of its block."""
-        parts = [getattr(self, name) for name in _PARTS]
-        ints = aligned_zeros(_padded(P_HEADER) + sum(_padded(part.size) for part in parts[:P_FLOATS]), np.int64)
-        floats = aligned_zeros(sum(_padded(part.size) for part in parts[P_FLOATS:]), np.float64)
-        offsets = [_padded(P_HEADER), 0]  # the next free element of each block
-        for p, (name, part) in enumerate(zip(_PARTS, parts)):
-            which = int(p >= P_FLOATS)
-            block = (ints, floats)[which]
-            offset = offsets[which]
-            offsets[which] += _padded(part.size)
-            ints[4 * p:4 * p + 1 + part.ndim] = (offset, *part.shape)
-            view = block[offset:offset + part.size].reshape(part.shape)
-            view[...] = part
-            setattr(self, name, view)
-        return ints, floats
 
     # -- the DMA engine ------------------------------------------------------------------------------
     def _load_dma(self, dma) -> None:
@@ -486,7 +450,7 @@ class Resident:
             if kept is not None and kept[2] is memory and _layout(kept[0]) == _layout(self.bursts) and \
                     _layout(kept[1]) == _layout(self.ww):
                 # a new transfer's bursts (or a grown ww) like the arrays they replace: the same
-                # entry takes them, without typing the other 11 again (a transfer per batch
+                # entry takes them, without typing the other 40-odd again (a transfer per batch
                 # or two of a cluster on an ideal memory)
                 operands = (*operands[:3], kept[3], operands[4])
             self._operands[id(memory)] = operands
@@ -500,12 +464,16 @@ class Resident:
 
     def _arrays(self) -> tuple:
         """The loop's array arguments, kept between batches (a batch or two per cycle of a busy
-        cluster: gathering the attributes each time costs more than the dispatch), with the
+        cluster: gathering 40-odd attributes each time costs more than the dispatch), with the
         arrays that may be replaced meanwhile (``bursts`` at a new transfer, ``ww`` when it
         grows, ``memory`` while the loop plays the memory), so :meth:`run` sees a change, and
         the loop's compiled entry for their types once known (:func:`_entry_of`)."""
         return (self.bursts, self.ww, self.memory, None,
-                (self.ints, self.floats, self.programs.table, self.mbytes, self.bursts, self.ww, *self.memory))
+                (self.g, self.cs, self.programs.table, self.x, self.x_ready, self.f, self.f_ready, self.body, self.l0,
+                 self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val, self.fq_uses, self.ic,
+                 self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr, self.per_bank,
+                 self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf, self.submitted,
+                 self.pend, *self.memory))
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:
