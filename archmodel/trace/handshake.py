@@ -96,6 +96,11 @@ class ChannelTrace:
             setattr(self, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
         self.flag_lines = [None] * 64
 
+    @property
+    def silent(self) -> bool:
+        """Whether a change of flags may give no line: valid, fire or ready is not shown."""
+        return _NO_LINES in (self.valid_lines, self.fire_lines, self.ready_lines)
+
     def change_lines(self, change: int) -> str:
         """The lines of the flags going from ``change // 8`` to ``change % 8``: valid, fire,
         then ready, each if it changes (and is selected)."""
@@ -117,6 +122,10 @@ class Handshakes:
     def __init__(self, summarize: Callable[[Any], str]):
         self.summarize = summarize
         self.traces: list[ChannelTrace] = []
+        # The last list of channels used that was put in trace order, and that order: the
+        # same channels are often used at two edges running (on a ring, every other edge).
+        self._touched: list = []
+        self._ordered: list[ChannelTrace] = []
         # A time -> the traces to look at then (an entry is stale if the trace's next_eval
         # has moved since), and a heap of those times.
         self._due: dict[int, list[ChannelTrace]] = {}
@@ -153,19 +162,23 @@ class Handshakes:
         """The earliest time at which a channel is to be looked at again, if any."""
         return self._due_times[0] if self._due_times else None
 
-    def touch(self, t: int, touched: list) -> list[str]:
-        """The lines of what changed at ``t`` on the channels the kernel reports as used,
-        in trace order (some lines may be empty: signals not selected); clears each
-        channel's flags for its next edge, as the kernel would (see :func:`settle`)."""
-        traces = list(map(_TRACE_OF, touched))
-        try:
-            traces.sort(key=_BY_ORDER)
-        except AttributeError:
-            # (channels another observer traces, not this one: their flags are cleared here)
-            settle([ch for ch in touched if ch.var is None])
-            traces = sorted(filter(None, traces), key=_BY_ORDER)
-        lines: list[str] = []
-        add = lines.append
+    def touch(self, t: int, touched: list, lines: list[str]) -> None:
+        """Append to ``lines`` the lines of what changed at ``t`` on the channels the kernel
+        reports as used, in trace order, each line as one or two parts (a part may be empty
+        for a trace that is :attr:`ChannelTrace.silent`); clears each channel's flags for its
+        next edge, as the kernel would (see :func:`settle`)."""
+        if touched == self._touched:
+            traces = self._ordered
+        else:
+            traces = list(map(_TRACE_OF, touched))
+            try:
+                traces.sort(key=_BY_ORDER)
+                self._touched = touched.copy()
+                self._ordered = traces
+            except AttributeError:
+                # (channels another observer traces, not this one: their flags are cleared here)
+                settle([ch for ch in touched if ch.var is None])
+                traces = sorted(filter(None, traces), key=_BY_ORDER)
         due, summarize = self._due, self.summarize
         texts, make_text = self._texts.texts, self._texts.make
         numbers = self._numbers
@@ -189,7 +202,7 @@ class Handshakes:
                 if flags != trace.flags:
                     change = trace.flags << 3 | flags
                     trace.flags = flags
-                    add(trace.flag_lines[change] or trace.change_lines(change))
+                    lines.append(trace.flag_lines[change] or trace.change_lines(change))
                 if trace.data_tail is not None:
                     payload = channel.payload
                     if payload is not trace.payload or not trace.data:
@@ -205,17 +218,17 @@ class Handshakes:
                                 trace.data = data
                                 # (the text and the tail as two parts: joined with the rest,
                                 # no string per line)
-                                add(text)
-                                add(trace.data_tail)
+                                lines.append(text)
+                                lines.append(trace.data_tail)
                         else:
                             data = summarize(payload)
                             if data != trace.data:
                                 trace.data = data
                                 try:
-                                    add(texts[data])
+                                    lines.append(texts[data])
                                 except KeyError:
-                                    add(make_text(data))
-                                add(trace.data_tail)
+                                    lines.append(make_text(data))
+                                lines.append(trace.data_tail)
             elif t % trace.period == trace.phase:  # (the phase is below the period)
                 # A sender edge without an offer: ready is the credit state left by the
                 # previous edge.
@@ -224,7 +237,7 @@ class Handshakes:
                 if flags != trace.flags:
                     change = trace.flags << 3 | flags
                     trace.flags = flags
-                    add(trace.flag_lines[change] or trace.change_lines(change))
+                    lines.append(trace.flag_lines[change] or trace.change_lines(change))
                 # When to look again (no pulse is up: flags is READY or 0): at the next
                 # sender edge if ready is to change by then, when a busy link frees, or only
                 # when the channel is used again.
@@ -254,9 +267,9 @@ class Handshakes:
                 trace.credits = credits
                 credit_lines = trace.credit_lines
                 if credit_lines is not None:
-                    add(credit_lines[credits])
+                    lines.append(credit_lines[credits])
                 elif trace.occupancy_line is not None:
-                    add(trace.occupancy_line(trace.capacity - credits))
+                    lines.append(trace.occupancy_line(trace.capacity - credits))
             # (_schedule, written out)
             if trace.next_eval != at:
                 trace.next_eval = at
@@ -270,7 +283,6 @@ class Handshakes:
                             heapq.heappush(self._due_times, at)
                         bucket = found
                     bucket.append(trace)
-        return lines
 
     def fall_due(self) -> tuple[int, list[str]]:
         """Look at the channels due at the earliest due time, which no edge used: returns
