@@ -26,6 +26,8 @@ from .lines import Memo, escaped_text, summarize_payload, wire_line, wire_lines
 _BY_ORDER = attrgetter("order")
 _TRACE_OF = attrgetter("var")
 _NO_LINES = ("", "")
+# The flag lines of a trace none of whose changes was shown yet (see ChannelTrace.change_lines).
+_NO_FLAG_LINES: tuple[None, ...] = (None,) * 64
 
 
 # valid, fire and ready are shown together as one number: valid * 4 + fire * 2 + ready.
@@ -62,7 +64,7 @@ class ChannelTrace:
         # valid, fire and ready lines are indexed by the new value (a bool).
         self.valid_lines = self.fire_lines = self.ready_lines = _NO_LINES
         # The lines of a change of flags, old * 8 + new, made when first needed.
-        self.flag_lines: list[str | None] = [None] * 64
+        self.flag_lines: list[str | None] | tuple[None, ...] = _NO_FLAG_LINES
         # The occupancy's lines, capacity - credits: a list indexed by the credits for a
         # narrow wire (the pass compares and keeps the credits anyway), else made.
         self.credit_lines: list[str] | None = None
@@ -87,14 +89,14 @@ class ChannelTrace:
         if signal == "data":
             self.data_tail = f" {var.ident}\n"
         elif signal == "occupancy":
-            self.occupancy_line = wire_line(var)
             lines = wire_lines(var)
+            self.occupancy_line = wire_line(var) if lines is None else lines.__getitem__
             if lines is not None:
                 # (credits run from 0 to the capacity, which the wire's width holds)
                 self.credit_lines = [lines[self.capacity - credits] for credits in range(self.capacity + 1)]
         else:
             setattr(self, f"{signal}_lines", (f"0{var.ident}\n", f"1{var.ident}\n"))
-        self.flag_lines = [None] * 64
+        self.flag_lines = _NO_FLAG_LINES
 
     @property
     def silent(self) -> bool:
@@ -108,7 +110,9 @@ class ChannelTrace:
         text = "".join(lines[new & bit != 0] for bit, lines in
                        ((VALID, self.valid_lines), (FIRE, self.fire_lines), (READY, self.ready_lines))
                        if (old ^ new) & bit)
-        self.flag_lines[change] = text
+        if self.flag_lines is _NO_FLAG_LINES:
+            self.flag_lines = [None] * 64
+        self.flag_lines[change] = text  # type: ignore[index]
         return text
 
 

@@ -27,6 +27,12 @@ def identifier(number: int) -> str:
     return encoded
 
 
+# The identifiers made so far, by number: every VCD of a process numbers its variables from 1.
+_IDENTIFIERS = [""]
+# How pyvcd names each type in a $var line (f"{var_type}", as there).
+_TYPE_NAMES = {kind: f"{kind}" for kind in VarType}
+
+
 class VcdHeader:
     """The variables of one VCD, registered before anything is written, and their header.
 
@@ -36,18 +42,21 @@ class VcdHeader:
     def __init__(self, comment: str = "", version: str = ""):
         self._keywords = {"$comment": comment, "$date": "", "$timescale": "1 ps", "$version": version}
         self.vars: list[Variable] = []  # in registration order: the order of $dumpvars
-        self._scopes: dict[str, list[str]] = {}  # scope path -> its $var lines
-        self._names: set[tuple[str, str]] = set()  # (scope path, name) of each variable
+        self._scopes: dict[str, dict[str, str]] = {}  # scope path -> variable name -> its $var line
 
     def add(self, scope: str, name: str, var_type: VarType, size: int | None, init: Any) -> Variable:
         """A new variable ``name`` of ``scope`` (a dotted path), as pyvcd's ``register_var``
         makes it for these types (``reg``/``wire`` of ``size`` bits, ``real``, ``string``)
         from a valid ``init``; a name given twice in one scope raises KeyError, as there."""
-        key = (scope, name)
-        if key in self._names:
+        lines = self._scopes.get(scope)
+        if lines is None:
+            lines = self._scopes[scope] = {}
+        elif name in lines:
             raise KeyError(f"Duplicate var {name} in scope {scope}")
-        self._names.add(key)
-        ident = identifier(len(self.vars) + 1)
+        number = len(self.vars) + 1
+        if number >= len(_IDENTIFIERS):
+            _IDENTIFIERS.extend(identifier(n) for n in range(len(_IDENTIFIERS), 2 * number))
+        ident = _IDENTIFIERS[number]
         var: Variable
         if var_type is VarType.string:
             size = 1
@@ -60,10 +69,7 @@ class VcdHeader:
         else:
             assert size is not None, "a vector has a size"
             var = VectorVariable(ident, var_type, size, init)
-        lines = self._scopes.get(scope)
-        if lines is None:
-            lines = self._scopes[scope] = []
-        lines.append(f"$var {var_type} {size} {ident} {name} $end")
+        lines[name] = f"$var {_TYPE_NAMES[var_type]} {size} {ident} {name} $end"
         self.vars.append(var)
         return var
 
@@ -101,7 +107,7 @@ class VcdHeader:
                     for name in scope[i:]:
                         yield f"$scope module {name} $end"
                     break
-            yield from var_lines
+            yield from var_lines.values()
             previous = scope
         for _ in previous:
             yield "$upscope $end"

@@ -171,16 +171,20 @@ class VcdTracer:
         writer = VcdHeader(comment=f"top {sim.top.path}, seed {sim.seed}", version=f"archmodel {__version__}")
         self._header = writer
         outputs = self.check(sim)
+        selects = self.selection.selects
         for comp in sim.components:
-            group = Group(comp.path)
+            # (a component's path is made up its hierarchy at every call: once here, and its
+            # registers' and ports' paths from it, as theirs are made)
+            comp_path = comp.path
+            group = Group(comp_path)
             for reg in comp.registers:
-                if self.selection.selects(reg.path):
-                    group.traces.append(self._add_register(writer, comp, reg))
+                if selects(f"{comp_path}.{reg.name}"):
+                    group.traces.append(self._add_register(writer, comp_path, reg))
             for port in outputs[comp]:
-                path = port.path
-                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{path}.{s}")]
+                path = f"{comp_path}.{port.name}"
+                chosen = [s for s in CHANNEL_SIGNALS if selects(f"{path}.{s}")]
                 if chosen:
-                    group.subgroups.append(self._add_channel(writer, port, chosen))
+                    group.subgroups.append(self._add_channel(writer, path, port, chosen))
             if group.traces or group.subgroups:
                 self.groups.append(group)
         # (a change of flags gives no line if valid, fire or ready is not shown)
@@ -373,22 +377,23 @@ class VcdTracer:
         self.close()
 
     # -- signals ----------------------------------------------------------------------------
-    def _add_register(self, writer: VcdHeader, comp, reg) -> Trace:
+    def _add_register(self, writer: VcdHeader, comp_path: str, reg) -> Trace:
         value = reg.value
+        path = f"{comp_path}.{reg.name}"  # (reg.path)
         if isinstance(value, bool) or (isinstance(value, int) and reg.width == 1):
-            var = writer.add(comp.path, reg.name, VarType.reg, 1, int(value) & 1)
-            mask, trace = 1, Trace(reg.path, "bin")
+            var = writer.add(comp_path, reg.name, VarType.reg, 1, int(value) & 1)
+            mask, trace = 1, Trace(path, "bin")
         elif isinstance(value, int):
             width = reg.width if reg.width and reg.width > 0 else 32
             mask = (1 << width) - 1
-            var = writer.add(comp.path, reg.name, VarType.reg, width, value & mask)
-            trace = Trace(f"{reg.path}[{width - 1}:0]", "dec")
+            var = writer.add(comp_path, reg.name, VarType.reg, width, value & mask)
+            trace = Trace(f"{path}[{width - 1}:0]", "dec")
         elif isinstance(value, float):
-            var = writer.add(comp.path, reg.name, VarType.real, None, value)
-            mask, trace = None, Trace(reg.path, "real")
+            var = writer.add(comp_path, reg.name, VarType.real, None, value)
+            mask, trace = None, Trace(path, "real")
         else:
-            var = writer.add(comp.path, reg.name, VarType.string, None, ascii_text(str(value)))
-            mask, trace = 0, Trace(reg.path, "ascii")
+            var = writer.add(comp_path, reg.name, VarType.string, None, ascii_text(str(value)))
+            mask, trace = 0, Trace(path, "ascii")
         self._handles.append((var, mask))
         # What reg.var holds while the window is open: (texts, tail), see commit_changes.
         if mask == 0 and self._texts is None:
@@ -400,13 +405,13 @@ class VcdTracer:
         self._makes[tail] = make
         self._lines.append((texts, tail))
         self._registers.append(reg)
-        self.signals.append(reg.path)
+        self.signals.append(path)
         return trace
 
-    def _add_channel(self, writer: VcdHeader, port, chosen: list[str]) -> Group:
+    def _add_channel(self, writer: VcdHeader, path: str, port, chosen: list[str]) -> Group:
+        """Trace the channel of the output ``port`` (whose path is ``path``) as the ``chosen`` signals."""
         channel = port.channel
         trace = self._handshakes.add(channel)
-        path = port.path
         group = Group(path)
         occupancy_bits = max(1, channel.capacity.bit_length())
         values = trace.values()
