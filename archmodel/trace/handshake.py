@@ -49,9 +49,12 @@ class ChannelTrace:
     signal not selected), the values last shown, and the credit state after the last edge
     that used it."""
 
-    __slots__ = ("channel", "order", "domain", "period", "phase", "capacity", "vars", "valid_lines",
-                 "fire_lines", "ready_lines", "credit_lines", "occupancy_line", "data_tail", "flags", "flag_lines",
-                 "data", "payload", "credits", "busy", "next_eval")
+    # What the pass over the channels used reads at every edge comes first, together: a
+    # slot's place is its offset in the object, and the pass goes over a thousand traces per
+    # edge on a large design, so fewer cache lines per trace is less waiting on memory.
+    __slots__ = ("channel", "flags", "credits", "busy", "next_eval", "period", "phase", "flag_lines",
+                 "data_tail", "payload", "data", "credit_lines", "order", "occupancy_line", "capacity", "domain",
+                 "vars", "valid_lines", "fire_lines", "ready_lines")
 
     def __init__(self, channel, order: int):
         self.channel = channel
@@ -202,6 +205,7 @@ class Handshakes:
                 # saw before acting: with an offer, whether it went. A pulse is up (valid),
                 # so the trace is looked at again at the sender's next edge.
                 flags = _OFFERED_FLAGS[channel.fired]
+                channel.marked = channel.offered = channel.fired = channel.took = False
                 at: int | None = t + trace.period
                 if flags != trace.flags:
                     change = trace.flags << 3 | flags
@@ -235,7 +239,8 @@ class Handshakes:
                                 lines.append(trace.data_tail)
             elif t % trace.period == trace.phase:  # (the phase is below the period)
                 # A sender edge without an offer: ready is the credit state left by the
-                # previous edge.
+                # previous edge. (Nothing was offered, so nothing fired: two flags to clear.)
+                channel.marked = channel.took = False
                 flags = READY if trace.credits > 0 and trace.busy <= t else 0
                 next_edge = t + trace.period
                 if flags != trace.flags:
@@ -254,6 +259,7 @@ class Handshakes:
                     at = next_edge if flags else None
             else:
                 # A receiver edge in another clock domain: only the credit state moves.
+                channel.marked = channel.took = False
                 flags = trace.flags
                 next_edge = trace.domain.edge_after(t)
                 # When to look again: at the next sender edge while a pulse is up or ready
@@ -264,7 +270,6 @@ class Handshakes:
                     at = trace.domain.edge_at_or_after(busy)
                 else:
                     at = None
-            channel.marked = channel.offered = channel.fired = channel.took = False
             trace.busy = busy
             # (the occupancy is capacity - credits: it changes when the credits do)
             if credits != trace.credits:
