@@ -49,9 +49,11 @@ CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 _FOREVER = 1 << 62
 _HANDLE = itemgetter(0)
 # Lines (or parts of lines) gathered before one write: a write per edge costs more than the
-# lines of a small design. An edge of this many characters or more is written at once: held,
-# the texts of a large design's edges would fill the cache.
-_WRITE_EVERY = 4096
+# lines of a small design. Not many more: the parts are read again by the join (and once more
+# when the list is cleared), and on a large design those of a few edges back are out of the
+# cache by then (a ring of 1,024 queues gives 1,500 parts per edge). An edge of _WRITE_NOW
+# characters or more (the handshake lines of a time no edge used) is written at once.
+_WRITE_EVERY = 1024
 _WRITE_NOW = 4096
 
 
