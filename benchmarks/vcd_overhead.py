@@ -7,10 +7,12 @@ value); the register chains and queue rings of ``benchmarks/engine.py`` (a pipel
 a chain of 1024; rings of 64 and 1024 minimal queues and library Fifos), where every channel
 is used at nearly every edge.
 
-Usage: ``python benchmarks/vcd_overhead.py [components cycles repeats] [--baseline PATH] [--quick]``.
+Usage: ``python benchmarks/vcd_overhead.py [components cycles repeats] [--baseline PATH] [--quick]
+[--only DESIGN,...]``.
 ``--baseline`` measures a second archmodel (a checkout or worktree, e.g. of ``main``) in the
 same run, round by round in turn with this one, and prints both side by side: before and
-after a change, on the same machine at the same time. This is a benchmark, not a test: it
+after a change, on the same machine at the same time; ``--only`` measures the designs named
+(``lfsr,ring 1024 Fifo``) and leaves the others out. This is a benchmark, not a test: it
 prints a table and exits 0 whatever it measures.
 """
 
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -107,27 +110,29 @@ def timed(top: Component, cycles: int, select, directory: Path) -> tuple[float, 
     return time.process_time() - started, path.stat().st_size
 
 
-def cases(count: int, cycles: int, quick: bool):
-    """(label, make the top, cycles, selections to measure) of every design."""
+def cases(count: int, cycles: int, quick: bool, only: Sequence[str] | None = None):
+    """(label, make the top, cycles, selections to measure) of every design (of those named
+    in ``only``, if given)."""
     import engine
 
     modes = {"off": None, "all": ("*",)}
     for name, kind in (("lfsr", LfsrPipe), ("counters", CounterBank)):
-        yield name, (lambda kind=kind: build(kind, count)), cycles, {**modes, "one": ("top.u1.*",)}
+        if only is None or name in only:
+            yield name, (lambda kind=kind: build(kind, count)), cycles, {**modes, "one": ("top.u1.*",)}
     work = ENGINE_WORK["quick" if quick else "full"]
     for label, design, size, queue_model in ENGINE_DESIGNS:
-        if queue_model == "Fifo" and engine.library_fifo() is None:
+        if queue_model == "Fifo" and engine.library_fifo() is None or only is not None and label not in only:
             continue
         yield label, (lambda design=design, size=size, queue_model=queue_model:
                       engine.build(design, size, queue_model or "Fifo")), max(20, work // size), modes
 
 
-def measure(count: int, cycles: int, repeats: int, quick: bool) -> dict:
+def measure(count: int, cycles: int, repeats: int, quick: bool, only: Sequence[str] | None = None) -> dict:
     """Best CPU seconds per design and mode, and the fully traced VCD's size."""
     best: dict = {}
     with tempfile.TemporaryDirectory(prefix="archmodel-vcd-") as tmp:
         directory = Path(tmp)
-        for label, make, run_cycles, modes in cases(count, cycles, quick):
+        for label, make, run_cycles, modes in cases(count, cycles, quick, only):
             row = best.setdefault(label, {"cycles": run_cycles})
             for _ in range(repeats):
                 for mode, select in modes.items():
@@ -142,7 +147,7 @@ def run_worker(archmodel_root: Path, args) -> dict:
     """One round of :func:`measure` in a fresh interpreter importing archmodel from ``archmodel_root``."""
     env = dict(os.environ, PYTHONPATH=str(archmodel_root))
     command = [sys.executable, str(Path(__file__).resolve()), str(args.components), str(args.cycles), "1",
-               "--worker"] + (["--quick"] if args.quick else [])
+               "--worker"] + (["--quick"] if args.quick else []) + (["--only", args.only] if args.only else [])
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -191,14 +196,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, metavar="PATH",
                         help="another archmodel checkout to measure in turn with this one")
     parser.add_argument("--quick", action="store_true", help="a tenth of the work on the engine designs")
+    parser.add_argument("--only", metavar="DESIGN,...", help="measure only these designs (comma-separated labels)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    only = None if args.only is None else [label.strip() for label in args.only.split(",")]
     if args.worker:
-        print(json.dumps(measure(args.components, args.cycles, args.repeats, args.quick)))
+        print(json.dumps(measure(args.components, args.cycles, args.repeats, args.quick, only)))
         return 0
     print(f"lfsr, counters: {args.components} components x {args.cycles} cycles; best of {args.repeats}")
     if args.baseline is None:
-        results = {"this": measure(args.components, args.cycles, args.repeats, args.quick)}
+        results = {"this": measure(args.components, args.cycles, args.repeats, args.quick, only)}
     else:
         roots = {"this": HERE.parent, "baseline": args.baseline.resolve()}
         results = {name: {} for name in roots}

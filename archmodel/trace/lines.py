@@ -1,7 +1,8 @@
 """Value-change lines of a VCD, formatted as pyvcd formats them, and payload summaries.
 
-pyvcd writes the header and the initial values. After that one ``VCDWriter.change()`` call
-per change costs several times the simulation, so the tracer writes the lines itself: the
+The tracer writes the header and the initial values as pyvcd does (see :mod:`.header`); one
+``VCDWriter.change()`` call per change would cost several times the simulation, so it writes
+the value-change lines itself too, as pyvcd formats them: the
 parts of each signal's line are made once, when it is selected, and the bits or text of a
 value seen before are looked up, by the value as the model set it, rather than formatted
 again (an integer register's memo truncates to its width when it makes the bits).

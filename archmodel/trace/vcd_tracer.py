@@ -31,7 +31,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from vcd import VCDWriter
 from vcd.common import VarType
 
 from archmodel import __version__
@@ -40,6 +39,7 @@ from archmodel.outputs import partial_path
 
 from .gtkw import Group, Trace, write_save_file
 from .handshake import Handshakes, settle
+from .header import VcdHeader
 from .lines import (BitsMemo, TextMemo, ascii_text, commit, commit_changes, commit_ordered, commit_watched,
                     in_handle_order,
                     order_of, register_texts, summarize_payload, text_of)
@@ -49,9 +49,11 @@ CHANNEL_SIGNALS = ("valid", "ready", "fire", "occupancy", "data")
 _FOREVER = 1 << 62
 _HANDLE = itemgetter(0)
 # Lines (or parts of lines) gathered before one write: a write per edge costs more than the
-# lines of a small design. An edge of this many characters or more is written at once: held,
-# the texts of a large design's edges would fill the cache.
-_WRITE_EVERY = 4096
+# lines of a small design. Not many more: the parts are read again by the join (and once more
+# when the list is cleared), and on a large design those of a few edges back are out of the
+# cache by then (a ring of 1,024 queues gives 1,500 parts per edge). An edge of _WRITE_NOW
+# characters or more (the handshake lines of a time no edge used) is written at once.
+_WRITE_EVERY = 1024
 _WRITE_NOW = 4096
 
 
@@ -119,7 +121,7 @@ class VcdTracer:
         # two runs writing the same name never share a file.
         self.writing_path = partial_path(self.path)
         self._stream = open(self.writing_path, "w", encoding="utf-8", newline="\n", buffering=1 << 16)
-        self._writer: VCDWriter | None = None
+        self._header: VcdHeader | None = None  # the variables, until the header is written
         self._write = self._stream.write
         self._pending: list[str] = []  # lines (or their parts) not yet written, in file order
         self._last_ts: int | None = None  # the last timestamp given after the header
@@ -144,6 +146,7 @@ class VcdTracer:
         self._live = False  # inside the window: values are being written
         self._done = False  # past the window: nothing more to write
         self._slow_from = 0  # observer calls at or after this time take the slow path
+        self._silent = False  # whether a change of flags may give no line
 
     # -- observer protocol ------------------------------------------------------------------
     def begin(self, sim: Simulator) -> None:
@@ -167,23 +170,27 @@ class VcdTracer:
         self.sim = sim
         # Attached to a simulator that has already run: the waveform starts now.
         self._lo = max(self._lo, sim.now)
-        writer = VCDWriter(self._stream, timescale="1 ps", date="", check_values=False,
-                           version=f"archmodel {__version__}", comment=f"top {sim.top.path}, seed {sim.seed}",
-                           init_timestamp=self._lo)
-        self._writer = writer
+        writer = VcdHeader(comment=f"top {sim.top.path}, seed {sim.seed}", version=f"archmodel {__version__}")
+        self._header = writer
         outputs = self.check(sim)
+        selects = self.selection.selects
         for comp in sim.components:
-            group = Group(comp.path)
+            # (a component's path is made up its hierarchy at every call: once here, and its
+            # registers' and ports' paths from it, as theirs are made)
+            comp_path = comp.path
+            group = Group(comp_path)
             for reg in comp.registers:
-                if self.selection.selects(reg.path):
-                    group.traces.append(self._add_register(writer, comp, reg))
+                if selects(f"{comp_path}.{reg.name}"):
+                    group.traces.append(self._add_register(writer, comp_path, reg))
             for port in outputs[comp]:
-                path = port.path
-                chosen = [s for s in CHANNEL_SIGNALS if self.selection.selects(f"{path}.{s}")]
+                path = f"{comp_path}.{port.name}"
+                chosen = [s for s in CHANNEL_SIGNALS if selects(f"{path}.{s}")]
                 if chosen:
-                    group.subgroups.append(self._add_channel(writer, port, chosen))
+                    group.subgroups.append(self._add_channel(writer, path, port, chosen))
             if group.traces or group.subgroups:
                 self.groups.append(group)
+        # (a change of flags gives no line if valid, fire or ready is not shown)
+        self._silent = any(trace.silent for trace in self._handshakes.traces)
         self._refresh_threshold()
 
     def check(self, sim: Simulator) -> dict:
@@ -283,9 +290,26 @@ class VcdTracer:
             if self._done:
                 settle(touched)
                 return
-        lines = self._handshakes.touch(t, touched)
-        if self._live:
-            self._emit(t, lines)
+        if not self._live:
+            self._handshakes.touch(t, touched, [])
+            self._refresh_threshold()
+            return
+        # The lines go straight into the pending ones, after this edge's timestamp if the
+        # registers gave none, which goes again if no line follows it.
+        pending = self._pending
+        start = len(pending)
+        stamp = t != self._last_ts
+        if stamp:
+            pending.append(f"#{t}\n")
+        self._handshakes.touch(t, touched, pending)
+        if stamp:
+            if len(pending) == start + 1 or self._silent and not any(pending[start + 1:]):
+                del pending[start:]
+            else:
+                self._last_ts = t
+        if len(pending) > _WRITE_EVERY:
+            self._write("".join(pending))
+            pending.clear()
         self._refresh_threshold()
 
     def flush(self, sim: Simulator) -> None:
@@ -307,10 +331,8 @@ class VcdTracer:
         self.closed = True
         written = False
         try:
-            if self._writer is None:
-                self._writer = VCDWriter(self._stream, timescale="1 ps", date="", check_values=False,
-                                         version=f"archmodel {__version__}")
-                self._writer.close()
+            if self._header is None:
+                self._write(VcdHeader(version=f"archmodel {__version__}").text(None))
                 final = 0
             else:
                 final = min(self._natural_end(), self._hi)
@@ -321,11 +343,13 @@ class VcdTracer:
                 final = max(final, self._lo)
                 self._write_pending()
                 if self._last_ts is None:
-                    self._writer.close(final)  # never entered the window: header only
-                else:
-                    if final > self._last_ts:
+                    # Never entered the window: the header, then the end (as pyvcd's close(final)).
+                    header = self._header
+                    self._write(header.text(self._lo))
+                    if not header.vars or final > self._lo:
                         self._write(f"#{final}\n")
-                    self._writer.close()
+                elif final > self._last_ts:
+                    self._write(f"#{final}\n")
             self._stream.close()  # the last buffer goes out here: a full disk shows now
             written = True
         finally:
@@ -355,22 +379,23 @@ class VcdTracer:
         self.close()
 
     # -- signals ----------------------------------------------------------------------------
-    def _add_register(self, writer: VCDWriter, comp, reg) -> Trace:
+    def _add_register(self, writer: VcdHeader, comp_path: str, reg) -> Trace:
         value = reg.value
+        path = f"{comp_path}.{reg.name}"  # (reg.path)
         if isinstance(value, bool) or (isinstance(value, int) and reg.width == 1):
-            var = writer.register_var(comp.path, reg.name, VarType.reg, size=1, init=int(value) & 1)
-            mask, trace = 1, Trace(reg.path, "bin")
+            var = writer.add(comp_path, reg.name, VarType.reg, 1, int(value) & 1)
+            mask, trace = 1, Trace(path, "bin")
         elif isinstance(value, int):
             width = reg.width if reg.width and reg.width > 0 else 32
             mask = (1 << width) - 1
-            var = writer.register_var(comp.path, reg.name, VarType.reg, size=width, init=value & mask)
-            trace = Trace(f"{reg.path}[{width - 1}:0]", "dec")
+            var = writer.add(comp_path, reg.name, VarType.reg, width, value & mask)
+            trace = Trace(f"{path}[{width - 1}:0]", "dec")
         elif isinstance(value, float):
-            var = writer.register_var(comp.path, reg.name, VarType.real, init=value)
-            mask, trace = None, Trace(reg.path, "real")
+            var = writer.add(comp_path, reg.name, VarType.real, None, value)
+            mask, trace = None, Trace(path, "real")
         else:
-            var = writer.register_var(comp.path, reg.name, VarType.string, init=ascii_text(str(value)))
-            mask, trace = 0, Trace(reg.path, "ascii")
+            var = writer.add(comp_path, reg.name, VarType.string, None, ascii_text(str(value)))
+            mask, trace = 0, Trace(path, "ascii")
         self._handles.append((var, mask))
         # What reg.var holds while the window is open: (texts, tail), see commit_changes.
         if mask == 0 and self._texts is None:
@@ -382,29 +407,29 @@ class VcdTracer:
         self._makes[tail] = make
         self._lines.append((texts, tail))
         self._registers.append(reg)
-        self.signals.append(reg.path)
+        self.signals.append(path)
         return trace
 
-    def _add_channel(self, writer: VCDWriter, port, chosen: list[str]) -> Group:
+    def _add_channel(self, writer: VcdHeader, path: str, port, chosen: list[str]) -> Group:
+        """Trace the channel of the output ``port`` (whose path is ``path``) as the ``chosen`` signals."""
         channel = port.channel
         trace = self._handshakes.add(channel)
-        path = port.path
         group = Group(path)
         occupancy_bits = max(1, channel.capacity.bit_length())
         values = trace.values()
         for signal in chosen:
             init = values[signal]
             if signal == "data":
-                var = writer.register_var(path, signal, VarType.string, init=init)
+                var = writer.add(path, signal, VarType.string, None, init)
                 group.traces.append(Trace(f"{path}.data", "ascii"))
                 self._handshakes.show_data(trace, var)
             else:
                 if signal == "occupancy":
-                    var = writer.register_var(path, signal, VarType.wire, size=occupancy_bits, init=init)
+                    var = writer.add(path, signal, VarType.wire, occupancy_bits, init)
                     name = f"{path}.occupancy" + (f"[{occupancy_bits - 1}:0]" if occupancy_bits > 1 else "")
                     group.traces.append(Trace(name, "dec"))
                 else:
-                    var = writer.register_var(path, signal, VarType.wire, size=1, init=init)
+                    var = writer.add(path, signal, VarType.wire, 1, init)
                     group.traces.append(Trace(f"{path}.{signal}", "bin"))
                 trace.show(signal, var)
             self.signals.append(f"{path}.{signal}")
@@ -477,28 +502,31 @@ class VcdTracer:
 
     def _enter(self) -> None:
         """Start writing: the values now held are the initial values at the window start,
-        dumped by pyvcd with the header; every later change is written by this tracer."""
+        dumped with the header; every later change is written by this tracer."""
         self._live = True
-        writer = self._writer
-        assert writer is not None, "entered only after begin()"
-        lo, change, handles = self._lo, writer.change, self._handles
-        # pyvcd's change() does nothing for a value equal to the one a variable holds (the
-        # initial value given when it was registered, mostly): such calls, one per signal of
-        # a large design, are skipped.
+        header = self._header
+        assert header is not None, "entered only after begin()"
+        handles = self._handles
+        # A variable holds the value it was registered with until one that differs is given
+        # (as pyvcd's change() before the header: formatted, so that a value it cannot show
+        # fails here, and kept).
         for index, reg in enumerate(self._registers):
             var, mask = handles[index]
             value = reg.value
             value = value & mask if mask else (value if mask is None else ascii_text(str(value)))
             if value != var.value:
-                change(var, lo, value)
+                var.format_value(value, False)
+                var.value = value
             reg.var = self._lines[index]
         for trace in self._handshakes.traces:
             values = trace.values()
             for signal, var in trace.vars.items():
                 if values[signal] != var.value:
-                    change(var, lo, values[signal])
-        writer.flush()
-        self._last_ts = lo
+                    var.format_value(values[signal], False)
+                    var.value = values[signal]
+        self._write(header.text(self._lo))
+        self._stream.flush()
+        self._last_ts = self._lo
 
     def _leave(self) -> None:
         self._done = True
@@ -525,7 +553,7 @@ class VcdTracer:
                 self._write_pending()
 
     def _write_pending(self) -> None:
-        """Write the lines gathered so far (before pyvcd writes, and before a flush)."""
+        """Write the lines gathered so far (before the header or a final timestamp, and before a flush)."""
         if self._pending:
             self._write("".join(self._pending))
             self._pending.clear()
