@@ -61,11 +61,6 @@ class _HeldInterrupt:
         self._previous: dict = {}  # the handlers to put back
         self._blocked: set | None = None  # the mask to put back
 
-    @property
-    def pressed(self) -> bool:
-        """A stop signal came while held."""
-        return self.came is not None
-
     def _note(self, signum, frame) -> None:
         """The handler while held: a stop signal came."""
         if self.came is None:
