@@ -50,6 +50,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+import numpy as np
+
 from .errors import ArchError
 
 NUMBA_TESTED = ((0, 61), (0, 69))
@@ -135,6 +137,47 @@ def dispatcher(function: Callable[..., Any], *, allocates: bool = False, inline:
         return numba().njit(**options)(function)
     finally:
         config.CACHE_DIR = user_folder
+
+
+_ENTRIES: dict = {}  # (dispatcher, star_args, the arguments' layouts) -> its compiled entry (None: none)
+
+
+def argument_layout(value: Any) -> Optional[tuple]:
+    """What numba's type of an argument depends on: for an array its dtype, dimensions,
+    contiguity, and whether it is writeable and aligned; for a Python scalar its type; None
+    for anything else (whose type may depend on its contents)."""
+    if type(value) is np.ndarray:
+        flags = value.flags
+        return (value.dtype.str, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
+    if type(value) in (int, float, bool):
+        return (type(value),)
+    return None
+
+
+def compiled_entry(loop: Any, args: tuple, star_args: bool = False) -> Any:
+    """The compiled entry of the numba dispatcher ``loop`` for arguments like ``args``, once
+    the dispatcher holds it (after a call with them); None when it holds none, or an argument
+    is neither an array nor a Python scalar. Calling the entry skips the dispatcher's typing
+    of every argument at every call, which for a loop of 40-odd arrays called once per short
+    batch or DRAM edge costs more than the call's work. ``star_args``: the loop takes its
+    arguments as one tuple (``def loop(*args)``). Kept per layout of the arguments: typing
+    them (numba's typeof) costs more than a thousand calls."""
+    layouts = tuple(map(argument_layout, args))
+    if None in layouts:
+        return None
+    key = (loop, star_args, layouts)
+    if key not in _ENTRIES:
+        types = tuple(loop.typeof_pyval(value) for value in args)
+        entry = None
+        for signature in loop.signatures:
+            if star_args:
+                found = tuple(getattr(signature[0], "types", ())) if len(signature) == 1 else None
+            else:
+                found = tuple(signature)
+            if found == types:
+                entry = loop.get_overload(signature)
+        _ENTRIES[key] = entry
+    return _ENTRIES[key]
 
 
 def cache_folder(function: Callable[..., Any]) -> Path:

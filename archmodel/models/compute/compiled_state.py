@@ -26,6 +26,7 @@ from operator import attrgetter
 import numpy as np
 
 from archmodel.kernel import ModelAssertion
+from archmodel.kernel.compiled import argument_layout, compiled_entry
 from archmodel.models.messages import MemRequest
 
 from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
@@ -160,34 +161,15 @@ def _restore_sequencer(core, recorded: list) -> None:
 
 
 _SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, end, check_only, port_done
-_ENTRIES: dict = {}  # (loop, the arrays' layouts) -> the loop's compiled entry for them (None: none)
-
-
-def _layout(array) -> tuple:
-    """What numba's type of an array depends on (dtype, dimensions, contiguity, writeable,
-    aligned), or more: arrays with the same layout have the same numba type."""
-    flags = array.flags
-    return (array.dtype.str, array.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
 
 
 def _entry_of(loop, arrays: tuple):
     """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop, which takes
-    its arguments as one tuple: ``*args``) for ``arrays`` after run()'s four scalars, once
-    the dispatcher holds it (after a call); None when it holds no such signature, or an
-    argument is not an array. Calling the entry skips the dispatcher's typing of 45
-    arguments at every batch, about half of a short batch's call. Kept per layout of the
-    arrays: typing them (numba's typeof) costs more than a thousand batch calls."""
-    if not all(type(array) is np.ndarray for array in arrays):
-        return None
-    key = (loop, tuple(_layout(array) for array in arrays))
-    if key not in _ENTRIES:
-        types = tuple(loop.typeof_pyval(value) for value in _SCALARS + arrays)
-        entry = None
-        for signature in loop.signatures:
-            if len(signature) == 1 and tuple(getattr(signature[0], "types", ())) == types:
-                entry = loop.get_overload(signature)
-        _ENTRIES[key] = entry
-    return _ENTRIES[key]
+    its arguments as one tuple: ``*args``) for ``arrays`` after run()'s four scalars
+    (:func:`~archmodel.kernel.compiled.compiled_entry`); None until the dispatcher holds it.
+    Calling it skips the typing of 45 arguments at every batch, about half of a short
+    batch's call."""
+    return compiled_entry(loop, _SCALARS + arrays, star_args=True)
 
 
 class Resident:
@@ -447,8 +429,8 @@ class Resident:
                 operands[2] is not memory:
             kept = operands
             operands = self._arrays()
-            if kept is not None and kept[2] is memory and _layout(kept[0]) == _layout(self.bursts) and \
-                    _layout(kept[1]) == _layout(self.ww):
+            if kept is not None and kept[2] is memory and argument_layout(kept[0]) == argument_layout(self.bursts) and \
+                    argument_layout(kept[1]) == argument_layout(self.ww):
                 # a new transfer's bursts (or a grown ww) like the arrays they replace: the same
                 # entry takes them, without typing the other 40-odd again (a transfer per batch
                 # or two of a cluster on an ideal memory)

@@ -114,35 +114,6 @@ def kernel():
     return _run.bind()
 
 
-_ENTRIES: dict = {}  # the layouts of the arguments -> the core's compiled entry for them (None: none)
-
-
-def _layout(value) -> tuple:
-    """What numba's type of an argument depends on: for an array its dtype, dimensions,
-    contiguity, and whether it is writeable and aligned; for anything else its type."""
-    if type(value) is not np.ndarray:
-        return (type(value),)
-    flags = value.flags
-    return (value.dtype.str, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned)
-
-
-def entry_of(run, args: tuple):
-    """The compiled entry of the core's dispatcher ``run`` for arguments like ``args``, once
-    the dispatcher holds it (after a call with them); None when it holds none. Calling the
-    entry skips the dispatcher's typing of the 44 arguments at every call, which costs more
-    than a channel's work at one edge. Kept per layout of the arguments (typing them costs
-    more than a thousand calls)."""
-    key = tuple(map(_layout, args))
-    if key not in _ENTRIES:
-        types = tuple(run.typeof_pyval(value) for value in args)
-        entry = None
-        for signature in run.signatures:
-            if tuple(signature) == types:
-                entry = run.get_overload(signature)
-        _ENTRIES[key] = entry
-    return _ENTRIES[key]
-
-
 class CompiledCore:
     """The controller's scheduling state in arrays, and the driver of the compiled core.
 
@@ -379,7 +350,7 @@ class CompiledCore:
             entry(st, self.cf, first, first, last, 0, *self._arrays)
         else:
             self.run(st, self.cf, first, first, last, 0, *self._arrays)
-            self._entry = entry_of(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
+            self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
         v = self.flush()
         n = v[N_DONE]
         return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], self.done_log[:n].tolist() if n else ()
