@@ -93,14 +93,8 @@ class MemoryTreeBounds:
         sim = self.sim
         if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
             self._fresh_bounds()
-        key = (i, k)
-        kept = self._take_kept.get(key)
-        if kept is None:
-            # (while it is worked out, a loop of nodes asking back, die-to-die links both
-            # ways, gets no better bound than now)
-            self._take_kept[key] = self.sim.now
-            kept = self._take_kept[key] = self._take_bound(i, k)
-        return kept
+        kept = self._take_kept.get((i, k))
+        return self._kept(self._take_kept, self._take_bound, i, k) if kept is None else kept
 
     def send_ps(self, t: int, m: int) -> int:
         """A lower bound on the edge at which the queue of target ``t`` sends its ``m``-th
@@ -115,12 +109,17 @@ class MemoryTreeBounds:
         sim = self.sim
         if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
             self._fresh_bounds()
-        key = (t, m)
-        kept = self._send_kept.get(key)
-        if kept is None:
-            self._send_kept[key] = self.sim.now  # (as take_ps)
-            kept = self._send_kept[key] = self._send_bound(t, m)
-        return kept
+        kept = self._send_kept.get((t, m))
+        return self._kept(self._send_kept, self._send_bound, t, m) if kept is None else kept
+
+    def _kept(self, kept: dict, bound, a: int, b: int) -> int:
+        """``bound(a, b)``, worked out and kept in ``kept`` under ``(a, b)`` (the bounds of
+        :meth:`take_ps` and :meth:`send_ps` hold for the state they came from, see
+        :meth:`_fresh_bounds`). While it is worked out, a loop of nodes asking back (die-to-die
+        links both ways) gets no better bound than now."""
+        kept[a, b] = self.sim.now
+        value = kept[a, b] = bound(a, b)
+        return value
 
     def _route_of(self, i: int, request: MemRequest) -> int | None:
         """:meth:`target_of` without its errors: None for a request the node would refuse
