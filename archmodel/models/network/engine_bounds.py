@@ -7,14 +7,17 @@ any such flit can reach terminal t from where it is now (a router's pipeline, a 
 source queue), each leg at its least time; and a message arriving on a memory port reaches
 the other terminal's port no sooner than the network's least latency. A response goes back
 only to the requester that asked, so ``mem_rsp[t]`` is also bounded by the soonest answer to
-t's own requests wherever they are (on their way in, in the network, at a memory).
+t's own requests wherever they are (on their way in, in the network, at a memory). An answer
+leaves only when the tail of its packet arrives, a cycle per flit behind the head, and its
+flits follow from the request (the bytes read, or one word for a write's acknowledgement:
+:func:`~.memory_interface.answer_flits`), so every answer's bound counts them.
 """
 
 from __future__ import annotations
 
 import networkx as nx
 
-from .memory_interface import RequestTrip, ResponseTrip
+from .memory_interface import RequestTrip, ResponseTrip, answer_flits
 
 
 class MemoryPortBounds:
@@ -55,6 +58,7 @@ class MemoryPortBounds:
         pm = noc.port_map
         period = self.period
         bounds: dict = {}
+        flit_bits = noc.flit_bits
 
         def offer(packet, at: int) -> None:
             payload = packet.payload
@@ -64,7 +68,8 @@ class MemoryPortBounds:
                 port = self.to_memory[packet.dest]
                 # and its answer, through the memory there, back to the requester
                 answer = self.mem_rsp[payload.requester]
-                answered = at + self._answer_after_ps(packet.dest, payload.requester)
+                answered = (at + self._answer_after_ps(packet.dest, payload.requester)
+                            + (answer_flits(payload.request, flit_bits) - 1) * period)
                 if answer not in bounds or answered < bounds[answer]:
                     bounds[answer] = answered
             else:
@@ -207,16 +212,27 @@ class MemoryPortBounds:
         one DRAM cycle, would end each cluster's batch within a few cycles). A request of a
         client the memory holds nothing of, next to be passed on from here, is bounded by
         the memory itself where it can say so (``newcomer_answer_ps``: a 1 KiB read or write
-        needs its 16 bursts to find queue slots) as arriving over the link at the soonest."""
+        needs its 16 bursts to find queue slots) as arriving over the link at the soonest.
+
+        Each answer's packet counts its flits behind the head. A client's responses reach
+        the requester in the order of its requests, so a bound on the client's next answer
+        (from the memory, or for its first request waiting here) counts the flits of that
+        answer (:meth:`~.memory_interface.MemoryMappedInterface.next_answer_flits`): the
+        client's later answers come after its tail."""
         ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester, newcomer = side
         network_ps = to_requester[only]
+        period = ni.period
         best = None
+        returning: set | tuple = ()  # the tags of the responses on their way back
         if back.flight:
             held = ni.at_memory
+            returning = set()
             for arrival, response in back.flight:
+                returning.add(response.tag)
                 trip = held.get(response.tag)
                 if trip is not None and trip.requester == only:
-                    at = (arrival if arrival > now else now) + network_ps
+                    # (its packet's tail a cycle per flit behind the head)
+                    at = (arrival if arrival > now else now) + network_ps + (ni.flits_for(response) - 1) * period
                     if best is None or at < best:
                         best = at
         # a response leaving the memory at `leaves` reaches mem_rsp[only] back_ps + network_ps later
@@ -236,7 +252,8 @@ class MemoryPortBounds:
                 leaves = per_client((only, source))
                 if leaves is not None:
                     answered.add(source)
-                    at = (leaves if leaves > now else now) + back_ps
+                    at = ((leaves if leaves > now else now) + back_ps
+                          + (ni.next_answer_flits(only, source, returning) - 1) * period)
                     if best is None or at < best:
                         best = at
         waiting = ni.sources_waiting(only)
@@ -248,13 +265,17 @@ class MemoryPortBounds:
                 first = firsts.get(source)
                 leaves = None if first is None else newcomer(first[0], now + forward_ps, first[1])
                 # passed on now at the soonest, over the link to the memory
-                at = now + forward_ps + react + back_ps if leaves is None else max(leaves, now) + back_ps
+                if leaves is None:
+                    at = now + forward_ps + react + back_ps
+                else:  # (that request is its client's next answered)
+                    at = max(leaves, now) + back_ps + (answer_flits(first[0], ni.flit_bits) - 1) * period
                 if best is None or at < best:
                     best = at
         for arrival, request in forward.flight:
             requester, source = request.source
             if requester == only and source not in answered:
-                at = (arrival if arrival > now else now) + react + back_ps
+                at = ((arrival if arrival > now else now) + react + back_ps
+                      + (answer_flits(request, ni.flit_bits) - 1) * period)
                 if best is None or at < best:
                     best = at
         return best
@@ -300,7 +321,8 @@ class MemoryPortBounds:
                 if dest is None or (to_memory and dest != t):
                     continue
                 at = max(arrival, now) + (self.parent.min_latency(u, t) * self.period if to_memory
-                                          else self._trip_ps(u, dest))
+                                          else self._trip_ps(u, dest)
+                                          + (answer_flits(request, self.parent.flit_bits) - 1) * self.period)
                 if bound is None or at < bound:
                     bound = at
         return bound

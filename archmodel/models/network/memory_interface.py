@@ -8,9 +8,18 @@ import attrs
 
 from archmodel.kernel import In, Out, Param, ParameterError, model
 
-from ..messages import MemRequest, MemResponse
+from ..messages import CONTROL_BITS, MemRequest, MemResponse
 from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 from .interface import NetworkInterface
+
+
+def answer_flits(request: MemRequest, flit_bits: int) -> int:
+    """Flits of the response packet that answers ``request`` on a network of ``flit_bits``
+    flits: the bytes read, or one control word for a write acknowledgement, as
+    :class:`MemResponse` sizes itself (:meth:`MemoryMappedInterface._send_response` holds a
+    memory to it). For the lookahead, which counts a cycle per flit behind the head."""
+    bits = CONTROL_BITS if request.is_write or not request.size_bytes else 8 * request.size_bytes
+    return max(1, -(-bits // flit_bits))
 
 
 @attrs.frozen
@@ -263,6 +272,18 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             writes = writes or request.is_write
         return firsts
 
+    def next_answer_flits(self, requester: int, source, returning) -> int:
+        """Flits of the response the memory here sends next to client (``requester``,
+        ``source``): the answer to that client's oldest request passed on (or to be passed
+        on) whose response is not on its way back (its tag in ``returning``, or taken
+        already), since such a memory answers a client in the order of its requests; 1 when
+        none is known. The requester gets that client's later responses after this one (in
+        the order of its requests), so none before this packet's tail: for the lookahead."""
+        for tag, trip in self.at_memory.items():  # (tags in the order the requests were passed on)
+            if trip.requester == requester and trip.request.source == source and tag not in returning:
+                return answer_flits(trip.request, self.flit_bits)
+        return 1
+
     def _send_request(self, request: MemRequest, now: int) -> None:
         address, size = request.address, request.size_bytes
         owner = self.memory_map.find(address)
@@ -296,7 +317,13 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             del self.held_sources[trip.requester]
         request = trip.request
         back = attrs.evolve(response, tag=request.tag, source=request.source)
-        self.create_packet(trip.requester, self.flits_for(back), ResponseTrip(trip.order, back), now)
+        flits = self.flits_for(back)
+        if flits < answer_flits(request, self.flit_bits):
+            # (the lookahead counts the flits of the answer from the request)
+            self.fail(f"MemResponse with tag {response.tag} from {self.io[3].channel.src.path} answers a read of "
+                      f"{request.size_bytes} bytes at {hex_address(request.address)} with "
+                      f"{len(response.data or b'')} bytes")
+        self.create_packet(trip.requester, flits, ResponseTrip(trip.order, back), now)
 
     def _deliver(self, packet, now: int) -> None:
         payload = packet.payload

@@ -191,6 +191,39 @@ def test_a_request_crossing_a_range_boundary_stops_the_run_naming_it():
                                  "address range 0x0 .. 0x10_0000 -> terminal 1 at 0x10_0000; split it at the boundary")
 
 
+@model(catalogue=False)
+class ShortAnsweringMemory(Component):
+    """Answers every read the next cycle with 8 bytes, whatever it asked for (a broken memory)."""
+
+    req = In("MemRequests")
+    rsp = Out("MemResponses")
+
+    def tick(self) -> None:
+        if self.req.valid and self.rsp.ready:
+            request = self.req.recv()
+            self.rsp.send(MemResponse(request.tag, bytes(8), request.source))
+        elif not self.req.valid:
+            self.sleep()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_read_answered_with_fewer_bytes_than_it_asked_for_stops_the_run_naming_it(engine):
+    """The network's lookahead counts the flits of a read's answer from the read, so a memory
+    whose answer is shorter stops the run."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine=engine, flit_bits=128)
+    cpu = ScriptedRequester("cpu", top)
+    connect(cpu.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), cpu.rsp)
+    memory = ShortAnsweringMemory("short", top)
+    connect(noc.memory_port("to_memory", 1), memory.req)
+    connect(memory.rsp, noc.memory_port("from_memory", 1))
+    with pytest.raises(ModelAssertion) as caught:
+        run(top, cpu, [MemRequest(0x40, 64)])
+    assert str(caught.value) == ("top.net.ni[1] at 13000 ps: MemResponse with tag 0 from top.short.rsp answers a "
+                                 "read of 64 bytes at 0x40 with 8 bytes")
+
+
 def test_overlapping_ranges_are_an_error_naming_both():
     with pytest.raises(ParameterError) as caught:
         Noc("net", topology="mesh(2, 2)", address_map=[(0, MIB, 1), (MIB // 2, 2 * MIB, 3)])
