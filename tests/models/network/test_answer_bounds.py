@@ -136,8 +136,6 @@ def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_
     assert gaps and max(gaps) > least
 
 
-
-
 def _long_read(flit_bits: int, memory_kind: str):
     """The horizons an asking requester at terminal 0 is given for its 1 KiB read of a memory
     at terminal 1 (asked every cycle until the response comes) while the memory's interface
