@@ -235,11 +235,17 @@ class SchedulesAhead:
     def short_horizon_cycles(self) -> int:
         """DRAM cycles below which an answer of the lookahead counts as short, after which the
         controller asks less often (see :data:`SHORT_CYCLES_PER_SENDER`): found once per
-        simulator from the senders its wiring lets reach the controller."""
+        simulator from the senders its wiring lets reach the controller. After short answers
+        in a row it lets as many chances pass between questions at most (the backoff's
+        ``most``, if larger): a question costs in proportion to those senders, so useless ones
+        (every one of a channel behind a chiplet's 174 senders, in the Manticore package's
+        GEMM) cost no more than the edges a useful one would save."""
         sim, short = self._short
         if sim is not self.sim:
             short = SHORT_CYCLES_PER_SENDER * max(1, len(self.sim.connection_graph.senders(self)))
             self._short = (self.sim, short)
+            if self._lookahead.most < short:
+                self._lookahead.most = short
         return short
 
     def earliest_take_ps(self, port) -> int:
