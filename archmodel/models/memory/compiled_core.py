@@ -207,6 +207,7 @@ class CompiledCore:
         self._levels: tuple = ((), ())  # the queue-depth levels' figures the arrays and the statistics share
         self._level_list: list = []  # the same, flat (as the state array holds them)
         self._depths = (d.read_queue_depth, d.write_queue_depth)
+        self._read_latency = d.read_latency
         # Whether another hand may have changed the queue-depth levels since the core last
         # handed them over (a run returned: a reset, a restore may follow), see schedule.
         self._levels_unsure = True
@@ -356,8 +357,10 @@ class CompiledCore:
             self.run(st, self.cf, first, first, last, 0, *self._arrays)
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
         wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
-        if commands or read_samples or write_samples:
-            self._hand_over_records(commands, read_samples, write_samples)
+        if read_samples:  # (nearly every call: each RD is sampled)
+            self._read_latency.samples.frombytes(self.rsamples[:read_samples].tobytes())
+        if write_samples or (commands and self.dram.command_listeners):
+            self._hand_over_records(commands, 0, write_samples)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
 
     @property
