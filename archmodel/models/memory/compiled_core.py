@@ -208,8 +208,8 @@ class CompiledCore:
         self._level_list: list = []  # the same, flat (as the state array holds them)
         self._depths = (d.read_queue_depth, d.write_queue_depth)
         self._read_latency = d.read_latency
-        # Whether another hand may have changed the queue-depth levels since the core last
-        # handed them over (a run returned: a reset, a restore may follow), see schedule.
+        # Whether the arrays' queue-depth levels may not be the statistics' (none loaded yet,
+        # or a run returned since the last hand-over: a reset may follow), see _begin.
         self._levels_unsure = True
         self._bind()
 
@@ -299,8 +299,10 @@ class CompiledCore:
 
     def _begin(self) -> None:
         """Before a call: the queue-depth levels as the controller's statistics hold them (the
-        last call left them so unless another hand changed them since: a restore, a reset).
-        (Each call starts its counts and records from zero.)"""
+        last hand-over left them so unless another hand changed them since: a restore, a
+        reset). (Each call starts its records from zero; its counts add to those not yet
+        handed over.)"""
+        self._levels_unsure = False
         reads, writes = self._depths
         levels = (reads.figures(), writes.figures())
         if levels != self._levels:
@@ -348,7 +350,6 @@ class CompiledCore:
         st = self.st
         if self._levels_unsure:
             self._begin()
-            self._levels_unsure = False
         st[HEAD] = head
         entry = self._entry
         if entry is not None:
@@ -385,18 +386,18 @@ class CompiledCore:
 
     def flush(self) -> None:
         """Hand the last call's commands and samples to the controller's listeners and
-        statistics, and its counts and queue-depth levels (:meth:`hand_over`): after each call
-        on an attached stream."""
+        statistics, and its counts and queue-depth levels: after each call on an attached
+        stream."""
         n, reads, writes = self.st[N_CMD:N_WSAMPLE + 1].tolist()
         self._hand_over_records(n, reads, writes)
-        self.hand_over()
+        self._take_counts(levels=True)
 
     def _hand_over_records(self, n: int, reads: int, writes: int) -> None:
         """Hand the ``n`` commands and the read and write latency samples the last call
         recorded to the controller's command listeners and statistics."""
         d = self.dram
         if reads:
-            d.read_latency.samples.frombytes(self.rsamples[:reads].tobytes())
+            self._read_latency.samples.frombytes(self.rsamples[:reads].tobytes())
         if writes:
             d.write_latency.samples.frombytes(self.wsamples[:writes].tobytes())
         listeners = d.command_listeners if n else ()
@@ -414,9 +415,17 @@ class CompiledCore:
 
     def hand_over(self) -> None:
         """Add the counts the calls since the last hand-over kept in the arrays to the
-        controller's statistics, and set its queue-depth levels to the arrays' (after each
-        call on an attached stream; fed through the ports, when a run returns, since no one
-        reads them while it lasts: an observer keeps the controller off the ports' path)."""
+        controller's statistics, and set its queue-depth levels to the arrays' (fed through
+        the ports, when a run returns, since no one reads them while it lasts: an observer
+        keeps the controller off the ports' path). With no call since the last hand-over, or
+        since the core was built, the levels in the arrays are not the statistics' to take
+        (they may not even have been loaded)."""
+        self._take_counts(levels=not self._levels_unsure)
+        self._levels_unsure = True
+
+    def _take_counts(self, levels: bool) -> None:
+        """Hand the counts in the arrays to the controller's statistics (and set them to zero),
+        and with ``levels`` its queue-depth levels to the arrays'."""
         st = self.st
         counts = st[COUNTER_FIRST:COUNTER_END].tolist()
         if any(counts):
@@ -425,20 +434,21 @@ class CompiledCore:
                 if count:
                     stat.value += count
             st[COUNTER_FIRST:COUNTER_END] = 0
-        levels = st[RL_VALUE:WL_SINCE + 1].tolist()
-        if levels != self._level_list:
+        if not levels:
+            return
+        figures = st[RL_VALUE:WL_SINCE + 1].tolist()
+        if figures != self._level_list:
             # (most calls move one queue's level only: hand back the one that changed)
             known = self._level_list
-            self._level_list = levels
+            self._level_list = figures
             reads, writes = self._levels
-            if levels[:4] != known[:4]:
-                reads = tuple(levels[:4])
+            if figures[:4] != known[:4]:
+                reads = tuple(figures[:4])
                 self._depths[0].resume(reads)
-            if levels[4:] != known[4:]:
-                writes = tuple(levels[4:])
+            if figures[4:] != known[4:]:
+                writes = tuple(figures[4:])
                 self._depths[1].resume(writes)
             self._levels = (reads, writes)
-        self._levels_unsure = True
 
     def _refpb_banks(self) -> tuple:
         """The banks whose per-bank refresh is due (the controller's ``_refpb_banks``)."""
