@@ -31,8 +31,11 @@ It follows the controller's public protocol (see :class:`~.controller.DramContro
   ``Simulator.undisturbed_until_ps``, the run's ``limit_ps`` and
   ``Simulator.watchdog_deadline_ps``, or the cycle that leaves room for a request waiting on
   ``req``);
-- *settle*: nothing is kept aside when a run returns, since every call ends by handing its
-  commands to the controller's listeners and its counts to its statistics (:meth:`CompiledCore.flush`);
+- *settle*: every call hands its commands to the controller's listeners and its latency
+  samples to its statistics; its counts and queue-depth levels too on a stream
+  (:meth:`CompiledCore.flush`), while fed through the ports they add up in the arrays until
+  the run returns, when the controller's ``settle`` has the core hand them over
+  (:meth:`CompiledCore.hand_over`);
 - *snapshot/restore*: the core is built from the controller's ``scheduling_config()`` and a
   ``snapshot()`` (:class:`~.scheduling_state.SchedulingState`), owns that state from then on,
   and gives it back as a snapshot (:meth:`CompiledCore.snapshot`), which the controller's
@@ -59,9 +62,10 @@ from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS
                                    C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
                                    C_RQ_CAP, C_TBL, C_TREFI, C_TREFIPB, C_REFPB_IDLE_FIRST, REFPB_DONE, REFPB_NEXT,
                                    REFPB_RANKS, REFPB_SET,
-                                   C_WATCH_DONE, C_WQ_CAP, CONFIG_SIZE, COUNTER_FIRST, COUNTER_SLOTS, DIRTY, EXHAUSTED,
-                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_DONE, N_RSAMPLE,
-                                   N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
+                                   C_WATCH_DONE, C_WQ_CAP, CALL_OUTPUTS, CONFIG_SIZE, COUNTER_END, COUNTER_FIRST,
+                                   COUNTER_SLOTS, DIRTY, EXHAUSTED,
+                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_WSAMPLE,
+                                   OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
                                    RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
                                    _NEVER)
 from .scheduling_state import SchedulingState
@@ -120,9 +124,10 @@ class CompiledCore:
     Built from a controller's :meth:`~.controller.DramController.scheduling_config` and a
     :meth:`~.controller.DramController.snapshot`; from then on it owns the scheduling state
     (the queues, bank state and stream), answers :attr:`idle` and :attr:`banks_open_since`
-    for the controller, and hands the state back as a snapshot (:meth:`snapshot`). It updates
-    the controller's statistics and calls its command listeners after every call, so nothing
-    is left aside when a run returns. It reads only the controller's public attributes.
+    for the controller, and hands the state back as a snapshot (:meth:`snapshot`). It calls
+    the controller's command listeners after every call, and updates its statistics then or,
+    fed through the ports, when a run returns (:meth:`hand_over`). It reads only the
+    controller's public attributes.
     ``chunk`` is how many stream requests are decoded into the arrays at a time.
     """
 
@@ -202,7 +207,10 @@ class CompiledCore:
         self._levels: tuple = ((), ())  # the queue-depth levels' figures the arrays and the statistics share
         self._level_list: list = []  # the same, flat (as the state array holds them)
         self._depths = (d.read_queue_depth, d.write_queue_depth)
-        self._upkeep = True
+        self._read_latency = d.read_latency
+        # Whether the arrays' queue-depth levels may not be the statistics' (none loaded yet,
+        # or a run returned since the last hand-over: a reset may follow), see _begin.
+        self._levels_unsure = True
         self._bind()
 
     def _size_buffer(self, length: int) -> None:
@@ -291,8 +299,10 @@ class CompiledCore:
 
     def _begin(self) -> None:
         """Before a call: the queue-depth levels as the controller's statistics hold them (the
-        last call left them so unless another hand changed them since: a restore, a reset).
-        (Each call starts its counts and records from zero.)"""
+        last hand-over left them so unless another hand changed them since: a restore, a
+        reset). (Each call starts its records from zero; its counts add to those not yet
+        handed over.)"""
+        self._levels_unsure = False
         reads, writes = self._depths
         levels = (reads.figures(), writes.figures())
         if levels != self._levels:
@@ -334,16 +344,12 @@ class CompiledCore:
         cycle done, the bursts in the read and in the write queue, the bursts of the last
         fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
         client request completed, in the order the Python path completes them."""
-        # (_begin, the call and flush as advance does them, written out: this runs at every
-        # edge of a channel fed through its ports, where each Python call counts)
+        # (the call and what it recorded written out: this runs at every edge of a channel fed
+        # through its ports, where each Python call counts; the counts and queue-depth levels
+        # stay in the arrays until the run returns, see hand_over)
         st = self.st
-        reads, writes = self._depths
-        levels = (reads.figures(), writes.figures())
-        if levels != self._levels:
-            st[RL_VALUE:RL_SINCE + 1] = levels[0]
-            st[WL_VALUE:WL_SINCE + 1] = levels[1]
-            self._levels = levels
-            self._level_list = [*levels[0], *levels[1]]
+        if self._levels_unsure:
+            self._begin()
         st[HEAD] = head
         entry = self._entry
         if entry is not None:
@@ -351,9 +357,12 @@ class CompiledCore:
         else:
             self.run(st, self.cf, first, first, last, 0, *self._arrays)
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
-        v = self.flush()
-        n = v[N_DONE]
-        return v[OUT_WAKE], v[OUT_C], v[RQC], v[WQC], v[BUF_LEN] - v[POS], self.done_log[:n].tolist() if n else ()
+        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
+        if read_samples:  # (nearly every call: each RD is sampled)
+            self._read_latency.samples.frombytes(self.rsamples[:read_samples].tobytes())
+        if write_samples or (commands and self.dram.command_listeners):
+            self._hand_over_records(commands, 0, write_samples)
+        return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
 
     @property
     def answer_cycles(self) -> int:
@@ -372,38 +381,25 @@ class CompiledCore:
     def only_upkeep_due(self) -> bool:
         """No command to choose, or the one chosen is a refresh's (with :attr:`idle`, the
         controller's work is upkeep), after the last call."""
-        return self._upkeep
+        st = self.st
+        return not st[HAS_BEST] or bool(st[REF_PENDING]) or st[REFPB_SET] >= 0
 
-    def flush(self) -> list:
-        """Hand the last call's commands, samples and counts to the controller's statistics
-        and listeners (once after each call); return the scalar state as it was after the call
-        (Python ints)."""
+    def flush(self) -> None:
+        """Hand the last call's commands and samples to the controller's listeners and
+        statistics, and its counts and queue-depth levels: after each call on an attached
+        stream."""
+        n, reads, writes = self.st[N_CMD:N_WSAMPLE + 1].tolist()
+        self._hand_over_records(n, reads, writes)
+        self._take_counts(levels=True)
+
+    def _hand_over_records(self, n: int, reads: int, writes: int) -> None:
+        """Hand the ``n`` commands and the read and write latency samples the last call
+        recorded to the controller's command listeners and statistics."""
         d = self.dram
-        v = self.st.tolist()  # (one conversion: reading numpy scalars one by one costs more)
-        if any(v[COUNTER_FIRST:N_DONE]):
-            for stat, slot in self.counters:
-                count = v[slot]
-                if count:
-                    stat.value += count
-        levels = v[RL_VALUE:WL_SINCE + 1]
-        if levels != self._level_list:
-            # (most calls move one queue's level only: hand back the one that changed)
-            known = self._level_list
-            self._level_list = levels
-            reads, writes = self._levels
-            if levels[:4] != known[:4]:
-                reads = tuple(levels[:4])
-                self._depths[0].resume(reads)
-            if levels[4:] != known[4:]:
-                writes = tuple(levels[4:])
-                self._depths[1].resume(writes)
-            self._levels = (reads, writes)
-        self._upkeep = not v[HAS_BEST] or bool(v[REF_PENDING]) or v[REFPB_SET] >= 0
-        if v[N_RSAMPLE]:
-            d.read_latency.samples.frombytes(self.rsamples[:v[N_RSAMPLE]].tobytes())
-        if v[N_WSAMPLE]:
-            d.write_latency.samples.frombytes(self.wsamples[:v[N_WSAMPLE]].tobytes())
-        n = v[N_CMD]
+        if reads:
+            self._read_latency.samples.frombytes(self.rsamples[:reads].tobytes())
+        if writes:
+            d.write_latency.samples.frombytes(self.wsamples[:writes].tobytes())
         listeners = d.command_listeners if n else ()
         if listeners:
             g = self.config
@@ -416,7 +412,43 @@ class CompiledCore:
                     fields = (c, k, rank, (b // per_group) % g.bankgroups, b % per_group, b, row, column)
                 for listener in listeners:
                     listener(*fields)
-        return v
+
+    def hand_over(self) -> None:
+        """Add the counts the calls since the last hand-over kept in the arrays to the
+        controller's statistics, and set its queue-depth levels to the arrays' (fed through
+        the ports, when a run returns, since no one reads them while it lasts: an observer
+        keeps the controller off the ports' path). With no call since the last hand-over, or
+        since the core was built, the levels in the arrays are not the statistics' to take
+        (they may not even have been loaded)."""
+        self._take_counts(levels=not self._levels_unsure)
+        self._levels_unsure = True
+
+    def _take_counts(self, levels: bool) -> None:
+        """Hand the counts in the arrays to the controller's statistics (and set them to zero),
+        and with ``levels`` its queue-depth levels to the arrays'."""
+        st = self.st
+        counts = st[COUNTER_FIRST:COUNTER_END].tolist()
+        if any(counts):
+            for stat, slot in self.counters:
+                count = counts[slot - COUNTER_FIRST]
+                if count:
+                    stat.value += count
+            st[COUNTER_FIRST:COUNTER_END] = 0
+        if not levels:
+            return
+        figures = st[RL_VALUE:WL_SINCE + 1].tolist()
+        if figures != self._level_list:
+            # (most calls move one queue's level only: hand back the one that changed)
+            known = self._level_list
+            self._level_list = figures
+            reads, writes = self._levels
+            if figures[:4] != known[:4]:
+                reads = tuple(figures[:4])
+                self._depths[0].resume(reads)
+            if figures[4:] != known[4:]:
+                writes = tuple(figures[4:])
+                self._depths[1].resume(writes)
+            self._levels = (reads, writes)
 
     def _refpb_banks(self) -> tuple:
         """The banks whose per-bank refresh is due (the controller's ``_refpb_banks``)."""
@@ -437,7 +469,8 @@ class CompiledCore:
 
     def snapshot(self, held: tuple | None = None):
         """The state in the arrays as a :class:`~.scheduling_state.SchedulingState`, with the
-        controller's statistics. The unread stream is handed over: this core is done with it."""
+        controller's statistics (up to date between runs: see :meth:`hand_over`). The unread
+        stream is handed over: this core is done with it."""
         st = self.st
         g = self.config
         rq_ids, rq_len, wq_ids, wq_len = self.queues

@@ -7,7 +7,7 @@ from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
 from .compiled_core_refresh import start_refresh
-from .compiled_core_layout import (COUNTER_FIRST, C_REFPB_SETS, C_TREFIPB, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
+from .compiled_core_layout import (C_REFPB_SETS, C_TREFIPB, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
                                    C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
                                    FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
                                    ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
@@ -516,8 +516,7 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
     request's last burst completed (its response may bound the horizon), or, with a request
     waiting on req (HEAD), after the cycle that leaves room for it (it enters at the next
     cycle the controller works at)."""
-    for i in range(COUNTER_FIRST, N_DONE):  # (the caller has taken the last call's counts)
-        st[i] = 0
+    # (the counters add up over calls until the caller takes them: see CompiledCore.hand_over)
     st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = st[N_DONE] = st[JOB_DONE] = 0
     if st[FEED_N]:
         expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left)

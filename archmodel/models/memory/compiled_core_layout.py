@@ -5,20 +5,24 @@ so neither imports the other for it."""
 
 _NEVER = 1 << 62
 
-# Scalar state, at these indices of one int64 array.
-(SEQ, RQC, WQC, WMODE, DIRTY, HAS_BEST, BEST_T, BEST_SEQ, BEST_B, BEST_K, BEST_E, REF_DUE, REF_PENDING,
- OPEN_BANKS, ACTIVE_SINCE, POS, BUF_LEN, EXHAUSTED, FREE_TOP,
- RL_VALUE, RL_MAX, RL_AREA, RL_SINCE, WL_VALUE, WL_MAX, WL_AREA, WL_SINCE,
- N_CMD, N_RSAMPLE, N_WSAMPLE, OUT_WAKE, OUT_C, OUT_PHASE,
+# Scalar state, at these indices of one int64 array. What a call fed through the ports leaves
+# for its caller comes first, so that the caller reads it as one slice (CALL_OUTPUTS).
+(OUT_WAKE, OUT_C, RQC, WQC, BUF_LEN, POS, N_DONE, N_CMD, N_RSAMPLE, N_WSAMPLE,
+ SEQ, WMODE, DIRTY, HAS_BEST, BEST_T, BEST_SEQ, BEST_B, BEST_K, BEST_E, REF_DUE, REF_PENDING,
+ OPEN_BANKS, ACTIVE_SINCE, EXHAUSTED, FREE_TOP,
+ RL_VALUE, RL_MAX, RL_AREA, RL_SINCE, WL_VALUE, WL_MAX, WL_AREA, WL_SINCE, OUT_PHASE,
  ACTS, PRES, PREAS, RDS, WRS, REFS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, FORWARDED,
- HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, REFPBS, N_DONE, JOB_DONE, HEAD,
+ HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, REFPBS, JOB_DONE, HEAD,
  FEED_N, FEED_OFFSET, FEED_SIZE, FEED_CYCLE, FEED_SLOT, FEED_WRITE, REFPB_SET, REFPB_NEXT,
  REFPB_RANKS, REFPB_DONE, STATE_SIZE) = range(63)
+CALL_OUTPUTS = N_WSAMPLE + 1
 COUNTER_SLOTS = {"acts": ACTS, "pres": PRES, "preas": PREAS, "rds": RDS, "wrs": WRS, "refs": REFS, "refpbs": REFPBS,
                  "reads": READS, "writes": WRITES, "bytes_read": BYTES_READ, "bytes_written": BYTES_WRITTEN,
                  "forwarded_reads": FORWARDED, "row_hits": HITS, "row_misses": MISSES,
                  "row_conflicts": CONFLICTS, "active_cycles": ACTIVE_CYCLES}
-COUNTER_FIRST = ACTS
+COUNTER_FIRST, COUNTER_END = ACTS, REFPBS + 1
+"""The counters, from COUNTER_FIRST up to COUNTER_END: the calls add to them, and the driver
+hands them to the controller's statistics and sets them to zero (:meth:`~.compiled_core.CompiledCore.hand_over`)."""
 
 # Configuration, at these indices of one int64 array.
 (C_BANKS, C_BANKS_PER_RANK, C_RANKS, C_CL, C_CWL, C_TBL, C_TREFI, C_FAW, C_HIGH, C_LOW, C_RQ_CAP, C_WQ_CAP,

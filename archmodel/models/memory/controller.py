@@ -153,9 +153,11 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
       lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`,
       or where a waiting request finds room (see "Scheduling ahead").
     - *Settle*: :meth:`~archmodel.kernel.Component.settle` runs whenever a run returns; a
-      model keeping state aside copies it back there. This controller's compiled core keeps
-      nothing aside between batches (statistics and listeners are updated after each one),
-      so it needs no ``settle``.
+      model keeping state aside copies it back there. This controller decides the cycles it
+      deferred up to then (see :attr:`~.schedule_ahead.SchedulesAhead._deferring`), and its
+      compiled core, fed through the ports, hands over the counts and queue-depth levels it
+      keeps in its arrays while a run lasts (its listeners and latency samples are updated
+      after each batch).
     - *Snapshot/restore*: :meth:`snapshot` returns the scheduling state as plain data
       (:class:`~.scheduling_state.SchedulingState`; the fixed numbers and tables are
       :meth:`scheduling_config`), :meth:`restore` continues from one, in this controller or

@@ -9,6 +9,8 @@ response at its own cycle as on the Python path."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -31,6 +33,8 @@ class SchedulesAhead:
     this class keeps equal to the core's after each of its calls (the lookahead bounds of
     :class:`~.splitting.SplitsRequests` read them)."""
 
+    _core: Any  # the controller's compiled core (None: the Python path)
+
     def _sleep_until(self, wake: int) -> None:
         """Sleep until DRAM cycle ``wake`` (_NEVER: until a request comes). With nothing
         outstanding and no command due but a refresh's, the work then is upkeep, which should
@@ -49,7 +53,7 @@ class SchedulesAhead:
         it always did, since the stream's last request ends such a run)."""
         core = self._core
         if core is not None:
-            return core.only_upkeep_due and self._port_ahead and self.idle
+            return self._port_ahead and self.idle and core.only_upkeep_due  # (the core's state read last: it costs most)
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
     def _tick_ports(self, c: int) -> None:
@@ -175,9 +179,12 @@ class SchedulesAhead:
 
     def settle(self) -> None:
         """When a run returns, decide the deferred cycles up to its time (each edge up to
-        then would have), so the statistics and the command listeners are as edge by edge."""
+        then would have), so the statistics and the command listeners are as edge by edge;
+        and have the compiled core hand over the counts it keeps meanwhile."""
         if self._deferring:
             self._catch_up_before(self.sim.now + 1)
+        if self._core is not None:
+            self._core.hand_over()
 
     def _schedule_ahead(self, c: int, wake: int) -> int:
         """Schedule the cycles after c with work (the next is ``wake``) that no request can
@@ -228,11 +235,17 @@ class SchedulesAhead:
     def short_horizon_cycles(self) -> int:
         """DRAM cycles below which an answer of the lookahead counts as short, after which the
         controller asks less often (see :data:`SHORT_CYCLES_PER_SENDER`): found once per
-        simulator from the senders its wiring lets reach the controller."""
+        simulator from the senders its wiring lets reach the controller. After short answers
+        in a row it lets as many chances pass between questions at most (the backoff's
+        ``most``, if larger): a question costs in proportion to those senders, so useless ones
+        (every one of a channel behind a chiplet's 174 senders, in the Manticore package's
+        GEMM) cost no more than the edges a useful one would save."""
         sim, short = self._short
         if sim is not self.sim:
             short = SHORT_CYCLES_PER_SENDER * max(1, len(self.sim.connection_graph.senders(self)))
             self._short = (self.sim, short)
+            if self._lookahead.most < short:
+                self._lookahead.most = short
         return short
 
     def earliest_take_ps(self, port) -> int:

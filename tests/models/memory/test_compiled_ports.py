@@ -248,3 +248,34 @@ def test_a_graph_kernel_through_a_cache_ends_alike_on_both_dram_engines():
     assert compiled[0] == python[0]
     assert compiled[1] == python[1] and len(compiled[1]) > 500
     assert compiled[2] == python[2]
+
+
+def _sliced_with_a_reset(mode, requests, cycles, reset_at_ps):
+    """A port-fed HBM2E channel run in two slices, with its statistics reset between them (as
+    a warm-up left out of a measurement would be): each statistic's summary after the run."""
+    top = Component("top", clock=dram_clock(preset("HBM2E")))
+    src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+    dram = DramController("dram", top, standard="HBM2E", read_queue=4, write_queue=4, **MODES[mode])
+    sink = Sink("sink", top, stop_after=len(requests))
+    connect(src.out, dram.req, latency=2)
+    connect(dram.resp, sink.inp, latency=3)
+    sim = Simulator(top)
+    assert sim.run(until_ps=reset_at_ps).reason == "limit"
+    assert dram.read_queue_depth.value > 0  # (the queue is busy: the reset sets its level at 0 all the same)
+    for stat in sim.all_stats():
+        if stat.path.startswith("top.dram"):
+            stat.reset()
+    assert sim.run().reason == "stopped"
+    return dram, [(stat.path, stat.summary()) for stat in sim.all_stats() if stat.path.startswith("top.dram")]
+
+
+def test_statistics_reset_between_runs_count_from_the_reset_on_the_compiled_core_too():
+    """Fed through the ports, the compiled core keeps its counts and queue-depth levels in its
+    arrays while a run lasts and hands them over when it returns: statistics reset between two
+    runs count from the reset, as on the Python path (the core takes the levels back from the
+    statistics at the next run's first call)."""
+    requests = _requests(11, 80, 1 << 14, 0, (64, 256), 0.3, ("a", "b"))
+    cycles = [i // 4 * 20 for i in range(len(requests))]
+    compiled, stats = _sliced_with_a_reset("compiled", requests, cycles, 150_000)
+    _, reference = _sliced_with_a_reset("reference", requests, cycles, 150_000)
+    assert compiled.engine_in_use == "compiled" and stats == reference

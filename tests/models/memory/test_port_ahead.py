@@ -105,3 +105,27 @@ def test_an_answer_of_the_lookahead_is_short_below_four_cycles_per_sender_that_c
     Simulator(top).run()
     # a channel hears from the interleaved memory, and through it from the source
     assert [ch.short_horizon_cycles for ch in mem.channel_list] == [8] * 4
+
+
+def test_after_short_answers_a_controller_behind_many_senders_lets_as_many_chances_pass_as_its_short_horizon():
+    """A question of the lookahead walks every sender behind the controller: behind a chain of
+    40 FIFOs (41 senders, a short horizon of 164 cycles) the backoff after short answers
+    grows to 164 chances between questions, not the 64 that bound it for a lone source."""
+    from archmodel.models.basic import Fifo
+
+    requests = _random_requests(3, 30, 1 << 14, 0)
+    top, dram, sink, checker = _fed_through_ports("HBM2E", requests, list(range(len(requests))), False, 0.0)
+    Simulator(top).run()
+    assert dram.short_horizon_cycles == 4 and dram._lookahead.most == 64
+    top = Component("top", clock=dram_clock(preset("HBM2E")))
+    src = Source("src", top, pattern="list", messages=requests, cycles=list(range(len(requests))),
+                 wrap_in_packet=False)
+    fifos = [Fifo(f"fifo{i}", top) for i in range(40)]
+    dram = DramController("dram", top, standard="HBM2E")
+    sink = Sink("sink", top, stop_after=len(requests))
+    for before, after in zip([src] + fifos, fifos):
+        connect(before.out, after.inp)
+    connect(fifos[-1].out, dram.req)
+    connect(dram.resp, sink.inp)
+    assert Simulator(top).run().reason == "stopped"
+    assert dram.short_horizon_cycles == 164 and dram._lookahead.most == 164
