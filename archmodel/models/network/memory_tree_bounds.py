@@ -85,8 +85,7 @@ class MemoryTreeBounds:
         (a) its arrival, when it is on the link, (b) after the grants for its target before
         it, one per edge: its own ``k - 1`` earlier messages (when all of them are for that
         target) and, of each other requester whose first messages have arrived and are for
-        the same target (it keeps asking until they are granted, and until those sure to
-        follow them without a gap are: :meth:`_backlog`), as many as the round robin
+        the same target (it keeps asking until they are granted), as many as the round robin
         grants before it: one between two grants of ``i``, and one more if it is ahead of
         ``i`` in the order now, and (c) while the target's queue is full, the edge after the
         send (:meth:`send_ps`) that makes room for the last of those grants. Never later than
@@ -159,11 +158,10 @@ class MemoryTreeBounds:
         return target
 
     def _waiting_runs(self, now: int) -> list:
-        """``(j, target, n)`` for each requester ``j`` whose first messages have arrived by now
-        and are all for ``target``, ``n`` of them with those sure to follow without a gap
-        (:meth:`_backlog`): it asks for that target at every edge until they are granted."""
+        """``(j, target, n)`` for each requester ``j`` whose first ``n`` messages (n > 0) have
+        arrived by now and are all for ``target``: it asks for that target at every edge
+        until they are granted."""
         runs = []
-        first = self.domain.edge_at_or_after(now)
         for j, port in self._live_requesters:
             flight = port.channel.flight
             if not flight or flight[0][0] > now:
@@ -179,57 +177,8 @@ class MemoryTreeBounds:
                 target = route
                 n += 1
             if n:
-                runs.append((j, target, self._backlog(j, target, n, first)))
+                runs.append((j, target, n))
         return runs
-
-    def _backlog(self, j: int, target: int, n: int, first: int) -> int:
-        """How many messages requester ``j`` keeps here for ``target`` from now on: its first
-        ``n`` (arrived by now), and each after them that is sure to have arrived by the edge
-        after the take of the one before it (the soonest edge of a grant after that take),
-        so ``j`` asks at every edge until all of them are granted.
-
-        The ``m``-th take of the link from now comes no sooner than ``first + (m - 1)``
-        edges (one take per edge), nor than the arrival of the ``m``-th message on the link
-        (and an edge per take after the last). A message on the link counts when it arrives
-        by the edge after the take before it. One in the sending node's queue for us counts
-        when that node is sure to send it in time: it sends its ready head at the first edge
-        it holds a credit and the link is free (woken by the credit coming back, or the link
-        freeing, when it waits), one message per edge on a link of one beat per message. So
-        the ``s``-th message of its queue leaves no later than (a) its next edge when a
-        credit is held or returning for it, (b) else the edge after the take that frees its
-        credit, ``len(flight) + credits - 1`` takes before the one it must follow (at least
-        ``latency`` takes on a link holding more messages than its latency, so it arrives in
-        time), (c) the edge it is ready, the link free, or (d) an edge after the one before it
-        left. One clock for both nodes and the link."""
-        period = self.period
-        channel = self.requesters[j].channel
-        flight = channel.flight
-        sole = self._sole_targets[j]
-        m = n
-        for index in range(n, len(flight)):
-            arrival, message = flight[index]
-            if arrival > max(first + m * period, flight[index - 1][0] + period) \
-                    or (sole is None and self._route_of(j, message) != target):
-                return m
-            m += 1
-        sender = channel.src_owner
-        if not isinstance(sender, MemoryTreeBounds) or not channel.same_domain or channel.capacity <= channel.latency:
-            return m
-        transit = channel.delay
-        width = channel.width_bits
-        last = flight[-1][0] - (len(flight) - 1) * period  # (the f-th take comes after the last arrival)
-        credits = channel.credits + channel.returning
-        next_edge = self.domain.edge_after(self.sim.now)
-        soonest = channel.busy_until  # the first edge the link is free
-        for s, (ready, message, _) in enumerate(sender.to_send[sender._target_index[channel.src]], 1):
-            leaves = max(ready, soonest, next_edge if s <= credits else 0)
-            grant = max(first, last) + m * period  # the soonest edge after the m-th take
-            if leaves + transit > grant or (width and message.size_bits > width) \
-                    or (sole is None and self._route_of(j, message) != target):
-                return m
-            soonest = 0
-            m += 1
-        return m
 
     def _take_bound(self, i: int, k: int) -> int:
         """:meth:`take_ps`, worked out from the state now."""

@@ -394,14 +394,12 @@ def test_no_take_nor_send_comes_before_its_bound_however_far_down_the_link(inter
     assert checked > 3000 and tight > 500 and ahead > 50000 and far > 20000, (checked, tight, ahead, far)
 
 
-def test_take_bounds_count_the_backlog_of_the_requesters_ahead_exactly_where_a_node_grants_every_edge():
+def test_take_bounds_asked_in_the_middle_of_an_edge_are_never_later_than_the_take_in_saturated_trees():
     # Trees whose root grants a request at every edge (a memory serving one small request
-    # per cycle): each child node keeps its link to the root full and its queue for it fed,
-    # so a requester's k-th take waits for the grants of the others' messages on their links
-    # and in their nodes' queues (take_ps counts them: _backlog), so the bounds reach further
-    # ahead. Asked in the middle of the edges too (the asking part ticks in shuffled order
-    # among the nodes), the bound is the take itself almost always; one message too many
-    # and it is later than the take.
+    # per cycle) while each child node keeps its link to the root full and its queue for it
+    # fed. The bounds are asked in the middle of the edges (the asking part ticks in shuffled
+    # order among the nodes, as a compiled cluster asks: after an edge a bound has an edge
+    # of slack, the node having ticked), and are the take itself almost always.
     checked = tight = far = 0
     for seed in range(150):
         rng = random.Random(8300 + seed)
@@ -435,5 +433,4 @@ def test_take_bounds_count_the_backlog_of_the_requesters_ahead_exactly_where_a_n
         nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
         counts = hold_takes_and_sends_to_their_bounds(sim, nodes, cpus, seed, 1000, asking)
         checked, tight, far = checked + counts[0], tight + counts[1], far + counts[3]
-    # (14,403 far bounds; 12,544 counting the messages on the links only, 9,773 neither)
-    assert checked > 15000 and tight > 0.9 * checked and far > 13500, (checked, tight, far)
+    assert checked > 15000 and tight > 0.9 * checked and far > 9000, (checked, tight, far)
