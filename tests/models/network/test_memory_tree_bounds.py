@@ -305,6 +305,76 @@ def _deep_tree(rng: random.Random, top: Component, leaves: int, interleaved: boo
     return slots, memories
 
 
+class Asking(Component):
+    """Calls ``ask`` at each of its edges (in shuffled tick order: before or after the nodes'
+    own ticks at that edge, as a compiled cluster asks)."""
+
+    def setup(self) -> None:
+        self.ask = lambda: None
+
+    def tick(self) -> None:
+        self.ask()
+
+
+def hold_takes_and_sends_to_their_bounds(sim: Simulator, nodes: list, cpus: list, seed, cycles: int,
+                                         asking: Asking | None = None) -> tuple:
+    """Run ``sim`` edge by edge, asking every node's ``take_ps(i, k)`` and ``send_ps(t, m)``
+    for every k and m up to a few beyond what is queued (after each edge, or at each tick of
+    ``asking``), and hold each bound to the take (send) with that number. Returns (bounds
+    checked, of them exact, bounds two edges or more ahead, take bounds of a later message
+    eight edges or more ahead)."""
+    counts = dict(checked=0, tight=0, ahead=0, far=0)
+    takes, sends = [], []  # (node, requester index, channel), (node, target index, channel)
+    for node in nodes:
+        takes += [(node, i, port.channel) for i, port in enumerate(node.requesters) if port.connected]
+        sends += [(node, t, port.channel) for t, port in enumerate(node.target_ports) if port.connected]
+    kept: dict = {}  # ("take" or "send", channel, number of the event) -> the latest bound asked
+
+    def ask() -> None:
+        now = sim.now
+        for node, i, channel in takes:
+            sender = channel.src_owner
+            queued = len(sender.to_send[sender._target_index[channel.src]]) if sender in nodes else 0
+            for k in range(1, len(channel.flight) + queued + 3):
+                bound = node.take_ps(i, k)
+                key = ("take", channel, channel.received + k)
+                kept[key] = max(kept.get(key, bound), bound)
+                counts["ahead"] += bound >= now + 2 * node.period
+                counts["far"] += k > 1 and bound >= now + 8 * node.period
+        for node, t, channel in sends:
+            for m in range(1, len(node.to_send[t]) + 4):
+                bound = node.send_ps(t, m)
+                key = ("send", channel, channel.sent + m)
+                kept[key] = max(kept.get(key, bound), bound)
+
+    def held(bound, at: int, channel) -> None:
+        if bound is not None:
+            assert bound <= at, (seed, channel.name, bound, at)
+            counts["checked"] += 1
+            counts["tight"] += bound == at
+
+    if asking is not None:
+        asking.ask = ask
+    seen = {channel: (channel.received, channel.sent) for _, _, channel in takes + sends}
+    for cycle in range(1, cycles):
+        sim.run(cycles=cycle)
+        for node, _, channel in takes:
+            if channel.received != seen[channel][0]:
+                assert channel.received == seen[channel][0] + 1  # (one take per edge)
+                held(kept.pop(("take", channel, channel.received), None), channel.taken_at, channel)
+        for node, _, channel in sends:
+            if channel.sent != seen[channel][1]:
+                assert channel.sent == seen[channel][1] + 1  # (one send per edge)
+                held(kept.pop(("send", channel, channel.sent), None), sim.now, channel)
+        seen = {channel: (channel.received, channel.sent) for _, _, channel in takes + sends}
+        if asking is None:
+            ask()
+        if all(not cpu.script for cpu in cpus) and not any(n.outstanding for n in nodes) \
+                and not any(q for n in nodes for q in n.answers):
+            break
+    return counts["checked"], counts["tight"], counts["ahead"], counts["far"]
+
+
 @pytest.mark.parametrize("interleaved", [False, True])
 def test_no_take_nor_send_comes_before_its_bound_however_far_down_the_link(interleaved):
     # take_ps(i, k): a node's take of the k-th message from now on requester i's link (on
@@ -319,47 +389,48 @@ def test_no_take_nor_send_comes_before_its_bound_however_far_down_the_link(inter
         cpus = scripted_requesters(rng, top, slots, write_share=0.3, sources=None)
         sim = Simulator(top)
         nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
-        takes, sends = [], []  # (node, requester index, channel), (node, target index, channel)
-        for node in nodes:
-            takes += [(node, i, port.channel) for i, port in enumerate(node.requesters) if port.connected]
-            sends += [(node, t, port.channel) for t, port in enumerate(node.target_ports) if port.connected]
-        kept: dict = {}  # ("take" or "send", channel, number of the event) -> the latest bound asked
-        seen = {channel: (channel.received, channel.sent) for _, _, channel in takes + sends}
-        for cycle in range(1, 2500):
-            sim.run(cycles=cycle)
-            now = sim.now
-            for node, _, channel in takes:
-                if channel.received != seen[channel][0]:
-                    assert channel.received == seen[channel][0] + 1  # (one take per edge)
-                    bound = kept.pop(("take", channel, channel.received), None)
-                    if bound is not None:
-                        assert bound <= channel.taken_at, (seed, channel.name, bound, channel.taken_at)
-                        checked += 1
-                        tight += bound == channel.taken_at
-            for node, _, channel in sends:
-                if channel.sent != seen[channel][1]:
-                    assert channel.sent == seen[channel][1] + 1  # (one send per edge)
-                    bound = kept.pop(("send", channel, channel.sent), None)
-                    if bound is not None:
-                        assert bound <= now, (seed, channel.name, bound, now)
-                        checked += 1
-                        tight += bound == now
-            seen = {channel: (channel.received, channel.sent) for _, _, channel in takes + sends}
-            for node, i, channel in takes:
-                sender = channel.src_owner
-                queued = len(sender.to_send[sender._target_index[channel.src]]) if sender in nodes else 0
-                for k in range(1, len(channel.flight) + queued + 3):
-                    bound = node.take_ps(i, k)
-                    key = ("take", channel, channel.received + k)
-                    kept[key] = max(kept.get(key, bound), bound)
-                    ahead += bound >= now + 2 * node.period
-                    far += k > 1 and bound >= now + 8 * node.period
-            for node, t, channel in sends:
-                for m in range(1, len(node.to_send[t]) + 4):
-                    bound = node.send_ps(t, m)
-                    key = ("send", channel, channel.sent + m)
-                    kept[key] = max(kept.get(key, bound), bound)
-            if all(not cpu.script for cpu in cpus) and not any(n.outstanding for n in nodes) \
-                    and not any(q for n in nodes for q in n.answers):
-                break
+        counts = hold_takes_and_sends_to_their_bounds(sim, nodes, cpus, seed, 2500)
+        checked, tight, ahead, far = (a + b for a, b in zip((checked, tight, ahead, far), counts))
     assert checked > 3000 and tight > 500 and ahead > 50000 and far > 20000, (checked, tight, ahead, far)
+
+
+def test_take_bounds_asked_in_the_middle_of_an_edge_are_never_later_than_the_take_in_saturated_trees():
+    # Trees whose root grants a request at every edge (a memory serving one small request
+    # per cycle) while each child node keeps its link to the root full and its queue for it
+    # fed. The bounds are asked in the middle of the edges (the asking part ticks in shuffled
+    # order among the nodes, as a compiled cluster asks: after an edge a bound has an edge
+    # of slack, the node having ticked), and are the take itself almost always.
+    checked = tight = far = 0
+    for seed in range(150):
+        rng = random.Random(8300 + seed)
+        top = Component("top")
+        memory = FixedLatencyMemory("memory", top, base_address=0, size_bytes=MIB, latency_cycles=rng.randint(1, 6),
+                                    bytes_per_cycle=64)
+        depth = rng.choice([1, 2, 4])
+        root = MemoryTreeNode("root", top, radix=rng.randint(2, 3), queue_depth=8)
+        connect(root.up_req, memory.req, latency=1, capacity=4)
+        connect(memory.rsp, root.up_rsp, latency=1, capacity=4)
+        cpus = []
+        for k in range(root.radix):
+            latency = rng.randint(1, 2)
+            child = MemoryTreeNode(f"child{k}", top, radix=rng.randint(1, 2), queue_depth=depth,
+                                   latency_cycles=rng.choice([0, 1]))
+            connect(child.up_req, root.down_req[k], latency=latency, capacity=latency + rng.choice([0, 1, 1, 2]),
+                    width_bits=rng.choice([None, 512]))
+            connect(root.down_rsp[k], child.up_rsp, latency=1)
+            for i in range(child.radix):
+                cpu = ScriptedRequester(f"cpu{k}_{i}", top)
+                connect(cpu.req, child.down_req[i], latency=1)
+                connect(child.down_rsp[i], cpu.rsp, latency=1)
+                for n in range(rng.randint(2, 14)):
+                    size = rng.choice([8, 64])
+                    write = rng.random() < 0.3  # (64 bytes and a control word: two beats of 512 bits)
+                    cpu.script.append(MemRequest(size * rng.randrange(MIB // size), size, is_write=write,
+                                                 data=bytes(size) if write else None, source="dma", tag=n))
+                cpus.append(cpu)
+        asking = Asking("asking", top)
+        sim = Simulator(top, shuffle=True, seed=seed)
+        nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
+        counts = hold_takes_and_sends_to_their_bounds(sim, nodes, cpus, seed, 1000, asking)
+        checked, tight, far = checked + counts[0], tight + counts[1], far + counts[3]
+    assert checked > 15000 and tight > 0.9 * checked and far > 9000, (checked, tight, far)
