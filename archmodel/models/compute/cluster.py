@@ -135,6 +135,8 @@ class SnitchCluster(Component):
         self.n_parked_cycles = 0  # the cycles it ran on waking from those
         self.park_wakes: set = set()  # cycles of the wake-ups asked for then, which a response may outlive
         self.sleeps_until = 0  # the cycle the compiled loop's latest sleep asked to wake at
+        self.n_lagging_sends = 0  # read bursts sent while the cores' arrays were ahead (compiled_batches)
+        self.lagging_until = 0  # the cores' cycle when a run stopped inside a batch whose reads lagged
 
     # -- what workloads use ---------------------------------------------------------------------
     def load_programs(self, programs: list) -> None:

@@ -11,8 +11,10 @@ lookahead nothing: a cluster whose DMA finds its port without a credit while its
 runs a cycle per tick at the cost of the loop's call and the port's look. When nothing but a
 response or the port taking its next burst can change what the cluster does
 (:func:`waits_only_for_the_port`), it sleeps until the kernel wakes it for one or its own next
-event comes, and runs the cycles slept through in one batch on waking. :func:`release` copies
-the state back into the Python objects.
+event comes, and runs the cycles slept through in one batch on waking. A read burst waiting
+for the port stops no batch at all: the cores run to the horizon and the burst goes at the
+edge its credit returns (:func:`send_lagging_reads`). :func:`release` copies the state back
+into the Python objects.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, 
                               I_TARGET, I_USES_IMM)
 from .isa import K_BRANCH, K_DMA
 from .isa import code as code_of
-from .compiled_state import Resident
+from .compiled_state import NEVER_SEND, Resident
 
 
 def dma_waits_on_responses(cluster) -> bool:
@@ -126,17 +128,13 @@ def waits_only_for_the_port(cluster) -> bool:
     return polling
 
 
-NEVER_SEND = 1 << 62
-"""A ``D_SEND_FROM`` no cycle reaches: while the cluster slept the port did not change."""
-
-
 def _catch_up(cluster, resident, cycle: int) -> None:
     """Run the cycles a cluster slept through waiting on its port (see
     :func:`waits_only_for_the_port`), up to ``cycle``, in one batch: nothing arrived in them
     and the port stayed as it was, so the DMA port's part of each is the loop's own (a burst
     waiting to go stays waiting)."""
     start = resident.next_cycle
-    resident.dm[D_SEND_FROM] = NEVER_SEND
+    resident.dm[D_SEND_FROM] = NEVER_SEND  # (while the cluster slept the port did not change)
     ran = resident.run(start, cycle)
     resident.dm[D_SEND_FROM] = 0  # (the port's part of the next cycle looks again)
     if ran != cycle - start:
@@ -167,7 +165,48 @@ def release(cluster) -> None:
         cluster.wake_at(domain.phase_ps + cycle * domain.period_ps)
     if resident is not None:
         cluster.resident = None
+        if resident.sends_lag and resident.next_cycle > cluster.domain.cycle_of(cluster.sim.now) + 1:
+            # (a run stopped from outside inside a batch whose reads lag: the next edges
+            # before the batch's end are for those alone)
+            cluster.lagging_until = resident.next_cycle
         resident.store()
+
+
+def send_lagging_reads(cluster, resident, cycle: int, served: bool) -> None:
+    """The DMA port's part of ``cycle`` for a cluster whose cores' arrays are already at a
+    later cycle, its DMA's read bursts lagging (``Resident.sends_lag``, see
+    :meth:`~.compiled_state.Resident._blocked`): at this edge ``SnitchDma.step`` would take
+    no response (none can come before the arrays' cycle) and send the next read burst if
+    the port is ready, nothing else it does depending on that. The cluster stays awake for
+    the next edge while the port might take another, else sleeps until the arrays' cycle
+    (or, parked, until woken); a returning credit wakes it sooner. ``resident`` is None
+    after a run stopped inside such a batch: the state is loaded again, as it was."""
+    if resident is None:
+        resident = cluster.resident = Resident(cluster)
+        resident.next_cycle, resident.sends_lag = cluster.lagging_until, True
+        cluster.lagging_until = 0
+    rsp = cluster.ext_rsp
+    if served or rsp.valid:
+        raise ModelAssertion(f"{cluster.path}: a message came in at cycle {cycle}, before the lookahead "
+                             f"horizon at cycle {resident.next_cycle} its cores ran to")
+    dm = resident.dm
+    req = cluster.ext_req
+    if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and req.ready:
+        kept = cluster.horizon
+        holds = kept.holds_through(cluster, cluster.sim.now)
+        resident.send_read(req)
+        if holds:  # (its answer comes after the outstanding ones: the horizon kept still holds)
+            kept.keep(cluster, kept.until_ps)
+        cluster.n_lagging_sends += 1
+        cluster.lookahead.reset()  # (as after any send: the memory's answer moved)
+        if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING]:
+            return  # awake at the next edge: the port may take the next burst there
+    if resident.next_cycle == cycle + 1:
+        return
+    cluster.sleep()
+    if not resident.parked:
+        domain = cluster.domain
+        cluster.wake_at(domain.phase_ps + resident.next_cycle * domain.period_ps)
 
 
 SHORT_HORIZON = 8
@@ -237,7 +276,8 @@ def _send_stop(dm, rb, cycle: int) -> int:
     done, stops at the latest for the DMA (``_dma_would_exit``): a burst it waits to send on
     ``ext_req`` stays waiting in the loop (only Python sends, and while one waits the
     transfer cannot finish), so the batch stops for it at the next cycle, or at the first
-    one the port can take it (``D_SEND_FROM``); NEVER_SEND when no burst waits. A batch
+    one the port can take it (``D_SEND_FROM``); NEVER_SEND when no burst waits, or a read
+    burst lags (:meth:`~.compiled_state.Resident._blocked`). A batch
     ending there needs no horizon past it, and one ending at the next cycle no question."""
     if not dm[D_CUR]:
         return cycle + 1 if dm[D_QLEN] else NEVER_SEND
@@ -269,8 +309,15 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     phase, period = domain.phase_ps, domain.period_ps
     hard_end = _hard_end(cluster)
     resident = cluster.resident
+    stale = False
     if cluster.park_wakes and cycle in cluster.park_wakes:
         cluster.park_wakes.discard(cycle)
+        stale = True
+    if resident.sends_lag and resident.next_cycle > cycle if resident is not None else cycle < cluster.lagging_until:
+        # (whatever woke it: the returning credit or a stale wake-up, which finds the port as it was)
+        send_lagging_reads(cluster, resident, cycle, served)
+        return True
+    if stale:
         if cycle < cluster.sleeps_until and not served and (resident is None or not resident.parked):
             # the wake-up asked when it slept waiting for a response, which came earlier:
             # the cluster has since gone to sleep until a later cycle of its own
@@ -281,6 +328,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             if resident.next_cycle < cycle:
                 _catch_up(cluster, resident, cycle)  # a response came, or its own next event
             resident.parked = False
+        resident.sends_lag = False  # (the arrays are at this edge: the port's part looks again)
         if resident.next_cycle != cycle:
             raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
                                  f"{resident.next_cycle}")
@@ -361,9 +409,11 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         return True
     if reason in ("fp", "integer"):
         cluster.python_cycle = cycle + ran
-        release(cluster)
+        if not resident.sends_lag:  # (else at that cycle's tick, after the sends before it)
+            release(cluster)
     elif cycle + ran >= hard_end:
-        release(cluster)
+        if not resident.sends_lag:
+            release(cluster)
     elif not inside and waits_only_for_the_port(cluster):
         # Nothing but a response or the port taking its burst (or its own next event: the
         # run's limit, a progress report, the watchdog) can change what it does: sleep until

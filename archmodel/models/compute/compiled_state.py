@@ -160,6 +160,9 @@ def _restore_sequencer(core, recorded: list) -> None:
     core.seq_issue = [_Replays(core, copies) for copies in body]
 
 
+NEVER_SEND = 1 << 62
+"""A ``D_SEND_FROM`` no cycle reaches: the loop never stops for the burst waiting to go."""
+
 _SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, end, check_only, port_done
 
 
@@ -182,6 +185,9 @@ class Resident:
         self.programs = programs = _programs(cluster)
         self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
         self.parked = False  # asleep waiting on its port (compiled_batches.waits_only_for_the_port)
+        # the cores ran ahead of the DMA's read requests, which are sent at the kernel's edges
+        # (compiled_batches.send_lagging_reads); see _blocked
+        self.sends_lag = False
         self.busy_core = -1  # the loop's row of the core that last kept it from sleeping so (-1: none yet)
         index_of = programs.index_of
         ncores = len(running)
@@ -352,13 +358,7 @@ class Resident:
                     return moved
                 if check is not None and not self.run(check, check + 1, check_only=True):
                     return None
-                outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
-                req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
-                                    created_ps=cluster.sim.now))
-                self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
-                dm[D_PENDING] += 1
-                dm[D_BHEAD] += 1
-                dm[D_NB] -= 1
+                self.send_read(req)
                 return True
             return moved
         rb = self.rb
@@ -388,13 +388,38 @@ class Resident:
             return True
         return moved
 
+    def send_read(self, req) -> None:
+        """Send the running inbound transfer's next read burst on ``req`` (ready), as
+        ``SnitchDma.step`` does, and count it outstanding."""
+        dm = self.dm
+        outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
+        req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
+                            created_ps=self.cluster.sim.now))
+        self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
+        dm[D_PENDING] += 1
+        dm[D_BHEAD] += 1
+        dm[D_NB] -= 1
+
     def _blocked(self, req) -> None:
-        """The DMA engine waits to send a burst on ``req``, which is not ready: the loop need
-        not stop for it before the first cycle at which the port can change (its credit
-        returns or its link frees: :meth:`~archmodel.kernel.OutPort.unblocks_from_ps`),
-        which wakes the cluster, so no batch may run past it either."""
+        """The DMA engine waits to send a burst on ``req``, which is not ready.
+
+        A read burst (reads are outstanding then: only one of ours holds the credit or the
+        link): sending it changes nothing the cores can see before its response, which comes
+        after the oldest outstanding one's (a memory answers a source in request order, as
+        the engine's ``pending_reads`` expects), itself no sooner than the lookahead horizon.
+        So the loop need not stop for it (``sends_lag``): it goes when the kernel wakes the
+        cluster for the returning credit, the cores' arrays ahead
+        (:func:`~.compiled_batches.send_lagging_reads`). A write, whose data the lanes read
+        from the TCDM: the loop need not stop for it before the first cycle at which the
+        port can change (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), which wakes
+        the cluster, so no batch may run past it either."""
+        dm = self.dm
+        if dm[D_INBOUND] and dm[D_PENDING]:
+            dm[D_SEND_FROM] = NEVER_SEND
+            self.sends_lag = True
+            return
         domain = self.cluster.domain
-        self.dm[D_SEND_FROM] = -((domain.phase_ps - req.unblocks_from_ps()) // domain.period_ps)
+        dm[D_SEND_FROM] = -((domain.phase_ps - req.unblocks_from_ps()) // domain.period_ps)
 
     def _take_words(self, local: int, data: np.ndarray) -> None:
         """Queue a read burst's words for the lanes (``write_words``)."""

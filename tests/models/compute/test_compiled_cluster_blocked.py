@@ -141,8 +141,10 @@ def test_a_batch_held_up_by_the_port_asks_nothing_checks_once_and_stays_awake_wh
     connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
     cluster.dma.burst_bytes = 64
     rng = random.Random(7)
-    # two compute cores working while 4 KiB come in, in bursts of 64 bytes, one per 16 cycles
-    program = (f"li a0, {EXT_BASE}\nli a1, {LOCAL}\ndmsrc a0\ndmdst a1\nli a2, 4096\n"
+    # two compute cores working while 4 KiB go out, in bursts of 64 bytes, one per 16 cycles
+    # (a write burst, whose data the lanes read from the TCDM, waits for the port so; a read
+    # burst waits differently: test_compiled_cluster_lagging)
+    program = (f"li a0, {LOCAL}\nli a1, {EXT_BASE}\ndmsrc a0\ndmdst a1\nli a2, 4096\n"
                "dmcpyi t0, a2, 0\n1: dmstati t6, 2\nbnez t6, 1b\necall")
     cluster.load_programs([assemble(loads_and_stores(rng), "core0.S"), assemble(loads_and_stores(rng), "core1.S"),
                            assemble(program, "dma.S")])
@@ -153,9 +155,9 @@ def test_a_batch_held_up_by_the_port_asks_nothing_checks_once_and_stays_awake_wh
         Component.sleep_for(cluster, cycles)
     cluster.sleep_for = sleeping
     sim.run()
-    assert cluster.dma.n_in == 4096 and memory.n_read == 4096
+    assert cluster.dma.n_out == 4096 and memory.n_written == 4096
     # every question was about more than the next cycle; a batch ending where the port can
-    # first take the burst waiting asked none (4 questions in 520 batches; 385 when each asked)
+    # first take the burst waiting asked none (6 questions in 520 batches)
     assert asked and all(end > cycle + 1 for cycle, end in asked), asked
     assert len(asked) <= 8 and cluster.n_compiled_batches > 500, (asked, cluster.n_compiled_batches)
     # 64 bursts, each found the port without a credit for a while: many one-cycle batches, a
