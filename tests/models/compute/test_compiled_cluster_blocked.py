@@ -119,6 +119,28 @@ def test_a_cluster_blocked_on_its_port_while_it_computes_ends_alike_with_the_com
     assert ends_alike(run, seed, "batches") > 0
 
 
+def throttled_transfer(engine: str, inbound: bool):
+    """(top, cluster, memory): two compute cores working while 4 KiB go out of the TCDM (or
+    come in, ``inbound``) in bursts of 64 bytes, through a throttle passing one every 16
+    cycles over a link of one credit, to a memory answering 20 cycles later: the port
+    refuses most bursts for a while."""
+    top = Component("system")
+    cluster = SnitchCluster("cluster", top, cores=2, engine=engine)
+    memory = FixedLatencyMemory("memory", top, latency_cycles=20, size_bytes=EXT_BYTES)
+    throttle = Throttle("throttle", top, gap=16)
+    connect(cluster.ext_req, throttle.inp, latency=1, capacity=1)
+    connect(throttle.out, memory.req, latency=1)
+    connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
+    cluster.dma.burst_bytes = 64
+    rng = random.Random(7)
+    source, destination = (EXT_BASE, LOCAL) if inbound else (LOCAL, EXT_BASE)
+    program = (f"li a0, {source}\nli a1, {destination}\ndmsrc a0\ndmdst a1\nli a2, 4096\n"
+               "dmcpyi t0, a2, 0\n1: dmstati t6, 2\nbnez t6, 1b\necall")
+    cluster.load_programs([assemble(loads_and_stores(rng), "core0.S"), assemble(loads_and_stores(rng), "core1.S"),
+                           assemble(program, "dma.S")])
+    return top, cluster, memory
+
+
 def test_a_batch_held_up_by_the_port_asks_nothing_checks_once_and_stays_awake_when_it_is_one_cycle(monkeypatch):
     asked, checks, sleeps = [], [], []
     undisturbed_end, run_batch = compiled_batches._undisturbed_end, compiled_state.Resident.run
@@ -132,22 +154,9 @@ def test_a_batch_held_up_by_the_port_asks_nothing_checks_once_and_stays_awake_wh
         return run_batch(self, start, end, check_only, port_done)
     monkeypatch.setattr(compiled_batches, "_undisturbed_end", asking)
     monkeypatch.setattr(compiled_state.Resident, "run", counted)
-    top = Component("system")
-    cluster = SnitchCluster("cluster", top, cores=2)
-    memory = FixedLatencyMemory("memory", top, latency_cycles=20, size_bytes=EXT_BYTES)
-    throttle = Throttle("throttle", top, gap=16)
-    connect(cluster.ext_req, throttle.inp, latency=1, capacity=1)
-    connect(throttle.out, memory.req, latency=1)
-    connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
-    cluster.dma.burst_bytes = 64
-    rng = random.Random(7)
-    # two compute cores working while 4 KiB go out, in bursts of 64 bytes, one per 16 cycles
     # (a write burst, whose data the lanes read from the TCDM, waits for the port so; a read
     # burst waits differently: test_compiled_cluster_lagging)
-    program = (f"li a0, {LOCAL}\nli a1, {EXT_BASE}\ndmsrc a0\ndmdst a1\nli a2, 4096\n"
-               "dmcpyi t0, a2, 0\n1: dmstati t6, 2\nbnez t6, 1b\necall")
-    cluster.load_programs([assemble(loads_and_stores(rng), "core0.S"), assemble(loads_and_stores(rng), "core1.S"),
-                           assemble(program, "dma.S")])
+    top, cluster, memory = throttled_transfer("auto", inbound=False)
     sim = Simulator(top)
 
     def sleeping(cycles):

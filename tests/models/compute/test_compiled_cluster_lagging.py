@@ -19,10 +19,9 @@ from archmodel.models.compute import FixedLatencyMemory, SnitchCluster, assemble
 from archmodel.models.memory import DramController
 
 from .test_compiled_cluster import _Writer
-from .test_compiled_cluster_blocked import Throttle
+from .test_compiled_cluster_blocked import Throttle, throttled_transfer
 from .test_compiled_cluster_dram import outcome
 from .test_compiled_cluster_memory import EXT_BASE, LOCAL, emit_transfer, ends_alike
-from .test_compiled_cluster_memory import core_program as loads_and_stores
 from .test_compiled_kernels import use_engine
 
 EXT_BYTES = 0x2_0000
@@ -166,22 +165,9 @@ def test_a_run_stopped_from_outside_while_reads_lag_goes_on_as_the_python_model(
 
 
 def saturated(engine: str):
-    """Two compute cores working while 4 KiB come in, in 64 bursts of 64 bytes, through a
-    throttle passing one every 16 cycles over a link of one credit, to a memory answering
-    20 cycles later: the port refuses most bursts for a while, reads outstanding."""
-    top = Component("system")
-    cluster = SnitchCluster("cluster", top, cores=2, engine=engine)
-    memory = FixedLatencyMemory("memory", top, latency_cycles=20, size_bytes=EXT_BYTES)
-    throttle = Throttle("throttle", top, gap=16)
-    connect(cluster.ext_req, throttle.inp, latency=1, capacity=1)
-    connect(throttle.out, memory.req, latency=1)
-    connect(memory.rsp, cluster.ext_rsp, latency=1, width_bits=512)
-    cluster.dma.burst_bytes = 64
-    rng = random.Random(7)
-    program = (f"li a0, {EXT_BASE}\nli a1, {LOCAL}\ndmsrc a0\ndmdst a1\nli a2, 4096\n"
-               "dmcpyi t0, a2, 0\n1: dmstati t6, 2\nbnez t6, 1b\necall")
-    cluster.load_programs([assemble(loads_and_stores(rng), "core0.S"), assemble(loads_and_stores(rng), "core1.S"),
-                           assemble(program, "dma.S")])
+    """test_compiled_cluster_blocked's throttled 4 KiB, coming in: the port refuses most read
+    bursts for a while, reads outstanding."""
+    top, cluster, memory = throttled_transfer(engine, inbound=True)
     sim = Simulator(top)
     sim.run()
     return sim, cluster, memory
