@@ -153,13 +153,18 @@ def _count_exit(cluster, reason: str) -> None:
 def release(cluster) -> None:
     """Copy a cluster's state held in arrays back into its Python objects (see the module
     docstring); nothing to do when none is held. A cluster asleep waiting for a response
-    first runs the cycles up to the current edge, and ticks at the next one."""
+    first runs the cycles up to the current edge, and ticks at the next one (or, parked at
+    the end of a batch that ran past now, at that end, where its state is)."""
     resident = cluster.resident
     if resident is not None and resident.parked:
         domain = cluster.domain
         cycle = domain.cycle_of(cluster.sim.now) + 1
         if cycle > resident.next_cycle:
             _catch_up(cluster, resident, cycle)
+        else:
+            # (it parked at the end of a batch that ran past this edge, and a run stopped from
+            # outside before then: the state handed back is that end's, so it ticks there)
+            cycle = resident.next_cycle
         resident.parked = False
         cluster.sleeps_until = cycle
         cluster.wake_at(domain.phase_ps + cycle * domain.period_ps)
