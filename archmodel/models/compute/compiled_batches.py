@@ -318,7 +318,11 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     if cluster.park_wakes and cycle in cluster.park_wakes:
         cluster.park_wakes.discard(cycle)
         stale = True
-    if resident.sends_lag and resident.next_cycle > cycle if resident is not None else cycle < cluster.lagging_until:
+    # reads lag while the arrays are ahead of this edge (or, handed back by a run stopped
+    # inside such a batch, until the cycle that batch reached)
+    lagging = (resident.sends_lag and resident.next_cycle > cycle) if resident is not None \
+        else cycle < cluster.lagging_until
+    if lagging:
         # (whatever woke it: the returning credit or a stale wake-up, which finds the port as it was)
         send_lagging_reads(cluster, resident, cycle, served)
         return True
