@@ -73,6 +73,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.steps = 0  # edges this engine has ticked (the lookahead bounds are cached per edge)
         self.bounds_at = None
         self.bounds: dict = {}
+        self.heading: dict = {}  # requester -> its requests on their way to a memory (engine_bounds)
         self.answers: dict = {}
 
     def start(self) -> None:

@@ -10,7 +10,12 @@ only to the requester that asked, so ``mem_rsp[t]`` is also bounded by the soone
 t's own requests wherever they are (on their way in, in the network, at a memory). An answer
 leaves only when the tail of its packet arrives, a cycle per flit behind the head, and its
 flits follow from the request (the bytes read, or one word for a write's acknowledgement:
-:func:`~.memory_interface.answer_flits`), so every answer's bound counts them.
+:func:`~.memory_interface.answer_flits`), so every answer's bound counts them. A request
+reaches its memory only over the link from the memory's terminal, which the interface sends
+on when it is ready, in order: while the link refuses (a DRAM channel with full queues has
+scheduled its cycles ahead and takes nothing before them), no request on its way there or
+waiting is passed on before the link may take again
+(:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), worked out at each question.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class MemoryPortBounds:
         pm = noc.port_map
         period = self.period
         bounds: dict = {}
+        heading: dict = {}  # requester -> [(tail's arrival at the memory's terminal, that terminal, then to its answer)]
         flit_bits = noc.flit_bits
 
         def offer(packet, at: int) -> None:
@@ -66,12 +72,12 @@ class MemoryPortBounds:
                 port = self.mem_rsp[packet.dest]
             elif isinstance(payload, RequestTrip):
                 port = self.to_memory[packet.dest]
-                # and its answer, through the memory there, back to the requester
-                answer = self.mem_rsp[payload.requester]
-                answered = (at + self._answer_after_ps(packet.dest, payload.requester)
-                            + (answer_flits(payload.request, flit_bits) - 1) * period)
-                if answer not in bounds or answered < bounds[answer]:
-                    bounds[answer] = answered
+                # and its answer, through the memory there, back to the requester: worked
+                # out at each question (see _heading_answer), since the link to the memory
+                # may change between edges
+                after = (self._answer_after_ps(packet.dest, payload.requester)
+                         + (answer_flits(payload.request, flit_bits) - 1) * period)
+                heading.setdefault(payload.requester, []).append((at, packet.dest, after))
             else:
                 return
             if port not in bounds or at < bounds[port]:
@@ -124,7 +130,7 @@ class MemoryPortBounds:
                 bounds[mem_rsp] = now
             if ni.for_memory:
                 bounds[to_memory] = now
-        self.bounds_at, self.bounds = key, bounds
+        self.bounds_at, self.bounds, self.heading = key, bounds, heading
         self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
         return bounds
 
@@ -212,7 +218,10 @@ class MemoryPortBounds:
         one DRAM cycle, would end each cluster's batch within a few cycles). A request of a
         client the memory holds nothing of, next to be passed on from here, is bounded by
         the memory itself where it can say so (``newcomer_answer_ps``: a 1 KiB read or write
-        needs its 16 bursts to find queue slots) as arriving over the link at the soonest.
+        needs its 16 bursts to find queue slots) as arriving over the link at the soonest,
+        which is after the link takes again while it refuses the requests waiting here
+        (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`: a DRAM channel scheduling
+        ahead takes no request before the cycles it has scheduled).
 
         Each answer's packet counts its flits behind the head. A client's responses reach
         the requester in the order of its requests, so a bound on the client's next answer
@@ -259,14 +268,22 @@ class MemoryPortBounds:
         waiting = ni.sources_waiting(only)
         if waiting:
             firsts = ni.first_for_memory(only) if newcomer is not None else {}
+            # A request waits here only while the link to the memory refuses (the engine
+            # passes them on at every step until it does), and every waiting request goes
+            # over that link: none is passed on before the link may take again.
+            passed = now
+            if ni.for_memory:
+                unblocked = forward.src.unblocks_from_ps()
+                if unblocked > passed:
+                    passed = unblocked
             for source in waiting:
                 if source in answered:
                     continue
                 first = firsts.get(source)
-                leaves = None if first is None else newcomer(first[0], now + forward_ps, first[1])
-                # passed on now at the soonest, over the link to the memory
+                leaves = None if first is None else newcomer(first[0], passed + forward_ps, first[1])
+                # passed on at the soonest, over the link to the memory
                 if leaves is None:
-                    at = now + forward_ps + react + back_ps
+                    at = passed + forward_ps + react + back_ps
                 else:  # (that request is its client's next answered)
                     at = max(leaves, now) + back_ps + (answer_flits(first[0], ni.flit_bits) - 1) * period
                 if best is None or at < best:
@@ -308,9 +325,9 @@ class MemoryPortBounds:
         now = self.sim.now
         to_memory = port is self.to_memory[t]
         if not to_memory:
-            answer = self._answer_bound(t)
-            if answer is not None and (bound is None or answer < bound):
-                bound = answer
+            for answer in (self._answer_bound(t), self._heading_answer(t)):
+                if answer is not None and (bound is None or answer < bound):
+                    bound = answer
         # requests on their way to mem_req (sent since the bounds were cached, too)
         for u in (self.port_terminals if to_memory else (t,)):
             channel = self.mem_req[u].channel
@@ -320,12 +337,40 @@ class MemoryPortBounds:
                 dest = self._destination(u, request)
                 if dest is None or (to_memory and dest != t):
                     continue
-                at = max(arrival, now) + (self.parent.min_latency(u, t) * self.period if to_memory
-                                          else self._trip_ps(u, dest)
-                                          + (answer_flits(request, self.parent.flit_bits) - 1) * self.period)
+                if to_memory:
+                    at = max(arrival, now) + self.parent.min_latency(u, t) * self.period
+                else:
+                    # at the memory's terminal, passed on to the memory, answered
+                    at = max(arrival, now) + self.parent.min_latency(u, dest) * self.period
+                    at = (max(at, self._passed_on_from_ps(dest)) + self._answer_after_ps(dest, u)
+                          + (answer_flits(request, self.parent.flit_bits) - 1) * self.period)
                 if bound is None or at < bound:
                     bound = at
         return bound
+
+    def _heading_answer(self, t: int) -> int | None:
+        """The soonest answer to a request of terminal t's on its way to a memory (queued at
+        t's interface or in the network): its tail reaches the memory's terminal no sooner
+        than :meth:`_port_bounds` found, it is passed on to the memory no sooner than the
+        link there may take (:meth:`_passed_on_from_ps`), and it is answered no sooner than
+        the least time from there (:meth:`_answer_after_ps`, its response's flits behind
+        the head). None: no request of t's is on its way."""
+        soonest = None
+        for arrival, dest, after in self.heading.get(t, ()):
+            passed = self._passed_on_from_ps(dest)
+            at = (arrival if arrival > passed else passed) + after
+            if soonest is None or at < soonest:
+                soonest = at
+        return soonest
+
+    def _passed_on_from_ps(self, u: int) -> int:
+        """The soonest a request arriving at terminal u can be passed on to the memory there:
+        not before the link to it may take a message (:meth:`OutPort.unblocks_from_ps`: the
+        interface sends on it only when it is ready, and a request goes behind those
+        waiting, which the link refuses until then; a DRAM channel scheduling ahead takes
+        none before the cycles it has scheduled); now without a memory connected."""
+        port = self.to_memory[u]
+        return port.unblocks_from_ps() if port.connected else self.sim.now
 
     def _destination(self, t: int, request) -> int | None:
         """The terminal whose memory holds ``request``'s address (None: unmapped, which the

@@ -205,3 +205,63 @@ def test_a_long_reads_horizons_count_the_flits_of_its_response(memory_kind):
         assert all(n in (w, w + later) for n, w, _ in compared)
     else:
         assert all(n == w + later for n, w, _ in compared)
+
+
+def _behind_a_refusing_link():
+    """A probe's 64-byte read of a DDR4 channel, both at one router (asked every cycle until
+    its response comes), sent behind another requester's 1 KiB reads and writes, which fill
+    the channel's queues (four write bursts) and the link to it (two credits). Returns per
+    question the time, the horizon given, the soonest the link may take again
+    (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`) and where the read was (on its way
+    to the channel's interface, or waiting there), while it was not yet passed on; the
+    link's latency; and the time the response came."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1)], engine="fast", flit_bits=512)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0, write_queue=4)
+    connect(noc.memory_port("to_memory", 1), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 1))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.append((100, MemRequest(0x8000, 64, tag=0)))
+    other = BackgroundRequester("other", top)
+    connect(other.req, noc.memory_port("mem_req", 2))
+    connect(noc.memory_port("mem_rsp", 2), other.rsp)
+    other.script.extend(MemRequest(0x1000 * n, 1024, True, bytes(1024), tag=n) if n % 2 else
+                        MemRequest(0x1000 * n, 1024, tag=n) for n in range(12))
+    sim = Simulator(top)
+    memory_side = noc.interfaces[1]
+    to_memory = noc.monitor.to_memory[1]
+    link = to_memory.channel
+    asked = []
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and probe.sent:
+            if any(request.source[0] == 0 for request in memory_side.for_memory):
+                asked.append((sim.now, horizon, to_memory.unblocks_from_ps(), "waiting"))
+            elif 0 not in memory_side.expected_from:
+                asked.append((sim.now, horizon, to_memory.unblocks_from_ps(), "on its way"))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=50_000_000)
+    (received,) = probe.received
+    return asked, link.delay if link.same_domain else link.tail_delay, received
+
+
+@pytest.mark.parametrize("where", ["on its way", "waiting"])
+def test_a_request_behind_a_refusing_link_to_the_memory_is_bounded_from_its_next_credit(where):
+    """The probe's read, on its way to the channel's interface (on the link into the network,
+    then in it) or waiting there behind the other requester's, cannot be passed on before the
+    link to the channel may take again (the channel has scheduled its cycles ahead) nor reach
+    the channel sooner than the link's latency after that, so no horizon the probe is given
+    before then falls sooner (a write queued may answer the read at once, so the channel's
+    own bound starts where the read arrives). Without the link's bound the horizons start
+    from the read's arrival at the channel's terminal."""
+    asked, link_ps, received = _behind_a_refusing_link()
+    here = [(now, horizon, unblocked) for now, horizon, unblocked, at in asked if at == where]
+    assert all(horizon is not None and unblocked + link_ps <= horizon <= received for _, horizon, unblocked in here)
+    # the link's next credit lies ahead of the questions
+    assert sum(unblocked > now + 1000 for now, _, unblocked in here) >= 8
