@@ -459,8 +459,13 @@ class Resident:
                 # a new transfer's bursts (or a grown ww) like the arrays they replace: the same
                 # entry takes them, without typing the other 40-odd again (a transfer per batch
                 # or two of a cluster on an ideal memory)
-                operands = (*operands[:3], kept[3], operands[4])
-            self._operands[id(memory)] = operands
+                entry = kept[3]
+            else:
+                # (a cluster's state loaded again, after a progress report or a step of the
+                # Python model: arrays like those of the loads before, whose entry the
+                # dispatcher holds; typing them in the dispatcher costs far more)
+                entry = _entry_of(_compiled_cluster_cycles(), operands[4])
+            operands = self._operands[id(memory)] = (*operands[:3], entry, operands[4])
         entry = operands[3]
         if entry is not None:
             return entry((start, end, check_only, port_done) + operands[4])
