@@ -486,16 +486,6 @@ class SnitchCore(FpSubsystem, SsrConfiguration, Component):
             return
         if any(s.indirect for s in self.streaming):
             return  # the fused steps present affine streams' requests only
-        # The fused steps are found (or built) when the core is next stepped: a cluster whose
-        # compiled loop takes the next cycles over (it steps a cycle in Python for a progress
-        # report, say) never calls them, and building them costs more than the cycle.
-        self.step = self._first_replay_step
-
-    def _first_replay_step(self, cycle: int, requests: list) -> None:
-        """The first cycle of a parked replay after ``_install_replay_step``: install the
-        fused step of the current body position and run it, or (some instruction needs the
-        general path) run ``step``. Nothing the key reads has changed since the install: a
-        stream job ending leaves the replay step, and the rest changes only in ``step``."""
         # The same FREP body (same instructions, stagger, streams) comes back for every row
         # of a kernel: its fused steps are built once per core.
         # The directions of all three streamers decide which faults a step must still check.
@@ -507,13 +497,9 @@ class SnitchCore(FpSubsystem, SsrConfiguration, Component):
             if len(self.replay_steps) >= 8:  # a kernel cycles through a few; unrolled code through many
                 self.replay_steps.clear()
             table = self.replay_steps[key] = self._replay_step_table()
-        if not table:
-            self.leave_replay_step()
-            type(self).step(self, cycle, requests)
-            return
-        self.step = step = table[self.seq_it % (self.seq_smax + 1)][self.seq_pos]
-        self.n_replay_steps += 1
-        step(cycle, requests)
+        if table:
+            self.step = table[self.seq_it % (self.seq_smax + 1)][self.seq_pos]
+            self.n_replay_steps += 1
 
     def _replay_step_table(self) -> list:
         """The fused steps of the current FREP body, per stagger copy and position (empty

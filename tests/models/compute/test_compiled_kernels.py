@@ -11,7 +11,6 @@ from hypothesis import given, settings, strategies as st
 
 from archmodel.kernel import Component, Param, SimulationError, Simulator, connect, model
 from archmodel.models.compute import TCDM_BASE, FixedLatencyMemory, SnitchCluster, assemble
-from archmodel.models.compute.core import SnitchCore
 from archmodel.workloads.snitch import SETUPS, build_system, run_kernel
 
 from .test_fast_paths import run_random
@@ -378,30 +377,3 @@ def test_a_transfer_to_an_unconnected_outside_port_faults_alike_in_the_loop():
         errors.append((str(raised.value), snapshot(cluster), cluster.n_compiled_cycles > 0))
     assert "ext_req is not connected" in errors[0][0]
     assert errors[0][:2] == errors[1][:2] and errors[0][2] and not errors[1][2]
-
-
-def test_cycles_stepped_in_python_between_batches_build_no_fused_replay_steps(monkeypatch):
-    # Every progress report (a quarter of the watchdog's window) steps a cycle in Python while
-    # the cores replay parked FREPs, and the compiled loop takes the next cycle: the fused
-    # steps the Python model installs there are never called, and are not built.
-    installed, built = [], []
-    install, table = SnitchCore._install_replay_step, SnitchCore._replay_step_table
-
-    def counted_install(core):
-        install(core)
-        installed.append("step" in core.__dict__)
-    monkeypatch.setattr(SnitchCore, "_install_replay_step", counted_install)
-    monkeypatch.setattr(SnitchCore, "_replay_step_table", lambda core: built.append(core) or table(core))
-    ends = []
-    for on in (True, False):
-        top = build_system()
-        cluster = top.child("cluster")
-        SETUPS["gemm"](cluster, top.child("memory"), m=32, n=32, k=32)
-        use_engine(top, on)
-        Simulator(top, watchdog_cycles=400).run()
-        assert cluster.result_ok
-        ends.append(snapshot(cluster))
-        if on:
-            assert sum(installed) >= 8 and not built, (sum(installed), len(built))
-    assert ends[0] == ends[1]
-    assert built  # (the Python model steps by them)
