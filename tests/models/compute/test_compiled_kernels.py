@@ -377,3 +377,28 @@ def test_a_transfer_to_an_unconnected_outside_port_faults_alike_in_the_loop():
         errors.append((str(raised.value), snapshot(cluster), cluster.n_compiled_cycles > 0))
     assert "ext_req is not connected" in errors[0][0]
     assert errors[0][:2] == errors[1][:2] and errors[0][2] and not errors[1][2]
+
+
+@pytest.mark.parametrize("kernel, params, system", STREAMED, ids=[k[0] for k in STREAMED])
+def test_progress_reports_read_the_loops_arrays_and_see_what_the_python_model_sees(kernel, params, system):
+    # Every quarter of the watchdog's window (here 50 cycles) the cluster reports progress: the
+    # compiled cluster runs that cycle in the loop and reads its signature from the arrays,
+    # without copying its state back and loading it again; the reports are the Python model's.
+    reports, loads = {}, {}
+    for on in (True, False, "quiet"):
+        top = build_system(**system)
+        cluster = top.child("cluster")
+        SETUPS[kernel](cluster, top.child("memory"), **params)
+        seen = reports[on] = []
+        report = cluster.report_progress
+
+        def logged(cycle, signature, report=report, seen=seen, cluster=cluster):
+            seen.append((cycle, cluster.sim.now, repr(signature)))
+            report(cycle, signature)
+        cluster.report_progress = logged
+        use_engine(top, bool(on))
+        watchdog = 100_000 if on == "quiet" else 200  # (quiet: no report after cycle 0's)
+        assert Simulator(top, watchdog_cycles=watchdog).run().reason == "quiescent" and cluster.result_ok
+        loads[on] = cluster.n_compiled_loads
+    assert reports[True] == reports[False] and len(reports[True]) >= 10
+    assert loads[True] == loads["quiet"], loads  # (a report loading the state again would add one)
