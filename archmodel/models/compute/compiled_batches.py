@@ -266,8 +266,9 @@ def _hard_end(cluster) -> int:
     return cluster.check_at if cluster.check_at < run_end else run_end
 
 
-def _undisturbed_end(cluster, cycle: int, end: int) -> int:
-    """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``.
+def _undisturbed_end(cluster, cycle: int, end: int, hard_end: int) -> int:
+    """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``
+    (``hard_end``: :func:`_hard_end`, which the caller has worked out).
     A batch of one cycle needs no question (what arrives at this cycle has arrived), so after
     short horizons the cluster runs one-cycle batches for a while before it asks again
     (``cluster.lookahead``, a QuestionBackoff): in a busy system, where every horizon is a
@@ -284,7 +285,7 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
         return end
     if not cluster.lookahead.should_ask():
         return cycle + 1
-    limit = phase + _hard_end(cluster) * period
+    limit = phase + hard_end * period
     until = sim.undisturbed_until_ps(cluster, limit)
     cluster.horizon.keep(cluster, limit if until is None else until)
     if until is not None and until >= phase + end * period:
@@ -419,7 +420,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             end = stop
         if end > cycle + 1 and (dm[D_CUR] or dm[D_QLEN] or cluster.tcdm_req.channel is not None):
             # a burst may come back, or a request come in: stop before anything outside can reach the cluster
-            end = _undisturbed_end(cluster, cycle, end)
+            end = _undisturbed_end(cluster, cycle, end, hard_end)
     ran = resident.run(cycle, end, port_done=not inside)
     if inside:
         inner.hand_back(cycle + ran)
