@@ -402,3 +402,29 @@ def test_progress_reports_read_the_loops_arrays_and_see_what_the_python_model_se
         loads[on] = cluster.n_compiled_loads
     assert reports[True] == reports[False] and len(reports[True]) >= 10
     assert loads[True] == loads["quiet"], loads  # (a report loading the state again would add one)
+
+
+def _stuck_beside_a_busy_cluster(engine: str) -> tuple:
+    """One cluster whose first core finishes early and whose second spins for ever changing
+    nothing, beside a cluster counting for long: the per-part watchdog names the spinning core
+    while the rest of the system moves."""
+    top = Component("system")
+    stuck = SnitchCluster("stuck", top, cores=2, engine=engine)
+    busy = SnitchCluster("busy", top, cores=1, engine=engine)
+    stuck.load_programs([assemble("li t0, 50\n1: addi t0, t0, -1\nbnez t0, 1b\necall", "done.S"),
+                         assemble("li t0, 3\n1: bnez t0, 1b\necall", "spin.S"), assemble("ecall", "dma.S")])
+    busy.load_programs([assemble("li t0, 20000\n1: addi t0, t0, -1\nbnez t0, 1b\necall", "count.S"),
+                        assemble("ecall", "dma.S")])
+    sim = Simulator(top, watchdog_cycles=400)
+    with pytest.raises(SimulationError) as raised:
+        sim.run()
+    return str(raised.value), sim.now
+
+
+def test_a_part_stuck_while_the_rest_moves_is_reported_from_the_state_the_loop_holds():
+    # Progress reports keep the state in the loop's arrays, so the objects are behind when the
+    # per-part watchdog asks a core or DMA what it holds: they catch up first (the finished
+    # core was named as holding its program, at its state of the last load).
+    compiled, python = _stuck_beside_a_busy_cluster("compiled"), _stuck_beside_a_busy_cluster("python")
+    assert compiled == python
+    assert "system.stuck.core1 holds an unfinished program" in compiled[0].splitlines()[0]
