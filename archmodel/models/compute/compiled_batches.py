@@ -63,9 +63,12 @@ def _polls_busy(resident, c: int) -> bool:
     if ip >= cs[c, C_NINS]:
         return False
     row = code[base + ip]
-    if row[I_KIND] == K_DMA and row[I_OP] == _DMCPY:
+    kind = row[I_KIND]
+    if kind == K_DMA and row[I_OP] == _DMCPY:
         return bool(dm[D_QLEN] >= dm[D_QDEPTH])
-    at_branch = row[I_KIND] == K_BRANCH
+    if kind != K_BRANCH and kind != K_DMA:
+        return False  # (neither the status read nor the branch after it: a computing core, mostly)
+    at_branch = kind == K_BRANCH
     stat = ip - 1 if at_branch else ip
     if stat < 0 or stat + 1 >= cs[c, C_NINS]:
         return False
