@@ -401,7 +401,9 @@ def test_progress_reports_read_the_loops_arrays_and_see_what_the_python_model_se
         assert Simulator(top, watchdog_cycles=watchdog).run().reason == "quiescent" and cluster.result_ok
         loads[on] = cluster.n_compiled_loads
     assert reports[True] == reports[False] and len(reports[True]) >= 10
-    assert loads[True] == loads["quiet"], loads  # (a report loading the state again would add one)
+    # (main loaded the state again after every report; a load now follows only the per-part
+    # watchdog asking a part that showed no change for a while what it holds)
+    assert loads[True] - loads["quiet"] < len(reports[True]) / 2, (loads, len(reports[True]))
 
 
 def _stuck_beside_a_busy_cluster(engine: str) -> tuple:
