@@ -132,6 +132,7 @@ class ConnectionGraph:
         for benchmarks that count what a run's lookahead costs."""
         self._reach: dict = {}
         self._remaining: dict = {}
+        self._plans: dict = {}
         self._senders: dict = {}
         self._reaching: dict = {}
         self._waking: dict = {}
@@ -245,6 +246,18 @@ class ConnectionGraph:
         return cached
 
 
+    def plan(self, comp: Component) -> tuple:
+        """What a question about ``comp`` walks, in one lookup (a cluster asks every few
+        dozen cycles): :meth:`remaining`, :meth:`reaching`, :meth:`senders`, and the channels
+        of :meth:`waking` in the simulator's channel order."""
+        cached = self._plans.get(comp)
+        if cached is None:
+            waking = self.waking(comp)
+            cached = self._plans[comp] = (self.remaining(comp), self.reaching(comp), self.senders(comp),
+                                          tuple(ch for ch in self.reach(comp)[1] if ch in waking))
+        return cached
+
+
 def arrival_in_flight_ps(sim: Simulator, comp: Component) -> int | None:
     """The earliest time a message can arrive on one of ``comp``'s inputs when every one of
     them holds a message on its way (None when one holds none, or ``comp`` has no input):
@@ -285,7 +298,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     # it earlier (delays only add), nor can anything beyond within_ps: they are not explored,
     # nor is an arrival from which nothing can reach comp before them (graph.remaining).
     cap = within_ps if within_ps is not None else _FOREVER
-    remaining = graph.remaining(comp)
+    remaining, reaching, senders, waking = graph.plan(comp)
 
     def reach(channel: Channel, send_ps: int, beats: int = 1) -> None:
         # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
@@ -334,7 +347,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
 
     # (a channel absent from remaining leads to nothing that can reach comp, by its arrival
     # or by the credit its taking returns: its messages need no look)
-    for channel in graph.reaching(comp):
+    for channel in reaching:
         if channel.flight:
             # nobody acts in the past: a message waiting since before now is taken from now
             head = max(channel.flight[0][0], now)
@@ -343,7 +356,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 credit_frees(channel, head)
             else:
                 offer(channel, head)
-    for other, least, outs in graph.senders(comp):
+    for other, least, outs in senders:
         if now + least >= cap:
             continue  # nothing it sends can reach comp in time
         if other._declares_sends:
@@ -369,10 +382,12 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         for channel, _ in outs:
             reach(channel, send)
     # Credits freed at this time point reach their senders at the senders' next edges (only
-    # those whose senders can then send towards comp: graph.waking).
-    waking = graph.waking(comp)
-    for channel in sim.pending_credit_returns():
-        if channel in waking:
+    # those whose senders can then send towards comp: graph.waking). A channel holds the
+    # credits its receiver freed at this time point until the commit (``returning``): its
+    # own look costs less than going through every channel that freed one (a package frees
+    # many per edge, and a cluster's question can be woken through one channel).
+    for channel in waking:
+        if channel.returning:
             credit_frees(channel, now)
 
     # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best

@@ -264,3 +264,17 @@ def test_the_parts_of_a_loop_are_compiled_in_place_and_its_entry_keyed_by_their_
     # the key changes with any part's source
     (tmp_path / "listed_parts.py").write_text((tmp_path / "listed_parts.py").read_text() + "\n# changed\n")
     assert compiled.sources_digest((parts, entry)) != digest
+
+
+def test_a_compiled_entry_asked_for_before_the_first_call_is_found_after_it():
+    def scaled_sum(a, k):
+        return k * a.sum()
+    loop = compiled.dispatcher(scaled_sum, cache=False)
+    args = (np.arange(4, dtype=np.int64), 3)
+    assert compiled.compiled_entry(loop, args) is None  # (nothing compiled yet)
+    assert loop(*args) == 18
+    entry = compiled.compiled_entry(loop, args)
+    assert entry is not None and entry(*args) == 18
+    # arrays of the same layout take the entry without the dispatcher's typing
+    assert compiled.compiled_entry(loop, (np.ones(7, np.int64), 2)) is entry
+    assert compiled.compiled_entry(loop, (np.ones(7, np.float64), 2)) is None

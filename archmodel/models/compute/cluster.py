@@ -338,7 +338,7 @@ class SnitchCluster(Component):
         if not dma_active and self.finish_if_idle(cycle):
             return
         if cycle >= self.check_at:
-            self._report_progress(cycle)
+            self.report_progress(cycle, self.progress_signature())
 
     def settle(self) -> None:
         """A run returned: the state the compiled loop holds goes back into the objects."""
@@ -356,7 +356,23 @@ class SnitchCluster(Component):
         self.sleep()
         return True
 
-    def _report_progress(self, cycle: int) -> None:
+    def progress_signature(self) -> tuple:
+        """What :meth:`report_progress` compares, from the Python objects (the compiled
+        loop's state builds the same from its arrays: ``Resident.progress_signature``)."""
+        port = self.tcdm_port
+        dma = self.dma
+        # (a write's answer moves no byte of the TCDM: the writes still unanswered count, since
+        # a memory slowly draining a transfer's writes is progress; their count only rises
+        # again as n_out does, so the pair changes whenever one is answered)
+        return (sum(c.n_fpu for c in self.core_list), dma.n_in + dma.n_out + dma.n_done, dma.writes_in_flight,
+                port.n_read + port.n_written + port.n_requests,
+                self.n_halted, len(self.waiting), zlib.crc32(self.tcdm.data),
+                tuple(tuple(c.x) for c in self.core_list), tuple(tuple(c.f) for c in self.core_list))
+
+    def report_progress(self, cycle: int, signature: tuple) -> None:
+        """At the end of ``cycle`` (``check_at`` or later), tell the watchdog whether the
+        cluster's state (``signature``, see :meth:`progress_signature`) changed since the
+        last report, and set the next report a quarter of the watchdog's window later."""
         # The kernel's watchdog judges hangs: work inside the cluster moves no message, so
         # the cluster tells it about progress every quarter of the watchdog's window. Progress
         # is a change of state: FP operations, DMA bytes, cores halting or reaching the
@@ -366,15 +382,6 @@ class SnitchCluster(Component):
         # stops the run with a DeadlockError whose report has each unfinished core's state
         # (SnitchCore.holding) and who waits on whom at the barrier, even while the rest
         # of the system still moves (the kernel's per-part watchdog).
-        port = self.tcdm_port
-        dma = self.dma
-        # (a write's answer moves no byte of the TCDM: the writes still unanswered count, since
-        # a memory slowly draining a transfer's writes is progress; their count only rises
-        # again as n_out does, so the pair changes whenever one is answered)
-        signature = (sum(c.n_fpu for c in self.core_list), dma.n_in + dma.n_out + dma.n_done, dma.writes_in_flight,
-                     port.n_read + port.n_written + port.n_requests,
-                     self.n_halted, len(self.waiting), zlib.crc32(self.tcdm.data),
-                     tuple(tuple(c.x) for c in self.core_list), tuple(tuple(c.f) for c in self.core_list))
         if signature != self.signature:
             self.signature = signature
             self.progress()

@@ -19,14 +19,16 @@ into the Python objects.
 
 from __future__ import annotations
 
+import zlib
+
 from archmodel.kernel import ModelAssertion
 
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
 from .compiled_cluster_memory import InnerMemory
-from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_NINS, D_CUR, D_INBOUND, D_NB,
-                              D_OUTSTANDING, D_PENDING, D_QDEPTH, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_SEND_FROM,
-                              D_SUBMITTED, D_WIF, R_LEFT, EXIT_REASONS, G_EXIT, G_FINISHED, I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2,
-                              I_TARGET, I_USES_IMM)
+from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_N_FPU, C_NINS, D_CUR, D_INBOUND,
+                              D_N_DONE, D_N_IN, D_NB, D_OUTSTANDING, D_PENDING, D_QDEPTH, D_QLEN, D_RB_COUNT,
+                              D_RB_HEAD, D_SEND_FROM, D_SUBMITTED, D_WIF, R_LEFT, EXIT_REASONS, G_EXIT, G_FINISHED,
+                              G_N_HALTED, I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2, I_TARGET, I_USES_IMM)
 from .isa import K_BRANCH, K_DMA
 from .isa import code as code_of
 from .compiled_state import NEVER_SEND, Resident
@@ -61,9 +63,12 @@ def _polls_busy(resident, c: int) -> bool:
     if ip >= cs[c, C_NINS]:
         return False
     row = code[base + ip]
-    if row[I_KIND] == K_DMA and row[I_OP] == _DMCPY:
+    kind = row[I_KIND]
+    if kind == K_DMA and row[I_OP] == _DMCPY:
         return bool(dm[D_QLEN] >= dm[D_QDEPTH])
-    at_branch = row[I_KIND] == K_BRANCH
+    if kind != K_BRANCH and kind != K_DMA:
+        return False  # (neither the status read nor the branch after it: a computing core, mostly)
+    at_branch = kind == K_BRANCH
     stat = ip - 1 if at_branch else ip
     if stat < 0 or stat + 1 >= cs[c, C_NINS]:
         return False
@@ -214,28 +219,59 @@ def send_lagging_reads(cluster, resident, cycle: int, served: bool) -> None:
         cluster.wake_at(domain.phase_ps + resident.next_cycle * domain.period_ps)
 
 
+def progress_signature(cluster, resident) -> tuple:
+    """``SnitchCluster.progress_signature`` of the state ``resident`` holds in arrays, read
+    from them (the objects are behind): a progress report needs no copy back. The cores
+    the arrays leave out finished before they were loaded; their objects hold their state."""
+    dm, cs = resident.dm, resident.cs
+    row_of = {id(core): c for c, core in enumerate(resident.running)}
+    fpu_done, xs, fs = cs[:, C_N_FPU].tolist(), resident.x.tolist(), resident.f.tolist()
+    fpu, x_rows, f_rows = 0, [], []
+    for core in cluster.core_list:
+        c = row_of.get(id(core))
+        if c is None:
+            fpu += core.n_fpu
+            x_rows.append(tuple(core.x))
+            f_rows.append(tuple(core.f))
+        else:
+            fpu += fpu_done[c]
+            x_rows.append(tuple(xs[c]))
+            f_rows.append(tuple(fs[c]))
+    port = cluster.tcdm_port
+    moved_in, moved_out, done = dm[D_N_IN:D_N_DONE + 1].tolist()
+    return (fpu, moved_in + moved_out + done, int(dm[D_WIF]), port.n_read + port.n_written + port.n_requests,
+            int(resident.g[G_N_HALTED]), int(cs[:, C_AT_BAR].sum()), zlib.crc32(cluster.tcdm.data),
+            tuple(x_rows), tuple(f_rows))
+
+
 SHORT_HORIZON = 8
 """Cycles below which a horizon counts as short: asking again soon would cost more than the
 cycles it can give (a lookahead question walks the system's wiring)."""
 
 
-def _hard_end(cluster) -> int:
-    """The cycle before which every batch of ``cluster`` stops: the run's limit, the next
-    progress report and the watchdog's deadline, so the objects show the state of those
-    edges."""
+def _run_end(cluster) -> int:
+    """The cycle before which every batch of ``cluster`` stops for the run itself: its
+    limit and the watchdog's deadline, so the objects show the state of those edges."""
     sim, domain = cluster.sim, cluster.domain
     phase, period = domain.phase_ps, domain.period_ps
-    hard_end = (sim.watchdog_deadline_ps - phase) // period + 1
-    if cluster.check_at < hard_end:
-        hard_end = cluster.check_at
+    run_end = (sim.watchdog_deadline_ps - phase) // period + 1
     limit = sim.limit_ps
-    if limit is not None and (limit - phase) // period + 1 < hard_end:
-        hard_end = (limit - phase) // period + 1
-    return hard_end
+    if limit is not None and (limit - phase) // period + 1 < run_end:
+        run_end = (limit - phase) // period + 1
+    return run_end
 
 
-def _undisturbed_end(cluster, cycle: int, end: int) -> int:
-    """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``.
+def _hard_end(cluster) -> int:
+    """The cycle before which every batch of ``cluster`` stops: :func:`_run_end`, and the
+    next progress report (``check_at``), which runs a batch of its own cycle alone and
+    reports at that edge, as the Python model does at the end of its step."""
+    run_end = _run_end(cluster)
+    return cluster.check_at if cluster.check_at < run_end else run_end
+
+
+def _undisturbed_end(cluster, cycle: int, end: int, hard_end: int) -> int:
+    """The end of a batch from ``cycle`` that nothing outside can disturb, at most ``end``
+    (``hard_end``: :func:`_hard_end`, which the caller has worked out).
     A batch of one cycle needs no question (what arrives at this cycle has arrived), so after
     short horizons the cluster runs one-cycle batches for a while before it asks again
     (``cluster.lookahead``, a QuestionBackoff): in a busy system, where every horizon is a
@@ -252,7 +288,7 @@ def _undisturbed_end(cluster, cycle: int, end: int) -> int:
         return end
     if not cluster.lookahead.should_ask():
         return cycle + 1
-    limit = phase + _hard_end(cluster) * period
+    limit = phase + hard_end * period
     until = sim.undisturbed_until_ps(cluster, limit)
     cluster.horizon.keep(cluster, limit if until is None else until)
     if until is not None and until >= phase + end * period:
@@ -312,7 +348,8 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     sim = cluster.sim
     domain = cluster.domain
     phase, period = domain.phase_ps, domain.period_ps
-    hard_end = _hard_end(cluster)
+    run_end = _run_end(cluster)
+    hard_end = cluster.check_at if cluster.check_at < run_end else run_end
     resident = cluster.resident
     stale = False
     if cluster.park_wakes and cycle in cluster.park_wakes:
@@ -341,7 +378,9 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         if resident.next_cycle != cycle:
             raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
                                  f"{resident.next_cycle}")
-    if cycle >= hard_end or cluster.python_cycle == cycle or served:
+    # the progress report's cycle runs alone in the loop, the report reading the arrays
+    reports = cycle == cluster.check_at and cycle + 1 <= run_end
+    if (cycle >= hard_end and not reports) or cluster.python_cycle == cycle or served:
         release(cluster)
         return False
     if resident is None:
@@ -376,7 +415,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         # short answers before say nothing about the next one
         cluster.lookahead.reset()
     dm = resident.dm
-    end = hard_end
+    end = cycle + 1 if reports else hard_end
     stop = NEVER_SEND
     if not inside:
         stop = _send_stop(dm, resident.rb, cycle)
@@ -384,7 +423,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             end = stop
         if end > cycle + 1 and (dm[D_CUR] or dm[D_QLEN] or cluster.tcdm_req.channel is not None):
             # a burst may come back, or a request come in: stop before anything outside can reach the cluster
-            end = _undisturbed_end(cluster, cycle, end)
+            end = _undisturbed_end(cluster, cycle, end, hard_end)
     ran = resident.run(cycle, end, port_done=not inside)
     if inside:
         inner.hand_back(cycle + ran)
@@ -411,16 +450,20 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     if g[G_FINISHED]:
         release(cluster)
         if ran == 1:
-            cluster.finish_if_idle(cycle)
+            if not cluster.finish_if_idle(cycle) and reports:  # (as the Python model's tick goes on)
+                cluster.report_progress(cycle, cluster.progress_signature())
         else:
             cluster.sleeps_until = cycle + ran - 1
             cluster.sleep_for(ran - 1)  # the tick at the last cycle finds every core finished
         return True
+    if reports:
+        cluster.report_progress(cycle, progress_signature(cluster, resident))
+        hard_end = _hard_end(cluster)
     if reason in ("fp", "integer"):
         cluster.python_cycle = cycle + ran
         if not resident.sends_lag:  # (else at that cycle's tick, after the sends before it)
             release(cluster)
-    elif cycle + ran >= hard_end:
+    elif cycle + ran >= run_end:
         if not resident.sends_lag:
             release(cluster)
     elif not inside and waits_only_for_the_port(cluster):

@@ -454,13 +454,13 @@ class Resident:
                 operands[2] is not memory:
             kept = operands
             operands = self._arrays()
-            if kept is not None and kept[2] is memory and argument_layout(kept[0]) == argument_layout(self.bursts) and \
-                    argument_layout(kept[1]) == argument_layout(self.ww):
-                # a new transfer's bursts (or a grown ww) like the arrays they replace: the same
-                # entry takes them, without typing the other 40-odd again (a transfer per batch
-                # or two of a cluster on an ideal memory)
-                operands = (*operands[:3], kept[3], operands[4])
-            self._operands[id(memory)] = operands
+            # a new transfer's bursts (or a grown ww) like the arrays they replace: the same entry
+            # takes them, without typing the other 40-odd again (a transfer per batch or two of a
+            # cluster on an ideal memory); a state loaded again finds the entry of its layouts
+            alike = kept is not None and kept[2] is memory and argument_layout(kept[0]) == argument_layout(
+                self.bursts) and argument_layout(kept[1]) == argument_layout(self.ww)
+            entry = kept[3] if alike else _entry_of(_compiled_cluster_cycles(), operands[4])
+            operands = self._operands[id(memory)] = (*operands[:3], entry, operands[4])
         entry = operands[3]
         if entry is not None:
             return entry((start, end, check_only, port_done) + operands[4])

@@ -565,6 +565,8 @@ class SnitchCore(FpSubsystem, SsrConfiguration, Component):
     def holding(self) -> str | None:
         """An unfinished program, described for the kernel's deadlock report (the cluster
         reports this core's progress to the watchdog, see SnitchCluster)."""
+        if self.cluster is not None:
+            self.cluster.settle()  # (the compiled loop may hold the core's state: the objects catch up)
         if self.done:
             return None
         return "an unfinished program: " + self.describe_state()

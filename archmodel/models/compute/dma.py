@@ -101,6 +101,7 @@ class SnitchDma(Component):
 
     def holding(self) -> str | None:
         """The running transfer and what it waits for, for the kernel's deadlock report."""
+        self.cluster.settle()  # (the compiled loop may hold the engine's state: the objects catch up)
         if not self.busy:
             return None
         transfer = self.current if self.current is not None else self.queue[0]

@@ -145,9 +145,9 @@ def test_a_batch_held_up_by_the_port_asks_nothing_checks_once_and_stays_awake_wh
     asked, checks, sleeps = [], [], []
     undisturbed_end, run_batch = compiled_batches._undisturbed_end, compiled_state.Resident.run
 
-    def asking(cluster, cycle, end):
+    def asking(cluster, cycle, end, hard_end):
         asked.append((cycle, end))
-        return undisturbed_end(cluster, cycle, end)
+        return undisturbed_end(cluster, cycle, end, hard_end)
 
     def counted(self, start, end, check_only=False, port_done=False):
         checks.append(check_only)

@@ -102,11 +102,13 @@ def test_the_sleeping_path_is_taken():
     assert sum(1 for parked in PARKED if parked) >= len(PARKED) // 3, PARKED
 
 
-def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_set_of_arrays(monkeypatch):
+def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_layout_of_arrays(monkeypatch):
+    from archmodel.kernel.compiled import argument_layout
     from archmodel.models.compute import compiled_state
 
     loop = compiled_state._compiled_cluster_cycles()
     counts = {"dispatcher": 0, "arrays": 0, "first": 0, "batches": 0}
+    dispatched: list = []  # the layouts of the arrays of each call through the dispatcher
 
     class Counting:
         """The loop's dispatcher, counting the calls that go through it."""
@@ -116,6 +118,7 @@ def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_set_o
 
         def __call__(self, *args):
             counts["dispatcher"] += 1
+            dispatched.append(tuple(map(argument_layout, args[4:])))
             return loop(*args)
 
     counting = Counting()
@@ -136,8 +139,9 @@ def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_set_o
         on, off = run(seed, True), run(seed, False)
         on.pop("parked"), off.pop("parked")
         assert on == off, first_difference(on, off)
-    # a cluster's first set of arrays with a memory goes through the dispatcher, and so does a
-    # set whose replaced arrays change layout (an empty transfer's bursts are one-dimensional);
-    # other new sets (a transfer's bursts, the ring growing) and the batches after them use the
-    # entry found before
-    assert counts["first"] <= counts["dispatcher"] < counts["arrays"] < counts["batches"], counts
+    # a set of arrays goes through the dispatcher only while no entry for its layouts is known
+    # (once per layout and process: an empty transfer's bursts are one-dimensional); every
+    # other new set (a cluster's state loaded again, a transfer's bursts, the ring growing) and
+    # the batches after them use the entry found before
+    assert len(dispatched) == len(set(dispatched)), counts
+    assert counts["dispatcher"] < counts["first"] <= counts["arrays"] < counts["batches"], counts

@@ -377,3 +377,56 @@ def test_a_transfer_to_an_unconnected_outside_port_faults_alike_in_the_loop():
         errors.append((str(raised.value), snapshot(cluster), cluster.n_compiled_cycles > 0))
     assert "ext_req is not connected" in errors[0][0]
     assert errors[0][:2] == errors[1][:2] and errors[0][2] and not errors[1][2]
+
+
+@pytest.mark.parametrize("kernel, params, system", STREAMED, ids=[k[0] for k in STREAMED])
+def test_progress_reports_read_the_loops_arrays_and_see_what_the_python_model_sees(kernel, params, system):
+    # Every quarter of the watchdog's window (here 50 cycles) the cluster reports progress: the
+    # compiled cluster runs that cycle in the loop and reads its signature from the arrays,
+    # without copying its state back and loading it again; the reports are the Python model's.
+    reports, loads = {}, {}
+    for on in (True, False, "quiet"):
+        top = build_system(**system)
+        cluster = top.child("cluster")
+        SETUPS[kernel](cluster, top.child("memory"), **params)
+        seen = reports[on] = []
+        report = cluster.report_progress
+
+        def logged(cycle, signature, report=report, seen=seen, cluster=cluster):
+            seen.append((cycle, cluster.sim.now, repr(signature)))
+            report(cycle, signature)
+        cluster.report_progress = logged
+        use_engine(top, bool(on))
+        watchdog = 100_000 if on == "quiet" else 200  # (quiet: no report after cycle 0's)
+        assert Simulator(top, watchdog_cycles=watchdog).run().reason == "quiescent" and cluster.result_ok
+        loads[on] = cluster.n_compiled_loads
+    assert reports[True] == reports[False] and len(reports[True]) >= 10
+    # (main loaded the state again after every report; a load now follows only the per-part
+    # watchdog asking a part that showed no change for a while what it holds)
+    assert loads[True] - loads["quiet"] < len(reports[True]) / 2, (loads, len(reports[True]))
+
+
+def _stuck_beside_a_busy_cluster(engine: str) -> tuple:
+    """One cluster whose first core finishes early and whose second spins for ever changing
+    nothing, beside a cluster counting for long: the per-part watchdog names the spinning core
+    while the rest of the system moves."""
+    top = Component("system")
+    stuck = SnitchCluster("stuck", top, cores=2, engine=engine)
+    busy = SnitchCluster("busy", top, cores=1, engine=engine)
+    stuck.load_programs([assemble("li t0, 50\n1: addi t0, t0, -1\nbnez t0, 1b\necall", "done.S"),
+                         assemble("li t0, 3\n1: bnez t0, 1b\necall", "spin.S"), assemble("ecall", "dma.S")])
+    busy.load_programs([assemble("li t0, 20000\n1: addi t0, t0, -1\nbnez t0, 1b\necall", "count.S"),
+                        assemble("ecall", "dma.S")])
+    sim = Simulator(top, watchdog_cycles=400)
+    with pytest.raises(SimulationError) as raised:
+        sim.run()
+    return str(raised.value), sim.now
+
+
+def test_a_part_stuck_while_the_rest_moves_is_reported_from_the_state_the_loop_holds():
+    # Progress reports keep the state in the loop's arrays, so the objects are behind when the
+    # per-part watchdog asks a core or DMA what it holds: they catch up first (the finished
+    # core was named as holding its program, at its state of the last load).
+    compiled, python = _stuck_beside_a_busy_cluster("compiled"), _stuck_beside_a_busy_cluster("python")
+    assert compiled == python
+    assert "system.stuck.core1 holds an unfinished program" in compiled[0].splitlines()[0]
