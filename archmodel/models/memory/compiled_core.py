@@ -340,7 +340,8 @@ class CompiledCore:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
         client request's last burst completed, or, with ``head`` the kind of a request
-        waiting on req (0 read, 1 write), after the cycle that leaves room for it. Returns the next cycle with work, the last
+        waiting on req (0 read, 1 write), after the cycle that leaves room for it; with
+        ``head`` CATCH_UP, at ``last`` only. Returns the next cycle with work, the last
         cycle done, the bursts in the read and in the write queue, the bursts of the last
         fed request still waiting to enter, the fewest bursts a client request still has to
         complete (a huge number if none has any), and ``[job slot, cycle]`` of each burst of a

@@ -43,9 +43,14 @@ hands them to the controller's statistics and sets them to zero (:meth:`~.compil
 # completions of this call and JOB_DONE is set once a request's last burst completed;
 # LEAST_LEFT is the fewest bursts a request still has to complete (_NEVER: none has any) as a
 # call ends, which bounds how soon the next cycle's work can complete one. HEAD is
-# the kind of the request waiting on req that cannot enter yet (0 read, 1 write, -1 none).
+# the kind of the request waiting on req that cannot enter yet (0 read, 1 write, -1 none),
+# or CATCH_UP: no request waits and the cycles up to the horizon are decided whatever
+# completes in them (no answer they decide is due before the horizon: see
+# SchedulesAhead._catch_up).
 # FEED_* is a request taken from req that the next call cuts into bursts first (FEED_N of
 # them, from FEED_OFFSET in the store; 0: none).
+
+CATCH_UP = -2
 
 # What one call of the core ended with.
 DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .compiled_core_layout import CATCH_UP
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -206,7 +207,8 @@ class SchedulesAhead:
         wake = self._next_work
         span = self.lookahead_cycles
         while wake <= last:
-            wake = self._schedule_compiled(wake, min(last, wake + span))
+            # (a completion need not end a call: what it answers is due after the deferral)
+            wake = self._schedule_compiled(wake, min(last, wake + span), CATCH_UP)
         self._next_work = wake
         if self._processed < last:
             self._processed = last
