@@ -336,15 +336,13 @@ class CompiledCore:
             self._bind()
         self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
 
-    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, int, list | tuple]:
+    def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list | tuple]:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
         client request's last burst completed, or, with ``head`` the kind of a request
-        waiting on req (0 read, 1 write), after the cycle that leaves room for it; with
-        ``head`` CATCH_UP, at ``last`` only. Returns the next cycle with work, the last
+        waiting on req (0 read, 1 write), after the cycle that leaves room for it. Returns the next cycle with work, the last
         cycle done, the bursts in the read and in the write queue, the bursts of the last
-        fed request still waiting to enter, the fewest bursts a client request still has to
-        complete (a huge number if none has any), and ``[job slot, cycle]`` of each burst of a
+        fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
         client request completed, in the order the Python path completes them."""
         # (the call and what it recorded written out: this runs at every edge of a channel fed
         # through its ports, where each Python call counts; the counts and queue-depth levels
@@ -359,13 +357,12 @@ class CompiledCore:
         else:
             self.run(st, self.cf, first, first, last, 0, *self._arrays)
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
-        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples, least = \
-            st[:CALL_OUTPUTS].tolist()
+        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
         if read_samples:  # (nearly every call: each RD is sampled)
             self._read_latency.samples.frombytes(self.rsamples[:read_samples].tobytes())
         if write_samples or (commands and self.dram.command_listeners):
             self._hand_over_records(commands, 0, write_samples)
-        return wake, c, reads, writes, length - pos, least, self.done_log[:n].tolist() if n else ()
+        return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
 
     @property
     def answer_cycles(self) -> int:
@@ -373,13 +370,6 @@ class CompiledCore:
         bursts are entering (a posted write and a forwarded read are answered as they enter):
         a read burst's, from its RD to the end of its data (CL + tBL)."""
         return self.config.CL + self.config.tBL
-
-    @property
-    def burst_cycles(self) -> int:
-        """The fewest cycles between two RDs (tBL: one data burst at a time on the channel's
-        data bus): a request with k read bursts still to issue completes no sooner than
-        :attr:`answer_cycles` + (k - 1) x this after the next cycle with work."""
-        return self.config.tBL
 
     @property
     def job_slots(self) -> int:

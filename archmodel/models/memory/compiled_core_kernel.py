@@ -13,9 +13,9 @@ from .compiled_core_layout import (C_REFPB_SETS, C_TREFIPB, REFPB_RANKS, REFPB_S
                                    ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
                                    BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_CAP,
                                    C_CL, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_HIGH, C_LOW, C_PERIOD, C_PHASE, C_RANKS,
-                                   C_PORTS, C_RQ_CAP, CATCH_UP, C_TBL, C_TREFI, C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY,
+                                   C_PORTS, C_RQ_CAP, C_TBL, C_TREFI, C_WATCH_DONE, C_WQ_CAP, CONFLICTS, DIRTY,
                                    DONE, EXHAUSTED, FORWARDED, FREE_TOP, HAS_BEST, HEAD, HELD_GO, HELD_STOP, HITS, JOB_DONE,
-                                   LEAST_LEFT, MISSES, N_CMD, N_DONE,
+                                   MISSES, N_CMD, N_DONE,
                                    N_RSAMPLE, N_WSAMPLE, OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, PREAS, PRES,
                                    RDS, READS, REF_DUE, REF_PENDING, REFS, RL_VALUE, RQC, SEQ, STOP_NOW, UNDERRUN,
                                    WL_VALUE, WMODE, WQC, WRITES, WRS, _CONFLICT_KIND, _HIT_KIND, _MISS_KIND, _NEVER)
@@ -570,9 +570,7 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             if wake <= c:
                 wake = c + 1
             head = st[HEAD]
-            if head == CATCH_UP:
-                stop = False
-            elif head < 0:
+            if head < 0:
                 stop = st[JOB_DONE] != 0
             elif st[POS] < st[BUF_LEN]:
                 stop = False
@@ -583,11 +581,6 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             if stop or wake > horizon:
                 st[OUT_C] = c
                 st[OUT_WAKE] = wake
-                least = _NEVER
-                for j in range(len(job_left)):
-                    if 0 < job_left[j] < least:
-                        least = job_left[j]
-                st[LEAST_LEFT] = least
                 return DONE
             c = wake
             continue

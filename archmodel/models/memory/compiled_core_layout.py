@@ -7,15 +7,15 @@ _NEVER = 1 << 62
 
 # Scalar state, at these indices of one int64 array. What a call fed through the ports leaves
 # for its caller comes first, so that the caller reads it as one slice (CALL_OUTPUTS).
-(OUT_WAKE, OUT_C, RQC, WQC, BUF_LEN, POS, N_DONE, N_CMD, N_RSAMPLE, N_WSAMPLE, LEAST_LEFT,
+(OUT_WAKE, OUT_C, RQC, WQC, BUF_LEN, POS, N_DONE, N_CMD, N_RSAMPLE, N_WSAMPLE,
  SEQ, WMODE, DIRTY, HAS_BEST, BEST_T, BEST_SEQ, BEST_B, BEST_K, BEST_E, REF_DUE, REF_PENDING,
  OPEN_BANKS, ACTIVE_SINCE, EXHAUSTED, FREE_TOP,
  RL_VALUE, RL_MAX, RL_AREA, RL_SINCE, WL_VALUE, WL_MAX, WL_AREA, WL_SINCE, OUT_PHASE,
  ACTS, PRES, PREAS, RDS, WRS, REFS, READS, WRITES, BYTES_READ, BYTES_WRITTEN, FORWARDED,
  HITS, MISSES, CONFLICTS, ACTIVE_CYCLES, REFPBS, JOB_DONE, HEAD,
  FEED_N, FEED_OFFSET, FEED_SIZE, FEED_CYCLE, FEED_SLOT, FEED_WRITE, REFPB_SET, REFPB_NEXT,
- REFPB_RANKS, REFPB_DONE, STATE_SIZE) = range(64)
-CALL_OUTPUTS = LEAST_LEFT + 1
+ REFPB_RANKS, REFPB_DONE, STATE_SIZE) = range(63)
+CALL_OUTPUTS = N_WSAMPLE + 1
 COUNTER_SLOTS = {"acts": ACTS, "pres": PRES, "preas": PREAS, "rds": RDS, "wrs": WRS, "refs": REFS, "refpbs": REFPBS,
                  "reads": READS, "writes": WRITES, "bytes_read": BYTES_READ, "bytes_written": BYTES_WRITTEN,
                  "forwarded_reads": FORWARDED, "row_hits": HITS, "row_misses": MISSES,
@@ -40,17 +40,10 @@ hands them to the controller's statistics and sets them to zero (:meth:`~.compil
 
 # Fed through the controller's ports, each burst names its client request by a job slot
 # (-1: none, a stream's or a posted write's once queued); N_DONE counts the (slot, cycle)
-# completions of this call and JOB_DONE is set once a request's last burst completed;
-# LEAST_LEFT is the fewest bursts a request still has to complete (_NEVER: none has any) as a
-# call ends, which bounds how soon the next cycle's work can complete one. HEAD is
-# the kind of the request waiting on req that cannot enter yet (0 read, 1 write, -1 none),
-# or CATCH_UP: no request waits and the cycles up to the horizon are decided whatever
-# completes in them (no answer they decide is due before the horizon: see
-# SchedulesAhead._catch_up).
+# completions of this call and JOB_DONE is set once a request's last burst completed. HEAD is
+# the kind of the request waiting on req that cannot enter yet (0 read, 1 write, -1 none).
 # FEED_* is a request taken from req that the next call cuts into bursts first (FEED_N of
 # them, from FEED_OFFSET in the store; 0: none).
-
-CATCH_UP = -2
 
 # What one call of the core ended with.
 DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)

@@ -369,8 +369,6 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._resp_on = self.resp.connected
         self._cmd_on = self.cmd.connected
         self._req_on = self.req.connected
-        self._stale_wakes = set()
-        self._own_wakes = set()
 
     # -- request intake -----------------------------------------------------------------
     def _enqueue_piece(self, c: int, job, offset: int, size: int) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compiled_core_layout import CATCH_UP
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -70,20 +69,7 @@ class SchedulesAhead:
         queues full, or another request still entering) keeps the work cycle by cycle, so it
         enters at the cycle it would have entered at."""
         order = self._order
-        stale = self._stale_wakes
-        if stale and c in stale:
-            stale.discard(c)
-            if not (self._deferring and c == self._defer_until) and self._extra_edge(c):
-                self.sleep()  # (an edge the controller would not have ticked at without deferring)
-                return
-        own = self._own_wakes
-        own.discard(c)
-        if len(own) > 16:  # (wakes of a run that returned before them: never ticked at)
-            own.difference_update([w for w in own if w < c])
         if self._deferring:
-            if c < self._defer_until:
-                # (woken before the deferral's end: that edge stays in the kernel's heap)
-                stale.add(self._defer_until)
             self._end_deferral(c)
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
@@ -114,53 +100,36 @@ class SchedulesAhead:
                       "(a lookahead bound was not conservative)")
         wake = self._next_work
         due = order.due
-        if wake < due and self._answer_cycles and self._job is None and order.jobs and not self.req.valid:
-            # (see _deferring)
-            until = wake + self._answer_cycles + (self._least_left - 1) * self._burst_cycles
-            if due < until:
-                until = due
-            if wake < until < _NEVER:
-                self._deferring = True
-                self._defer_until = until
-                self._sleep_until(until)
-                return
+        # (see _deferring)
+        self._deferring = wake < due <= wake + self._answer_cycles and self._job is None and not self.req.valid
+        if self._deferring:
+            wake = due
         if due < wake:
             wake = due if due > c else c + 1
         if wake <= c + 1:
-            own.add(c + 1)  # (it stays awake: it ticks at the next edge)
             return
-        if wake < _NEVER:
-            own.add(wake)
         self._sleep_until(wake)
 
     # -- deferred edges ---------------------------------------------------------------------
     _deferring = False
-    """True while the controller defers its cycles with work, which lets a channel with the
-    compiled core, fed through its ports, work at fewer edges than it has cycles with work.
-    Its work is seen outside only through its answers while every burst of the requests
-    taken has entered the queues (a posted write, or a read forwarded from a queued write, is
-    answered as its burst enters) and no request waits on ``req``; and the soonest answer a
-    cycle's work can decide is a read's, :attr:`~.compiled_core.CompiledCore.answer_cycles`
-    (CL + tBL) after its RD, with one data burst per tBL on the data bus: a request with k
-    read bursts still queued completes no sooner than CL + k x tBL after the next cycle with
-    work W. So while a client waits for an answer, the controller sleeps from W until the
-    soonest of those cycles or the next answer's due cycle (or a request's arrival, which
-    wakes it; both come before any answer, so the run goes on to that edge anyway), and
-    then decides the cycles it passed over in calls of the core before anything else at that
-    edge (:meth:`_end_deferral`): the same cycles, in the same order, with nothing arrived in
-    them, as edge by edge. The state a deferred cycle changes is read before that edge only
-    by the lookahead's questions about the answers (:meth:`_kept_bound`) and by whoever
-    reads the statistics when a run returns (:meth:`settle`): both catch up first, to the
-    cycles the edges up to then would have decided. The edge a deferral sleeps until stays
-    in the kernel's heap when an arrival ends the deferral sooner, and must then do nothing
-    (:meth:`_extra_edge`)."""
+    """True while the controller defers its cycles with work until an answer's due cycle,
+    which lets a channel with the compiled core, fed through its ports, work at fewer edges
+    than it has cycles with work. Its work is seen outside only through its answers while
+    every burst of the requests taken has entered the queues (a posted write, or a read
+    forwarded from a queued write, is answered as its burst enters) and no request waits on
+    ``req``; and the soonest answer a cycle's work can decide is a read's,
+    :attr:`~.compiled_core.CompiledCore.answer_cycles` (CL + tBL) after its RD. So when the
+    next answer is due no later than that many cycles after the next cycle with work W, the
+    controller sleeps from W until the answer's due cycle (or a request's arrival, which
+    wakes it), an edge it works at anyway, and then decides the cycles it passed over in one
+    call of the core before anything else at that edge (:meth:`_end_deferral`): the same
+    cycles, in the same order, with nothing arrived in them, as edge by edge. The state a
+    deferred cycle changes is read before that edge only by the lookahead's questions about
+    the answers (:meth:`_kept_bound`) and by whoever reads the statistics when a run returns
+    (:meth:`settle`): both catch up first, to the cycles the edges up to then would have
+    decided."""
 
-    _answer_cycles = 0  # CompiledCore.answer_cycles, kept once the core is in use (0: no deferring)
-    _burst_cycles = 0  # CompiledCore.burst_cycles, kept with _answer_cycles
-    _least_left = 1  # the fewest bursts a request still has to complete, after the core's last call
-    _defer_until = 0  # the cycle a deferral sleeps until (see _deferring)
-    _stale_wakes: set  # edges asked for by deferrals that ended sooner (see _extra_edge)
-    _own_wakes: set  # edges the controller asked for by its own work, edge by edge (see _extra_edge)
+    _answer_cycles = 0  # CompiledCore.answer_cycles, kept once the core is in use (see _deferring)
 
     def _end_deferral(self, c: int) -> None:
         """At an edge at cycle c while deferring: decide the cycles passed over before it,
@@ -169,7 +138,6 @@ class SchedulesAhead:
         must stay those of edge-by-edge work). Edge by edge, the last cycle with work before
         c (or the edge that began to defer) asked to wake at the next cycle with work or the
         answer's due cycle, whichever comes first."""
-        self._deferring = False
         if self._next_work < c:
             self._catch_up(c - 1)
         wake = self._next_work
@@ -177,28 +145,7 @@ class SchedulesAhead:
         if due < wake:
             wake = due
         if wake > c:
-            self._own_wakes.add(wake)
             self.wake_at(self._phase + wake * self._period)
-
-    def _extra_edge(self, c: int) -> bool:
-        """Whether the edge at cycle c, which a deferral asked for and which came after the
-        deferral ended sooner, is one the controller would not have ticked at edge by edge:
-        none of its own wakes (a cycle with work, an answer's due cycle, the next edge while
-        it stays awake), no request arriving at it, and not the edge after it took a request
-        with another already waiting (the kernel looks at that one). A request waiting on
-        ``req`` enters at the next edge the controller works at, so such an edge must do
-        nothing (see :meth:`_end_deferral`)."""
-        if c in self._own_wakes:
-            return False
-        channel = self.req.channel if self._req_on else None
-        if channel is not None and channel.flight:
-            now, period = self.sim.now, self._period
-            if channel.taken_at == now - period and channel.flight[0][0] <= now - period:
-                return False
-            for arrival, _ in channel.flight:
-                if now - period < arrival <= now:
-                    return False
-        return True
 
     def _catch_up(self, last: int) -> None:
         """Decide the deferred cycles with work up to ``last`` (see :attr:`_deferring`), at
@@ -207,8 +154,7 @@ class SchedulesAhead:
         wake = self._next_work
         span = self.lookahead_cycles
         while wake <= last:
-            # (a completion need not end a call: what it answers is due after the deferral)
-            wake = self._schedule_compiled(wake, min(last, wake + span), CATCH_UP)
+            wake = self._schedule_compiled(wake, min(last, wake + span))
         self._next_work = wake
         if self._processed < last:
             self._processed = last
@@ -342,7 +288,6 @@ class SchedulesAhead:
         """The compiled core names each client request by a job slot: none used yet."""
         self._slot_jobs: list = [None] * slots
         self._answer_cycles = self._core.answer_cycles
-        self._burst_cycles = self._core.burst_cycles
         self._free_slots = list(range(slots - 1, -1, -1))
 
     def _take_into_core(self, c: int) -> bool:
@@ -368,8 +313,7 @@ class SchedulesAhead:
         to ``last`` (fewer if a request's last burst completes): hand the completed bursts to
         the response order, follow the queue counts and the entering request; return the
         next cycle with work."""
-        (wake, self._processed, self._rq_count, self._wq_count, waiting, self._least_left,
-         done) = self._core.schedule(first, last, head)
+        wake, self._processed, self._rq_count, self._wq_count, waiting, done = self._core.schedule(first, last, head)
         if done:
             order, slots = self._order, self._slot_jobs
             for slot, at in done:

@@ -13,7 +13,6 @@ from archmodel.kernel import Component, Simulator, connect, model
 from archmodel.models.basic import Sink, Source
 from archmodel.models.memory import DramController, DramTimingChecker, compiled_core
 from archmodel.models.memory.timing import dram_clock, preset
-from archmodel.models.messages import MemRequest
 
 from .test_compiled_ports import _requests
 from .test_splitting import responses_never_before_their_bounds
@@ -158,73 +157,6 @@ def test_a_request_arriving_while_deferring_waits_for_the_edge_it_would_have_ent
     edge the controller works at after a burst leaves (as on the Python path): among them the
     edge the last cycle deferred would have slept until, which the controller asks for when
     the deferral ends (these runs, found by a search, differ from the Python path without it)."""
-    from .test_compiled_ports import _run as run_through_ports
-
-    rng = random.Random(seed)
-    assert (rng.choice(["HBM2E", "DDR4-2400R"]), rng.choice([(32, 64), (64,), (32, 64, 256)]),
-            rng.choice([1, 2, 3])) == (standard, sizes, queue)
-    requests = _requests(seed, 60, 1 << 14, 0, sizes, rng.choice([0.0, 0.2]), CLIENTS)
-    cycles, at = [], 0
-    for _ in requests:
-        at += rng.choice((0, 0, 1, 3, 30))
-        cycles.append(at)
-    params = dict(read_queue=queue, write_queue=max(2, queue))
-    reference = run_through_ports("reference", standard, requests, cycles, 0.0, seed, **params)
-    compiled = run_through_ports("compiled", standard, requests, cycles, 0.0, seed, **params)
-    for key in ("end", "commands", "arrivals", "stats"):
-        assert compiled[key] == reference[key], key
-    assert compiled["ticks"] < reference["ticks"]
-
-
-def _one_read(engine, size):
-    """One read of ``size`` bytes to an idle HBM2E channel that may look only a cycle ahead
-    (so it schedules edge by edge): the edges the controller ticks at, and the answer's time."""
-    top = Component("top", clock=dram_clock(preset("HBM2E")))
-    request = MemRequest(address=4096, size_bytes=size, source="a", tag=0)
-    src = Source("src", top, pattern="list", messages=[request], cycles=[5], wrap_in_packet=False)
-    dram = DramController("dram", top, standard="HBM2E", engine=engine, refresh="none", lookahead_cycles=1)
-    sink = Sink("sink", top, stop_after=1)
-    connect(src.out, dram.req, latency=2)
-    connect(dram.resp, sink.inp, latency=2)
-    edges = []
-    tick = dram.tick
-
-    def counted_tick():
-        edges.append((dram.sim.now - dram.domain.phase_ps) // dram.domain.period_ps)
-        tick()
-
-    dram.tick = counted_tick
-    Simulator(top).run()
-    return edges, [arrival.time_ps for arrival in sink.arrivals]
-
-
-def test_a_read_of_many_bursts_is_deferred_until_its_last_burst_can_complete():
-    """A read of 8 (32) bursts takes at least 8 (32) RDs, one data burst per tBL: the
-    controller sleeps from the first cycle with work after its take until the soonest cycle
-    the last of them can complete (CL + 8 tBL later: 69, as 30 + 25 + 7 x 2), catches up
-    there, and wakes for the answer's due cycle; edge by edge it works at every RD's cycle."""
-    python_edges, python_answer = _one_read("python", 256)
-    edges, answer = _one_read("compiled", 256)
-    assert answer == python_answer
-    assert python_edges == [0, 7, 30, 34, 38, 42, 46, 50, 54, 58, 83]
-    assert edges == [0, 7, 69, 83]
-    python_edges, python_answer = _one_read("python", 1024)
-    edges, answer = _one_read("compiled", 1024)
-    assert answer == python_answer and len(python_edges) == 36
-    assert edges == [0, 7, 101, 122]
-
-
-@pytest.mark.parametrize("seed, standard, sizes, queue", [(1, "HBM2E", (32, 64, 256), 1),
-                                                          (64, "DDR4-2400R", (32, 64), 3),
-                                                          (146, "HBM2E", (32, 64), 3)])
-def test_the_edge_of_a_deferral_ended_sooner_does_nothing(seed, standard, sizes, queue):
-    """A request that arrives during a deferral ends it sooner, but the edge the deferral
-    asked for stays in the kernel's heap; should a request wait on ``req`` then, for a queue
-    slot, and the controller would not have ticked there edge by edge (none of its own
-    wakes, no arrival, not the edge after a take with another request waiting), it must not
-    take it there (``SchedulesAhead._extra_edge``). These runs, found by a search, differ
-    from the Python path without that check (seed 1), without its arrivals (146) or
-    without the edge after a take (64)."""
     from .test_compiled_ports import _run as run_through_ports
 
     rng = random.Random(seed)
