@@ -166,6 +166,10 @@ def check_request(owner, message: MemRequest) -> int:
     write, every byte inside the memory. A bad request stops the run with a sentence naming
     the requester, the address and the memory's range."""
     address, size = message.address, message.size_bytes
+    if size > 0 and (not message.is_write or (message.data is not None and len(message.data) == size)):
+        offset = owner.store_offset(address, size)
+        if offset is not None:
+            return offset  # (the sentences below are made only for a request that needs them)
     kind = "write" if message.is_write else "read"
     who = f"from {message.source!r}" if message.source is not None else "from an unnamed source"
     if size < 1:
