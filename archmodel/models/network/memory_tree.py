@@ -203,9 +203,6 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         self._live_targets = [(t, port, port.channel) for t, port in enumerate(self.from_targets) if port.connected]
         self._live_requesters = [(i, port.channel) for i, port in enumerate(self.requesters) if port.connected]
         self._live_outputs = [port for port in self.target_ports + self.answer_ports if port.connected]
-        # per target, the requests sent ahead (``OutPort.send_ahead``) as (edge they leave at,
-        # request), counted on the link and still held in the queue's room until that edge
-        self._leaving: list = [deque() for _ in self.target_ports]
         # per target, each way: the counters of bytes and busy cycles, and the link's width
         self._tallies_out = [(moved, busy, port.channel.width_bits if port.connected else None)
                              for (moved, busy, _, _), port in zip(self.tallies, self.target_ports)]
@@ -272,9 +269,6 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         now = self.sim.now
         moved = False
         soonest = None  # the next time a queue's head may go that nothing else wakes the node for
-        for t, leaving in enumerate(self._leaving):
-            if leaving and leaving[0][0] < now:
-                self._left(t, now - 1)
         for t, port, channel in self._live_targets:
             flight = channel.flight  # (port.valid, written out: every tick asks every target)
             if flight and flight[0][0] <= now and channel.taken_at != now:
@@ -284,17 +278,10 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         for i, queue in enumerate(self.answers):
             if queue:
                 ready, response = queue[0]
-                port = answer_ports[i]
                 if ready > now:
-                    if self._sent_ahead(port, response, ready):
-                        queue.popleft()
-                        moved = True
-                        if not queue:
-                            continue
-                        free = port.channel.busy_until
-                        ready = queue[0][0] if queue[0][0] > free else free
                     soonest = ready if soonest is None or ready < soonest else soonest
                     continue
+                port = answer_ports[i]
                 if port.try_send(response):
                     queue.popleft()
                     moved = True
@@ -318,7 +305,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                     asking.append(i)
         refused = []  # the targets that a request asked for and did not get at this edge
         for t, asking in wanted.items():
-            if len(self.to_send[t]) + len(self._leaving[t]) >= self.queue_depth:
+            if len(self.to_send[t]) >= self.queue_depth:
                 refused.append(t)
                 continue
             if len(asking) == 1:
@@ -335,18 +322,10 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         for t, queue in enumerate(self.to_send):
             if queue:
                 ready, request, _ = queue[0]
-                port = target_ports[t]
                 if ready > now:
-                    if self._sent_ahead(port, request, ready):
-                        queue.popleft()
-                        self._leaving[t].append((ready, request))
-                        moved = True
-                        if not queue:
-                            continue
-                        free = port.channel.busy_until
-                        ready = queue[0][0] if queue[0][0] > free else free
                     soonest = ready if soonest is None or ready < soonest else soonest
                     continue
+                port = target_ports[t]
                 if port.try_send(request):
                     queue.popleft()
                     self._count(t, request, True)
@@ -355,48 +334,14 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                         free = port.channel.busy_until
                         ready = queue[0][0] if queue[0][0] > free else free
                         soonest = ready if soonest is None or ready < soonest else soonest
-        for t, leaving in enumerate(self._leaving):
-            if leaving and leaving[0][0] <= now:
-                self._left(t, now)
         for t in refused:
-            leaving = self._leaving[t]
-            if len(self.to_send[t]) + len(leaving) < self.queue_depth:
+            if len(self.to_send[t]) < self.queue_depth:
                 return  # the next edge may grant it (a full queue makes room by a send, at a tick)
-            if leaving:  # room is made by a request sent ahead, at the edge after it leaves
-                after = leaving[0][0] + self.period
-                soonest = after if soonest is None or after < soonest else soonest
         if moved and self._traced():
             return  # (a waveform shows each edge's failed sends: a traced node ticks on as before)
         self.sleep()
         if soonest is not None:
             self.wake_at(soonest)
-
-    def _sent_ahead(self, port, message, at_ps: int) -> bool:
-        """Send ``message`` now as this node will at its edge ``at_ps``, its ready time, if it
-        surely will then: the head of its queue (the only one sending on ``port``'s link)
-        goes at its ready time when it holds a credit (credits only return meanwhile) and the
-        link is free by then. So the node need not tick at that edge for it. A traced link
-        is sent on at the edge itself (its waveform shows it then)."""
-        channel = port.channel
-        if channel.traced or channel.credits <= 0 or channel.busy_until > at_ps:
-            return False
-        port.send_ahead(message, at_ps)
-        return True
-
-    def _left(self, t: int, until_ps: int) -> None:
-        """Count the requests sent ahead to target ``t`` that have left by ``until_ps`` (the
-        link's counters follow the edges the requests leave at)."""
-        leaving = self._leaving[t]
-        while leaving and leaving[0][0] <= until_ps:
-            self._count(t, leaving.popleft()[1], True)
-
-    def settle(self) -> None:
-        """A run returns: the requests sent ahead that have left by now are counted (see
-        :meth:`_sent_ahead`), so statistics read after it are those of its last edge."""
-        now = self.sim.now
-        for t, leaving in enumerate(self._leaving):
-            if leaving and leaving[0][0] <= now:
-                self._left(t, now)
 
     def _traced(self) -> bool:
         """Whether a waveform records one of this node's outputs."""

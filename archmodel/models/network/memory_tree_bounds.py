@@ -377,8 +377,7 @@ class MemoryTreeBounds:
         sent, on its way back, or no sooner than a node's bound on its next answer to that
         request's forwarded source (``answer_bound_for``: the answer to that request is one
         of them, and it counts the requests on their way to it), or a memory's bound on its
-        next answer to that client (``earliest_answer_ps``) and, while the request is on its
-        way there, its arrival and the memory's least reaction, else at once."""
+        next answer to that client (``earliest_answer_ps``), else at once."""
         now = self.sim.now
         after = self.delay
         tag = self.in_order[(i, source)][0]
@@ -419,16 +418,6 @@ class MemoryTreeBounds:
         else:
             per_client = getattr(target, "earliest_answer_ps", None)
             sent = now if per_client is None else per_client((i, source))
-            if sent is not None:
-                # still on its way there (sent ahead, or a link of several cycles): answered
-                # no sooner than the memory's least reaction to its arrival
-                forward = self.target_ports[t].channel
-                for arrival, message in forward.flight:
-                    if message.tag == tag:
-                        reaction = target.reaction_ps(forward.dst, back.src)
-                        if reaction is not None and arrival + reaction > sent:
-                            sent = arrival + reaction
-                        break
         return None if sent is None else max(sent, now) + transit + after
 
     def _request_bound(self, t: int) -> int | None:

@@ -1,10 +1,8 @@
-"""When a MemoryTreeNode ticks: it sends a message ahead, at the edge it takes it, when it
-surely leaves at its ready time (``OutPort.send_ahead``), and sleeps as soon as the next edge can
-move nothing the kernel would not wake it for (a message arriving, a credit returning, a
-blocked link freeing), waking itself for a queue's ready time or a link freed by its own send,
-so that every message moves at the edge it would if every node ticked at every edge and sent
-nothing ahead. Checked exactly on one read, and by random traffic through random trees against
-such nodes, statistics compared at random stops too."""
+"""When a MemoryTreeNode ticks: it sleeps as soon as the next edge can move nothing the kernel
+would not wake it for (a message arriving, a credit returning, a blocked link freeing), waking
+itself for a queue's ready time or a link freed by its own send, so that every message moves
+at the edge it would if every node ticked at every edge. Checked exactly on one read, and by
+random traffic through random trees against nodes that never sleep."""
 
 import random
 
@@ -46,13 +44,12 @@ def test_a_lone_read_ticks_the_node_only_at_the_edges_it_moves_it(latency_cycles
     Simulator(top).run(cycles=100)
     (sent, _), (received, _) = cpu.sent[0], cpu.received[0]
     # every part ticks at the first edge; the read is taken at the edge it arrives and sent
-    # ahead then (it leaves latency_cycles later), its response taken at the edge it arrives
-    # and sent ahead then: no edge in between, none after
-    assert ticks == [0, sent + 1, received - 1 - latency_cycles]
+    # latency_cycles later, its response taken at the edge it arrives and answered
+    # latency_cycles later: no edge in between, none after
+    assert ticks == [0, sent + 1, sent + 1 + latency_cycles, received - 1 - latency_cycles, received - 1]
 
 
-def test_a_traced_node_sends_at_the_edges_and_ticks_on_after_a_move_so_its_waveform_keeps_each_edges_offers(
-        tmp_path):
+def test_a_traced_node_ticks_on_after_a_move_so_its_waveform_keeps_each_edges_offers(tmp_path):
     top, cpu, ticks = one_read()
     sim = Simulator(top)
     with VcdTracer(tmp_path / "one_read.vcd", gtkw=False) as tracer:
@@ -62,36 +59,26 @@ def test_a_traced_node_sends_at_the_edges_and_ticks_on_after_a_move_so_its_wavef
     assert ticks == [0, sent + 1, sent + 2, sent + 3, received - 2, received - 1, received]
 
 
-def _run(seed: int, interleaved: bool, monkeypatch, reference: tuple | None = None) -> tuple:
-    """Random traffic through a random tree, run in random slices to the end, or with nodes
-    that never sleep nor send ahead in ``reference``'s slices and to its end: the time it
-    ended, what every requester sent and received when, and every statistic at the end of
-    each slice (the runs the sleeping nodes ended early are left out)."""
+def _run(seed: int, interleaved: bool, monkeypatch, until_ps: int | None = None) -> tuple:
+    """Random traffic through a random tree to the end, or with nodes that never sleep to
+    ``until_ps``: the time it ended, and what every requester sent and received when, and
+    every statistic."""
     rng = random.Random(seed)
     top = Component("top")
     memory, rsp = _take_checked_memory(rng, top, interleaved)
     slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
     cpus = scripted_requesters(rng, top, slots, write_share=0.4, sources=rng.choice([None, ["a", "b"]]))
-    stops = sorted(rng.sample(range(5, 400), 8)) if reference is None else reference[0]
     with monkeypatch.context() as patch:
-        if reference is not None:
+        if until_ps is not None:
             patch.setattr(MemoryTreeNode, "sleep", lambda node: None)
-            patch.setattr(MemoryTreeNode, "_sent_ahead", lambda node, port, message, at_ps: False)
         sim = Simulator(top, seed=seed)
-        stats, reached = [], []
-        for stop in stops:
-            if sim.run(cycles=stop).reason == "limit":
-                reached.append(stop)
-                stats.append([(s.path, s.summary()) for s in sim.all_stats()])
-        sim.run(until_ps=None if reference is None else reference[1])
-        stats.append([(s.path, s.summary()) for s in sim.all_stats()])
+        sim.run(until_ps=until_ps)
     assert all(not cpu.script for cpu in cpus) and all(len(cpu.received) == len(cpu.sent) for cpu in cpus)
-    return (reached, sim.now), [(cpu.sent, cpu.received) for cpu in cpus], stats
+    return sim.now, [(cpu.sent, cpu.received) for cpu in cpus], [(s.path, s.summary()) for s in sim.all_stats()]
 
 
 @pytest.mark.parametrize("interleaved", [False, True])
-def test_nodes_that_sleep_and_send_ahead_move_every_message_at_the_edge_of_nodes_ticking_at_every_edge(
-        interleaved, monkeypatch):
+def test_sleeping_nodes_move_every_message_at_the_edge_of_nodes_ticking_at_every_edge(interleaved, monkeypatch):
     for seed in range(10):
-        ran = _run(seed, interleaved, monkeypatch)
-        assert _run(seed, interleaved, monkeypatch, reference=ran[0]) == ran, seed
+        end, moved, stats = _run(seed, interleaved, monkeypatch)
+        assert _run(seed, interleaved, monkeypatch, until_ps=end) == (end, moved, stats), seed
