@@ -15,6 +15,12 @@ from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 from .memory_tree_bounds import MemoryTreeBounds
 
 
+def _beats(message, channel) -> int:
+    """Sender cycles ``message`` occupies on ``channel`` (one without a width)."""
+    width = channel.width_bits if channel is not None else None
+    return -(-message.size_bits // width) if width else 1
+
+
 class _TreeMap(AddressMap):
     """A node's address map for the functional path: bytes no range holds belong to whatever
     the node's uplink leads to."""
@@ -166,6 +172,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         self._target_index = {port: t for t, port in enumerate(self.target_ports)}
         targets = len(self.target_ports)
         self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request, requester) per target
+        self.sent = [[0] * targets for _ in self.requesters]  # requests sent to each target, unanswered
         self.answers = [deque() for _ in self.requesters]  # (ready_ps, response) per requester
         self.priority = [0] * targets
         # (requester, source) -> deque of the tags awaited, oldest first (a tag numbers the
@@ -203,11 +210,6 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         self._live_targets = [(t, port, port.channel) for t, port in enumerate(self.from_targets) if port.connected]
         self._live_requesters = [(i, port.channel) for i, port in enumerate(self.requesters) if port.connected]
         self._live_outputs = [port for port in self.target_ports + self.answer_ports if port.connected]
-        # per target, each way: the counters of bytes and busy cycles, and the link's width
-        self._tallies_out = [(moved, busy, port.channel.width_bits if port.connected else None)
-                             for (moved, busy, _, _), port in zip(self.tallies, self.target_ports)]
-        self._tallies_in = [(moved, busy, port.channel.width_bits if port.connected else None)
-                            for (_, _, moved, busy), port in zip(self.tallies, self.from_targets)]
         # per requester, its head request and that request's target (target_of), so a request
         # waiting for room at its target is routed once, not at every edge it waits
         self._routed: list = [None] * len(self.requesters)
@@ -262,33 +264,18 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
     def tick(self) -> None:
         """One edge: take the targets' responses, send the answers and requests whose time has
         come, and grant each target one requester, round robin. Then sleep unless the next
-        edge may grant a request that is waiting with room at its target; a queue's head
-        wakes the node at its ready time, or once its link frees after a send (a send that
-        fails marks its channel blocked: the returning credit or freed link wakes it then),
-        and a message arriving wakes it too."""
+        edge can move something the kernel would not wake this node for (:meth:`_next_edge`)."""
         now = self.sim.now
         moved = False
-        soonest = None  # the next time a queue's head may go that nothing else wakes the node for
         for t, port, channel in self._live_targets:
             flight = channel.flight  # (port.valid, written out: every tick asks every target)
             if flight and flight[0][0] <= now and channel.taken_at != now:
                 self._answered(t, port.recv(), now)
                 moved = True
-        answer_ports = self.answer_ports
         for i, queue in enumerate(self.answers):
-            if queue:
-                ready, response = queue[0]
-                if ready > now:
-                    soonest = ready if soonest is None or ready < soonest else soonest
-                    continue
-                port = answer_ports[i]
-                if port.try_send(response):
-                    queue.popleft()
-                    moved = True
-                    if queue:
-                        free = port.channel.busy_until
-                        ready = queue[0][0] if queue[0][0] > free else free
-                        soonest = ready if soonest is None or ready < soonest else soonest
+            if queue and queue[0][0] <= now and self.answer_ports[i].try_send(queue[0][1]):
+                queue.popleft()
+                moved = True
         wanted: dict = {}
         routed = self._routed
         for i, channel in self._live_requesters:
@@ -303,45 +290,63 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                     wanted[route[1]] = [i]
                 else:
                     asking.append(i)
-        refused = []  # the targets that a request asked for and did not get at this edge
         for t, asking in wanted.items():
             if len(self.to_send[t]) >= self.queue_depth:
-                refused.append(t)
                 continue
             if len(asking) == 1:
                 winner = asking[0]
             else:
                 start, count = self.priority[t], len(self.requesters)
                 winner = min(asking, key=lambda i: (i - start) % count)
-                refused.append(t)
             self.priority[t] = (winner + 1) % len(self.requesters)
             routed[winner] = None
+            asking.remove(winner)
             self._take(winner, t, self.requesters[winner].recv(), now)
             moved = True
-        target_ports = self.target_ports
         for t, queue in enumerate(self.to_send):
-            if queue:
-                ready, request, _ = queue[0]
-                if ready > now:
-                    soonest = ready if soonest is None or ready < soonest else soonest
-                    continue
-                port = target_ports[t]
-                if port.try_send(request):
-                    queue.popleft()
-                    self._count(t, request, True)
-                    moved = True
-                    if queue:
-                        free = port.channel.busy_until
-                        ready = queue[0][0] if queue[0][0] > free else free
-                        soonest = ready if soonest is None or ready < soonest else soonest
-        for t in refused:
-            if len(self.to_send[t]) < self.queue_depth:
-                return  # the next edge may grant it (a full queue makes room by a send, at a tick)
+            if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
+                _, request, requester = queue.popleft()
+                self.sent[requester][t] += 1
+                self._count(t, request, True)
+                moved = True
         if moved and self._traced():
-            return  # (a waveform shows each edge's failed sends: a traced node ticks on as before)
+            return  # (a waveform shows each edge's failed sends: tick on as before)
+        if self._next_edge(wanted):
+            return
+        # What is left waits for a message, a credit, a freed link or a ready time.
         self.sleep()
+        soonest = self._next_send_ps()
         if soonest is not None:
             self.wake_at(soonest)
+
+    def _next_edge(self, wanted: dict) -> bool:
+        """Whether the next edge may grant a request that has arrived and is still waiting:
+        its target's queue has room (a full queue makes room only by a send, at an edge this
+        node ticks; a request arriving later wakes it)."""
+        for t, asking in wanted.items():
+            if asking and len(self.to_send[t]) < self.queue_depth:
+                return True
+        return False
+
+    def _next_send_ps(self) -> int | None:
+        """The soonest time a queue's head may go that the kernel would not wake this node
+        for: its ready time, and its link's end of busy after a send (a send that fails marks
+        the channel blocked, and the returning credit or freed link wakes the node then)."""
+        now = self.sim.now
+        soonest = None
+        for ports, queues in ((self.target_ports, self.to_send), (self.answer_ports, self.answers)):
+            for k, queue in enumerate(queues):
+                if not queue:
+                    continue
+                at = queue[0][0]
+                channel = ports[k].channel
+                if at <= now:
+                    if channel.blocked:
+                        continue  # (the kernel wakes it)
+                    at = channel.busy_until  # sent at this edge: the next goes once the link frees
+                if soonest is None or at < soonest:
+                    soonest = at
+        return soonest
 
     def _traced(self) -> bool:
         """Whether a waveform records one of this node's outputs."""
@@ -362,10 +367,10 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         self.to_send[target].append((now + self.delay, forwarded, requester))
 
     def _count(self, target: int, message, outward: bool) -> None:
-        moved, busy, width = self._tallies_out[target] if outward else self._tallies_in[target]
-        bits = message.size_bits
-        moved.add(bits // 8)
-        busy.add(-(-bits // width) if width else 1)
+        port = self.target_ports[target] if outward else self.from_targets[target]
+        moved, busy = self.tallies[target][:2] if outward else self.tallies[target][2:]
+        moved.add(message.size_bits // 8)
+        busy.add(_beats(message, port.channel))
 
     def _answered(self, target: int, response: MemResponse, now: int) -> None:
         entry = self.outstanding.pop(response.tag, None)
@@ -374,22 +379,16 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                       "this node sent")
         self._count(target, response, False)
         requester, key, request, _ = entry
-        restored = _restored(response, request.tag, request.source)
+        self.sent[requester][target] -= 1
+        early = self.early.setdefault(key, {})
+        early[response.tag] = _restored(response, request.tag, request.source)
         order = self.in_order[key]
-        if order[0] != response.tag:  # it overtook an earlier one: held until that one is answered
-            self.early.setdefault(key, {})[response.tag] = restored
-            return
-        order.popleft()
         queue = self.answers[requester]
-        ready = now + self.delay
-        queue.append((ready, restored))
-        early = self.early.get(key)
-        if early:
-            while order and order[0] in early:
-                queue.append((ready, early.pop(order.popleft())))
+        while order and order[0] in early:
+            queue.append((now + self.delay, early.pop(order.popleft())))
         if not order:
             del self.in_order[key]
-            self.early.pop(key, None)
+            del self.early[key]
             del self.sources[requester][key[1]]
 
     # -- the watchdog ---------------------------------------------------------------------------
