@@ -207,9 +207,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         self._runs: list | None = None
         self._trips: dict = {}  # target (None: any) -> least round trip through it, in ps
         # the wiring is fixed once the run starts: the ticks look at the connected ports only
-        self._live_targets = [(t, port, port.channel) for t, port in enumerate(self.from_targets) if port.connected]
-        self._live_requesters = [(i, port.channel) for i, port in enumerate(self.requesters) if port.connected]
-        self._live_outputs = [port for port in self.target_ports + self.answer_ports if port.connected]
+        self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
+        self._live_requesters = [(i, port) for i, port in enumerate(self.requesters) if port.connected]
         # per requester, its head request and that request's target (target_of), so a request
         # waiting for room at its target is routed once, not at every edge it waits
         self._routed: list = [None] * len(self.requesters)
@@ -262,14 +261,10 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
 
     # -- the clock edge -------------------------------------------------------------------------
     def tick(self) -> None:
-        """One edge: take the targets' responses, send the answers and requests whose time has
-        come, and grant each target one requester, round robin. Then sleep unless the next
-        edge can move something the kernel would not wake this node for (:meth:`_next_edge`)."""
         now = self.sim.now
         moved = False
-        for t, port, channel in self._live_targets:
-            flight = channel.flight  # (port.valid, written out: every tick asks every target)
-            if flight and flight[0][0] <= now and channel.taken_at != now:
+        for t, port in self._live_targets:
+            if port.valid:
                 self._answered(t, port.recv(), now)
                 moved = True
         for i, queue in enumerate(self.answers):
@@ -278,10 +273,9 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                 moved = True
         wanted: dict = {}
         routed = self._routed
-        for i, channel in self._live_requesters:
-            flight = channel.flight  # (port.peek(), written out as above)
-            if flight and flight[0][0] <= now and channel.taken_at != now:
-                request = flight[0][1]
+        for i, port in self._live_requesters:
+            request = port.peek()  # (None when nothing is valid)
+            if request is not None:
                 route = routed[i]
                 if route is None or route[0] is not request:
                     route = routed[i] = (request, self.target_of(i, request))
@@ -300,57 +294,26 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                 winner = min(asking, key=lambda i: (i - start) % count)
             self.priority[t] = (winner + 1) % len(self.requesters)
             routed[winner] = None
-            asking.remove(winner)
             self._take(winner, t, self.requesters[winner].recv(), now)
             moved = True
+        soonest = None
         for t, queue in enumerate(self.to_send):
             if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
                 _, request, requester = queue.popleft()
                 self.sent[requester][t] += 1
                 self._count(t, request, True)
                 moved = True
-        if moved and self._traced():
-            return  # (a waveform shows each edge's failed sends: tick on as before)
-        if self._next_edge(wanted):
+            if queue and queue[0][0] > now:
+                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        for queue in self.answers:
+            if queue and queue[0][0] > now:
+                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        if moved:
             return
-        # What is left waits for a message, a credit, a freed link or a ready time.
+        # Nothing moved: what is left waits for a message, a credit, or a ready time.
         self.sleep()
-        soonest = self._next_send_ps()
         if soonest is not None:
             self.wake_at(soonest)
-
-    def _next_edge(self, wanted: dict) -> bool:
-        """Whether the next edge may grant a request that has arrived and is still waiting:
-        its target's queue has room (a full queue makes room only by a send, at an edge this
-        node ticks; a request arriving later wakes it)."""
-        for t, asking in wanted.items():
-            if asking and len(self.to_send[t]) < self.queue_depth:
-                return True
-        return False
-
-    def _next_send_ps(self) -> int | None:
-        """The soonest time a queue's head may go that the kernel would not wake this node
-        for: its ready time, and its link's end of busy after a send (a send that fails marks
-        the channel blocked, and the returning credit or freed link wakes the node then)."""
-        now = self.sim.now
-        soonest = None
-        for ports, queues in ((self.target_ports, self.to_send), (self.answer_ports, self.answers)):
-            for k, queue in enumerate(queues):
-                if not queue:
-                    continue
-                at = queue[0][0]
-                channel = ports[k].channel
-                if at <= now:
-                    if channel.blocked:
-                        continue  # (the kernel wakes it)
-                    at = channel.busy_until  # sent at this edge: the next goes once the link frees
-                if soonest is None or at < soonest:
-                    soonest = at
-        return soonest
-
-    def _traced(self) -> bool:
-        """Whether a waveform records one of this node's outputs."""
-        return bool(self.sim.observers) and any(port.channel.traced for port in self._live_outputs)
 
     def _take(self, requester: int, target: int, request: MemRequest, now: int) -> None:
         self.requests.add()

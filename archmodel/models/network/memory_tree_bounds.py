@@ -162,8 +162,8 @@ class MemoryTreeBounds:
         arrived by now and are all for ``target``: it asks for that target at every edge
         until they are granted."""
         runs = []
-        for j, channel in self._live_requesters:
-            flight = channel.flight
+        for j, port in self._live_requesters:
+            flight = port.channel.flight
             if not flight or flight[0][0] > now:
                 continue
             sole = self._sole_targets[j]
