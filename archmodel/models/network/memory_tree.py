@@ -172,7 +172,6 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         self._target_index = {port: t for t, port in enumerate(self.target_ports)}
         targets = len(self.target_ports)
         self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request, requester) per target
-        self.sent = [[0] * targets for _ in self.requesters]  # requests sent to each target, unanswered
         self.answers = [deque() for _ in self.requesters]  # (ready_ps, response) per requester
         self.priority = [0] * targets
         # (requester, source) -> deque of the tags awaited, oldest first (a tag numbers the
@@ -299,8 +298,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         soonest = None
         for t, queue in enumerate(self.to_send):
             if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
-                _, request, requester = queue.popleft()
-                self.sent[requester][t] += 1
+                _, request, _ = queue.popleft()
                 self._count(t, request, True)
                 moved = True
             if queue and queue[0][0] > now:
@@ -342,7 +340,6 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                       "this node sent")
         self._count(target, response, False)
         requester, key, request, _ = entry
-        self.sent[requester][target] -= 1
         early = self.early.setdefault(key, {})
         early[response.tag] = _restored(response, request.tag, request.source)
         order = self.in_order[key]
