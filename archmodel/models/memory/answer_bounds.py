@@ -12,7 +12,10 @@ decided so far, on the Python path and in the compiled core alike.
 
 from __future__ import annotations
 
-from .commands import ACT, COMMAND_COUNT, PRE, RD
+import numpy as np
+
+from .commands import ACT, PRE, RD
+from .compiled_answer_bounds import queued_read_terms
 
 
 class BoundsQueuedReads:
@@ -25,6 +28,7 @@ class BoundsQueuedReads:
     request in each job slot)."""
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
+    _bank_terms = None  # the compiled call's (a, b), an array made at its first question
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the last of the ``queued`` read bursts of ``job`` still in the read
@@ -54,20 +58,21 @@ class BoundsQueuedReads:
             gaps = self._bank_gaps = self._same_bank_gaps()
         act_rd, pre_act, rd_rd = gaps
         core = self._core
-        if core is None:
-            bursts = self._python_queued_reads(job)
-        else:
-            bursts = self._core_queued_reads(core, job)
+        if core is not None:  # (the same terms from the core's arrays, in one compiled call)
+            rq_ids, rq_len = core.queues[0], core.queues[1]
+            terms = self._bank_terms
+            if terms is None:
+                terms = self._bank_terms = np.zeros(2, dtype=np.int64)
+            if not queued_read_terms(rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job),
+                                     core.nxt, core.gbase, core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd,
+                                     queued, self.timing.CL, self.timing.tBL, terms):
+                return None
+            return int(terms[0]), int(terms[1])
+        bursts = self._python_queued_reads(job)
         if len(bursts) != queued:  # (every queued burst is found: else count none of them)
             return None
-        if core is None:
-            ready = self._ready
-        else:
-            nxt, gbase, rbase = core.nxt, core.gbase, core.rbase
-
-            def ready(b: int, k: int) -> int:  # (the compiled core's ready_at)
-                return max(nxt[b * COMMAND_COUNT + k], nxt[gbase[b] + k], nxt[rbase[b] + k])
-        open_rows = self._rows if core is None else core.rows
+        ready = self._ready
+        open_rows = self._rows
         late, lead = [], []
         for b, row, before in bursts:
             spacing = before * rd_rd
@@ -108,25 +113,6 @@ class BoundsQueuedReads:
             for entry in self._rq[b]:
                 row = entry.row
                 if entry.job is job:
-                    found.append((b, row, rows.get(row, 0)))
-                rows[row] = rows.get(row, 0) + 1
-        return found
-
-    def _core_queued_reads(self, core, job) -> list:
-        """As :meth:`_python_queued_reads`, from the compiled core's queue arrays (each burst
-        names its request by job slot)."""
-        slot = self._slot_jobs.index(job)
-        rq_ids, rq_len = core.queues[0], core.queues[1]
-        e_row, e_job = core.entries[2], core.entries[7]
-        found = []
-        for b in self._job_banks(job):
-            n = rq_len[b]
-            if not n:
-                continue
-            ids = rq_ids[b, :n]
-            rows: dict = {}
-            for row, owner in zip(e_row[ids].tolist(), e_job[ids].tolist()):
-                if owner == slot:
                     found.append((b, row, rows.get(row, 0)))
                 rows[row] = rows.get(row, 0) + 1
         return found
