@@ -16,6 +16,7 @@ from archmodel.kernel import (ENGINES, Component, Counter, Distribution, Formula
                               ParameterError, at_least, in_range, model)
 
 from .address import AddressMapping
+from .answer_bounds import BoundsQueuedReads
 from .backing_store import BackingStore, FunctionalMemory, range_text
 from .bank import CLOSED
 from .bank_queues import PerBankQueues
@@ -55,7 +56,7 @@ def _timing_params(cls):
 @model
 @_timing_params
 class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStreams, HasSchedulingState,
-                     DramSchedulingCore, SplitsRequests, FunctionalMemory, Component):
+                     DramSchedulingCore, BoundsQueuedReads, SplitsRequests, FunctionalMemory, Component):
     """A DRAM memory controller with its device: one channel of DDR4, DDR5, HBM2 or HBM2E.
 
     Models the reference controller of VALIDATION.md: address mapping as a bit-field order

@@ -450,6 +450,12 @@ class SplitsRequests(KeepsAnswerBounds):
             if queued:
                 a = cl + queued * burst_cycles
                 b = issue0 + a
+                banks = self._queued_read_terms(job, queued, issue0)
+                if banks is not None:  # (the banks the bursts need, where the controller counts them)
+                    if banks[0] > a:
+                        a = banks[0]
+                    if banks[1] > b:
+                        b = banks[1]
             else:
                 a, b = early, -1
             if unqueued and read_entry + early > a:
@@ -471,6 +477,13 @@ class SplitsRequests(KeepsAnswerBounds):
                 pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before))
                 writes_before = writes_before or message.is_write
         return pure, pairs
+
+    def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
+        """``(a, b)``: the ``queued`` read bursts of ``job`` in the read queue are answered no
+        sooner than ``max(c0 + a, b)`` from cycle c0, counting what their banks must do first
+        (None: only the data bus is counted). A controller whose scheduler it knows says so
+        (:class:`~.answer_bounds.BoundsQueuedReads`)."""
+        return None
 
     def newcomer_answer_ps(self, message: MemRequest, arrival_ps: int, writes_ahead: bool = True) -> int | None:
         """The soonest the response to ``message`` can leave on ``resp`` if the request

@@ -217,8 +217,9 @@ def test_the_bound_is_exact_for_a_read_whose_rd_has_issued_and_never_late_for_a_
     rd = 1 + t.tRCD
     send = (rd + t.CL + t.tBL) * period
     assert by_time[rd * period - 1] == by_time[(rd + 1) * period - 1] == (send, send)
-    # Before, the bound is CL + tBL from the next edge: early, never late.
-    assert by_time[2 * period - 1] == ((2 + t.CL + t.tBL) * period, send)
+    # Before, the bound counts the closed bank's ACT (allowed at once) and tRCD before the RD:
+    # exact too (counting the data bus alone, it was CL + tBL from the next edge).
+    assert by_time[2 * period - 1] == (send, send)
     # The write arrives at cycle 101 (before that it is on its way, and the bound counts it
     # from its arrival) and is acknowledged at 102, exactly when the bound says.
     assert by_time[100 * period - 1] == (None, 102 * period)  # not yet sent: nothing held
