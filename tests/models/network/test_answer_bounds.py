@@ -102,18 +102,26 @@ def test_no_response_to_long_reads_beside_writes_of_their_bytes_beats_a_horizon(
     _answered_after_every_horizon(probes)
 
 
-def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_the_channels_bound():
-    """One requester's reads crowd a channel whose read queue holds one burst: the later reads
-    wait at the channel's interface, and the horizon the requester is given reaches past the
-    one DRAM cycle such a read would take alone (the channel bounds the earlier one)."""
+def _probe_of_a_ddr4_channel(network: dict, **channel):
+    """A 2x2 mesh of two terminals a router on the fast engine (``network``: more of the
+    Noc's parameters) with a DDR4 channel holding the first MiB at terminal 1 (``channel``:
+    its parameters) and an asking requester at terminal 0: (top, noc, memory, probe)."""
     top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1)], engine="fast")
-    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0, read_queue=1)
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1)], engine="fast", **network)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0, **channel)
     connect(noc.memory_port("to_memory", 1), memory.req)
     connect(memory.resp, noc.memory_port("from_memory", 1))
     probe = AskingRequester("probe", top)
     connect(probe.req, noc.memory_port("mem_req", 0))
     connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    return top, noc, memory, probe
+
+
+def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_the_channels_bound():
+    """One requester's reads crowd a channel whose read queue holds one burst: the later reads
+    wait at the channel's interface, and the horizon the requester is given reaches past the
+    one DRAM cycle such a read would take alone (the channel bounds the earlier one)."""
+    top, noc, memory, probe = _probe_of_a_ddr4_channel({}, read_queue=1)
     for n in range(6):
         probe.script.append((0, MemRequest(4096 * n, 64, tag=n)))
     engine = noc.monitor
@@ -215,14 +223,7 @@ def _behind_a_refusing_link():
     (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`) and where the read was (on its way
     to the channel's interface, or waiting there), while it was not yet passed on; the
     link's latency; and the time the response came."""
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1)], engine="fast", flit_bits=512)
-    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0, write_queue=4)
-    connect(noc.memory_port("to_memory", 1), memory.req)
-    connect(memory.resp, noc.memory_port("from_memory", 1))
-    probe = AskingRequester("probe", top)
-    connect(probe.req, noc.memory_port("mem_req", 0))
-    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    top, noc, memory, probe = _probe_of_a_ddr4_channel({"flit_bits": 512}, write_queue=4)
     probe.script.append((100, MemRequest(0x8000, 64, tag=0)))
     other = BackgroundRequester("other", top)
     connect(other.req, noc.memory_port("mem_req", 2))
