@@ -66,18 +66,28 @@ def core_program(rng: random.Random) -> str:
     return w.text()
 
 
+def random_cluster_and_memory(rng: random.Random, top: Component, fixed_share: float, fixed_latencies: tuple,
+                              bandwidths: list | None = None):
+    """A cluster of 1-3 cores (random DMA lanes and banks) and the memory it will read, drawn
+    from ``rng``: with probability ``fixed_share`` a FixedLatencyMemory (latency in
+    ``fixed_latencies``, bytes per cycle one of ``bandwidths`` when given), else an HBM2E
+    channel with random queues. Returns (cores, cluster, memory, the memory's answer port)."""
+    cores = rng.randint(1, 3)
+    cluster = SnitchCluster("cluster", top, cores=cores, dma_lanes=rng.randint(1, 8), banks=rng.choice([4, 32]))
+    if rng.random() < fixed_share:
+        latency = rng.randint(*fixed_latencies)  # (drawn before the bandwidth: the seeds' systems stay as they were)
+        extra = {} if bandwidths is None else {"bytes_per_cycle": rng.choice(bandwidths)}
+        memory = FixedLatencyMemory("memory", top, latency_cycles=latency, size_bytes=EXT_BYTES, **extra)
+        return cores, cluster, memory, memory.rsp
+    memory = DramController("memory", top, standard="HBM2E", base_address=EXT_BASE,
+                            read_queue=rng.choice([1, 4, 32]), write_queue=rng.choice([2, 32]))
+    return cores, cluster, memory, memory.resp
+
+
 def build(seed: int):
     rng = random.Random(seed)
     top = Component("system")
-    cores = rng.randint(1, 3)
-    cluster = SnitchCluster("cluster", top, cores=cores, dma_lanes=rng.randint(1, 8), banks=rng.choice([4, 32]))
-    if rng.random() < 0.5:
-        memory = FixedLatencyMemory("memory", top, latency_cycles=rng.randint(1, 40), size_bytes=EXT_BYTES)
-        rsp = memory.rsp
-    else:
-        memory = DramController("memory", top, standard="HBM2E", base_address=EXT_BASE,
-                                read_queue=rng.choice([1, 4, 32]), write_queue=rng.choice([2, 32]))
-        rsp = memory.resp
+    cores, cluster, memory, rsp = random_cluster_and_memory(rng, top, fixed_share=0.5, fixed_latencies=(1, 40))
     throttle = Throttle("throttle", top, gap=rng.randint(1, 24))
     latency = rng.randint(1, 3)
     connect(cluster.ext_req, throttle.inp, latency=latency, capacity=rng.randint(1, 2),

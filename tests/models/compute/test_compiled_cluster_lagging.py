@@ -16,16 +16,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from archmodel.kernel import Component, Param, Simulator, at_least, connect, model
-from archmodel.models.compute import FixedLatencyMemory, SnitchCluster, assemble, compiled_batches
-from archmodel.models.memory import DramController
+from archmodel.models.compute import assemble, compiled_batches
 
 from .test_compiled_cluster import _Writer
-from .test_compiled_cluster_blocked import Throttle, throttled_transfer
+from .test_compiled_cluster_blocked import EXT_BYTES, Throttle, random_cluster_and_memory, throttled_transfer
 from .test_compiled_cluster_dram import outcome
 from .test_compiled_cluster_memory import EXT_BASE, LOCAL, emit_transfer, ends_alike
 from .test_compiled_kernels import use_engine
-
-EXT_BYTES = 0x2_0000
 
 
 @model(catalogue=False)
@@ -84,16 +81,8 @@ def dma_program(rng: random.Random) -> str:
 def build(seed: int, stops: bool = False):
     rng = random.Random(seed)
     top = Component("system")
-    cores = rng.randint(1, 3)
-    cluster = SnitchCluster("cluster", top, cores=cores, dma_lanes=rng.randint(1, 8), banks=rng.choice([4, 32]))
-    if rng.random() < 0.7:
-        memory = FixedLatencyMemory("memory", top, latency_cycles=rng.randint(20, 200), size_bytes=EXT_BYTES,
-                                    bytes_per_cycle=rng.choice([8, 64, 256]))
-        rsp = memory.rsp
-    else:
-        memory = DramController("memory", top, standard="HBM2E", base_address=EXT_BASE,
-                                read_queue=rng.choice([1, 4, 32]), write_queue=rng.choice([2, 32]))
-        rsp = memory.resp
+    cores, cluster, memory, rsp = random_cluster_and_memory(rng, top, fixed_share=0.7, fixed_latencies=(20, 200),
+                                                            bandwidths=[8, 64, 256])
     throttle = Throttle("throttle", top, gap=rng.randint(2, 24))
     connect(cluster.ext_req, throttle.inp, latency=rng.randint(1, 3), capacity=rng.randint(1, 2),
             width_bits=rng.choice([None, 512]))
