@@ -7,7 +7,9 @@ any such flit can reach terminal t from where it is now (a router's pipeline, a 
 source queue), each leg at its least time; and a message arriving on a memory port reaches
 the other terminal's port no sooner than the network's least latency. A response goes back
 only to the requester that asked, so ``mem_rsp[t]`` is also bounded by the soonest answer to
-t's own requests wherever they are (on their way in, in the network, at a memory). An answer
+t's own requests wherever they are (on their way in, in the network, at a memory), and as
+t's interface sends them in the order of t's requests, while a memory holds the request
+answered next only that memory's bound on t's requests counts. An answer
 leaves only when the tail of its packet arrives, a cycle per flit behind the head, and its
 flits follow from the request (the bytes read, or one word for a write's acknowledgement:
 :func:`~.memory_interface.answer_flits`), so every answer's bound counts them. A request
@@ -317,9 +319,14 @@ class MemoryPortBounds:
         arrive at terminal t (see :meth:`_port_bounds`); on ``mem_rsp[t]`` also the soonest
         answer to a request of t's wherever it is (on its way here, in the network, at a
         memory: :meth:`_memory_side_bounds`), since a response goes back only to the
-        requester that asked. None: only a new request can make one."""
-        bound = self._port_bounds().get(port)
+        requester that asked; but only the answer to t's oldest request while a memory holds
+        it (:meth:`_oldest_answer_bound`). None: only a new request can make one."""
         t = self.port_terminal.get(port)
+        if t is not None and port is self.mem_rsp[t]:
+            oldest = self._oldest_answer_bound(t)
+            if oldest is not None:
+                return oldest
+        bound = self._port_bounds().get(port)
         if t is None:
             return bound
         now = self.sim.now
@@ -347,6 +354,36 @@ class MemoryPortBounds:
                 if bound is None or at < bound:
                     bound = at
         return bound
+
+    def _oldest_answer_bound(self, t: int) -> int | None:
+        """The soonest a response can leave on ``mem_rsp[t]`` while the request whose response
+        goes next is held at a memory's terminal (from its arrival there until its response
+        is taken from the link back): the interface at t sends its responses in the order
+        of t's requests (its reorder buffer), so none leaves before that request's answer,
+        which the bound of that memory for t's requests there counts
+        (:meth:`_memory_side_bound`), whatever t's later requests or their responses
+        elsewhere may do; now while a response waits to leave. None when the next is
+        elsewhere (on its way there, or its response on its way back to t) or that bound
+        knows none: the caller works out the bound from everything.
+
+        With 16 clusters streaming from 4 DRAM channels a cluster's oldest request is held
+        at its channel at most questions, so the scan of the network's packets
+        (:meth:`_port_bounds`) is spared there, and the bounds of its later requests (on
+        their way, waiting for a channel that holds nothing of theirs yet) no longer set
+        the horizon."""
+        ni = self.parent.interfaces[t]
+        if ni.to_requester:
+            return self.sim.now
+        order = ni.next_answer_order()
+        if order is None:
+            return None
+        sides = self.memory_sides
+        if sides is None:
+            sides = self.memory_sides = self._plan_memory_sides()
+        for side in sides:
+            if side[0].holds_order(t, order):
+                return self._memory_side_bound(side, self.sim.now, t)
+        return None
 
     def _heading_answer(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's on its way to a memory (queued at

@@ -104,6 +104,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         self.at_memory: dict = {}  # our tag at the memory -> RequestTrip
         self.held_sources: dict = {}  # requester -> {its source: requests of it at the memory}
         self.waiting: dict = {}  # requester -> {its source: its requests here not yet passed on (early or for_memory)}
+        self.held_orders: set = set()  # (requester, order) of the requests here, until their responses are taken
         self.memory_tags = 0
         self.to_requester: deque = deque()
         self.for_memory: deque = deque()
@@ -244,6 +245,18 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         requests about it."""
         return requester in self.held_sources or requester in self.waiting
 
+    def next_answer_order(self) -> int | None:
+        """The ``order`` of the request whose response this requester's ``mem_rsp`` sends
+        next once ``to_requester`` is empty (responses leave in the order of the requests),
+        or None when every request issued has its response delivered: for the lookahead."""
+        return self.responses_delivered if self.requests_issued > self.responses_delivered else None
+
+    def holds_order(self, requester: int, order: int) -> bool:
+        """Whether the request numbered ``order`` of requester terminal ``requester`` is
+        here: arrived, waiting to be put in order or passed on, on its way to the memory,
+        held there, or its response on its way back (until the response is taken)."""
+        return (requester, order) in self.held_orders
+
     def sources_waiting(self, requester: int):
         """The sources (the requester's own ``source`` values) of the requests of
         :meth:`holds_for_memory`."""
@@ -307,6 +320,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         if trip is None:
             self.fail(f"MemResponse with tag {response.tag} from {self.io[3].channel.src.path} answers no "
                       "request this interface sent")
+        self.held_orders.discard((trip.requester, trip.order))
         held = self.held_sources[trip.requester]
         source = trip.request.source
         if held[source] > 1:
@@ -342,6 +356,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             self.fail(f"a MemRequest for {hex_address(trip.request.address)} arrived, but no memory is "
                       "connected to to_memory")
         requester = trip.requester
+        self.held_orders.add((requester, trip.order))
         waiting = self.waiting.setdefault(requester, {})
         waiting[trip.request.source] = waiting.get(trip.request.source, 0) + 1
         expected = self.expected_from.get(requester, 0)

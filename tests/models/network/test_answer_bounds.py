@@ -266,3 +266,40 @@ def test_a_request_behind_a_refusing_link_to_the_memory_is_bounded_from_its_next
     assert all(horizon is not None and unblocked + link_ps <= horizon <= received for _, horizon, unblocked in here)
     # the link's next credit lies ahead of the questions
     assert sum(unblocked > now + 1000 for now, _, unblocked in here) >= 8
+
+
+def test_a_later_read_of_a_quicker_memory_leaves_the_horizon_at_the_oldest_reads_channel():
+    """A requester's 1 KiB read of a DDR4 channel, then a 64-byte read of a memory answering
+    in one cycle: the quick response reaches the requester's interface long before the
+    first and waits there (responses leave in the order of the requests), so while the
+    first read is held at its channel the horizon is the channel's bound on it, past every
+    such question (the quick read's answer would bound it to a few cycles), and no
+    response comes before a horizon."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1), (MIB, 2 * MIB, 5)], engine="fast")
+    ddr = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    quick = FixedLatencyMemory("quick", top, base_address=MIB, size_bytes=MIB, latency_cycles=1)
+    for t, memory, out in ((1, ddr, ddr.resp), (5, quick, quick.rsp)):
+        connect(noc.memory_port("to_memory", t), memory.req)
+        connect(out, noc.memory_port("from_memory", t))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.extend([(0, MemRequest(0x400, 1024, tag=0)), (1, MemRequest(MIB, 64, tag=1))])
+    channel_side = noc.interfaces[1]
+    sim = Simulator(top)
+    asked = []  # (time, horizon) while both reads are out and the first is at its channel
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and len(probe.sent) == 2 and any(
+                trip.requester == 0 and trip.order == 0 for trip in channel_side.at_memory.values()):
+            asked.append((sim.now, horizon))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    assert len(probe.received) == 2
+    _answered_after_every_horizon([probe])
+    assert asked and min(horizon for _, horizon in asked) > max(time for time, _ in asked)
