@@ -97,8 +97,9 @@ class BoundsQueuedReads:
         tCCD_L apart, the first no sooner than the bank's path to the row from its state
         now (its bank may open the row before the read arrives, for a burst ahead of it:
         so the path counts from c0 and the undecided cycles, not from the arrival). Each RD
-        comes once its burst has entered: no sooner than ``c0 + enters`` nor than
-        ``max(arrives, undecided)``."""
+        comes once its burst has entered, no sooner than ``c0 + enters`` nor than
+        ``max(arrives, undecided)``, and so do the RDs of the read's own earlier bursts to
+        its row: it comes tCCD_L after each of those too."""
         if self._per_bank:
             return None
         size = message.size_bytes
@@ -115,28 +116,27 @@ class BoundsQueuedReads:
                                 act_rd, pre_act, rd_rd, self.timing.CL, self.timing.tBL, terms)
             return int(terms[0]), int(terms[1])
         decode = self._local_decode
-        counts: dict = {}  # (bank, row) -> the bursts to it its bank reads before the next one
+        counts: dict = {}  # (bank, row) -> (bursts queued to it, the read's own before the next)
         bursts = []
         for at, _ in split(offset, size, self.burst_bytes):
             b, row, _ = decode(at)
-            before = counts.get((b, row))
-            if before is None:
-                before = sum(queued.row == row for queued in self._rq[b])
-            bursts.append((b, row, before))
-            counts[(b, row)] = before + 1
+            queued, own = counts.get((b, row)) or (sum(burst.row == row for burst in self._rq[b]), 0)
+            bursts.append((b, row, queued + own, own))
+            counts[(b, row)] = (queued, own + 1)
         return self._python_read_terms(bursts, undecided, entry, enters)
 
     def _python_read_terms(self, bursts: list, undecided: int, entry: int, shift: int) -> tuple[int, int]:
         """``(a, b)`` for read ``bursts`` on the Python path, each ``(bank, row, bursts to that
-        row its bank reads first)``: each RD no sooner than its bank's path to the row (every
-        command after the decided cycles, from ``undecided``, and from c0) and the reads
-        before it, nor than cycle ``entry`` and ``shift`` cycles after c0; then the data
-        bus (see :meth:`_queued_read_terms`)."""
+        row its bank reads first, how many of those enter with it)``: each RD no sooner than
+        its bank's path to the row (every command after the decided cycles, from
+        ``undecided``, and from c0) and the reads before it, nor than cycle ``entry`` and
+        ``shift`` cycles after c0 plus the reads before it that enter with it; then the
+        data bus (see :meth:`_queued_read_terms`)."""
         act_rd, pre_act, rd_rd = self._gaps()
         ready = self._ready
         open_rows = self._rows
         late, lead = [], []
-        for b, row, before in bursts:
+        for b, row, before, own in bursts:
             spacing = before * rd_rd
             e = max(undecided, ready(b, RD))
             held = open_rows[b]
@@ -148,8 +148,8 @@ class BoundsQueuedReads:
             else:
                 d = pre_act + act_rd + spacing
                 e = max(e, max(max(undecided, ready(b, PRE)) + pre_act, ready(b, ACT)) + act_rd)
-            late.append(max(d, shift))
-            lead.append(max(e + spacing, entry))
+            late.append(max(d, shift + own * rd_rd))
+            lead.append(max(e + spacing, entry + own * rd_rd))
         late.sort()
         lead.sort()
         burst = self.timing.tBL
@@ -196,15 +196,16 @@ class BoundsQueuedReads:
         return gap(ACT, RD, (0,)), gap(PRE, ACT, (0,)), gap(RD, RD, (0, 1, 2))
 
     def _python_queued_reads(self, job) -> list:
-        """``(bank, row, bursts to that row queued before it)`` of each read burst of ``job``
-        in the read queue (the Python path's queues)."""
+        """``(bank, row, bursts to that row queued before it, 0)`` of each read burst of
+        ``job`` in the read queue (the Python path's queues; as :meth:`_python_read_terms`
+        takes them, no burst entering)."""
         found = []
         for b in self._job_banks(job):
             rows: dict = {}
             for entry in self._rq[b]:
                 row = entry.row
                 if entry.job is job:
-                    found.append((b, row, rows.get(row, 0)))
+                    found.append((b, row, rows.get(row, 0), 0))
                 rows[row] = rows.get(row, 0) + 1
         return found
 

@@ -101,18 +101,19 @@ def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase,
         b = ((((at >> decode[D_RA]) & decode[D_RA_MASK]) * decode[D_GROUPS] + ((at >> decode[D_BG]) & decode[D_BG_MASK]))
              * decode[D_PER_GROUP] + ((at >> decode[D_BA]) & decode[D_BA_MASK]))
         row = (at >> decode[D_RO]) & decode[D_RO_MASK]
-        before = 0  # its bank reads every burst queued now to its row first, and its own before it
-        for j in range(rq_len[b]):
-            if e_row[rq_ids[b, j]] == row:
-                before += 1
+        own = 0  # its own bursts to its row before it: read first, once entered
         for j in range(k):
             if banks[j] == b and burst_rows[j] == row:
+                own += 1
+        before = own  # and its bank reads every burst queued now to its row first
+        for j in range(rq_len[b]):
+            if e_row[rq_ids[b, j]] == row:
                 before += 1
         banks[k] = b
         burst_rows[k] = row
         spacing = before * rd_rd
         d, e = bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act)
-        late[k] = max(d + spacing, shift)
-        lead[k] = max(e + spacing, entry)
+        late[k] = max(d + spacing, shift + own * rd_rd)
+        lead[k] = max(e + spacing, entry + own * rd_rd)
         at = (at | (burst_bytes - 1)) + 1
     answer_terms(late, lead, count, cl, burst, terms)

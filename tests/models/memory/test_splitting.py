@@ -303,9 +303,12 @@ def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
     assert banks > 1 + cl + 16 * tbl
     assert dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == banks * period
     assert dram.newcomer_answer_ps(read, sim.now) == (1 + dram.forward_cycles) * period  # a write may come first
-    # Arriving at cycle 30, its first RD comes no sooner; the bank may be opened before it
-    # arrives (for a burst to its row ahead of it), so its path from the next edge still binds.
-    assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == max(30 + cl + 16 * tbl, banks) * period
+    # Arriving at cycle 30, its first RD comes no sooner, and each of the others tCCD_L after
+    # the last (the bank may open the row before it arrives, for a burst to it ahead of it,
+    # so its path from the next edge binds only when the request comes sooner).
+    arriving = 30 + 15 * t.tCCD_L + cl + tbl
+    assert arriving > banks and arriving > 30 + cl + 16 * tbl
+    assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == arriving * period
     sim.run(until_ps=20 * period)  # the write is queued at cycle 8 (one after it arrives)
     assert len(sink.messages) == 1 and dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == 9 * period
 
