@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archmodel.kernel import Component, Simulator, connect
+from archmodel.kernel import Component, Simulator, connect, model
 from archmodel.models.basic import Sink, Source
-from archmodel.models.memory import AddressMapping, InterleavedMemory
+from archmodel.models.memory import AddressMapping, DramController, InterleavedMemory
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
@@ -108,3 +108,54 @@ def test_no_answer_to_a_client_leaves_before_the_interleaved_bound_counting_its_
                                                                write_queue=queue)
     checked, exact = responses_never_before_their_bounds(marks, sink, period, reaction)
     assert checked > 100 and exact > 10, (checked, exact)
+
+
+@model(catalogue=False)
+class NewcomerProber(Component):
+    """Asks a controller at every edge, as another model's lookahead would during a run, for
+    its bounds on newcomer reads (``probes``, arriving at the next edge), after a question
+    about client a's answer when ``settled_first``: the bounds in ``marks``."""
+
+    def setup(self):
+        self.marks: list = []
+        self.dram = None
+        self.probes: list = []
+        self.settled_first = False
+
+    def tick(self):
+        dram = self.dram
+        if self.settled_first:
+            dram.earliest_answer_ps("a")  # (decides the cycles the channel deferred, if any)
+        arrival = self.now + dram.domain.period_ps
+        self.marks.append([dram.newcomer_answer_ps(probe, arrival, writes_ahead=False) for probe in self.probes])
+
+
+def test_a_newcomers_bound_reads_the_state_the_edges_up_to_now_would_have_left():
+    """Two like HBM2E channels on the compiled engine, fed the same reads and writes of four
+    clients, asked at every edge during the run for the bounds on newcomer reads (one burst
+    of each row the traffic uses): in the second after a question about a client's answer,
+    which first decides the cycles the channel deferred (a channel that sleeps until an
+    answer is due decides the cycles it passed over when asked). The bounds are equal: the
+    newcomer's bank terms count every command still to come from the next edge on, so the
+    question decides the cycles before it first."""
+    from .test_answer_bounds import bank_traffic
+
+    standard = "HBM2E"
+    requests, cycles = bank_traffic(0, standard, 80)
+    mapping = AddressMapping(preset(standard))
+    probes = [MemRequest(address=mapping.encode(bankgroup=g, bank=b, row=row), size_bytes=64, source="new", tag=99)
+              for g in range(2) for b in range(2) for row in range(3)]
+    marks = []
+    for settled_first in (False, True):
+        top = Component("top", clock=dram_clock(preset(standard)))
+        src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+        dram = DramController("dram", top, standard=standard, engine="compiled")
+        sink = Sink("sink", top, stop_after=len(requests))
+        prober = NewcomerProber("prober", top)
+        prober.dram, prober.probes, prober.settled_first = dram, probes, settled_first
+        connect(src.out, dram.req)
+        connect(dram.resp, sink.inp)
+        Simulator(top, seed=0).run()
+        assert len(sink.messages) == len(requests) and dram.engine_in_use == "compiled"
+        marks.append(prober.marks)
+    assert len(marks[0]) > 200 and marks[0] == marks[1]
