@@ -114,7 +114,8 @@ def test_no_answer_to_a_client_leaves_before_the_interleaved_bound_counting_its_
 class NewcomerProber(Component):
     """Asks a controller at every edge, as another model's lookahead would during a run, for
     its bounds on newcomer reads (``probes``, arriving at the next edge), after a question
-    about client a's answer when ``settled_first``: the bounds in ``marks``."""
+    about client a's answer when ``settled_first``: the bounds and the controller's bounds
+    version then in ``marks``."""
 
     def setup(self):
         self.marks: list = []
@@ -127,7 +128,8 @@ class NewcomerProber(Component):
         if self.settled_first:
             dram.earliest_answer_ps("a")  # (decides the cycles the channel deferred, if any)
         arrival = self.now + dram.domain.period_ps
-        self.marks.append([dram.newcomer_answer_ps(probe, arrival, writes_ahead=False) for probe in self.probes])
+        bounds = [dram.newcomer_answer_ps(probe, arrival, writes_ahead=False) for probe in self.probes]
+        self.marks.append((bounds, dram.bounds_version()))  # (the version counts the cycles decided)
 
 
 def test_a_newcomers_bound_reads_the_state_the_edges_up_to_now_would_have_left():
@@ -135,7 +137,8 @@ def test_a_newcomers_bound_reads_the_state_the_edges_up_to_now_would_have_left()
     clients, asked at every edge during the run for the bounds on newcomer reads (one burst
     of each row the traffic uses): in the second after a question about a client's answer,
     which first decides the cycles the channel deferred (a channel that sleeps until an
-    answer is due decides the cycles it passed over when asked). The bounds are equal: the
+    answer is due decides the cycles it passed over when asked). The bounds are equal, and so
+    are the cycles decided by then (each decision changes the bounds' version): the
     newcomer's bank terms count every command still to come from the next edge on, so the
     question decides the cycles before it first."""
     from .test_answer_bounds import bank_traffic
