@@ -1,5 +1,6 @@
-"""When a DRAM channel can answer a read whose bursts wait in its read queue, from the banks
-those bursts need (a mixin of :class:`~.controller.DramController`, which holds the state).
+"""When a DRAM channel can answer a read whose bursts wait in its read queue, or a client's
+first read not yet here, from the banks those bursts need (a mixin of
+:class:`~.controller.DramController`, which holds the state).
 
 The lookahead asks a memory when it can next answer a client (see
 :meth:`~.splitting.SplitsRequests.earliest_send_ps`). Counting the client's queued bursts
@@ -7,7 +8,8 @@ as if they were alone on the data bus (each RD at the first undecided cycle, one
 tBL) is sound but far too early once the queue is busy: a burst whose bank holds another
 row needs a PRE and an ACT before its RD, and the bank serves the bursts queued before it
 to the same row first. This module counts both, from the bank state the scheduler has
-decided so far, on the Python path and in the compiled core alike.
+decided so far, on the Python path and in the compiled core alike; for a read on its way
+(a newcomer), every burst queued now to its row comes first.
 """
 
 from __future__ import annotations
@@ -15,20 +17,27 @@ from __future__ import annotations
 import numpy as np
 
 from .commands import ACT, PRE, RD
-from .compiled_answer_bounds import queued_read_terms
+from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, D_GROUPS, D_PER_GROUP, D_RA, D_RA_MASK,
+                                     D_RO, D_RO_MASK, DECODE_SIZE, newcomer_read_terms, queued_read_terms)
+from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_PER_GROUP, C_RA, C_RA_MASK,
+                                   C_RO, C_RO_MASK)
+from .splitting import split
 
 
 class BoundsQueuedReads:
-    """A read's answer bound from the banks of its queued bursts (see the module docstring).
+    """A read's answer bound from the banks of its bursts (see the module docstring).
 
-    The controller provides ``timing``, ``_updates`` (its next-allowed updates per command:
-    :mod:`.next_allowed`), ``_local_decode``, ``_per_bank``, and the bank state: on the
-    Python path ``_rq`` (each bank's queued read bursts, oldest first), ``_rows`` and
-    ``_ready(b, k)``; with the compiled core ``_core`` (its arrays) and ``_slot_jobs`` (the
+    The controller provides ``timing``, ``burst_bytes``, ``store_offset``, ``_updates`` (its
+    next-allowed updates per command: :mod:`.next_allowed`), ``_local_decode``,
+    ``_per_bank``, ``_deferring`` and ``_catch_up_before`` (edges deferred:
+    :class:`~.schedule_ahead.SchedulesAhead`), and the bank state: on the Python path
+    ``_rq`` (each bank's queued read bursts, oldest first), ``_rows`` and ``_ready(b, k)``;
+    with the compiled core ``_core`` (its arrays and configuration) and ``_slot_jobs`` (the
     request in each job slot)."""
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
-    _bank_terms = None  # the compiled call's (a, b), an array made at its first question
+    _bank_terms = None  # the compiled calls' (a, b), an array made at the first question
+    _core_decode: tuple = (None, None)  # (core, its decode fields) for _decode_fields
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the last of the ``queued`` read bursts of ``job`` still in the read
@@ -53,16 +62,11 @@ class BoundsQueuedReads:
         c0 and the k-th least e)."""
         if self._per_bank:
             return None
-        gaps = self._bank_gaps
-        if gaps is None:
-            gaps = self._bank_gaps = self._same_bank_gaps()
-        act_rd, pre_act, rd_rd = gaps
+        act_rd, pre_act, rd_rd = self._gaps()
         core = self._core
         if core is not None:  # (the same terms from the core's arrays, in one compiled call)
             rq_ids, rq_len = core.queues[0], core.queues[1]
-            terms = self._bank_terms
-            if terms is None:
-                terms = self._bank_terms = np.zeros(2, dtype=np.int64)
+            terms = self._terms_array()
             if not queued_read_terms(rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job),
                                      core.nxt, core.gbase, core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd,
                                      queued, self.timing.CL, self.timing.tBL, terms):
@@ -71,30 +75,117 @@ class BoundsQueuedReads:
         bursts = self._python_queued_reads(job)
         if len(bursts) != queued:  # (every queued burst is found: else count none of them)
             return None
+        return self._python_read_terms(bursts, issue0, 0, 0)
+
+    def _bring_bounds_up_to(self, now: int) -> None:
+        """Decide the deferred cycles before the first edge at or after ``now`` first (see
+        :class:`~.schedule_ahead.SchedulesAhead`), as a question through ``_kept_bound``
+        does: the bank terms count every command still to come at c0 or later."""
+        if self._deferring:
+            self._catch_up_before(now)
+
+    def _newcomer_read_terms(self, message, enters: int, arrives: int, undecided: int) -> tuple[int, int] | None:
+        """``(a, b)``: the read ``message``, a client's first request here, is answered no
+        sooner than ``max(c0 + a, b)`` from cycle c0, the first edge at or after now, if no
+        write pending when its bursts enter can answer it; its bursts enter ``enters`` cycles
+        after c0 and at its arrival cycle ``arrives`` at the soonest, the cycles before
+        ``undecided`` decided for good (None: not counted here).
+
+        As :meth:`_queued_read_terms`, burst by burst, but it comes behind every burst queued
+        now (it arrives later, and a queued read leaves only by its RD): each bank reads all
+        those to the burst's row before it, and the burst's own earlier ones to that row,
+        tCCD_L apart, the first no sooner than the bank's path to the row from its state
+        now (its bank may open the row before the read arrives, for a burst ahead of it:
+        so the path counts from c0 and the undecided cycles, not from the arrival). Each RD
+        comes once its burst has entered, no sooner than ``c0 + enters`` nor than
+        ``max(arrives, undecided)``, and so do the RDs of the read's own earlier bursts to
+        its row: it comes tCCD_L after each of those too."""
+        if self._per_bank:
+            return None
+        size = message.size_bytes
+        offset = self.store_offset(message.address, size)
+        if offset is None or size < 1:
+            return None
+        act_rd, pre_act, rd_rd = self._gaps()
+        entry = max(arrives, undecided)
+        core = self._core
+        if core is not None:  # (the same terms from the core's arrays, in one compiled call)
+            terms = self._terms_array()
+            newcomer_read_terms(offset, size, self._decode_fields(core), core.queues[0], core.queues[1],
+                                core.entries[2], core.nxt, core.gbase, core.rbase, core.rows, undecided, entry, enters,
+                                act_rd, pre_act, rd_rd, self.timing.CL, self.timing.tBL, terms)
+            return int(terms[0]), int(terms[1])
+        decode = self._local_decode
+        counts: dict = {}  # (bank, row) -> (bursts queued to it, the read's own before the next)
+        bursts = []
+        for at, _ in split(offset, size, self.burst_bytes):
+            b, row, _ = decode(at)
+            queued, own = counts.get((b, row)) or (sum(burst.row == row for burst in self._rq[b]), 0)
+            bursts.append((b, row, queued + own, own))
+            counts[(b, row)] = (queued, own + 1)
+        return self._python_read_terms(bursts, undecided, entry, enters)
+
+    def _python_read_terms(self, bursts: list, undecided: int, entry: int, shift: int) -> tuple[int, int]:
+        """``(a, b)`` for read ``bursts`` on the Python path, each ``(bank, row, bursts to that
+        row its bank reads first, how many of those enter with it)``: each RD no sooner than
+        its bank's path to the row (every command after the decided cycles, from
+        ``undecided``, and from c0) and the reads before it, nor than cycle ``entry`` and
+        ``shift`` cycles after c0 plus the reads before it that enter with it; then the
+        data bus (see :meth:`_queued_read_terms`)."""
+        act_rd, pre_act, rd_rd = self._gaps()
         ready = self._ready
         open_rows = self._rows
         late, lead = [], []
-        for b, row, before in bursts:
+        for b, row, before, own in bursts:
             spacing = before * rd_rd
-            e = max(issue0, ready(b, RD))
+            e = max(undecided, ready(b, RD))
             held = open_rows[b]
             if held == row:
                 d = spacing
             elif held < 0:
                 d = act_rd + spacing
-                e = max(e, max(issue0, ready(b, ACT)) + act_rd)
+                e = max(e, max(undecided, ready(b, ACT)) + act_rd)
             else:
                 d = pre_act + act_rd + spacing
-                e = max(e, max(max(issue0, ready(b, PRE)) + pre_act, ready(b, ACT)) + act_rd)
-            late.append(d)
-            lead.append(e + spacing)
+                e = max(e, max(max(undecided, ready(b, PRE)) + pre_act, ready(b, ACT)) + act_rd)
+            late.append(max(d, shift + own * rd_rd))
+            lead.append(max(e + spacing, entry + own * rd_rd))
         late.sort()
         lead.sort()
         burst = self.timing.tBL
         tail = self.timing.CL + burst
-        a = max(d + (queued - 1 - k) * burst for k, d in enumerate(late))
-        b = max(e + (queued - 1 - k) * burst for k, e in enumerate(lead))
+        count = len(bursts)
+        a = max(d + (count - 1 - k) * burst for k, d in enumerate(late))
+        b = max(e + (count - 1 - k) * burst for k, e in enumerate(lead))
         return a + tail, b + tail
+
+    def _gaps(self) -> tuple[int, int, int]:
+        """:meth:`_same_bank_gaps`, found at the first question."""
+        gaps = self._bank_gaps
+        if gaps is None:
+            gaps = self._bank_gaps = self._same_bank_gaps()
+        return gaps
+
+    def _terms_array(self):
+        """The array the compiled calls write their ``(a, b)`` into (made at the first)."""
+        terms = self._bank_terms
+        if terms is None:
+            terms = self._bank_terms = np.zeros(2, dtype=np.int64)
+        return terms
+
+    def _decode_fields(self, core):
+        """How the compiled core decodes an offset in the store (its configuration's fields,
+        as :func:`~.compiled_answer_bounds.newcomer_read_terms` reads them), made once a core."""
+        known, fields = self._core_decode
+        if known is not core:
+            cf = core.cf
+            fields = np.zeros(DECODE_SIZE, dtype=np.int64)
+            for at, index in ((D_RA, C_RA), (D_RA_MASK, C_RA_MASK), (D_BG, C_BG), (D_BG_MASK, C_BG_MASK),
+                              (D_BA, C_BA), (D_BA_MASK, C_BA_MASK), (D_RO, C_RO), (D_RO_MASK, C_RO_MASK),
+                              (D_GROUPS, C_GROUPS), (D_PER_GROUP, C_PER_GROUP), (D_BURST, C_BURST)):
+                fields[at] = cf[index]
+            self._core_decode = (core, fields)
+        return fields
 
     def _same_bank_gaps(self) -> tuple[int, int, int]:
         """The cycles from an ACT to an RD, a PRE to an ACT, and an RD to the next RD, all on
@@ -105,15 +196,16 @@ class BoundsQueuedReads:
         return gap(ACT, RD, (0,)), gap(PRE, ACT, (0,)), gap(RD, RD, (0, 1, 2))
 
     def _python_queued_reads(self, job) -> list:
-        """``(bank, row, bursts to that row queued before it)`` of each read burst of ``job``
-        in the read queue (the Python path's queues)."""
+        """``(bank, row, bursts to that row queued before it, 0)`` of each read burst of
+        ``job`` in the read queue (the Python path's queues; as :meth:`_python_read_terms`
+        takes them, no burst entering)."""
         found = []
         for b in self._job_banks(job):
             rows: dict = {}
             for entry in self._rq[b]:
                 row = entry.row
                 if entry.job is job:
-                    found.append((b, row, rows.get(row, 0)))
+                    found.append((b, row, rows.get(row, 0), 0))
                 rows[row] = rows.get(row, 0) + 1
         return found
 

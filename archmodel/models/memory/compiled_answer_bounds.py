@@ -1,4 +1,4 @@
-"""The bank terms of a queued read's answer bound (:mod:`.answer_bounds`) worked out from the
+"""The bank terms of a read's answer bound (:mod:`.answer_bounds`) worked out from the
 compiled core's arrays in one numba call: the lookahead asks them thousands of times per
 simulated cycle of a busy HBM, and walking the queue arrays from Python (a list of bursts,
 a dict of rows per bank, closures for the next-allowed cycles) cost more than the batches
@@ -7,6 +7,45 @@ the tighter bound saves."""
 from archmodel.kernel.compiled import jit
 
 from .commands import ACT, COMMAND_COUNT, PRE, RD
+
+# The fields of ``decode`` in newcomer_read_terms (made from the core's configuration by
+# answer_bounds, once a core: passed, not read from compiled_core_layout here, so a cached
+# compilation never holds another layout's indices).
+(D_RA, D_RA_MASK, D_BG, D_BG_MASK, D_BA, D_BA_MASK, D_RO, D_RO_MASK, D_GROUPS, D_PER_GROUP, D_BURST,
+ DECODE_SIZE) = range(12)
+
+
+@jit
+def bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act):
+    """``(d, e)``: bank b reads row ``row`` no sooner than d cycles after c0 and than cycle e,
+    from its open row (``rows``) and its bank's, group's and rank's next-allowed cycles
+    (``nxt``), every command to come at an undecided cycle (from ``undecided``, and c0)."""
+    base = b * COMMAND_COUNT
+    e = max(undecided, nxt[base + RD], nxt[gbase[b] + RD], nxt[rbase[b] + RD])
+    held = rows[b]
+    if held == row:
+        return 0, e
+    act_ready = max(nxt[base + ACT], nxt[gbase[b] + ACT], nxt[rbase[b] + ACT])
+    if held < 0:
+        return act_rd, max(e, max(undecided, act_ready) + act_rd)
+    pre_ready = max(nxt[base + PRE], nxt[gbase[b] + PRE], nxt[rbase[b] + PRE])
+    return pre_act + act_rd, max(e, max(max(undecided, pre_ready) + pre_act, act_ready) + act_rd)
+
+
+@jit(allocates=True)
+def answer_terms(late, lead, count, cl, burst, terms):
+    """Write into ``terms`` the ``(a, b)`` of the last of ``count`` RDs, the k-th released no
+    sooner than ``c0 + late[k]`` and ``lead[k]``, one data burst (``burst`` cycles) apart,
+    answered ``cl + burst`` after its RD (the release lists are sorted here)."""
+    late.sort()
+    lead.sort()
+    a = 0
+    b = 0
+    for k in range(count):
+        a = max(a, late[k] + (count - 1 - k) * burst)
+        b = max(b, lead[k] + (count - 1 - k) * burst)
+    terms[0] = a + cl + burst
+    terms[1] = b + cl + burst
 
 
 @jit(allocates=True)
@@ -34,32 +73,47 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
                 if e_row[rq_ids[b, j]] == row:
                     before += 1
             spacing = before * rd_rd
-            base = b * COMMAND_COUNT
-            e = max(issue0, nxt[base + RD], nxt[gbase[b] + RD], nxt[rbase[b] + RD])
-            held = rows[b]
-            if held == row:
-                d = spacing
-            elif held < 0:
-                d = act_rd + spacing
-                act_ready = max(nxt[base + ACT], nxt[gbase[b] + ACT], nxt[rbase[b] + ACT])
-                e = max(e, max(issue0, act_ready) + act_rd)
-            else:
-                d = pre_act + act_rd + spacing
-                act_ready = max(nxt[base + ACT], nxt[gbase[b] + ACT], nxt[rbase[b] + ACT])
-                pre_ready = max(nxt[base + PRE], nxt[gbase[b] + PRE], nxt[rbase[b] + PRE])
-                e = max(e, max(max(issue0, pre_ready) + pre_act, act_ready) + act_rd)
-            late[found] = d
+            d, e = bank_path(b, row, nxt, gbase, rbase, rows, issue0, act_rd, pre_act)
+            late[found] = d + spacing
             lead[found] = e + spacing
             found += 1
     if found != queued:
         return False
-    late.sort()
-    lead.sort()
-    a = 0
-    b_term = 0
-    for k in range(queued):
-        a = max(a, late[k] + (queued - 1 - k) * burst)
-        b_term = max(b_term, lead[k] + (queued - 1 - k) * burst)
-    terms[0] = a + cl + burst
-    terms[1] = b_term + cl + burst
+    answer_terms(late, lead, queued, cl, burst, terms)
     return True
+
+
+@jit(allocates=True)
+def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase, rbase, rows, undecided, entry,
+                        shift, act_rd, pre_act, rd_rd, cl, burst, terms):
+    """As :meth:`~.answer_bounds.BoundsQueuedReads._newcomer_read_terms`, for the read of
+    ``size`` bytes at ``offset`` in the store, cut into bursts and decoded as the core's
+    ``expand`` does (``decode``: the fields named D_*), over the core's read queues, its
+    next-allowed cycles and open rows: writes ``(a, b)`` into ``terms``."""
+    burst_bytes = decode[D_BURST]
+    count = (offset + size - 1) // burst_bytes - offset // burst_bytes + 1
+    late = [0] * count
+    lead = [0] * count
+    banks = [0] * count
+    burst_rows = [0] * count
+    at = offset
+    for k in range(count):
+        b = ((((at >> decode[D_RA]) & decode[D_RA_MASK]) * decode[D_GROUPS] + ((at >> decode[D_BG]) & decode[D_BG_MASK]))
+             * decode[D_PER_GROUP] + ((at >> decode[D_BA]) & decode[D_BA_MASK]))
+        row = (at >> decode[D_RO]) & decode[D_RO_MASK]
+        own = 0  # its own bursts to its row before it: read first, once entered
+        for j in range(k):
+            if banks[j] == b and burst_rows[j] == row:
+                own += 1
+        before = own  # and its bank reads every burst queued now to its row first
+        for j in range(rq_len[b]):
+            if e_row[rq_ids[b, j]] == row:
+                before += 1
+        banks[k] = b
+        burst_rows[k] = row
+        spacing = before * rd_rd
+        d, e = bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act)
+        late[k] = max(d + spacing, shift + own * rd_rd)
+        lead[k] = max(e + spacing, entry + own * rd_rd)
+        at = (at | (burst_bytes - 1)) + 1
+    answer_terms(late, lead, count, cl, burst, terms)

@@ -405,8 +405,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         every piece of its earlier requests is back: so the first answer to ``client`` on its
         way back is to one of those pieces; else the channel's own bound on its next answer
         to ``client`` (its oldest piece there, or its first on the way) plus the link; else,
-        with none of its pieces at the channel or on the way, they wait here: sent at this
-        memory's next edge at the soonest, plus the round trip."""
+        with none of its pieces at the channel or on the way, they wait here
+        (:meth:`_waiting_piece_ps`)."""
         for arrival, message in self.from_channel[ch].channel.flight:
             if message.source == client:
                 return arrival
@@ -414,8 +414,36 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
         sent = channel.earliest_answer_ps(client)
         if sent is not None:
             return sent + self._back
+        return self._waiting_piece_ps(ch, client, now)
+
+    def _waiting_piece_ps(self, ch: int, client, now: int) -> int:
+        """The soonest the answer to ``client``'s first piece waiting here for channel ``ch``
+        can arrive back, the client having none at the channel nor on the link to it. The
+        pieces for one channel leave in the order they wait (new ones join the end), one per
+        edge at most, from the first edge the link can take one (:meth:`_first_piece_ps`):
+        so the k-th in line (from 0) leaves no sooner than k edges after that, and reaches
+        the channel a link later, behind every request on its way there now, as the
+        client's first request there (its earlier pieces are all answered). The channel
+        bounds such a newcomer from its state now (``newcomer_answer_ps``); a write among
+        the pieces before it may reach the write queue first and answer it from there (one
+        behind it never can: a channel takes the next request only once every burst of the
+        last has entered). Then the link back; and never sooner than a piece sent at this
+        memory's next edge plus the round trip."""
         phase, period = self._phase, self._period
-        return phase + max(0, -(-(now - phase) // period)) * period + self._trip
+        first = phase + max(0, -(-(now - phase) // period)) * period
+        soonest = first + self._trip
+        waiting = self._waiting[ch]
+        for k, (_, piece) in enumerate(waiting):
+            if piece.source == client:
+                break
+        else:  # (never: the client has a piece here, at the channel, or on a link)
+            return soonest
+        leaves = self._first_piece_ps(ch, first, now) + k * period
+        writes_ahead = any(message.is_write for _, message in waiting[:k])
+        answered = self.channel_list[ch].newcomer_answer_ps(piece, leaves + self._back, writes_ahead)
+        if answered is not None and answered + self._back > soonest:
+            return answered + self._back
+        return soonest
 
     def _channel_bound(self, ch: int, now: int, back: int, trip: int) -> int | None:
         """The earliest an answer from channel ``ch`` can arrive here (None: none without new

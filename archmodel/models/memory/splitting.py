@@ -485,6 +485,18 @@ class SplitsRequests(KeepsAnswerBounds):
         (:class:`~.answer_bounds.BoundsQueuedReads`)."""
         return None
 
+    def _newcomer_read_terms(self, message: MemRequest, enters: int, arrives: int,
+                             undecided: int) -> tuple[int, int] | None:
+        """As :meth:`_queued_read_terms`, for a client's first read, not yet here, that no
+        write can answer (see :meth:`_newcomer_terms`: its bursts enter ``enters`` cycles
+        after c0 and at cycle ``arrives`` at the soonest): None, only the data bus is
+        counted, unless the controller counts its banks."""
+        return None
+
+    def _bring_bounds_up_to(self, now: int) -> None:
+        """Bring the state the bounds read up to what the edges before ``now`` would have
+        left (nothing to do here; a controller that defers edges decides them first)."""
+
     def newcomer_answer_ps(self, message: MemRequest, arrival_ps: int, writes_ahead: bool = True) -> int | None:
         """The soonest the response to ``message`` can leave on ``resp`` if the request
         arrives on ``req`` at ``arrival_ps`` or later, behind every request on its way now,
@@ -497,7 +509,9 @@ class SplitsRequests(KeepsAnswerBounds):
         if not self._resp_on:
             return None
         period, phase = self._period, self._phase
-        c0 = max(0, -(-(self.sim.now - phase) // period))
+        now = self.sim.now
+        self._bring_bounds_up_to(now)  # (the terms count the commands to come from c0 on)
+        c0 = max(0, -(-(now - phase) // period))
         if not writes_ahead and self.req.connected:
             writes_ahead = any(waiting.is_write for _, waiting in self.req.channel.flight)
         at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes_ahead)
@@ -559,6 +573,10 @@ class SplitsRequests(KeepsAnswerBounds):
             rest = self.timing.CL + pieces * self.timing.tBL
             a = max(a, enters + rest)
             b = max(b, max(arrives, self._processed + 1) + rest)
+            banks = self._newcomer_read_terms(message, enters, arrives, self._processed + 1)
+            if banks is not None:  # (the banks its bursts need, where the controller counts them)
+                a = max(a, banks[0])
+                b = max(b, banks[1])
         return a, b
 
     def reaction_ps(self, inp, out) -> int:

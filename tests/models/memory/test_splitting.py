@@ -288,18 +288,27 @@ def responses_never_before_their_bounds(marks, sink, period: int, reaction: int)
 
 
 def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
-    """A client's first request, not yet arrived: a 1 KiB read (16 bursts of DDR4) on a channel
-    with no write queued, entering or on its way needs 16 RDs (CL + 16 tBL after the first);
-    once a write is queued, a read might be answered from the write queue (forward_cycles)."""
+    """A client's first request, not yet arrived: a 1 KiB read (16 bursts of DDR4, one row of
+    one closed bank) on a channel with no write queued, entering or on its way needs 16 RDs:
+    after an ACT (at the next edge at the soonest) and tRCD, each tCCD_L after the last, the
+    last answered CL + tBL after its RD (more than CL + 16 tBL after the first RD); once a
+    write is queued, a read might be answered from the write queue (forward_cycles)."""
     write = MemRequest(address=0x40, size_bytes=64, is_write=True, data=bytes(64), source="w", tag=1)
     top, _, dram, sink, _ = ported_controller("DDR4-2400R", [write], cycles=[5])
     sim = Simulator(top)
     sim.run(until_ps=1)
-    period, cl, tbl = dram.domain.period_ps, dram.timing.CL, dram.timing.tBL
+    period, cl, tbl, t = dram.domain.period_ps, dram.timing.CL, dram.timing.tBL, dram.timing
     read = MemRequest(address=0, size_bytes=1024, source="r", tag=2)
-    assert dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == (1 + cl + 16 * tbl) * period
+    banks = 1 + t.tRCD + 15 * t.tCCD_L + cl + tbl
+    assert banks > 1 + cl + 16 * tbl
+    assert dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == banks * period
     assert dram.newcomer_answer_ps(read, sim.now) == (1 + dram.forward_cycles) * period  # a write may come first
-    assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == (30 + cl + 16 * tbl) * period
+    # Arriving at cycle 30, its first RD comes no sooner, and each of the others tCCD_L after
+    # the last (the bank may open the row before it arrives, for a burst to it ahead of it,
+    # so its path from the next edge binds only when the request comes sooner).
+    arriving = 30 + 15 * t.tCCD_L + cl + tbl
+    assert arriving > banks and arriving > 30 + cl + 16 * tbl
+    assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == arriving * period
     sim.run(until_ps=20 * period)  # the write is queued at cycle 8 (one after it arrives)
     assert len(sink.messages) == 1 and dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == 9 * period
 
