@@ -56,10 +56,10 @@ import numpy as np
 from archmodel.kernel import ParameterError, compiled
 
 from .commands import PREA, RD, REF, WR
-from .compiled_core_kernel import run as _run
+from .compiled_core_kernel import run_packed as _run
 from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
                                    C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
-                                   C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
+                                   C_PACK, C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
                                    C_RQ_CAP, C_TBL, C_TREFI, C_TREFIPB, C_REFPB_IDLE_FIRST, REFPB_DONE, REFPB_NEXT,
                                    REFPB_RANKS, REFPB_SET,
                                    C_WATCH_DONE, C_WQ_CAP, CALL_OUTPUTS, CONFIG_SIZE, COUNTER_END, COUNTER_FIRST,
@@ -131,6 +131,8 @@ class CompiledCore:
     ``chunk`` is how many stream requests are decoded into the arrays at a time.
     """
 
+    free: np.ndarray  # the free entries, a stack below st[FREE_TOP] (set by _load_queues)
+
     def __init__(self, controller, state, chunk: int | None = None, ports: bool = False):
         self.dram = d = controller
         self.ports = ports
@@ -197,6 +199,7 @@ class CompiledCore:
         self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
         # Fed through the ports: bursts left per client request, by job slot (see feed).
         self.job_left = np.zeros(size + 2, dtype=np.int64)
+        self._pack()
         fields = g.address_fields
         (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = fields["Ra"], fields["Bg"], fields["Ba"]
         (self._os, self._om), (self._ks, self._km) = fields["Ro"], fields["Co"]
@@ -213,11 +216,27 @@ class CompiledCore:
         self._levels_unsure = True
         self._bind()
 
+    def _pack(self) -> None:
+        """Move the int64 arrays of fixed size into one array, ``ints`` (each attribute becomes
+        a view of its part), in the order of the P_ indices of :mod:`.compiled_core_layout`,
+        and note where each part starts in the configuration: a call passes one array for them."""
+        arrays = (self.nxt, *self.upd, self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run, self.faw,
+                  self.needs, *self.queues, *self.entries, self.free, self.cmd_log, self.opened, self.job_left)
+        bounds = np.cumsum([0] + [array.size for array in arrays])
+        self.cf[C_PACK:C_PACK + len(bounds)] = bounds
+        self.ints = np.concatenate([array.ravel() for array in arrays])
+        views = [self.ints[start:end].reshape(array.shape) for array, start, end in zip(arrays, bounds, bounds[1:])]
+        self.nxt, self.upd = views[0], tuple(views[1:4])
+        self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run, self.faw, self.needs = views[4:11]
+        self.queues, self.entries = tuple(views[11:15]), tuple(views[15:23])
+        self.free, self.cmd_log, self.opened, self.job_left = views[23:]
+
     def _size_buffer(self, length: int) -> None:
         """Buffers for ``length`` requests (or bursts) and for what one call may record of them
         beside the commands of its cycles: read latency samples and completions."""
-        # cycle bank row column burst write size job
-        self.buffer = tuple(np.zeros(length, dtype=np.int64) for _ in range(8))
+        # cycle bank row column burst write size job: the rows of one array (a call passes it)
+        self.buffer_rows = np.zeros((8, length), dtype=np.int64)
+        self.buffer = tuple(self.buffer_rows)
         out = self.config.lookahead_cycles + 2
         self.rsamples = np.zeros(out + length, dtype=np.float64)
         self.done_log = np.zeros((out + length, 2), dtype=np.int64)
@@ -315,9 +334,7 @@ class CompiledCore:
     def _bind(self) -> None:
         """The arrays every call passes after its scalars, in the compiled function's order
         (bound again when a buffer is replaced)."""
-        self._arrays = (self.nxt, *self.upd, self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run,
-                        self.faw, self.needs, *self.queues, *self.entries, self.free, *self.buffer, self.cmd_log,
-                        self.rsamples, self.wsamples, self.opened, self.job_left, self.done_log)
+        self._arrays = (self.ints, self.buffer_rows, self.rsamples, self.wsamples, self.done_log)
         self._entry = None  # the compiled entry for these arrays, found after a call (see schedule)
 
     def _call(self, c: int, first: int, horizon: int, phase: int) -> int:
