@@ -64,7 +64,7 @@ from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS
                                    REFPB_RANKS, REFPB_SET,
                                    C_WATCH_DONE, C_WQ_CAP, CALL_OUTPUTS, CONFIG_SIZE, COUNTER_END, COUNTER_FIRST,
                                    COUNTER_SLOTS, DIRTY, EXHAUSTED,
-                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_WSAMPLE,
+                                   FEED_CYCLE, FEED_N, FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_WSAMPLE,
                                    OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
                                    RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
                                    _NEVER)
@@ -351,7 +351,15 @@ class CompiledCore:
         if bursts > len(self.buffer[0]):
             self._size_buffer(bursts)
             self._bind()
-        self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
+        st = self.st  # (one slot at a time: assigning a tuple to a slice costs twice as much)
+        st[FEED_N] = bursts
+        st[FEED_OFFSET] = offset
+        st[FEED_SIZE] = size
+        st[FEED_CYCLE] = c
+        st[FEED_SLOT] = slot
+        st[FEED_WRITE] = write
+
+    _head = None  # st[HEAD] as the last call of schedule set it (None: not set yet)
 
     def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list | tuple]:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
@@ -367,7 +375,8 @@ class CompiledCore:
         st = self.st
         if self._levels_unsure:
             self._begin()
-        st[HEAD] = head
+        if head != self._head:  # (written only when it changes: the arrays' writes cost, and it seldom does)
+            st[HEAD] = self._head = head
         entry = self._entry
         if entry is not None:
             entry(st, self.cf, first, first, last, 0, *self._arrays)

@@ -35,15 +35,19 @@ class SchedulesAhead:
 
     _core: Any  # the controller's compiled core (None: the Python path)
 
-    def _sleep_until(self, wake: int) -> None:
+    def _sleep_until(self, wake: int, edge: int = _NEVER) -> None:
         """Sleep until DRAM cycle ``wake`` (_NEVER: until a request comes). With nothing
         outstanding and no command due but a refresh's, the work then is upkeep, which should
         not keep a system with nothing else to do running for ever (a closing precharge is
-        still part of the last access)."""
+        still part of the last access). ``edge``: the cycle of this edge, when the caller
+        knows it and ``wake`` is after it (the wake-up is then counted in cycles from this
+        edge, which needs no rounding to an edge: this runs at most edges of a busy channel)."""
         self.sleep()
         if wake < _NEVER:
             if self._only_upkeep():
                 self.wake_for_upkeep_at(self._phase + wake * self._period)
+            elif edge < wake:
+                self.wake_in(wake - edge)
             else:
                 self.wake_at(self._phase + wake * self._period)
 
@@ -108,7 +112,7 @@ class SchedulesAhead:
             wake = due if due > c else c + 1
         if wake <= c + 1:
             return
-        self._sleep_until(wake)
+        self._sleep_until(wake, c)
 
     # -- deferred edges ---------------------------------------------------------------------
     _deferring = False
