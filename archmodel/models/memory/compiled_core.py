@@ -239,6 +239,8 @@ class CompiledCore:
         self.buffer = tuple(self.buffer_rows)
         out = self.config.lookahead_cycles + 2
         self.rsamples = np.zeros(out + length, dtype=np.float64)
+        # (its bytes, which the read latency's samples take without a copy: see schedule)
+        self._rsample_bytes = self.rsamples.data.cast("B")
         self.done_log = np.zeros((out + length, 2), dtype=np.int64)
 
     def _load_queues(self, state) -> None:
@@ -385,7 +387,7 @@ class CompiledCore:
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
         wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
         if read_samples:  # (nearly every call: each RD is sampled)
-            self._read_latency.samples.frombytes(self.rsamples[:read_samples].tobytes())
+            self._read_latency.samples.frombytes(self._rsample_bytes[:read_samples * 8])
         if write_samples or (commands and self.dram.command_listeners):
             self._hand_over_records(commands, 0, write_samples)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()

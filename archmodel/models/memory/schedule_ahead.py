@@ -202,14 +202,18 @@ class SchedulesAhead:
             end = due + 1
         if wake >= end:
             return wake
-        end = self._run_bound(end)
-        if wake >= end:
-            return wake
         sim, domain = self.sim, self.domain
+        # wake past the run's limit or the watchdog's deadline: nothing to schedule now (as
+        # _run_bound(end) <= wake says, found without working the bound out: the common case
+        # is the next one, where the bound is not needed either)
+        at = self._phase + wake * self._period
+        if at > sim.watchdog_deadline_ps or (sim.limit_ps is not None and at > sim.limit_ps):
+            return wake
         if not self._lookahead.should_ask():
             # the last questions gave nothing to schedule ahead: not running ahead is always
             # right, and asking each cycle would cost more (it walks the wiring)
             return wake
+        end = self._run_bound(end)
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
         if until is not None:
             end = min(end, domain.cycle_of(until - 1) + 1)
