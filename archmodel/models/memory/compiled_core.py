@@ -56,15 +56,15 @@ import numpy as np
 from archmodel.kernel import ParameterError, compiled
 
 from .commands import PREA, RD, REF, WR
-from .compiled_core_kernel import run as _run
+from .compiled_core_kernel import run_packed as _run
 from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
                                    C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
-                                   C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
+                                   C_PACK, C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
                                    C_RQ_CAP, C_TBL, C_TREFI, C_TREFIPB, C_REFPB_IDLE_FIRST, REFPB_DONE, REFPB_NEXT,
                                    REFPB_RANKS, REFPB_SET,
                                    C_WATCH_DONE, C_WQ_CAP, CALL_OUTPUTS, CONFIG_SIZE, COUNTER_END, COUNTER_FIRST,
                                    COUNTER_SLOTS, DIRTY, EXHAUSTED,
-                                   FEED_N, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_WSAMPLE,
+                                   FEED_CYCLE, FEED_N, FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_WSAMPLE,
                                    OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
                                    RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
                                    _NEVER)
@@ -130,6 +130,8 @@ class CompiledCore:
     controller's public attributes.
     ``chunk`` is how many stream requests are decoded into the arrays at a time.
     """
+
+    free: np.ndarray  # the free entries, a stack below st[FREE_TOP] (set by _load_queues)
 
     def __init__(self, controller, state, chunk: int | None = None, ports: bool = False):
         self.dram = d = controller
@@ -197,6 +199,7 @@ class CompiledCore:
         self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
         # Fed through the ports: bursts left per client request, by job slot (see feed).
         self.job_left = np.zeros(size + 2, dtype=np.int64)
+        self._pack()
         fields = g.address_fields
         (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = fields["Ra"], fields["Bg"], fields["Ba"]
         (self._os, self._om), (self._ks, self._km) = fields["Ro"], fields["Co"]
@@ -213,13 +216,31 @@ class CompiledCore:
         self._levels_unsure = True
         self._bind()
 
+    def _pack(self) -> None:
+        """Move the int64 arrays of fixed size into one array, ``ints`` (each attribute becomes
+        a view of its part), in the order of the P_ indices of :mod:`.compiled_core_layout`,
+        and note where each part starts in the configuration: a call passes one array for them."""
+        arrays = (self.nxt, *self.upd, self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run, self.faw,
+                  self.needs, *self.queues, *self.entries, self.free, self.cmd_log, self.opened, self.job_left)
+        bounds = np.cumsum([0] + [array.size for array in arrays])
+        self.cf[C_PACK:C_PACK + len(bounds)] = bounds
+        self.ints = np.concatenate([array.ravel() for array in arrays])
+        views = [self.ints[start:end].reshape(array.shape) for array, start, end in zip(arrays, bounds, bounds[1:])]
+        self.nxt, self.upd = views[0], tuple(views[1:4])
+        self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run, self.faw, self.needs = views[4:11]
+        self.queues, self.entries = tuple(views[11:15]), tuple(views[15:23])
+        self.free, self.cmd_log, self.opened, self.job_left = views[23:]
+
     def _size_buffer(self, length: int) -> None:
         """Buffers for ``length`` requests (or bursts) and for what one call may record of them
         beside the commands of its cycles: read latency samples and completions."""
-        # cycle bank row column burst write size job
-        self.buffer = tuple(np.zeros(length, dtype=np.int64) for _ in range(8))
+        # cycle bank row column burst write size job: the rows of one array (a call passes it)
+        self.buffer_rows = np.zeros((8, length), dtype=np.int64)
+        self.buffer = tuple(self.buffer_rows)
         out = self.config.lookahead_cycles + 2
         self.rsamples = np.zeros(out + length, dtype=np.float64)
+        # (its bytes, which the read latency's samples take without a copy: see schedule)
+        self._rsample_bytes = self.rsamples.data.cast("B")
         self.done_log = np.zeros((out + length, 2), dtype=np.int64)
 
     def _load_queues(self, state) -> None:
@@ -315,9 +336,7 @@ class CompiledCore:
     def _bind(self) -> None:
         """The arrays every call passes after its scalars, in the compiled function's order
         (bound again when a buffer is replaced)."""
-        self._arrays = (self.nxt, *self.upd, self.gbase, self.rbase, self.rank_of, self.rows, self.hits_run,
-                        self.faw, self.needs, *self.queues, *self.entries, self.free, *self.buffer, self.cmd_log,
-                        self.rsamples, self.wsamples, self.opened, self.job_left, self.done_log)
+        self._arrays = (self.ints, self.buffer_rows, self.rsamples, self.wsamples, self.done_log)
         self._entry = None  # the compiled entry for these arrays, found after a call (see schedule)
 
     def _call(self, c: int, first: int, horizon: int, phase: int) -> int:
@@ -334,7 +353,15 @@ class CompiledCore:
         if bursts > len(self.buffer[0]):
             self._size_buffer(bursts)
             self._bind()
-        self.st[FEED_N:FEED_WRITE + 1] = (bursts, offset, size, c, slot, write)
+        st = self.st  # (one slot at a time: assigning a tuple to a slice costs twice as much)
+        st[FEED_N] = bursts
+        st[FEED_OFFSET] = offset
+        st[FEED_SIZE] = size
+        st[FEED_CYCLE] = c
+        st[FEED_SLOT] = slot
+        st[FEED_WRITE] = write
+
+    _head = None  # st[HEAD] as the last call of schedule set it (None: not set yet)
 
     def schedule(self, first: int, last: int, head: int = -1) -> tuple[int, int, int, int, int, list | tuple]:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
@@ -350,7 +377,8 @@ class CompiledCore:
         st = self.st
         if self._levels_unsure:
             self._begin()
-        st[HEAD] = head
+        if head != self._head:  # (written only when it changes: the arrays' writes cost, and it seldom does)
+            st[HEAD] = self._head = head
         entry = self._entry
         if entry is not None:
             entry(st, self.cf, first, first, last, 0, *self._arrays)
@@ -359,7 +387,7 @@ class CompiledCore:
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
         wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
         if read_samples:  # (nearly every call: each RD is sampled)
-            self._read_latency.samples.frombytes(self.rsamples[:read_samples].tobytes())
+            self._read_latency.samples.frombytes(self._rsample_bytes[:read_samples * 8])
         if write_samples or (commands and self.dram.command_listeners):
             self._hand_over_records(commands, 0, write_samples)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()

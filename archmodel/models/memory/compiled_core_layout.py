@@ -28,8 +28,17 @@ hands them to the controller's statistics and sets them to zero (:meth:`~.compil
 (C_BANKS, C_BANKS_PER_RANK, C_RANKS, C_CL, C_CWL, C_TBL, C_TREFI, C_FAW, C_HIGH, C_LOW, C_RQ_CAP, C_WQ_CAP,
  C_FCFS, C_CAP, C_BURST, C_FORWARD, C_PHASE, C_PERIOD, C_WATCH_DONE, C_PORTS,
  C_RA, C_RA_MASK, C_BG, C_BG_MASK, C_BA, C_BA_MASK, C_RO, C_RO_MASK, C_CO, C_CO_MASK, C_GROUPS, C_PER_GROUP,
- C_REFPB, C_REFPB_SETS, C_TREFIPB, C_REFPB_IDLE_FIRST, CONFIG_SIZE) = range(37)
+ C_REFPB, C_REFPB_SETS, C_TREFIPB, C_REFPB_IDLE_FIRST, C_PACK) = range(37)
 # (C_RA .. C_PER_GROUP: how an offset in the store decodes, as DramController._local_decode)
+
+# The core's int64 arrays of fixed size, one after the other in one array (``ints``), in this
+# order: the configuration holds where each starts (at its P_ index) and, at P_END, where the
+# last ends. A call passes them as one array, which numba converts from Python once, not 27
+# times (a call of a channel fed through its ports is one DRAM edge).
+(P_NXT, P_UPD_PTR, P_UPD_IDX, P_UPD_CYC, P_GBASE, P_RBASE, P_RANK_OF, P_ROWS, P_HITS_RUN, P_FAW, P_NEEDS,
+ P_RQ_IDS, P_RQ_LEN, P_WQ_IDS, P_WQ_LEN, P_E_SEQ, P_E_ARR, P_E_ROW, P_E_COL, P_E_BURST, P_E_KIND, P_E_SIZE,
+ P_E_JOB, P_FREE, P_CMD_LOG, P_OPENED, P_JOB_LEFT, P_END) = range(C_PACK, C_PACK + 28)
+CONFIG_SIZE = P_END + 1
 
 # Per-bank refresh (C_REFPB): every tREFIpb (C_TREFIPB) the bank set REFPB_NEXT becomes due
 # (REFPB_SET; -1 while none is): the banks b with b % C_REFPB_SETS equal to it, across the

@@ -35,15 +35,19 @@ class SchedulesAhead:
 
     _core: Any  # the controller's compiled core (None: the Python path)
 
-    def _sleep_until(self, wake: int) -> None:
+    def _sleep_until(self, wake: int, edge: int = _NEVER) -> None:
         """Sleep until DRAM cycle ``wake`` (_NEVER: until a request comes). With nothing
         outstanding and no command due but a refresh's, the work then is upkeep, which should
         not keep a system with nothing else to do running for ever (a closing precharge is
-        still part of the last access)."""
+        still part of the last access). ``edge``: the cycle of this edge, when the caller
+        knows it and ``wake`` is after it (the wake-up is then counted in cycles from this
+        edge, which needs no rounding to an edge: this runs at most edges of a busy channel)."""
         self.sleep()
         if wake < _NEVER:
             if self._only_upkeep():
                 self.wake_for_upkeep_at(self._phase + wake * self._period)
+            elif edge < wake:
+                self.wake_in(wake - edge)
             else:
                 self.wake_at(self._phase + wake * self._period)
 
@@ -108,7 +112,7 @@ class SchedulesAhead:
             wake = due if due > c else c + 1
         if wake <= c + 1:
             return
-        self._sleep_until(wake)
+        self._sleep_until(wake, c)
 
     # -- deferred edges ---------------------------------------------------------------------
     _deferring = False
@@ -198,14 +202,18 @@ class SchedulesAhead:
             end = due + 1
         if wake >= end:
             return wake
-        end = self._run_bound(end)
-        if wake >= end:
-            return wake
         sim, domain = self.sim, self.domain
+        # wake past the run's limit or the watchdog's deadline: nothing to schedule now (as
+        # _run_bound(end) <= wake says, found without working the bound out: the common case
+        # is the next one, where the bound is not needed either)
+        at = self._phase + wake * self._period
+        if at > sim.watchdog_deadline_ps or (sim.limit_ps is not None and at > sim.limit_ps):
+            return wake
         if not self._lookahead.should_ask():
             # the last questions gave nothing to schedule ahead: not running ahead is always
             # right, and asking each cycle would cost more (it walks the wiring)
             return wake
+        end = self._run_bound(end)
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)
         if until is not None:
             end = min(end, domain.cycle_of(until - 1) + 1)

@@ -143,3 +143,17 @@ def test_engine_compiled_where_it_does_not_apply_is_an_error_naming_the_reason()
     dram.attach_stream(_stream(dram, "random", 10, 1, 0.0))
     with pytest.raises(ParameterError, match="page_policy closed"):
         run(top)
+
+
+def test_every_array_the_core_reads_is_its_part_of_the_one_array_a_call_passes():
+    """A call hands numba the core's fixed-size arrays as one (and the buffer's columns as one
+    2-D array): the arrays the driver, the snapshot and the answer bounds read must be views
+    of it, each its own part, or they would read copies the calls never change."""
+    _needs_numba()
+    *_, dram, _ = _record("python", "DDR4-2400R", "random", 50, 1, 1 / 3)
+    core = compiled_core.CompiledCore(dram, dram.snapshot(), ports=True)
+    arrays = [core.nxt, *core.upd, core.gbase, core.rbase, core.rank_of, core.rows, core.hits_run, core.faw,
+              core.needs, *core.queues, *core.entries, core.free, core.cmd_log, core.opened, core.job_left]
+    assert all(np.shares_memory(array, core.ints) for array in arrays)
+    assert sum(array.size for array in arrays) == core.ints.size
+    assert all(np.shares_memory(column, core.buffer_rows) for column in core.buffer)
