@@ -338,7 +338,9 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             order = self.in_order[key] = deque()
             self.sources[requester][request.source] = None
         order.append(tag)
-        forwarded = _retagged(request, tag, (requester, request.source))
+        # (the key itself as the forwarded source: the node above keys its requests on it, so
+        # a bound walking up the tree looks it up there by this very object, not an equal one)
+        forwarded = _retagged(request, tag, key)
         self.to_send[target].append((now + self.delay, forwarded, requester))
 
     def _count(self, target: int, message, outward: bool) -> None:

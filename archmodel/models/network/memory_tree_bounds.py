@@ -405,7 +405,7 @@ class MemoryTreeBounds:
         try:
             while True:
                 tag = node.in_order[(i, source)][0]
-                t = node.outstanding[tag][3]
+                _, key, _, t = node.outstanding[tag]
                 queue = node.to_send[t]
                 if queue and queue[0][1].tag <= tag:  # not sent yet: the queue sends in tag order
                     bound = node._queued_answer_ps(t, tag)
@@ -423,20 +423,22 @@ class MemoryTreeBounds:
                 # interleaved stack) about that client; any other may answer at once. (Asking
                 # the memory buys little while the credits a blocked requester waits for are
                 # bounded one send per edge: both horizons must reach further for a batch to.)
-                source = (i, source)
+                # (the forwarded source: the very key object this node took the request under,
+                # which the node above keys it on: its look-ups find it by identity)
+                source = key
                 if above is None:
                     sent = now if per_client is None else per_client(source)
                 else:  # its answer_bound_for(port, source), walked here
                     if sim.transfers != above._bound_transfers or now != above._bound_now:
                         above._fresh_bounds()
-                    key = (port, source)
-                    if key in above._bounds:
-                        sent = above._bounds[key]
+                    kept = (port, source)
+                    if kept in above._bounds:
+                        sent = above._bounds[kept]
                     elif above._asking:  # a loop of nodes (die-to-die links both ways): no better bound
                         sent = now
                     else:
                         above._asking = True
-                        entered.append((above, key, down))
+                        entered.append((above, kept, down))
                         # (_source_bound_here, its usual case first: no answer queued there)
                         if above.answers[j] or source not in above.sources[j]:
                             sent = above._source_bound_here(j, source)
@@ -447,9 +449,9 @@ class MemoryTreeBounds:
                         continue
                 bound = None if sent is None else (sent if sent > now else now) + down
                 break
-            for above, key, down in reversed(entered):
+            for above, kept, down in reversed(entered):
                 above._asking = False
-                above._bounds[key] = bound
+                above._bounds[kept] = bound
                 if bound is not None:
                     bound = (bound if bound > now else now) + down
         finally:
