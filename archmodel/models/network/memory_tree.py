@@ -12,7 +12,7 @@ from archmodel.kernel import Component, Counter, Formula, In, Out, Param, Parame
 
 from ..messages import MemRequest, MemResponse
 from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
-from .memory_tree_bounds import MemoryTreeBounds, _transit_ps
+from .memory_tree_bounds import MemoryTreeBounds
 
 
 def _beats(message, channel) -> int:
@@ -217,20 +217,6 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             other = port.channel.dst_owner if port.connected else None
             self._above.append((other, other._requester_index[port.channel.dst])
                                if isinstance(other, MemoryTreeNode) else None)
-        # per target, what the answer to a request sent there waits for (_oldest_answer_ps):
-        # the link back; the node there, its answer port and its index of it (None: not a
-        # node); else the memory's bound per client (None: none); and what an answer arriving
-        # back here waits on the way down (the link back and this node's latency)
-        self._answers_from = []
-        for port in self.from_targets:
-            back = port.channel
-            target = back.src_owner if back is not None else None
-            node = target if isinstance(target, MemoryTreeBounds) else None
-            self._answers_from.append((
-                back, node, back.src if back is not None else None,
-                node._answer_index[back.src] if node is not None else None,
-                getattr(target, "earliest_answer_ps", None) if node is None else None,
-                _transit_ps(back) + self.delay if back is not None else None))
         # per requester, the one target its requests can have (None: several), for the
         # messages of a take bound that the sender has not queued yet
         owners = self.routes.owners()
@@ -338,9 +324,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             order = self.in_order[key] = deque()
             self.sources[requester][request.source] = None
         order.append(tag)
-        # (the key itself as the forwarded source: the node above keys its requests on it, so
-        # a bound walking up the tree looks it up there by this very object, not an equal one)
-        forwarded = _retagged(request, tag, key)
+        forwarded = _retagged(request, tag, (requester, request.source))
         self.to_send[target].append((now + self.delay, forwarded, requester))
 
     def _count(self, target: int, message, outward: bool) -> None:

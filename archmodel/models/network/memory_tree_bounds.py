@@ -9,11 +9,6 @@ from __future__ import annotations
 from ..messages import MemRequest
 
 
-_OLDEST = object()
-"""What :meth:`MemoryTreeBounds._source_bound_here` gives when the bound is the answer to the
-source's oldest request here."""
-
-
 def _transit_ps(channel) -> int:
     """The least time a message spends on ``channel``: ``latency`` of the receiver's cycles in
     one clock domain, else just over ``latency - 1`` of them (it arrives at the first receiver
@@ -338,20 +333,12 @@ class MemoryTreeBounds:
         return bound
 
     def _source_bound(self, i: int, source) -> int | None:
-        """:meth:`answer_bound_for` on ``answer_ports[i]`` for ``source``, worked out."""
-        bound = self._source_bound_here(i, source)
-        return self._oldest_answer_ps(i, source) if bound is _OLDEST else bound
-
-    def _source_bound_here(self, i: int, source):
-        """:meth:`_source_bound` from what this node holds: a response queued for ``source``,
-        else with nothing of ``source`` here its first request on the way (None: none), else
-        :data:`_OLDEST`: the answer to its oldest request here (:meth:`_oldest_answer_ps`)."""
         now = self.sim.now
         for ready, response in self.answers[i]:
             if response.source == source:  # (restored: the requester's own source)
                 return max(now, ready)
         if source in self.sources[i]:
-            return _OLDEST
+            return self._oldest_answer_ps(i, source)
         requester = self.requesters[i]
         for n, (_, message) in enumerate(requester.channel.flight if requester.connected else ()):
             if message.source == source:
@@ -385,104 +372,53 @@ class MemoryTreeBounds:
     def _oldest_answer_ps(self, i: int, source) -> int | None:
         """The soonest the answer to the oldest request of ``source`` from requester ``i``
         leaves here (a ``latency_cycles`` after it arrives from its target): still queued for
-        the target, :meth:`_queued_answer_ps`; sent, on its way back, or no sooner than a
-        node's bound on its next answer to that request's forwarded source
-        (``answer_bound_for``: the answer to that request is one of them, and it counts the
-        requests on their way to it), or a memory's bound on its next answer to that client
-        (``earliest_answer_ps``), else at once.
-
-        A question asks this of a cluster's node, whose request is mostly sent up the whole
-        tree: the nodes above are walked in one loop rather than by calls through
-        ``answer_bound_for`` and ``_source_bound`` at each of them, with the same steps
-        (their kept bounds looked up and stored, a loop of nodes stopped at a node already
-        asking), so the bound is the one those calls give."""
-        sim = self.sim
-        now = sim.now
-        node = self
-        # (node above, its key of answer_bound_for, what the answer gains on the way down to
-        # the node below) for each node above entered: their bounds are stored on the way back
-        entered: list = []
-        try:
-            while True:
-                tag = node.in_order[(i, source)][0]
-                _, key, _, t = node.outstanding[tag]
-                queue = node.to_send[t]
-                if queue and queue[0][1].tag <= tag:  # not sent yet: the queue sends in tag order
-                    bound = node._queued_answer_ps(t, tag)
-                    break
-                back, above, port, j, per_client, down = node._answers_from[t]
-                bound = None
-                for arrival, message in back.flight:
-                    if message.tag == tag:
-                        bound = (arrival if arrival > now else now) + node.delay
-                        break
-                if bound is not None:
-                    break
-                # A node above is asked about the request's forwarded source, a memory that
-                # bounds its answers per client (earliest_answer_ps: a DRAM controller, an
-                # interleaved stack) about that client; any other may answer at once. (Asking
-                # the memory buys little while the credits a blocked requester waits for are
-                # bounded one send per edge: both horizons must reach further for a batch to.)
-                # (the forwarded source: the very key object this node took the request under,
-                # which the node above keys it on: its look-ups find it by identity)
-                source = key
-                if above is None:
-                    sent = now if per_client is None else per_client(source)
-                else:  # its answer_bound_for(port, source), walked here
-                    if sim.transfers != above._bound_transfers or now != above._bound_now:
-                        above._fresh_bounds()
-                    kept = (port, source)
-                    if kept in above._bounds:
-                        sent = above._bounds[kept]
-                    elif above._asking:  # a loop of nodes (die-to-die links both ways): no better bound
-                        sent = now
-                    else:
-                        above._asking = True
-                        entered.append((above, kept, down))
-                        # (_source_bound_here, its usual case first: no answer queued there)
-                        if above.answers[j] or source not in above.sources[j]:
-                            sent = above._source_bound_here(j, source)
-                            if sent is not _OLDEST:
-                                bound = sent
-                                break
-                        node, i = above, j
-                        continue
-                bound = None if sent is None else (sent if sent > now else now) + down
-                break
-            for above, kept, down in reversed(entered):
-                above._asking = False
-                above._bounds[kept] = bound
-                if bound is not None:
-                    bound = (bound if bound > now else now) + down
-        finally:
-            for above, _, _ in entered:
-                above._asking = False
-        return bound
-
-    def _queued_answer_ps(self, t: int, tag: int) -> int | None:
-        """The soonest the answer to request ``tag``, still in the queue of target ``t``,
-        leaves here: taken by a node there behind the messages on the link and those ahead of
-        it in the queue, then its reaction and the way back; for any other target the least
-        round trip through it from when the queue can send it (one request per edge from the
-        first edge it can send: :meth:`send_ps`)."""
-        ahead = 0
-        for _, request, _ in self.to_send[t]:
-            if request.tag == tag:
-                break
-            ahead += 1
+        the target, the least round trip through it from when it can leave (the queue
+        sends one request per edge from the first edge it can send: ``_first_send_ps``);
+        sent, on its way back, or no sooner than a node's bound on its next answer to that
+        request's forwarded source (``answer_bound_for``: the answer to that request is one
+        of them, and it counts the requests on their way to it), or a memory's bound on its
+        next answer to that client (``earliest_answer_ps``), else at once."""
+        now = self.sim.now
+        after = self.delay
+        tag = self.in_order[(i, source)][0]
+        t = self.outstanding[tag][3]
+        queue = self.to_send[t]
         back = self.from_targets[t].channel
-        target = back.src_owner
-        if isinstance(target, MemoryTreeBounds):
-            forward = self.target_ports[t].channel
-            reaction = target.reaction_ps(forward.dst, back.src)
-            if reaction is None:
+        if queue and queue[0][1].tag <= tag:  # not sent yet: the queue sends in tag order
+            ahead = 0
+            for _, request, _ in queue:
+                if request.tag == tag:
+                    break
+                ahead += 1
+            target = back.src_owner
+            if isinstance(target, MemoryTreeBounds):
+                # taken there behind the messages on the link and those ahead in the queue
+                forward = self.target_ports[t].channel
+                reaction = target.reaction_ps(forward.dst, back.src)
+                if reaction is None:
+                    return None
+                j = target._requester_index[forward.dst]
+                return target.take_ps(j, len(forward.flight) + ahead + 1) + reaction + _transit_ps(back) + after
+            trip = self._least_trip_ps(t)
+            if trip is None:
                 return None
-            j = target._requester_index[forward.dst]
-            return target.take_ps(j, len(forward.flight) + ahead + 1) + reaction + _transit_ps(back) + self.delay
-        trip = self._least_trip_ps(t)
-        if trip is None:
-            return None
-        return self.send_ps(t, ahead + 1) + trip + self.delay
+            return self.send_ps(t, ahead + 1) + trip + after
+        for arrival, message in back.flight:
+            if message.tag == tag:
+                return max(arrival, now) + after
+        target = back.src_owner
+        transit = _transit_ps(back)
+        # A node above is asked about the request's forwarded source, a memory that bounds
+        # its answers per client (earliest_answer_ps: a DRAM controller, an interleaved
+        # stack) about that client; any other may answer at once. (Asking the memory buys
+        # little while the credits a blocked requester waits for are bounded one send per
+        # edge: both horizons must reach further for a batch to.)
+        if isinstance(target, MemoryTreeBounds):
+            sent = target.answer_bound_for(back.src, (i, source))
+        else:
+            per_client = getattr(target, "earliest_answer_ps", None)
+            sent = now if per_client is None else per_client((i, source))
+        return None if sent is None else max(sent, now) + transit + after
 
     def _request_bound(self, t: int) -> int | None:
         now = self.sim.now

@@ -461,9 +461,19 @@ def _walked_oldest_answer(node: MemoryTreeNode, i: int, source):
     tag = node.in_order[(i, source)][0]
     t = node.outstanding[tag][3]
     queue = node.to_send[t]
-    if queue and queue[0][1].tag <= tag:
-        return node._queued_answer_ps(t, tag)
     back = node.from_targets[t].channel
+    if queue and queue[0][1].tag <= tag:  # still queued: taken there behind those ahead of it, or the least trip
+        ahead = [request.tag for _, request, _ in queue].index(tag)
+        target = back.src_owner
+        if isinstance(target, MemoryTreeNode):
+            forward = node.target_ports[t].channel
+            reaction = target.reaction_ps(forward.dst, back.src)
+            if reaction is None:
+                return None
+            take = target.take_ps(target.requesters.index(forward.dst), len(forward.flight) + ahead + 1)
+            return take + reaction + (back.delay if back.same_domain else back.tail_delay + 1) + node.delay
+        trip = node._least_trip_ps(t)
+        return None if trip is None else node.send_ps(t, ahead + 1) + trip + node.delay
     for arrival, message in back.flight:
         if message.tag == tag:
             return max(arrival, now) + node.delay
@@ -478,8 +488,8 @@ def _walked_oldest_answer(node: MemoryTreeNode, i: int, source):
 
 
 def test_answer_bounds_asked_twice_in_an_edge_are_those_walked_afresh_up_the_tree():
-    # A node's answer bound walks the nodes above in one loop, keeping each node's bound for
-    # the rest of the time point while nothing moves. Asked by two parts ticking in shuffled
+    # A node's answer bound asks the nodes above, each keeping its bounds for the rest of the
+    # time point while nothing moves (_fresh_bounds). Asked by two parts ticking in shuffled
     # order among the nodes (as compiled clusters ask, before and after nodes took and sent
     # at that edge), every bound, of a source and of a port, is the one its definition gives
     # walked node by node with nothing kept: a bound kept past a take or send that changes it
