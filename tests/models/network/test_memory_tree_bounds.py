@@ -434,3 +434,102 @@ def test_take_bounds_asked_in_the_middle_of_an_edge_are_never_later_than_the_tak
         counts = hold_takes_and_sends_to_their_bounds(sim, nodes, cpus, seed, 1000, asking)
         checked, tight, far = checked + counts[0], tight + counts[1], far + counts[3]
     assert checked > 15000 and tight > 0.9 * checked and far > 9000, (checked, tight, far)
+
+
+def _walked_source_bound(node: MemoryTreeNode, i: int, source):
+    """``node.answer_bound_for(node.answer_ports[i], source)`` by its definition, node by node
+    up the tree and nothing kept: a response queued for ``source``; the answer to its oldest
+    request here; its first request on its way; else None."""
+    now = node.sim.now
+    for ready, response in node.answers[i]:
+        if response.source == source:
+            return max(now, ready)
+    if source in node.sources[i]:
+        return _walked_oldest_answer(node, i, source)
+    for n, (_, message) in enumerate(node.requesters[i].channel.flight):
+        if message.source == source:
+            trip = node._least_trip_ps(None)
+            return None if trip is None else node.take_ps(i, n + 1) + 2 * node.delay + trip
+    return None
+
+
+def _walked_oldest_answer(node: MemoryTreeNode, i: int, source):
+    """The answer to the oldest request of ``source`` from requester ``i`` leaving ``node``, by
+    its definition (see :func:`_walked_source_bound`): queued for its target; on its way back;
+    else the target's bound on its next answer to the forwarded source, plus the way back."""
+    now = node.sim.now
+    tag = node.in_order[(i, source)][0]
+    t = node.outstanding[tag][3]
+    queue = node.to_send[t]
+    back = node.from_targets[t].channel
+    if queue and queue[0][1].tag <= tag:  # still queued: taken there behind those ahead of it, or the least trip
+        ahead = [request.tag for _, request, _ in queue].index(tag)
+        target = back.src_owner
+        if isinstance(target, MemoryTreeNode):
+            forward = node.target_ports[t].channel
+            reaction = target.reaction_ps(forward.dst, back.src)
+            if reaction is None:
+                return None
+            take = target.take_ps(target.requesters.index(forward.dst), len(forward.flight) + ahead + 1)
+            return take + reaction + (back.delay if back.same_domain else back.tail_delay + 1) + node.delay
+        trip = node._least_trip_ps(t)
+        return None if trip is None else node.send_ps(t, ahead + 1) + trip + node.delay
+    for arrival, message in back.flight:
+        if message.tag == tag:
+            return max(arrival, now) + node.delay
+    target = back.src_owner
+    if isinstance(target, MemoryTreeNode):
+        sent = _walked_source_bound(target, target.answer_ports.index(back.src), (i, source))
+    else:  # (a memory without answers per client may answer at once)
+        per_client = getattr(target, "earliest_answer_ps", None)
+        sent = now if per_client is None else per_client((i, source))
+    transit = back.delay if back.same_domain else back.tail_delay + 1
+    return None if sent is None else max(sent, now) + transit + node.delay
+
+
+def test_answer_bounds_asked_twice_in_an_edge_are_those_walked_afresh_up_the_tree():
+    # A node's answer bound asks the nodes above, each keeping its bounds for the rest of the
+    # time point while nothing moves (_fresh_bounds). Asked by two parts ticking in shuffled
+    # order among the nodes (as compiled clusters ask, before and after nodes took and sent
+    # at that edge), every bound, of a source and of a port, is the one its definition gives
+    # walked node by node with nothing kept: a bound kept past a take or send that changes it
+    # would differ.
+    compared = differs_in_edge = 0
+    for seed in range(8):
+        rng = random.Random(9100 + seed)
+        top = Component("top")
+        slots, _ = _deep_tree(rng, top, rng.randint(3, 9), interleaved=seed % 2 == 1)
+        cpus = scripted_requesters(rng, top, slots, write_share=0.3, sources=["dma", "core"])
+        askers = [Asking(f"asking{k}", top) for k in range(2)]
+        sim = Simulator(top, shuffle=True, seed=seed)
+        nodes = [part for part in top.walk() if isinstance(part, MemoryTreeNode)]
+        first: dict = {}  # (port, source) -> the bound asked first at this edge
+
+        def ask(asked: dict) -> None:
+            nonlocal compared, differs_in_edge
+            for node in rng.sample(nodes, len(nodes)):
+                for i, port in enumerate(node.answer_ports):
+                    if not port.connected:
+                        continue
+                    for source in list(node.sources[i]):
+                        bound = node.answer_bound_for(port, source)
+                        assert bound == _walked_source_bound(node, i, source), (seed, port.path, source, sim.now)
+                        compared += 1
+                        earlier = asked.get((port, source), bound)
+                        differs_in_edge += earlier != bound
+                        asked[port, source] = bound
+                    whole = node.earliest_send_ps(port)
+                    walked = [_walked_source_bound(node, i, source) for source in node.sources[i]]
+                    if node.answers[i]:
+                        assert whole == max(sim.now, node.answers[i][0][0])
+                    elif walked and None not in walked and not node.requesters[i].channel.flight:
+                        assert whole == min(walked), (seed, port.path, sim.now)
+
+        askers[0].ask = lambda: (first.clear(), ask(first))
+        askers[1].ask = lambda: ask(dict(first))
+        for cycle in range(1, 1500):
+            sim.run(cycles=cycle)
+            if all(not cpu.script for cpu in cpus) and not any(n.outstanding for n in nodes) \
+                    and not any(q for n in nodes for q in n.answers):
+                break
+    assert compared > 200_000 and differs_in_edge > 30_000, (compared, differs_in_edge)
