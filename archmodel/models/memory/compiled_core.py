@@ -56,7 +56,7 @@ import numpy as np
 from archmodel.kernel import ParameterError, compiled
 
 from .commands import PREA, RD, REF, WR
-from .compiled_core_kernel import run_packed as _run
+from .compiled_core_entry import run_packed as _run
 from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS_PER_RANK, C_BG, C_BURST, C_CAP, C_CL,
                                    C_CO, C_CWL, C_FAW, C_FCFS, C_FORWARD, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
                                    C_PACK, C_PERIOD, C_PHASE, C_PORTS, C_RA, C_RANKS, C_REFPB, C_REFPB_SETS, C_RO,
