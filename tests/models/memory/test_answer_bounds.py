@@ -15,7 +15,7 @@ from archmodel.models.memory import PRESETS, AddressMapping, DramController, Dra
 from archmodel.models.memory.timing import dram_clock
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import responses_never_before_their_bounds
+from .test_splitting import next_arrival_ps, responses_never_before_their_bounds
 
 CLIENTS = "abcd"
 
@@ -66,11 +66,9 @@ def bank_bound_marks(standard: str, requests: list, cycles: list, engine: str, a
     marks = []
     t = period - 1
     while sim.run(until_ps=t).reason == "limit":
-        sent = dram.req.channel.sent  # (the source sends its list in order, held back while refused)
         for client in CLIENTS:
-            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
-            flight = [a for a, m in dram.req.channel.flight if m.source == client and a > t]
-            marks.append((t, client, dram.earliest_answer_ps(client), min(due + flight, default=None)))
+            marks.append((t, client, dram.earliest_answer_ps(client),
+                          next_arrival_ps(dram, requests, cycles, period, t, client)))
         t += period
     assert len(sink.messages) == len(requests) and checker.violation_count.value == 0
     assert dram.engine_in_use == (engine if ahead else "python")

@@ -16,7 +16,7 @@ from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
 from .test_splitting import (_next_arrival_ps, _random_requests, bounds_kept_against_fresh, check_against_a_bytearray,
-                             check_the_bound_at_every_slice, responses_never_before_their_bounds)
+                             check_the_bound_at_every_slice, next_arrival_ps, responses_never_before_their_bounds)
 from .wiring import run
 
 
@@ -206,10 +206,7 @@ def test_no_response_to_a_client_leaves_before_the_interleaved_memorys_bound_for
             if bound is not None:
                 assert whole is not None and whole <= bound, (t, client, whole, bound)
                 later += bound > whole
-            sent = mem.req.channel.sent  # (the source sends its list in order, held back while refused)
-            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
-            flight = [a for a, m in mem.req.channel.flight if m.source == client and a > t]
-            marks.append((t, client, bound, min(due + flight, default=None)))
+            marks.append((t, client, bound, next_arrival_ps(mem, requests, cycles, period, t, client)))
         t += period
     assert len(sink.messages) == len(requests)
     checked, tight = responses_never_before_their_bounds(marks, sink, period, reaction)

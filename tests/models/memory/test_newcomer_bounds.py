@@ -16,7 +16,7 @@ from archmodel.models.memory import AddressMapping, DramController, InterleavedM
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import responses_never_before_their_bounds
+from .test_splitting import next_arrival_ps, responses_never_before_their_bounds
 
 CLIENTS = "abcd"
 
@@ -39,11 +39,9 @@ def interleaved_bound_marks(requests: list, cycles: list, standard: str, engine:
     clients = sorted({message.source for message in requests})
     t = period - 1
     while sim.run(until_ps=t).reason == "limit":
-        sent = mem.req.channel.sent  # (the source sends its list in order, held back while refused)
         for client in clients:
-            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
-            flight = [a for a, m in mem.req.channel.flight if m.source == client and a > t]
-            marks.append((t, client, mem.earliest_answer_ps(client), min(due + flight, default=None)))
+            marks.append((t, client, mem.earliest_answer_ps(client),
+                          next_arrival_ps(mem, requests, cycles, period, t, client)))
         t += period
     assert len(sink.messages) == len(requests)
     assert {channel.engine_in_use for channel in mem.channel_list} == {engine}

@@ -261,13 +261,22 @@ def test_no_response_to_a_client_leaves_before_the_controllers_bound_for_it(seed
     t = period - 1
     while sim.run(until_ps=t).reason == "limit":
         for client in "abc":
-            sent = dram.req.channel.sent  # (the source sends its list in order, held back while the queue is full)
-            due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
-            flight = [a for a, m in dram.req.channel.flight if m.source == client and a > t]
-            marks.append((t, client, dram.earliest_answer_ps(client), min(due + flight, default=None)))
+            marks.append((t, client, dram.earliest_answer_ps(client),
+                          next_arrival_ps(dram, requests, cycles, period, t, client)))
         t += 3 * period
     checked, _ = responses_never_before_their_bounds(marks, sink, period, reaction)
     assert checked
+
+
+def next_arrival_ps(memory, requests: list, cycles: list, period: int, t: int, client) -> int | None:
+    """The soonest a request of ``client`` not yet arrived at ``memory`` by ``t`` can arrive
+    (the source sends ``requests`` in order at ``cycles``, held back while refused; those on
+    the link arrive when they land): the ``arrival`` of a mark for
+    :func:`responses_never_before_their_bounds`; None: none left."""
+    sent = memory.req.channel.sent
+    due = [max((c + 1) * period, t + 1) for c, r in zip(cycles[sent:], requests[sent:]) if r.source == client]
+    flight = [a for a, m in memory.req.channel.flight if m.source == client and a > t]
+    return min(due + flight, default=None)
 
 
 def responses_never_before_their_bounds(marks, sink, period: int, reaction: int) -> tuple[int, int]:
