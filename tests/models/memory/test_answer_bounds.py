@@ -15,7 +15,7 @@ from archmodel.models.memory import PRESETS, AddressMapping, DramController, Dra
 from archmodel.models.memory.timing import dram_clock
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import next_arrival_ps, responses_never_before_their_bounds
+from .test_splitting import client_bound_marks, responses_never_before_their_bounds
 
 CLIENTS = "abcd"
 
@@ -34,13 +34,16 @@ def bank_traffic(seed: int, standard: str, count: int) -> tuple[list, list]:
                                  column=column)
         size = bursts * t.burst_bytes
         source = rng.choice(CLIENTS)
-        if rng.random() < 0.15:
-            requests.append(MemRequest(address=address, size_bytes=size, is_write=True, data=bytes(size),
-                                       source=source, tag=tag))
-        else:
-            requests.append(MemRequest(address=address, size_bytes=size, source=source, tag=tag))
+        requests.append(client_request(address, size, source, tag, write=rng.random() < 0.15))
     cycles = sorted(rng.randrange(0, 6 * count) for _ in requests)
     return requests, cycles
+
+
+def client_request(address: int, size: int, source: str, tag: int, write: bool) -> MemRequest:
+    """A read, or a write of ``size`` zero bytes, of ``source``'s."""
+    if write:
+        return MemRequest(address=address, size_bytes=size, is_write=True, data=bytes(size), source=source, tag=tag)
+    return MemRequest(address=address, size_bytes=size, source=source, tag=tag)
 
 
 def bank_bound_marks(standard: str, requests: list, cycles: list, engine: str, ahead: bool, seed: int, link: int = 1,
@@ -62,14 +65,7 @@ def bank_bound_marks(standard: str, requests: list, cycles: list, engine: str, a
     connect(src.out, dram.req, latency=link)
     connect(dram.resp, sink.inp)
     period = PRESETS[standard].tCK_ps
-    sim = Simulator(top, seed=seed)
-    marks = []
-    t = period - 1
-    while sim.run(until_ps=t).reason == "limit":
-        for client in CLIENTS:
-            marks.append((t, client, dram.earliest_answer_ps(client),
-                          next_arrival_ps(dram, requests, cycles, period, t, client)))
-        t += period
+    marks = client_bound_marks(Simulator(top, seed=seed), dram, CLIENTS, requests, cycles, period)
     assert len(sink.messages) == len(requests) and checker.violation_count.value == 0
     assert dram.engine_in_use == (engine if ahead else "python")
     return marks, sink, period, dram.reaction_ps(dram.req, dram.resp)

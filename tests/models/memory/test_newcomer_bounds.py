@@ -16,7 +16,8 @@ from archmodel.models.memory import AddressMapping, DramController, InterleavedM
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import next_arrival_ps, responses_never_before_their_bounds
+from .test_answer_bounds import client_request
+from .test_splitting import client_bound_marks, responses_never_before_their_bounds
 
 CLIENTS = "abcd"
 
@@ -34,15 +35,8 @@ def interleaved_bound_marks(requests: list, cycles: list, standard: str, engine:
     connect(src.out, mem.req)
     connect(mem.resp, sink.inp)
     period = preset(standard).tCK_ps
-    sim = Simulator(top, seed=0)
-    marks = []
     clients = sorted({message.source for message in requests})
-    t = period - 1
-    while sim.run(until_ps=t).reason == "limit":
-        for client in clients:
-            marks.append((t, client, mem.earliest_answer_ps(client),
-                          next_arrival_ps(mem, requests, cycles, period, t, client)))
-        t += period
+    marks = client_bound_marks(Simulator(top, seed=0), mem, clients, requests, cycles, period)
     assert len(sink.messages) == len(requests)
     assert {channel.engine_in_use for channel in mem.channel_list} == {engine}
     return marks, sink, period, mem.reaction_ps(mem.req, mem.resp), mem
@@ -84,11 +78,7 @@ def waiting_traffic(seed: int, standard: str, count: int) -> tuple[list, list]:
         size = rng.choice([t.burst_bytes, t.burst_bytes, 256, 512, 1024])
         address = base + rng.randrange(0, 2048 - size) // t.burst_bytes * t.burst_bytes
         source = rng.choice(CLIENTS)
-        if rng.random() < 0.2:
-            requests.append(MemRequest(address=address, size_bytes=size, is_write=True, data=bytes(size),
-                                       source=source, tag=tag))
-        else:
-            requests.append(MemRequest(address=address, size_bytes=size, source=source, tag=tag))
+        requests.append(client_request(address, size, source, tag, write=rng.random() < 0.2))
     cycles = sorted(rng.randrange(0, 3 * count) for _ in requests)
     return requests, cycles
 

@@ -279,6 +279,20 @@ def next_arrival_ps(memory, requests: list, cycles: list, period: int, t: int, c
     return min(due + flight, default=None)
 
 
+def client_bound_marks(sim, memory, clients, requests: list, cycles: list, period: int) -> list:
+    """Run ``sim`` to 1 ps short of every edge until it stops and ask ``memory``'s bound for
+    each of ``clients`` there: the ``(t, client, bound, arrival)`` marks of
+    :func:`responses_never_before_their_bounds` (``requests`` sent in order at ``cycles``)."""
+    marks = []
+    t = period - 1
+    while sim.run(until_ps=t).reason == "limit":
+        for client in clients:
+            marks.append((t, client, memory.earliest_answer_ps(client),
+                          next_arrival_ps(memory, requests, cycles, period, t, client)))
+        t += period
+    return marks
+
+
 def responses_never_before_their_bounds(marks, sink, period: int, reaction: int) -> tuple[int, int]:
     """Check each ``(t, client, bound, arrival)`` of ``marks``: the client's next response
     after ``t`` (sent one cycle of channel latency before it reached ``sink``) leaves no
