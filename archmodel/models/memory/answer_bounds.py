@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
+# (the compiled terms are called through their module: its first call puts the numba
+# dispatchers in its namespace, so later calls skip the Loop wrappers a name imported here
+# would keep: see archmodel.kernel.compiled.Loop)
+from . import compiled_answer_bounds
 from .commands import ACT, PRE, RD
 from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, D_GROUPS, D_PER_GROUP, D_RA, D_RA_MASK,
-                                     D_RO, D_RO_MASK, DECODE_SIZE, newcomer_read_terms, queued_read_terms)
+                                     D_RO, D_RO_MASK, DECODE_SIZE)
 from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_PER_GROUP, C_RA, C_RA_MASK,
                                    C_RO, C_RO_MASK)
 from .splitting import split
@@ -36,7 +40,6 @@ class BoundsQueuedReads:
     request in each job slot)."""
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
-    _bank_terms = None  # the compiled calls' (a, b), an array made at the first question
     _core_decode: tuple = (None, None)  # (core, its decode fields) for _decode_fields
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
@@ -66,12 +69,11 @@ class BoundsQueuedReads:
         core = self._core
         if core is not None:  # (the same terms from the core's arrays, in one compiled call)
             rq_ids, rq_len = core.queues[0], core.queues[1]
-            terms = self._terms_array()
-            if not queued_read_terms(rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job),
-                                     core.nxt, core.gbase, core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd,
-                                     queued, self.timing.CL, self.timing.tBL, terms):
-                return None
-            return int(terms[0]), int(terms[1])
+            timing = self.timing
+            terms = compiled_answer_bounds.queued_read_terms(
+                rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job), core.nxt, core.gbase,
+                core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL)
+            return None if terms[0] < 0 else terms
         bursts = self._python_queued_reads(job)
         if len(bursts) != queued:  # (every queued burst is found: else count none of them)
             return None
@@ -110,11 +112,10 @@ class BoundsQueuedReads:
         entry = max(arrives, undecided)
         core = self._core
         if core is not None:  # (the same terms from the core's arrays, in one compiled call)
-            terms = self._terms_array()
-            newcomer_read_terms(offset, size, self._decode_fields(core), core.queues[0], core.queues[1],
-                                core.entries[2], core.nxt, core.gbase, core.rbase, core.rows, undecided, entry, enters,
-                                act_rd, pre_act, rd_rd, self.timing.CL, self.timing.tBL, terms)
-            return int(terms[0]), int(terms[1])
+            return compiled_answer_bounds.newcomer_read_terms(
+                offset, size, self._decode_fields(core), core.queues[0], core.queues[1], core.entries[2], core.nxt,
+                core.gbase, core.rbase, core.rows, undecided, entry, enters, act_rd, pre_act, rd_rd, self.timing.CL,
+                self.timing.tBL)
         decode = self._local_decode
         counts: dict = {}  # (bank, row) -> (bursts queued to it, the read's own before the next)
         bursts = []
@@ -165,13 +166,6 @@ class BoundsQueuedReads:
         if gaps is None:
             gaps = self._bank_gaps = self._same_bank_gaps()
         return gaps
-
-    def _terms_array(self):
-        """The array the compiled calls write their ``(a, b)`` into (made at the first)."""
-        terms = self._bank_terms
-        if terms is None:
-            terms = self._bank_terms = np.zeros(2, dtype=np.int64)
-        return terms
 
     def _decode_fields(self, core):
         """How the compiled core decodes an offset in the store (its configuration's fields,

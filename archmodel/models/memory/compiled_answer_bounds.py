@@ -33,10 +33,10 @@ def bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act):
 
 
 @jit(allocates=True)
-def answer_terms(late, lead, count, cl, burst, terms):
-    """Write into ``terms`` the ``(a, b)`` of the last of ``count`` RDs, the k-th released no
-    sooner than ``c0 + late[k]`` and ``lead[k]``, one data burst (``burst`` cycles) apart,
-    answered ``cl + burst`` after its RD (the release lists are sorted here)."""
+def answer_terms(late, lead, count, cl, burst):
+    """``(a, b)`` of the last of ``count`` RDs, the k-th released no sooner than ``c0 +
+    late[k]`` and ``lead[k]``, one data burst (``burst`` cycles) apart, answered ``cl +
+    burst`` after its RD (the release lists are sorted here)."""
     late.sort()
     lead.sort()
     a = 0
@@ -44,18 +44,19 @@ def answer_terms(late, lead, count, cl, burst, terms):
     for k in range(count):
         a = max(a, late[k] + (count - 1 - k) * burst)
         b = max(b, lead[k] + (count - 1 - k) * burst)
-    terms[0] = a + cl + burst
-    terms[1] = b + cl + burst
+    return a + cl + burst, b + cl + burst
 
 
 @jit(allocates=True)
 def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, rows, issue0, act_rd, pre_act,
-                      rd_rd, queued, cl, burst, terms):
+                      rd_rd, queued, cl, burst):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._queued_read_terms`, over the core's read
     queues (``rq_ids``/``rq_len``, each bank's bursts oldest first), its entries' rows and
     job slots, its next-allowed cycles (``nxt`` with the group and rank bases) and open
-    rows: writes ``(a, b)`` into ``terms`` and returns True when exactly ``queued`` bursts
-    of job ``slot`` are found, else False (then nothing is counted)."""
+    rows: ``(a, b)`` when exactly ``queued`` bursts of job ``slot`` are found, else ``(-1,
+    -1)`` (then nothing is counted; a term is never negative). A tuple returned, not an
+    array written: the lookahead calls this at about every question of a busy HBM, and
+    reading an array's items back costs more from Python."""
     late = [0] * queued
     lead = [0] * queued
     found = 0
@@ -66,7 +67,7 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
             if e_job[x] != slot:
                 continue
             if found == queued:
-                return False
+                return -1, -1
             row = e_row[x]
             before = 0  # the bursts to the same row queued before it in its bank
             for j in range(i):
@@ -78,18 +79,17 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
             lead[found] = e + spacing
             found += 1
     if found != queued:
-        return False
-    answer_terms(late, lead, queued, cl, burst, terms)
-    return True
+        return -1, -1
+    return answer_terms(late, lead, queued, cl, burst)
 
 
 @jit(allocates=True)
 def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase, rbase, rows, undecided, entry,
-                        shift, act_rd, pre_act, rd_rd, cl, burst, terms):
+                        shift, act_rd, pre_act, rd_rd, cl, burst):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._newcomer_read_terms`, for the read of
     ``size`` bytes at ``offset`` in the store, cut into bursts and decoded as the core's
     ``expand`` does (``decode``: the fields named D_*), over the core's read queues, its
-    next-allowed cycles and open rows: writes ``(a, b)`` into ``terms``."""
+    next-allowed cycles and open rows: ``(a, b)``."""
     burst_bytes = decode[D_BURST]
     count = (offset + size - 1) // burst_bytes - offset // burst_bytes + 1
     late = [0] * count
@@ -116,4 +116,4 @@ def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase,
         late[k] = max(d + spacing, shift + own * rd_rd)
         lead[k] = max(e + spacing, entry + own * rd_rd)
         at = (at | (burst_bytes - 1)) + 1
-    answer_terms(late, lead, count, cl, burst, terms)
+    return answer_terms(late, lead, count, cl, burst)

@@ -463,7 +463,8 @@ class SplitsRequests(KeepsAnswerBounds):
             if job.done > b:
                 b = job.done
             pairs.append((a, b))
-        if self.req.connected and self.req.channel.flight:
+        # (a client asked about with a request here has no newcomer on the way: skip the walk)
+        if (every or not heads) and self.req.connected and self.req.channel.flight:
             free = {False: free_reads, True: free_writes}
             ahead = self._entering_bursts()
             newcomers = set()
