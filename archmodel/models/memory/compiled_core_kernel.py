@@ -607,4 +607,3 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             st[OUT_WAKE] = wake
             return DONE
         c = wake
-
