@@ -29,6 +29,7 @@ from .tree import Tree
 if TYPE_CHECKING:
     from .partition import Partition
 
+
 def _sequence(entry: tuple) -> int:
     return entry[0]
 
@@ -82,8 +83,9 @@ class Simulator:
     reported; ``shuffle`` randomises tick order each edge (a test of order independence),
     drawing from ``shuffle_seed`` (default: ``seed``) so the order can vary with the model fixed.
     ``partition`` (see :mod:`.partition`) runs only its part of the tree, with stand-ins at
-    the channels to other parts (the tree is then this simulator's alone). ``progress`` says whether whoever runs it shows progress (True, False, or None: not said);
-    a model with long phases of its own (a workload's layers) may show a bar for them.
+    the channels to other parts (the tree is then this simulator's alone). ``progress``
+    says whether whoever runs it shows progress (True, False, or None: not said); a model
+    with long phases of its own (a workload's layers) may show a bar for them.
     """
 
     def __init__(self, top: Component, *, seed: int = 0, watchdog_cycles: int = 100_000,
