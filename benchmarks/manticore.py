@@ -2,6 +2,7 @@
 
     python benchmarks/manticore.py [--quick] [--json out.json]
     python benchmarks/manticore.py --package [--window N] [--start N] [--chiplets 1 2 4]
+    python benchmarks/manticore.py --split [--chiplets 2 4] [--processes 2] [--gemm-k 128]
 
 Two tables:
 
@@ -25,6 +26,13 @@ about 26,000 cycles to arrive on one chiplet, so later windows see the cores com
 tick each), the lookahead questions and why the batches ended in the second, and the peak resident memory. Those runs stop at the window's end (the
 whole GEMM takes hours of CPU there); what the whole run would take is an extrapolation from
 the per-cycle figure, printed as one.
+
+With ``--split``, the issue's GEMM with a shorter k (``--gemm-k``, 128 by default: an eighth of
+the work per die) on 2 and 4 full chiplets, to the end, once in one process and once split into
+``--processes`` processes (``archmodel run --processes``, :mod:`archmodel.kernel.partition`: the
+dies exchange nothing, each reads its own HBM), each in a fresh process: wall-clock time, the CPU
+time of every process (the forked parts included), the wall-clock ratio and whether every
+statistic came out the same.
 
 Every run checks its results against numpy in the modelled HBM. The machine is shared: CPU
 time and ratios within one run are what to compare.
@@ -124,6 +132,62 @@ def package_window(chiplets: int, window: int, start: int = 0) -> dict:
             "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def split_run(chiplets: int, processes: int, gemm_k: int) -> dict:
+    """The issue's GEMM with ``gemm_k`` on ``chiplets`` full chiplets, to the end, in one
+    process (``processes`` 1) or split into ``processes``: wall and CPU seconds (this process
+    and its forked parts), cycles, and a digest of every statistic."""
+    import hashlib
+    import time
+
+    from archmodel.kernel import Simulator
+    from archmodel.kernel.partition import Declined, run_partitioned, split
+
+    top = load_package(chiplets, gemm_k)
+    wall, cpu = time.perf_counter(), time.process_time()
+    if processes == 1:
+        sim = Simulator(top)
+        end_ps = sim.run().time_ps
+        figures = {stat.path: stat.summary() for stat in sim.all_stats()}
+    else:
+        run = run_partitioned(top, split(top, processes), lambda tree, part: Simulator(tree, partition=part))
+        if isinstance(run, Declined):
+            raise SystemExit(f"the split run declined: {run.why}")
+        end_ps = run.time_ps
+        figures = {path: stat.summary() for path, stat in run.statistics.items()}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    digest = hashlib.sha256(json.dumps(figures, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return {"chiplets": chiplets, "processes": processes, "cycles": end_ps // 1000 + 1,
+            "wall_s": time.perf_counter() - wall,
+            "cpu_s": time.process_time() - cpu + children.ru_utime + children.ru_stime, "statistics": digest}
+
+
+def load_package(chiplets: int, gemm_k: int):
+    """The package of ``chiplets`` full chiplets with the issue's GEMM (its 256 rows of C per die) of depth ``gemm_k``."""
+    from archmodel.lang.elaborate import load
+
+    return load(data_path("topologies") / "manticore.arch",
+                params={"kernel": '"gemm_tiled"', "chiplets": str(chiplets), "gemm_m": str(256 * chiplets),
+                        "gemm_k": str(gemm_k)}).top
+
+
+def split_table(counts: list, processes: int, gemm_k: int) -> list:
+    """Print the table of ``--split`` and return its rows."""
+    rows = []
+    print(f"The issue's GEMM with k = {gemm_k} on full chiplets, to the end: one process, then split into "
+          f"{processes} (a fresh process each; CPU: every process of the run)")
+    print(f"{'chiplets':>8} {'processes':>9} {'cycles':>8} {'wall s':>8} {'CPU s':>8} {'wall x':>7} {'statistics':>12}")
+    for count in counts:
+        one = _fresh(f"split_run({count}, 1, {gemm_k})")
+        parts = _fresh(f"split_run({count}, {processes}, {gemm_k})")
+        for r in (one, parts):
+            print(f"{r['chiplets']:>8} {r['processes']:>9} {r['cycles']:>8} {r['wall_s']:>8.1f} {r['cpu_s']:>8.1f} "
+                  f"{one['wall_s'] / r['wall_s']:>7.2f} {r['statistics']:>12}")
+        if (one["cycles"], one["statistics"]) != (parts["cycles"], parts["statistics"]):
+            raise SystemExit("the split run's cycles or statistics differ from the one-process run's")
+        rows += [one, parts]
+    return rows
+
+
 def _exits(clusters: list) -> dict:
     """Why the clusters' compiled batches ended so far, added up (``SnitchCluster.compiled_exits``)."""
     total: dict = {}
@@ -176,7 +240,16 @@ def main() -> None:
     parser.add_argument("--chiplets", type=int, nargs="+", default=[1, 2, 4], help="chiplet counts of --package")
     parser.add_argument("--start", type=int, default=0, help="cycles --package runs before its windows (the first "
                         "tiles take about 26,000 cycles to arrive on one chiplet)")
+    parser.add_argument("--split", action="store_true", help="the GEMM to the end in one process and split")
+    parser.add_argument("--processes", type=int, default=2, help="processes of --split")
+    parser.add_argument("--gemm-k", type=int, default=128, help="the GEMM's k in --split")
     args = parser.parse_args()
+    if args.split:
+        rows = split_table(args.chiplets if args.chiplets != [1, 2, 4] else [2, 4], args.processes, args.gemm_k)
+        if args.json:
+            with open(args.json, "w") as out:
+                json.dump({"split": rows}, out, indent=2)
+        return
     if args.package:
         rows = package_table(args.chiplets, args.window, args.start)
         if args.json:

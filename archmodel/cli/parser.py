@@ -71,6 +71,9 @@ def make_parser() -> argparse.ArgumentParser:
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="show a progress bar (default: when stderr is a terminal)")
     run.add_argument("-q", "--quiet", action="store_true", help="do not print the statistics table")
+    run.add_argument("--processes", type=_at_least_one, default=1, metavar="N",
+                     help="run the top's parts (Manticore's chiplets) in up to N processes when they exchange no "
+                          "message; if they do, the run starts again in one (default 1)")
     run.set_defaults(handler=cmd_run)
 
     lst = sub.add_parser("list", help="list the model catalogue and the bundled systems, or document one model")

@@ -14,7 +14,9 @@ from pathlib import Path
 import attrs
 
 from .. import __version__
-from ..kernel import ArchError, SimulationError, Simulator, format_time, parse_time, stats_csv, stats_dict, stats_table
+from ..kernel import (ArchError, RunResult, SimulationError, Simulator, format_time, parse_time, stats_csv, stats_dict,
+                      stats_table)
+from ..kernel.partition import Declined, adopt, run_partitioned, split
 from ..kernel.time import HZ_PER
 from ..outputs import check_writable, write_whole
 from .codes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE
@@ -129,6 +131,44 @@ def _run(sim: Simulator, until_ps: int | None, cycles: int | None, show_progress
                 return result
 
 
+def _run_split(sim: Simulator, until_ps: int | None, cycles: int | None, show_progress: bool, processes: int,
+               watchdog: int) -> RunResult | None:
+    """Run the top's parts in up to ``processes`` processes (:mod:`archmodel.kernel.partition`)
+    and give ``sim`` their end and statistics; None (``sim`` untouched) when the system does
+    not split, or the parts turned out not to be independent (said on stderr)."""
+    partitions = split(sim.top, processes)
+    if len(partitions) < 2:
+        return None
+    limit_ps = sim.limit_of(until_ps, cycles)
+
+    def make_simulator(top, partition):
+        return Simulator(top, seed=sim.seed, watchdog_cycles=watchdog, progress=False, partition=partition)
+
+    bar = None
+    if show_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=limit_ps, unit="ps", unit_scale=True, dynamic_ncols=True, file=sys.stderr,
+                   desc=f"simulated ({len(partitions)} processes)", leave=False)
+
+    def on_progress(reached_ps: int) -> None:
+        if bar is not None and reached_ps > bar.n:
+            bar.update(reached_ps - bar.n)
+            bar.set_postfix_str(format_time(reached_ps))
+
+    try:
+        run = run_partitioned(sim.top, partitions, make_simulator, limit_ps, 10_000 * sim.top.domain.period_ps,
+                              on_progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    if isinstance(run, Declined):
+        print(f"note: running in one process instead: {run.why}", file=sys.stderr, flush=True)
+        return None
+    adopt(sim, run)
+    return RunResult("limit" if run.reason == "limit" else "stopped", sim.now, sim.ticks)
+
+
 def _check_outputs(inputs: list, vcd_path: str | None, stats_path: str | None) -> None:
     """Before the run: no output may replace an input (the .arch files read, plugins) or
     another output (the VCD, its .gtkw save file, the statistics), and each can be written."""
@@ -212,9 +252,18 @@ def cmd_run(args) -> int:
         sim.add_observer(tracer)
     outcome, code, failure = "finished", EXIT_OK, None
     started = time.perf_counter()
+    splitting = False  # parts run in other processes: interrupted then, their statistics are lost
     try:
+        result = None
+        if args.processes > 1 and tracer is not None:
+            print("note: running in one process: a waveform is written by one", file=sys.stderr)
+        elif args.processes > 1:
+            splitting = True
+            result = _run_split(sim, until_ps, args.cycles, show_progress, args.processes, args.watchdog)
+            splitting = False
         with _StopSignals(sim) as stop_signals:
-            result = _run(sim, until_ps, args.cycles, show_progress)
+            if result is None:
+                result = _run(sim, until_ps, args.cycles, show_progress)
         outcome = result.reason
         if outcome == "stopped" and sim.stopped not in (None, "stopped"):
             # a model ended the run and said why (measured, unstable, stream done, ...)
@@ -225,6 +274,10 @@ def cmd_run(args) -> int:
             outcome, code = "interrupted", stop_signals.exit_code
     except KeyboardInterrupt:  # a second Ctrl-C, or one while a model's tick never returns
         outcome, code = "interrupted", EXIT_INTERRUPTED
+        if splitting:
+            print("interrupted: the parts run in other processes are stopped; no statistics are written",
+                  file=sys.stderr)
+            return code
     except SimulationError as err:
         outcome, code, failure = "failed", EXIT_FAILED, f"error: {err}"
     except ArchError as err:  # bad input found while running (a model's own check)

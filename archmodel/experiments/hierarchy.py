@@ -266,7 +266,8 @@ def hierarchy_report(top) -> HierarchyReport | None:
         return None
     most = capacity(top)
     flops = sum(c.flops.value for c in clusters)
-    seconds = max(c.run_cycles() * c.domain.period_ps for c in clusters) / 1e12
+    # (statistics only: a split run's parts report them, see archmodel.kernel.partition)
+    seconds = max(c.cycles.value * c.domain.period_ps for c in clusters) / 1e12
     members: dict = defaultdict(list)  # (depth, part) -> clusters
     for cluster in clusters:
         for depth, part in enumerate(_levels(cluster, top)):

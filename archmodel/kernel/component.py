@@ -319,6 +319,17 @@ class Component:
         self._added_stats.append(stat)
         return stat
 
+    def take_reported_stats(self, reported: Mapping[str, Stat]) -> None:
+        """Replace each of this component's statistics named in ``reported`` by the one given
+        there (figures a run elsewhere reported: :class:`~.stats.Reported`), keeping the order."""
+        for name, stat in reported.items():
+            stat.name = name
+            stat.owner = self
+            if name in self._stat_decls:
+                self.__dict__[name] = stat
+            else:
+                self._added_stats = [stat if old.name == name else old for old in self._added_stats]
+
     def find_child(self, name: str) -> "Component | None":
         """The direct child called ``name``, or None."""
         return self._children_by_name.get(name)

@@ -15,16 +15,20 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import networkx as nx
 
 from .component import Component
-from .errors import ArchError, DeadlockError
+from .errors import ArchError, DeadlockError, SimulationError
 from .lookahead import ConnectionGraph, arrival_in_flight_ps, earliest_arrival_ps
 from .time import ClockDomain, format_time
 from .tree import Tree
+
+if TYPE_CHECKING:
+    from .partition import Partition
+
 
 def _sequence(entry: tuple) -> int:
     return entry[0]
@@ -78,16 +82,20 @@ class Simulator:
     fastest clock may pass with messages pending and no transfer before a deadlock is
     reported; ``shuffle`` randomises tick order each edge (a test of order independence),
     drawing from ``shuffle_seed`` (default: ``seed``) so the order can vary with the model fixed.
-    ``progress`` says whether whoever runs it shows progress (True, False, or None: not said);
-    a model with long phases of its own (a workload's layers) may show a bar for them.
+    ``partition`` (see :mod:`.partition`) runs only its part of the tree, with stand-ins at
+    the channels to other parts (the tree is then this simulator's alone). ``progress``
+    says whether whoever runs it shows progress (True, False, or None: not said); a model
+    with long phases of its own (a workload's layers) may show a bar for them.
     """
 
     def __init__(self, top: Component, *, seed: int = 0, watchdog_cycles: int = 100_000,
-                 shuffle: bool = False, shuffle_seed: int | None = None, progress: bool | None = None):
+                 shuffle: bool = False, shuffle_seed: int | None = None, progress: bool | None = None,
+                 partition: Partition | None = None):
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             # numpy's generators (every component's stream) take whole numbers from 0 up only
             raise ArchError(f"the seed must be a whole number of at least 0, got {seed!r}")
         self.top = top
+        self.partition = partition
         self.seed = seed
         self.progress = progress
         self.now = 0
@@ -136,7 +144,12 @@ class Simulator:
     # -- elaboration --------------------------------------------------------------------
     def _elaborate(self) -> None:
         self.tree = tree = Tree(self.top)
-        self.components, self.domains, self.channels = tree.components, tree.domains, tree.channels
+        if self.partition is None:
+            self.components, self.domains, self.channels = tree.components, tree.domains, tree.channels
+        else:
+            self.components, self.channels = self.partition.view(tree)
+            # (in the order components first use them, as the tree's)
+            self.domains = list({id(comp.domain): comp.domain for comp in self.components}.values())
         schedules: dict[int, _Schedule] = {}
         for domain in self.domains:
             sched = schedules[id(domain)] = _Schedule(domain)
@@ -231,15 +244,35 @@ class Simulator:
         if soonest is not None:
             self._wake_later(comp, soonest)
 
+    def idle_until(self, time_ps: int) -> None:
+        """Let time pass to ``time_ps`` with nothing happening (a part of a split run whose
+        work ended before the whole's, so that its statistics cover the whole run's span):
+        an error if anything is due by then."""
+        due = self.next_event_ps()
+        if due is not None and due <= time_ps:
+            raise SimulationError(f"idle_until({time_ps} ps): something is due at {due} ps")
+        self.now = max(self.now, time_ps)
+
+    def take_run(self, time_ps: int, ticks: int, transfers: int) -> None:
+        """This simulator's system was run by others (the parts of a split run, which hand
+        their components the statistics they reported): take the run's end time and
+        counts, as a run of its own would have left them."""
+        self.now = time_ps
+        self.ticks = ticks
+        self.transfers = transfers
+
     def stop(self, reason: str = "stopped") -> None:
         """End the run after the current time point (a model calls this when its work is done)."""
         self.stopped = reason
 
     # -- running --------------------------------------------------------------------------
     def run(self, until_ps: int | None = None, cycles: int | None = None,
-            clock: ClockDomain | None = None) -> RunResult:
+            clock: ClockDomain | None = None, others_busy: bool = False) -> RunResult:
         """Run until nothing is left to do, ``until_ps`` (inclusive), ``cycles`` edges of
         ``clock`` (default: the top's clock) from time 0, or a model calls ``stop()``.
+        ``others_busy``: the rest of the system, run elsewhere (a split run's other parts),
+        keeps time going up to the limit, so wake-ups for upkeep are taken as they come
+        instead of ending the run quiescent once nothing else is left here.
 
         May be called repeatedly to run in slices; a run that reaches its limit leaves ``now``
         at the limit. Raises DeadlockError when work is pending and nothing can move.
@@ -250,7 +283,7 @@ class Simulator:
         self.stopped = None
         self.limit_ps = limit
         try:
-            reason = self._loop(limit)
+            reason = self._loop(limit, others_busy)
         finally:
             for comp in self._settlers:
                 comp.settle()
@@ -270,7 +303,7 @@ class Simulator:
             limit = edge if limit is None else min(limit, edge)
         return limit
 
-    def _loop(self, limit: int | None) -> str:
+    def _loop(self, limit: int | None, others_busy: bool = False) -> str:
         wakes = self._wakes
         domains = self._schedules
         heappop = heapq.heappop
@@ -298,7 +331,7 @@ class Simulator:
             if soon and (t is None or self._soon_at < t):
                 t = self._soon_at
             if upkeep:
-                if t is None and not self._pending_messages():
+                if t is None and not others_busy and not self._pending_messages():
                     return "quiescent"
                 if t is None or upkeep[0][0] < t:
                     t = upkeep[0][0]
@@ -571,8 +604,8 @@ class Simulator:
 
     # -- results ----------------------------------------------------------------------------
     def all_stats(self) -> list:
-        """Every component's statistics in hierarchy order."""
-        return self.tree.all_stats()
+        """Every statistic of this simulator's components, in hierarchy order."""
+        return [stat for comp in self.components for stat in comp.stats]
 
     def add_observer(self, observer: Any) -> None:
         """Attach an observer (a tracer): it sees register and channel changes at commit.

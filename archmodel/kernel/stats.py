@@ -194,6 +194,25 @@ class Formula(Stat):
         return {"value": self.value}
 
 
+class Reported(Stat):
+    """A statistic's figures as the run that held it reported them (a part of a system run in
+    another process: :mod:`.partition`), standing in for it unchanged: the same ``kind``,
+    unit, description and :meth:`summary`, and ``value`` its summary's value."""
+
+    def __init__(self, kind: str, unit: str, doc: str, figures: dict):
+        super().__init__(unit, doc)
+        self.kind = kind
+        self.figures = figures
+
+    @property
+    def value(self) -> Any:
+        """The figure reported."""
+        return self.figures["value"]
+
+    def summary(self) -> dict:
+        return dict(self.figures)
+
+
 def format_value(value: Any) -> str:
     """A number as a table cell: integers exactly, floats to 4 significant digits."""
     if value is None:

@@ -14,6 +14,7 @@ import inspect
 from typing import Callable
 
 from archmodel.kernel import ArchError
+from archmodel.kernel.partition import WORKLOAD_END
 from archmodel.models.compute import SnitchCluster
 
 from .multicluster import ACROSS, setup_gemm_shared
@@ -66,7 +67,7 @@ def end_when_every_cluster_finished(cluster: SnitchCluster) -> None:
         if isinstance(part, SnitchCluster) and part.done_cycle < 0 \
                 and any(core.program is not None for core in part.core_list):
             return
-    cluster.sim.stop("workload finished")
+    cluster.sim.stop(WORKLOAD_END)
 
 
 def _regions(clusters: list) -> list:
