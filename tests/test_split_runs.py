@@ -29,8 +29,7 @@ def _figures(stats) -> dict:
 
 
 def _split_run(top, processes: int = 2, limit_ps=None):
-    return run_partitioned(top, split(top, processes), lambda tree, part: Simulator(tree, partition=part), limit_ps,
-                           slice_ps=3_000_000)
+    return run_partitioned(top, split(top, processes), lambda tree, part: Simulator(tree, partition=part), limit_ps)
 
 
 def test_split_cuts_the_tops_children_into_balanced_parts_the_first_holding_the_top():
@@ -115,3 +114,12 @@ def test_parts_that_talk_or_a_waveform_run_in_one_process_and_say_so(tmp_path, c
                  "--processes", "2"]) == 0
     assert "note: running in one process" in capsys.readouterr().err
     assert json.loads(path.read_text())["statistics"] == want
+
+
+def test_the_parts_say_how_far_they_have_run_while_each_runs_in_one_call():
+    reached = []
+    top = _package()
+    run = run_partitioned(top, split(top, 2), lambda tree, part: Simulator(tree, partition=part),
+                          on_progress=reached.append)
+    assert reached and reached == sorted(reached)
+    assert reached[-1] == min(run.part_ends_ps)

@@ -157,8 +157,7 @@ def _run_split(sim: Simulator, until_ps: int | None, cycles: int | None, show_pr
             bar.set_postfix_str(format_time(reached_ps))
 
     try:
-        run = run_partitioned(sim.top, partitions, make_simulator, limit_ps, 10_000 * sim.top.domain.period_ps,
-                              on_progress)
+        run = run_partitioned(sim.top, partitions, make_simulator, limit_ps, on_progress)
     finally:
         if bar is not None:
             bar.close()

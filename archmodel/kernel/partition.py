@@ -23,6 +23,7 @@ runs on to that time, so its statistics cover the same span) or at the limit.
 from __future__ import annotations
 
 import os
+import threading
 import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -34,6 +35,9 @@ from .tree import Tree
 
 if TYPE_CHECKING:
     from .simulator import Simulator
+
+PROGRESS_EVERY_S = 0.5
+"""How often (wall-clock seconds) the parts say how far they have run."""
 
 CROSSED = "crossed"
 """The stop reason of a part whose component sent a message to another part."""
@@ -206,19 +210,28 @@ def _unusable_end(sim: Simulator, partition: Partition, reason: str) -> str | No
     return None
 
 
+def _report_progress(sim: Simulator, progress: Any, index: int, done: threading.Event) -> None:
+    """Copy the time ``sim`` has reached into ``progress[index]`` twice a second until
+    ``done``: the run is one call of the engine (slices would cut the compiled models' batches
+    and make them hand their state over at every one), and the parent's bar follows this."""
+    while not done.wait(PROGRESS_EVERY_S):
+        progress[index] = sim.now
+
+
 def _run_part(top: Component, partition: Partition, make_simulator: Callable, limit_ps: int | None,
-              slice_ps: int, progress: Any, conn: Any) -> None:
+              progress: Any, conn: Any) -> None:
     """A forked process's whole life: run one part, report how it ended, run on to the
     time the parent names (or give up), report its figures."""
     try:
         sim = make_simulator(top, partition)
-        while True:
-            end = max(sim.now + slice_ps, sim.next_event_ps() or 0)
-            end = end if limit_ps is None else min(end, limit_ps)
-            result = sim.run(until_ps=end)
-            progress[partition.index] = sim.now
-            if sim.stopped is not None or result.reason != "limit" or end == limit_ps:
-                break
+        done = threading.Event()
+        reporter = threading.Thread(target=_report_progress, args=(sim, progress, partition.index, done), daemon=True)
+        reporter.start()
+        try:
+            result = sim.run(until_ps=limit_ps)
+        finally:
+            done.set()
+        progress[partition.index] = sim.now
         reason = sim.stopped if sim.stopped is not None else result.reason
         conn.send(("ended", reason, sim.now, _unusable_end(sim, partition, reason)))
         order = conn.recv()
@@ -243,12 +256,12 @@ def _run_part(top: Component, partition: Partition, make_simulator: Callable, li
 
 
 def run_partitioned(top: Component, partitions: list[Partition], make_simulator: Callable,
-                    limit_ps: int | None = None, slice_ps: int = 10_000_000,
+                    limit_ps: int | None = None,
                     on_progress: Callable[[int], None] | None = None) -> PartitionedRun | Declined:
     """Run each partition of ``top`` in a forked process of its own, with the simulator
     ``make_simulator(top, partition)`` builds, up to ``limit_ps`` (inclusive; None: until the
-    workload ends), reporting the least time the parts have reached to ``on_progress``
-    every ``slice_ps``. Returns the whole run's end and statistics, or :class:`Declined`
+    workload ends), reporting the least time the parts have reached to ``on_progress`` about
+    every :data:`PROGRESS_EVERY_S`. Returns the whole run's end and statistics, or :class:`Declined`
     (nothing of ``top`` was changed here: the caller may run it whole)."""
     import multiprocessing
 
@@ -257,8 +270,8 @@ def run_partitioned(top: Component, partitions: list[Partition], make_simulator:
     workers = []
     for partition in partitions:
         parent_end, child_end = context.Pipe()
-        process = context.Process(target=_run_part, args=(top, partition, make_simulator, limit_ps, slice_ps,
-                                                          progress, child_end), daemon=True)
+        process = context.Process(target=_run_part, args=(top, partition, make_simulator, limit_ps, progress,
+                                                          child_end), daemon=True)
         process.start()
         child_end.close()
         workers.append((process, parent_end))
@@ -312,7 +325,7 @@ def _await_ends(conns: list, progress: Any, on_progress: Callable[[int], None] |
 
     ended: dict = {}
     while len(ended) < len(conns):
-        ready: list[Any] = wait([c for c in conns if id(c) not in ended], timeout=0.5)
+        ready: list[Any] = wait([c for c in conns if id(c) not in ended], timeout=PROGRESS_EVERY_S)
         for conn in ready:
             try:
                 message = conn.recv()
