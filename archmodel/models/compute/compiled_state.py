@@ -62,6 +62,7 @@ class _Programs:
     def __init__(self, cores):
         self.key = tuple(id(c.instrs) for c in cores)
         self.table, self.objects, bases = encode_programs(cores)
+        self.table_ints = memoryview(self.table)  # (for the looks at instructions between batches)
         self.base_of = {id(c): b for c, b in zip(cores, bases)}
         self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
 
@@ -196,6 +197,7 @@ class Resident:
                              len(core.queue), 0, len(core.lsu.queue), programs.base_of[id(core)], len(core.instrs),
                              core.hartid, core.ibase, core.offload_depth, core.lsu_depth, core.line_shift,
                              core.l0_lines, core is dma_core, core.lsu.rid, 0] for core in running], np.int64)
+        self.cs_ints = memoryview(self.cs)  # (as dm_ints, for the looks at a batch's end)
         self.x = np.array([core.x for core in running], np.int64)
         self.x_ready = np.array([core.x_ready for core in running], np.int64)
         self.f = np.array([core.f for core in running], np.float64)
@@ -241,6 +243,7 @@ class Resident:
                            cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
                            tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0,
                            0], np.int64)
+        self.g_ints = memoryview(self.g)
         self.rr = np.array(tcdm.rr, np.int64)
         self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
         work = cluster.__dict__.get("_compiled_work")
@@ -294,11 +297,14 @@ class Resident:
                                dma.n_out, dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0,
                                len(dma.read_bursts)]
         dm[D_EXT] = self.cluster.ext_req.channel is not None
+        # dm as Python ints, for the reads and writes Python does between batches (a port step,
+        # a batch's end): a memoryview's item costs about half a numpy scalar's
+        self.dm_ints = memoryview(dm)
 
     def _queue_submitted(self) -> None:
         """Make the transfers the DMA core started in the loop SnitchDma transfers, with the
         ids the loop gave them."""
-        dma, dm = self.cluster.dma, self.dm
+        dma, dm = self.cluster.dma, self.dm_ints
         objects = self.programs.objects
         for src, dst, size, reps, sstr, dstr, ins, ident in self.submitted[:dm[D_SUBMITTED]].tolist():
             queued = dma.queue_transfer(src, dst, size, reps, sstr, dstr, objects[ins].where())
@@ -316,7 +322,7 @@ class Resident:
         cycle would do again (what did happen, it does alike: find the port not ready, move
         a transfer's bursts into the read buffers, queue the transfers the loop started)."""
         cluster = self.cluster
-        dm = self.dm
+        dm = self.dm_ints
         if dm[D_SUBMITTED]:
             self._queue_submitted()
         if not dm[D_CUR]:
@@ -391,7 +397,7 @@ class Resident:
     def send_read(self, req) -> None:
         """Send the running inbound transfer's next read burst on ``req`` (ready), as
         ``SnitchDma.step`` does, and count it outstanding."""
-        dm = self.dm
+        dm = self.dm_ints
         outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
         req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
                             created_ps=self.cluster.sim.now))
@@ -413,7 +419,7 @@ class Resident:
         from the TCDM: the loop need not stop for it before the first cycle at which the
         port can change (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), which wakes
         the cluster, so no batch may run past it either."""
-        dm = self.dm
+        dm = self.dm_ints
         if dm[D_INBOUND] and dm[D_PENDING]:
             dm[D_SEND_FROM] = NEVER_SEND
             self.sends_lag = True
@@ -423,7 +429,7 @@ class Resident:
 
     def _take_words(self, local: int, data: np.ndarray) -> None:
         """Queue a read burst's words for the lanes (``write_words``)."""
-        dm, ww = self.dm, self.ww
+        dm, ww = self.dm_ints, self.ww
         count, cap, n = int(dm[D_WW_COUNT]), len(ww), len(data)
         if count + n > cap:  # more came back than the lanes took: grow the ring
             order = (dm[D_WW_HEAD] + np.arange(count)) % cap
