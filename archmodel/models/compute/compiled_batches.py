@@ -58,7 +58,7 @@ def _polls_busy(resident, c: int) -> bool:
     """Whether core ``c`` (the loop's row) spins on the DMA's busy status, ``1: dmstati rd, 2;
     bnez rd, 1b``, and keeps spinning while the running transfer is not done, or waits with
     a ``dmcpy`` for room in a full transfer queue."""
-    cs, code, dm = resident.cs_ints, resident.programs.table_ints, resident.dm_ints
+    cs, code, dm = resident.cs_ints, resident.table_ints, resident.dm_ints
     ip, base = cs[c, C_IP], cs[c, C_CBASE]
     if ip >= cs[c, C_NINS]:
         return False

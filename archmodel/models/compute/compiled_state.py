@@ -62,7 +62,6 @@ class _Programs:
     def __init__(self, cores):
         self.key = tuple(id(c.instrs) for c in cores)
         self.table, self.objects, bases = encode_programs(cores)
-        self.table_ints = memoryview(self.table)  # (for the looks at instructions between batches)
         self.base_of = {id(c): b for c, b in zip(cores, bases)}
         self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
 
@@ -184,6 +183,7 @@ class Resident:
         cluster.n_compiled_loads += 1
         self.running = running = list(cluster.running)
         self.programs = programs = _programs(cluster)
+        self.table_ints = memoryview(programs.table)  # (as dm_ints, for the looks at instructions)
         self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
         self.parked = False  # asleep waiting on its port (compiled_batches.waits_only_for_the_port)
         # the cores ran ahead of the DMA's read requests, which are sent at the kernel's edges
