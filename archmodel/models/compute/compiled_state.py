@@ -183,7 +183,6 @@ class Resident:
         cluster.n_compiled_loads += 1
         self.running = running = list(cluster.running)
         self.programs = programs = _programs(cluster)
-        self.table_ints = memoryview(programs.table)  # (as dm_ints, for the looks at instructions)
         self.next_cycle = -1  # the cycle the arrays have reached (the cluster's next tick)
         self.parked = False  # asleep waiting on its port (compiled_batches.waits_only_for_the_port)
         # the cores ran ahead of the DMA's read requests, which are sent at the kernel's edges
@@ -197,7 +196,6 @@ class Resident:
                              len(core.queue), 0, len(core.lsu.queue), programs.base_of[id(core)], len(core.instrs),
                              core.hartid, core.ibase, core.offload_depth, core.lsu_depth, core.line_shift,
                              core.l0_lines, core is dma_core, core.lsu.rid, 0] for core in running], np.int64)
-        self.cs_ints = memoryview(self.cs)  # (as dm_ints, for the looks at a batch's end)
         self.x = np.array([core.x for core in running], np.int64)
         self.x_ready = np.array([core.x_ready for core in running], np.int64)
         self.f = np.array([core.f for core in running], np.float64)
@@ -243,7 +241,6 @@ class Resident:
                            cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
                            tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0,
                            0], np.int64)
-        self.g_ints = memoryview(self.g)
         self.rr = np.array(tcdm.rr, np.int64)
         self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
         work = cluster.__dict__.get("_compiled_work")
@@ -259,6 +256,9 @@ class Resident:
         # made at the first batch with each
         self._operands: dict = {}
         self._load_dma(dma)
+        # (Python's looks between batches read these through memoryviews: an item costs half a numpy scalar's)
+        self.table_ints, self.cs_ints, self.g_ints, self.dm_ints = map(memoryview,
+                                                                       (programs.table, self.cs, self.g, self.dm))
 
     # -- the DMA engine ------------------------------------------------------------------------------
     def _load_dma(self, dma) -> None:
@@ -297,9 +297,6 @@ class Resident:
                                dma.n_out, dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0,
                                len(dma.read_bursts)]
         dm[D_EXT] = self.cluster.ext_req.channel is not None
-        # dm as Python ints, for the reads and writes Python does between batches (a port step,
-        # a batch's end): a memoryview's item costs about half a numpy scalar's
-        self.dm_ints = memoryview(dm)
 
     def _queue_submitted(self) -> None:
         """Make the transfers the DMA core started in the loop SnitchDma transfers, with the
