@@ -43,7 +43,7 @@ def dma_waits_on_responses(cluster) -> bool:
     resident = cluster.resident
     if resident is None:
         return False
-    dm = resident.dm
+    dm = resident.dm_ints
     if not dm[D_CUR]:
         return False
     if dm[D_INBOUND]:
@@ -58,43 +58,44 @@ def _polls_busy(resident, c: int) -> bool:
     """Whether core ``c`` (the loop's row) spins on the DMA's busy status, ``1: dmstati rd, 2;
     bnez rd, 1b``, and keeps spinning while the running transfer is not done, or waits with
     a ``dmcpy`` for room in a full transfer queue."""
-    cs, code, dm = resident.cs, resident.programs.table, resident.dm
-    ip, base = int(cs[c, C_IP]), int(cs[c, C_CBASE])
+    cs, code, dm = resident.cs_ints, resident.table_ints, resident.dm_ints
+    ip, base = cs[c, C_IP], cs[c, C_CBASE]
     if ip >= cs[c, C_NINS]:
         return False
-    row = code[base + ip]
-    kind = row[I_KIND]
-    if kind == K_DMA and row[I_OP] == _DMCPY:
-        return bool(dm[D_QLEN] >= dm[D_QDEPTH])
+    at = base + ip
+    kind = code[at, I_KIND]
+    if kind == K_DMA and code[at, I_OP] == _DMCPY:
+        return dm[D_QLEN] >= dm[D_QDEPTH]
     if kind != K_BRANCH and kind != K_DMA:
         return False  # (neither the status read nor the branch after it: a computing core, mostly)
     at_branch = kind == K_BRANCH
     stat = ip - 1 if at_branch else ip
     if stat < 0 or stat + 1 >= cs[c, C_NINS]:
         return False
-    first, branch = code[base + stat], code[base + stat + 1]
-    if not (first[I_KIND] == K_DMA and first[I_OP] == _DMSTAT and first[I_USES_IMM] and first[I_IMM] & 3 == 2
-            and first[I_RD] != 0):
+    first, branch = base + stat, base + stat + 1
+    rd = code[first, I_RD]
+    if not (code[first, I_KIND] == K_DMA and code[first, I_OP] == _DMSTAT and code[first, I_USES_IMM]
+            and code[first, I_IMM] & 3 == 2 and rd != 0):
         return False
-    if not (branch[I_KIND] == K_BRANCH and branch[I_OP] == _BNE and branch[I_RS1] == first[I_RD]
-            and branch[I_RS2] == 0 and branch[I_TARGET] == stat):
+    if not (code[branch, I_KIND] == K_BRANCH and code[branch, I_OP] == _BNE and code[branch, I_RS1] == rd
+            and code[branch, I_RS2] == 0 and code[branch, I_TARGET] == stat):
         return False
-    return not at_branch or resident.x[c, first[I_RD]] != 0
+    return not at_branch or resident.x[c, rd] != 0
 
 
 def _dma_blocked(cluster) -> bool:
     """Whether the DMA's next move outside is a burst to send on ``ext_req``, which found the
     port not ready (so a returning credit, or the link freeing, wakes the cluster) and is
     not ready still."""
-    dm = cluster.resident.dm
+    dm = cluster.resident.dm_ints
     channel = cluster.ext_req.channel
     if not dm[D_CUR] or channel is None or not channel.blocked:
         return False
     if channel.credits > 0 and channel.busy_until <= cluster.sim.now:
         return False
     if dm[D_INBOUND]:
-        return bool(dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING])
-    return bool(dm[D_RB_COUNT] > 0)
+        return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING]
+    return dm[D_RB_COUNT] > 0
 
 
 def waits_only_for_the_port(cluster) -> bool:
@@ -111,10 +112,10 @@ def waits_only_for_the_port(cluster) -> bool:
     resident = cluster.resident
     if resident is None:
         return False
-    dm = resident.dm
+    dm = resident.dm_ints
     if dm[D_SUBMITTED] or not dm[D_CUR]:  # (with no transfer running the DMA waits for nothing)
         return False
-    cs = resident.cs
+    cs = resident.cs_ints
     # (a core found running at the last look, most often running still, is looked at first:
     # a cluster computing while its DMA waits asks at every batch)
     busy = resident.busy_core
@@ -199,7 +200,7 @@ def send_lagging_reads(cluster, resident, cycle: int, served: bool) -> None:
     if served or rsp.valid:
         raise ModelAssertion(f"{cluster.path}: a message came in at cycle {cycle}, before the lookahead "
                              f"horizon at cycle {resident.next_cycle} its cores ran to")
-    dm = resident.dm
+    dm = resident.dm_ints
     req = cluster.ext_req
     if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and req.ready:
         kept = cluster.horizon
@@ -327,7 +328,7 @@ def _send_stop(dm, rb, cycle: int) -> int:
             return NEVER_SEND
     elif not (dm[D_RB_COUNT] and rb[dm[D_RB_HEAD], R_LEFT] == 0):
         return NEVER_SEND
-    send_from = int(dm[D_SEND_FROM])
+    send_from = dm[D_SEND_FROM]
     return send_from if send_from > cycle + 1 else cycle + 1
 
 
@@ -345,11 +346,6 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     would do again. When that part moves nothing (the port not ready, nothing to do) the
     batch runs without that call: if the cores cannot run ``cycle`` it runs none, and the
     Python model steps the cycle, finding the port as it was found here."""
-    sim = cluster.sim
-    domain = cluster.domain
-    phase, period = domain.phase_ps, domain.period_ps
-    run_end = _run_end(cluster)
-    hard_end = cluster.check_at if cluster.check_at < run_end else run_end
     resident = cluster.resident
     stale = False
     if cluster.park_wakes and cycle in cluster.park_wakes:
@@ -378,6 +374,12 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         if resident.next_cycle != cycle:
             raise ModelAssertion(f"{cluster.path}: woken at cycle {cycle} while its compiled state is at cycle "
                                  f"{resident.next_cycle}")
+    # (the edges above, which send lagging reads or go back to sleep, need none of this)
+    sim = cluster.sim
+    domain = cluster.domain
+    phase, period = domain.phase_ps, domain.period_ps
+    run_end = _run_end(cluster)
+    hard_end = cluster.check_at if cluster.check_at < run_end else run_end
     # the progress report's cycle runs alone in the loop, the report reading the arrays
     reports = cycle == cluster.check_at and cycle + 1 <= run_end
     if (cycle >= hard_end and not reports) or cluster.python_cycle == cycle or served:
@@ -414,7 +416,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
         # a request went out or a response came in: the memory's answer moved, so the
         # short answers before say nothing about the next one
         cluster.lookahead.reset()
-    dm = resident.dm
+    dm = resident.dm_ints
     end = cycle + 1 if reports else hard_end
     stop = NEVER_SEND
     if not inside:
@@ -432,7 +434,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
             cluster.resident = resident
             release(cluster)
             return False
-    g = resident.g
+    g = resident.g_ints
     if ran == 0:
         # (unchecked: the port's part of the cycle moved nothing) a core needs Python at
         # ``cycle``: the Python model steps it, its DMA port's part as found here

@@ -256,6 +256,9 @@ class Resident:
         # made at the first batch with each
         self._operands: dict = {}
         self._load_dma(dma)
+        # (Python's looks between batches read these through memoryviews: an item costs half a numpy scalar's)
+        self.table_ints, self.cs_ints, self.g_ints, self.dm_ints = map(memoryview,
+                                                                       (programs.table, self.cs, self.g, self.dm))
 
     # -- the DMA engine ------------------------------------------------------------------------------
     def _load_dma(self, dma) -> None:
@@ -298,7 +301,7 @@ class Resident:
     def _queue_submitted(self) -> None:
         """Make the transfers the DMA core started in the loop SnitchDma transfers, with the
         ids the loop gave them."""
-        dma, dm = self.cluster.dma, self.dm
+        dma, dm = self.cluster.dma, self.dm_ints
         objects = self.programs.objects
         for src, dst, size, reps, sstr, dstr, ins, ident in self.submitted[:dm[D_SUBMITTED]].tolist():
             queued = dma.queue_transfer(src, dst, size, reps, sstr, dstr, objects[ins].where())
@@ -316,7 +319,7 @@ class Resident:
         cycle would do again (what did happen, it does alike: find the port not ready, move
         a transfer's bursts into the read buffers, queue the transfers the loop started)."""
         cluster = self.cluster
-        dm = self.dm
+        dm = self.dm_ints
         if dm[D_SUBMITTED]:
             self._queue_submitted()
         if not dm[D_CUR]:
@@ -391,7 +394,7 @@ class Resident:
     def send_read(self, req) -> None:
         """Send the running inbound transfer's next read burst on ``req`` (ready), as
         ``SnitchDma.step`` does, and count it outstanding."""
-        dm = self.dm
+        dm = self.dm_ints
         outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
         req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
                             created_ps=self.cluster.sim.now))
@@ -413,7 +416,7 @@ class Resident:
         from the TCDM: the loop need not stop for it before the first cycle at which the
         port can change (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), which wakes
         the cluster, so no batch may run past it either."""
-        dm = self.dm
+        dm = self.dm_ints
         if dm[D_INBOUND] and dm[D_PENDING]:
             dm[D_SEND_FROM] = NEVER_SEND
             self.sends_lag = True
@@ -423,7 +426,7 @@ class Resident:
 
     def _take_words(self, local: int, data: np.ndarray) -> None:
         """Queue a read burst's words for the lanes (``write_words``)."""
-        dm, ww = self.dm, self.ww
+        dm, ww = self.dm_ints, self.ww
         count, cap, n = int(dm[D_WW_COUNT]), len(ww), len(data)
         if count + n > cap:  # more came back than the lanes took: grow the ring
             order = (dm[D_WW_HEAD] + np.arange(count)) % cap

@@ -145,3 +145,26 @@ def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_layou
     # the batches after them use the entry found before
     assert len(dispatched) == len(set(dispatched)), counts
     assert counts["dispatcher"] < counts["first"] <= counts["arrays"] < counts["batches"], counts
+
+
+def test_python_reads_the_loops_arrays_between_batches_through_views_of_them(monkeypatch):
+    """The port's step, the batch's end and the looks at a waiting cluster read the loop's
+    state through memoryviews (``Resident.dm_ints``, ``cs_ints``, ``g_ints``, and
+    ``table_ints`` of the instruction table): each must be a view of the array the loop writes,
+    so after every batch it reads what the loop left there (fails if one is of a copy)."""
+    from archmodel.models.compute import compiled_state
+
+    run_batch = compiled_state.Resident.run
+    checked: list = []
+
+    def checked_run(self, *args, **kwargs):
+        ran = run_batch(self, *args, **kwargs)
+        for view, array in ((self.dm_ints, self.dm), (self.cs_ints, self.cs), (self.g_ints, self.g),
+                            (self.table_ints, self.programs.table)):
+            assert view.obj is array and view.tolist() == array.tolist()
+        checked.append(ran)
+        return ran
+    monkeypatch.setattr(compiled_state.Resident, "run", checked_run)
+    for seed in range(2):
+        run(seed, True)
+    assert sum(checked) > 100, checked
