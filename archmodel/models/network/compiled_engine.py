@@ -9,7 +9,8 @@ interface's generator is seeded from its kernel stream exactly as :meth:`Network
 seeds it, and the packets (creation time, destination) are drawn from it in Python, in the
 interface's order, a chunk of cycles ahead of the compiled loop.
 
-Supported: single-flit packets, iSLIP with any number of iterations, ``wait_for_tail_credit``,
+Supported: packets of any number of flits (``packet_size``, wormhole: a packet holds its output
+VC from its head to its tail), iSLIP with any number of iterations, ``wait_for_tail_credit``,
 routing with a table form (:attr:`.routing.Routing.table_form`) and one output port per hop
 (``dor`` on a mesh, ``dateline`` on a torus or ring, its VC classes and its ties at k/2: the
 loop looks the route up in :meth:`.routing.Routing.table` and tosses the router's coin for the
@@ -29,8 +30,8 @@ import numpy as np
 from archmodel.kernel import Component, DeadlockError, ModelAssertion, ParameterError, compiled, component_rng, model
 
 from .compiled_loop import (C_CR, C_DEPTH, C_DRAIN, C_END, C_INJ, C_ITERS, C_LATENCY_RULE, C_P, C_PERIOD,
-                            C_PHASE, C_R, C_RANGED, C_RC, C_SAMPLE, C_START, C_ST, C_SW, C_T, C_THRESHOLD, C_V, C_VA,
-                            C_WAIT, C_WARMUP, C_WATCHDOG, CONFIG_SIZE, FAILED, RUNNING, S_ACCEPTED, S_CHECK,
+                            C_PHASE, C_R, C_RANGED, C_RC, C_SAMPLE, C_SIZE, C_START, C_ST, C_SW, C_T, C_THRESHOLD,
+                            C_V, C_VA, C_WAIT, C_WARMUP, C_WATCHDOG, CONFIG_SIZE, FAILED, MAX_PACKET_FLITS, RUNNING, S_ACCEPTED, S_CHECK,
                             S_CYCLE, S_DONE_LAT, S_DONE_N, S_EXCEEDED, S_FLIGHT, S_FLIGHT_CREATED, S_MEASURED,
                             S_MOVED, S_NEXT_STABLE, S_OFFERED, S_OUTSTANDING, S_UNMEASURED, STALLED, STATE_SIZE,
                             UNSTABLE, compiled_run)
@@ -78,7 +79,8 @@ def unsupported_reason(noc) -> str | None:
     checks = (
         (not noc.address_map, "memory traffic (address_map): the loop carries only synthetic packets"),
         (noc.router == "NocRouter", f"router {noc.router!r} (only NocRouter)"),
-        (noc.packet_size == 1, f"packet_size {noc.packet_size} (only single-flit packets)"),
+        (noc.packet_size < MAX_PACKET_FLITS, f"packet_size {noc.packet_size} (only below {MAX_PACKET_FLITS} flits)"),
+        (noc.port_map.terminals <= 1 << 16, f"{noc.port_map.terminals} terminals (only up to {1 << 16})"),
         (noc.allocator == "islip", f"allocator {noc.allocator!r} (only islip)"),
         (noc.traffic != "none", "no synthetic traffic (traces and driven interfaces are not supported)"),
         (noc.injection == "bernoulli", f"injection {noc.injection!r} (only bernoulli)"),
@@ -226,6 +228,7 @@ class CompiledNocEngine(Component):
         cfg[C_SAMPLE], cfg[C_WARMUP], cfg[C_THRESHOLD] = meas.sample_cycles, meas.warmup_periods, meas.threshold_cycles
         cfg[C_LATENCY_RULE] = meas.rule == "latency"
         cfg[C_RANGED] = self.ranged
+        cfg[C_SIZE] = noc.packet_size
         st = np.zeros(STATE_SIZE, np.int64)
         st[S_CYCLE] = self.domain.cycle_of(self.sim.now)
         st[S_CHECK] = st[S_CYCLE]
@@ -247,10 +250,13 @@ class CompiledNocEngine(Component):
         run.ovc_credits = ivc(D)
         run.va_in_ptr, run.va_out_ptr = ivc(0), ivc(0)
         run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))
-        run.buffered, run.r_flits, run.r_va_stalls = (np.zeros(R, np.int64) for _ in range(3))
+        run.buffered, run.r_flits, run.r_packets, run.r_va_stalls = (np.zeros(R, np.int64) for _ in range(4))
         run.ni_credits = np.full((T, V), D, np.int64)
-        run.ni_busy = np.zeros((T, V), np.bool_)
-        run.ni_vc_ptr, run.ni_next, run.ni_created, run.n_gen, run.ni_ejected = (np.zeros(T, np.int64) for _ in range(5))
+        run.ni_busy = np.zeros((T, V), np.bool_)  # a packet is being sent on the VC, or its tail's credit awaited
+        run.ni_wait = np.zeros((T, V), np.bool_)  # the tail left; the VC frees when its credits are back
+        (run.ni_vc_ptr, run.ni_next, run.ni_created, run.n_gen, run.ni_ejected, run.ni_delivered, run.ni_flits,
+         run.ni_send_vc) = (np.zeros(T, np.int64) for _ in range(8))
+        run.ni_send = np.full(T, -1, np.int64)  # the index of the next flit of the packet being sent, or -1
         run.gen_created = np.zeros((T, run.K), np.int64)
         run.gen_dest = np.zeros((T, run.K), np.int64)
         run.injected = np.full((T, run.K), -1, np.int64)
@@ -320,10 +326,10 @@ class CompiledNocEngine(Component):
                               run.ivc_dest_port, run.ivc_lo, run.ivc_hi, run.ovc_free, run.ovc_wait,
                               run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
                               run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits,
-                              run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_vc_ptr, run.ni_next,
-                              run.ni_created,
+                              run.r_packets, run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_wait,
+                              run.ni_vc_ptr, run.ni_next, run.ni_send, run.ni_send_vc, run.ni_flits, run.ni_created,
                               run.gen_created, run.gen_dest, run.n_gen, run.injected, run.arrived, run.ni_ejected,
-                              run.ev_kind, run.ev_a, run.ev_b, run.ev_n, *run.scratch, until)
+                              run.ni_delivered, run.ev_kind, run.ev_a, run.ev_b, run.ev_n, *run.scratch, until)
             # Between chunks Python runs: a Ctrl-C or SIGTERM handler has had its chance to ask
             # the simulator to stop, and a batch never outlasts BATCH_SECONDS by more than a chunk.
             if self.sim.stopped is not None or time.perf_counter() - began > BATCH_SECONDS:
@@ -358,12 +364,12 @@ class CompiledNocEngine(Component):
             meas.exceeded_ps = run.phase + int(st[S_EXCEEDED]) * period
         meas.latency_unstable = status == UNSTABLE and meas.rule == "latency" and meas.exceeded_ps == stop_ps
         for r, router in enumerate(noc.routers):
-            router.flits.value = router.packets.value = int(run.r_flits[r])
+            router.flits.value, router.packets.value = int(run.r_flits[r]), int(run.r_packets[r])
             router.va_stalls.value = int(run.r_va_stalls[r])
         for t, ni in enumerate(interfaces):
             ni.created.value = ni.packet_ids = int(run.ni_created[t])
-            ni.injected_flits.value = int(run.ni_next[t])
-            ni.ejected_flits.value = ni.delivered.value = int(run.ni_ejected[t])
+            ni.injected_flits.value = int(run.ni_flits[t])
+            ni.ejected_flits.value, ni.delivered.value = int(run.ni_ejected[t]), int(run.ni_delivered[t])
         arrived, gen_created, injected, gen_dest = run.arrived, run.gen_created, run.injected, run.gen_dest
         del noc.packet_latency.samples[run.latency_base[0]:]
         del noc.network_latency.samples[run.latency_base[1]:]
@@ -385,6 +391,6 @@ class CompiledNocEngine(Component):
                                            at.tolist(), measured.tolist()):
                 log = interfaces[d].log
                 if log is not None:
-                    packet = NetPacket((s << 32) | k, s, d, 1, c, None, m)
+                    packet = NetPacket((s << 32) | k, s, d, noc.packet_size, c, None, m)
                     packet.injected_ps = i
                     log.append((packet, a))

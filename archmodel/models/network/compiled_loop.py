@@ -23,7 +23,7 @@ from archmodel.kernel.compiled import dispatcher
 # RANGED: some route allows a head only part of an output port's VCs (VC classes).
 (C_R, C_P, C_V, C_DEPTH, C_T, C_VA, C_ST, C_CR, C_RC, C_INJ, C_PERIOD, C_PHASE, C_START, C_END,
  C_DRAIN, C_WATCHDOG, C_SW, C_ITERS, C_WAIT, C_SAMPLE, C_WARMUP, C_THRESHOLD, C_LATENCY_RULE, C_RANGED,
- CONFIG_SIZE) = range(25)
+ C_SIZE, CONFIG_SIZE) = range(26)
 # Scalar state. FLIGHT/FLIGHT_CREATED: packets created and not delivered, and the sum of their
 # creation times (ps); DONE_LAT/DONE_N: the latencies (ps) and count of the packets delivered
 # in the stability statistics since their last clear; NEXT_STABLE: the next sample boundary
@@ -34,6 +34,11 @@ from archmodel.kernel.compiled import dispatcher
 RUNNING, MEASURED, UNSTABLE, STALLED, FAILED = range(5)
 # Event kinds on the wheel.
 FLIT_TO_ROUTER, CREDIT_TO_ROUTER, FLIT_TO_TERMINAL, CREDIT_TO_TERMINAL = range(4)
+# A flit is its packet's id (source terminal << 32 | the packet's number there) with the flit's
+# index in the packet above FLIT_SHIFT: index 0 is the head, C_SIZE - 1 the tail.
+FLIT_SHIFT = 48
+PACKET_MASK = (1 << FLIT_SHIFT) - 1
+MAX_PACKET_FLITS = 1 << 14
 
 
 def _kernel():
@@ -132,8 +137,8 @@ def _kernel():
         return stalled
 
     @dispatcher
-    def allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, sa_in_ptr, sa_out_ptr,
-                        sa_vc_ptr, wants, granted, winners, in_match, out_taken):
+    def allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, buf_count, sa_in_ptr,
+                        sa_out_ptr, sa_vc_ptr, wants, granted, winners, in_match, out_taken):
         """iSLIP with cfg[C_ITERS] rounds over input and output ports (wants[p, o]: an input VC
         of port p holds an output VC of port o, a flit and a credit), pointers moving on the
         first round's accepts, then each matched input's VC arbiter picks its VC: winners[p]."""
@@ -183,7 +188,7 @@ def _kernel():
             for x in range(V):
                 w = (vptr + x) % V
                 g = base + p * V + w
-                if (ivc_state[g] == 2 and ivc_ready[g] <= c and ivc_out[g] // V == o
+                if (ivc_state[g] == 2 and buf_count[g] > 0 and ivc_ready[g] <= c and ivc_out[g] // V == o
                         and ovc_credits[base + ivc_out[g]] > 0):
                     winners[p] = w
                     sa_vc_ptr[r * P + p] = (w + 1) % V
@@ -216,8 +221,9 @@ def _kernel():
             term_port,
             buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo, ivc_hi,
             ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,
-            r_flits, r_va_stalls, ni_credits, ni_busy, ni_vc_ptr, ni_next, ni_created, gen_created, gen_dest,
-            n_gen, injected, arrived, ni_ejected, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
+            r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_next, ni_send,
+            ni_send_vc, ni_flits, ni_created, gen_created, gen_dest, n_gen, injected, arrived, ni_ejected,
+            ni_delivered, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
             granted, winners, got, vtaken, in_match, out_taken, until):
         R = cfg[C_R]
         P = cfg[C_P]
@@ -229,6 +235,7 @@ def _kernel():
         start_ps = cfg[C_START]
         end_ps = cfg[C_END]
         wait_tail = cfg[C_WAIT] == 1
+        last_flit = cfg[C_SIZE] - 1
         W = ev_n.shape[0]
         c = st[S_CYCLE]
         while c < until:
@@ -262,25 +269,39 @@ def _kernel():
                     buf_arr[a, pos] = c
                     buf_count[a] = k + 1
                     buffered[r] += 1
-                    if k == 0:
+                    # A flit reaching an empty buffer whose VC holds no output VC must be a
+                    # head (it is routed); else it follows its packet's earlier flits.
+                    if k == 0 and ivc_out[a] < 0:
+                        if b >> FLIT_SHIFT:
+                            st[S_CYCLE] = c
+                            return FAILED
                         ivc_state[a] = 1
                         ivc_ready[a] = c + cfg[C_RC]
                         route_head(r, a, b, P, V, gen_dest, route, vc_class, route_key, ivc_dest_port, ivc_lo,
                                    ivc_hi)
                 elif kind == CREDIT_TO_TERMINAL:
                     ni_credits[a, b] += 1
-                    if ni_busy[a, b] and ni_credits[a, b] == depth:
+                    if ni_wait[a, b] and ni_credits[a, b] == depth:
+                        ni_wait[a, b] = False
                         ni_busy[a, b] = False
                 else:
                     t = a // V
-                    src = b >> 32
-                    idx = b & 0xFFFFFFFF
+                    pid = b & PACKET_MASK
+                    src = pid >> 32
+                    idx = pid & 0xFFFFFFFF
                     if gen_dest[src, idx] != t:
                         st[S_CYCLE] = c
                         return FAILED
                     ni_ejected[t] += 1
                     if start_ps <= now < end_ps:
                         st[S_ACCEPTED] += 1
+                    # The credit goes back with the interface's word credit_delay edges on.
+                    schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
+                             (term_router[t] * P + term_port[t]) * V + a % V, 0)
+                    if b >> FLIT_SHIFT != last_flit:
+                        continue
+                    # the tail: the packet is delivered
+                    ni_delivered[t] += 1
                     arrived[src, idx] = now
                     created = gen_created[src, idx]
                     st[S_FLIGHT] -= 1
@@ -293,11 +314,9 @@ def _kernel():
                         st[S_OUTSTANDING] -= 1
                         if st[S_OUTSTANDING] == 0 and now >= end_ps:
                             stop_measured = True
-                    # The credit goes back with the interface's word credit_delay edges on.
-                    schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
-                             (term_router[t] * P + term_port[t]) * V + a % V, 0)
             ev_n[slot] = 0
-            # Interfaces: create the packets due, inject the oldest when a VC has a credit.
+            # Interfaces: create the packets due; start the oldest on a free VC with a credit,
+            # then send its next flit while that VC has a credit.
             for t in range(T):
                 k = ni_created[t]
                 while k < n_gen[t] and gen_created[t, k] <= now:
@@ -307,26 +326,42 @@ def _kernel():
                     if start_ps <= created < end_ps:
                         st[S_OUTSTANDING] += 1
                         st[S_MEASURED] += 1
-                        st[S_OFFERED] += 1
+                        st[S_OFFERED] += last_flit + 1
                     else:
                         st[S_UNMEASURED] += 1
                     k += 1
                 ni_created[t] = k
                 q = ni_next[t]
-                if q < k:
+                if ni_send[t] < 0 and q < k:
                     ptr = ni_vc_ptr[t]
                     for j in range(V):
                         w = (ptr + j) % V
                         if ni_credits[t, w] > 0 and not ni_busy[t, w]:
-                            ni_credits[t, w] -= 1
-                            ni_busy[t, w] = wait_tail
+                            ni_busy[t, w] = True
                             ni_vc_ptr[t] = w + 1
-                            injected[t, q] = now
-                            ni_next[t] = q + 1
-                            schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_INJ]) % W, FLIT_TO_ROUTER,
-                                     (term_router[t] * P + term_port[t]) * V + w, (t << 32) | q)
-                            moved = True
+                            ni_send[t] = 0
+                            ni_send_vc[t] = w
                             break
+                i = ni_send[t]
+                if i >= 0 and ni_credits[t, ni_send_vc[t]] > 0:
+                    w = ni_send_vc[t]
+                    ni_credits[t, w] -= 1
+                    ni_flits[t] += 1
+                    if i == 0:
+                        injected[t, q] = now
+                    schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_INJ]) % W, FLIT_TO_ROUTER,
+                             (term_router[t] * P + term_port[t]) * V + w, (i << FLIT_SHIFT) | (t << 32) | q)
+                    moved = True
+                    if i == last_flit:
+                        # the tail: the VC is free for the next packet, or once its credits are back
+                        if wait_tail:
+                            ni_wait[t, w] = True
+                        else:
+                            ni_busy[t, w] = False
+                        ni_send[t] = -1
+                        ni_next[t] = q + 1
+                    else:
+                        ni_send[t] = i + 1
             # Routers: VC allocation, then switch allocation and traversal.
             for r in range(R):
                 if buffered[r] == 0:
@@ -363,12 +398,13 @@ def _kernel():
                         wants[p, o] = 0
                 for i in range(n_in):
                     g = base + i
-                    if ivc_state[g] == 2 and ivc_ready[g] <= c and ovc_credits[base + ivc_out[g]] > 0:
+                    if (ivc_state[g] == 2 and buf_count[g] > 0 and ivc_ready[g] <= c
+                            and ovc_credits[base + ivc_out[g]] > 0):
                         wants[i // V, ivc_out[g] // V] = 1
                         any_ready = True
                 if not any_ready:
                     continue
-                allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, sa_in_ptr,
+                allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, buf_count, sa_in_ptr,
                                 sa_out_ptr, sa_vc_ptr, wants, granted, winners, in_match, out_taken)
                 for p in range(np_):
                     w = winners[p]
@@ -376,7 +412,7 @@ def _kernel():
                         continue
                     g = base + p * V + w
                     h = buf_head[g]
-                    pid = buf_id[g, h]
+                    flit = buf_id[g, h]
                     buf_head[g] = (h + 1) % depth
                     buf_count[g] -= 1
                     buffered[r] -= 1
@@ -385,26 +421,30 @@ def _kernel():
                     ovc_credits[base + ovc] -= 1
                     o = ovc // V
                     ow = ovc - o * V
-                    if wait_tail:
-                        ovc_wait[base + ovc] = True
-                    else:
-                        ovc_free[base + ovc] = True
-                    ivc_out[g] = -1
-                    if buf_count[g]:
-                        ivc_state[g] = 1
-                        nxt = buf_head[g]
-                        ready = buf_arr[g, nxt] + cfg[C_RC]
-                        ivc_ready[g] = ready if ready > c + 1 else c + 1
-                        route_head(r, g, buf_id[g, nxt], P, V, gen_dest, route, vc_class, route_key, ivc_dest_port,
-                                   ivc_lo, ivc_hi)
-                    else:
-                        ivc_state[g] = 0
+                    # A packet's flits before its tail keep the output VC (wormhole): the
+                    # input VC stays allocated, waiting for the next flit if none is here.
+                    if flit >> FLIT_SHIFT == last_flit:
+                        r_packets[r] += 1
+                        if wait_tail:
+                            ovc_wait[base + ovc] = True
+                        else:
+                            ovc_free[base + ovc] = True
+                        ivc_out[g] = -1
+                        if buf_count[g]:
+                            ivc_state[g] = 1
+                            nxt = buf_head[g]
+                            ready = buf_arr[g, nxt] + cfg[C_RC]
+                            ivc_ready[g] = ready if ready > c + 1 else c + 1
+                            route_head(r, g, buf_id[g, nxt], P, V, gen_dest, route, vc_class, route_key,
+                                       ivc_dest_port, ivc_lo, ivc_hi)
+                        else:
+                            ivc_state[g] = 0
                     at = (c + cfg[C_ST] + out_lat[r, o]) % W
                     if out_kind[r, o] == 1:
                         schedule(ev_kind, ev_a, ev_b, ev_n, at, FLIT_TO_ROUTER,
-                                 (out_target[r, o] * P + out_tport[r, o]) * V + ow, pid)
+                                 (out_target[r, o] * P + out_tport[r, o]) * V + ow, flit)
                     else:
-                        schedule(ev_kind, ev_a, ev_b, ev_n, at, FLIT_TO_TERMINAL, out_target[r, o] * V + ow, pid)
+                        schedule(ev_kind, ev_a, ev_b, ev_n, at, FLIT_TO_TERMINAL, out_target[r, o] * V + ow, flit)
                     # The freed slot's credit goes upstream on the link leaving port p when
                     # switch allocation completes, credit_delay later for a router to process.
                     if out_kind[r, p] == 1:

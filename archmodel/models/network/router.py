@@ -127,7 +127,6 @@ class NocRouter(RouterReports, Component):
         # Each input port frees at most one buffer slot and each output port wins at most one
         # flit per cycle, and both delays are constant, so a port has at most one of each per edge.
         self.outbox: dict = {}
-        self.leaving = [0] * self.outputs  # flits switched to each output port, not yet sent
         self.buffered = 0
         self.va_in_ptr = [0] * self.in_vcs
         self.va_out_ptr = [0] * self.out_vcs
@@ -192,10 +191,17 @@ class NocRouter(RouterReports, Component):
 
     # -- helpers for routing functions ----------------------------------------------------
     def output_load(self, port: int) -> int:
-        """Flits queued downstream of output ``port`` (credits in use) plus those leaving now."""
+        """Flits queued downstream of output ``port`` (credits in use) plus those leaving now
+        (switched to it, their words not yet sent: counted from the outbox here, which only
+        adaptive routing asks, rather than kept at every switch win and send)."""
         depth = self.buffer_depth
         base = port * self.vcs
-        return sum(depth - c for c in self.ovc_credits[base:base + self.vcs]) + self.leaving[port]
+        leaving = 0
+        for words in self.outbox.values():
+            word = words.get(port)
+            if word is not None and word[0] is not None:
+                leaving += 1
+        return sum(depth - c for c in self.ovc_credits[base:base + self.vcs]) + leaving
 
     def route_random(self, n: int) -> int:
         """A uniform random integer in ``[0, n)`` from this router's stream (Valiant, UGAL)."""
@@ -285,13 +291,7 @@ class NocRouter(RouterReports, Component):
     def words_due(self, now: int) -> dict | None:
         """The link words to send at ``now`` (output port -> [flit or None, credit vc or
         NO_CREDIT]), taken out of the router, or None."""
-        words = self.outbox.pop(now, None)
-        if words is not None:
-            leaving = self.leaving
-            for p, (flit, _) in words.items():
-                if flit is not None:
-                    leaving[p] -= 1
-        return words
+        return self.outbox.pop(now, None)
 
     def _free_ovc(self, ovc: int) -> None:
         """Output VC ``ovc`` has no owner any more: heads parked on its port may ask again."""
@@ -538,7 +538,6 @@ class NocRouter(RouterReports, Component):
         flit_words = outbox.get(leave)
         if flit_words is None:
             flit_words = outbox[leave] = {}
-        leaving = self.leaving
         trace_occ = self.trace_occ
         sa_active = self.sa_active
         self.buffered -= len(winners)
@@ -557,7 +556,6 @@ class NocRouter(RouterReports, Component):
                 flit_words[o] = [flit, NO_CREDIT]
             else:
                 word[0] = flit
-            leaving[o] += 1
             p = port_of[ivc]
             credit_at = now + credit_after[p]
             credit_words = outbox.get(credit_at)

@@ -116,8 +116,31 @@ def test_the_compiled_coin_is_the_python_coin():
         assert jitted(key, pid) == tie_coin(key, pid)
 
 
+# Multi-flit packets (wormhole: a packet holds its output VC from head to tail, its body flits
+# follow it through the switch, a VC of one flit's depth stalls every flit on its credit), on
+# the reference mesh and on tori with dateline routing, where heads wait behind tails.
+MULTI_FLIT = [("mesh(8, 8)", "dor", "uniform"), ("mesh(8, 8)", "dor", "transpose"), ("mesh(4, 4)", "dor", "bitcomp"),
+              ("torus(4, 2)", "dateline", "uniform"), ("ring(6)", "dateline", "tornado")]
+
+
+@settings(max_examples=14, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(config=st.sampled_from(MULTI_FLIT), packet_size=st.integers(2, 6), vcs=st.sampled_from([2, 3, 16]),
+       depth=st.sampled_from([1, 2, 4, 8]), rate=st.sampled_from([0.05, 0.2, 0.4, 0.7]),
+       iterations=st.integers(1, 2), tail_credit=st.booleans(), link=st.integers(1, 2), seed=st.integers(0, 1000))
+def test_multi_flit_packets_match_the_python_engine_packet_for_packet(config, packet_size, vcs, depth, rate,
+                                                                      iterations, tail_credit, link, seed):
+    topology, routing, traffic = config
+    params = dict(REFERENCE, topology=topology, routing=routing, vcs=vcs, buffer_depth=depth, link_latency=link,
+                  packet_size=packet_size, traffic=traffic, rate=rate, alloc_iterations=iterations,
+                  wait_for_tail_credit=tail_credit, warmup_periods=1, sample_period=120, drain_limit=300,
+                  watchdog=100)
+    fast = delivered_packets("fast", seed, **params)
+    assert len(fast[0]) > 0
+    assert delivered_packets("compiled", seed, **params) == fast
+
+
 @pytest.mark.parametrize("change, reason", [
-    (dict(packet_size=2), "single-flit"),
+    (dict(packet_size=1 << 14), "packet_size 16384 \\(only below 16384 flits\\)"),
     (dict(allocator="round_robin"), "islip"),
     (dict(routing="west_first"), "one output port per hop"),
     (dict(topology="mesh(4, 4)", routing="odd_even"), "one output port per hop"),

@@ -59,3 +59,18 @@ def test_with_wait_for_tail_credit_the_next_packet_waits_for_the_credit_taken():
     assert router.has_requests()
     # VC allocation at 8, the switch at 9, the flit leaves at 11
     assert [s for s in step(router, 8, 14) if s[2] is not None] == [(11, 1, 2, NO_CREDIT)]
+
+
+def test_output_load_counts_a_switched_flit_until_its_word_is_sent():
+    router = router_0()
+    router.take(0, head(7, 1), NO_CREDIT, 0)  # to router 1 (port 1)
+    router.arbitrate(0)  # VC allocation
+    assert router.output_load(1) == 0
+    router.arbitrate(NS)  # the switch: one credit of port 1 in use, the flit leaves at 3
+    assert router.output_load(1) == 2  # the downstream slot it will take, and the flit leaving
+    assert router.output_load(0) == 0  # the credit going back on port 0 is no load
+    assert router.words_due(2 * NS) == {0: [None, 0]}
+    assert router.output_load(1) == 2
+    (port, (flit, credit)), = router.words_due(3 * NS).items()
+    assert (port, flit.packet.id, credit) == (1, 7, NO_CREDIT)
+    assert router.output_load(1) == 1  # sent: only the downstream slot, until its credit returns
