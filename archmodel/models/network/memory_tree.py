@@ -230,6 +230,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         for i in range(len(self.requesters)):
             targets = owners | ({self.up} if i < self.radix and self.up_req.connected else set())
             self._sole_targets.append(next(iter(targets)) if len(targets) == 1 else None)
+        # a node without ranges (a quadrant's) sends every request from below up
+        self._all_up = not self.routes.ranges and self.up_req.connected
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -243,6 +245,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         """``(target, None)`` for ``request`` from ``requester``, or ``(-1, why)`` when this
         node refuses it (:meth:`target_of` stops the run with why, the lookahead's bounds
         only note it)."""
+        if self._all_up and requester < self.radix:
+            return self.up, None  # (no range holds it, nor can it cross into one)
         address, size = request.address, request.size_bytes
         item = self.routes.find(address)
         if item is None:
