@@ -15,10 +15,9 @@ from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 from .memory_tree_bounds import MemoryTreeBounds
 
 
-def _beats(message, channel) -> int:
-    """Sender cycles ``message`` occupies on ``channel`` (one without a width)."""
-    width = channel.width_bits if channel is not None else None
-    return -(-message.size_bits // width) if width else 1
+def _width(port) -> int | None:
+    """The width in bits of the link at ``port`` (None: unconnected, or a message a cycle)."""
+    return port.channel.width_bits if port.connected else None
 
 
 class _TreeMap(AddressMap):
@@ -173,6 +172,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         targets = len(self.target_ports)
         self.to_send = [deque() for _ in range(targets)]  # (ready_ps, request, requester) per target
         self.answers = [deque() for _ in self.requesters]  # (ready_ps, response) per requester
+        self._answers_queued = 0  # responses in all of them (none: a tick skips them)
         self.priority = [0] * targets
         # (requester, source) -> deque of the tags awaited, oldest first (a tag numbers the
         # requests in the order they were taken: it is their sequence number too)
@@ -208,6 +208,12 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         # the wiring is fixed once the run starts: the ticks look at the connected ports only
         self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
         self._live_requesters = [(i, port) for i, port in enumerate(self.requesters) if port.connected]
+        # per target, each way: the bytes and busy-cycle counters and the link's width (None:
+        # a message a cycle), so counting a message looks nothing else up
+        self._tally_out = [(moved, busy, _width(port)) for (moved, busy, _, _), port in
+                           zip(self.tallies, self.target_ports)]
+        self._tally_in = [(moved, busy, _width(port)) for (_, _, moved, busy), port in
+                          zip(self.tallies, self.from_targets)]
         # per requester, its head request and that request's target (target_of), so a request
         # waiting for room at its target is routed once, not at every edge it waits
         self._routed: list = [None] * len(self.requesters)
@@ -224,6 +230,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         for i in range(len(self.requesters)):
             targets = owners | ({self.up} if i < self.radix and self.up_req.connected else set())
             self._sole_targets.append(next(iter(targets)) if len(targets) == 1 else None)
+        # a node without ranges (a quadrant's) sends every request from below up
+        self._all_up = not self.routes.ranges and self.up_req.connected
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -237,6 +245,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         """``(target, None)`` for ``request`` from ``requester``, or ``(-1, why)`` when this
         node refuses it (:meth:`target_of` stops the run with why, the lookahead's bounds
         only note it)."""
+        if self._all_up and requester < self.radix:
+            return self.up, None  # (no range holds it, nor can it cross into one)
         address, size = request.address, request.size_bytes
         item = self.routes.find(address)
         if item is None:
@@ -266,46 +276,65 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             if port.valid:
                 self._answered(t, port.recv(), now)
                 moved = True
-        for i, queue in enumerate(self.answers):
-            if queue and queue[0][0] <= now and self.answer_ports[i].try_send(queue[0][1]):
-                queue.popleft()
-                moved = True
-        wanted: dict = {}
+        answers = self.answers
+        if self._answers_queued:
+            for i, queue in enumerate(answers):
+                if queue and queue[0][0] <= now and self.answer_ports[i].try_send(queue[0][1]):
+                    queue.popleft()
+                    self._answers_queued -= 1
+                    moved = True
+        to_send = self.to_send
+        depth = self.queue_depth
         routed = self._routed
+        wanted = None
         for i, port in self._live_requesters:
-            request = port.peek()  # (None when nothing is valid)
-            if request is not None:
-                route = routed[i]
-                if route is None or route[0] is not request:
-                    route = routed[i] = (request, self.target_of(i, request))
-                asking = wanted.get(route[1])
+            route = routed[i]
+            if route is None:
+                # Only this node takes from its requesters, so a head routed at an earlier edge
+                # is still there and still valid: just a new head is looked at (and routed at
+                # the edge it is first seen, where a request this node refuses stops the run).
+                request = port.peek()  # (None when nothing is valid)
+                if request is None:
+                    continue
+                route = routed[i] = (request, self.target_of(i, request))
+            t = route[1]
+            if len(to_send[t]) >= depth:
+                continue  # (no grant for a full queue: the requester waits at its head)
+            if wanted is None:
+                wanted = {t: [i]}
+            else:
+                asking = wanted.get(t)
                 if asking is None:
-                    wanted[route[1]] = [i]
+                    wanted[t] = [i]
                 else:
                     asking.append(i)
-        for t, asking in wanted.items():
-            if len(self.to_send[t]) >= self.queue_depth:
-                continue
-            if len(asking) == 1:
+        if wanted is not None:
+            for t, asking in wanted.items():
+                # round robin: the first asking at or after the priority, else the first (asking
+                # lists the requesters in their order)
                 winner = asking[0]
-            else:
-                start, count = self.priority[t], len(self.requesters)
-                winner = min(asking, key=lambda i: (i - start) % count)
-            self.priority[t] = (winner + 1) % len(self.requesters)
-            routed[winner] = None
-            self._take(winner, t, self.requesters[winner].recv(), now)
-            moved = True
+                if len(asking) > 1:
+                    start = self.priority[t]
+                    for i in asking:
+                        if i >= start:
+                            winner = i
+                            break
+                self.priority[t] = (winner + 1) % len(self.requesters)
+                routed[winner] = None
+                self._take(winner, t, self.requesters[winner].recv(), now)
+                moved = True
         soonest = None
-        for t, queue in enumerate(self.to_send):
+        for t, queue in enumerate(to_send):
             if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
                 _, request, _ = queue.popleft()
                 self._count(t, request, True)
                 moved = True
             if queue and queue[0][0] > now:
                 soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
-        for queue in self.answers:
-            if queue and queue[0][0] > now:
-                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
+        if self._answers_queued:
+            for queue in answers:
+                if queue and queue[0][0] > now:
+                    soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
         if moved:
             return
         # Nothing moved: what is left waits for a message, a credit, or a ready time.
@@ -314,24 +343,24 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             self.wake_at(soonest)
 
     def _take(self, requester: int, target: int, request: MemRequest, now: int) -> None:
-        self.requests.add()
-        key = (requester, request.source)
+        self.requests.value += 1
+        source = request.source
+        key = (requester, source)  # (also the source the request goes on with)
         tag = self.next_tag
-        self.next_tag += 1
+        self.next_tag = tag + 1
         self.outstanding[tag] = (requester, key, request, target)
         order = self.in_order.get(key)
         if order is None:
             order = self.in_order[key] = deque()
-            self.sources[requester][request.source] = None
+            self.sources[requester][source] = None
         order.append(tag)
-        forwarded = _retagged(request, tag, (requester, request.source))
-        self.to_send[target].append((now + self.delay, forwarded, requester))
+        self.to_send[target].append((now + self.delay, _retagged(request, tag, key), requester))
 
     def _count(self, target: int, message, outward: bool) -> None:
-        port = self.target_ports[target] if outward else self.from_targets[target]
-        moved, busy = self.tallies[target][:2] if outward else self.tallies[target][2:]
-        moved.add(message.size_bits // 8)
-        busy.add(_beats(message, port.channel))
+        moved, busy, width = self._tally_out[target] if outward else self._tally_in[target]
+        bits = message.size_bits
+        moved.value += bits // 8
+        busy.value += -(-bits // width) if width else 1
 
     def _answered(self, target: int, response: MemResponse, now: int) -> None:
         entry = self.outstanding.pop(response.tag, None)
@@ -340,15 +369,23 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                       "this node sent")
         self._count(target, response, False)
         requester, key, request, _ = entry
-        early = self.early.setdefault(key, {})
-        early[response.tag] = _restored(response, request.tag, request.source)
+        restored = _restored(response, request.tag, request.source)
         order = self.in_order[key]
         queue = self.answers[requester]
-        while order and order[0] in early:
-            queue.append((now + self.delay, early.pop(order.popleft())))
+        if order[0] != response.tag:  # it overtook an earlier request of its requester and source
+            self.early.setdefault(key, {})[response.tag] = restored
+            return
+        order.popleft()
+        queue.append((now + self.delay, restored))
+        self._answers_queued += 1
+        early = self.early.get(key)
+        if early:  # the answers it held up
+            while order and order[0] in early:
+                queue.append((now + self.delay, early.pop(order.popleft())))
+                self._answers_queued += 1
         if not order:
             del self.in_order[key]
-            del self.early[key]
+            self.early.pop(key, None)
             del self.sources[requester][key[1]]
 
     # -- the watchdog ---------------------------------------------------------------------------

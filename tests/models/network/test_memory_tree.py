@@ -232,6 +232,28 @@ def test_a_request_crossing_into_a_range_stops_the_run_naming_it():
         Simulator(top).run(cycles=100)
 
 
+def test_a_refused_request_stops_the_run_at_the_edge_it_arrives_even_behind_a_full_queue():
+    # A tick looks at a requester's new head at the edge it arrives, whether or not any
+    # target has room: the run stops then, not once the uplink's queue has drained.
+    top = Component("top")
+    node = Node("node", top, peers=1, queue_depth=1)  # no ranges: all up, and a peer's request refused
+    cpu, peer = ScriptedRequester("cpu", top), ScriptedRequester("peer", top)
+    connect(cpu.req, node.down_req[0])
+    connect(node.down_rsp[0], cpu.rsp)
+    late = connect(peer.req, node.peer_req[0], latency=20)
+    connect(node.peer_rsp[0], peer.rsp)
+    memory = FixedLatencyMemory("m", top, base_address=MIB, size_bytes=MIB)
+    connect(node.up_req, memory.req, width_bits=8)  # a read holds it for 8 cycles: the queue stays full
+    connect(memory.rsp, node.up_rsp)
+    cpu.script.extend(MemRequest(MIB + 64 * tag, 64, source="dma", tag=tag) for tag in range(8))
+    peer.script.append(MemRequest(MIB, 64, source="dma", tag=1))
+    sim = Simulator(top)
+    with pytest.raises(ModelAssertion, match="arrived on peer_req\\[0\\], but no range of this node holds it"):
+        sim.run(cycles=1000)
+    (arrival, _), = late.flight
+    assert sim.now == arrival and len(node.to_send[node.up]) == node.queue_depth
+
+
 def test_a_request_from_a_peer_outside_the_subtree_is_refused():
     top = Component("top")
     node = Node("node", top, peers=1, outputs=1, address_map=[(0, MIB, 0)])
