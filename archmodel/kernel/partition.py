@@ -275,11 +275,10 @@ def run_partitioned(top: Component, partitions: list[Partition], make_simulator:
         process.start()
         child_end.close()
         workers.append((process, parent_end))
+    finished = False  # every part reported its figures: the processes end by themselves
     try:
         ended = _await_ends([conn for _, conn in workers], progress, on_progress)
         if isinstance(ended, Declined):
-            for _, conn in workers:
-                _send(conn, ("abandon",))
             return ended
         if any(message[1] == "limit" for message in ended):
             reason, end_ps = "limit", max(message[2] for message in ended)
@@ -297,14 +296,14 @@ def run_partitioned(top: Component, partitions: list[Partition], make_simulator:
                 statistics[path] = Reported(kind, unit, doc, summary)
             ticks += message[2]
             transfers += message[3]
+        finished = True
         return PartitionedRun(reason, end_ps, tuple(message[2] for message in ended), ticks, transfers, statistics)
     finally:
         for process, conn in workers:
             conn.close()
-            process.join(timeout=5)
-            if process.is_alive():
+            if not finished:  # (a part still running would only finish for nothing)
                 process.kill()
-                process.join()
+            process.join()
 
 
 def adopt(sim: Simulator, run: PartitionedRun) -> None:
@@ -337,13 +336,6 @@ def _await_ends(conns: list, progress: Any, on_progress: Callable[[int], None] |
         if on_progress is not None:
             on_progress(min(progress))
     return [ended[id(conn)] for conn in conns]
-
-
-def _send(conn: Any, message: tuple) -> None:
-    try:
-        conn.send(message)
-    except OSError:  # the part is gone already
-        pass
 
 
 def default_processes() -> int:
