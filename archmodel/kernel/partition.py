@@ -8,12 +8,13 @@ does on one. :func:`split` cuts the top's children into balanced parts; a
 channel between them; :func:`run_partitioned` forks one process per part and brings their
 statistics back.
 
-The split is speculative, and exact or nothing. A stand-in never sends (by the
-conservative-lookahead rule of :mod:`.lookahead` it can then hide nothing from a model
-computing ahead), and a message sent to one ends that part's run at once: the parts were
-not independent, and :func:`run_partitioned` returns None so the caller runs the whole
-system in one simulator instead. So does every end a part cannot decide alone: an error, a
-watchdog, a model's own ``stop`` other than the workload's end. Otherwise each part is the
+The split is speculative, and exact or nothing. A stand-in never sends, so the lookahead
+(:mod:`.lookahead`) counts nothing coming from another part, which holds exactly as long as
+the parts exchange nothing; a message that arrives at a stand-in ends that part's run: the
+parts were not independent, and :func:`run_partitioned` returns :class:`Declined` (the other
+parts are stopped at once) so the caller runs the whole system in one simulator instead. So
+does every end a part cannot decide alone: quiescence, an error, a watchdog, a model's own
+``stop`` other than the workload's end. Otherwise each part is the
 whole run restricted to its components (a simulator's results depend only on what reaches a
 component over its channels, never on tick order or on how the run is sliced), and the run
 ends as the whole would: when the last part's workload ends (each part that ended earlier
@@ -22,7 +23,6 @@ runs on to that time, so its statistics cover the same span) or at the limit.
 
 from __future__ import annotations
 
-import os
 import threading
 import traceback
 from typing import TYPE_CHECKING, Any, Callable
@@ -338,10 +338,5 @@ def _await_ends(conns: list, progress: Any, on_progress: Callable[[int], None] |
     return [ended[id(conn)] for conn in conns]
 
 
-def default_processes() -> int:
-    """The processors this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 __all__ = ["CROSSED", "Declined", "Partition", "PartitionEdge", "PartitionedRun", "WORKLOAD_END", "adopt",
-           "default_processes", "run_partitioned", "split"]
+           "run_partitioned", "split"]
