@@ -186,13 +186,9 @@ class Declined:
 
 
 def _part_figures(sim: Simulator) -> dict:
-    figures = {}
-    for comp in sim.components:
-        if isinstance(comp, PartitionEdge):
-            continue
-        for stat in comp.stats:
-            figures[stat.path] = (stat.kind, stat.unit, stat.doc, stat.summary())
-    return figures
+    """Every statistic of this part as (kind, unit, description, summary), by path (the
+    stand-ins have none)."""
+    return {stat.path: (stat.kind, stat.unit, stat.doc, stat.summary()) for stat in sim.all_stats()}
 
 
 def _crossed(sim: Simulator) -> str | None:
