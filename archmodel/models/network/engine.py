@@ -172,14 +172,12 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         if words is not None:
             moved = True
             for r, p, flit, credit in words:
-                router = routers[r]
-                router.take(p, flit, credit, now)
                 # A credit alone gives a router something to allocate only when it wakes a
                 # parked input VC or frees an output VC a head waits for (with 16 clusters on 4
                 # DRAM channels one arbitration in six was of a router with nothing to
                 # allocate); an arbitration without requests changes nothing, so such a
-                # router is not stepped.
-                if flit is not None or router.has_requests():
+                # router is not stepped (take says which).
+                if routers[r].take(p, flit, credit, now):
                     busy.add(r)
         if self._step_terminals(now):
             moved = True
