@@ -33,6 +33,8 @@ not traced here) and for interfaces fed by other models' generic ``inp``/``out``
 
 from __future__ import annotations
 
+from itertools import compress
+
 from archmodel.kernel import Component, DeadlockError, In, Out, Param, at_least, component_rng, model
 
 from .address_map import ForwardsFunctionalAccess
@@ -66,6 +68,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
         self.port_polls: list = []
+        self.poll_flights: list = []
         self.blocked_terminals: set = set()  # interfaces with a message waiting to leave on a served port
         self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self._reaction_table: dict = {}  # input port -> reactions(input port)
@@ -116,6 +119,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         # channel (a channel keeps one deque of them for its life)
         self.port_polls = [(t, port.channel.flight) for t in self.port_terminals
                            for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        # their deques alone, in the same order: most are empty at most edges, and
+        # itertools.compress skips those without a step of Python
+        self.poll_flights = [flight for _, flight in self.port_polls]
         self.port_terminal_set = set(self.port_terminals)
         self.port_terminal = {}  # memory port -> its terminal
         for t in range(self.memory_terminals):
@@ -255,8 +261,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         # sends its responses ahead, due many edges later).
         if self.blocked_terminals:
             self._add_unblocked(due)
-        for t, flight in self.port_polls:
-            if flight and flight[0][0] <= now:
+        for t, flight in compress(self.port_polls, self.poll_flights):
+            if flight[0][0] <= now:
                 due.add(t)
         if arriving is not None:
             words = dict(arriving)
