@@ -107,6 +107,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
         # per router, the delays after a switch win at which its words are due (flits, credits)
         self.send_delays = [(router.st_total, *router.credit_times) for router in noc.routers]
+        # the delays when every router has the same (the routers of a Noc share their
+        # parameters; with a credit_delay those with terminals have one credit time more)
+        self.shared_send_delays = self.send_delays[0] if len(set(self.send_delays)) == 1 else None
         self.injection = [(pm.terminal_router[t], pm.terminal_port[t]) for t in range(pm.terminals)]
         self.injection_delay = noc.injection_cycles * period
         self.measuring = noc.measurement is not None and noc.stop_when_measured
@@ -346,21 +349,36 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         routers = self.parent.routers
         sends = self.sends
         send_delays = self.send_delays
+        shared = self.shared_send_delays
+        won = [] if shared is not None else None  # with shared delays, the winners in order
         idle = None
         for r in self.busy_routers:
             router = routers[r]
             if router.arbitrate(now):
-                for delay in send_delays[r]:
-                    senders = sends.get(now + delay)
-                    if senders is None:
-                        sends[now + delay] = {r}
-                    else:
-                        senders.add(r)
+                if won is not None:
+                    won.append(r)
+                else:
+                    for delay in send_delays[r]:
+                        senders = sends.get(now + delay)
+                        if senders is None:
+                            sends[now + delay] = {r}
+                        else:
+                            senders.add(r)
             if not router.has_requests():
                 if idle is None:
                     idle = [r]
                 else:
                     idle.append(r)
+        if won:
+            # each time's senders get the winners in the order the loop above would have
+            # added them one by one (a set's order of iteration follows its insertions,
+            # and _send's order is the order of the words on the wheels)
+            for delay in shared:
+                senders = sends.get(now + delay)
+                if senders is None:
+                    sends[now + delay] = set(won)
+                else:
+                    senders.update(won)
         if idle is not None:
             self.busy_routers.difference_update(idle)
 
