@@ -33,6 +33,8 @@ not traced here) and for interfaces fed by other models' generic ``inp``/``out``
 
 from __future__ import annotations
 
+from itertools import compress
+
 from archmodel.kernel import Component, DeadlockError, In, Out, Param, at_least, component_rng, model
 
 from .address_map import ForwardsFunctionalAccess
@@ -66,6 +68,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.moved = True  # a link word moved since the previous check (the first finds none before it)
         self.port_terminals: list = []
         self.port_polls: list = []
+        self.poll_flights: list = []
         self.blocked_terminals: set = set()  # interfaces with a message waiting to leave on a served port
         self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self._reaction_table: dict = {}  # input port -> reactions(input port)
@@ -104,6 +107,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
         # per router, the delays after a switch win at which its words are due (flits, credits)
         self.send_delays = [(router.st_total, *router.credit_times) for router in noc.routers]
+        # the delays when every router has the same (the routers of a Noc share their
+        # parameters; with a credit_delay those with terminals have one credit time more)
+        self.shared_send_delays = self.send_delays[0] if len(set(self.send_delays)) == 1 else None
         self.injection = [(pm.terminal_router[t], pm.terminal_port[t]) for t in range(pm.terminals)]
         self.injection_delay = noc.injection_cycles * period
         self.measuring = noc.measurement is not None and noc.stop_when_measured
@@ -116,6 +122,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         # channel (a channel keeps one deque of them for its life)
         self.port_polls = [(t, port.channel.flight) for t in self.port_terminals
                            for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        # their deques alone, in the same order: most are empty at most edges, and
+        # itertools.compress skips those without a step of Python
+        self.poll_flights = [flight for _, flight in self.port_polls]
         self.port_terminal_set = set(self.port_terminals)
         self.port_terminal = {}  # memory port -> its terminal
         for t in range(self.memory_terminals):
@@ -172,14 +181,12 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         if words is not None:
             moved = True
             for r, p, flit, credit in words:
-                router = routers[r]
-                router.take(p, flit, credit, now)
                 # A credit alone gives a router something to allocate only when it wakes a
                 # parked input VC or frees an output VC a head waits for (with 16 clusters on 4
                 # DRAM channels one arbitration in six was of a router with nothing to
                 # allocate); an arbitration without requests changes nothing, so such a
-                # router is not stepped.
-                if flit is not None or router.has_requests():
+                # router is not stepped (take says which).
+                if routers[r].take(p, flit, credit, now):
                     busy.add(r)
         if self._step_terminals(now):
             moved = True
@@ -257,8 +264,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         # sends its responses ahead, due many edges later).
         if self.blocked_terminals:
             self._add_unblocked(due)
-        for t, flight in self.port_polls:
-            if flight and flight[0][0] <= now:
+        for t, flight in compress(self.port_polls, self.poll_flights):
+            if flight[0][0] <= now:
                 due.add(t)
         if arriving is not None:
             words = dict(arriving)
@@ -342,21 +349,36 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         routers = self.parent.routers
         sends = self.sends
         send_delays = self.send_delays
+        shared = self.shared_send_delays
+        won = [] if shared is not None else None  # with shared delays, the winners in order
         idle = None
         for r in self.busy_routers:
             router = routers[r]
             if router.arbitrate(now):
-                for delay in send_delays[r]:
-                    senders = sends.get(now + delay)
-                    if senders is None:
-                        sends[now + delay] = {r}
-                    else:
-                        senders.add(r)
+                if won is not None:
+                    won.append(r)
+                else:
+                    for delay in send_delays[r]:
+                        senders = sends.get(now + delay)
+                        if senders is None:
+                            sends[now + delay] = {r}
+                        else:
+                            senders.add(r)
             if not router.has_requests():
                 if idle is None:
                     idle = [r]
                 else:
                     idle.append(r)
+        if won:
+            # each time's senders get the winners in the order the loop above would have
+            # added them one by one (a set's order of iteration follows its insertions,
+            # and _send's order is the order of the words on the wheels)
+            for delay in shared:
+                senders = sends.get(now + delay)
+                if senders is None:
+                    sends[now + delay] = set(won)
+                else:
+                    senders.update(won)
         if idle is not None:
             self.busy_routers.difference_update(idle)
 

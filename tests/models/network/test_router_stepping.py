@@ -74,3 +74,21 @@ def test_output_load_counts_a_switched_flit_until_its_word_is_sent():
     (port, (flit, credit)), = router.words_due(3 * NS).items()
     assert (port, flit.packet.id, credit) == (1, 7, NO_CREDIT)
     assert router.output_load(1) == 1  # sent: only the downstream slot, until its credit returns
+
+
+def test_take_says_whether_a_step_may_move_something_after_the_word():
+    """The engine steps a router after a word only when ``take`` says so (instead of asking
+    ``has_requests`` after each word): always after a flit; after a credit alone only when
+    heads wait for an output VC or input VCs for the switch."""
+    router = router_0()
+    assert router.take(0, head(7, 1), NO_CREDIT, 0) is True
+    step(router, 0, 6)
+    assert router.take(1, None, 0, 6 * NS) is False  # router 1 returns the flit's credit: nothing waits
+
+    router = router_0(wait_for_tail_credit=True)
+    router.take(0, head(1, 1), NO_CREDIT, 0)
+    assert router.take(0, head(2, 1), NO_CREDIT, NS) is True
+    step(router, 0, 8)
+    # the tail's credit frees the output VC packet 2 waits for
+    assert router.take(1, None, 0, 8 * NS) is True
+    assert router.has_requests()
