@@ -371,8 +371,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     idle.append(r)
         if won:
             # each time's senders get the winners in the order the loop above would have
-            # added them one by one (a set's order of iteration follows its insertions,
-            # and _send's order is the order of the words on the wheels)
+            # added them one by one (a set built by the same insertions in the same order
+            # iterates in the same order, and _send's order is the order of the words on
+            # the wheels)
             for delay in shared:
                 senders = sends.get(now + delay)
                 if senders is None:
