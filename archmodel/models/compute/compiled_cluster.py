@@ -57,7 +57,7 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               _CSR_WRITE, _DMCPY, _DMDST, _DMREP, _DMSRC, _DMSTR, _MCYCLE, _MHARTID, _MINSTRET,
                               _REPEAT, _RPTR, _SSR_CONFIG, _WPTR, _IDX_CFG, _IRPTR, _IWPTR,
                               S_ICFG, S_IBASE_CFG, S_IND, S_JICFG, S_JIBASE, S_JIND, _STRIDE)
-from .compiled_ops import _access_fault, _alu, _branch, _icache_fetch, _mul, _mul_supported
+from .compiled_ops import _access_fault, _alu, _branch, _icache_fetch, _mod, _mul, _mul_supported
 
 
 def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
@@ -70,10 +70,17 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     if ip >= cs[c, C_NINS]:
         return True
     i = cs[c, C_CBASE] + ip
-    if x_ready[c, code[i, I_XS1]] > cycle or x_ready[c, code[i, I_XS2]] > cycle:
-        return False
     kind = code[i, I_KIND]
     op = code[i, I_OP]
+    # the kinds that never need Python (most cycles' instructions) answer before the
+    # operands' readiness is looked at, which could only make the answer False as well
+    if kind == K_ALU and op >= 0 or kind == K_BRANCH or kind == K_FREP or kind == K_JAL or kind == K_BARRIER \
+            or kind == K_HALT or kind == K_FENCE:
+        return False
+    if kind == K_FP and code[i, I_FKIND] != F_LOAD and code[i, I_FKIND] != F_STORE:
+        return False
+    if x_ready[c, code[i, I_XS1]] > cycle or x_ready[c, code[i, I_XS2]] > cycle:
+        return False
     if kind == K_ALU:
         return op < 0
     if kind == K_MUL:
@@ -156,7 +163,7 @@ def _release_if_all_arrived(cycle, g, cs):
 
 
 def _offload(c, i, operand, cs, oq):
-    slot = (cs[c, C_Q_HEAD] + cs[c, C_Q_COUNT]) % oq.shape[1]
+    slot = _mod(cs[c, C_Q_HEAD] + cs[c, C_Q_COUNT], oq.shape[1])
     oq[c, slot, 0] = i
     oq[c, slot, 1] = operand
     cs[c, C_Q_COUNT] += 1
@@ -384,7 +391,7 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
     kind = lq[c, head, 1]
     reg = lq[c, head, 2]
     size = lq[c, head, 4]
-    cs[c, C_L_HEAD] = (head + 1) % lq.shape[1]
+    cs[c, C_L_HEAD] = _mod(head + 1, lq.shape[1])
     cs[c, C_L_COUNT] -= 1
     offset = addr - g[G_TCDM_BASE]
     ready = cycle + g[G_LATENCY]
@@ -428,6 +435,9 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
     nbanks = g[G_BANKS]
     nrequesters = g[G_REQUESTERS]
     latency = g[G_LATENCY]
+    # a power-of-two bank count (the usual one) takes a word's bank with a mask: for every
+    # integer, v % 2**k == v & (2**k - 1)
+    bank_mask = nbanks - 1 if nbanks > 0 and nbanks & (nbanks - 1) == 0 else -1
     g[G_EXIT] = 0
     g[G_FINISHED] = 0
     cycle = start
@@ -505,16 +515,16 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
                 running += 1
         # TCDM arbitration: per bank, the requester nearest after the bank's last grant.
         for q in range(nr):
-            reqs[q, 3] = ((reqs[q, 2] - base) >> 3) % nbanks
-        for q in range(nr):
-            bank = reqs[q, 3]
+            word = (reqs[q, 2] - base) >> 3
+            bank = word & bank_mask if bank_mask >= 0 else word % nbanks
+            reqs[q, 3] = bank
             holder = owner[bank]
             if holder < 0:
                 owner[bank] = q
             else:
                 last = rr[bank]
-                mine = (reqs[q, 1] - last - 1) % nrequesters
-                theirs = (reqs[holder, 1] - last - 1) % nrequesters
+                mine = _mod(reqs[q, 1] - last - 1, nrequesters)
+                theirs = _mod(reqs[holder, 1] - last - 1, nrequesters)
                 if mine < theirs:
                     owner[bank] = q
                 g[G_CONFLICTS] += 1
@@ -551,7 +561,7 @@ def _cluster_cycles(start, end, check_only, port_done, g, cs, code, x, x_ready, 
 COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
 """The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
 cached entry calls)."""
-_INLINED = ("_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
+_INLINED = ("_fp", "_advance", "_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit", "_lsu_grant", "_dma_step")
 _COMPILED = None
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from archmodel.models.messages import CONTROL_BITS, MemRequest, MemResponse
 
 from .compiled_layout import D_P_HEAD, D_PENDING, D_WIF, D_WW_COUNT, D_WW_HEAD
+from .compiled_ops import _mod
 from .memory import FixedLatencyMemory
 
 PLAY_IDEAL_MEMORY = True
@@ -77,7 +78,7 @@ def _memory_send(c, mm, mg, mr):
     """The memory's send at cycle ``c``: its oldest response not yet sent, if due and the
     response channel is ready."""
     if mm[M_RN] > mm[M_RS] and mm[M_RS] < mg[MG_R_CAP] and mm[M_RBUSY] <= c:
-        k = (mm[M_RH] + mm[M_RS]) % mr.shape[0]
+        k = _mod(mm[M_RH] + mm[M_RS], mr.shape[0])
         if mr[k, R_DUE] <= c:
             bits = CONTROL_BITS if mr[k, R_WRITE] else 8 * mr[k, R_SIZE]
             beats = _beats(bits, mg[MG_R_WIDTH])
@@ -102,7 +103,7 @@ def _memory_take(c, mm, mg, mq, mqd, mr, mrd, mem):
     start = c if c > mm[M_FREE] else mm[M_FREE]
     mm[M_FREE] = start + service
     mm[M_BUSY] += service
-    k = (mm[M_RH] + mm[M_RN]) % mr.shape[0]
+    k = _mod(mm[M_RH] + mm[M_RN], mr.shape[0])
     if mq[h, Q_WRITE]:
         for j in range(words):
             mem[offset + j] = mqd[h, j]
@@ -117,7 +118,7 @@ def _memory_take(c, mm, mg, mq, mqd, mr, mrd, mem):
     mr[k, R_LOCAL] = mq[h, Q_LOCAL]
     mr[k, R_ASKED] = mq[h, Q_SENT]
     mm[M_RN] += 1
-    mm[M_QH] = (h + 1) % mq.shape[0]
+    mm[M_QH] = _mod(h + 1, mq.shape[0])
     mm[M_QN] -= 1
 
 
@@ -149,16 +150,16 @@ def _port_take(c, dm, mm, mr, mrd, pend, ww):
         p = dm[D_P_HEAD]
         local = pend[p, 0]
         words = pend[p, 1] >> 3
-        dm[D_P_HEAD] = (p + 1) % pend.shape[0]
+        dm[D_P_HEAD] = _mod(p + 1, pend.shape[0])
         dm[D_PENDING] -= 1
         cap = ww.shape[0]
         count = dm[D_WW_COUNT]
         for j in range(words):
-            slot = (dm[D_WW_HEAD] + count + j) % cap
+            slot = _mod(dm[D_WW_HEAD] + count + j, cap)
             ww[slot, 0] = local + 8 * j
             ww[slot, 1] = mrd[h, j]
         dm[D_WW_COUNT] = count + words
-    mm[M_RH] = (h + 1) % mr.shape[0]
+    mm[M_RH] = _mod(h + 1, mr.shape[0])
     mm[M_RN] -= 1
     mm[M_RS] -= 1
 
@@ -170,7 +171,7 @@ def _port_ready(c, mm, mg):
 
 def _port_send(c, mm, mg, mq, mqd, address, size, write, local, rbuf, slot):
     """The DMA engine sends a burst at cycle ``c`` (a write carries ``rbuf[slot]``)."""
-    k = (mm[M_QH] + mm[M_QN]) % mq.shape[0]
+    k = _mod(mm[M_QH] + mm[M_QN], mq.shape[0])
     bits = CONTROL_BITS + (8 * size if write else 0)
     beats = _beats(bits, mg[MG_Q_WIDTH])
     mq[k, Q_SENT] = c

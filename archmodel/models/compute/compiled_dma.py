@@ -11,6 +11,7 @@ from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, 
                               G_DMA_DST, G_DMA_DSTR, G_DMA_REPS, G_DMA_SRC, G_DMA_SSTR, G_TCDM_BASE, G_TCDM_END,
                               I_IMM, I_USES_IMM, L_ADDR, L_AT, L_BITS, L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE,
                               R_SIZE)
+from .compiled_ops import _mod
 
 
 def _dmcpy_operands(i, code, g, rs1, rs2):
@@ -67,7 +68,7 @@ def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg,
         if inside and dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and _port_ready(c, mm, mg):
             b = dm[D_BHEAD]
             _port_send(c, mm, mg, mq, mqd, bursts[b, 0], bursts[b, 2], 0, bursts[b, 1], rbuf, 0)
-            p = (dm[D_P_HEAD] + dm[D_PENDING]) % pend.shape[0]
+            p = _mod(dm[D_P_HEAD] + dm[D_PENDING], pend.shape[0])
             pend[p, 0] = bursts[b, 1]
             pend[p, 1] = bursts[b, 2]
             dm[D_PENDING] += 1
@@ -80,7 +81,7 @@ def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg,
                 lanes[k, L_BUSY] = 1
                 lanes[k, L_ADDR] = ww[head, 0]
                 lanes[k, L_BITS] = ww[head, 1]
-                dm[D_WW_HEAD] = (head + 1) % cap
+                dm[D_WW_HEAD] = _mod(head + 1, cap)
                 dm[D_WW_COUNT] -= 1
                 dm[D_N_IN] += 8
         idle = dm[D_NB] == 0 and dm[D_PENDING] == 0 and dm[D_WW_COUNT] == 0

@@ -15,7 +15,7 @@ from .compiled_layout import (C_HALTED, C_LDEPTH, C_L_COUNT, C_L_HEAD, C_N_FLOPS
                               S_IBASE, S_ICOUNT, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT, S_IQ_DEPTH, S_IQ_HEAD,
                               S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS, S_ILAST, S_JICFG,
                               S_JIBASE, S_JIND)
-from .compiled_ops import _fields, _fp, _from_int, _to_int
+from .compiled_ops import _fields, _fp, _from_int, _mod, _to_int
 from .fp_subsystem import NEVER
 from .isa import F_COMP, F_FROMINT, F_LOAD, F_STORE, F_TOINT, K_FREP, LSU_FP_LOAD, LSU_FP_STORE
 
@@ -28,8 +28,9 @@ def _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
     mask = 0
     if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
         i = body[c, cs[c, C_SEQ_POS]]
-        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
         mask = cs[c, C_SEQ_MASK]
+        if mask:  # (without a stagger mask the copy is not asked: spare the division)
+            k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
     elif cs[c, C_Q_COUNT]:
         i = oq[c, cs[c, C_Q_HEAD], 0]
         if code[i, I_KIND] == K_FREP:
@@ -192,10 +193,10 @@ def _move_element(s, ready, ss, words, fq_ready, fq_val, fq_uses, base, depth_ca
     if ss[s, S_JOB_WRITES]:
         h = ss[s, S_HEAD]
         words[word] = fq_val[s, h]
-        ss[s, S_HEAD] = (h + 1) % depth_cap
+        ss[s, S_HEAD] = _mod(h + 1, depth_cap)
         ss[s, S_COUNT] -= 1
     else:
-        slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
+        slot = _mod(ss[s, S_HEAD] + ss[s, S_COUNT], depth_cap)
         fq_ready[s, slot] = ready
         fq_val[s, slot] = words[word]
         fq_uses[s, slot] = ss[s, S_USES]
@@ -262,7 +263,7 @@ def _advance(s, ss):
 
 def _lsu_push(c, cs, lq, lq_fval, addr, kind, reg, ival, fval, size, signed):
     depth = lq.shape[1]
-    k = (cs[c, C_L_HEAD] + cs[c, C_L_COUNT]) % depth
+    k = _mod(cs[c, C_L_HEAD] + cs[c, C_L_COUNT], depth)
     lq[c, k, 0] = addr
     lq[c, k, 1] = kind
     lq[c, k, 2] = reg
@@ -317,7 +318,7 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
                 h = ss[s, S_HEAD]
                 v = fq_val[s, h]
                 if fq_uses[s, h] == 1:
-                    ss[s, S_HEAD] = (h + 1) % depth_cap
+                    ss[s, S_HEAD] = _mod(h + 1, depth_cap)
                     ss[s, S_COUNT] -= 1
                 else:
                     fq_uses[s, h] -= 1
@@ -333,7 +334,7 @@ def _fp_issue(c, i, k, mask, operand, cycle, cs, code, x, x_ready, f, f_ready, l
         done = cycle + code[i, I_LAT]
         if streams and rd < 3:
             s = 3 * c + rd
-            slot = (ss[s, S_HEAD] + ss[s, S_COUNT]) % depth_cap
+            slot = _mod(ss[s, S_HEAD] + ss[s, S_COUNT], depth_cap)
             fq_ready[s, slot] = done
             fq_val[s, slot] = result
             fq_uses[s, slot] = -1  # an FP result: [done, value]
@@ -417,9 +418,10 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
     """``SnitchCore.fp_step``: issue at most one FP instruction; the FREP sequencer replays
     its body, and records it from the offload queue during the first repetition."""
     if cs[c, C_SEQ_ON] and cs[c, C_SEQ_IT]:
-        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1)
+        mask = cs[c, C_SEQ_MASK]
+        k = cs[c, C_SEQ_IT] % (cs[c, C_SEQ_SMAX] + 1) if mask else 0  # (see _fp_would_exit)
         i = body[c, cs[c, C_SEQ_POS]]
-        if _fp_issue(c, i, k, cs[c, C_SEQ_MASK], 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
+        if _fp_issue(c, i, k, mask, 0, cycle, cs, code, x, x_ready, f, f_ready, lq, lq_fval, ss,
                      fq_ready, fq_val, fq_uses) >= 0:
             _seq_advance(c, cs)
         return
@@ -446,7 +448,7 @@ def _fp_step(c, cycle, cs, code, x, x_ready, f, f_ready, body, oq, lq, lq_fval, 
         body[c, cs[c, C_SEQ_REC]] = i
         cs[c, C_SEQ_REC] += 1
         _seq_advance(c, cs)
-    cs[c, C_Q_HEAD] = (head + 1) % oq.shape[1]
+    cs[c, C_Q_HEAD] = _mod(head + 1, oq.shape[1])
     cs[c, C_Q_COUNT] -= 1
 
 

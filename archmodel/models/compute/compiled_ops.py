@@ -73,6 +73,16 @@ _to_int = define_dispatch("_to_int", globals(), "toint")
 _from_int = define_dispatch("_from_int", globals(), "fromint")
 
 
+def _mod(v, n):
+    """``v % n`` (Python's, for ``n`` > 0) without a division when ``v`` lies within ``n`` of
+    0 .. n-1, as a ring buffer's head plus its count, or a round-robin distance, always does
+    (an integer division costs more than the rest of a ring step)."""
+    r = v - n if v >= n else (v + n if v < 0 else v)  # (conditional moves, no branch)
+    if r >= n or r < 0:
+        return v % n  # (further off: never for a ring or a distance)
+    return r
+
+
 def _stagger(reg, k, mask, bit):
     return (reg + k) % 32 if (mask >> bit) & 1 else reg
 
@@ -115,7 +125,7 @@ def _access_fault(g, addr, size):
     return addr % size != 0 or not (g[G_TCDM_BASE] <= addr <= g[G_TCDM_END] - size)
 
 
-COMPILED = ("_s32", "u32", "div", "rem", "mulhu", "round32", "copysign", "fdiv", "fmin", "fmax", "fcvt_w", "fcvt_wu",
+COMPILED = ("_mod", "_s32", "u32", "div", "rem", "mulhu", "round32", "copysign", "fdiv", "fmin", "fmax", "fcvt_w", "fcvt_wu",
             "_alu", "_in32", "_mul_supported", "_mul", "_branch", "_to_int", "_from_int", "_fp", "_stagger", "_fields",
             "_icache_fetch", "_access_fault")
 """The functions of this module numba compiles with the loop (see compiled_cluster)."""

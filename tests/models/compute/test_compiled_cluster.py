@@ -534,3 +534,15 @@ def test_runs_in_slices_see_the_same_state_after_every_slice():
         assert states[True] == states[False], first_difference(states[True], states[False])
         compared += len(states[True])
     assert compared > 300
+
+
+def test_the_loops_division_free_modulo_is_pythons():
+    """The loop's ring buffers and round-robin distances take ``_mod`` for ``%``: within one
+    divisor of 0 .. n-1 without a division, and Python's result for every other value."""
+    from archmodel.models.compute import compiled_cluster, compiled_ops
+
+    compiled_cluster._compiled_cluster_cycles()  # the helpers are numba's now
+    assert hasattr(compiled_ops._mod, "signatures"), "_mod was not compiled by numba"
+    for n in (1, 2, 3, 4, 7, 8, 16, 31):
+        for v in list(range(-4 * n - 3, 4 * n + 3)) + [-(1 << 40) - 5, (1 << 40) + 7]:
+            assert compiled_ops._mod(v, n) == v % n, f"_mod({v}, {n})"
