@@ -74,6 +74,15 @@ class SchedulesAhead:
         queues full, or another request still entering) keeps the work cycle by cycle, so it
         enters at the cycle it would have entered at."""
         order = self._order
+        if c <= self._processed and order.due > c:
+            behind = self._behind
+            if behind is not None and self.req.peek() is behind:
+                # A request waits for room, which it has from no cycle scheduled yet, and no
+                # answer is due: nothing to do at this edge (another request arrived behind
+                # it, or a wake-up asked for before it came), and the wake-up asked for at the
+                # edge that scheduled behind it is still to come.
+                self.sleep()
+                return
         if self._left_overs and self._left_over_only(c):
             self.sleep()  # (as if it had not ticked: every wake-up it asked for is still due)
             return
