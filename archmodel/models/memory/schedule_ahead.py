@@ -380,10 +380,14 @@ class SchedulesAhead:
         nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
         bounds), and the request enters at the next cycle the controller works at, as on the
         Python path. Return the next cycle with work."""
-        message = self.req.peek()
+        req = self.req
+        message = req.peek()
         self._behind = message
         end = self._run_bound(c + self.lookahead_cycles + 1)
-        return self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
+        wake = self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
+        # (the requests arriving behind it until then would wake it for nothing)
+        req.wake_on_arrivals_after(self._phase + self._processed * self._period)
+        return wake
 
     def _start_core_jobs(self, slots: int) -> None:
         """The compiled core names each client request by a job slot: none used yet."""
