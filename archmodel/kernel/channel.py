@@ -56,7 +56,7 @@ class Channel:
 
     __slots__ = (
         "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",
-        "busy_until", "taken_at", "blocked", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
+        "busy_until", "taken_at", "quiet_until", "blocked", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
         "src_period", "same_domain", "delay", "tail_delay",
         "traced", "var", "offered", "fired", "took", "payload", "marked",
     )
@@ -76,6 +76,7 @@ class Channel:
         self.returning = 0  # credits freed this edge, handed back at commit
         self.busy_until = 0  # the sender's first edge at which the link is free again
         self.taken_at = -1  # the receiver's edge at which it last took a message
+        self.quiet_until = -1  # arrivals up to this time wake no receiver (InPort.wake_on_arrivals_after)
         self.blocked = False  # the sender found it not ready and has not sent since
         self.sent = 0
         self.received = 0

@@ -133,6 +133,16 @@ class InPort(Port):
                 sim._touched.append(ch)
         return msg
 
+    def wake_on_arrivals_after(self, time_ps: int) -> None:
+        """Let the messages arriving on this port up to ``time_ps`` not wake the owner while it
+        sleeps (later ones wake it as usual): it can do nothing with them before then, and
+        will look at them at an edge it wakes at by itself. For a model waiting for room for
+        the message at the head, which the ones behind it cannot overtake: a memory that has
+        already scheduled the cycles up to ``time_ps`` takes nothing before, and its ticks
+        at their arrivals would be for nothing. Call it before sleeping (the messages already
+        on their way are looked at then); a later call replaces the time."""
+        self.channel.quiet_until = time_ps
+
     def __len__(self) -> int:
         """Messages that have arrived and wait to be taken (whether or not one may still be
         taken at this edge)."""
@@ -270,7 +280,7 @@ def _put_in_flight(ch: Channel, sim: Any, arrival: int, msg: Any) -> None:
     ch.sent += 1
     sim.transfers += 1
     receiver = ch.dst_owner
-    if not receiver._awake:
+    if not receiver._awake and arrival > ch.quiet_until:
         sim._wake_later(receiver, arrival)
 
 

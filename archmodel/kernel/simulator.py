@@ -224,17 +224,22 @@ class Simulator:
             heapq.heappush(self._wakes, (edge, next(self._seq), comp))
 
     def _fell_asleep(self, comp: Component) -> None:
-        # Messages already waiting were seen, so only future arrivals wake it, except after
-        # it took one at this edge: it could not see the next, so it looks at the next edge.
-        # A busy link wakes it when it frees only if it was waiting to send.
+        # Messages already waiting were seen, so only future arrivals wake it (those the
+        # receiver lets not wake it aside), except after it took one at this edge: it could
+        # not see the next, so it looks at the next edge. A busy link wakes it when it frees
+        # only if it was waiting to send.
         now = self.now
         soonest = None
         for ch in comp._in_channels:
-            if ch.taken_at == now and ch.flight and ch.flight[0][0] <= now:
+            flight = ch.flight
+            if not flight:
+                continue
+            if ch.taken_at == now and flight[0][0] <= now:
                 soonest = now + comp.domain.period_ps
                 continue
-            for arrival, _ in ch.flight:
-                if arrival > now:
+            after = ch.quiet_until if ch.quiet_until > now else now
+            for arrival, _ in flight:
+                if arrival > after:
                     if soonest is None or arrival < soonest:
                         soonest = arrival
                     break

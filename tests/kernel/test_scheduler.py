@@ -85,6 +85,52 @@ def test_sleeping_receiver_wakes_exactly_at_arrival():
 
 
 @model(catalogue=False)
+class Picky(Component):
+    """Takes a message only at every ``every``-th edge, sleeping until then while one waits;
+    with ``quiet`` it lets the arrivals before that edge not wake it. Logs its ticks."""
+
+    every = Param(int, 4, "edges from one take to the next")
+    quiet = Param(bool, False, "arrivals before the next take do not wake it")
+    inp = In("integers")
+
+    def setup(self):
+        self.ticked = []
+        self.log = []
+
+    def tick(self):
+        c = self.cycle
+        self.ticked.append(c)
+        if self.inp.valid and c % self.every == 0:
+            self.log.append((c, self.inp.recv()))
+        take = (c // self.every + 1) * self.every
+        waiting = len(self.inp) > 0
+        if waiting and self.quiet:  # (before sleeping: the kernel looks at the arrivals then)
+            self.inp.wake_on_arrivals_after((take - 1) * self.domain.period_ps)
+        self.sleep()
+        if waiting:
+            self.wake_at(take * self.domain.period_ps)
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_receiver_may_let_the_arrivals_before_a_time_not_wake_it(quiet):
+    """One message a cycle from cycle 0, arriving a cycle later, for a receiver that takes one
+    every 4 cycles. Edge by edge it ticks at each arrival too; letting the arrivals before
+    its next take not wake it, it skips those (at cycle 2 one already on its way when it fell
+    asleep, at 3 one sent while it slept; the last at 6) and takes the same messages at the
+    same edges. At 5, 9... it looks at the next edge after a take, as ever."""
+    top = Component("top")
+    producer = Producer("p", top, count=6)
+    picky = Picky("r", top, every=4, quiet=quiet)
+    connect(producer.out, picky.inp, latency=1, capacity=8)
+    Simulator(top).run()
+    assert picky.log == [(4, 0), (8, 1), (12, 2), (16, 3), (20, 4), (24, 5)]
+    if quiet:
+        assert picky.ticked == [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24]
+    else:
+        assert picky.ticked == [0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 13, 16, 17, 20, 21, 24]
+
+
+@model(catalogue=False)
 class Noisy(Component):
     """Draws a number from its own random stream every cycle for ``n`` cycles."""
 

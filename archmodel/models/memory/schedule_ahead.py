@@ -9,6 +9,7 @@ response at its own cycle as on the Python path."""
 
 from __future__ import annotations
 
+from bisect import insort
 from typing import Any
 
 from .splitting import NEVER
@@ -73,6 +74,18 @@ class SchedulesAhead:
         queues full, or another request still entering) keeps the work cycle by cycle, so it
         enters at the cycle it would have entered at."""
         order = self._order
+        if c <= self._processed and order.due > c:
+            behind = self._behind
+            if behind is not None and self.req.peek() is behind:
+                # A request waits for room, which it has from no cycle scheduled yet, and no
+                # answer is due: nothing to do at this edge (another request arrived behind
+                # it, or a wake-up asked for before it came), and the wake-up asked for at the
+                # edge that scheduled behind it is still to come.
+                self.sleep()
+                return
+        if self._left_overs and self._left_over_only(c):
+            self.sleep()  # (as if it had not ticked: every wake-up it asked for is still due)
+            return
         if self._deferring:
             self._end_deferral(c)
         if order.due <= c and self.resp.try_send(order.head()):
@@ -104,36 +117,86 @@ class SchedulesAhead:
                       "(a lookahead bound was not conservative)")
         wake = self._next_work
         due = order.due
-        # (see _deferring)
-        self._deferring = wake < due <= wake + self._answer_cycles and self._job is None and not self.req.valid
-        if self._deferring:
-            wake = due
+        if wake < due and self._answer_cycles and self._job is None and not self.req.valid:
+            # (see _deferring)
+            until = wake + self._answer_cycles
+            if due < until:
+                until = due
+            elif due == _NEVER:  # (the work lasts at least to last: see _deferring)
+                last = wake + self._rq_count + self._wq_count - 1
+                if last < until:
+                    until = last
+            if until > wake:
+                self._deferring = True
+                lefts = self._left_overs
+                if lefts and wake < lefts[0] <= until:
+                    # a wake-up left over comes first: end there (it ticks anyway) instead of
+                    # ticking for nothing there and again at the end
+                    until = lefts.pop(0)
+                self._deferred_until = until
+                self._sleep_until(until, c)
+                return
+        self._deferring = False
         if due < wake:
             wake = due if due > c else c + 1
         if wake <= c + 1:
+            self._asked(c + 1, c)  # (it stays awake: it ticks at the next edge)
             return
+        if wake < _NEVER:
+            self._asked(wake, c)
         self._sleep_until(wake, c)
 
     # -- deferred edges ---------------------------------------------------------------------
     _deferring = False
-    """True while the controller defers its cycles with work until an answer's due cycle,
-    which lets a channel with the compiled core, fed through its ports, work at fewer edges
-    than it has cycles with work. Its work is seen outside only through its answers while
-    every burst of the requests taken has entered the queues (a posted write, or a read
-    forwarded from a queued write, is answered as its burst enters) and no request waits on
-    ``req``; and the soonest answer a cycle's work can decide is a read's,
-    :attr:`~.compiled_core.CompiledCore.answer_cycles` (CL + tBL) after its RD. So when the
-    next answer is due no later than that many cycles after the next cycle with work W, the
-    controller sleeps from W until the answer's due cycle (or a request's arrival, which
-    wakes it), an edge it works at anyway, and then decides the cycles it passed over in one
-    call of the core before anything else at that edge (:meth:`_end_deferral`): the same
-    cycles, in the same order, with nothing arrived in them, as edge by edge. The state a
-    deferred cycle changes is read before that edge only by the lookahead's questions about
-    the answers (:meth:`_kept_bound`) and by whoever reads the statistics when a run returns
-    (:meth:`settle`): both catch up first, to the cycles the edges up to then would have
-    decided."""
+    """True while the controller defers its cycles with work, which lets a channel with the
+    compiled core, fed through its ports, work at fewer edges than it has cycles with work.
+    Its work is seen outside only through its answers while every burst of the requests
+    taken has entered the queues (a posted write, or a read forwarded from a queued write,
+    is answered as its burst enters) and no request waits on ``req``; and the soonest answer
+    a cycle's work can decide is a read's, :attr:`~.compiled_core.CompiledCore.answer_cycles`
+    (CL + tBL) after its RD. So when the next cycle with work W comes before the next
+    answer's due cycle, the controller sleeps from W until that due cycle or W +
+    ``answer_cycles``, whichever comes first (``_deferred_until``: no answer a deferred cycle
+    decides is due sooner), or until a request's arrival, which wakes it. With no answer to
+    come it sleeps no longer than its work lasts for sure, to W + the bursts queued - 1 (the
+    RD or WR of each issues at a cycle of its own from W on): a run that has nothing else
+    left to do ends at the last cycle with work, as edge by edge, not at a deferral's end.
+    Then it decides
+    the cycles it passed over in one call of the core before anything else at that edge
+    (:meth:`_end_deferral`): the same cycles, in the same order, with nothing arrived in
+    them, as edge by edge. The state a deferred cycle changes is read before that edge only
+    by the lookahead's questions about the answers (:meth:`_kept_bound`) and by whoever reads
+    the statistics when a run returns (:meth:`settle`): both catch up first, to the cycles
+    the edges up to then would have decided. A wake-up cannot be taken back, so a deferral
+    that an arrival ends leaves its own behind, for an edge that edge-by-edge work may not
+    have: see :attr:`_left_overs`."""
 
     _answer_cycles = 0  # CompiledCore.answer_cycles, kept once the core is in use (see _deferring)
+    _deferred_until = 0  # the cycle the deferral under way wakes at (see _deferring)
+
+    _left_overs: list = []  # (the class's stays empty: a compiled core's controller has its own)
+    """The cycles, in order, of the wake-ups of deferrals that an arrival ended sooner. The
+    controller takes a request waiting on ``req`` at the first edge it ticks at once there is
+    room (as the Python path does, cycle by cycle), so it must tick at the edges edge-by-edge
+    work ticks at and no others while a request waits: at such a wake-up it ticks as edge by
+    edge only if edge-by-edge work would tick there too, and otherwise goes straight back to
+    sleep (:meth:`_left_over_only`)."""
+
+    _asks: set | None = None
+    """The cycles of the wake-ups the controller asked for as edge-by-edge work asks (each
+    edge's next cycle with work or answer, and the one :meth:`_end_deferral` asks for on
+    behalf of the edges it passed over; a deferral's own not counted), with the compiled
+    core (None on the Python path, which never defers); the past ones are dropped from time
+    to time (see :meth:`_asked`)."""
+
+    def _asked(self, cycle: int, c: int) -> None:
+        """Note a wake-up asked for at ``cycle`` at the edge of cycle c, as edge-by-edge work
+        would ask it (see :attr:`_asks`)."""
+        asks = self._asks
+        if asks is not None:
+            if len(asks) >= 16:  # (a few at most are still to come: the rest are past)
+                asks = self._asks = {at for at in asks if at > c}
+            asks.add(cycle)
 
     def _end_deferral(self, c: int) -> None:
         """At an edge at cycle c while deferring: decide the cycles passed over before it,
@@ -142,6 +205,8 @@ class SchedulesAhead:
         must stay those of edge-by-edge work). Edge by edge, the last cycle with work before
         c (or the edge that began to defer) asked to wake at the next cycle with work or the
         answer's due cycle, whichever comes first."""
+        if c < self._deferred_until:
+            insort(self._left_overs, self._deferred_until)
         if self._next_work < c:
             self._catch_up(c - 1)
         wake = self._next_work
@@ -150,6 +215,34 @@ class SchedulesAhead:
             wake = due
         if wake > c:
             self.wake_at(self._phase + wake * self._period)
+            self._asked(wake, c)
+
+    def _left_over_only(self, c: int) -> bool:
+        """Whether the controller ticks at cycle c only for the wake-up a deferral left over
+        (see :attr:`_left_overs`), where edge-by-edge work would not tick: for nothing it
+        asked for (:attr:`_asks`), no answer due, no message arriving on ``req`` and no
+        request taken at the edge before with another behind it (the kernel looks at the
+        next edge then). The left-over wake-ups up to c are dropped."""
+        lefts = self._left_overs
+        if lefts[0] > c:
+            return False
+        left_over = False
+        while lefts and lefts[0] <= c:
+            if lefts.pop(0) == c:
+                left_over = True
+        if not left_over or c == self._order.due or c in self._asks:
+            return False
+        if self._deferring and c == self._deferred_until:  # (the deferral under way wakes here too)
+            return False
+        channel = self.req.channel
+        now = self.sim.now
+        for arrival, _ in channel.flight:
+            if arrival >= now:
+                if arrival == now:
+                    return False
+                break
+        flight = channel.flight
+        return not (channel.taken_at == now - self._period and flight and flight[0][0] < now)
 
     def _catch_up(self, last: int) -> None:
         """Decide the deferred cycles with work up to ``last`` (see :attr:`_deferring`), at
@@ -287,15 +380,21 @@ class SchedulesAhead:
         nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
         bounds), and the request enters at the next cycle the controller works at, as on the
         Python path. Return the next cycle with work."""
-        message = self.req.peek()
+        req = self.req
+        message = req.peek()
         self._behind = message
         end = self._run_bound(c + self.lookahead_cycles + 1)
-        return self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
+        wake = self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
+        # (the requests arriving behind it until then would wake it for nothing)
+        req.wake_on_arrivals_after(self._phase + self._processed * self._period)
+        return wake
 
     def _start_core_jobs(self, slots: int) -> None:
         """The compiled core names each client request by a job slot: none used yet."""
         self._slot_jobs: list = [None] * slots
         self._answer_cycles = self._core.answer_cycles
+        self._asks = set()
+        self._left_overs = []
         self._free_slots = list(range(slots - 1, -1, -1))
 
     def _take_into_core(self, c: int) -> bool:

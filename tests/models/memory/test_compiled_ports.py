@@ -147,6 +147,27 @@ def test_manticores_hbm2e_pseudo_channel_runs_alike_on_every_engine(refresh_orde
     check_against_a_bytearray(requests, compiled["sink"].messages, base, span, dram)
 
 
+@pytest.mark.parametrize("standard", ["HBM2E", "DDR4-2400R"])
+def test_requests_arriving_behind_one_waiting_for_room_do_not_wake_the_controller(standard, monkeypatch):
+    """Queues of one entry and a request every cycle: while the request at the head waits for
+    room, the controller has scheduled the cycles up to the one that leaves it room, and
+    lets the requests arriving behind it meanwhile not wake it: it ticks at fewer edges than
+    when they do, with the results of the cycle-by-cycle reference."""
+    from archmodel.kernel import InPort
+
+    requests = _requests(3, 60, 1 << 16, 0, (64,), 0.3, ("a", "b"))
+    cycles = list(range(len(requests)))
+    params = dict(read_queue=1, write_queue=1)
+    reference = _run("reference", standard, requests, cycles, **params)
+    quiet = _run("compiled", standard, requests, cycles, **params)
+    monkeypatch.setattr(InPort, "wake_on_arrivals_after", lambda self, time_ps: None)
+    woken = _run("compiled", standard, requests, cycles, **params)
+    for run in (quiet, woken):
+        for key in ("end", "commands", "arrivals", "stats"):
+            assert run[key] == reference[key], key
+    assert quiet["ticks"] < woken["ticks"] - 20
+
+
 def test_a_request_of_more_bursts_than_the_core_buffers_grows_its_buffer(monkeypatch):
     monkeypatch.setattr(compiled_core, "STREAM_CHUNK", 3)
     requests = [MemRequest(address=4096 * i, size_bytes=4096, source="dma", tag=i) for i in range(4)]
