@@ -507,11 +507,6 @@ class Simulator:
         self._wake_table_at, self._wake_table_cached = key, times
         return times
 
-    def pending_credit_returns(self) -> list:
-        """Channels whose receivers took a message at this time point: their credits reach
-        the senders at the commit."""
-        return list(self._credit_returns)
-
     def _check_parts(self, t: int) -> None:
         """The per-part watchdog, every quarter window: a component that holds work and has
         neither moved a message on its channels nor reported progress (itself or a part it
