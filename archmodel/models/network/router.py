@@ -16,6 +16,10 @@ from .routing_functions import ROUTINGS
 from .flit import MAX_BUFFER_DEPTH, MAX_VCS, NO_CREDIT
 
 _NODE_INDEX = re.compile(r"\[(\d+)\]$")
+WON = 1
+"""In :meth:`NocRouter.arbitrate_and_ask`'s answer: flits won the switch."""
+ASKING = 2
+"""In :meth:`NocRouter.arbitrate_and_ask`'s answer: the router still has requests."""
 _SHARED_ROUTING: dict = {}
 
 
@@ -57,7 +61,8 @@ class NocRouter(RouterReports, Component):
     Every allocation decision is made by :mod:`.allocators` (the general separable and iSLIP
     allocators, and their exact shortcuts for a lone requester and for input ports with VCs), so
     the router carries no allocator of its own. The network-level engines step a router through
-    :meth:`begin`, :meth:`take`, :meth:`arbitrate`, :meth:`has_requests` and :meth:`words_due`
+    :meth:`begin`, :meth:`take`, :meth:`arbitrate`, :meth:`has_requests` (or both at once,
+    :meth:`arbitrate_and_ask`) and :meth:`words_due` (or a pop of :attr:`outbox`)
     (with ``st_total`` and ``credit_times``, the delays after a switch win at which its words
     are due, ``buffered``, the flits it holds, and ``route_key``, its tie coin's key), as
     :meth:`tick` does.
@@ -310,6 +315,16 @@ class NocRouter(RouterReports, Component):
         if self.va_waiting:
             self._allocate_vcs(now)
         return bool(self.sa_active) and self._allocate_switch(now)
+
+    def arbitrate_and_ask(self, now: int) -> int:
+        """:meth:`arbitrate`, then :meth:`has_requests`, in one call (the network engine asks
+        both of every router it steps, about 70,000 times in a run of 16 clusters on 4 DRAM
+        channels): :data:`WON` set when flits won the switch, :data:`ASKING` when heads or
+        input VCs still have requests."""
+        if self.va_waiting:
+            self._allocate_vcs(now)
+        won = WON if self.sa_active and self._allocate_switch(now) else 0
+        return won | ASKING if self.va_waiting or self.sa_active else won
 
     def has_requests(self) -> bool:
         """Whether heads wait for an output VC or input VCs for the switch (a step may move
