@@ -320,22 +320,35 @@ class MemoryPortBounds:
         answer to a request of t's wherever it is (on its way here, in the network, at a
         memory: :meth:`_memory_side_bounds`), since a response goes back only to the
         requester that asked; but only the answer to t's oldest request while a memory holds
-        it (:meth:`_oldest_answer_bound`). None: only a new request can make one."""
+        it (:meth:`_oldest_answer_bound`), and only the requests on their way into
+        ``mem_req[t]`` while t awaits no answer. None: only a new request can make one."""
         t = self.port_terminal.get(port)
         if t is not None and port is self.mem_rsp[t]:
+            ni = self.parent.interfaces[t]
+            if not ni.to_requester and ni.next_answer_order() is None:
+                # Every request t's interface took is answered and delivered: nothing in the
+                # network, at a memory or on its way back is for t (about one question in
+                # five with 16 clusters on 4 DRAM channels, a cluster computing between its
+                # transfers), so only a request on its way into mem_req[t] can be answered.
+                return self._arriving_requests_bound(t, False, None)
             oldest = self._oldest_answer_bound(t)
             if oldest is not None:
                 return oldest
         bound = self._port_bounds().get(port)
         if t is None:
             return bound
-        now = self.sim.now
         to_memory = port is self.to_memory[t]
         if not to_memory:
             for answer in (self._answer_bound(t), self._heading_answer(t)):
                 if answer is not None and (bound is None or answer < bound):
                     bound = answer
-        # requests on their way to mem_req (sent since the bounds were cached, too)
+        return self._arriving_requests_bound(t, to_memory, bound)
+
+    def _arriving_requests_bound(self, t: int, to_memory: bool, bound: int | None) -> int | None:
+        """``bound`` lowered to the soonest a request on its way into ``mem_req`` (sent since
+        the bounds were cached, too) reaches ``to_memory[t]`` (any requester's, for the
+        memory at t), or is answered on ``mem_rsp[t]`` (t's own)."""
+        now = self.sim.now
         for u in (self.port_terminals if to_memory else (t,)):
             channel = self.mem_req[u].channel
             if channel is None:
