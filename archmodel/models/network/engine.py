@@ -79,6 +79,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.bounds: dict = {}
         self.heading: dict = {}  # requester -> its requests on their way to a memory (engine_bounds)
         self.answers: dict = {}
+        self.on_its_way: dict = {}  # (requester, order) -> where its answer is (engine_bounds)
 
     def start(self) -> None:
         noc = self.parent
