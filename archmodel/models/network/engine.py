@@ -39,6 +39,7 @@ from archmodel.kernel import Component, DeadlockError, In, Out, Param, at_least,
 
 from .address_map import ForwardsFunctionalAccess
 from .engine_bounds import MemoryPortBounds
+from .router import ASKING, WON
 
 
 @model(catalogue=False)
@@ -78,6 +79,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.bounds: dict = {}
         self.heading: dict = {}  # requester -> its requests on their way to a memory (engine_bounds)
         self.answers: dict = {}
+        self.on_its_way: dict = {}  # (requester, order) -> where its answer is (engine_bounds)
 
     def start(self) -> None:
         noc = self.parent
@@ -353,8 +355,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         won = [] if shared is not None else None  # with shared delays, the winners in order
         idle = None
         for r in self.busy_routers:
-            router = routers[r]
-            if router.arbitrate(now):
+            state = routers[r].arbitrate_and_ask(now)
+            if state & WON:
                 if won is not None:
                     won.append(r)
                 else:
@@ -364,7 +366,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                             sends[now + delay] = {r}
                         else:
                             senders.add(r)
-            if not router.has_requests():
+            if not state & ASKING:
                 if idle is None:
                     idle = [r]
                 else:
@@ -389,7 +391,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         links = self.links
         r_wheel, n_wheel = self.r_wheel, self.n_wheel
         for r in senders:
-            words = routers[r].words_due(now)
+            # (words_due's pop, without its call: about 70,000 of them in a run of 16
+            # clusters on 4 DRAM channels)
+            words = routers[r].outbox.pop(now, None)
             if words is None:  # a credit time no winner of that edge used
                 continue
             row = links[r]

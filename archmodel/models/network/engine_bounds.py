@@ -66,12 +66,16 @@ class MemoryPortBounds:
         period = self.period
         bounds: dict = {}
         heading: dict = {}  # requester -> [(tail's arrival at the memory's terminal, that terminal, then to its answer)]
+        # (requester, order) -> the soonest the tail of its response arrives there, or its
+        # request's entry in heading (see _next_answer_on_its_way)
+        on_its_way: dict = {}
         flit_bits = noc.flit_bits
 
         def offer(packet, at: int) -> None:
             payload = packet.payload
             if isinstance(payload, ResponseTrip):
                 port = self.mem_rsp[packet.dest]
+                on_its_way[packet.dest, payload.order] = at
             elif isinstance(payload, RequestTrip):
                 port = self.to_memory[packet.dest]
                 # and its answer, through the memory there, back to the requester: worked
@@ -79,7 +83,9 @@ class MemoryPortBounds:
                 # may change between edges
                 after = (self._answer_after_ps(packet.dest, payload.requester)
                          + (answer_flits(payload.request, flit_bits) - 1) * period)
-                heading.setdefault(payload.requester, []).append((at, packet.dest, after))
+                entry = (at, packet.dest, after)
+                heading.setdefault(payload.requester, []).append(entry)
+                on_its_way[payload.requester, payload.order] = entry
             else:
                 return
             if port not in bounds or at < bounds[port]:
@@ -132,7 +138,7 @@ class MemoryPortBounds:
                 bounds[mem_rsp] = now
             if ni.for_memory:
                 bounds[to_memory] = now
-        self.bounds_at, self.bounds, self.heading = key, bounds, heading
+        self.bounds_at, self.bounds, self.heading, self.on_its_way = key, bounds, heading, on_its_way
         self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
         return bounds
 
@@ -320,22 +326,37 @@ class MemoryPortBounds:
         answer to a request of t's wherever it is (on its way here, in the network, at a
         memory: :meth:`_memory_side_bounds`), since a response goes back only to the
         requester that asked; but only the answer to t's oldest request while a memory holds
-        it (:meth:`_oldest_answer_bound`). None: only a new request can make one."""
+        it (:meth:`_oldest_answer_bound`), and only the requests on their way into
+        ``mem_req[t]`` while t awaits no answer. None: only a new request can make one."""
         t = self.port_terminal.get(port)
         if t is not None and port is self.mem_rsp[t]:
+            ni = self.parent.interfaces[t]
+            if not ni.to_requester and ni.next_answer_order() is None:
+                # Every request t's interface took is answered and delivered: nothing in the
+                # network, at a memory or on its way back is for t (about one question in
+                # five with 16 clusters on 4 DRAM channels, a cluster computing between its
+                # transfers), so only a request on its way into mem_req[t] can be answered.
+                return self._arriving_requests_bound(t, False, None)
             oldest = self._oldest_answer_bound(t)
+            if oldest is None:
+                oldest = self._next_answer_on_its_way(t)
             if oldest is not None:
                 return oldest
         bound = self._port_bounds().get(port)
         if t is None:
             return bound
-        now = self.sim.now
         to_memory = port is self.to_memory[t]
         if not to_memory:
             for answer in (self._answer_bound(t), self._heading_answer(t)):
                 if answer is not None and (bound is None or answer < bound):
                     bound = answer
-        # requests on their way to mem_req (sent since the bounds were cached, too)
+        return self._arriving_requests_bound(t, to_memory, bound)
+
+    def _arriving_requests_bound(self, t: int, to_memory: bool, bound: int | None) -> int | None:
+        """``bound`` lowered to the soonest a request on its way into ``mem_req`` (sent since
+        the bounds were cached, too) reaches ``to_memory[t]`` (any requester's, for the
+        memory at t), or is answered on ``mem_rsp[t]`` (t's own)."""
+        now = self.sim.now
         for u in (self.port_terminals if to_memory else (t,)):
             channel = self.mem_req[u].channel
             if channel is None:
@@ -384,6 +405,25 @@ class MemoryPortBounds:
             if side[0].holds_order(t, order):
                 return self._memory_side_bound(side, self.sim.now, t)
         return None
+
+    def _next_answer_on_its_way(self, t: int) -> int | None:
+        """The soonest a response can leave on ``mem_rsp[t]`` while the packet of the request
+        whose response goes next, or of that response, is on its way through the network or
+        waits to be injected: the interface at t sends its responses in the order of t's
+        requests, so none leaves before that response's tail arrives, or that request is
+        answered (:meth:`_heading_answer`'s term for it alone), whatever t's later requests
+        or their responses do. None when that packet is elsewhere (at a memory's terminal:
+        :meth:`_oldest_answer_bound`): the caller works out the bound from everything."""
+        order = self.parent.interfaces[t].next_answer_order()
+        if order is None:
+            return None
+        self._port_bounds()
+        found = self.on_its_way.get((t, order))
+        if found is None or isinstance(found, int):
+            return found
+        arrival, dest, after = found
+        passed = self._passed_on_from_ps(dest)
+        return (arrival if arrival > passed else passed) + after
 
     def _heading_answer(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's on its way to a memory (queued at

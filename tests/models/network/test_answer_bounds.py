@@ -303,3 +303,44 @@ def test_a_later_read_of_a_quicker_memory_leaves_the_horizon_at_the_oldest_reads
     assert len(probe.received) == 2
     _answered_after_every_horizon([probe])
     assert asked and min(horizon for _, horizon in asked) > max(time for time, _ in asked)
+
+
+def test_while_the_oldest_request_is_on_its_way_a_later_quicker_read_leaves_the_horizon_at_it():
+    """A requester's 1 KiB read of a DDR4 channel two hops away over slow links, then a
+    64-byte read of a memory on its own router answering in one cycle: the quick response
+    reaches the requester's interface while the first read's request is still on its way to
+    its channel, and waits there (responses leave in the order of the requests), so while
+    that request is in the network the horizon is its own answer's bound, past every such
+    question (the quick read's answer would bound it to a few cycles), and no response comes
+    before a horizon."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7), (MIB, 2 * MIB, 1)], engine="fast",
+              link_latency=8)
+    ddr = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    quick = FixedLatencyMemory("quick", top, base_address=MIB, size_bytes=MIB, latency_cycles=1)
+    for t, memory, out in ((7, ddr, ddr.resp), (1, quick, quick.rsp)):
+        connect(noc.memory_port("to_memory", t), memory.req)
+        connect(out, noc.memory_port("from_memory", t))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.extend([(0, MemRequest(0x400, 1024, tag=0)), (1, MemRequest(MIB, 64, tag=1))])
+    requester_side, channel_side = noc.interfaces[0], noc.interfaces[7]
+    sim = Simulator(top)
+    asked = []  # (time, horizon) while both reads are out and the first is on its way to its channel
+    arrived = []  # (the first read has reached its channel's interface)
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if channel_side.holds_order(0, 0):
+            arrived.append(sim.now)
+        if comp is probe and len(probe.sent) == 2 and requester_side.requests_issued == 2 and not arrived:
+            asked.append((sim.now, horizon))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    assert len(probe.received) == 2
+    _answered_after_every_horizon([probe])
+    assert asked and min(horizon for _, horizon in asked) > max(time for time, _ in asked)

@@ -1,12 +1,13 @@
 """The router's stepping interface, what the network-level engine drives it through: ``begin``
 fixes the stage delays, ``take`` hands it a link word, ``arbitrate`` allocates, ``words_due``
 gives the words to send, ``has_requests`` says whether a step without arrivals can move
-anything; exact cycles for one packet and for an output VC held until the tail's credit."""
+anything (``arbitrate_and_ask`` answers both in one call); exact cycles for one packet and for an output VC held until the tail's credit."""
 
 import numpy as np
 
 from archmodel.models.network import NetPacket, NocRouter, PortMap, build_topology, make_routing
 from archmodel.models.network.flit import NO_CREDIT
+from archmodel.models.network.router import ASKING, WON
 
 NS = 1000
 
@@ -92,3 +93,33 @@ def test_take_says_whether_a_step_may_move_something_after_the_word():
     # the tail's credit frees the output VC packet 2 waits for
     assert router.take(1, None, 0, 8 * NS) is True
     assert router.has_requests()
+
+
+def test_arbitrate_and_ask_answers_what_arbitrate_then_has_requests_would():
+    """Two routers given the same words, one stepped by ``arbitrate`` and ``has_requests``,
+    the other by ``arbitrate_and_ask``: the same flags and words at every cycle (packet 1's
+    VC allocation still asking, its switch won with packet 2's head asking behind it, packet
+    2 parked for the tail's credit with nothing to ask, then allocated and switched once the
+    credit is back)."""
+    def sent(router, c: int) -> list:
+        return [(port, None if flit is None else flit.packet.id, credit)
+                for port, (flit, credit) in (router.words_due(c * NS) or {}).items()]
+
+    pair = [router_0(wait_for_tail_credit=True) for _ in range(2)]
+    for router in pair:
+        router.take(0, head(1, 1), NO_CREDIT, 0)
+        router.take(0, head(2, 1), NO_CREDIT, NS)
+    flags = []
+    for c in range(14):
+        if c == 8:
+            for router in pair:
+                router.take(1, None, 0, c * NS)  # router 1 returns packet 1's credit
+        by_two, by_one = pair
+        won = by_two.arbitrate(c * NS)
+        two = (WON if won else 0) | (ASKING if by_two.has_requests() else 0)
+        one = by_one.arbitrate_and_ask(c * NS)
+        assert one == two
+        assert sent(by_one, c) == sent(by_two, c)
+        flags.append(one)
+    assert flags[:2] == [ASKING, WON | ASKING]  # packet 1 allocated, then switched with packet 2 behind it
+    assert flags[8:10] == [ASKING, WON]  # packet 2 allocated once the credit is back, then switched
