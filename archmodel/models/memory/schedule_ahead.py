@@ -122,10 +122,16 @@ class SchedulesAhead:
             until = wake + self._answer_cycles
             if due < until:
                 until = due
-            elif due == _NEVER:  # (the work lasts at least to last: see _deferring)
-                last = wake + self._rq_count + self._wq_count - 1
-                if last < until:
-                    until = last
+            elif due == _NEVER:
+                queued = self._rq_count + self._wq_count
+                if queued:  # (the work lasts at least to last: see _deferring)
+                    last = wake + queued - 1
+                    if last < until:
+                        until = last
+                elif not order.jobs and self._only_upkeep():
+                    until = wake + self.lookahead_cycles  # (upkeep: see _deferring)
+                else:
+                    until = wake
             if until > wake:
                 self._deferring = True
                 lefts = self._left_overs
@@ -209,12 +215,20 @@ class SchedulesAhead:
             insort(self._left_overs, self._deferred_until)
         if self._next_work < c:
             self._catch_up(c - 1)
+        if c == self._deferred_until:
+            # Ended by its own wake-up: the edge asks for the next one itself, or defers
+            # again, and then an arrival before it asks for it (below).
+            return
         wake = self._next_work
         due = self._order.due
         if due < wake:
             wake = due
         if wake > c:
-            self.wake_at(self._phase + wake * self._period)
+            at = self._phase + wake * self._period
+            if self._only_upkeep():  # (as the edge before would have asked it: see _sleep_until)
+                self.wake_for_upkeep_at(at)
+            else:
+                self.wake_at(at)
             self._asked(wake, c)
 
     def _left_over_only(self, c: int) -> bool:
