@@ -167,7 +167,11 @@ class SchedulesAhead:
     come it sleeps no longer than its work lasts for sure, to W + the bursts queued - 1 (the
     RD or WR of each issues at a cycle of its own from W on): a run that has nothing else
     left to do ends at the last cycle with work, as edge by edge, not at a deferral's end.
-    Then it decides
+    Holding nothing at all (no burst queued, no answer owed), its work is upkeep (a
+    refresh's commands: with nothing queued the core chooses no other) and decides no
+    answer: it sleeps until W + ``lookahead_cycles`` on a wake-up for upkeep, as edge by
+    edge it would have slept until each cycle with work, so a run with nothing else left
+    ends quiescent at the same time. Then it decides
     the cycles it passed over in one call of the core before anything else at that edge
     (:meth:`_end_deferral`): the same cycles, in the same order, with nothing arrived in
     them, as edge by edge. The state a deferred cycle changes is read before that edge only
@@ -210,14 +214,19 @@ class SchedulesAhead:
         request waiting on ``req`` at the first edge it works at, so the edges it works at
         must stay those of edge-by-edge work). Edge by edge, the last cycle with work before
         c (or the edge that began to defer) asked to wake at the next cycle with work or the
-        answer's due cycle, whichever comes first."""
+        answer's due cycle, whichever comes first, for upkeep only if holding nothing (see
+        :meth:`_sleep_until`); at the deferral's own wake-up with nothing arrived, the edge
+        asks that itself or defers again."""
         if c < self._deferred_until:
             insort(self._left_overs, self._deferred_until)
         if self._next_work < c:
             self._catch_up(c - 1)
-        if c == self._deferred_until:
-            # Ended by its own wake-up: the edge asks for the next one itself, or defers
-            # again, and then an arrival before it asks for it (below).
+        if c == self._deferred_until and not self.req.valid:
+            # Ended by its own wake-up, with nothing arrived: this edge asks for that wake-up
+            # itself (nothing changed the work after it), or defers again, and then an
+            # arrival before it asks for it (below). (A request arriving now may change the
+            # work, and the wake-up still counts then: one waiting for room enters at the
+            # first edge the controller works at.)
             return
         wake = self._next_work
         due = self._order.due
