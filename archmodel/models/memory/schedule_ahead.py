@@ -318,6 +318,12 @@ class SchedulesAhead:
             end = due + 1
         if wake >= end:
             return wake
+        answer = self._answer_cycles
+        if answer and due <= wake + answer and self._job is None:
+            # The edge defers these cycles instead, up to the answer's due cycle, which it
+            # works at either way (see _deferring): as many edges as a question could save,
+            # without one (a question walks the wiring behind the controller).
+            return wake
         sim, domain = self.sim, self.domain
         # wake past the run's limit or the watchdog's deadline: nothing to schedule now (as
         # _run_bound(end) <= wake says, found without working the bound out: the common case

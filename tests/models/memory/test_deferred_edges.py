@@ -318,3 +318,34 @@ def test_a_deferral_ending_at_its_own_wake_up_leaves_no_wake_up_that_cuts_the_ne
     for key in ("end", "commands", "arrivals", "stats"):
         assert deferring[key] == reference[key], key
     assert len(own_end) > 4 and not cut_short
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_no_question_is_asked_for_cycles_the_edge_defers_anyway(seed, monkeypatch):
+    """With every burst entered, no request waiting and the next answer due within
+    ``answer_cycles`` of the next cycle with work, the edge defers the cycles up to the
+    answer, which it works at either way: the controller asks the lookahead nothing then
+    (a question could let it schedule no further), and the results are the reference's."""
+    requests, cycles = _workload(seed)
+    reference = _run("python", requests, cycles)
+    asked, needless, questions = [], [], []
+    original, question = SchedulesAhead._schedule_ahead, Simulator.undisturbed_until_ps
+
+    def watched(self, c, wake):
+        before = len(questions)
+        covered = self._job is None and self._order.due <= wake + self._answer_cycles
+        result = original(self, c, wake)
+        if len(questions) > before:
+            (needless if covered else asked).append(c)
+        return result
+
+    def counted(self, comp, *args):
+        questions.append(comp)
+        return question(self, comp, *args)
+
+    monkeypatch.setattr(SchedulesAhead, "_schedule_ahead", watched)
+    monkeypatch.setattr(Simulator, "undisturbed_until_ps", counted)
+    deferring = _run("compiled", requests, cycles)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert deferring[key] == reference[key], key
+    assert asked and not needless
