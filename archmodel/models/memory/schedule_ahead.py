@@ -22,7 +22,9 @@ this many DRAM cycles past its next one with work for each sender that can reach
 question walks the wiring behind the controller (one cluster, or a quadrant's clusters and
 network behind an HBM channel), so the more senders, the more edges an answer must save to pay
 for it. After a short answer the controller backs off (see QuestionBackoff) and works edge by
-edge meanwhile, as it may always do."""
+edge meanwhile, as it may always do; with the compiled core it asks no question whose answer
+could not reach that far (its lookahead_cycles or the next answer's due cycle come sooner),
+and counts such a chance as a short answer."""
 
 
 class SchedulesAhead:
@@ -334,6 +336,12 @@ class SchedulesAhead:
         if not self._lookahead.should_ask():
             # the last questions gave nothing to schedule ahead: not running ahead is always
             # right, and asking each cycle would cost more (it walks the wiring)
+            return wake
+        if answer and end - wake < self.short_horizon_cycles:
+            # No answer could reach the short horizon (see SHORT_CYCLES_PER_SENDER): taken as
+            # the short answer the question would give, without asking it (the edge defers
+            # what such an answer would let it schedule, but for a request still entering).
+            self._lookahead.answered(False)
             return wake
         end = self._run_bound(end)
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)

@@ -349,3 +349,25 @@ def test_no_question_is_asked_for_cycles_the_edge_defers_anyway(seed, monkeypatc
     for key in ("end", "commands", "arrivals", "stats"):
         assert deferring[key] == reference[key], key
     assert asked and not needless
+
+
+def test_no_question_is_asked_when_no_answer_could_reach_the_short_horizon(monkeypatch):
+    """With ``lookahead_cycles`` below the short horizon (4 cycles for the one source that
+    reaches the controller), no answer could let it schedule far enough to pay for a
+    question: it asks none and counts each chance as a short answer; the results are the
+    reference's."""
+    requests, cycles = _workload(1)
+    reference = _run("python", requests, cycles)
+    questions = []
+    question = Simulator.undisturbed_until_ps
+
+    def counted(self, comp, *args):
+        questions.append(comp)
+        return question(self, comp, *args)
+
+    monkeypatch.setattr(Simulator, "undisturbed_until_ps", counted)
+    short = _run("compiled", requests, cycles, lookahead_cycles=3)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert short[key] == reference[key], key
+    dram = short["dram"]
+    assert dram.short_horizon_cycles == 4 and not [comp for comp in questions if comp is dram]
