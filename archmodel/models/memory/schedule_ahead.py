@@ -22,7 +22,9 @@ this many DRAM cycles past its next one with work for each sender that can reach
 question walks the wiring behind the controller (one cluster, or a quadrant's clusters and
 network behind an HBM channel), so the more senders, the more edges an answer must save to pay
 for it. After a short answer the controller backs off (see QuestionBackoff) and works edge by
-edge meanwhile, as it may always do."""
+edge meanwhile, as it may always do; with the compiled core it asks no question whose answer
+could not reach that far (its lookahead_cycles or the next answer's due cycle come sooner),
+and counts such a chance as a short answer."""
 
 
 class SchedulesAhead:
@@ -122,10 +124,16 @@ class SchedulesAhead:
             until = wake + self._answer_cycles
             if due < until:
                 until = due
-            elif due == _NEVER:  # (the work lasts at least to last: see _deferring)
-                last = wake + self._rq_count + self._wq_count - 1
-                if last < until:
-                    until = last
+            elif due == _NEVER:
+                queued = self._rq_count + self._wq_count
+                if queued:  # (the work lasts at least to last: see _deferring)
+                    last = wake + queued - 1
+                    if last < until:
+                        until = last
+                elif not order.jobs and self._only_upkeep():
+                    until = wake + self.lookahead_cycles  # (upkeep: see _deferring)
+                else:
+                    until = wake
             if until > wake:
                 self._deferring = True
                 lefts = self._left_overs
@@ -161,7 +169,11 @@ class SchedulesAhead:
     come it sleeps no longer than its work lasts for sure, to W + the bursts queued - 1 (the
     RD or WR of each issues at a cycle of its own from W on): a run that has nothing else
     left to do ends at the last cycle with work, as edge by edge, not at a deferral's end.
-    Then it decides
+    Holding nothing at all (no burst queued, no answer owed), its work is upkeep (a
+    refresh's commands: with nothing queued the core chooses no other) and decides no
+    answer: it sleeps until W + ``lookahead_cycles`` on a wake-up for upkeep, as edge by
+    edge it would have slept until each cycle with work, so a run with nothing else left
+    ends quiescent at the same time. Then it decides
     the cycles it passed over in one call of the core before anything else at that edge
     (:meth:`_end_deferral`): the same cycles, in the same order, with nothing arrived in
     them, as edge by edge. The state a deferred cycle changes is read before that edge only
@@ -204,17 +216,30 @@ class SchedulesAhead:
         request waiting on ``req`` at the first edge it works at, so the edges it works at
         must stay those of edge-by-edge work). Edge by edge, the last cycle with work before
         c (or the edge that began to defer) asked to wake at the next cycle with work or the
-        answer's due cycle, whichever comes first."""
+        answer's due cycle, whichever comes first, for upkeep only if holding nothing (see
+        :meth:`_sleep_until`); at the deferral's own wake-up with nothing arrived, the edge
+        asks that itself or defers again."""
         if c < self._deferred_until:
             insort(self._left_overs, self._deferred_until)
         if self._next_work < c:
             self._catch_up(c - 1)
+        if c == self._deferred_until and not self.req.valid:
+            # Ended by its own wake-up, with nothing arrived: this edge asks for that wake-up
+            # itself (nothing changed the work after it), or defers again, and then an
+            # arrival before it asks for it (below). (A request arriving now may change the
+            # work, and the wake-up still counts then: one waiting for room enters at the
+            # first edge the controller works at.)
+            return
         wake = self._next_work
         due = self._order.due
         if due < wake:
             wake = due
         if wake > c:
-            self.wake_at(self._phase + wake * self._period)
+            at = self._phase + wake * self._period
+            if self._only_upkeep():  # (as the edge before would have asked it: see _sleep_until)
+                self.wake_for_upkeep_at(at)
+            else:
+                self.wake_at(at)
             self._asked(wake, c)
 
     def _left_over_only(self, c: int) -> bool:
@@ -295,6 +320,12 @@ class SchedulesAhead:
             end = due + 1
         if wake >= end:
             return wake
+        answer = self._answer_cycles
+        if answer and due <= wake + answer and self._job is None:
+            # The edge defers these cycles instead, up to the answer's due cycle, which it
+            # works at either way (see _deferring): as many edges as a question could save,
+            # without one (a question walks the wiring behind the controller).
+            return wake
         sim, domain = self.sim, self.domain
         # wake past the run's limit or the watchdog's deadline: nothing to schedule now (as
         # _run_bound(end) <= wake says, found without working the bound out: the common case
@@ -305,6 +336,12 @@ class SchedulesAhead:
         if not self._lookahead.should_ask():
             # the last questions gave nothing to schedule ahead: not running ahead is always
             # right, and asking each cycle would cost more (it walks the wiring)
+            return wake
+        if answer and end - wake < self.short_horizon_cycles:
+            # No answer could reach the short horizon (see SHORT_CYCLES_PER_SENDER): taken as
+            # the short answer the question would give, without asking it (the edge defers
+            # what such an answer would let it schedule, but for a request still entering).
+            self._lookahead.answered(False)
             return wake
         end = self._run_bound(end)
         until = sim.undisturbed_until_ps(self, self._phase + end * self._period)

@@ -46,13 +46,13 @@ class Prober(Component):
         dram.earliest_send_ps(dram.resp)  # (the bound for any client, asked too)
 
 
-def _system(engine, requests, cycles, probe=False, **params):
+def _system(engine, requests, cycles, probe=False, stop=True, **params):
     standard = "HBM2E"
     top = Component("top", clock=dram_clock(preset(standard)))
     src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
     dram = DramController("dram", top, standard=standard, engine=engine,
                           **({"lookahead_cycles": 0} if engine == "python" else {}), **params)
-    sink = Sink("sink", top, stop_after=len(requests))
+    sink = Sink("sink", top, stop_after=len(requests) if stop else None)
     checker = DramTimingChecker("checker", top, standard=standard)
     checker.watch(dram)  # a listener: the command bus stays unconnected
     commands = []
@@ -78,10 +78,10 @@ def _workload(seed, count=120):
     return requests, cycles
 
 
-def _run(engine, requests, cycles, slices=None, probe=False, deferring=True, monkeypatch=None):
+def _run(engine, requests, cycles, slices=None, probe=False, deferring=True, monkeypatch=None, **params):
     if not deferring:
         monkeypatch.setattr(compiled_core.CompiledCore, "answer_cycles", property(lambda self: 0))
-    top, dram, sink, checker, commands, prober = _system(engine, requests, cycles, probe=probe)
+    top, dram, sink, checker, commands, prober = _system(engine, requests, cycles, probe=probe, **params)
     sim = Simulator(top)
     deferred = []
     seen = []  # the statistics after each slice of the run
@@ -242,3 +242,132 @@ def test_a_wake_up_left_over_from_a_deferral_an_arrival_ended_takes_no_request(s
     for key in ("end", "commands", "arrivals", "stats"):
         assert compiled[key] == reference[key], key
     assert left_over  # (each of these runs has such edges)
+
+
+def _idle_edges(monkeypatch) -> list:
+    """Count the controller's edges at which it holds nothing (no burst queued, no answer
+    owed) and no request arrives: its work there is upkeep (refresh) only."""
+    seen: list = []
+    original = SchedulesAhead._tick_ports
+
+    def counted(self, c):
+        if self.idle and not self.req.valid:
+            seen.append(c)
+        original(self, c)
+
+    monkeypatch.setattr(SchedulesAhead, "_tick_ports", counted)
+    return seen
+
+
+@pytest.mark.parametrize("refresh", ["all_bank", "per_bank"])
+@pytest.mark.parametrize("stop", [True, False])
+def test_refresh_while_idle_is_deferred_as_upkeep_and_changes_nothing_else(refresh, stop, monkeypatch):
+    """Two bursts of requests 20,000 cycles apart: in between the channel holds nothing and
+    refreshes. It defers that upkeep too (``lookahead_cycles`` past the next cycle with
+    work, on a wake-up for upkeep only), at fewer edges than edge by edge; the answers,
+    commands, statistics and the run's end are the reference's, also when nothing stops the
+    run (it ends quiescent once only upkeep is left, at the same time) and when it runs in
+    slices (the statistics after each are the reference's)."""
+    requests, cycles = _workload(3, count=60)
+    cycles = cycles[:30] + [c + 20_000 for c in cycles[30:]]
+    reference = _run("python", requests, cycles, stop=stop, refresh=refresh)
+    edge_by_edge_idle = _idle_edges(monkeypatch)
+    edge_by_edge = _run("compiled", requests, cycles, deferring=False, monkeypatch=monkeypatch, stop=stop,
+                        refresh=refresh)
+    deferring_idle = _idle_edges(monkeypatch)
+    deferring = _run("compiled", requests, cycles, stop=stop, refresh=refresh)
+    for run in (edge_by_edge, deferring):
+        for key in ("end", "commands", "arrivals", "stats"):
+            assert run[key] == reference[key], key
+    assert deferring["end"][0] == ("stopped" if stop else "quiescent")
+    # (an all-bank refresh's few commands every tREFI take an edge or two either way; a
+    # per-bank refresh's, every tREFIpb, fewer)
+    assert len(deferring_idle) <= len(edge_by_edge_idle)
+    if refresh == "per_bank":
+        assert len(deferring_idle) * 2 < len(edge_by_edge_idle)
+    sliced = _run("compiled", requests, cycles, slices=211_000, stop=stop, refresh=refresh)
+    assert sliced["seen"] == _run("python", requests, cycles, slices=211_000, stop=stop, refresh=refresh)["seen"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_deferral_ending_at_its_own_wake_up_leaves_no_wake_up_that_cuts_the_next_one_short(seed, monkeypatch):
+    """Writes only, all sent at once, on a run nothing stops: with no answer to come the
+    channel defers ``answer_cycles`` at a time while its queue lasts, a deferral ending at
+    its own wake-up and the next beginning there. The wake-up edge-by-edge work would have
+    asked after the cycles deferred is asked by that edge itself, or, when it defers
+    again, by an arrival that ends the deferral: no deferral ends before its own wake-up
+    with nothing arrived and no answer due (before, each such wake-up ended the next
+    deferral at its first cycle with work). The results are the reference's."""
+    from .test_compiled_ports import _requests
+
+    requests = _requests(seed, 16, 1 << 22, 0, (256,), 1.0, CLIENTS)
+    cycles = [0] * len(requests)
+    own_end, cut_short = [], []
+    original = SchedulesAhead._end_deferral
+
+    def watched(self, c):
+        if c == self._deferred_until:
+            own_end.append(c)
+        elif not self.req.valid and self._order.due != c:
+            cut_short.append(c)
+        original(self, c)
+
+    reference = _run("python", requests, cycles, stop=False)
+    monkeypatch.setattr(SchedulesAhead, "_end_deferral", watched)
+    deferring = _run("compiled", requests, cycles, stop=False)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert deferring[key] == reference[key], key
+    assert len(own_end) > 4 and not cut_short
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_no_question_is_asked_for_cycles_the_edge_defers_anyway(seed, monkeypatch):
+    """With every burst entered, no request waiting and the next answer due within
+    ``answer_cycles`` of the next cycle with work, the edge defers the cycles up to the
+    answer, which it works at either way: the controller asks the lookahead nothing then
+    (a question could let it schedule no further), and the results are the reference's."""
+    requests, cycles = _workload(seed)
+    reference = _run("python", requests, cycles)
+    asked, needless, questions = [], [], []
+    original, question = SchedulesAhead._schedule_ahead, Simulator.undisturbed_until_ps
+
+    def watched(self, c, wake):
+        before = len(questions)
+        covered = self._job is None and self._order.due <= wake + self._answer_cycles
+        result = original(self, c, wake)
+        if len(questions) > before:
+            (needless if covered else asked).append(c)
+        return result
+
+    def counted(self, comp, *args):
+        questions.append(comp)
+        return question(self, comp, *args)
+
+    monkeypatch.setattr(SchedulesAhead, "_schedule_ahead", watched)
+    monkeypatch.setattr(Simulator, "undisturbed_until_ps", counted)
+    deferring = _run("compiled", requests, cycles)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert deferring[key] == reference[key], key
+    assert asked and not needless
+
+
+def test_no_question_is_asked_when_no_answer_could_reach_the_short_horizon(monkeypatch):
+    """With ``lookahead_cycles`` below the short horizon (4 cycles for the one source that
+    reaches the controller), no answer could let it schedule far enough to pay for a
+    question: it asks none and counts each chance as a short answer; the results are the
+    reference's."""
+    requests, cycles = _workload(1)
+    reference = _run("python", requests, cycles)
+    questions = []
+    question = Simulator.undisturbed_until_ps
+
+    def counted(self, comp, *args):
+        questions.append(comp)
+        return question(self, comp, *args)
+
+    monkeypatch.setattr(Simulator, "undisturbed_until_ps", counted)
+    short = _run("compiled", requests, cycles, lookahead_cycles=3)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert short[key] == reference[key], key
+    dram = short["dram"]
+    assert dram.short_horizon_cycles == 4 and not [comp for comp in questions if comp is dram]
