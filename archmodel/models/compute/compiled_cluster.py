@@ -49,8 +49,8 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               G_CONFLICTS, G_DMA_COMPLETED, G_DMA_DST, G_DMA_DSTR, G_DMA_NEXT_ID, G_DMA_REPS,
                               G_DMA_SRC, G_DMA_SSTR, G_EXIT, G_FINISHED, G_GRANTS, G_IC_LINE_WORDS, G_LATENCY,
                               G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, I_CSR,
-                              I_CSR_OP, I_FKIND, I_IMM, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2, I_SIGNED, I_SIZE,
-                              I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2, Q_DST, Q_DSTR,
+                              I_CSR_OP, I_FKIND, I_IMM, I_INT_QUIET, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2,
+                              I_SIGNED, I_SIZE, I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2, Q_DST, Q_DSTR,
                               Q_ID, Q_INS, Q_REPS, Q_SIZE, Q_SRC, Q_SSTR, S_ACTIVE, S_ADDR, S_CFGB, S_CFGS, S_COUNT,
                               S_DEPTH, S_HEAD, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
                               S_JWRITES, S_LAUNCHED, S_REPEAT, S_RID, S_WRITES, _AUIPC, _BOUND, _CSR_SET,
@@ -70,15 +70,12 @@ def _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
     if ip >= cs[c, C_NINS]:
         return True
     i = cs[c, C_CBASE] + ip
+    # the instructions that never need Python (most cycles' instructions) answer before the
+    # operands' readiness is looked at, which could only make the answer False as well
+    if code[i, I_INT_QUIET]:
+        return False
     kind = code[i, I_KIND]
     op = code[i, I_OP]
-    # the kinds that never need Python (most cycles' instructions) answer before the
-    # operands' readiness is looked at, which could only make the answer False as well
-    if kind == K_ALU and op >= 0 or kind == K_BRANCH or kind == K_FREP or kind == K_JAL or kind == K_BARRIER \
-            or kind == K_HALT or kind == K_FENCE:
-        return False
-    if kind == K_FP and code[i, I_FKIND] != F_LOAD and code[i, I_FKIND] != F_STORE:
-        return False
     if x_ready[c, code[i, I_XS1]] > cycle or x_ready[c, code[i, I_XS2]] > cycle:
         return False
     if kind == K_ALU:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .isa import (F_SSR_ENABLE, K_BARRIER, K_CSR, K_DMA, K_FP, K_JAL, OPS, SSR_BOUND, SSR_CSRS, SSR_IDX_BASE,
+from .isa import (F_COMP, F_LOAD, F_SSR_ENABLE, F_STORE, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP,
+                  K_FREP, K_HALT, K_JAL, K_NOP, OPS, SSR_BOUND, SSR_CSRS, SSR_IDX_BASE,
                   SSR_IDX_CFG, SSR_IRPTR, SSR_IWPTR, SSR_REPEAT, SSR_RPTR, SSR_STRIDE, SSR_WPTR)
 from .isa import code as code_of
 
@@ -15,7 +16,9 @@ from .isa import code as code_of
 # -- instruction table: one int64 row per instruction of every loaded program -----------------
 (I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
  I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
- I_WIDTH) = range(27)
+ I_INT_QUIET, I_FP_QUIET, I_STREAMS_READ, I_WIDTH) = range(30)
+# (I_INT_QUIET, I_FP_QUIET, I_STREAMS_READ: what the loop's exit checks know of an instruction
+# before any state, so that most cycles' checks answer from one column; see _quiet)
 
 # I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
 # configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
@@ -65,7 +68,29 @@ def _encode(ins) -> list:
             row[I_SSR_N], reg, row[I_SSR_DIM] = SSR_CSRS[name]
             row[I_SSR_FIELD] = reg.code
     row[I_OP] = code
+    row[I_INT_QUIET], row[I_FP_QUIET], row[I_STREAMS_READ] = _quiet(row)
     return row
+
+
+_INT_NEVER_EXITS = (K_BRANCH, K_FREP, K_JAL, K_BARRIER, K_HALT, K_FENCE, K_NOP)
+
+
+def _quiet(row: list) -> tuple:
+    """What the exit checks of the loop (compiled_cluster._int_would_exit,
+    compiled_fp._fp_would_exit) can tell from an encoded instruction alone: whether the
+    integer pipeline never leaves it to Python (a supported ALU operation, a branch, a jump, an
+    FP instruction other than a load or store, ...); whether the FP subsystem never does
+    when it issues the instruction as encoded (no stagger), while no stream it reads is a
+    write stream and its core has not halted: not an FP computation, or a supported one that
+    is no division, writes no stream register and reads each stream register once; and the
+    stream registers (ft0-ft2, as bits) it reads. (1 or 0, 1 or 0, the bits)"""
+    kind, fkind, op = row[I_KIND], row[I_FKIND], row[I_OP]
+    int_quiet = kind in _INT_NEVER_EXITS or (kind == K_ALU and op >= 0) or \
+        (kind == K_FP and fkind not in (F_LOAD, F_STORE))
+    streams = [r for r in (row[I_RS1], row[I_RS2], row[I_RS3])[:row[I_NSRC]] if r < 3]
+    fp_quiet = kind != K_FP or fkind != F_COMP or (
+        op >= 0 and op != _FDIV and row[I_RD] >= 3 and len(set(streams)) == len(streams))
+    return int(int_quiet), int(fp_quiet), sum(1 << r for r in set(streams))
 
 
 def encode_programs(cores) -> tuple:
