@@ -68,29 +68,34 @@ def _encode(ins) -> list:
             row[I_SSR_N], reg, row[I_SSR_DIM] = SSR_CSRS[name]
             row[I_SSR_FIELD] = reg.code
     row[I_OP] = code
-    row[I_INT_QUIET], row[I_FP_QUIET], row[I_STREAMS_READ] = _quiet(row)
     return row
 
 
 _INT_NEVER_EXITS = (K_BRANCH, K_FREP, K_JAL, K_BARRIER, K_HALT, K_FENCE, K_NOP)
 
 
-def _quiet(row: list) -> tuple:
-    """What the exit checks of the loop (compiled_cluster._int_would_exit,
-    compiled_fp._fp_would_exit) can tell from an encoded instruction alone: whether the
-    integer pipeline never leaves it to Python (a supported ALU operation, a branch, a jump, an
-    FP instruction other than a load or store, ...); whether the FP subsystem never does
-    when it issues the instruction as encoded (no stagger), while no stream it reads is a
-    write stream and its core has not halted: not an FP computation, or a supported one that
-    is no division, writes no stream register and reads each stream register once; and the
-    stream registers (ft0-ft2, as bits) it reads. (1 or 0, 1 or 0, the bits)"""
-    kind, fkind, op = row[I_KIND], row[I_FKIND], row[I_OP]
-    int_quiet = kind in _INT_NEVER_EXITS or (kind == K_ALU and op >= 0) or \
-        (kind == K_FP and fkind not in (F_LOAD, F_STORE))
-    streams = [r for r in (row[I_RS1], row[I_RS2], row[I_RS3])[:row[I_NSRC]] if r < 3]
-    fp_quiet = kind != K_FP or fkind != F_COMP or (
-        op >= 0 and op != _FDIV and row[I_RD] >= 3 and len(set(streams)) == len(streams))
-    return int(int_quiet), int(fp_quiet), sum(1 << r for r in set(streams))
+def _quiet(table: np.ndarray) -> None:
+    """Fill the columns that say what the exit checks of the loop (compiled_cluster.
+    _int_would_exit, compiled_fp._fp_would_exit) can tell from an encoded instruction alone:
+    I_INT_QUIET, the integer pipeline never leaves it to Python (a supported ALU operation, a
+    branch, a jump, an FP instruction other than a load or store, ...); I_FP_QUIET, the FP
+    subsystem never does when it issues it unstaggered while no stream it reads is a write
+    stream and its core has not halted (not an FP computation, or a supported one that is no
+    division, writes no stream register and reads each stream register once); and
+    I_STREAMS_READ, the stream registers (ft0-ft2, as bits) it reads. (Whole columns at once:
+    a cluster's programs are encoded at its first batch, inside the run.)"""
+    kind, fkind, op = table[:, I_KIND], table[:, I_FKIND], table[:, I_OP]
+    table[:, I_INT_QUIET] = np.isin(kind, _INT_NEVER_EXITS) | (kind == K_ALU) & (op >= 0) | \
+        (kind == K_FP) & (fkind != F_LOAD) & (fkind != F_STORE)
+    reads = np.zeros(len(table), np.int64)
+    twice = np.zeros(len(table), bool)
+    for position, column in enumerate((I_RS1, I_RS2, I_RS3)):
+        reg = table[:, column]
+        bit = np.where((position < table[:, I_NSRC]) & (reg < 3), np.left_shift(1, reg.clip(0, 2)), 0)
+        twice |= (reads & bit) != 0
+        reads |= bit
+    table[:, I_STREAMS_READ] = reads
+    table[:, I_FP_QUIET] = (kind != K_FP) | (fkind != F_COMP) | (op >= 0) & (op != _FDIV) & (table[:, I_RD] >= 3) & ~twice
 
 
 def encode_programs(cores) -> tuple:
@@ -108,6 +113,7 @@ def encode_programs(cores) -> tuple:
             rows.extend(_encode(ins) for ins in core.instrs)
         bases.append(seen[key])
     table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    _quiet(table)
     return table, objects, bases
 
 
