@@ -17,7 +17,8 @@ from archmodel.models.compute.compiled_layout import (C_CBASE, C_HALTED, C_IBASE
 FP_LINES = ["fmadd.d f8, ft0, ft1, f8", "fmadd.d ft2, ft0, ft1, f8", "fadd.d f8, ft0, ft0", "fdiv.d f8, f9, f10",
             "fdiv.d f8, ft0, ft1", "fsqrt.d f8, f9", "fld f8, 0(a0)", "fmul.d f8, f9, ft1", "fcvt.w.d a0, f8",
             "fadd.d f8, f9, f10", "fmsub.d f9, ft2, f3, ft0", "fmul.d ft1, ft2, f8", "fsgnj.d f4, ft1, ft2",
-            "fadd.d f3, ft2, f3", "fmadd.d ft0, ft1, ft1, ft2"]
+            "fadd.d f3, ft2, f3", "fmadd.d ft0, ft1, ft1, ft2", "fmadd.d f31, f30, f31, f29", "fadd.d f30, ft0, f31"]
+# (the last two meet the stream registers in stagger copies: (register + copy) % 32)
 INT_LINES = ["addi a0, a0, 1", "add a0, a1, a2", "div a0, a1, a2", "mulh a0, a1, a2", "mul a0, a1, a2", "lw a1, 0(a0)",
              "sw a1, 4(a0)", "jalr ra, a1, 0", "csrr a0, mhartid", "csrw mcycle, a0", "beq a0, a1, 1b",
              "fld f8, 0(a0)", "fsd f8, 8(a0)", "fadd.d f8, f9, f10", "frep.o a0, 1", "fmul.d f8, f9, f10", "nop",
@@ -46,7 +47,7 @@ def _fp_state(rng: random.Random, ninstr: int) -> tuple:
     cs[0, C_SEQ_ON] = replaying or rng.random() < 0.2
     cs[0, C_SEQ_IT] = rng.randrange(1, 5) if replaying else 0
     cs[0, C_SEQ_POS] = 0
-    cs[0, C_SEQ_MASK] = rng.choice([0, 0, 0, 0b1001, 0b0110])
+    cs[0, C_SEQ_MASK] = rng.choice([0, 0, 0, 0b1001, 0b0110, 0b0001, 0b1111])
     cs[0, C_SEQ_SMAX] = rng.randrange(4)
     cs[0, C_Q_COUNT] = rng.randrange(2)
     cs[0, C_SSR_ON] = rng.random() < 0.8
