@@ -50,7 +50,8 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               G_DMA_SRC, G_DMA_SSTR, G_EXIT, G_FINISHED, G_GRANTS, G_IC_LINE_WORDS, G_LATENCY,
                               G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, I_CSR,
                               I_CSR_OP, I_FKIND, I_IMM, I_INT_QUIET, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2,
-                              I_SIGNED, I_SIZE, I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2, Q_DST, Q_DSTR,
+                              I_SIGNED, I_SIZE, I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2,
+                              Q_DST, Q_DSTR,
                               Q_ID, Q_INS, Q_REPS, Q_SIZE, Q_SRC, Q_SSTR, S_ACTIVE, S_ADDR, S_CFGB, S_CFGS, S_COUNT,
                               S_DEPTH, S_HEAD, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
                               S_JWRITES, S_LAUNCHED, S_REPEAT, S_RID, S_WRITES, _AUIPC, _BOUND, _CSR_SET,
@@ -562,8 +563,8 @@ def _cluster_cycles(start, end, check_only, port_done, cluster, dma):
 COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
 """The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
 cached entry calls)."""
-_INLINED = ("_fp", "_advance", "_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit", "_int_would_exit",
-            "_lsu_grant", "_dma_step", "_cluster_cycles")
+_INLINED = ("_fp", "_advance", "_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit",
+            "_int_would_exit", "_lsu_grant", "_dma_step", "_cluster_cycles")
 _COMPILED = None
 
 

@@ -95,7 +95,8 @@ def _quiet(table: np.ndarray) -> None:
         twice |= (reads & bit) != 0
         reads |= bit
     table[:, I_STREAMS_READ] = reads
-    table[:, I_FP_QUIET] = (kind != K_FP) | (fkind != F_COMP) | (op >= 0) & (op != _FDIV) & (table[:, I_RD] >= 3) & ~twice
+    table[:, I_FP_QUIET] = (kind != K_FP) | (fkind != F_COMP) | \
+        (op >= 0) & (op != _FDIV) & (table[:, I_RD] >= 3) & ~twice
 
 
 def encode_programs(cores) -> tuple:
