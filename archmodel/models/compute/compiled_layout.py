@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .isa import (F_SSR_ENABLE, K_BARRIER, K_CSR, K_DMA, K_FP, K_JAL, OPS, SSR_BOUND, SSR_CSRS, SSR_IDX_BASE,
+from .isa import (F_COMP, F_LOAD, F_SSR_ENABLE, F_STORE, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP,
+                  K_FREP, K_HALT, K_JAL, K_NOP, OPS, SSR_BOUND, SSR_CSRS, SSR_IDX_BASE,
                   SSR_IDX_CFG, SSR_IRPTR, SSR_IWPTR, SSR_REPEAT, SSR_RPTR, SSR_STRIDE, SSR_WPTR)
 from .isa import code as code_of
 
@@ -15,7 +16,9 @@ from .isa import code as code_of
 # -- instruction table: one int64 row per instruction of every loaded program -----------------
 (I_KIND, I_OP, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT, I_FLOPS,
  I_SIZE, I_SIGNED, I_NSRC, I_FP32, I_CSR, I_CSR_OP, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_INNER, I_SMAX, I_SMASK,
- I_WIDTH) = range(27)
+ I_INT_QUIET, I_FP_QUIET, I_STREAMS_READ, I_WIDTH) = range(30)
+# (I_INT_QUIET, I_FP_QUIET, I_STREAMS_READ: what the loop's exit checks know of an instruction
+# before any state, so that most cycles' checks answer from one column; see _quiet)
 
 # I_OP of the DMA instructions, I_CSR_OP of the CSR instructions, I_CSR the CSR (an SSR's
 # configuration: I_SSR_FIELD, I_SSR_N, I_SSR_DIM say which)
@@ -68,6 +71,34 @@ def _encode(ins) -> list:
     return row
 
 
+_INT_NEVER_EXITS = (K_BRANCH, K_FREP, K_JAL, K_BARRIER, K_HALT, K_FENCE, K_NOP)
+
+
+def _quiet(table: np.ndarray) -> None:
+    """Fill the columns that say what the exit checks of the loop (compiled_cluster.
+    _int_would_exit, compiled_fp._fp_would_exit) can tell from an encoded instruction alone:
+    I_INT_QUIET, the integer pipeline never leaves it to Python (a supported ALU operation, a
+    branch, a jump, an FP instruction other than a load or store, ...); I_FP_QUIET, the FP
+    subsystem never does when it issues it unstaggered while no stream it reads is a write
+    stream and its core has not halted (not an FP computation, or a supported one that is no
+    division, writes no stream register and reads each stream register once); and
+    I_STREAMS_READ, the stream registers (ft0-ft2, as bits) it reads. (Whole columns at once:
+    a cluster's programs are encoded at its first batch, inside the run.)"""
+    kind, fkind, op = table[:, I_KIND], table[:, I_FKIND], table[:, I_OP]
+    table[:, I_INT_QUIET] = np.isin(kind, _INT_NEVER_EXITS) | (kind == K_ALU) & (op >= 0) | \
+        (kind == K_FP) & (fkind != F_LOAD) & (fkind != F_STORE)
+    reads = np.zeros(len(table), np.int64)
+    twice = np.zeros(len(table), bool)
+    for position, column in enumerate((I_RS1, I_RS2, I_RS3)):
+        reg = table[:, column]
+        bit = np.where((position < table[:, I_NSRC]) & (reg < 3), np.left_shift(1, reg.clip(0, 2)), 0)
+        twice |= (reads & bit) != 0
+        reads |= bit
+    table[:, I_STREAMS_READ] = reads
+    table[:, I_FP_QUIET] = (kind != K_FP) | (fkind != F_COMP) | \
+        (op >= 0) & (op != _FDIV) & (table[:, I_RD] >= 3) & ~twice
+
+
 def encode_programs(cores) -> tuple:
     """(table, instruction objects, first row of each core) for ``cores``' programs; each
     distinct instruction list is encoded once."""
@@ -83,6 +114,7 @@ def encode_programs(cores) -> tuple:
             rows.extend(_encode(ins) for ins in core.instrs)
         bases.append(seen[key])
     table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    _quiet(table)
     return table, objects, bases
 
 

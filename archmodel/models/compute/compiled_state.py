@@ -167,12 +167,12 @@ _SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, e
 
 
 def _entry_of(loop, arrays: tuple):
-    """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop, which takes
-    its arguments as one tuple: ``*args``) for ``arrays`` after run()'s four scalars
+    """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop) for
+    ``arrays`` after run()'s four scalars
     (:func:`~archmodel.kernel.compiled.compiled_entry`); None until the dispatcher holds it.
     Calling it skips the typing of 45 arguments at every batch, about half of a short
     batch's call."""
-    return compiled_entry(loop, _SCALARS + arrays, star_args=True)
+    return compiled_entry(loop, _SCALARS + arrays)
 
 
 class Resident:
@@ -466,7 +466,7 @@ class Resident:
             operands = self._operands[id(memory)] = (*operands[:3], entry, operands[4])
         entry = operands[3]
         if entry is not None:
-            return entry((start, end, check_only, port_done) + operands[4])
+            return entry(start, end, check_only, port_done, *operands[4])
         loop = _compiled_cluster_cycles()
         ran = loop(start, end, check_only, port_done, *operands[4])
         self._operands[id(memory)] = (*operands[:3], _entry_of(loop, operands[4]), operands[4])
