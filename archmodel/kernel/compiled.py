@@ -139,7 +139,7 @@ def dispatcher(function: Callable[..., Any], *, allocates: bool = False, inline:
         config.CACHE_DIR = user_folder
 
 
-_ENTRIES: dict = {}  # (dispatcher, star_args, the arguments' layouts) -> its compiled entry
+_ENTRIES: dict = {}  # (dispatcher, the arguments' layouts) -> its compiled entry
 
 
 def argument_layout(value: Any) -> Optional[tuple]:
@@ -154,29 +154,24 @@ def argument_layout(value: Any) -> Optional[tuple]:
     return None
 
 
-def compiled_entry(loop: Any, args: tuple, star_args: bool = False) -> Any:
+def compiled_entry(loop: Any, args: tuple) -> Any:
     """The compiled entry of the numba dispatcher ``loop`` for arguments like ``args``, once
     the dispatcher holds it (after a call with them); None when it holds none, or an argument
     is neither an array nor a Python scalar. Calling the entry skips the dispatcher's typing
     of every argument at every call, which for a loop of 40-odd arrays called once per short
-    batch or DRAM edge costs more than the call's work. ``star_args``: the loop takes its
-    arguments as one tuple (``def loop(*args)``). Kept per layout of the arguments: typing
+    batch or DRAM edge costs more than the call's work. Kept per layout of the arguments: typing
     them (numba's typeof) costs more than a thousand calls. Only a found entry is kept: a
     caller may ask before its first call through the dispatcher (whose entry another caller
     with the same layouts may already have made), and ask again after it."""
     layouts = tuple(map(argument_layout, args))
     if None in layouts:
         return None
-    key = (loop, star_args, layouts)
+    key = (loop, layouts)
     entry = _ENTRIES.get(key)
     if entry is None:
         types = tuple(loop.typeof_pyval(value) for value in args)
         for signature in loop.signatures:
-            if star_args:
-                found = tuple(getattr(signature[0], "types", ())) if len(signature) == 1 else None
-            else:
-                found = tuple(signature)
-            if found == types:
+            if tuple(signature) == types:
                 entry = _ENTRIES[key] = loop.get_overload(signature)
     return entry
 
