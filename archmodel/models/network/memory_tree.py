@@ -15,6 +15,9 @@ from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 from .memory_tree_bounds import MemoryTreeBounds
 
 
+_NEVER = 1 << 62  # (a time no run reaches)
+
+
 def _width(port) -> int | None:
     """The width in bits of the link at ``port`` (None: unconnected, or a message a cycle)."""
     return port.channel.width_bits if port.connected else None
@@ -232,6 +235,20 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             self._sole_targets.append(next(iter(targets)) if len(targets) == 1 else None)
         # a node without ranges (a quadrant's) sends every request from below up
         self._all_up = not self.routes.ranges and self.up_req.connected
+        # what the ticks look at: the connected ports with their channels (and, for the
+        # outputs, their queues)
+        self._target_inputs = [(t, port, port.channel) for t, port in self._live_targets]
+        self._requester_inputs = [(i, port.channel) for i, port in self._live_requesters]
+        self._answer_outputs = [(self.answers[i], self.answer_ports[i], self.answer_ports[i].channel)
+                                for i, port in self._live_requesters if self.answer_ports[i].connected]
+        self._target_outputs = [(t, self.to_send[t], port, port.channel)
+                                for t, port in enumerate(self.target_ports) if port.connected]
+        self._output_queues = [(queue, channel) for queue, _, channel in self._answer_outputs] + \
+            [(queue, channel) for _, queue, _, channel in self._target_outputs]
+        # requesters that are all below a node sending all up: none is refused, none granted
+        # while the uplink's queue is full, and then their arrivals wake no sleeping node
+        self._all_up_only = self._all_up and all(i < self.radix for i, _ in self._live_requesters)
+        self._quiet = False
 
     # -- routing --------------------------------------------------------------------------------
     def target_of(self, requester: int, request: MemRequest) -> int:
@@ -270,76 +287,104 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
 
     # -- the clock edge -------------------------------------------------------------------------
     def tick(self) -> None:
+        """One edge: take the targets' responses, send the answers and requests whose time has
+        come and whose link is free, and grant each target one requester, round robin. An
+        edge that moved something keeps the node awake for the next; one that moved nothing
+        puts it to sleep (:meth:`_sleep_until_due`)."""
         now = self.sim.now
         moved = False
-        for t, port in self._live_targets:
-            if port.valid:
+        for t, port, channel in self._target_inputs:
+            flight = channel.flight  # (port.valid, written out: every tick looks at every target)
+            if flight and flight[0][0] <= now and channel.taken_at != now:
                 self._answered(t, port.recv(), now)
                 moved = True
-        answers = self.answers
+        # A message whose link is still busy is not offered (it could not go), so no credit
+        # returning meanwhile wakes the node for nothing: asleep, it wakes itself when the link
+        # frees (_sleep_until_due). One refused for want of a credit leaves its port blocked,
+        # and the returning credit wakes the node.
         if self._answers_queued:
-            for i, queue in enumerate(answers):
-                if queue and queue[0][0] <= now and self.answer_ports[i].try_send(queue[0][1]):
+            for queue, port, channel in self._answer_outputs:
+                if queue and queue[0][0] <= now and channel.busy_until <= now and port.try_send(queue[0][1]):
                     queue.popleft()
                     self._answers_queued -= 1
                     moved = True
         to_send = self.to_send
         depth = self.queue_depth
-        routed = self._routed
-        wanted = None
-        for i, port in self._live_requesters:
-            route = routed[i]
-            if route is None:
-                # Only this node takes from its requesters, so a head routed at an earlier edge
-                # is still there and still valid: just a new head is looked at (and routed at
-                # the edge it is first seen, where a request this node refuses stops the run).
-                request = port.peek()  # (None when nothing is valid)
-                if request is None:
-                    continue
-                route = routed[i] = (request, self.target_of(i, request))
-            t = route[1]
-            if len(to_send[t]) >= depth:
-                continue  # (no grant for a full queue: the requester waits at its head)
-            if wanted is None:
-                wanted = {t: [i]}
-            else:
-                asking = wanted.get(t)
-                if asking is None:
-                    wanted[t] = [i]
+        # (a node whose requesters all send up grants none while the uplink's queue is full)
+        if not self._all_up_only or len(to_send[self.up]) < depth:
+            routed = self._routed
+            wanted = None
+            for i, channel in self._requester_inputs:
+                route = routed[i]
+                if route is None:
+                    # Only this node takes from its requesters, so a head routed at an earlier
+                    # edge is still there and still valid: just a new head is looked at (and
+                    # routed at the edge it is first seen, where a request this node refuses
+                    # stops the run). (port.peek(), written out as above)
+                    flight = channel.flight
+                    if not flight or flight[0][0] > now or channel.taken_at == now:
+                        continue
+                    request = flight[0][1]
+                    route = routed[i] = (request, self.target_of(i, request))
+                t = route[1]
+                if len(to_send[t]) >= depth:
+                    continue  # (no grant for a full queue: the requester waits at its head)
+                if wanted is None:
+                    wanted = {t: [i]}
                 else:
-                    asking.append(i)
-        if wanted is not None:
-            for t, asking in wanted.items():
-                # round robin: the first asking at or after the priority, else the first (asking
-                # lists the requesters in their order)
-                winner = asking[0]
-                if len(asking) > 1:
-                    start = self.priority[t]
-                    for i in asking:
-                        if i >= start:
-                            winner = i
-                            break
-                self.priority[t] = (winner + 1) % len(self.requesters)
-                routed[winner] = None
-                self._take(winner, t, self.requesters[winner].recv(), now)
+                    asking = wanted.get(t)
+                    if asking is None:
+                        wanted[t] = [i]
+                    else:
+                        asking.append(i)
+            if wanted is not None:
+                for t, asking in wanted.items():
+                    # round robin: the first asking at or after the priority, else the first
+                    # (asking lists the requesters in their order)
+                    winner = asking[0]
+                    if len(asking) > 1:
+                        start = self.priority[t]
+                        for i in asking:
+                            if i >= start:
+                                winner = i
+                                break
+                    self.priority[t] = (winner + 1) % len(self.requesters)
+                    routed[winner] = None
+                    self._take(winner, t, self.requesters[winner].recv(), now)
                 moved = True
-        soonest = None
-        for t, queue in enumerate(to_send):
-            if queue and queue[0][0] <= now and self.target_ports[t].try_send(queue[0][1]):
+        for t, queue, port, channel in self._target_outputs:
+            if queue and queue[0][0] <= now and channel.busy_until <= now and port.try_send(queue[0][1]):
                 _, request, _ = queue.popleft()
                 self._count(t, request, True)
                 moved = True
-            if queue and queue[0][0] > now:
-                soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
-        if self._answers_queued:
-            for queue in answers:
-                if queue and queue[0][0] > now:
-                    soonest = queue[0][0] if soonest is None else min(soonest, queue[0][0])
-        if moved:
-            return
-        # Nothing moved: what is left waits for a message, a credit, or a ready time.
+        if not moved:
+            self._sleep_until_due(now)
+
+    def _sleep_until_due(self, now: int) -> None:
+        """Sleep after an edge that moved nothing, until the first queued message may go (its
+        ready time, or its link's free time; one refused for want of a credit waits for the
+        credit, which wakes the node), unless a message arriving wakes it first. A request
+        arriving from below while the uplink's queue that takes all of them is full does not
+        wake it: that queue makes room only at an edge of the node's own, and the node looks
+        at the next edge after it."""
+        soonest = _NEVER
+        for queue, channel in self._output_queues:
+            if queue:
+                ready = queue[0][0]
+                free = channel.busy_until
+                if ready <= now and free <= now:
+                    continue  # (refused at this edge: the returning credit wakes the node)
+                at = ready if ready > free else free
+                if at < soonest:
+                    soonest = at
+        if self._all_up_only:
+            quiet = len(self.to_send[self.up]) >= self.queue_depth
+            if quiet != self._quiet:
+                self._quiet = quiet
+                for i, _ in self._requester_inputs:
+                    self.requesters[i].wake_on_arrivals_after(_NEVER if quiet else -1)
         self.sleep()
-        if soonest is not None:
+        if soonest < _NEVER:
             self.wake_at(soonest)
 
     def _take(self, requester: int, target: int, request: MemRequest, now: int) -> None:
