@@ -268,33 +268,37 @@ def test_a_request_behind_a_refusing_link_to_the_memory_is_bounded_from_its_next
     assert sum(unblocked > now + 1000 for now, _, unblocked in here) >= 8
 
 
-def test_a_later_read_of_a_quicker_memory_leaves_the_horizon_at_the_oldest_reads_channel():
-    """A requester's 1 KiB read of a DDR4 channel, then a 64-byte read of a memory answering
-    in one cycle: the quick response reaches the requester's interface long before the
-    first and waits there (responses leave in the order of the requests), so while the
-    first read is held at its channel the horizon is the channel's bound on it, past every
-    such question (the quick read's answer would bound it to a few cycles), and no
-    response comes before a horizon."""
+def _slow_then_quick_read(ddr_at: int, quick_at: int, link_latency: int = 1) -> tuple:
+    """(top, noc, probe): a 2x2 mesh, two terminals a router, with a DDR4 channel at
+    terminal ``ddr_at`` (its first MiB) and a memory answering in one cycle at ``quick_at``
+    (the next MiB); the probe at terminal 0 reads 1 KiB of the channel at cycle 0, then 64
+    bytes of the quick memory at cycle 1."""
     top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1), (MIB, 2 * MIB, 5)], engine="fast")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, ddr_at), (MIB, 2 * MIB, quick_at)],
+              engine="fast", link_latency=link_latency)
     ddr = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
     quick = FixedLatencyMemory("quick", top, base_address=MIB, size_bytes=MIB, latency_cycles=1)
-    for t, memory, out in ((1, ddr, ddr.resp), (5, quick, quick.rsp)):
+    for t, memory, out in ((ddr_at, ddr, ddr.resp), (quick_at, quick, quick.rsp)):
         connect(noc.memory_port("to_memory", t), memory.req)
         connect(out, noc.memory_port("from_memory", t))
     probe = AskingRequester("probe", top)
     connect(probe.req, noc.memory_port("mem_req", 0))
     connect(noc.memory_port("mem_rsp", 0), probe.rsp)
     probe.script.extend([(0, MemRequest(0x400, 1024, tag=0)), (1, MemRequest(MIB, 64, tag=1))])
-    channel_side = noc.interfaces[1]
+    return top, noc, probe
+
+
+def _horizons_past_their_questions(top, probe, watched) -> None:
+    """Run ``top`` until both of the probe's reads are answered, and check that no response
+    comes before a horizon and that every horizon given while ``watched(asker)`` held (at
+    least one) lies past every such question."""
     sim = Simulator(top)
-    asked = []  # (time, horizon) while both reads are out and the first is at its channel
+    asked = []  # (time, horizon) of the questions watched
     ask = sim.undisturbed_until_ps
 
     def asking(comp, *args, **kwargs):
         horizon = ask(comp, *args, **kwargs)
-        if comp is probe and len(probe.sent) == 2 and any(
-                trip.requester == 0 and trip.order == 0 for trip in channel_side.at_memory.values()):
+        if watched(comp):
             asked.append((sim.now, horizon))
         return horizon
 
@@ -303,6 +307,23 @@ def test_a_later_read_of_a_quicker_memory_leaves_the_horizon_at_the_oldest_reads
     assert len(probe.received) == 2
     _answered_after_every_horizon([probe])
     assert asked and min(horizon for _, horizon in asked) > max(time for time, _ in asked)
+
+
+def test_a_later_read_of_a_quicker_memory_leaves_the_horizon_at_the_oldest_reads_channel():
+    """A requester's 1 KiB read of a DDR4 channel, then a 64-byte read of a memory answering
+    in one cycle: the quick response reaches the requester's interface long before the
+    first and waits there (responses leave in the order of the requests), so while the
+    first read is held at its channel the horizon is the channel's bound on it, past every
+    such question (the quick read's answer would bound it to a few cycles), and no
+    response comes before a horizon."""
+    top, noc, probe = _slow_then_quick_read(ddr_at=1, quick_at=5)
+    channel_side = noc.interfaces[1]
+
+    def first_read_at_its_channel(comp) -> bool:
+        return comp is probe and len(probe.sent) == 2 and any(
+            trip.requester == 0 and trip.order == 0 for trip in channel_side.at_memory.values())
+
+    _horizons_past_their_questions(top, probe, first_read_at_its_channel)
 
 
 def test_while_the_oldest_request_is_on_its_way_a_later_quicker_read_leaves_the_horizon_at_it():
@@ -313,34 +334,13 @@ def test_while_the_oldest_request_is_on_its_way_a_later_quicker_read_leaves_the_
     that request is in the network the horizon is its own answer's bound, past every such
     question (the quick read's answer would bound it to a few cycles), and no response comes
     before a horizon."""
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7), (MIB, 2 * MIB, 1)], engine="fast",
-              link_latency=8)
-    ddr = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
-    quick = FixedLatencyMemory("quick", top, base_address=MIB, size_bytes=MIB, latency_cycles=1)
-    for t, memory, out in ((7, ddr, ddr.resp), (1, quick, quick.rsp)):
-        connect(noc.memory_port("to_memory", t), memory.req)
-        connect(out, noc.memory_port("from_memory", t))
-    probe = AskingRequester("probe", top)
-    connect(probe.req, noc.memory_port("mem_req", 0))
-    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
-    probe.script.extend([(0, MemRequest(0x400, 1024, tag=0)), (1, MemRequest(MIB, 64, tag=1))])
+    top, noc, probe = _slow_then_quick_read(ddr_at=7, quick_at=1, link_latency=8)
     requester_side, channel_side = noc.interfaces[0], noc.interfaces[7]
-    sim = Simulator(top)
-    asked = []  # (time, horizon) while both reads are out and the first is on its way to its channel
     arrived = []  # (the first read has reached its channel's interface)
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
+    def first_read_on_its_way(comp) -> bool:
         if channel_side.holds_order(0, 0):
-            arrived.append(sim.now)
-        if comp is probe and len(probe.sent) == 2 and requester_side.requests_issued == 2 and not arrived:
-            asked.append((sim.now, horizon))
-        return horizon
+            arrived.append(True)
+        return comp is probe and len(probe.sent) == 2 and requester_side.requests_issued == 2 and not arrived
 
-    sim.undisturbed_until_ps = asking
-    sim.run(until_ps=5_000_000)
-    assert len(probe.received) == 2
-    _answered_after_every_horizon([probe])
-    assert asked and min(horizon for _, horizon in asked) > max(time for time, _ in asked)
+    _horizons_past_their_questions(top, probe, first_read_on_its_way)
