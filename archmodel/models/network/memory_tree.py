@@ -235,10 +235,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             self._sole_targets.append(next(iter(targets)) if len(targets) == 1 else None)
         # a node without ranges (a quadrant's) sends every request from below up
         self._all_up = not self.routes.ranges and self.up_req.connected
-        # what the ticks look at: the connected ports with their channels (and, for the
-        # outputs, their queues)
-        self._target_inputs = [(t, port, port.channel) for t, port in self._live_targets]
-        self._requester_inputs = [(i, port.channel) for i, port in self._live_requesters]
+        # what the ticks look at: the connected output ports with their queues and channels
         self._answer_outputs = [(self.answers[i], self.answer_ports[i], self.answer_ports[i].channel)
                                 for i, port in self._live_requesters if self.answer_ports[i].connected]
         self._target_outputs = [(t, self.to_send[t], port, port.channel)
@@ -293,9 +290,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         puts it to sleep (:meth:`_sleep_until_due`)."""
         now = self.sim.now
         moved = False
-        for t, port, channel in self._target_inputs:
-            flight = channel.flight  # (port.valid, written out: every tick looks at every target)
-            if flight and flight[0][0] <= now and channel.taken_at != now:
+        for t, port in self._live_targets:
+            if port.valid:
                 self._answered(t, port.recv(), now)
                 moved = True
         # A message whose link is still busy is not offered (it could not go), so no credit
@@ -314,17 +310,16 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         if not self._all_up_only or len(to_send[self.up]) < depth:
             routed = self._routed
             wanted = None
-            for i, channel in self._requester_inputs:
+            for i, port in self._live_requesters:
                 route = routed[i]
                 if route is None:
                     # Only this node takes from its requesters, so a head routed at an earlier
                     # edge is still there and still valid: just a new head is looked at (and
                     # routed at the edge it is first seen, where a request this node refuses
-                    # stops the run). (port.peek(), written out as above)
-                    flight = channel.flight
-                    if not flight or flight[0][0] > now or channel.taken_at == now:
+                    # stops the run).
+                    request = port.peek()  # (None when nothing is valid)
+                    if request is None:
                         continue
-                    request = flight[0][1]
                     route = routed[i] = (request, self.target_of(i, request))
                 t = route[1]
                 if len(to_send[t]) >= depth:
@@ -381,8 +376,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             quiet = len(self.to_send[self.up]) >= self.queue_depth
             if quiet != self._quiet:
                 self._quiet = quiet
-                for i, _ in self._requester_inputs:
-                    self.requesters[i].wake_on_arrivals_after(_NEVER if quiet else -1)
+                for _, port in self._live_requesters:
+                    port.wake_on_arrivals_after(_NEVER if quiet else -1)
         self.sleep()
         if soonest < _NEVER:
             self.wake_at(soonest)
