@@ -312,9 +312,7 @@ class NocRouter(RouterReports, Component):
         """VC allocation for the waiting heads, then switch allocation; returns whether flits
         won the switch (their words are due at ``now + st_total``, their credits upstream at
         ``now`` plus one of ``credit_times``, see :meth:`words_due`)."""
-        if self.va_waiting:
-            self._allocate_vcs(now)
-        return bool(self.sa_active) and self._allocate_switch(now)
+        return bool(self.arbitrate_and_ask(now) & WON)
 
     def arbitrate_and_ask(self, now: int) -> int:
         """:meth:`arbitrate`, then :meth:`has_requests`, in one call (the network engine asks
