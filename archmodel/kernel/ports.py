@@ -160,7 +160,8 @@ class OutPort(Port):
     @property
     def ready(self) -> bool:
         """A credit is held and the link is free. Finding it not ready marks the sender as
-        waiting: if it then sleeps, the returning credit (or the freed link) wakes it."""
+        waiting: if it then sleeps, it is woken at its first edge with both (a credit returning
+        while a long message still holds the link wakes it once the link frees)."""
         ch = self.channel
         if ch.credits > 0 and ch.busy_until <= ch.sim.now:
             return True
@@ -172,8 +173,8 @@ class OutPort(Port):
         ready and sends nothing meanwhile: the time its busy link frees, or just after the
         receiver can first take the message at the head of the channel (its credit returns
         at that edge's commit, so a sender edge at that same time still finds none); the
-        sooner of the two, now if neither applies. Either wakes a sleeping
-        blocked sender, and :attr:`ready` cannot hold before it. The receiver bounds its
+        sooner of the two, now if neither applies. :attr:`ready` cannot hold before it, nor
+        is a sleeping blocked sender woken for the port before it. The receiver bounds its
         takes (:meth:`Component.earliest_take_ps`), so a model computing ahead while blocked
         on this port need not stop at every edge to look."""
         ch = self.channel

@@ -414,7 +414,12 @@ class Simulator:
                     if ch.blocked and not sender._awake:
                         # With one domain every time point is one of its edges.
                         edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
-                        if sender._wake_edge != edge:
+                        if ch.busy_until > edge:
+                            # A wide message still holds the link then: the sender can send
+                            # once it frees, where it asked to be woken as it fell asleep
+                            # (asked again here, should a wake-up of its own have come since).
+                            self._wake_later(sender, ch.busy_until)
+                        elif sender._wake_edge != edge:
                             sender._wake_edge = edge
                             if edge == self._soon_at or not soon:
                                 self._soon_at = edge

@@ -131,6 +131,44 @@ def test_a_receiver_may_let_the_arrivals_before_a_time_not_wake_it(quiet):
 
 
 @model(catalogue=False)
+class Burster(Component):
+    """Sends messages of the given sizes in bits, one per edge while the channel is ready,
+    and sleeps whenever it is not (a returning credit or the freed link wakes it); logs its
+    ticks and the edges it sent at."""
+
+    sizes = Param(tuple, (), "the messages' sizes in bits")
+    out = Out("sized integers")
+
+    def setup(self):
+        self.ticked = []
+        self.sent_at = []
+
+    def tick(self):
+        self.ticked.append(self.cycle)
+        if len(self.sent_at) == len(self.sizes):
+            self.sleep()
+        elif self.out.try_send(len(self.sent_at), bits=self.sizes[len(self.sent_at)]):
+            self.sent_at.append(self.cycle)
+        else:
+            self.sleep()
+
+
+def test_a_returning_credit_wakes_a_sender_when_the_link_is_free_not_before():
+    """A byte at cycle 0, eight bytes at 1 (a byte-wide link is busy with them until 9), and
+    no credit left at 2 for the third (capacity 2): the sender sleeps. The receiver takes the
+    first at 2 and its credit returns, but the link is busy until 9: the sender is woken
+    then, when it can send, not at 3 to find the link busy."""
+    top = Component("top")
+    sender = Burster("s", top, sizes=(8, 64, 8))
+    consumer = Consumer("c", top)
+    connect(sender.out, consumer.inp, latency=2, capacity=2, width_bits=8)
+    Simulator(top).run()
+    assert sender.sent_at == [0, 1, 9]
+    assert [t // 1000 for t, _ in consumer.log] == [2, 10, 11]
+    assert sender.ticked == [0, 1, 2, 9, 10]
+
+
+@model(catalogue=False)
 class Noisy(Component):
     """Draws a number from its own random stream every cycle for ``n`` cycles."""
 
