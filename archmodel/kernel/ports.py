@@ -140,7 +140,9 @@ class InPort(Port):
         the message at the head, which the ones behind it cannot overtake: a memory that has
         already scheduled the cycles up to ``time_ps`` takes nothing before, and its ticks
         at their arrivals would be for nothing. Call it before sleeping (the messages already
-        on their way are looked at then); a later call replaces the time."""
+        on their way are looked at then); a later call replaces the time. It holds for a
+        message waiting behind one taken at this edge too, which the owner could not see (it
+        would otherwise be woken at its next edge to look)."""
         self.channel.quiet_until = time_ps
 
     def __len__(self) -> int:

@@ -226,18 +226,21 @@ class Simulator:
     def _fell_asleep(self, comp: Component) -> None:
         # Messages already waiting were seen, so only future arrivals wake it (those the
         # receiver lets not wake it aside), except after it took one at this edge: it could
-        # not see the next, so it looks at the next edge. A busy link wakes it when it frees
-        # only if it was waiting to send.
+        # not see the next, so it looks at the next edge, unless the port lets arrivals up to
+        # a later time not wake it (the next arrived before then: the receiver said it can do
+        # nothing with it before then and looks at it by itself). A busy link wakes it when it
+        # frees only if it was waiting to send.
         now = self.now
         soonest = None
         for ch in comp._in_channels:
             flight = ch.flight
             if not flight:
                 continue
-            if ch.taken_at == now and flight[0][0] <= now:
+            quiet = ch.quiet_until
+            if ch.taken_at == now and flight[0][0] <= now and quiet <= now:
                 soonest = now + comp.domain.period_ps
                 continue
-            after = ch.quiet_until if ch.quiet_until > now else now
+            after = quiet if quiet > now else now
             for arrival, _ in flight:
                 if arrival > after:
                     if soonest is None or arrival < soonest:

@@ -117,7 +117,9 @@ def test_a_receiver_may_let_the_arrivals_before_a_time_not_wake_it(quiet):
     every 4 cycles. Edge by edge it ticks at each arrival too; letting the arrivals before
     its next take not wake it, it skips those (at cycle 2 one already on its way when it fell
     asleep, at 3 one sent while it slept; the last at 6) and takes the same messages at the
-    same edges. At 5, 9... it looks at the next edge after a take, as ever."""
+    same edges. Edge by edge it looks at the next edge after a take too (5, 9...: it could
+    not see the message waiting behind the one it took); letting the arrivals up to its next
+    take not wake it, that message (arrived before then) does not wake it either."""
     top = Component("top")
     producer = Producer("p", top, count=6)
     picky = Picky("r", top, every=4, quiet=quiet)
@@ -125,7 +127,7 @@ def test_a_receiver_may_let_the_arrivals_before_a_time_not_wake_it(quiet):
     Simulator(top).run()
     assert picky.log == [(4, 0), (8, 1), (12, 2), (16, 3), (20, 4), (24, 5)]
     if quiet:
-        assert picky.ticked == [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24]
+        assert picky.ticked == [0, 1, 4, 8, 12, 16, 20, 24]
     else:
         assert picky.ticked == [0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 13, 16, 17, 20, 21, 24]
 
