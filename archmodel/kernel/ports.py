@@ -124,13 +124,13 @@ class InPort(Port):
         ch.received += 1
         sim.transfers += 1
         if not ch.returning:
-            sim._credit_returns.append(ch)
+            ch.credit_returns.append(ch)
         ch.returning += 1
         if ch.traced:
             ch.took = True
             if not ch.marked:  # listed once per edge for the observers; no call: it runs per transfer
                 ch.marked = True
-                sim._touched.append(ch)
+                ch.traced_used.append(ch)
         return msg
 
     def wake_on_arrivals_after(self, time_ps: int) -> None:
@@ -211,7 +211,7 @@ class OutPort(Port):
                 ch.payload = msg
                 if not ch.marked:
                     ch.marked = True
-                    sim._touched.append(ch)
+                    ch.traced_used.append(ch)
             return False
         # The transfer itself lives here rather than in send(): try_send is the common call.
         ch.credits -= 1
@@ -237,7 +237,7 @@ class OutPort(Port):
             ch.payload = msg
             if not ch.marked:
                 ch.marked = True
-                sim._touched.append(ch)
+                ch.traced_used.append(ch)
         return True
 
     def send_ahead(self, msg: Any, at_ps: int, bits: int | None = None) -> None:

@@ -162,7 +162,7 @@ class Simulator:
                 self.registers.append(reg)
             comp._wake_edge = None  # the edge of this component's latest wake-up entry
         for ch in self.channels:
-            ch.bind(self)
+            ch.bind(self, self._credit_returns, self._touched)
         for comp in self.components:
             comp._declares_sends = type(comp).earliest_send_ps is not Component.earliest_send_ps
         self.connection_graph = ConnectionGraph(self)
