@@ -241,6 +241,8 @@ class Simulator:
                 soonest = now + comp.domain.period_ps
                 continue
             after = quiet if quiet > now else now
+            if flight[-1][0] <= after:
+                continue  # (every message on it has arrived, or arrives unseen: nothing wakes it)
             for arrival, _ in flight:
                 if arrival > after:
                     if soonest is None or arrival < soonest:
