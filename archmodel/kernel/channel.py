@@ -57,12 +57,14 @@ class Channel:
     __slots__ = (
         "src", "dst", "latency", "capacity", "width_bits", "credits", "flight", "returning",
         "busy_until", "taken_at", "quiet_until", "blocked", "sent", "received", "beats", "sim", "src_owner", "dst_owner", "dst_domain",
-        "src_period", "same_domain", "delay", "tail_delay",
+        "src_period", "same_domain", "delay", "tail_delay", "credit_returns", "traced_used",
         "traced", "var", "offered", "fired", "took", "payload", "marked",
     )
     # Set by bind() once both ends have clock domains; None before.
     sim: Simulator
     dst_domain: ClockDomain
+    credit_returns: list
+    traced_used: list
 
     def __init__(self, src: OutPort, dst: InPort, latency: int, capacity: int, width_bits: int | None):
         count_instance(lambda: f"{src.path} -> {dst.path}")  # channels count against the limit too
@@ -89,6 +91,11 @@ class Channel:
         self.same_domain = False
         self.delay = 0
         self.tail_delay = 0
+        # The simulator's lists, set by bind(): the channels whose receiver took a message at
+        # this time point (its commit returns their credits) and the traced channels used then
+        # (handed to its observers after the commit). The ports append to them.
+        self.credit_returns = None  # type: ignore[assignment]
+        self.traced_used = None  # type: ignore[assignment]
         self.traced = False
         self.var: Any = None
         self.offered = self.fired = self.took = False
@@ -120,9 +127,13 @@ class Channel:
                        self.dst_owner.earliest_take_ps(self.dst))
         return None
 
-    def bind(self, sim: Simulator) -> None:
-        """Fix the timing constants once both ends have clock domains."""
+    def bind(self, sim: Simulator, credit_returns: list, traced_used: list) -> None:
+        """Fix the timing constants once both ends have clock domains, and take the lists of
+        ``sim``'s commit the ports append this channel to (see ``credit_returns`` and
+        ``traced_used`` in ``__init__``)."""
         self.sim = sim
+        self.credit_returns = credit_returns
+        self.traced_used = traced_used
         src_domain = self.src_owner.domain
         self.dst_domain = self.dst_owner.domain
         self.src_period = src_domain.period_ps

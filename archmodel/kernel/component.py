@@ -7,8 +7,9 @@ numbers come from. ``setup()`` builds registers and children; ``tick()`` runs at
 edge of the component's clock while it is awake.
 
 Idle skipping: a component is awake at the start. It calls ``sleep()`` when it has nothing
-to do; it wakes when a message arrives on one of its inputs, a credit returns on one of its
-outputs (or a busy link frees), or at a time it asked for with ``wake_in``/``sleep_for``.
+to do; it wakes when a message arrives on one of its inputs, an output it found not ready
+becomes ready (a credit returns and its link is free), or at a time it asked for with
+``wake_in``/``sleep_for``.
 Messages already waiting when it falls asleep do not wake it.
 """
 

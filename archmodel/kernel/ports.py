@@ -124,13 +124,13 @@ class InPort(Port):
         ch.received += 1
         sim.transfers += 1
         if not ch.returning:
-            sim._credit_returns.append(ch)
+            ch.credit_returns.append(ch)
         ch.returning += 1
         if ch.traced:
             ch.took = True
             if not ch.marked:  # listed once per edge for the observers; no call: it runs per transfer
                 ch.marked = True
-                sim._touched.append(ch)
+                ch.traced_used.append(ch)
         return msg
 
     def wake_on_arrivals_after(self, time_ps: int) -> None:
@@ -140,7 +140,9 @@ class InPort(Port):
         the message at the head, which the ones behind it cannot overtake: a memory that has
         already scheduled the cycles up to ``time_ps`` takes nothing before, and its ticks
         at their arrivals would be for nothing. Call it before sleeping (the messages already
-        on their way are looked at then); a later call replaces the time."""
+        on their way are looked at then); a later call replaces the time. It holds for a
+        message waiting behind one taken at this edge too, which the owner could not see (it
+        would otherwise be woken at its next edge to look)."""
         self.channel.quiet_until = time_ps
 
     def __len__(self) -> int:
@@ -160,7 +162,8 @@ class OutPort(Port):
     @property
     def ready(self) -> bool:
         """A credit is held and the link is free. Finding it not ready marks the sender as
-        waiting: if it then sleeps, the returning credit (or the freed link) wakes it."""
+        waiting: if it then sleeps, it is woken at its first edge with both (a credit returning
+        while a long message still holds the link wakes it once the link frees)."""
         ch = self.channel
         if ch.credits > 0 and ch.busy_until <= ch.sim.now:
             return True
@@ -172,8 +175,8 @@ class OutPort(Port):
         ready and sends nothing meanwhile: the time its busy link frees, or just after the
         receiver can first take the message at the head of the channel (its credit returns
         at that edge's commit, so a sender edge at that same time still finds none); the
-        sooner of the two, now if neither applies. Either wakes a sleeping
-        blocked sender, and :attr:`ready` cannot hold before it. The receiver bounds its
+        sooner of the two, now if neither applies. :attr:`ready` cannot hold before it, nor
+        is a sleeping blocked sender woken for the port before it. The receiver bounds its
         takes (:meth:`Component.earliest_take_ps`), so a model computing ahead while blocked
         on this port need not stop at every edge to look."""
         ch = self.channel
@@ -208,7 +211,7 @@ class OutPort(Port):
                 ch.payload = msg
                 if not ch.marked:
                     ch.marked = True
-                    sim._touched.append(ch)
+                    ch.traced_used.append(ch)
             return False
         # The transfer itself lives here rather than in send(): try_send is the common call.
         ch.credits -= 1
@@ -234,7 +237,7 @@ class OutPort(Port):
             ch.payload = msg
             if not ch.marked:
                 ch.marked = True
-                sim._touched.append(ch)
+                ch.traced_used.append(ch)
         return True
 
     def send_ahead(self, msg: Any, at_ps: int, bits: int | None = None) -> None:

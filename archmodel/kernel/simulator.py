@@ -162,7 +162,7 @@ class Simulator:
                 self.registers.append(reg)
             comp._wake_edge = None  # the edge of this component's latest wake-up entry
         for ch in self.channels:
-            ch.bind(self)
+            ch.bind(self, self._credit_returns, self._touched)
         for comp in self.components:
             comp._declares_sends = type(comp).earliest_send_ps is not Component.earliest_send_ps
         self.connection_graph = ConnectionGraph(self)
@@ -226,18 +226,23 @@ class Simulator:
     def _fell_asleep(self, comp: Component) -> None:
         # Messages already waiting were seen, so only future arrivals wake it (those the
         # receiver lets not wake it aside), except after it took one at this edge: it could
-        # not see the next, so it looks at the next edge. A busy link wakes it when it frees
-        # only if it was waiting to send.
+        # not see the next, so it looks at the next edge, unless the port lets arrivals up to
+        # a later time not wake it (the next arrived before then: the receiver said it can do
+        # nothing with it before then and looks at it by itself). A busy link wakes it when it
+        # frees only if it was waiting to send.
         now = self.now
         soonest = None
         for ch in comp._in_channels:
             flight = ch.flight
             if not flight:
                 continue
-            if ch.taken_at == now and flight[0][0] <= now:
+            quiet = ch.quiet_until
+            if ch.taken_at == now and flight[0][0] <= now and quiet <= now:
                 soonest = now + comp.domain.period_ps
                 continue
-            after = ch.quiet_until if ch.quiet_until > now else now
+            after = quiet if quiet > now else now
+            if flight[-1][0] <= after:
+                continue  # (every message on it has arrived, or arrives unseen: nothing wakes it)
             for arrival, _ in flight:
                 if arrival > after:
                     if soonest is None or arrival < soonest:
@@ -414,7 +419,12 @@ class Simulator:
                     if ch.blocked and not sender._awake:
                         # With one domain every time point is one of its edges.
                         edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
-                        if sender._wake_edge != edge:
+                        if ch.busy_until > edge:
+                            # A wide message still holds the link then: the sender can send
+                            # once it frees, where it asked to be woken as it fell asleep
+                            # (asked again here, should a wake-up of its own have come since).
+                            self._wake_later(sender, ch.busy_until)
+                        elif sender._wake_edge != edge:
                             sender._wake_edge = edge
                             if edge == self._soon_at or not soon:
                                 self._soon_at = edge
