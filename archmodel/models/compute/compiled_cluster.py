@@ -39,7 +39,8 @@ from .isa import SSR_INDIRECT, SSR_SHIFT_MAX, s32 as _s32
 from .isa import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                   K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 from .compiled_cluster_memory import MG_ON, _memory_send, _memory_take
-from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
+from .compiled_dma import (_cores_wait_on_the_dma, _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands,
+                           _lane_grant)
 from .compiled_fp import (_advance, _move_element, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,
                           _issr_would_exit, _lsu_push, _next_job)
 from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE, C_DONE_CYCLE, C_HALTED, C_HART,
@@ -48,7 +49,8 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               C_S_OFFLOAD, C_S_RAW, C_S_SYNC, D_CUR, D_ID, D_QDEPTH, D_QLEN, D_SUBMITTED, G_BANKS,
                               G_CONFLICTS, G_DMA_COMPLETED, G_DMA_DST, G_DMA_DSTR, G_DMA_NEXT_ID, G_DMA_REPS,
                               G_DMA_SRC, G_DMA_SSTR, G_EXIT, G_FINISHED, G_GRANTS, G_IC_LINE_WORDS, G_LATENCY,
-                              G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, I_CSR,
+                              G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, G_WAIT_ON_DMA,
+                              I_CSR,
                               I_CSR_OP, I_FKIND, I_IMM, I_INT_QUIET, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2,
                               I_SIGNED, I_SIZE, I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2,
                               Q_DST, Q_DSTR,
@@ -609,8 +611,11 @@ def _keyed_entry(digest: str):
                        mrd, mem):
         if digest == "":
             return 0
-        return _cluster_cycles(start, end, check_only, port_done,
-                               (g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready, fq_val,
-                                fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner),
-                               (dm, bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem))
+        ran = _cluster_cycles(start, end, check_only, port_done,
+                              (g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready, fq_val,
+                               fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner),
+                              (dm, bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem))
+        if not check_only:
+            g[G_WAIT_ON_DMA] = _cores_wait_on_the_dma(cs, code, x, dm)
+        return ran
     return cluster_cycles

@@ -168,3 +168,42 @@ def test_python_reads_the_loops_arrays_between_batches_through_views_of_them(mon
     for seed in range(2):
         run(seed, True)
     assert sum(checked) > 100, checked
+
+
+def test_the_loop_says_at_a_batchs_end_whether_every_running_core_waits_on_the_dma():
+    """``G_WAIT_ON_DMA`` (compiled_dma._cores_wait_on_the_dma): every core still running is at
+    the barrier or spins on the DMA's busy status (the status read, or the branch back while
+    the value read says busy), or waits with a dmcpy for room in a full queue; and one of them
+    spins."""
+    from archmodel.models.compute import compiled_dma
+    from archmodel.models.compute.compiled_layout import (C_AT_BAR, C_DONE, C_IP, C_NINS, C_WIDTH, D_QDEPTH, D_QLEN,
+                                                          D_WIDTH, encode_programs)
+
+    lines = ["1: dmstati t0, 2", "bnez t0, 1b", "addi a0, a0, 1", "dmcpyi a0, a1, 0", "dmstati t0, 0",
+             "bnez t0, 1b"]
+    code = encode_programs([type("Core", (), {"instrs": assemble("\n".join(lines), "t.S").instructions})])[0]
+    t0 = 5
+
+    def waits(ips, x_t0=(1, 1), queue_full=False) -> int:
+        cs = np.zeros((2, C_WIDTH), np.int64)
+        cs[:, C_NINS] = len(lines)
+        x = np.zeros((2, 32), np.int64)
+        for c, ip in enumerate(ips):
+            if ip == "barrier":
+                cs[c, C_AT_BAR] = 1
+            elif ip == "done":
+                cs[c, C_DONE] = 1
+            else:
+                cs[c, C_IP] = ip
+            x[c, t0] = x_t0[c]
+        dm = np.zeros(D_WIDTH, np.int64)
+        dm[D_QDEPTH], dm[D_QLEN] = 1, int(queue_full)
+        return compiled_dma._cores_wait_on_the_dma(cs, code, x, dm)
+
+    assert waits([0, "barrier"]) == 1  # reads the status
+    assert waits([1, "barrier"]) == 1 and waits([1, "done"], x_t0=(0, 0)) == 0  # branches back while busy only
+    assert waits(["done", 1]) == 1 and waits([1, 0]) == 1
+    assert waits([2, "barrier"]) == 0 and waits([0, 2]) == 0  # a computing core
+    assert waits(["barrier", "barrier"]) == 0 and waits(["done", "barrier"]) == 0  # none spins
+    assert waits([3, 0], queue_full=True) == 1 and waits([3, 0]) == 0  # a dmcpy waiting for room
+    assert waits([4, "barrier"]) == 0 and waits([5, "barrier"]) == 0  # a status other than busy
