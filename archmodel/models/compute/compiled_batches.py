@@ -342,7 +342,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     inner = found[1] if found is not None and found[0] is sim else _inner_memory(cluster)
     if inner is not None:
         # (the memory goes inside only when the cores can run the cycle)
-        if not resident.run(cycle, cycle + 1, check_only=True):
+        if not resident.can_run(cycle):
             _count_exit(cluster, EXIT_REASONS[resident.g[G_EXIT]])
             cluster.resident = resident
             release(cluster)  # (a state held from earlier batches is behind in the objects)

@@ -165,9 +165,11 @@ S_WIDTH = 71
 (G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
  G_IC_LINE_WORDS, G_GRANTS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_NEXT_ID, G_DMA_SRC, G_DMA_DST, G_DMA_SSTR,
  G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED, G_EXIT,
- G_WAIT_ON_DMA, G_WIDTH) = range(29)
-# (G_WAIT_ON_DMA, set at the end of every batch: every core still running is at the barrier or
-# waits on the DMA engine, and one spins on its status; see compiled_dma._cores_wait_on_the_dma)
+ G_WAIT_ON_DMA, G_CHECKED, G_CHECKED_EXIT, G_WIDTH) = range(31)
+# (set at the end of every batch: G_WAIT_ON_DMA, every core still running is at the barrier or
+# waits on the DMA engine, and one spins on its status, see compiled_dma._cores_wait_on_the_dma;
+# G_CHECKED, the cycle the batch stopped before, and G_CHECKED_EXIT, why the cores cannot run it
+# in the loop (a G_EXIT) or 0 when they can, see compiled_cluster._cores_would_exit)
 EXIT_REASONS = ("end", "dma", "fp", "integer")
 """Why a batch ended (``G_EXIT``): at the end it was given (the run's limit, a progress
 report, the watchdog, something outside the cluster), or before a cycle the DMA engine, an

@@ -32,7 +32,8 @@ from archmodel.models.messages import MemRequest
 from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
                                D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
                                D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
-                               D_WIF, D_WW_COUNT, D_WW_HEAD, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
+                               D_WIF, D_WW_COUNT, D_WW_HEAD, G_CHECKED, G_CHECKED_EXIT, G_CONFLICTS, G_EXIT,
+                               G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
                                R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
                                S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
@@ -239,7 +240,7 @@ class Resident:
                            icache.line_bytes // 4, tcdm.n_grants, tcdm.n_conflicts, dma.completed, dma.next_id,
                            cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
                            tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0,
-                           0, 0], np.int64)
+                           0, 0, -1, 0], np.int64)
         self.rr = np.array(tcdm.rr, np.int64)
         self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
         work = cluster.__dict__.get("_compiled_work")
@@ -327,7 +328,7 @@ class Resident:
             if not dma.queue:
                 return False
             if check is not None:
-                if not self.run(check, check + 1, check_only=True):
+                if not self.can_run(check):
                     return None
                 check = None
             self.transfer = transfer = dma.current = dma.queue.popleft()
@@ -346,7 +347,7 @@ class Resident:
         rsp = cluster.ext_rsp
         if rsp.channel is not None and rsp.valid:
             if check is not None:
-                if not self.run(check, check + 1, check_only=True):
+                if not self.can_run(check):
                     return None
                 check = None
             response = rsp.recv()
@@ -365,7 +366,7 @@ class Resident:
                 if not req.ready:
                     self._blocked(req)
                     return moved
-                if check is not None and not self.run(check, check + 1, check_only=True):
+                if check is not None and not self.can_run(check):
                     return None
                 self.send_read(req)
                 return True
@@ -384,7 +385,7 @@ class Resident:
             if not req.ready:
                 self._blocked(req)
                 return moved
-            if check is not None and not self.run(check, check + 1, check_only=True):
+            if check is not None and not self.can_run(check):
                 return None
             size = int(rb[head, R_SIZE])
             req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
@@ -455,6 +456,19 @@ class Resident:
         dm[D_WW_COUNT] = count + n
 
     # -- the batches ---------------------------------------------------------------------------------
+    def can_run(self, cycle: int) -> bool:
+        """Whether the cores can run ``cycle`` in the loop (else ``G_EXIT`` says why), the
+        state unchanged: the loop's answer at the end of the batch that stopped before
+        ``cycle`` (nothing Python does between batches changes what it looked at before it
+        asks), else a call of the loop that only checks."""
+        g = self.g_ints
+        if g[G_CHECKED] == cycle:
+            if g[G_CHECKED_EXIT]:
+                g[G_EXIT] = g[G_CHECKED_EXIT]
+                return False
+            return True
+        return self.run(cycle, cycle + 1, check_only=True) == 1
+
     def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
         """Run cycles ``start`` .. ``end`` - 1 in the loop (see _cluster_cycles)."""
         call = self._call

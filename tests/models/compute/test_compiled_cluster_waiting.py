@@ -207,3 +207,32 @@ def test_the_loop_says_at_a_batchs_end_whether_every_running_core_waits_on_the_d
     assert waits(["barrier", "barrier"]) == 0 and waits(["done", "barrier"]) == 0  # none spins
     assert waits([3, 0], queue_full=True) == 1 and waits([3, 0]) == 0  # a dmcpy waiting for room
     assert waits([4, "barrier"]) == 0 and waits([5, "barrier"]) == 0  # a status other than busy
+
+
+def test_the_loops_check_at_a_batchs_end_answers_as_a_call_that_only_checks(monkeypatch):
+    """Before the DMA port's part of a cycle moves anything, Python asks whether the cores can
+    run it in the loop (``Resident.can_run``); the loop answered at the end of the batch that
+    stopped there (``G_CHECKED``, ``G_CHECKED_EXIT``), and its answer, and the reason it gives
+    when they cannot, must be those of a call of the loop that only checks (fails if the
+    answer at the batch's end is of another cycle or state). Some answers must come from the
+    batch's end."""
+    from archmodel.models.compute import compiled_state
+    from archmodel.models.compute.compiled_layout import G_CHECKED, G_EXIT
+
+    can_run = compiled_state.Resident.can_run
+    answers = {"kept": 0, "asked": 0}
+
+    def checked(self, cycle):
+        kept = self.g[G_CHECKED] == cycle
+        answer, reason = can_run(self, cycle), int(self.g[G_EXIT])
+        self.g[G_EXIT] = -1
+        assert (self.run(cycle, cycle + 1, check_only=True) == 1) == answer
+        assert answer or self.g[G_EXIT] == reason
+        self.g[G_EXIT] = reason
+        answers["kept" if kept else "asked"] += 1
+        return answer
+    monkeypatch.setattr(compiled_state.Resident, "can_run", checked)
+    for seed in range(4):
+        run(seed, True)
+    assert answers["kept"] > 10, answers
+    print(answers)

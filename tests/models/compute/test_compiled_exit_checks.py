@@ -115,7 +115,8 @@ def test_the_table_holds_each_instructions_fields_in_their_columns():
     from archmodel.models.compute.compiled_layout import (I_FKIND, I_FLOPS, I_FP32, I_IMM, I_INNER, I_KIND, I_LAT,
                                                           I_NSRC, I_RD, I_RS1, I_RS2, I_RS3, I_SIGNED, I_SIZE, I_SMASK,
                                                           I_SMAX, I_TARGET, I_USES_IMM, I_XS1, I_XS2)
-    lines = FP_LINES + INT_LINES + ["lb a0, -3(a1)", "lhu a0, 2(a1)", "csrw ssr0_bound1, a0", "frep.o a0, 1, 3, 0b1001", "fmadd.d f8, f9, f10, f8",
+    lines = FP_LINES + INT_LINES + ["lb a0, -3(a1)", "lhu a0, 2(a1)", "csrw ssr0_bound1, a0", "frep.o a0, 1, 3, 0b1001",
+                                    "fmadd.d f8, f9, f10, f8",
                                     "csrr a1, ssr0_stride0", "bne a0, zero, 1b", "fcvt.d.w f8, a0", "flw f8, 4(a0)"]
     instructions = assemble("1:\n" + "\n".join(lines), "t.S").instructions
     table = _table(lines)
