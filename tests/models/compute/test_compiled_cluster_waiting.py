@@ -235,4 +235,3 @@ def test_the_loops_check_at_a_batchs_end_answers_as_a_call_that_only_checks(monk
     for seed in range(4):
         run(seed, True)
     assert answers["kept"] > 10, answers
-    print(answers)
