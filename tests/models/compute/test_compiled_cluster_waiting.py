@@ -141,9 +141,9 @@ def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_layou
         on.pop("parked"), off.pop("parked")
         assert on == off, first_difference(on, off)
     # a set of arrays goes through the dispatcher only while no entry for its layouts is known
-    # (once per layout and process: an empty transfer's bursts are one-dimensional); every
-    # other new set (a cluster's state loaded again, a transfer's bursts, the ring growing) and
-    # the batches after them use the entry found before
+    # (once per layout and process); every other new set (a cluster's state loaded again, a
+    # transfer's bursts past their buffer, the ring growing) and the batches after them use the
+    # entry found before
     assert len(dispatched) == len(set(dispatched)), counts
     assert counts["dispatcher"] < counts["first"] <= counts["arrays"] < counts["batches"], counts
 
