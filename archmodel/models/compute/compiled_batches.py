@@ -25,12 +25,9 @@ from archmodel.kernel import ModelAssertion
 
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
 from .compiled_cluster_memory import InnerMemory
-from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_N_FPU, C_NINS, D_CUR, D_INBOUND,
-                              D_N_DONE, D_N_IN, D_NB, D_OUTSTANDING, D_PENDING, D_QDEPTH, D_QLEN, D_RB_COUNT,
-                              D_RB_HEAD, D_SEND_FROM, D_SUBMITTED, D_WIF, R_LEFT, EXIT_REASONS, G_EXIT, G_FINISHED,
-                              G_N_HALTED, I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2, I_TARGET, I_USES_IMM)
-from .isa import K_BRANCH, K_DMA
-from .isa import code as code_of
+from .compiled_layout import (C_AT_BAR, C_N_FPU, D_CUR, D_INBOUND, D_N_DONE, D_N_IN, D_NB, D_OUTSTANDING, D_PENDING,
+                              D_QLEN, D_RB_COUNT, D_RB_HEAD, D_SEND_FROM, D_SUBMITTED, D_WIF, R_LEFT, EXIT_REASONS,
+                              G_EXIT, G_FINISHED, G_N_HALTED, G_WAIT_ON_DMA)
 from .compiled_state import NEVER_SEND, Resident
 
 
@@ -49,38 +46,6 @@ def dma_waits_on_responses(cluster) -> bool:
     if dm[D_INBOUND]:
         return dm[D_PENDING] > 0 and (dm[D_NB] == 0 or dm[D_PENDING] >= dm[D_OUTSTANDING])
     return dm[D_NB] == 0 and dm[D_RB_COUNT] == 0 and dm[D_WIF] > 0
-
-
-_BNE = code_of("bne")
-
-
-def _polls_busy(resident, c: int) -> bool:
-    """Whether core ``c`` (the loop's row) spins on the DMA's busy status, ``1: dmstati rd, 2;
-    bnez rd, 1b``, and keeps spinning while the running transfer is not done, or waits with
-    a ``dmcpy`` for room in a full transfer queue."""
-    cs, code, dm = resident.cs_ints, resident.table_ints, resident.dm_ints
-    ip, base = cs[c, C_IP], cs[c, C_CBASE]
-    if ip >= cs[c, C_NINS]:
-        return False
-    at = base + ip
-    kind = code[at, I_KIND]
-    if kind == K_DMA and code[at, I_OP] == _DMCPY:
-        return dm[D_QLEN] >= dm[D_QDEPTH]
-    if kind != K_BRANCH and kind != K_DMA:
-        return False  # (neither the status read nor the branch after it: a computing core, mostly)
-    at_branch = kind == K_BRANCH
-    stat = ip - 1 if at_branch else ip
-    if stat < 0 or stat + 1 >= cs[c, C_NINS]:
-        return False
-    first, branch = base + stat, base + stat + 1
-    rd = code[first, I_RD]
-    if not (code[first, I_KIND] == K_DMA and code[first, I_OP] == _DMSTAT and code[first, I_USES_IMM]
-            and code[first, I_IMM] & 3 == 2 and rd != 0):
-        return False
-    if not (code[branch, I_KIND] == K_BRANCH and code[branch, I_OP] == _BNE and code[branch, I_RS1] == rd
-            and code[branch, I_RS2] == 0 and code[branch, I_TARGET] == stat):
-        return False
-    return not at_branch or resident.x[c, rd] != 0
 
 
 def _dma_blocked(cluster) -> bool:
@@ -104,34 +69,18 @@ def waits_only_for_the_port(cluster) -> bool:
     ``ext_rsp`` or ``ext_req`` can take its next burst: its DMA waits for responses
     (:func:`dma_waits_on_responses`) or for the port (:func:`_dma_blocked`), no transfer
     submitted in the batch is still to hand over, every core still running is at the
-    barrier or spins on the DMA (:func:`_polls_busy`), and one spins, so the barrier cannot
-    open. The loop's cycles until then are its own (stall counters, the DMA's busy cycles
-    and lanes, the spinning core's instructions): the cluster may sleep until the kernel
-    wakes it (a message, a credit, the link freeing) or its own next event comes, and run
-    them in one batch when it wakes (:func:`run_compiled`)."""
+    barrier or spins on the DMA, and one spins, so the barrier cannot open (the loop says so
+    at the batch's end: ``G_WAIT_ON_DMA``). The loop's cycles until then are its own (stall
+    counters, the DMA's busy cycles and lanes, the spinning core's instructions): the cluster
+    may sleep until the kernel wakes it (a message, a credit, the link freeing) or its own
+    next event comes, and run them in one batch when it wakes (:func:`run_compiled`)."""
     resident = cluster.resident
     if resident is None:
         return False
     dm = resident.dm_ints
-    if dm[D_SUBMITTED] or not dm[D_CUR]:  # (with no transfer running the DMA waits for nothing)
-        return False
-    cs = resident.cs_ints
-    # (a core found running at the last look, most often running still, is looked at first:
-    # a cluster computing while its DMA waits asks at every batch)
-    busy = resident.busy_core
-    if busy >= 0 and not (cs[busy, C_DONE] or cs[busy, C_AT_BAR]) and not _polls_busy(resident, busy):
-        return False
-    if not (dma_waits_on_responses(cluster) or _dma_blocked(cluster)):
-        return False
-    polling = False
-    for c in range(len(cs)):
-        if cs[c, C_DONE] or cs[c, C_AT_BAR]:
-            continue
-        if not _polls_busy(resident, c):
-            resident.busy_core = c
-            return False
-        polling = True
-    return polling
+    if dm[D_SUBMITTED] or not dm[D_CUR] or not resident.g_ints[G_WAIT_ON_DMA]:
+        return False  # (with no transfer running the DMA waits for nothing)
+    return dma_waits_on_responses(cluster) or _dma_blocked(cluster)
 
 
 def _catch_up(cluster, resident, cycle: int) -> None:
@@ -393,7 +342,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     inner = found[1] if found is not None and found[0] is sim else _inner_memory(cluster)
     if inner is not None:
         # (the memory goes inside only when the cores can run the cycle)
-        if not resident.run(cycle, cycle + 1, check_only=True):
+        if not resident.can_run(cycle):
             _count_exit(cluster, EXIT_REASONS[resident.g[G_EXIT]])
             cluster.resident = resident
             release(cluster)  # (a state held from earlier batches is behind in the objects)

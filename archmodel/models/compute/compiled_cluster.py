@@ -39,7 +39,8 @@ from .isa import SSR_INDIRECT, SSR_SHIFT_MAX, s32 as _s32
 from .isa import (F_FROMINT, F_LOAD, F_SSR_ENABLE, F_STORE, F_TOINT, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA,
                   K_FENCE, K_FP, K_FREP, K_HALT, K_JAL, K_JALR, K_LOAD, K_MUL, K_STORE)
 from .compiled_cluster_memory import MG_ON, _memory_send, _memory_take
-from .compiled_dma import _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands, _lane_grant
+from .compiled_dma import (_cores_wait_on_the_dma, _dma_step, _dma_would_exit, _dmcpy_illegal, _dmcpy_operands,
+                           _lane_grant)
 from .compiled_fp import (_advance, _move_element, _fp_idle, _fp_step, _fp_would_exit, _issr_grant, _issr_present,
                           _issr_would_exit, _lsu_push, _next_job)
 from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE, C_DONE_CYCLE, C_HALTED, C_HART,
@@ -48,7 +49,8 @@ from .compiled_layout import (C_AT_BAR, C_BAR_SINCE, C_CBASE, C_CUR_LINE, C_DONE
                               C_S_OFFLOAD, C_S_RAW, C_S_SYNC, D_CUR, D_ID, D_QDEPTH, D_QLEN, D_SUBMITTED, G_BANKS,
                               G_CONFLICTS, G_DMA_COMPLETED, G_DMA_DST, G_DMA_DSTR, G_DMA_NEXT_ID, G_DMA_REPS,
                               G_DMA_SRC, G_DMA_SSTR, G_EXIT, G_FINISHED, G_GRANTS, G_IC_LINE_WORDS, G_LATENCY,
-                              G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, I_CSR,
+                              G_N_HALTED, G_N_TOTAL, G_N_WAITING, G_REQUESTERS, G_TCDM_BASE, G_TCDM_END, G_WAIT_ON_DMA,
+                              G_CHECKED, G_CHECKED_EXIT, I_CSR,
                               I_CSR_OP, I_FKIND, I_IMM, I_INT_QUIET, I_KIND, I_LAT, I_OP, I_RD, I_RS1, I_RS2,
                               I_SIGNED, I_SIZE, I_SSR_DIM, I_SSR_FIELD, I_SSR_N, I_TARGET, I_USES_IMM, I_XS1, I_XS2,
                               Q_DST, Q_DSTR,
@@ -419,6 +421,23 @@ def _lsu_grant(c, cycle, g, cs, x, x_ready, f, f_ready, lq, lq_fval, words, sing
             mbytes[offset + b] = (value >> (8 * b)) & 0xFF
 
 
+def _cores_would_exit(cycle, g, cs, code, x, x_ready, f, f_ready, body, oq, ss, fq_ready, dm, base):
+    """Why the cores cannot run ``cycle`` in the loop: 2 when an FP subsystem (or an indirect
+    stream) needs Python there, 3 when an integer pipeline does, the first core's reason in
+    the cores' order; 0 when they can run it."""
+    for c in range(cs.shape[0]):
+        if cs[c, C_DONE]:
+            continue
+        if _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
+            return 2
+        if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
+            return 3
+        if (ss[3 * c, S_IND] or ss[3 * c + 1, S_IND]) and \
+                _issr_would_exit(c, cycle, ss, fq_ready, base, g[G_TCDM_END]):
+            return 2
+    return 0
+
+
 def _cluster_cycles(start, end, check_only, port_done, cluster, dma):
     """Run cycles start .. end-1 of the cluster (fewer when a cycle needs Python, see the
     module docstring); returns how many ran. ``g[G_FINISHED]`` is set when the last running
@@ -448,19 +467,10 @@ def _cluster_cycles(start, end, check_only, port_done, cluster, dma):
                 _dma_would_exit(cycle, dm, rb, ww, mg, mm, mq, mr):
             g[G_EXIT] = 1
             return cycle - start
-        for c in range(ncores):
-            if cs[c, C_DONE]:
-                continue
-            if _fp_would_exit(c, cycle, cs, code, f, f_ready, body, oq, ss, fq_ready):
-                g[G_EXIT] = 2
-                return cycle - start
-            if _int_would_exit(c, cycle, g, cs, code, x, x_ready, ss, dm):
-                g[G_EXIT] = 3
-                return cycle - start
-            if (ss[3 * c, S_IND] or ss[3 * c + 1, S_IND]) and \
-                    _issr_would_exit(c, cycle, ss, fq_ready, base, g[G_TCDM_END]):
-                g[G_EXIT] = 2
-                return cycle - start
+        exit_reason = _cores_would_exit(cycle, g, cs, code, x, x_ready, f, f_ready, body, oq, ss, fq_ready, dm, base)
+        if exit_reason:
+            g[G_EXIT] = exit_reason
+            return cycle - start
         if check_only:
             return 1
         nr = 0
@@ -560,11 +570,12 @@ def _cluster_cycles(start, end, check_only, port_done, cluster, dma):
     return cycle - start
 
 
-COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cluster_cycles")
+COMPILED = ("_int_would_exit", "_release_if_all_arrived", "_offload", "_int_step", "_lsu_grant", "_cores_would_exit",
+            "_cluster_cycles")
 """The functions of this module numba compiles with the loop (``_cluster_cycles`` the one the
 cached entry calls)."""
 _INLINED = ("_fp", "_advance", "_move_element", "_fp_step", "_fp_issue", "_int_step", "_fp_would_exit",
-            "_int_would_exit", "_lsu_grant", "_dma_step", "_cluster_cycles")
+            "_int_would_exit", "_cores_would_exit", "_lsu_grant", "_dma_step", "_cluster_cycles")
 _COMPILED = None
 
 
@@ -609,8 +620,16 @@ def _keyed_entry(digest: str):
                        mrd, mem):
         if digest == "":
             return 0
-        return _cluster_cycles(start, end, check_only, port_done,
-                               (g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready, fq_val,
-                                fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner),
-                               (dm, bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem))
+        ran = _cluster_cycles(start, end, check_only, port_done,
+                              (g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready, fq_val,
+                               fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner),
+                              (dm, bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem))
+        if not check_only:
+            # (what Python asks at the batch's end, and before it moves anything at the next:
+            # answered here, with no call of the loop that only checks)
+            g[G_WAIT_ON_DMA] = _cores_wait_on_the_dma(cs, code, x, dm)
+            g[G_CHECKED] = start + ran
+            g[G_CHECKED_EXIT] = _cores_would_exit(start + ran, g, cs, code, x, x_ready, f, f_ready, body, oq, ss,
+                                                  fq_ready, dm, g[G_TCDM_BASE])
+        return ran
     return cluster_cycles

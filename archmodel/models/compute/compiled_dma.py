@@ -5,13 +5,17 @@ engine's lanes and read bursts, and the check that a cycle needs Python (the mir
 from __future__ import annotations
 
 from .compiled_cluster_memory import MG_ON, _memory_would_exit, _port_ready, _port_send, _port_take
-from .compiled_layout import (D_BHEAD, D_CUR, D_EXT, D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_N_OUT,
-                              D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_SEND_FROM, D_WIF,
-                              D_WW_COUNT, D_WW_HEAD,
+from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_NINS, D_BHEAD, D_CUR, D_EXT,
+                              D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_N_OUT, D_OUTSTANDING, D_P_HEAD, D_PENDING,
+                              D_QDEPTH, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_SEND_FROM, D_WIF, D_WW_COUNT, D_WW_HEAD,
                               G_DMA_DST, G_DMA_DSTR, G_DMA_REPS, G_DMA_SRC, G_DMA_SSTR, G_TCDM_BASE, G_TCDM_END,
-                              I_IMM, I_USES_IMM, L_ADDR, L_AT, L_BITS, L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE,
-                              R_SIZE)
+                              I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2, I_TARGET, I_USES_IMM, L_ADDR, L_AT, L_BITS,
+                              L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE, R_SIZE)
 from .compiled_ops import _mod
+from .isa import K_BRANCH, K_DMA
+from .isa import code as code_of
+
+_BNE = code_of("bne")
 
 
 def _dmcpy_operands(i, code, g, rs1, rs2):
@@ -144,5 +148,48 @@ def _lane_grant(k, g, dm, lanes, rb, rbuf, words_i64):
         rb[slot, R_LEFT] -= 1
 
 
-COMPILED = ("_dmcpy_operands", "_in_tcdm", "_dmcpy_illegal", "_dma_would_exit", "_dma_step", "_lane_grant")
+def _polls_busy(c, cs, code, x, dm):
+    """Whether core ``c`` spins on the DMA's busy status, ``1: dmstati rd, 2; bnez rd, 1b``,
+    and keeps spinning while the running transfer is not done, or waits with a ``dmcpy`` for
+    room in a full transfer queue."""
+    ip, base = cs[c, C_IP], cs[c, C_CBASE]
+    if ip >= cs[c, C_NINS]:
+        return False
+    at = base + ip
+    kind = code[at, I_KIND]
+    if kind == K_DMA and code[at, I_OP] == _DMCPY:
+        return dm[D_QLEN] >= dm[D_QDEPTH]
+    if kind != K_BRANCH and kind != K_DMA:
+        return False  # (neither the status read nor the branch after it: a computing core, mostly)
+    at_branch = kind == K_BRANCH
+    stat = ip - 1 if at_branch else ip
+    if stat < 0 or stat + 1 >= cs[c, C_NINS]:
+        return False
+    first, branch = base + stat, base + stat + 1
+    rd = code[first, I_RD]
+    if not (code[first, I_KIND] == K_DMA and code[first, I_OP] == _DMSTAT and code[first, I_USES_IMM]
+            and code[first, I_IMM] & 3 == 2 and rd != 0):
+        return False
+    if not (code[branch, I_KIND] == K_BRANCH and code[branch, I_OP] == _BNE and code[branch, I_RS1] == rd
+            and code[branch, I_RS2] == 0 and code[branch, I_TARGET] == stat):
+        return False
+    return not at_branch or x[c, rd] != 0
+
+
+def _cores_wait_on_the_dma(cs, code, x, dm):
+    """1 when every core still running is at the barrier or spins on the DMA
+    (:func:`_polls_busy`), and one spins, so the barrier cannot open; else 0 (``G_WAIT_ON_DMA``,
+    which :func:`.compiled_batches.waits_only_for_the_port` reads at a batch's end)."""
+    spinning = 0
+    for c in range(cs.shape[0]):
+        if cs[c, C_DONE] or cs[c, C_AT_BAR]:
+            continue
+        if not _polls_busy(c, cs, code, x, dm):
+            return 0
+        spinning = 1
+    return spinning
+
+
+COMPILED = ("_dmcpy_operands", "_in_tcdm", "_dmcpy_illegal", "_dma_would_exit", "_dma_step", "_lane_grant",
+            "_polls_busy", "_cores_wait_on_the_dma")
 """The functions of this module numba compiles with the loop (see compiled_cluster)."""

@@ -5,6 +5,10 @@ arrays, the codes it gives instructions, and the encoding of loaded programs. Pl
 
 from __future__ import annotations
 
+import functools
+from itertools import chain
+from operator import attrgetter
+
 import numpy as np
 
 from .isa import (F_COMP, F_LOAD, F_SSR_ENABLE, F_STORE, K_ALU, K_BARRIER, K_BRANCH, K_CSR, K_DMA, K_FENCE, K_FP,
@@ -40,35 +44,53 @@ _FDIV = code_of("fdiv.d")  # with streams the divisor is not known ahead: such a
 _MULH, _MULHSU, _DIV, _REM = code_of("mulh"), code_of("mulhsu"), code_of("div"), code_of("rem")
 
 
-def _encode(ins) -> list:
-    """The int64 row of one instruction (``I_OP`` is UNSUPPORTED where the loop leaves the
-    instruction to Python)."""
-    row = [0] * I_WIDTH
-    row[I_KIND], row[I_FKIND] = ins.kind, ins.fkind
-    row[I_RD], row[I_RS1], row[I_RS2], row[I_RS3] = ins.rd, ins.rs1, ins.rs2, ins.rs3
-    row[I_XS1], row[I_XS2], row[I_IMM], row[I_USES_IMM] = ins.xs1, ins.xs2, ins.imm, int(ins.uses_imm)
-    row[I_TARGET], row[I_LAT], row[I_FLOPS] = ins.target, ins.latency, ins.flops
-    row[I_SIZE], row[I_SIGNED], row[I_NSRC], row[I_FP32] = ins.size, int(ins.signed), len(ins.fsrc), int(ins.fp32)
-    row[I_INNER], row[I_SMAX], row[I_SMASK] = int(ins.frep_inner), ins.stagger_max, ins.stagger_mask
-    op, kind = ins.op, ins.kind
-    code = 0
+_FIELDS = attrgetter("kind", "fkind", "rd", "rs1", "rs2", "rs3", "xs1", "xs2", "imm", "uses_imm", "target", "latency",
+                     "flops", "size", "signed", "fp32", "frep_inner", "stagger_max", "stagger_mask")
+_FIELD_COLUMNS = [I_KIND, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT,
+                  I_FLOPS, I_SIZE, I_SIGNED, I_FP32, I_INNER, I_SMAX, I_SMASK]
+"""The instruction's attributes the table holds as they are (booleans as 0/1), and their columns."""
+_OPERATION = attrgetter("op", "kind", "fkind", "csr")
+_OPERATION_COLUMNS = [I_OP, I_CSR_OP, I_CSR, I_SSR_N, I_SSR_FIELD, I_SSR_DIM]
+
+
+@functools.cache  # (a program repeats a few operations: the cache turns each into one look-up)
+def _operation(op: str, kind: int, fkind: int, csr: str) -> tuple:
+    """The :data:`_OPERATION_COLUMNS` of an instruction (``I_OP`` is UNSUPPORTED where the loop
+    leaves the instruction to Python)."""
+    code = csr_op = which = ssr_n = ssr_field = ssr_dim = 0
     if op in OPS:  # the ALU, multiply, branch and FP computations and conversions: the table's opcode
         code = OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
     elif kind == K_JAL:
         code = _AUIPC if op == "auipc" else _JAL
     elif kind == K_DMA:
         code = _DMA_OPS[op]
-    elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and ins.fkind == F_SSR_ENABLE):
-        row[I_CSR_OP] = _CSR_OPS[op]
-        name = ins.csr
-        if name in _CSR_NAMES:
-            row[I_CSR] = _CSR_NAMES[name]
-        elif name in SSR_CSRS:
-            row[I_CSR] = _SSR_CONFIG
-            row[I_SSR_N], reg, row[I_SSR_DIM] = SSR_CSRS[name]
-            row[I_SSR_FIELD] = reg.code
-    row[I_OP] = code
-    return row
+    elif kind in (K_CSR, K_BARRIER) or (kind == K_FP and fkind == F_SSR_ENABLE):
+        csr_op = _CSR_OPS[op]
+        if csr in _CSR_NAMES:
+            which = _CSR_NAMES[csr]
+        elif csr in SSR_CSRS:
+            which = _SSR_CONFIG
+            ssr_n, reg, ssr_dim = SSR_CSRS[csr]
+            ssr_field = reg.code
+    return code, csr_op, which, ssr_n, ssr_field, ssr_dim
+
+
+def _rows(tuples: list, width: int) -> np.ndarray:
+    """``tuples`` of ``width`` integers (booleans as 0/1) as an int64 array, one row each
+    (numpy reads a flat iterator of ints at half the cost of a list of tuples)."""
+    return np.fromiter(chain.from_iterable(tuples), np.int64, count=len(tuples) * width).reshape(len(tuples), width)
+
+
+def _encode(instructions: list) -> np.ndarray:
+    """The table rows of ``instructions``, the :func:`_quiet` columns left at 0. (Column by
+    column: a cluster's programs are encoded at its first batch, inside the run, a thousand
+    instructions and more, and a row at a time costs twice as much.)"""
+    table = np.zeros((len(instructions), I_WIDTH), np.int64)
+    table[:, _FIELD_COLUMNS] = _rows(list(map(_FIELDS, instructions)), len(_FIELD_COLUMNS))
+    table[:, I_NSRC] = [len(ins.fsrc) for ins in instructions]
+    table[:, _OPERATION_COLUMNS] = _rows([_operation(*_OPERATION(ins)) for ins in instructions],
+                                         len(_OPERATION_COLUMNS))
+    return table
 
 
 _INT_NEVER_EXITS = (K_BRANCH, K_FREP, K_JAL, K_BARRIER, K_HALT, K_FENCE, K_NOP)
@@ -102,7 +124,6 @@ def _quiet(table: np.ndarray) -> None:
 def encode_programs(cores) -> tuple:
     """(table, instruction objects, first row of each core) for ``cores``' programs; each
     distinct instruction list is encoded once."""
-    rows: list[list[int]] = []
     objects: list = []
     bases: list[int] = []
     seen: dict[int, int] = {}
@@ -111,9 +132,8 @@ def encode_programs(cores) -> tuple:
         if key not in seen:
             seen[key] = len(objects)
             objects.extend(core.instrs)
-            rows.extend(_encode(ins) for ins in core.instrs)
         bases.append(seen[key])
-    table = np.array(rows, np.int64).reshape(len(rows), I_WIDTH)
+    table = _encode(objects)
     _quiet(table)
     return table, objects, bases
 
@@ -145,7 +165,11 @@ S_WIDTH = 71
 (G_N_HALTED, G_N_WAITING, G_N_TOTAL, G_IC_N, G_IC_CLOCK, G_IC_HITS, G_IC_MISSES, G_IC_CAP, G_IC_HIT, G_IC_MISS,
  G_IC_LINE_WORDS, G_GRANTS, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_NEXT_ID, G_DMA_SRC, G_DMA_DST, G_DMA_SSTR,
  G_DMA_DSTR, G_DMA_REPS, G_TCDM_BASE, G_TCDM_END, G_BANKS, G_LATENCY, G_REQUESTERS, G_FINISHED, G_EXIT,
- G_WIDTH) = range(28)
+ G_WAIT_ON_DMA, G_CHECKED, G_CHECKED_EXIT, G_WIDTH) = range(31)
+# (set at the end of every batch: G_WAIT_ON_DMA, every core still running is at the barrier or
+# waits on the DMA engine, and one spins on its status, see compiled_dma._cores_wait_on_the_dma;
+# G_CHECKED, the cycle the batch stopped before, and G_CHECKED_EXIT, why the cores cannot run it
+# in the loop (a G_EXIT) or 0 when they can, see compiled_cluster._cores_would_exit)
 EXIT_REASONS = ("end", "dma", "fp", "integer")
 """Why a batch ended (``G_EXIT``): at the end it was given (the run's limit, a progress
 report, the watchdog, something outside the cluster), or before a cycle the DMA engine, an

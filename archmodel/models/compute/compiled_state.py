@@ -32,7 +32,8 @@ from archmodel.models.messages import MemRequest
 from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
                                D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
                                D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
-                               D_WIF, D_WW_COUNT, D_WW_HEAD, G_CONFLICTS, G_DMA_COMPLETED, G_DMA_REPS,
+                               D_WIF, D_WW_COUNT, D_WW_HEAD, G_CHECKED, G_CHECKED_EXIT, G_CONFLICTS, G_EXIT,
+                               G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
                                R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
                                S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
@@ -188,7 +189,6 @@ class Resident:
         # the cores ran ahead of the DMA's read requests, which are sent at the kernel's edges
         # (compiled_batches.send_lagging_reads); see _blocked
         self.sends_lag = False
-        self.busy_core = -1  # the loop's row of the core that last kept it from sleeping so (-1: none yet)
         index_of = programs.index_of
         ncores = len(running)
         dma_core = cluster.dma_core
@@ -240,7 +240,7 @@ class Resident:
                            icache.line_bytes // 4, tcdm.n_grants, tcdm.n_conflicts, dma.completed, dma.next_id,
                            cfg["src"], cfg["dst"], cfg["sstr"], cfg["dstr"], cfg["reps"], tcdm.base_address,
                            tcdm.base_address + tcdm.size_bytes, tcdm.banks, tcdm.latency_cycles, tcdm.requesters, 0,
-                           0], np.int64)
+                           0, 0, -1, 0], np.int64)
         self.rr = np.array(tcdm.rr, np.int64)
         self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
         work = cluster.__dict__.get("_compiled_work")
@@ -255,6 +255,7 @@ class Resident:
         # the loop's arguments (_arrays) per memory it is given (outside, or the one it plays):
         # made at the first batch with each
         self._operands: dict = {}
+        self._call: tuple = (None, None, None)  # those of the last batch (run() makes them at the first)
         self._load_dma(dma)
         # (Python's looks between batches read these through memoryviews: an item costs half a numpy scalar's)
         self.table_ints, self.cs_ints, self.g_ints, self.dm_ints = map(memoryview,
@@ -327,20 +328,26 @@ class Resident:
             if not dma.queue:
                 return False
             if check is not None:
-                if not self.run(check, check + 1, check_only=True):
+                if not self.can_run(check):
                     return None
                 check = None
             self.transfer = transfer = dma.current = dma.queue.popleft()
             dm[D_CUR], dm[D_INBOUND], dm[D_ID], dm[D_QLEN] = 1, transfer.inbound, transfer.id, len(dma.queue)
-            self.bursts = np.array(list(transfer.bursts), np.int64)
-            dm[D_BHEAD], dm[D_NB] = 0, len(self.bursts)
+            bursts = list(transfer.bursts)
+            if len(bursts) > len(self.bursts):
+                self.bursts = np.array(bursts, np.int64)
+            elif bursts:
+                # (into the buffer the loop holds, whose arguments stay as they are; the loop reads
+                # the rows from D_BHEAD, D_NB of them)
+                self.bursts[:len(bursts)] = bursts
+            dm[D_BHEAD], dm[D_NB] = 0, len(bursts)
         if inside:
             return False
         moved = False
         rsp = cluster.ext_rsp
         if rsp.channel is not None and rsp.valid:
             if check is not None:
-                if not self.run(check, check + 1, check_only=True):
+                if not self.can_run(check):
                     return None
                 check = None
             response = rsp.recv()
@@ -359,7 +366,7 @@ class Resident:
                 if not req.ready:
                     self._blocked(req)
                     return moved
-                if check is not None and not self.run(check, check + 1, check_only=True):
+                if check is not None and not self.can_run(check):
                     return None
                 self.send_read(req)
                 return True
@@ -378,7 +385,7 @@ class Resident:
             if not req.ready:
                 self._blocked(req)
                 return moved
-            if check is not None and not self.run(check, check + 1, check_only=True):
+            if check is not None and not self.can_run(check):
                 return None
             size = int(rb[head, R_SIZE])
             req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
@@ -449,28 +456,48 @@ class Resident:
         dm[D_WW_COUNT] = count + n
 
     # -- the batches ---------------------------------------------------------------------------------
+    def can_run(self, cycle: int) -> bool:
+        """Whether the cores can run ``cycle`` in the loop (else ``G_EXIT`` says why), the
+        state unchanged: the loop's answer at the end of the batch that stopped before
+        ``cycle`` (nothing Python does between batches changes what it looked at before it
+        asks), else a call of the loop that only checks."""
+        g = self.g_ints
+        if g[G_CHECKED] == cycle:
+            if g[G_CHECKED_EXIT]:
+                g[G_EXIT] = g[G_CHECKED_EXIT]
+                return False
+            return True
+        return self.run(cycle, cycle + 1, check_only=True) == 1
+
     def run(self, start: int, end: int, check_only: bool = False, port_done: bool = False) -> int:
         """Run cycles ``start`` .. ``end`` - 1 in the loop (see _cluster_cycles)."""
-        memory = self.memory
-        operands = self._operands.get(id(memory))
-        if operands is None or operands[0] is not self.bursts or operands[1] is not self.ww or \
-                operands[2] is not memory:
-            kept = operands
-            operands = self._arrays()
-            # a new transfer's bursts (or a grown ww) like the arrays they replace: the same entry
-            # takes them, without typing the other 40-odd again (a transfer per batch or two of a
-            # cluster on an ideal memory); a state loaded again finds the entry of its layouts
-            alike = kept is not None and kept[2] is memory and argument_layout(kept[0]) == argument_layout(
-                self.bursts) and argument_layout(kept[1]) == argument_layout(self.ww)
-            entry = kept[3] if alike else _entry_of(_compiled_cluster_cycles(), operands[4])
-            operands = self._operands[id(memory)] = (*operands[:3], entry, operands[4])
-        entry = operands[3]
+        call = self._call
+        if call[0] is not self.bursts or call[1] is not self.ww or call[2] is not self.memory:
+            call = self._call = self._operands_now()
+        entry = call[3]
         if entry is not None:
-            return entry(start, end, check_only, port_done, *operands[4])
+            return entry(start, end, check_only, port_done, *call[4])
         loop = _compiled_cluster_cycles()
-        ran = loop(start, end, check_only, port_done, *operands[4])
-        self._operands[id(memory)] = (*operands[:3], _entry_of(loop, operands[4]), operands[4])
+        ran = loop(start, end, check_only, port_done, *call[4])
+        self._call = self._operands[id(self.memory)] = (*call[:3], _entry_of(loop, call[4]), call[4])
         return ran
+
+    def _operands_now(self) -> tuple:
+        """The loop's arguments for the arrays held now (see :meth:`_arrays`): those kept for
+        this memory while no array was replaced since, else made anew."""
+        memory = self.memory
+        kept = self._operands.get(id(memory))
+        if kept is not None and kept[0] is self.bursts and kept[1] is self.ww and kept[2] is memory:
+            return kept  # (the loop plays the memory in this batch and not the last, or the other way)
+        operands = self._arrays()
+        # a transfer's bursts grown past their buffer (or a grown ww) like the arrays they replace:
+        # the same entry takes them, without typing the other 40-odd again; a state loaded again
+        # finds the entry of its layouts
+        alike = kept is not None and kept[2] is memory and argument_layout(kept[0]) == argument_layout(
+            self.bursts) and argument_layout(kept[1]) == argument_layout(self.ww)
+        entry = kept[3] if alike else _entry_of(_compiled_cluster_cycles(), operands[4])
+        operands = self._operands[id(memory)] = (*operands[:3], entry, operands[4])
+        return operands
 
     def _arrays(self) -> tuple:
         """The loop's array arguments, kept between batches (a batch or two per cycle of a busy

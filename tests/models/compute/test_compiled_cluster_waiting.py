@@ -8,6 +8,7 @@ must end in the cycle, state, statistics and bytes of the Python cluster model, 
 must take the sleeping path."""
 
 import random
+import sys
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
@@ -140,9 +141,9 @@ def test_batches_call_the_loops_compiled_entry_and_the_dispatcher_once_per_layou
         on.pop("parked"), off.pop("parked")
         assert on == off, first_difference(on, off)
     # a set of arrays goes through the dispatcher only while no entry for its layouts is known
-    # (once per layout and process: an empty transfer's bursts are one-dimensional); every
-    # other new set (a cluster's state loaded again, a transfer's bursts, the ring growing) and
-    # the batches after them use the entry found before
+    # (once per layout and process); every other new set (a cluster's state loaded again, a
+    # transfer's bursts past their buffer, the ring growing) and the batches after them use the
+    # entry found before
     assert len(dispatched) == len(set(dispatched)), counts
     assert counts["dispatcher"] < counts["first"] <= counts["arrays"] < counts["batches"], counts
 
@@ -168,3 +169,74 @@ def test_python_reads_the_loops_arrays_between_batches_through_views_of_them(mon
     for seed in range(2):
         run(seed, True)
     assert sum(checked) > 100, checked
+
+
+def test_the_loop_says_at_a_batchs_end_whether_every_running_core_waits_on_the_dma():
+    """``G_WAIT_ON_DMA`` (compiled_dma._cores_wait_on_the_dma): every core still running is at
+    the barrier or spins on the DMA's busy status (the status read, or the branch back while
+    the value read says busy), or waits with a dmcpy for room in a full queue; and one of them
+    spins."""
+    from archmodel.models.compute import compiled_dma
+    from archmodel.models.compute.compiled_layout import (C_AT_BAR, C_DONE, C_IP, C_NINS, C_WIDTH, D_QDEPTH, D_QLEN,
+                                                          D_WIDTH, encode_programs)
+
+    lines = ["1: dmstati t0, 2", "bnez t0, 1b", "addi a0, a0, 1", "dmcpyi a0, a1, 0", "dmstati t0, 0",
+             "bnez t0, 1b"]
+    code = encode_programs([type("Core", (), {"instrs": assemble("\n".join(lines), "t.S").instructions})])[0]
+    t0 = 5
+
+    def waits(ips, x_t0=(1, 1), queue_full=False) -> int:
+        cs = np.zeros((2, C_WIDTH), np.int64)
+        cs[:, C_NINS] = len(lines)
+        x = np.zeros((2, 32), np.int64)
+        for c, ip in enumerate(ips):
+            if ip == "barrier":
+                cs[c, C_AT_BAR] = 1
+            elif ip == "done":
+                cs[c, C_DONE] = 1
+            else:
+                cs[c, C_IP] = ip
+            x[c, t0] = x_t0[c]
+        dm = np.zeros(D_WIDTH, np.int64)
+        dm[D_QDEPTH], dm[D_QLEN] = 1, int(queue_full)
+        return compiled_dma._cores_wait_on_the_dma(cs, code, x, dm)
+
+    assert waits([0, "barrier"]) == 1  # reads the status
+    assert waits([1, "barrier"]) == 1 and waits([1, "done"], x_t0=(0, 0)) == 0  # branches back while busy only
+    assert waits(["done", 1]) == 1 and waits([1, 0]) == 1
+    assert waits([2, "barrier"]) == 0 and waits([0, 2]) == 0  # a computing core
+    assert waits(["barrier", "barrier"]) == 0 and waits(["done", "barrier"]) == 0  # none spins
+    assert waits([3, 0], queue_full=True) == 1 and waits([3, 0]) == 0  # a dmcpy waiting for room
+    assert waits([4, "barrier"]) == 0 and waits([5, "barrier"]) == 0  # a status other than busy
+
+
+def test_the_loops_check_at_a_batchs_end_answers_as_a_call_that_only_checks(monkeypatch):
+    """Before the DMA port's part of a cycle moves anything, Python asks whether the cores can
+    run it in the loop (``Resident.can_run``); the loop answered at the end of the batch that
+    stopped there (``G_CHECKED``, ``G_CHECKED_EXIT``), and its answer, and the reason it gives
+    when they cannot, must be those of a call of the loop that only checks (fails if the
+    answer at the batch's end is of another cycle or state). The cores' loops hold
+    instructions the loop leaves to Python (a square root, a division by zero), so that some
+    answers from a batch's end are no."""
+    from archmodel.models.compute import compiled_state
+    from archmodel.models.compute.compiled_layout import G_CHECKED, G_EXIT
+
+    plain = core_program
+    monkeypatch.setattr(sys.modules[__name__], "core_program", lambda rng, steps: plain(rng, steps).replace(
+        "addi s1, s1, -1", "addi s1, s1, -1\nfsqrt.d f1, f2\ndiv t1, s1, zero"))
+    can_run = compiled_state.Resident.can_run
+    answers = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}  # (kept, can run)
+
+    def checked(self, cycle):
+        kept = self.g[G_CHECKED] == cycle
+        answer, reason = can_run(self, cycle), int(self.g[G_EXIT])
+        self.g[G_EXIT] = -1
+        assert (self.run(cycle, cycle + 1, check_only=True) == 1) == answer
+        assert answer or self.g[G_EXIT] == reason
+        self.g[G_EXIT] = reason
+        answers[(bool(kept), answer)] += 1
+        return answer
+    monkeypatch.setattr(compiled_state.Resident, "can_run", checked)
+    for seed in range(4):
+        run(seed, True)
+    assert answers[(True, True)] > 10 and answers[(True, False)] > 0, answers

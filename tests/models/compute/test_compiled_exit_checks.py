@@ -109,3 +109,22 @@ def test_the_integer_exit_check_answers_as_its_full_checks_in_random_states():
         assert quick == check(0, cycle, g, cs, full, x, x_ready, ss, dm), (cs[0, C_IP], x[0].tolist())
         answers.append(quick)
     assert 0.1 < sum(answers) / len(answers) < 0.9
+
+
+def test_the_table_holds_each_instructions_fields_in_their_columns():
+    from archmodel.models.compute.compiled_layout import (I_FKIND, I_FLOPS, I_FP32, I_IMM, I_INNER, I_KIND, I_LAT,
+                                                          I_NSRC, I_RD, I_RS1, I_RS2, I_RS3, I_SIGNED, I_SIZE, I_SMASK,
+                                                          I_SMAX, I_TARGET, I_USES_IMM, I_XS1, I_XS2)
+    lines = FP_LINES + INT_LINES + ["lb a0, -3(a1)", "lhu a0, 2(a1)", "csrw ssr0_bound1, a0", "frep.o a0, 1, 3, 0b1001",
+                                    "fmadd.d f8, f9, f10, f8",
+                                    "csrr a1, ssr0_stride0", "bne a0, zero, 1b", "fcvt.d.w f8, a0", "flw f8, 4(a0)"]
+    instructions = assemble("1:\n" + "\n".join(lines), "t.S").instructions
+    table = _table(lines)
+    columns = {I_KIND: "kind", I_FKIND: "fkind", I_RD: "rd", I_RS1: "rs1", I_RS2: "rs2", I_RS3: "rs3", I_XS1: "xs1",
+               I_XS2: "xs2", I_IMM: "imm", I_USES_IMM: "uses_imm", I_TARGET: "target", I_LAT: "latency",
+               I_FLOPS: "flops", I_SIZE: "size", I_SIGNED: "signed", I_FP32: "fp32", I_INNER: "frep_inner",
+               I_SMAX: "stagger_max", I_SMASK: "stagger_mask"}
+    for k, ins in enumerate(instructions):
+        assert {column: int(table[k, column]) for column in columns} == \
+            {column: int(getattr(ins, name)) for column, name in columns.items()}, ins.text
+        assert table[k, I_NSRC] == len(ins.fsrc)
