@@ -126,6 +126,37 @@ class BoundsQueuedReads:
             counts[(b, row)] = (queued, own + 1)
         return self._python_read_terms(bursts, undecided, entry, enters)
 
+    def _may_forward(self, message, writes_before) -> bool:
+        """Whether a burst of the read ``message``, a client's first request here, might be
+        answered from the write queue (see :meth:`~.splitting.SplitsRequests._newcomer_terms`):
+        only if one of the writes pending now, the bursts of a write still entering, or the
+        writes on their way before it (``writes_before``; True: unknown ones may come first)
+        covers one of its bursts (a burst is forwarded only from a write of that very burst)."""
+        if writes_before is True:
+            return True
+        size = message.size_bytes
+        offset = self.store_offset(message.address, size)
+        if offset is None or size < 1:
+            return True  # (a request outside the memory stops the run when taken)
+        burst = self.burst_bytes
+        first, last = offset & -burst, (offset + size - 1) & -burst  # its bursts' keys, in order
+        for write in writes_before:
+            at = self.store_offset(write.address, write.size_bytes)
+            if at is None or (at & -burst <= last and (at + write.size_bytes - 1) & -burst >= first):
+                return True
+        entering = self._job
+        if entering is not None and entering.message.is_write:
+            pieces = entering.pieces
+            start, end = pieces[entering.entered][0], pieces[-1][0] + pieces[-1][1]
+            if start & -burst <= last and (end - 1) & -burst >= first:
+                return True
+        core = self._core
+        if core is None:  # (the pending writes, those moved on to a bank's command queue too)
+            return any(first <= key <= last for key in self._pending_writes)
+        if not self._wq_count:
+            return False
+        return compiled_answer_bounds.write_pending(first, last, core.queues[2], core.queues[3], core.entries[4])
+
     def _python_read_terms(self, bursts: list, undecided: int, entry: int, shift: int) -> tuple[int, int]:
         """``(a, b)`` for read ``bursts`` on the Python path, each ``(bank, row, bursts to that
         row its bank reads first, how many of those enter with it)``: each RD no sooner than

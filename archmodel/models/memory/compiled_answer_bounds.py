@@ -32,6 +32,18 @@ def bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act):
     return pre_act + act_rd, max(e, max(max(undecided, pre_ready) + pre_act, act_ready) + act_rd)
 
 
+@jit
+def write_pending(first, last, wq_ids, wq_len, e_burst):
+    """Whether a write queued in the core's write queues (``wq_ids``/``wq_len``, each entry's
+    burst address in ``e_burst``) is of a burst from ``first`` to ``last`` (burst addresses)."""
+    for b in range(wq_len.shape[0]):
+        for j in range(wq_len[b]):
+            key = e_burst[wq_ids[b, j]]
+            if first <= key <= last:
+                return True
+    return False
+
+
 @jit(allocates=True)
 def answer_terms(late, lead, count, cl, burst):
     """``(a, b)`` of the last of ``count`` RDs, the k-th released no sooner than ``c0 +

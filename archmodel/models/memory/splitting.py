@@ -468,15 +468,15 @@ class SplitsRequests(KeepsAnswerBounds):
             free = {False: free_reads, True: free_writes}
             ahead = self._entering_bursts()
             newcomers = set()
-            writes_before = False  # a write on its way ahead of the request
+            writes_before: list = []  # the writes on their way ahead of the request
             for arrival, message in self.req.channel.flight:
                 source = message.source
-                if order.has_client(source) or source in newcomers or not (every or source == client):
-                    writes_before = writes_before or message.is_write
-                    continue  # answered after its client's earlier requests (or not asked about)
-                newcomers.add(source)
-                pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before))
-                writes_before = writes_before or message.is_write
+                if not (order.has_client(source) or source in newcomers or not (every or source == client)):
+                    newcomers.add(source)
+                    pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before))
+                # (else answered after its client's earlier requests, or not asked about)
+                if message.is_write:
+                    writes_before.append(message)
         return pure, pairs
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
@@ -513,9 +513,11 @@ class SplitsRequests(KeepsAnswerBounds):
         now = self.sim.now
         self._bring_bounds_up_to(now)  # (the terms count the commands to come from c0 on)
         c0 = max(0, -(-(now - phase) // period))
-        if not writes_ahead and self.req.connected:
-            writes_ahead = any(waiting.is_write for _, waiting in self.req.channel.flight)
-        at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes_ahead)
+        writes: bool | list = True  # (unknown writes may come first)
+        if not writes_ahead:
+            writes = [waiting for _, waiting in self.req.channel.flight if waiting.is_write] \
+                if self.req.connected else []
+        at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes)
         return phase + at * period
 
     def _queue_room(self) -> dict:
@@ -544,7 +546,7 @@ class SplitsRequests(KeepsAnswerBounds):
         return 0 if departures <= 0 else 1 + (departures - 1) * self.timing.tBL
 
     def _newcomer_cycle(self, c0: int, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
-                        writes_before: bool = True) -> int:
+                        writes_before: bool | list = True) -> int:
         """The soonest cycle the response to ``message``, a client's first request here,
         arriving at ``arrival_ps`` at the soonest, can leave (see :meth:`earliest_send_ps`),
         from cycle c0: :meth:`_newcomer_terms` at c0."""
@@ -552,33 +554,45 @@ class SplitsRequests(KeepsAnswerBounds):
         return c0 + a if c0 + a > b else b
 
     def _newcomer_terms(self, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
-                        writes_before: bool = True) -> tuple[int, int]:
+                        writes_before: bool | list = True) -> tuple[int, int]:
         """``(a, b)``: the response to ``message``, a client's first request here, arriving
         at ``arrival_ps`` at the soonest, can leave no sooner than ``max(c0 + a, b)`` from
-        cycle c0. A read is answered from the write queue only if a write is pending there
-        when its bursts enter; with no write queued now, none entering and none before it
-        (``writes_before``: on its way ahead of it) none can be (a write leaves the queue
-        only, by its WR), so every burst needs its RD: one data burst per tBL, the first CL
-        after an RD at its entry at the soonest, after the cycles already scheduled."""
+        cycle c0. It is taken at a cycle after those already scheduled (a controller that
+        schedules ahead takes none at a cycle it has decided). A read is answered from the
+        write queue only if a write of one of its bursts is pending there when the burst
+        enters: the writes queued now, entering, or before it (``writes_before``: those on
+        their way ahead of it; True: unknown writes may come first); where none can be
+        (:meth:`_may_forward`; a write leaves the queue only, by its WR), every burst needs
+        its RD: one data burst per tBL, the first CL after an RD at its entry at the
+        soonest, after the cycles already scheduled."""
         write = message.is_write
         burst = self.burst_bytes  # (as many pieces as split makes, counted)
         pieces = (message.address + message.size_bytes - 1) // burst - message.address // burst + 1 \
             if message.size_bytes > 0 else 0
         arrives = -(-(arrival_ps - self._phase) // self._period)  # (from c0 at the soonest)
+        taken = max(arrives, self._processed + 1)
         enters = self._entry_cycles(free, pieces, write, ahead[write])  # (cycles after c0)
         if write:
-            return max(1, enters), arrives + 1
+            return max(1, enters), taken + 1
         early = min(self.timing.CL + self.timing.tBL, self.forward_cycles)
-        a, b = enters + early, arrives + early
-        if not (writes_before or self._wq_count or ahead[True]):
+        a, b = enters + early, taken + early
+        if not self._may_forward(message, writes_before):
             rest = self.timing.CL + pieces * self.timing.tBL
             a = max(a, enters + rest)
-            b = max(b, max(arrives, self._processed + 1) + rest)
+            b = max(b, taken + rest)
             banks = self._newcomer_read_terms(message, enters, arrives, self._processed + 1)
             if banks is not None:  # (the banks its bursts need, where the controller counts them)
                 a = max(a, banks[0])
                 b = max(b, banks[1])
         return a, b
+
+    def _may_forward(self, message: MemRequest, writes_before: bool | list) -> bool:
+        """Whether a burst of the read ``message``, a client's first request here, might be
+        answered from the write queue (see :meth:`_newcomer_terms`): here whenever a write is
+        queued, entering or before it; a controller that knows its queued writes' bursts
+        looks at those of the read."""
+        entering = self._job
+        return bool(writes_before) or bool(self._wq_count) or (entering is not None and entering.message.is_write)
 
     def reaction_ps(self, inp, out) -> int:
         """A lower bound on the time from a message arriving on ``inp`` to a message it causes
