@@ -157,6 +157,27 @@ class BoundsQueuedReads:
             return False
         return compiled_answer_bounds.write_pending(first, last, core.queues[2], core.queues[3], core.entries[4])
 
+    def _read_line_terms(self, before: int, reads: int) -> tuple[int, int] | None:
+        """``(a, b)``: with ``before`` read bursts ahead in line and ``reads`` of a request's
+        own, each needing a read-queue slot, the last burst ahead has entered (``reads`` 0),
+        or the request is answered (else), no sooner than ``max(c0 + a, b)`` from cycle c0.
+
+        A queued read leaves the read queue only by its RD (None with per-bank command
+        queues, which take bursts from it), one RD per tBL on the data bus at the most,
+        each at an undecided cycle: so the k-th RD from c0 on comes no sooner than ``(k -
+        1) tBL`` after c0 and after the first undecided cycle. Of the bursts that need a
+        slot, all but the free slots' wait for as many RDs: the last burst ahead enters no
+        sooner than the last of those RDs, and the request's own last burst is read at an
+        RD after it (one command a cycle), answered CL + tBL later."""
+        if self._per_bank:
+            return None
+        departures = self._rq_count + before + reads - self.read_queue
+        if departures < (0 if reads else 1):
+            return None
+        burst = self.timing.tBL
+        x = departures * burst + self.timing.CL + burst if reads else (departures - 1) * burst
+        return x, self._processed + 1 + x
+
     def _python_read_terms(self, bursts: list, undecided: int, entry: int, shift: int) -> tuple[int, int]:
         """``(a, b)`` for read ``bursts`` on the Python path, each ``(bank, row, bursts to that
         row its bank reads first, how many of those enter with it)``: each RD no sooner than
