@@ -20,11 +20,11 @@ import numpy as np
 # dispatchers in its namespace, so later calls skip the Loop wrappers a name imported here
 # would keep: see archmodel.kernel.compiled.Loop)
 from . import compiled_answer_bounds
-from .commands import ACT, PRE, RD
+from .commands import ACT, PRE, RD, WR
 from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, D_GROUPS, D_PER_GROUP, D_RA, D_RA_MASK,
                                      D_RO, D_RO_MASK, DECODE_SIZE)
-from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_PER_GROUP, C_RA, C_RA_MASK,
-                                   C_RO, C_RO_MASK)
+from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_LOW, C_PER_GROUP, C_RA,
+                                   C_RA_MASK, C_RO, C_RO_MASK, WMODE)
 from .splitting import split
 
 
@@ -40,6 +40,7 @@ class BoundsQueuedReads:
     request in each job slot)."""
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
+    _write_gaps = None  # (WR->WR, WR->RD on any two banks), found at the first question
     _core_decode: tuple = (None, None)  # (core, its decode fields) for _decode_fields
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
@@ -72,7 +73,8 @@ class BoundsQueuedReads:
             timing = self.timing
             terms = compiled_answer_bounds.queued_read_terms(
                 rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job), core.nxt, core.gbase,
-                core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL)
+                core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL,
+                self._drain_floor(), core.opened)
             return None if terms[0] < 0 else terms
         bursts = self._python_queued_reads(job)
         if len(bursts) != queued:  # (every queued burst is found: else count none of them)
@@ -115,14 +117,14 @@ class BoundsQueuedReads:
             return compiled_answer_bounds.newcomer_read_terms(
                 offset, size, self._decode_fields(core), core.queues[0], core.queues[1], core.entries[2], core.nxt,
                 core.gbase, core.rbase, core.rows, undecided, entry, enters, act_rd, pre_act, rd_rd, self.timing.CL,
-                self.timing.tBL)
+                self.timing.tBL, self._drain_floor(), core.opened)
         decode = self._local_decode
         counts: dict = {}  # (bank, row) -> (bursts queued to it, the read's own before the next)
         bursts = []
         for at, _ in split(offset, size, self.burst_bytes):
             b, row, _ = decode(at)
             queued, own = counts.get((b, row)) or (sum(burst.row == row for burst in self._rq[b]), 0)
-            bursts.append((b, row, queued + own, own))
+            bursts.append((b, row, queued + own, own, None))
             counts[(b, row)] = (queued, own + 1)
         return self._python_read_terms(bursts, undecided, entry, enters)
 
@@ -175,21 +177,79 @@ class BoundsQueuedReads:
         if departures < (0 if reads else 1):
             return None
         burst = self.timing.tBL
-        x = departures * burst + self.timing.CL + burst if reads else (departures - 1) * burst
+        rds = departures + 1 if reads else departures  # (the RD the bound is about, counted from c0 on)
+        x = (rds - 1) * burst
+        floor = self._drain_floor()
+        if floor >= 0:  # (while the writes drain, only the bursts the rows were activated for are read)
+            later = rds - self._opened_reads()
+            if reads and later < 1:
+                later = 1  # (the request's own bursts have no row activated for them yet)
+            if later > 0:
+                x = max(x, floor + (later - 1) * burst)
+        if reads:
+            x += self.timing.CL + burst
         return x, self._processed + 1 + x
 
-    def _python_read_terms(self, bursts: list, undecided: int, entry: int, shift: int) -> tuple[int, int]:
+    def _opened_reads(self) -> int:
+        """How many banks hold a row activated for a queued read not yet read."""
+        core = self._core
+        if core is None:
+            return sum(not entry.write for entry in self._opened.values())
+        opened = core.opened
+        return int(np.count_nonzero((opened[:, 0] >= 0) & (opened[:, 1] == RD)))
+
+    def _drain_floor(self) -> int:
+        """While the channel drains its writes, the cycles after c0 and after the first
+        undecided cycle before which no RD issues but those of the bursts their banks' rows
+        were activated for (-1: it does not drain). A drain ends only once the write queue
+        holds no more than the low watermark's entries (a write leaves it only by its WR,
+        the WRs at least the least WR-to-WR gap of any two banks apart), and the first RD
+        after it comes the least WR-to-RD gap after the last WR; while it lasts, each bank
+        reads only the burst its row was activated for, and no bank activates a row for a
+        read (:meth:`~.command_scheduler.CommandScheduler._refresh_bank`)."""
+        core = self._core
+        if core is None:
+            if not self._write_mode or self._blocked_writes:  # (a blocked write may end a drain)
+                return -1
+            low = self._low
+        else:
+            if not core.st[WMODE]:
+                return -1
+            low = int(core.cf[C_LOW])
+        writes = self._wq_count - low
+        if writes <= 0:
+            return -1  # (it may end at the next choice)
+        wr_wr, wr_rd = self._drain_gaps()
+        return (writes - 1) * wr_wr + max(1, wr_rd)
+
+    def _drain_gaps(self) -> tuple[int, int]:
+        """The least cycles from a WR to the next WR, and to the next RD, on any two banks of
+        the channel (a bank group's and a bank's own are no shorter than the rank's; with
+        more ranks, the least of its own rank's and another's), found at the first question."""
+        gaps = self._write_gaps
+        if gaps is None:
+            levels = (2, 3) if self.timing.ranks > 1 else (2,)
+
+            def gap(then: int) -> int:
+                return min(max((cycles for level, k, cycles in self._updates[WR] if k == then and level == at),
+                               default=0) for at in levels)
+            gaps = self._write_gaps = (gap(WR), gap(RD))
+        return gaps
+
+    def _python_read_terms(self, bursts: list, undecided: int, first: int, shift: int) -> tuple[int, int]:
         """``(a, b)`` for read ``bursts`` on the Python path, each ``(bank, row, bursts to that
-        row its bank reads first, how many of those enter with it)``: each RD no sooner than
-        its bank's path to the row (every command after the decided cycles, from
-        ``undecided``, and from c0) and the reads before it, nor than cycle ``entry`` and
-        ``shift`` cycles after c0 plus the reads before it that enter with it; then the
-        data bus (see :meth:`_queued_read_terms`)."""
+        row its bank reads first, how many of those enter with it, its queued entry or
+        None)``: each RD no sooner than its bank's path to the row (every command after the
+        decided cycles, from ``undecided``, and from c0) and the reads before it, nor than
+        cycle ``first`` and ``shift`` cycles after c0 plus the reads before it that enter
+        with it, nor than the end of a write drain (:meth:`_drain_floor`) but for the burst
+        its bank's row was activated for; then the data bus (see :meth:`_queued_read_terms`)."""
         act_rd, pre_act, rd_rd = self._gaps()
         ready = self._ready
         open_rows = self._rows
+        floor = self._drain_floor()
         late, lead = [], []
-        for b, row, before, own in bursts:
+        for b, row, before, own, queued in bursts:
             spacing = before * rd_rd
             e = max(undecided, ready(b, RD))
             held = open_rows[b]
@@ -201,8 +261,15 @@ class BoundsQueuedReads:
             else:
                 d = pre_act + act_rd + spacing
                 e = max(e, max(max(undecided, ready(b, PRE)) + pre_act, ready(b, ACT)) + act_rd)
+            e += spacing
+            opened = self._opened.get(b)
+            if floor >= 0 and (opened is None or opened is not queued):
+                # (as compiled_answer_bounds.drained: that burst may be read before the drain ends)
+                drained = before - 1 if opened is not None and not opened.write and before else before
+                d = max(d, floor + drained * rd_rd)
+                e = max(e, undecided + floor + drained * rd_rd)
             late.append(max(d, shift + own * rd_rd))
-            lead.append(max(e + spacing, entry + own * rd_rd))
+            lead.append(max(e, first + own * rd_rd))
         late.sort()
         lead.sort()
         burst = self.timing.tBL
@@ -251,7 +318,7 @@ class BoundsQueuedReads:
             for entry in self._rq[b]:
                 row = entry.row
                 if entry.job is job:
-                    found.append((b, row, rows.get(row, 0), 0))
+                    found.append((b, row, rows.get(row, 0), 0, entry))
                 rows[row] = rows.get(row, 0) + 1
         return found
 

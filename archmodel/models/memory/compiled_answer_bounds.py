@@ -44,6 +44,21 @@ def write_pending(first, last, wq_ids, wq_len, e_burst):
     return False
 
 
+@jit
+def drained(d, e, b, x, before, floor, undecided, rd_rd, opened):
+    """``(d, e)`` of entry x's RD (-1: a burst not yet queued), ``before`` bursts queued before
+    it to its row in bank b, from its bank's path (d, e), no sooner than ``floor`` cycles
+    after c0 and the first undecided cycle while the channel drains its writes (-1: it does
+    not): none of those RDs but that of the burst its bank's row was activated for
+    (``opened``) comes sooner."""
+    if floor < 0 or opened[b, 0] == x:
+        return d, e
+    if opened[b, 0] >= 0 and opened[b, 1] == RD and before > 0:
+        before -= 1  # (that burst may be read first, before the drain ends)
+    spacing = before * rd_rd
+    return max(d, floor + spacing), max(e, undecided + floor + spacing)
+
+
 @jit(allocates=True)
 def answer_terms(late, lead, count, cl, burst):
     """``(a, b)`` of the last of ``count`` RDs, the k-th released no sooner than ``c0 +
@@ -61,7 +76,7 @@ def answer_terms(late, lead, count, cl, burst):
 
 @jit(allocates=True)
 def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, rows, issue0, act_rd, pre_act,
-                      rd_rd, queued, cl, burst):
+                      rd_rd, queued, cl, burst, floor, opened):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._queued_read_terms`, over the core's read
     queues (``rq_ids``/``rq_len``, each bank's bursts oldest first), its entries' rows and
     job slots, its next-allowed cycles (``nxt`` with the group and rank bases) and open
@@ -87,8 +102,7 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
                     before += 1
             spacing = before * rd_rd
             d, e = bank_path(b, row, nxt, gbase, rbase, rows, issue0, act_rd, pre_act)
-            late[found] = d + spacing
-            lead[found] = e + spacing
+            late[found], lead[found] = drained(d + spacing, e + spacing, b, x, before, floor, issue0, rd_rd, opened)
             found += 1
     if found != queued:
         return -1, -1
@@ -97,7 +111,7 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
 
 @jit(allocates=True)
 def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase, rbase, rows, undecided, entry,
-                        shift, act_rd, pre_act, rd_rd, cl, burst):
+                        shift, act_rd, pre_act, rd_rd, cl, burst, floor, opened):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._newcomer_read_terms`, for the read of
     ``size`` bytes at ``offset`` in the store, cut into bursts and decoded as the core's
     ``expand`` does (``decode``: the fields named D_*), over the core's read queues, its
@@ -125,7 +139,8 @@ def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase,
         burst_rows[k] = row
         spacing = before * rd_rd
         d, e = bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act)
-        late[k] = max(d + spacing, shift + own * rd_rd)
-        lead[k] = max(e + spacing, entry + own * rd_rd)
+        d, e = drained(d + spacing, e + spacing, b, -1, before, floor, undecided, rd_rd, opened)
+        late[k] = max(d, shift + own * rd_rd)
+        lead[k] = max(e, entry + own * rd_rd)
         at = (at | (burst_bytes - 1)) + 1
     return answer_terms(late, lead, count, cl, burst)
