@@ -20,9 +20,10 @@ from .test_splitting import client_bound_marks, responses_never_before_their_bou
 CLIENTS = "abcd"
 
 
-def bank_traffic(seed: int, standard: str, count: int) -> tuple[list, list]:
+def bank_traffic(seed: int, standard: str, count: int, writes: float = 0.15) -> tuple[list, list]:
     """``count`` requests of four clients to a few rows of four banks (hits, misses and
-    conflicts), mostly reads of one to three bursts, and their cycles on the source."""
+    conflicts), of one to three bursts, ``writes`` of them writes, and their cycles on the
+    source."""
     rng = random.Random(seed)
     t = PRESETS[standard]
     mapping = AddressMapping(t)
@@ -34,7 +35,7 @@ def bank_traffic(seed: int, standard: str, count: int) -> tuple[list, list]:
                                  column=column)
         size = bursts * t.burst_bytes
         source = rng.choice(CLIENTS)
-        requests.append(client_request(address, size, source, tag, write=rng.random() < 0.15))
+        requests.append(client_request(address, size, source, tag, write=rng.random() < writes))
     cycles = sorted(rng.randrange(0, 6 * count) for _ in requests)
     return requests, cycles
 
@@ -134,3 +135,70 @@ def test_a_read_on_its_way_is_bounded_by_its_entry_and_its_own_reads_to_its_row(
     assert answer == (64 + t.tCCD_L + t.CL + t.tBL) * period and t.tCCD_L > t.tBL
     on_its_way = [bound for time, who, bound, _ in marks if who == "b" and 60 * period < time < 64 * period]
     assert on_its_way == [answer] * 4  # (asked before edges 61 to 64, the last as it arrives)
+
+
+def bounds_of(marks: list, client: str, period: int) -> dict:
+    """Client ``client``'s bounds in ``marks``, by the edge they were asked before (in cycles)."""
+    return {(t + 1) // period: None if bound is None else bound // period for t, who, bound, _ in marks
+            if who == client}
+
+
+@pytest.mark.parametrize("engine, ahead", [("python", False), ("compiled", True)])
+def test_a_newcomer_waits_for_the_read_slots_of_the_line_ahead_of_it(engine, ahead):
+    """A read queue of four: client a reads 8 bursts of one row at cycle 0 (four enter, four
+    wait for slots), b writes a burst at cycle 1 and c reads two bursts of a closed bank at
+    cycle 2. A read slot frees only at an RD, one per tBL at the most: b is taken once a's
+    last four bursts have entered, after four RDs, and acknowledged the cycle after; c's
+    last burst waits for six (a's four and its own first two), and is read at an RD after
+    them, CL + tBL before its answer. Until a's first RD (after its ACT and tRCD) the bounds
+    are those, from each edge; counting the line as the queues alone (a slot free at the
+    next edge) they would be the next edges."""
+    t = PRESETS["DDR4-2400R"]
+    mapping = AddressMapping(t)
+    requests = [client_request(mapping.encode(row=1), 8 * t.burst_bytes, "a", 0, False),
+                client_request(mapping.encode(bank=1, row=2), t.burst_bytes, "b", 1, True),
+                client_request(mapping.encode(bankgroup=1, row=3), 2 * t.burst_bytes, "c", 2, False)]
+    marks, sink, period, reaction = bank_bound_marks("DDR4-2400R", requests, [0, 1, 2], engine, ahead, 0,
+                                                     read_queue=4)
+    responses_never_before_their_bounds(marks, sink, period, reaction)
+    first_rd = 1 + t.tRCD
+    b, c = bounds_of(marks, "b", period), bounds_of(marks, "c", period)
+    assert [b[edge] for edge in range(2, first_rd)] == [edge + 3 * t.tBL + 1 for edge in range(2, first_rd)]
+    assert [c[edge] for edge in range(3, first_rd)] == [edge + 6 * t.tBL + t.CL + t.tBL for edge in range(3, first_rd)]
+
+
+@pytest.mark.parametrize("engine, ahead", [("python", False), ("compiled", True)])
+def test_a_read_waits_for_a_write_drain_to_reach_its_low_watermark(engine, ahead):
+    """A write queue of eight (a drain from seven writes down to one): client a reads 16
+    bursts of one row at cycle 0, b writes eight bursts of another bank at cycle 2 (the
+    drain starts with a's reads waiting), c reads a burst of a closed bank of another bank
+    group at cycle 4. No RD but that of the burst its row was activated for issues during
+    the drain: c's waits for seven WRs (tCCD_S apart at the least), the last tWTR_S after
+    the write data (CWL + tBL after that WR), and is answered CL + tBL after it; the bound
+    is that from each edge until the drain's first WR (after b's ACT and tRCD), where the
+    bank and the data bus alone would give less than the activate and CL + tBL."""
+    t = PRESETS["DDR4-2400R"]
+    mapping = AddressMapping(t)
+    requests = [client_request(mapping.encode(row=1), 16 * t.burst_bytes, "a", 0, False),
+                client_request(mapping.encode(bank=1, row=2), 8 * t.burst_bytes, "b", 1, True),
+                client_request(mapping.encode(bankgroup=1, row=3), t.burst_bytes, "c", 2, False)]
+    marks, sink, period, reaction = bank_bound_marks("DDR4-2400R", requests, [0, 2, 4], engine, ahead, 0,
+                                                     write_queue=8)
+    responses_never_before_their_bounds(marks, sink, period, reaction)
+    drain = 6 * t.tCCD_S + t.CWL + t.tBL + t.tWTR_S + t.CL + t.tBL
+    assert drain > t.tRCD + t.CL + t.tBL
+    c = bounds_of(marks, "c", period)
+    assert [c[edge] for edge in range(6, 6 + t.tRCD)] == [edge + drain for edge in range(6, 6 + t.tRCD)]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), engine=st.sampled_from(["python", "compiled"]), ahead=st.booleans(),
+       scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]), queue=st.sampled_from([4, 8]))
+def test_no_answer_leaves_before_its_bound_through_write_drains_and_lines(seed, engine, ahead, scheduler, queue):
+    """As the banks' test, with two writes in five and small queues: drains, reads in line
+    behind reads that wait for slots, and reads of bursts a queued write may answer."""
+    requests, cycles = bank_traffic(seed, "DDR4-2400R", 48, writes=0.4)
+    marks, sink, period, reaction = bank_bound_marks("DDR4-2400R", requests, cycles, engine, ahead, seed,
+                                                     scheduler=scheduler, read_queue=queue, write_queue=queue)
+    checked, exact = responses_never_before_their_bounds(marks, sink, period, reaction)
+    assert checked > 100 and exact > 10, (checked, exact)
