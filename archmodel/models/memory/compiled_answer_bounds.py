@@ -51,7 +51,7 @@ def drained(d, e, b, x, before, floor, undecided, rd_rd, opened):
     after c0 and the first undecided cycle while the channel drains its writes (-1: it does
     not): none of those RDs but that of the burst its bank's row was activated for
     (``opened``) comes sooner."""
-    if floor < 0 or opened[b, 0] == x:
+    if floor < 0 or (x >= 0 and opened[b, 0] == x):
         return d, e
     if opened[b, 0] >= 0 and opened[b, 1] == RD and before > 0:
         before -= 1  # (that burst may be read first, before the drain ends)
