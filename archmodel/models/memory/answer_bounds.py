@@ -20,11 +20,11 @@ import numpy as np
 # dispatchers in its namespace, so later calls skip the Loop wrappers a name imported here
 # would keep: see archmodel.kernel.compiled.Loop)
 from . import compiled_answer_bounds
-from .commands import ACT, PRE, RD, WR
+from .commands import ACT, PRE, RD, REF, REFPB, WR
 from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, D_GROUPS, D_PER_GROUP, D_RA, D_RA_MASK,
                                      D_RO, D_RO_MASK, DECODE_SIZE)
-from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_LOW, C_PER_GROUP, C_RA,
-                                   C_RA_MASK, C_RO, C_RO_MASK, WMODE)
+from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
+                                   C_RA, C_RA_MASK, C_RO, C_RO_MASK, REF_DUE, REF_PENDING, REFPB_SET, WMODE)
 from .splitting import split
 
 
@@ -41,6 +41,7 @@ class BoundsQueuedReads:
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
     _write_gaps = None  # (WR->WR, WR->RD on any two banks), found at the first question
+    _hits_gaps = None  # (ACT->RD, RD->PRE on a bank, a refresh to its banks' ACT), found at the first question
     _core_decode: tuple = (None, None)  # (core, its decode fields) for _decode_fields
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
@@ -74,7 +75,7 @@ class BoundsQueuedReads:
             terms = compiled_answer_bounds.queued_read_terms(
                 rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job), core.nxt, core.gbase,
                 core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL,
-                self._drain_floor(), core.opened)
+                self._drain_floor(), core.opened, *self._hits_first(issue0))
             return None if terms[0] < 0 else terms
         bursts = self._python_queued_reads(job)
         if len(bursts) != queued:  # (every queued burst is found: else count none of them)
@@ -117,7 +118,7 @@ class BoundsQueuedReads:
             return compiled_answer_bounds.newcomer_read_terms(
                 offset, size, self._decode_fields(core), core.queues[0], core.queues[1], core.entries[2], core.nxt,
                 core.gbase, core.rbase, core.rows, undecided, entry, enters, act_rd, pre_act, rd_rd, self.timing.CL,
-                self.timing.tBL, self._drain_floor(), core.opened)
+                self.timing.tBL, self._drain_floor(), core.opened, *self._hits_first(undecided))
         decode = self._local_decode
         counts: dict = {}  # (bank, row) -> (bursts queued to it, the read's own before the next)
         bursts = []
@@ -198,6 +199,48 @@ class BoundsQueuedReads:
         opened = core.opened
         return int(np.count_nonzero((opened[:, 0] >= 0) & (opened[:, 1] == RD)))
 
+    def _hits_first(self, undecided: int) -> tuple[int, int, int]:
+        """``(rd_pre, other_d, other_e)`` for :func:`~.compiled_answer_bounds.hits_first`: the
+        least RD-to-PRE gap of a bank, and the soonest cycle a bank open at another row can
+        be closed other than after its queued hits (``other_d`` cycles after c0 and cycle
+        ``other_e``, each with a path to the read's row after it), where FR-FCFS keeps a
+        row open while a queued read hits it; ``rd_pre`` -1 where it may close sooner: per-bank
+        command queues, another scheduler or page policy, a drain or a refresh under way.
+
+        Otherwise a bank is closed before its hits only by a drain, which starts once the
+        write queue holds the high watermark's entries (a read waits: the hits) and ends
+        once it holds the low one's, so its RDs come after that many WRs and the WR-to-RD
+        gap, or by a refresh, from its due cycle on, whose ACTs wait tRFC (tRFCpb) and an
+        RD tRCD more."""
+        core = self._core
+        if self._per_bank or self.scheduler != "frfcfs" or self.page_policy != "open":
+            return -1, 0, 0
+        if core is None:
+            if self._write_mode or self._refresh_pending or self._refpb_banks:
+                return -1, 0, 0
+            high, low, due = self._high, self._low, self._refresh_due
+        else:
+            st = core.st
+            if st[WMODE] or st[REF_PENDING] or st[REFPB_SET] >= 0:
+                return -1, 0, 0
+            high, low, due = int(core.cf[C_HIGH]), int(core.cf[C_LOW]), int(st[REF_DUE])
+        act_rd, rd_pre, refresh_act = self._hit_gaps()
+        wr_wr, wr_rd = self._drain_gaps()
+        drain = (high - low - 1) * wr_wr + max(1, wr_rd) if high > low else 0
+        refresh = refresh_act + act_rd
+        return rd_pre, min(drain, refresh), min(undecided + drain, max(undecided, due) + refresh)
+
+    def _hit_gaps(self) -> tuple[int, int, int]:
+        """ACT->RD on a bank, RD->PRE on a bank, and a refresh's command to the next ACT of a
+        bank it refreshes (the least such gap), found at the first question."""
+        gaps = self._hits_gaps
+        if gaps is None:
+            def gap(first: int, then: int) -> int:
+                return max((cycles for level, k, cycles in self._updates[first] if k == then and level in (0, 1, 2)),
+                           default=0)
+            gaps = self._hits_gaps = (self._gaps()[0], gap(RD, PRE), max(gap(REF, ACT), gap(REFPB, ACT)))
+        return gaps
+
     def _drain_floor(self) -> int:
         """While the channel drains its writes, the cycles after c0 and after the first
         undecided cycle before which no RD issues but those of the bursts their banks' rows
@@ -248,6 +291,7 @@ class BoundsQueuedReads:
         ready = self._ready
         open_rows = self._rows
         floor = self._drain_floor()
+        rd_pre, other_d, other_e = self._hits_first(undecided)
         late, lead = [], []
         for b, row, before, own, queued in bursts:
             spacing = before * rd_rd
@@ -259,8 +303,14 @@ class BoundsQueuedReads:
                 d = act_rd + spacing
                 e = max(e, max(undecided, ready(b, ACT)) + act_rd)
             else:
-                d = pre_act + act_rd + spacing
+                d = pre_act + act_rd
                 e = max(e, max(max(undecided, ready(b, PRE)) + pre_act, ready(b, ACT)) + act_rd)
+                hits = sum(burst.row == held for burst in self._rq[b]) if rd_pre >= 0 else 0
+                if hits:  # (as compiled_answer_bounds.hits_first)
+                    path = (hits - 1) * rd_rd + rd_pre + pre_act + act_rd
+                    d = max(d, min(path, other_d))
+                    e = max(e, min(max(undecided, ready(b, RD)) + path, other_e))
+                d += spacing
             e += spacing
             opened = self._opened.get(b)
             if floor >= 0 and (opened is None or opened is not queued):

@@ -33,6 +33,31 @@ def bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act):
 
 
 @jit
+def hits_first(d, e, b, row, rq_ids, rq_len, e_row, rows, nxt, gbase, rbase, undecided, act_rd, pre_act, rd_rd,
+               rd_pre, other_d, other_e):
+    """``(d, e)`` of a read of row ``row`` in bank b, from its bank's path (d, e), no sooner
+    than its bank's queued reads of the row open now, each tCCD_L after the last, then tRTP
+    to its PRE, tRP to the ACT and tRCD to the RD, unless a write drain or a refresh closes
+    the bank first (no sooner than ``other_d`` cycles after c0 and cycle ``other_e``):
+    FR-FCFS precharges a bank only once no queued read hits its open row (``rd_pre`` -1:
+    the scheduler, the mode or a refresh under way may close it sooner; counted then as the
+    bank's path alone)."""
+    held = rows[b]
+    if rd_pre < 0 or held < 0 or held == row:
+        return d, e
+    hits = 0
+    for j in range(rq_len[b]):
+        if e_row[rq_ids[b, j]] == held:
+            hits += 1
+    if hits == 0:
+        return d, e
+    base = b * COMMAND_COUNT
+    ready = max(undecided, nxt[base + RD], nxt[gbase[b] + RD], nxt[rbase[b] + RD])
+    path = (hits - 1) * rd_rd + rd_pre + pre_act + act_rd
+    return max(d, min(path, other_d)), max(e, min(ready + path, other_e))
+
+
+@jit
 def write_pending(first, last, wq_ids, wq_len, e_burst):
     """Whether a write queued in the core's write queues (``wq_ids``/``wq_len``, each entry's
     burst address in ``e_burst``) is of a burst from ``first`` to ``last`` (burst addresses)."""
@@ -76,7 +101,7 @@ def answer_terms(late, lead, count, cl, burst):
 
 @jit(allocates=True)
 def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, rows, issue0, act_rd, pre_act,
-                      rd_rd, queued, cl, burst, floor, opened):
+                      rd_rd, queued, cl, burst, floor, opened, rd_pre, other_d, other_e):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._queued_read_terms`, over the core's read
     queues (``rq_ids``/``rq_len``, each bank's bursts oldest first), its entries' rows and
     job slots, its next-allowed cycles (``nxt`` with the group and rank bases) and open
@@ -102,6 +127,8 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
                     before += 1
             spacing = before * rd_rd
             d, e = bank_path(b, row, nxt, gbase, rbase, rows, issue0, act_rd, pre_act)
+            d, e = hits_first(d, e, b, row, rq_ids, rq_len, e_row, rows, nxt, gbase, rbase, issue0, act_rd, pre_act,
+                              rd_rd, rd_pre, other_d, other_e)
             late[found], lead[found] = drained(d + spacing, e + spacing, b, x, before, floor, issue0, rd_rd, opened)
             found += 1
     if found != queued:
@@ -111,7 +138,7 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
 
 @jit(allocates=True)
 def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase, rbase, rows, undecided, entry,
-                        shift, act_rd, pre_act, rd_rd, cl, burst, floor, opened):
+                        shift, act_rd, pre_act, rd_rd, cl, burst, floor, opened, rd_pre, other_d, other_e):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._newcomer_read_terms`, for the read of
     ``size`` bytes at ``offset`` in the store, cut into bursts and decoded as the core's
     ``expand`` does (``decode``: the fields named D_*), over the core's read queues, its
@@ -139,6 +166,8 @@ def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase,
         burst_rows[k] = row
         spacing = before * rd_rd
         d, e = bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act)
+        d, e = hits_first(d, e, b, row, rq_ids, rq_len, e_row, rows, nxt, gbase, rbase, undecided, act_rd, pre_act,
+                          rd_rd, rd_pre, other_d, other_e)
         d, e = drained(d + spacing, e + spacing, b, -1, before, floor, undecided, rd_rd, opened)
         late[k] = max(d, shift + own * rd_rd)
         lead[k] = max(e, entry + own * rd_rd)
