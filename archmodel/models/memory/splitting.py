@@ -370,19 +370,18 @@ class SplitsRequests(KeepsAnswerBounds):
         time (the channels of an interleaved memory are asked at every time point, mostly
         with nothing changed but the time), so they are kept on it."""
         if self.sim is None:
-            pure, pairs = self._bound_terms(client)
+            pairs = self._bound_terms(client)
         else:
             key = (self.sim, self.bounds_version())
             if self._terms_at != key:
                 self._terms_at = key
                 self._terms = {}
-            terms = self._terms.get(client)
-            if terms is None:
-                terms = self._terms[client] = self._bound_terms(client)
-            pure, pairs = terms
+            pairs = self._terms.get(client)
+            if pairs is None:
+                pairs = self._terms[client] = self._bound_terms(client)
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
-        best = c0 + pure
+        best = NEVER
         for a, b in pairs:
             at = c0 + a
             if b > at:
@@ -391,13 +390,12 @@ class SplitsRequests(KeepsAnswerBounds):
                 best = at
         return None if best >= NEVER else phase + best * period
 
-    def _bound_terms(self, client) -> tuple[int, list]:
+    def _bound_terms(self, client) -> list:
         """The bound of :meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT:
-        for any) as terms that hold whatever the time while the state does: ``(pure,
-        pairs)`` such that the soonest cycle from c0, the first edge at or after now, is the
-        least of ``c0 + pure`` and of ``max(c0 + a, b)`` over the ``(a, b)`` of ``pairs``
-        (every term is at least c0: nothing leaves before now; :data:`NEVER` and no pairs:
-        none without new input)."""
+        for any) as terms that hold whatever the time while the state does: ``(a, b)``
+        pairs such that the soonest cycle from c0, the first edge at or after now, is the
+        least of ``max(c0 + a, b)`` over them (every term is at least c0: nothing leaves
+        before now; no pairs: none without new input)."""
         timing = self.timing
         cl, burst_cycles = timing.CL, timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
@@ -413,7 +411,6 @@ class SplitsRequests(KeepsAnswerBounds):
 
         order = self._order
         every = client is EVERY_CLIENT
-        pure = NEVER
         pairs = []
         if every:
             # each client's oldest request, every piece finished: answered at its cycle
@@ -436,11 +433,11 @@ class SplitsRequests(KeepsAnswerBounds):
             unqueued = len(job.pieces) - job.entered
             if message.is_write:
                 # posted: acknowledged once every burst is queued, the cycle after it is
-                # taken at the soonest (or at the stamp of a burst entering as a slot frees)
+                # taken at the soonest (or at the stamp of a burst entering as a slot frees,
+                # at a cycle not yet scheduled, the cycle after a WR at one)
                 departures = unqueued - free_writes
-                a = 1 if departures <= 0 else 1 + (departures - 1) * burst_cycles
-                if a < pure:
-                    pure = a
+                entry = 0 if departures <= 0 else 1 + (departures - 1) * burst_cycles
+                pairs.append((max(1, entry), issue0 + entry))
                 continue
             # Queued bursts still need their RD: one data burst per tBL on the channel's
             # data bus, the first CL after an RD issued at c0 at the soonest (or after the
@@ -474,7 +471,7 @@ class SplitsRequests(KeepsAnswerBounds):
                     newcomers.add(source)
                     pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before, reads_before))
                 # (else answered after its client's earlier requests, or not asked about)
-        return pure, pairs
+        return pairs
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the ``queued`` read bursts of ``job`` in the read queue are answered no

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archmodel.kernel import Component, Simulator, connect
+from archmodel.kernel import ClockDomain, Component, Simulator, connect, model
 from archmodel.models.basic import Sink, Source
 from archmodel.models.memory import PRESETS, AddressMapping, DramController, DramTimingChecker
 from archmodel.models.memory.timing import dram_clock
 from archmodel.models.messages import MemRequest
 
-from .test_splitting import client_bound_marks, responses_never_before_their_bounds
+from .test_splitting import client_bound_marks, next_arrival_ps, responses_never_before_their_bounds
 
 CLIENTS = "abcd"
 
@@ -204,3 +204,78 @@ def test_no_answer_leaves_before_its_bound_through_write_drains_and_lines(seed, 
                                                      scheduler=scheduler, read_queue=queue, write_queue=queue)
     checked, exact = responses_never_before_their_bounds(marks, sink, period, reaction)
     assert checked > 100 and exact > 10, (checked, exact)
+
+
+@model(catalogue=False)
+class AnswerProber(Component):
+    """Asks a controller for its bound on each client's next answer 1 ps before each of its
+    edges during a run (in a clock of its period, that phase), as another model's lookahead
+    would ask it while the controller schedules ahead: the marks of
+    :func:`~.test_splitting.responses_never_before_their_bounds` in ``marks``, the source
+    sending ``requests`` at ``cycles``."""
+
+    def setup(self):
+        self.marks: list = []
+        self.dram = None
+        self.requests: list = []
+        self.cycles: list = []
+
+    def tick(self):
+        dram, now = self.dram, self.now
+        for client in CLIENTS:
+            self.marks.append((now, client, dram.earliest_answer_ps(client),
+                               next_arrival_ps(dram, self.requests, self.cycles, dram.domain.period_ps, now, client)))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), scheduler=st.sampled_from(["frfcfs", "fcfs", "frfcfs_cap"]),
+       queue=st.sampled_from([4, 8, 32]), writes=st.sampled_from([0.15, 0.4]))
+def test_no_answer_leaves_before_its_bound_asked_while_the_controller_schedules_ahead(seed, scheduler, queue,
+                                                                                     writes):
+    """As the banks' test, the bounds asked during one free run on the compiled engine, not
+    at the end of runs cut at each edge: the controller has decided its cycles up to the
+    next arrival it can see coming, past the question (the bounds count its RDs, WRs and
+    the takes of requests after those cycles)."""
+    standard = "DDR4-2400R"
+    requests, cycles = bank_traffic(seed, standard, 48, writes=writes)
+    period = PRESETS[standard].tCK_ps
+    top = Component("top", clock=dram_clock(PRESETS[standard]))
+    src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+    dram = DramController("dram", top, standard=standard, engine="compiled", scheduler=scheduler,
+                          read_queue=queue, write_queue=queue)
+    sink = Sink("sink", top, stop_after=len(requests))
+    prober = AnswerProber("prober", top, clock=ClockDomain("probe", period, period - 1))
+    prober.dram, prober.requests, prober.cycles = dram, requests, cycles
+    connect(src.out, dram.req, latency=4)
+    connect(dram.resp, sink.inp)
+    Simulator(top, seed=seed).run()
+    assert len(sink.messages) == len(requests) and dram.engine_in_use == "compiled"
+    checked, exact = responses_never_before_their_bounds(prober.marks, sink, period, dram.reaction_ps(dram.req,
+                                                                                                     dram.resp))
+    assert checked > 100 and exact > 10, (checked, exact)
+
+
+def test_a_write_waiting_for_slots_is_bounded_from_the_first_cycle_not_yet_scheduled():
+    """A write of 32 bursts into a write queue of four on the compiled engine, scheduling at
+    most 40 cycles ahead: its bursts enter as WRs free slots, in cycles the controller
+    decides a batch at a time. Asked at any edge of a batch, the bound counts the slots from
+    the first cycle not yet decided (a burst enters at a cycle after those, a WR frees a
+    slot at one), so it holds from the batch's first edge to its last; counted from the
+    question, it would grow edge by edge."""
+    standard = "DDR4-2400R"
+    t = PRESETS[standard]
+    mapping = AddressMapping(t)
+    requests, cycles = [client_request(mapping.encode(row=1), 32 * t.burst_bytes, "b", 0, True)], [0]
+    top = Component("top", clock=dram_clock(t))
+    src = Source("src", top, pattern="list", messages=requests, cycles=cycles, wrap_in_packet=False)
+    dram = DramController("dram", top, standard=standard, engine="compiled", write_queue=4, lookahead_cycles=40)
+    sink = Sink("sink", top, stop_after=1)
+    prober = AnswerProber("prober", top, clock=ClockDomain("probe", t.tCK_ps, t.tCK_ps - 1))
+    prober.dram, prober.requests, prober.cycles = dram, requests, cycles
+    connect(src.out, dram.req, latency=4)
+    connect(dram.resp, sink.inp)
+    Simulator(top, seed=0).run()
+    responses_never_before_their_bounds(prober.marks, sink, t.tCK_ps, dram.reaction_ps(dram.req, dram.resp))
+    bounds = bounds_of(prober.marks, "b", t.tCK_ps)
+    answer = sink.arrivals[0].time_ps // t.tCK_ps - 1
+    assert len({bounds[edge] for edge in range(6, 42)}) == 1 and bounds[6] < answer
