@@ -10,6 +10,14 @@ row needs a PRE and an ACT before its RD, and the bank serves the bursts queued 
 to the same row first. This module counts both, from the bank state the scheduler has
 decided so far, on the Python path and in the compiled core alike; for a read on its way
 (a newcomer), every burst queued now to its row comes first.
+
+It counts what else holds a read back where the scheduler says so for sure: FR-FCFS
+serves a bank's queued reads of its open row before it precharges it (unless a drain or a
+refresh closes it first, no sooner than they can); a write drain reads nothing but the
+bursts the rows were activated for until the write queue is down to its low watermark; a
+read-queue slot frees only at an RD, so a newcomer waits for the slots of the reads in line
+ahead of it and its own; and a newcomer read is answered from the write queue only if a
+write of one of its bursts is pending, entering or ahead of it.
 """
 
 from __future__ import annotations
@@ -37,7 +45,12 @@ class BoundsQueuedReads:
     :class:`~.schedule_ahead.SchedulesAhead`), and the bank state: on the Python path
     ``_rq`` (each bank's queued read bursts, oldest first), ``_rows`` and ``_ready(b, k)``;
     with the compiled core ``_core`` (its arrays and configuration) and ``_slot_jobs`` (the
-    request in each job slot)."""
+    request in each job slot). For the drain, the refresh, the line and the writes pending:
+    ``scheduler``, ``page_policy``, ``read_queue``, the queue counts, ``_job`` (the request
+    entering), ``_processed``, and on the Python path ``_write_mode``, ``_high``, ``_low``,
+    ``_blocked_writes``, ``_opened`` (each bank's burst its row was activated for),
+    ``_pending_writes``, ``_refresh_pending``, ``_refpb_banks`` and ``_refresh_due`` (the
+    compiled core holds the same in its state and configuration arrays)."""
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
     _write_gaps = None  # (WR->WR, WR->RD on any two banks), found at the first question
