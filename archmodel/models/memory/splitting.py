@@ -328,8 +328,10 @@ class SplitsRequests(KeepsAnswerBounds):
         have had their RDs, one data burst per tBL on the data bus, the last CL + tBL after
         its RD; a burst not yet queued ``forward_cycles`` after it enters if a write to it
         waits), and for a client with nothing here yet the first of its requests on the way
-        (from its arrival, as soon as a write or a read can be answered). Other outputs (the
-        command bus) may send at once."""
+        (from its arrival and the requests in line ahead of it, as soon as a write or a read
+        can be answered: :meth:`_newcomer_terms`); the controller may count the banks, a
+        drain and the queue slots too (:class:`~.answer_bounds.BoundsQueuedReads`). Other
+        outputs (the command bus) may send at once."""
         now = self.sim.now if self.sim is not None else 0
         if port is not self.resp:
             return now
