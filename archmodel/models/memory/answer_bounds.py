@@ -10,6 +10,14 @@ row needs a PRE and an ACT before its RD, and the bank serves the bursts queued 
 to the same row first. This module counts both, from the bank state the scheduler has
 decided so far, on the Python path and in the compiled core alike; for a read on its way
 (a newcomer), every burst queued now to its row comes first.
+
+It counts what else holds a read back where the scheduler says so for sure: FR-FCFS
+serves a bank's queued reads of its open row before it precharges it (unless a drain or a
+refresh closes it first, no sooner than they can); a write drain reads nothing but the
+bursts the rows were activated for until the write queue is down to its low watermark; a
+read-queue slot frees only at an RD, so a newcomer waits for the slots of the reads in line
+ahead of it and its own; and a newcomer read is answered from the write queue only if a
+write of one of its bursts is pending, entering or ahead of it.
 """
 
 from __future__ import annotations
@@ -20,11 +28,11 @@ import numpy as np
 # dispatchers in its namespace, so later calls skip the Loop wrappers a name imported here
 # would keep: see archmodel.kernel.compiled.Loop)
 from . import compiled_answer_bounds
-from .commands import ACT, PRE, RD
+from .commands import ACT, PRE, RD, REF, REFPB, WR
 from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, D_GROUPS, D_PER_GROUP, D_RA, D_RA_MASK,
                                      D_RO, D_RO_MASK, DECODE_SIZE)
-from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_PER_GROUP, C_RA, C_RA_MASK,
-                                   C_RO, C_RO_MASK)
+from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
+                                   C_RA, C_RA_MASK, C_RO, C_RO_MASK, REF_DUE, REF_PENDING, REFPB_SET, WMODE)
 from .splitting import split
 
 
@@ -37,9 +45,16 @@ class BoundsQueuedReads:
     :class:`~.schedule_ahead.SchedulesAhead`), and the bank state: on the Python path
     ``_rq`` (each bank's queued read bursts, oldest first), ``_rows`` and ``_ready(b, k)``;
     with the compiled core ``_core`` (its arrays and configuration) and ``_slot_jobs`` (the
-    request in each job slot)."""
+    request in each job slot). For the drain, the refresh, the line and the writes pending:
+    ``scheduler``, ``page_policy``, ``read_queue``, the queue counts, ``_job`` (the request
+    entering), ``_processed``, and on the Python path ``_write_mode``, ``_high``, ``_low``,
+    ``_blocked_writes``, ``_opened`` (each bank's burst its row was activated for),
+    ``_pending_writes``, ``_refresh_pending``, ``_refpb_banks`` and ``_refresh_due`` (the
+    compiled core holds the same in its state and configuration arrays)."""
 
     _bank_gaps = None  # (ACT->RD, PRE->ACT, RD->RD on one bank), found at the first question
+    _write_gaps = None  # (WR->WR, WR->RD on any two banks), found at the first question
+    _hits_gaps = None  # (ACT->RD, RD->PRE on a bank, a refresh to its banks' ACT), found at the first question
     _core_decode: tuple = (None, None)  # (core, its decode fields) for _decode_fields
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
@@ -72,7 +87,8 @@ class BoundsQueuedReads:
             timing = self.timing
             terms = compiled_answer_bounds.queued_read_terms(
                 rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job), core.nxt, core.gbase,
-                core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL)
+                core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL,
+                self._drain_floor(), core.opened, *self._hits_first(issue0))
             return None if terms[0] < 0 else terms
         bursts = self._python_queued_reads(job)
         if len(bursts) != queued:  # (every queued burst is found: else count none of them)
@@ -115,29 +131,182 @@ class BoundsQueuedReads:
             return compiled_answer_bounds.newcomer_read_terms(
                 offset, size, self._decode_fields(core), core.queues[0], core.queues[1], core.entries[2], core.nxt,
                 core.gbase, core.rbase, core.rows, undecided, entry, enters, act_rd, pre_act, rd_rd, self.timing.CL,
-                self.timing.tBL)
+                self.timing.tBL, self._drain_floor(), core.opened, *self._hits_first(undecided))
         decode = self._local_decode
         counts: dict = {}  # (bank, row) -> (bursts queued to it, the read's own before the next)
         bursts = []
         for at, _ in split(offset, size, self.burst_bytes):
             b, row, _ = decode(at)
             queued, own = counts.get((b, row)) or (sum(burst.row == row for burst in self._rq[b]), 0)
-            bursts.append((b, row, queued + own, own))
+            bursts.append((b, row, queued + own, own, None))
             counts[(b, row)] = (queued, own + 1)
         return self._python_read_terms(bursts, undecided, entry, enters)
 
-    def _python_read_terms(self, bursts: list, undecided: int, entry: int, shift: int) -> tuple[int, int]:
+    def _may_forward(self, message, writes_before) -> bool:
+        """Whether a burst of the read ``message``, a client's first request here, might be
+        answered from the write queue (see :meth:`~.splitting.SplitsRequests._newcomer_terms`):
+        only if one of the writes pending now, the bursts of a write still entering, or the
+        writes on their way before it (``writes_before``; True: unknown ones may come first)
+        covers one of its bursts (a burst is forwarded only from a write of that very burst)."""
+        if writes_before is True:
+            return True
+        size = message.size_bytes
+        offset = self.store_offset(message.address, size)
+        if offset is None or size < 1:
+            return True  # (a request outside the memory stops the run when taken)
+        burst = self.burst_bytes
+        first, last = offset & -burst, (offset + size - 1) & -burst  # its bursts' keys, in order
+        for write in writes_before:
+            at = self.store_offset(write.address, write.size_bytes)
+            if at is None or (at & -burst <= last and (at + write.size_bytes - 1) & -burst >= first):
+                return True
+        entering = self._job
+        if entering is not None and entering.message.is_write:
+            pieces = entering.pieces
+            start, end = pieces[entering.entered][0], pieces[-1][0] + pieces[-1][1]
+            if start & -burst <= last and (end - 1) & -burst >= first:
+                return True
+        core = self._core
+        if core is None:  # (the pending writes, those moved on to a bank's command queue too)
+            return any(first <= key <= last for key in self._pending_writes)
+        if not self._wq_count:
+            return False
+        return compiled_answer_bounds.write_pending(first, last, core.queues[2], core.queues[3], core.entries[4])
+
+    def _read_line_terms(self, before: int, reads: int) -> tuple[int, int] | None:
+        """``(a, b)``: with ``before`` read bursts ahead in line and ``reads`` of a request's
+        own, each needing a read-queue slot, the last burst ahead has entered (``reads`` 0),
+        or the request is answered (else), no sooner than ``max(c0 + a, b)`` from cycle c0.
+
+        A queued read leaves the read queue only by its RD (None with per-bank command
+        queues, which take bursts from it), one RD per tBL on the data bus at the most,
+        each at an undecided cycle: so the k-th RD from c0 on comes no sooner than ``(k -
+        1) tBL`` after c0 and after the first undecided cycle. Of the bursts that need a
+        slot, all but the free slots' wait for as many RDs: the last burst ahead enters no
+        sooner than the last of those RDs, and the request's own last burst is read at an
+        RD after it (one command a cycle), answered CL + tBL later."""
+        if self._per_bank:
+            return None
+        departures = self._rq_count + before + reads - self.read_queue
+        if departures < (0 if reads else 1):
+            return None
+        burst = self.timing.tBL
+        rds = departures + 1 if reads else departures  # (the RD the bound is about, counted from c0 on)
+        x = (rds - 1) * burst
+        floor = self._drain_floor()
+        if floor >= 0:  # (while the writes drain, only the bursts the rows were activated for are read)
+            later = rds - self._opened_reads()
+            if reads and later < 1:
+                later = 1  # (the request's own bursts have no row activated for them yet)
+            if later > 0:
+                x = max(x, floor + (later - 1) * burst)
+        if reads:
+            x += self.timing.CL + burst
+        return x, self._processed + 1 + x
+
+    def _opened_reads(self) -> int:
+        """How many banks hold a row activated for a queued read not yet read."""
+        core = self._core
+        if core is None:
+            return sum(not entry.write for entry in self._opened.values())
+        opened = core.opened
+        return int(np.count_nonzero((opened[:, 0] >= 0) & (opened[:, 1] == RD)))
+
+    def _hits_first(self, undecided: int) -> tuple[int, int, int]:
+        """``(rd_pre, other_d, other_e)`` for :func:`~.compiled_answer_bounds.hits_first`: the
+        least RD-to-PRE gap of a bank, and the soonest cycle a bank open at another row can
+        be closed other than after its queued hits (``other_d`` cycles after c0 and cycle
+        ``other_e``, each with a path to the read's row after it), where FR-FCFS keeps a
+        row open while a queued read hits it; ``rd_pre`` -1 where it may close sooner: per-bank
+        command queues, another scheduler or page policy, a drain or a refresh under way.
+
+        Otherwise a bank is closed before its hits only by a drain, which starts once the
+        write queue holds the high watermark's entries (a read waits: the hits) and ends
+        once it holds the low one's, so its RDs come after that many WRs and the WR-to-RD
+        gap, or by a refresh, from its due cycle on, whose ACTs wait tRFC (tRFCpb) and an
+        RD tRCD more."""
+        core = self._core
+        if self._per_bank or self.scheduler != "frfcfs" or self.page_policy != "open":
+            return -1, 0, 0
+        if core is None:
+            if self._write_mode or self._refresh_pending or self._refpb_banks:
+                return -1, 0, 0
+            high, low, due = self._high, self._low, self._refresh_due
+        else:
+            st = core.st
+            if st[WMODE] or st[REF_PENDING] or st[REFPB_SET] >= 0:
+                return -1, 0, 0
+            high, low, due = int(core.cf[C_HIGH]), int(core.cf[C_LOW]), int(st[REF_DUE])
+        act_rd, rd_pre, refresh_act = self._hit_gaps()
+        wr_wr, wr_rd = self._drain_gaps()
+        drain = (high - low - 1) * wr_wr + max(1, wr_rd) if high > low else 0
+        refresh = refresh_act + act_rd
+        return rd_pre, min(drain, refresh), min(undecided + drain, max(undecided, due) + refresh)
+
+    def _hit_gaps(self) -> tuple[int, int, int]:
+        """ACT->RD on a bank, RD->PRE on a bank, and a refresh's command to the next ACT of a
+        bank it refreshes (the least such gap), found at the first question."""
+        gaps = self._hits_gaps
+        if gaps is None:
+            def gap(first: int, then: int) -> int:
+                return max((cycles for level, k, cycles in self._updates[first] if k == then and level in (0, 1, 2)),
+                           default=0)
+            gaps = self._hits_gaps = (self._gaps()[0], gap(RD, PRE), max(gap(REF, ACT), gap(REFPB, ACT)))
+        return gaps
+
+    def _drain_floor(self) -> int:
+        """While the channel drains its writes, the cycles after c0 and after the first
+        undecided cycle before which no RD issues but those of the bursts their banks' rows
+        were activated for (-1: it does not drain). A drain ends only once the write queue
+        holds no more than the low watermark's entries (a write leaves it only by its WR,
+        the WRs at least the least WR-to-WR gap of any two banks apart), and the first RD
+        after it comes the least WR-to-RD gap after the last WR; while it lasts, each bank
+        reads only the burst its row was activated for, and no bank activates a row for a
+        read (:meth:`~.command_scheduler.CommandScheduler._refresh_bank`)."""
+        core = self._core
+        if core is None:
+            if not self._write_mode or self._blocked_writes:  # (a blocked write may end a drain)
+                return -1
+            low = self._low
+        else:
+            if not core.st[WMODE]:
+                return -1
+            low = int(core.cf[C_LOW])
+        writes = self._wq_count - low
+        if writes <= 0:
+            return -1  # (it may end at the next choice)
+        wr_wr, wr_rd = self._drain_gaps()
+        return (writes - 1) * wr_wr + max(1, wr_rd)
+
+    def _drain_gaps(self) -> tuple[int, int]:
+        """The least cycles from a WR to the next WR, and to the next RD, on any two banks of
+        the channel (a bank group's and a bank's own are no shorter than the rank's; with
+        more ranks, the least of its own rank's and another's), found at the first question."""
+        gaps = self._write_gaps
+        if gaps is None:
+            levels = (2, 3) if self.timing.ranks > 1 else (2,)
+
+            def gap(then: int) -> int:
+                return min(max((cycles for level, k, cycles in self._updates[WR] if k == then and level == at),
+                               default=0) for at in levels)
+            gaps = self._write_gaps = (gap(WR), gap(RD))
+        return gaps
+
+    def _python_read_terms(self, bursts: list, undecided: int, first: int, shift: int) -> tuple[int, int]:
         """``(a, b)`` for read ``bursts`` on the Python path, each ``(bank, row, bursts to that
-        row its bank reads first, how many of those enter with it)``: each RD no sooner than
-        its bank's path to the row (every command after the decided cycles, from
-        ``undecided``, and from c0) and the reads before it, nor than cycle ``entry`` and
-        ``shift`` cycles after c0 plus the reads before it that enter with it; then the
-        data bus (see :meth:`_queued_read_terms`)."""
+        row its bank reads first, how many of those enter with it, its queued entry or
+        None)``: each RD no sooner than its bank's path to the row (every command after the
+        decided cycles, from ``undecided``, and from c0) and the reads before it, nor than
+        cycle ``first`` and ``shift`` cycles after c0 plus the reads before it that enter
+        with it, nor than the end of a write drain (:meth:`_drain_floor`) but for the burst
+        its bank's row was activated for; then the data bus (see :meth:`_queued_read_terms`)."""
         act_rd, pre_act, rd_rd = self._gaps()
         ready = self._ready
         open_rows = self._rows
+        floor = self._drain_floor()
+        rd_pre, other_d, other_e = self._hits_first(undecided)
         late, lead = [], []
-        for b, row, before, own in bursts:
+        for b, row, before, own, queued in bursts:
             spacing = before * rd_rd
             e = max(undecided, ready(b, RD))
             held = open_rows[b]
@@ -147,10 +316,23 @@ class BoundsQueuedReads:
                 d = act_rd + spacing
                 e = max(e, max(undecided, ready(b, ACT)) + act_rd)
             else:
-                d = pre_act + act_rd + spacing
+                d = pre_act + act_rd
                 e = max(e, max(max(undecided, ready(b, PRE)) + pre_act, ready(b, ACT)) + act_rd)
+                hits = sum(burst.row == held for burst in self._rq[b]) if rd_pre >= 0 else 0
+                if hits:  # (as compiled_answer_bounds.hits_first)
+                    path = (hits - 1) * rd_rd + rd_pre + pre_act + act_rd
+                    d = max(d, min(path, other_d))
+                    e = max(e, min(max(undecided, ready(b, RD)) + path, other_e))
+                d += spacing
+            e += spacing
+            opened = self._opened.get(b)
+            if floor >= 0 and (opened is None or opened is not queued):
+                # (as compiled_answer_bounds.drained: that burst may be read before the drain ends)
+                drained = before - 1 if opened is not None and not opened.write and before else before
+                d = max(d, floor + drained * rd_rd)
+                e = max(e, undecided + floor + drained * rd_rd)
             late.append(max(d, shift + own * rd_rd))
-            lead.append(max(e + spacing, entry + own * rd_rd))
+            lead.append(max(e, first + own * rd_rd))
         late.sort()
         lead.sort()
         burst = self.timing.tBL
@@ -199,7 +381,7 @@ class BoundsQueuedReads:
             for entry in self._rq[b]:
                 row = entry.row
                 if entry.job is job:
-                    found.append((b, row, rows.get(row, 0), 0))
+                    found.append((b, row, rows.get(row, 0), 0, entry))
                 rows[row] = rows.get(row, 0) + 1
         return found
 

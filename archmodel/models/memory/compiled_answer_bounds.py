@@ -32,6 +32,58 @@ def bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act):
     return pre_act + act_rd, max(e, max(max(undecided, pre_ready) + pre_act, act_ready) + act_rd)
 
 
+@jit
+def hits_first(d, e, b, row, rq_ids, rq_len, e_row, rows, nxt, gbase, rbase, undecided, act_rd, pre_act, rd_rd,
+               rd_pre, other_d, other_e):
+    """``(d, e)`` of a read of row ``row`` in bank b, from its bank's path (d, e), no sooner
+    than its bank's queued reads of the row open now, each tCCD_L after the last, then tRTP
+    to its PRE, tRP to the ACT and tRCD to the RD, unless a write drain or a refresh closes
+    the bank first (no sooner than ``other_d`` cycles after c0 and cycle ``other_e``):
+    FR-FCFS precharges a bank only once no queued read hits its open row (``rd_pre`` -1:
+    the scheduler, the mode or a refresh under way may close it sooner; counted then as the
+    bank's path alone)."""
+    held = rows[b]
+    if rd_pre < 0 or held < 0 or held == row:
+        return d, e
+    hits = 0
+    for j in range(rq_len[b]):
+        if e_row[rq_ids[b, j]] == held:
+            hits += 1
+    if hits == 0:
+        return d, e
+    base = b * COMMAND_COUNT
+    ready = max(undecided, nxt[base + RD], nxt[gbase[b] + RD], nxt[rbase[b] + RD])
+    path = (hits - 1) * rd_rd + rd_pre + pre_act + act_rd
+    return max(d, min(path, other_d)), max(e, min(ready + path, other_e))
+
+
+@jit
+def write_pending(first, last, wq_ids, wq_len, e_burst):
+    """Whether a write queued in the core's write queues (``wq_ids``/``wq_len``, each entry's
+    burst address in ``e_burst``) is of a burst from ``first`` to ``last`` (burst addresses)."""
+    for b in range(wq_len.shape[0]):
+        for j in range(wq_len[b]):
+            key = e_burst[wq_ids[b, j]]
+            if first <= key <= last:
+                return True
+    return False
+
+
+@jit
+def drained(d, e, b, x, before, floor, undecided, rd_rd, opened):
+    """``(d, e)`` of entry x's RD (-1: a burst not yet queued), ``before`` bursts queued before
+    it to its row in bank b, from its bank's path (d, e), no sooner than ``floor`` cycles
+    after c0 and the first undecided cycle while the channel drains its writes (-1: it does
+    not): none of those RDs but that of the burst its bank's row was activated for
+    (``opened``) comes sooner."""
+    if floor < 0 or (x >= 0 and opened[b, 0] == x):
+        return d, e
+    if opened[b, 0] >= 0 and opened[b, 1] == RD and before > 0:
+        before -= 1  # (that burst may be read first, before the drain ends)
+    spacing = before * rd_rd
+    return max(d, floor + spacing), max(e, undecided + floor + spacing)
+
+
 @jit(allocates=True)
 def answer_terms(late, lead, count, cl, burst):
     """``(a, b)`` of the last of ``count`` RDs, the k-th released no sooner than ``c0 +
@@ -49,7 +101,7 @@ def answer_terms(late, lead, count, cl, burst):
 
 @jit(allocates=True)
 def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, rows, issue0, act_rd, pre_act,
-                      rd_rd, queued, cl, burst):
+                      rd_rd, queued, cl, burst, floor, opened, rd_pre, other_d, other_e):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._queued_read_terms`, over the core's read
     queues (``rq_ids``/``rq_len``, each bank's bursts oldest first), its entries' rows and
     job slots, its next-allowed cycles (``nxt`` with the group and rank bases) and open
@@ -75,8 +127,9 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
                     before += 1
             spacing = before * rd_rd
             d, e = bank_path(b, row, nxt, gbase, rbase, rows, issue0, act_rd, pre_act)
-            late[found] = d + spacing
-            lead[found] = e + spacing
+            d, e = hits_first(d, e, b, row, rq_ids, rq_len, e_row, rows, nxt, gbase, rbase, issue0, act_rd, pre_act,
+                              rd_rd, rd_pre, other_d, other_e)
+            late[found], lead[found] = drained(d + spacing, e + spacing, b, x, before, floor, issue0, rd_rd, opened)
             found += 1
     if found != queued:
         return -1, -1
@@ -85,7 +138,7 @@ def queued_read_terms(rq_ids, rq_len, e_row, e_job, slot, nxt, gbase, rbase, row
 
 @jit(allocates=True)
 def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase, rbase, rows, undecided, entry,
-                        shift, act_rd, pre_act, rd_rd, cl, burst):
+                        shift, act_rd, pre_act, rd_rd, cl, burst, floor, opened, rd_pre, other_d, other_e):
     """As :meth:`~.answer_bounds.BoundsQueuedReads._newcomer_read_terms`, for the read of
     ``size`` bytes at ``offset`` in the store, cut into bursts and decoded as the core's
     ``expand`` does (``decode``: the fields named D_*), over the core's read queues, its
@@ -113,7 +166,10 @@ def newcomer_read_terms(offset, size, decode, rq_ids, rq_len, e_row, nxt, gbase,
         burst_rows[k] = row
         spacing = before * rd_rd
         d, e = bank_path(b, row, nxt, gbase, rbase, rows, undecided, act_rd, pre_act)
-        late[k] = max(d + spacing, shift + own * rd_rd)
-        lead[k] = max(e + spacing, entry + own * rd_rd)
+        d, e = hits_first(d, e, b, row, rq_ids, rq_len, e_row, rows, nxt, gbase, rbase, undecided, act_rd, pre_act,
+                          rd_rd, rd_pre, other_d, other_e)
+        d, e = drained(d + spacing, e + spacing, b, -1, before, floor, undecided, rd_rd, opened)
+        late[k] = max(d, shift + own * rd_rd)
+        lead[k] = max(e, entry + own * rd_rd)
         at = (at | (burst_bytes - 1)) + 1
     return answer_terms(late, lead, count, cl, burst)

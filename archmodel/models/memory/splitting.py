@@ -328,8 +328,10 @@ class SplitsRequests(KeepsAnswerBounds):
         have had their RDs, one data burst per tBL on the data bus, the last CL + tBL after
         its RD; a burst not yet queued ``forward_cycles`` after it enters if a write to it
         waits), and for a client with nothing here yet the first of its requests on the way
-        (from its arrival, as soon as a write or a read can be answered). Other outputs (the
-        command bus) may send at once."""
+        (from its arrival and the requests in line ahead of it, as soon as a write or a read
+        can be answered: :meth:`_newcomer_terms`); the controller may count the banks, a
+        drain and the queue slots too (:class:`~.answer_bounds.BoundsQueuedReads`). Other
+        outputs (the command bus) may send at once."""
         now = self.sim.now if self.sim is not None else 0
         if port is not self.resp:
             return now
@@ -370,19 +372,18 @@ class SplitsRequests(KeepsAnswerBounds):
         time (the channels of an interleaved memory are asked at every time point, mostly
         with nothing changed but the time), so they are kept on it."""
         if self.sim is None:
-            pure, pairs = self._bound_terms(client)
+            pairs = self._bound_terms(client)
         else:
             key = (self.sim, self.bounds_version())
             if self._terms_at != key:
                 self._terms_at = key
                 self._terms = {}
-            terms = self._terms.get(client)
-            if terms is None:
-                terms = self._terms[client] = self._bound_terms(client)
-            pure, pairs = terms
+            pairs = self._terms.get(client)
+            if pairs is None:
+                pairs = self._terms[client] = self._bound_terms(client)
         period, phase = self._period, self._phase
         c0 = max(0, -(-(now - phase) // period))  # the first edge at or after now
-        best = c0 + pure
+        best = NEVER
         for a, b in pairs:
             at = c0 + a
             if b > at:
@@ -391,13 +392,12 @@ class SplitsRequests(KeepsAnswerBounds):
                 best = at
         return None if best >= NEVER else phase + best * period
 
-    def _bound_terms(self, client) -> tuple[int, list]:
+    def _bound_terms(self, client) -> list:
         """The bound of :meth:`earliest_send_ps` on ``resp`` for ``client`` (EVERY_CLIENT:
-        for any) as terms that hold whatever the time while the state does: ``(pure,
-        pairs)`` such that the soonest cycle from c0, the first edge at or after now, is the
-        least of ``c0 + pure`` and of ``max(c0 + a, b)`` over the ``(a, b)`` of ``pairs``
-        (every term is at least c0: nothing leaves before now; :data:`NEVER` and no pairs:
-        none without new input)."""
+        for any) as terms that hold whatever the time while the state does: ``(a, b)``
+        pairs such that the soonest cycle from c0, the first edge at or after now, is the
+        least of ``max(c0 + a, b)`` over them (every term is at least c0: nothing leaves
+        before now; no pairs: none without new input)."""
         timing = self.timing
         cl, burst_cycles = timing.CL, timing.tBL
         early = min(cl + burst_cycles, self.forward_cycles)
@@ -413,7 +413,6 @@ class SplitsRequests(KeepsAnswerBounds):
 
         order = self._order
         every = client is EVERY_CLIENT
-        pure = NEVER
         pairs = []
         if every:
             # each client's oldest request, every piece finished: answered at its cycle
@@ -436,11 +435,11 @@ class SplitsRequests(KeepsAnswerBounds):
             unqueued = len(job.pieces) - job.entered
             if message.is_write:
                 # posted: acknowledged once every burst is queued, the cycle after it is
-                # taken at the soonest (or at the stamp of a burst entering as a slot frees)
+                # taken at the soonest (or at the stamp of a burst entering as a slot frees,
+                # at a cycle not yet scheduled, the cycle after a WR at one)
                 departures = unqueued - free_writes
-                a = 1 if departures <= 0 else 1 + (departures - 1) * burst_cycles
-                if a < pure:
-                    pure = a
+                entry = 0 if departures <= 0 else 1 + (departures - 1) * burst_cycles
+                pairs.append((max(1, entry), issue0 + entry))
                 continue
             # Queued bursts still need their RD: one data burst per tBL on the channel's
             # data bus, the first CL after an RD issued at c0 at the soonest (or after the
@@ -468,16 +467,13 @@ class SplitsRequests(KeepsAnswerBounds):
             free = {False: free_reads, True: free_writes}
             ahead = self._entering_bursts()
             newcomers = set()
-            writes_before = False  # a write on its way ahead of the request
-            for arrival, message in self.req.channel.flight:
+            for arrival, message, writes_before, reads_before in self._line(self.req.channel.flight):
                 source = message.source
-                if order.has_client(source) or source in newcomers or not (every or source == client):
-                    writes_before = writes_before or message.is_write
-                    continue  # answered after its client's earlier requests (or not asked about)
-                newcomers.add(source)
-                pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before))
-                writes_before = writes_before or message.is_write
-        return pure, pairs
+                if not (order.has_client(source) or source in newcomers or not (every or source == client)):
+                    newcomers.add(source)
+                    pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before, reads_before))
+                # (else answered after its client's earlier requests, or not asked about)
+        return pairs
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the ``queued`` read bursts of ``job`` in the read queue are answered no
@@ -513,10 +509,43 @@ class SplitsRequests(KeepsAnswerBounds):
         now = self.sim.now
         self._bring_bounds_up_to(now)  # (the terms count the commands to come from c0 on)
         c0 = max(0, -(-(now - phase) // period))
-        if not writes_ahead and self.req.connected:
-            writes_ahead = any(waiting.is_write for _, waiting in self.req.channel.flight)
-        at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes_ahead)
+        writes: bool | list = []
+        reads = 0
+        if self.req.connected:
+            for _, _, writes, reads in self._line(self.req.channel.flight, True):
+                pass  # (what is ahead of a request behind them all)
+        if writes_ahead:
+            writes = True  # (unknown writes may come first)
+        at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes, reads)
         return phase + at * period
+
+    def _line(self, flight, behind: bool = False):
+        """Each request on its way (``flight``) with what enters the queues before it:
+        ``(arrival, message, writes, reads)``, the writes on their way ahead of it (a list,
+        read before the next item) and the read bursts ahead of it (the request still entering
+        too) that need a read-queue slot, none answered from the write queue
+        (:meth:`_may_forward`); ``behind``: then one more item, ``(None, None, writes,
+        reads)`` for a request behind them all. A request is taken only once every burst
+        of the one before it has entered."""
+        writes: list = []
+        reads = 0
+        entering = self._job
+        if entering is not None and not entering.message.is_write and not self._may_forward(entering.message, writes):
+            reads = len(entering.pieces) - entering.entered
+        for arrival, message in flight:
+            yield arrival, message, writes, reads
+            if message.is_write:
+                writes.append(message)
+            elif not self._may_forward(message, writes):
+                reads += self._burst_count(message)
+        if behind:
+            yield None, None, writes, reads
+
+    def _burst_count(self, message: MemRequest) -> int:
+        """The bursts ``message`` is cut into (as many pieces as :func:`split` makes)."""
+        burst = self.burst_bytes
+        size = message.size_bytes
+        return (message.address + size - 1) // burst - message.address // burst + 1 if size > 0 else 0
 
     def _queue_room(self) -> dict:
         return {False: self.read_queue - self._rq_count, True: self.write_queue - self._wq_count}
@@ -544,41 +573,66 @@ class SplitsRequests(KeepsAnswerBounds):
         return 0 if departures <= 0 else 1 + (departures - 1) * self.timing.tBL
 
     def _newcomer_cycle(self, c0: int, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
-                        writes_before: bool = True) -> int:
+                        writes_before: bool | list = True, reads_before: int = 0) -> int:
         """The soonest cycle the response to ``message``, a client's first request here,
         arriving at ``arrival_ps`` at the soonest, can leave (see :meth:`earliest_send_ps`),
         from cycle c0: :meth:`_newcomer_terms` at c0."""
-        a, b = self._newcomer_terms(free, ahead, message, arrival_ps, writes_before)
+        a, b = self._newcomer_terms(free, ahead, message, arrival_ps, writes_before, reads_before)
         return c0 + a if c0 + a > b else b
 
     def _newcomer_terms(self, free: dict, ahead: dict, message: MemRequest, arrival_ps: int,
-                        writes_before: bool = True) -> tuple[int, int]:
+                        writes_before: bool | list = True, reads_before: int = 0) -> tuple[int, int]:
         """``(a, b)``: the response to ``message``, a client's first request here, arriving
         at ``arrival_ps`` at the soonest, can leave no sooner than ``max(c0 + a, b)`` from
-        cycle c0. A read is answered from the write queue only if a write is pending there
-        when its bursts enter; with no write queued now, none entering and none before it
-        (``writes_before``: on its way ahead of it) none can be (a write leaves the queue
-        only, by its WR), so every burst needs its RD: one data burst per tBL, the first CL
-        after an RD at its entry at the soonest, after the cycles already scheduled."""
+        cycle c0. It is taken at a cycle after those already scheduled (a controller that
+        schedules ahead takes none at a cycle it has decided), and once the ``reads_before``
+        read bursts ahead of it that need a slot have entered (:meth:`_read_line_terms`). A
+        read is answered from the write queue only if a write of one of its bursts is
+        pending there when the burst enters: the writes queued now, entering, or before it
+        (``writes_before``: those on their way ahead of it; True: unknown writes may come
+        first); where none can be (:meth:`_may_forward`; a write leaves the queue only, by
+        its WR), every burst needs its RD and a read-queue slot: one data burst per tBL, the
+        first CL after an RD at its entry at the soonest, after the cycles already
+        scheduled."""
         write = message.is_write
-        burst = self.burst_bytes  # (as many pieces as split makes, counted)
-        pieces = (message.address + message.size_bytes - 1) // burst - message.address // burst + 1 \
-            if message.size_bytes > 0 else 0
+        pieces = self._burst_count(message)
         arrives = -(-(arrival_ps - self._phase) // self._period)  # (from c0 at the soonest)
+        taken = max(arrives, self._processed + 1)
         enters = self._entry_cycles(free, pieces, write, ahead[write])  # (cycles after c0)
-        if write:
-            return max(1, enters), arrives + 1
+        line = self._read_line_terms(reads_before, 0) if reads_before else None
+        if line is not None:  # (taken once the reads ahead have entered)
+            enters = max(enters, line[0])
+            taken = max(taken, line[1])
+        if write:  # (acknowledged once its bursts have entered, the cycle after it is taken at the soonest)
+            return max(1, enters, 0 if line is None else line[0] + 1), taken + 1
         early = min(self.timing.CL + self.timing.tBL, self.forward_cycles)
-        a, b = enters + early, arrives + early
-        if not (writes_before or self._wq_count or ahead[True]):
+        a, b = enters + early, taken + early
+        if not self._may_forward(message, writes_before):
             rest = self.timing.CL + pieces * self.timing.tBL
             a = max(a, enters + rest)
-            b = max(b, max(arrives, self._processed + 1) + rest)
-            banks = self._newcomer_read_terms(message, enters, arrives, self._processed + 1)
-            if banks is not None:  # (the banks its bursts need, where the controller counts them)
-                a = max(a, banks[0])
-                b = max(b, banks[1])
+            b = max(b, taken + rest)
+            # (the banks its bursts need, and the slots, where the controller counts them)
+            for terms in (self._newcomer_read_terms(message, enters, arrives, self._processed + 1),
+                          self._read_line_terms(reads_before, pieces)):
+                if terms is not None:
+                    a = max(a, terms[0])
+                    b = max(b, terms[1])
         return a, b
+
+    def _read_line_terms(self, before: int, reads: int) -> tuple[int, int] | None:
+        """``(a, b)``: with ``before`` read bursts ahead in line and ``reads`` of a request's
+        own, each needing a read-queue slot, the last burst ahead has entered (``reads`` 0),
+        or the request is answered (else), no sooner than ``max(c0 + a, b)`` from cycle c0
+        (None: not counted; a controller that frees a slot only at an RD counts it)."""
+        return None
+
+    def _may_forward(self, message: MemRequest, writes_before: bool | list) -> bool:
+        """Whether a burst of the read ``message``, a client's first request here, might be
+        answered from the write queue (see :meth:`_newcomer_terms`): here whenever a write is
+        queued, entering or before it; a controller that knows its queued writes' bursts
+        looks at those of the read."""
+        entering = self._job
+        return bool(writes_before) or bool(self._wq_count) or (entering is not None and entering.message.is_write)
 
     def reaction_ps(self, inp, out) -> int:
         """A lower bound on the time from a message arriving on ``inp`` to a message it causes

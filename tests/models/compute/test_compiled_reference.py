@@ -394,4 +394,4 @@ def test_over_an_in_order_memory_a_line_sent_behind_one_out_does_not_stop_the_ba
     undeclared, pair = run_both(stream, initial, case)
     assert undeclared == runs and not pair.in_order_below
     assert len({t for t, _, _ in calls}) == 1 and calls[0][0] < loop.NEVER
-    assert (ordered, pair.asked_at_answer) == (1, 1332)
+    assert (ordered, pair.asked_at_answer) == (1, 1330)

@@ -315,7 +315,8 @@ def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
     one closed bank) on a channel with no write queued, entering or on its way needs 16 RDs:
     after an ACT (at the next edge at the soonest) and tRCD, each tCCD_L after the last, the
     last answered CL + tBL after its RD (more than CL + 16 tBL after the first RD); once a
-    write is queued, a read might be answered from the write queue (forward_cycles)."""
+    write of one of its bursts is queued, the read might be answered from the write queue
+    (forward_cycles), but not one of other bursts."""
     write = MemRequest(address=0x40, size_bytes=64, is_write=True, data=bytes(64), source="w", tag=1)
     top, _, dram, sink, _ = ported_controller("DDR4-2400R", [write], cycles=[5])
     sim = Simulator(top)
@@ -334,6 +335,12 @@ def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
     assert dram.newcomer_answer_ps(read, 30 * period, writes_ahead=False) == arriving * period
     sim.run(until_ps=20 * period)  # the write is queued at cycle 8 (one after it arrives)
     assert len(sink.messages) == 1 and dram.newcomer_answer_ps(read, sim.now, writes_ahead=False) == 9 * period
+    # A read of the 1 KiB after the written burst, asked as the write waits for its WR: no
+    # queued write is of its bursts, so each still needs its RD (more than CL + 16 tBL from
+    # the next edge), unless an unknown write may come first.
+    after = MemRequest(address=0x80, size_bytes=1024, source="r", tag=3)
+    assert dram.newcomer_answer_ps(after, sim.now, writes_ahead=False) > sim.now + (cl + 16 * tbl) * period
+    assert dram.newcomer_answer_ps(after, sim.now) == 9 * period
 
 
 def bounds_kept_against_fresh(build, memories_of, period, seed, slices=400):
