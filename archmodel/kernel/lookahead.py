@@ -32,7 +32,11 @@ leaves out an arrival from which nothing can reach the asker before the soonest 
 so far (or the caller's limit): :meth:`ConnectionGraph.remaining` bounds the time from each
 channel to the asker by the least reactions (:meth:`Component.least_reaction_ps`) and link
 latencies on the way, once per asker, so a question about one cluster on a mesh does not
-follow every other cluster's requests to the memories and back. The model
+follow every other cluster's requests to the memories and back. A sender that declares its
+sends is asked about an output only once the search comes to the soonest a message sent on it
+now could arrive: one whose answer could not beat the horizon found by then is never asked
+(a memory's question meets every node of a tree above it, whose bounds walk the tree again,
+and is mostly answered by a piece waiting for it). The model
 computing ahead is left out as a sender: by the protocol it sends nothing during a batch, so
 its own earlier messages reach others only as messages in flight. Credits returning to its
 own outputs are left out too: they matter only to a send.
@@ -248,14 +252,28 @@ class ConnectionGraph:
 
     def plan(self, comp: Component) -> tuple:
         """What a question about ``comp`` walks, in one lookup (a cluster asks every few
-        dozen cycles): :meth:`remaining`, :meth:`reaching`, :meth:`senders`, and the channels
-        of :meth:`waking` in the simulator's channel order."""
+        dozen cycles): :meth:`remaining`, :meth:`reaching`, the outputs of the senders that
+        declare their sends (:meth:`asks`), the other :meth:`senders`, and the channels of
+        :meth:`waking` in the simulator's channel order."""
         cached = self._plans.get(comp)
         if cached is None:
             waking = self.waking(comp)
-            cached = self._plans[comp] = (self.remaining(comp), self.reaching(comp), self.senders(comp),
-                                          tuple(ch for ch in self.reach(comp)[1] if ch in waking))
+            cached = self._plans[comp] = (
+                self.remaining(comp), self.reaching(comp), self.asks(comp),
+                [entry for entry in self.senders(comp) if not entry[0]._declares_sends],
+                tuple(ch for ch in self.reach(comp)[1] if ch in waking))
         return cached
+
+    def asks(self, comp: Component) -> list:
+        """The outputs of :meth:`senders` that declare their sends, as ``(transit, left,
+        number, channel)``: the least time from a send on the channel to its arrival, the
+        least from there to an arrival at ``comp`` (:meth:`remaining`), and the channel's
+        number (:attr:`timing`), soonest arrival first (those nearer ``comp`` first among
+        equals): the order a question asks them in, each only once the search has come to
+        the soonest a send on it could arrive."""
+        remaining = self.remaining(comp)
+        return sorted((floor - remaining[channel], remaining[channel], self.timing[channel][5], channel)
+                      for other, _, outs in self.senders(comp) if other._declares_sends for channel, floor in outs)
 
 
 def arrival_in_flight_ps(sim: Simulator, comp: Component) -> int | None:
@@ -298,7 +316,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     # it earlier (delays only add), nor can anything beyond within_ps: they are not explored,
     # nor is an arrival from which nothing can reach comp before them (graph.remaining).
     cap = within_ps if within_ps is not None else _FOREVER
-    remaining, reaching, senders, waking = graph.plan(comp)
+    remaining, reaching, asks, undeclared, waking = graph.plan(comp)
 
     def reach(channel: Channel, send_ps: int, beats: int = 1) -> None:
         # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
@@ -356,18 +374,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 credit_frees(channel, head)
             else:
                 offer(channel, head)
-    for other, least, outs in senders:
+    for other, least, outs in undeclared:
         if now + least >= cap:
             continue  # nothing it sends can reach comp in time
-        if other._declares_sends:
-            for channel, floor in outs:
-                if now + floor < cap:
-                    send = other.earliest_send_ps(channel.src)
-                    if send is not None:
-                        width = channel.width_bits
-                        bits = other.least_message_bits(channel.src) if width else 0
-                        reach(channel, send if send > now else now, -(-bits // width) if width and bits > width else 1)
-            continue
         if other._awake:
             send = now
         else:
@@ -391,9 +400,28 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
             credit_frees(channel, now)
 
     # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best
-    # known for its channel is stale, and the first entry popped for a channel settles it.
+    # known for its channel is stale, and the first entry popped for a channel settles it. A
+    # declared send is asked before anything later than the soonest it could arrive is popped
+    # (its answer arrives no sooner): any arrival it leads to is then in the heap before
+    # anything later is popped, so the first of comp's inputs popped is still the soonest.
     heappop = heapq.heappop
-    while heap:
+    asked, unasked = 0, len(asks)
+    while True:
+        if asked < unasked and (not heap or now + asks[asked][0] < heap[0][0]):
+            transit, left, _, channel = asks[asked]
+            asked += 1
+            if now + transit >= cap:
+                asked = unasked  # (nor can any later one: a sooner arrival at comp is known)
+            elif now + transit + left < cap:  # (else nothing it leads to comes sooner than one known)
+                sender = channel.src_owner
+                send = sender.earliest_send_ps(channel.src)
+                if send is not None:
+                    width = channel.width_bits
+                    bits = sender.least_message_bits(channel.src) if width else 0
+                    reach(channel, send if send > now else now, -(-bits // width) if width and bits > width else 1)
+            continue
+        if not heap:
+            return None
         time_ps, _, channel = heappop(heap)
         if best[channel] != time_ps:
             continue
@@ -406,4 +434,3 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         for out, reaction in receiver.reactions(channel.dst):
             reach(out, time_ps + reaction)
         credit_frees(channel, time_ps)
-    return None
