@@ -26,13 +26,14 @@ plus the channel's latency, where
   now is taken from now), unless their receiver's declared earliest send already counts
   them (``Component.bounds_inputs_in_flight``).
 
-The earliest arrival over every channel is a shortest-path problem with non-negative delays
-(Dijkstra), seeded by the senders' own earliest sends and the messages in flight. Like A*, it
-leaves out an arrival from which nothing can reach the asker before the soonest arrival found
-so far (or the caller's limit): :meth:`ConnectionGraph.remaining` bounds the time from each
-channel to the asker by the least reactions (:meth:`Component.least_reaction_ps`) and link
-latencies on the way, once per asker, so a question about one cluster on a mesh does not
-follow every other cluster's requests to the memories and back. A sender that declares its
+The earliest arrival over every channel is a shortest-path problem with non-negative delays,
+seeded by the senders' own earliest sends and the messages in flight, and searched as A*:
+:meth:`ConnectionGraph.remaining` bounds the time from each channel to the asker by the least
+reactions (:meth:`Component.least_reaction_ps`) and link latencies on the way, once per
+asker; the search takes arrivals in the order of the soonest each can lead to the asker, and
+leaves out one from which nothing can reach the asker before the soonest arrival found so far
+(or the caller's limit), so a question about one cluster on a mesh does not follow every
+other cluster's requests to the memories and back. A sender that declares its
 sends is asked about an output only once the search comes to the soonest a message sent on it
 now could arrive: one whose answer could not beat the horizon found by then is never asked
 (a memory's question meets every node of a tree above it, whose bounds walk the tree again,
@@ -173,8 +174,10 @@ class ConnectionGraph:
         it can lead to arriving on one of ``comp``'s inputs (channels from which nothing can
         reach ``comp`` are absent): the least reactions (:meth:`Component.least_reaction_ps`)
         and link latencies on the way, a returning credit counted as waking its sender at
-        once. A search for ``comp``'s horizon drops an arrival whose time plus this is past
-        the best horizon found so far: nothing it leads to can come sooner. Built at the first
+        once. A search for ``comp``'s horizon takes arrivals in the order of their time plus
+        this (it never shrinks along a path: the least reaction and latency of each step), and
+        drops one whose time plus this is past the best horizon found so far: nothing it
+        leads to can come sooner. Built at the first
         question (every model has started by then) from the wiring alone, and kept."""
         cached = self._remaining.get(comp)
         if cached is not None:
@@ -265,14 +268,14 @@ class ConnectionGraph:
         return cached
 
     def asks(self, comp: Component) -> list:
-        """The outputs of :meth:`senders` that declare their sends, as ``(transit, left,
-        number, channel)``: the least time from a send on the channel to its arrival, the
-        least from there to an arrival at ``comp`` (:meth:`remaining`), and the channel's
-        number (:attr:`timing`), soonest arrival first (those nearer ``comp`` first among
-        equals): the order a question asks them in, each only once the search has come to
-        the soonest a send on it could arrive."""
+        """The outputs of :meth:`senders` that declare their sends, as ``(least, left, number,
+        channel)``: the least time from a send on the channel to an arrival at ``comp`` it
+        leads to, the part of it after the channel (:meth:`remaining`), and the channel's
+        number (:attr:`timing`); least first (those nearer ``comp`` first among equals): the
+        order a question asks them in, each only once the search comes to the soonest a
+        send on it now could lead to comp."""
         remaining = self.remaining(comp)
-        return sorted((floor - remaining[channel], remaining[channel], self.timing[channel][5], channel)
+        return sorted((floor, remaining[channel], self.timing[channel][5], channel)
                       for other, _, outs in self.senders(comp) if other._declares_sends for channel, floor in outs)
 
 
@@ -329,24 +332,26 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         send = src_phase + (k if k > 0 else 0) * src_period + (beats - 1) * src_period
         k = -((dst_phase - send - 1) // dst_period)
         time_ps = dst_phase + (k if k > 0 else 0) * dst_period + tail
-        if time_ps + remaining.get(channel, _FOREVER) >= cap:
+        soonest = time_ps + remaining.get(channel, _FOREVER)
+        if soonest >= cap:
             return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
-            heappush(heap, (time_ps, number, channel))
+            heappush(heap, (soonest, number, time_ps, channel))
             if channel.dst_owner is comp:
                 cap = time_ps
 
     def offer(channel: Channel, time_ps: int) -> None:
         # a message already on its way, arriving at time_ps
         nonlocal cap
-        if time_ps + remaining.get(channel, _FOREVER) >= cap:
+        soonest = time_ps + remaining.get(channel, _FOREVER)
+        if soonest >= cap:
             return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
-            heappush(heap, (time_ps, timing[channel][5], channel))
+            heappush(heap, (soonest, timing[channel][5], time_ps, channel))
             if channel.dst_owner is comp:
                 cap = time_ps
 
@@ -399,20 +404,22 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         if channel.returning:
             credit_frees(channel, now)
 
-    # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best
-    # known for its channel is stale, and the first entry popped for a channel settles it. A
-    # declared send is asked before anything later than the soonest it could arrive is popped
-    # (its answer arrives no sooner): any arrival it leads to is then in the heap before
-    # anything later is popped, so the first of comp's inputs popped is still the soonest.
+    # A* (Dijkstra guided by graph.remaining, a lower bound on the time from each channel to
+    # comp that never shrinks along a path): the heap pops arrivals by the soonest each can
+    # lead to an arrival at comp, so the first of comp's inputs popped is the soonest; an
+    # entry whose time is no longer the best known for its channel is stale, and the first
+    # entry popped for a channel settles it. A declared send is asked before anything that
+    # could lead to comp later than a send on it now could is popped: any arrival it leads
+    # to is then in the heap in time.
     heappop = heapq.heappop
     asked, unasked = 0, len(asks)
     while True:
         if asked < unasked and (not heap or now + asks[asked][0] < heap[0][0]):
-            transit, left, _, channel = asks[asked]
+            soonest, _, _, channel = asks[asked]
             asked += 1
-            if now + transit >= cap:
+            if now + soonest >= cap:
                 asked = unasked  # (nor can any later one: a sooner arrival at comp is known)
-            elif now + transit + left < cap:  # (else nothing it leads to comes sooner than one known)
+            else:
                 sender = channel.src_owner
                 send = sender.earliest_send_ps(channel.src)
                 if send is not None:
@@ -422,14 +429,14 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
             continue
         if not heap:
             return None
-        time_ps, _, channel = heappop(heap)
+        soonest, _, time_ps, channel = heappop(heap)
         if best[channel] != time_ps:
             continue
         best[channel] = -1  # settled
         receiver = channel.dst_owner
         if receiver is comp:
             return time_ps  # the first of comp's inputs to be reached
-        if time_ps + remaining[channel] >= cap:
+        if soonest >= cap:
             continue  # (an arrival at comp offered since is sooner than anything this leads to)
         for out, reaction in receiver.reactions(channel.dst):
             reach(out, time_ps + reaction)
