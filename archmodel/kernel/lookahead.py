@@ -390,9 +390,10 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 # senders that declare their sends, and the table is rebuilt whenever a
                 # wake-up is asked, many times per time point)
                 wake_times = sim._wake_table()
-            send = wake_times.get(other)
-            if send is None or send + least >= cap:
+            wakes = wake_times.get(other)
+            if wakes is None or wakes + least >= cap:
                 continue
+            send = wakes
         for channel, _ in outs:
             reach(channel, send)
     # Credits freed at this time point reach their senders at the senders' next edges (only
