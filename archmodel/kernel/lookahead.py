@@ -137,6 +137,7 @@ class ConnectionGraph:
         for benchmarks that count what a run's lookahead costs."""
         self._reach: dict = {}
         self._remaining: dict = {}
+        self._into: dict | None = None  # see _causes
         self._plans: dict = {}
         self._senders: dict = {}
         self._reaching: dict = {}
@@ -182,18 +183,9 @@ class ConnectionGraph:
         cached = self._remaining.get(comp)
         if cached is not None:
             return cached
-        _, channels = self.reach(comp)
-        into: dict = {}  # output channel -> [(channel whose arrival may cause a send on it, least reaction)]
-        for channel in channels:
-            receiver, sender = channel.dst_owner, channel.src_owner
-            if receiver is not comp:
-                for out in receiver._out_channels:
-                    reaction = receiver.least_reaction_ps(channel.dst, out.src)
-                    if reaction is not None:
-                        into.setdefault(out, []).append((channel, reaction))
-            if sender is not comp:  # taking a message from the channel may wake its blocked sender
-                for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
-                    into.setdefault(out, []).append((channel, 0))
+        into = self._into
+        if into is None:
+            into = self._into = self._causes()
         timing = self.timing
         cached = {channel: 0 for channel in comp._in_channels}
         heap = [(0, timing[channel][5], channel) for channel in comp._in_channels]
@@ -203,13 +195,33 @@ class ConnectionGraph:
                 continue
             # the least time from a send on out to its arrival
             left += out.delay if out.same_domain else out.tail_delay
-            for channel, reaction in into.get(out, ()):
+            for channel, reaction, by in into.get(out, ()):
+                if by is comp:
+                    continue  # (comp reacts to nothing, nor is woken by credits: it sends nothing)
                 sooner = left + reaction
                 if sooner < cached.get(channel, _FOREVER):
                     cached[channel] = sooner
                     heapq.heappush(heap, (sooner, timing[channel][5], channel))
         self._remaining[comp] = cached
         return cached
+
+    def _causes(self) -> dict:
+        """For :meth:`remaining`, from the wiring alone and once for every asker: per output
+        channel, ``(channel, least, by)`` for each channel whose arrival may cause a send on
+        it no sooner than ``least`` later: its receiver ``by`` reacting
+        (:meth:`Component.least_reaction_ps`), or its taking waking its blocked sender ``by``
+        (0). An asker leaves out those ``by`` itself: it sends nothing while it asks."""
+        into: dict = {}
+        for channel in self.sim.channels:
+            receiver, sender = channel.dst_owner, channel.src_owner
+            for out in receiver._out_channels:
+                reaction = receiver.least_reaction_ps(channel.dst, out.src)
+                if reaction is not None:
+                    into.setdefault(out, []).append((channel, reaction, receiver))
+            # taking a message from the channel may wake its blocked sender
+            for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
+                into.setdefault(out, []).append((channel, 0, sender))
+        return into
 
     def reaching(self, comp: Component) -> list:
         """The channels of :meth:`reach` from which something can reach ``comp``
