@@ -26,13 +26,18 @@ plus the channel's latency, where
   now is taken from now), unless their receiver's declared earliest send already counts
   them (``Component.bounds_inputs_in_flight``).
 
-The earliest arrival over every channel is a shortest-path problem with non-negative delays
-(Dijkstra), seeded by the senders' own earliest sends and the messages in flight. Like A*, it
-leaves out an arrival from which nothing can reach the asker before the soonest arrival found
-so far (or the caller's limit): :meth:`ConnectionGraph.remaining` bounds the time from each
-channel to the asker by the least reactions (:meth:`Component.least_reaction_ps`) and link
-latencies on the way, once per asker, so a question about one cluster on a mesh does not
-follow every other cluster's requests to the memories and back. The model
+The earliest arrival over every channel is a shortest-path problem with non-negative delays,
+seeded by the senders' own earliest sends and the messages in flight, and searched as A*:
+:meth:`ConnectionGraph.remaining` bounds the time from each channel to the asker by the least
+reactions (:meth:`Component.least_reaction_ps`) and link latencies on the way, once per
+asker; the search takes arrivals in the order of the soonest each can lead to the asker, and
+leaves out one from which nothing can reach the asker before the soonest arrival found so far
+(or the caller's limit), so a question about one cluster on a mesh does not follow every
+other cluster's requests to the memories and back. A sender that declares its
+sends is asked about an output only once the search comes to the soonest a message sent on it
+now could arrive: one whose answer could not beat the horizon found by then is never asked
+(a memory's question meets every node of a tree above it, whose bounds walk the tree again,
+and is mostly answered by a piece waiting for it). The model
 computing ahead is left out as a sender: by the protocol it sends nothing during a batch, so
 its own earlier messages reach others only as messages in flight. Credits returning to its
 own outputs are left out too: they matter only to a send.
@@ -132,6 +137,7 @@ class ConnectionGraph:
         for benchmarks that count what a run's lookahead costs."""
         self._reach: dict = {}
         self._remaining: dict = {}
+        self._into: dict | None = None  # see _causes
         self._plans: dict = {}
         self._senders: dict = {}
         self._reaching: dict = {}
@@ -169,24 +175,17 @@ class ConnectionGraph:
         it can lead to arriving on one of ``comp``'s inputs (channels from which nothing can
         reach ``comp`` are absent): the least reactions (:meth:`Component.least_reaction_ps`)
         and link latencies on the way, a returning credit counted as waking its sender at
-        once. A search for ``comp``'s horizon drops an arrival whose time plus this is past
-        the best horizon found so far: nothing it leads to can come sooner. Built at the first
+        once. A search for ``comp``'s horizon takes arrivals in the order of their time plus
+        this (it never shrinks along a path: the least reaction and latency of each step), and
+        drops one whose time plus this is past the best horizon found so far: nothing it
+        leads to can come sooner. Built at the first
         question (every model has started by then) from the wiring alone, and kept."""
         cached = self._remaining.get(comp)
         if cached is not None:
             return cached
-        _, channels = self.reach(comp)
-        into: dict = {}  # output channel -> [(channel whose arrival may cause a send on it, least reaction)]
-        for channel in channels:
-            receiver, sender = channel.dst_owner, channel.src_owner
-            if receiver is not comp:
-                for out in receiver._out_channels:
-                    reaction = receiver.least_reaction_ps(channel.dst, out.src)
-                    if reaction is not None:
-                        into.setdefault(out, []).append((channel, reaction))
-            if sender is not comp:  # taking a message from the channel may wake its blocked sender
-                for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
-                    into.setdefault(out, []).append((channel, 0))
+        into = self._into
+        if into is None:
+            into = self._into = self._causes()
         timing = self.timing
         cached = {channel: 0 for channel in comp._in_channels}
         heap = [(0, timing[channel][5], channel) for channel in comp._in_channels]
@@ -196,13 +195,33 @@ class ConnectionGraph:
                 continue
             # the least time from a send on out to its arrival
             left += out.delay if out.same_domain else out.tail_delay
-            for channel, reaction in into.get(out, ()):
+            for channel, reaction, by in into.get(out, ()):
+                if by is comp:
+                    continue  # (comp reacts to nothing, nor is woken by credits: it sends nothing)
                 sooner = left + reaction
                 if sooner < cached.get(channel, _FOREVER):
                     cached[channel] = sooner
                     heapq.heappush(heap, (sooner, timing[channel][5], channel))
         self._remaining[comp] = cached
         return cached
+
+    def _causes(self) -> dict:
+        """For :meth:`remaining`, from the wiring alone and once for every asker: per output
+        channel, ``(channel, least, by)`` for each channel whose arrival may cause a send on
+        it no sooner than ``least`` later: its receiver ``by`` reacting
+        (:meth:`Component.least_reaction_ps`), or its taking waking its blocked sender ``by``
+        (0). An asker leaves out those ``by`` itself: it sends nothing while it asks."""
+        into: dict = {}
+        for channel in self.sim.channels:
+            receiver, sender = channel.dst_owner, channel.src_owner
+            for out in receiver._out_channels:
+                reaction = receiver.least_reaction_ps(channel.dst, out.src)
+                if reaction is not None:
+                    into.setdefault(out, []).append((channel, reaction, receiver))
+            # taking a message from the channel may wake its blocked sender
+            for out in ((channel,) if sender.sends_hold_through_credits else sender._out_channels):
+                into.setdefault(out, []).append((channel, 0, sender))
+        return into
 
     def reaching(self, comp: Component) -> list:
         """The channels of :meth:`reach` from which something can reach ``comp``
@@ -248,14 +267,28 @@ class ConnectionGraph:
 
     def plan(self, comp: Component) -> tuple:
         """What a question about ``comp`` walks, in one lookup (a cluster asks every few
-        dozen cycles): :meth:`remaining`, :meth:`reaching`, :meth:`senders`, and the channels
-        of :meth:`waking` in the simulator's channel order."""
+        dozen cycles): :meth:`remaining`, :meth:`reaching`, the outputs of the senders that
+        declare their sends (:meth:`asks`), the other :meth:`senders`, and the channels of
+        :meth:`waking` in the simulator's channel order."""
         cached = self._plans.get(comp)
         if cached is None:
             waking = self.waking(comp)
-            cached = self._plans[comp] = (self.remaining(comp), self.reaching(comp), self.senders(comp),
-                                          tuple(ch for ch in self.reach(comp)[1] if ch in waking))
+            cached = self._plans[comp] = (
+                self.remaining(comp), self.reaching(comp), self.asks(comp),
+                [entry for entry in self.senders(comp) if not entry[0]._declares_sends],
+                tuple(ch for ch in self.reach(comp)[1] if ch in waking))
         return cached
+
+    def asks(self, comp: Component) -> list:
+        """The outputs of :meth:`senders` that declare their sends, as ``(least, left, number,
+        channel)``: the least time from a send on the channel to an arrival at ``comp`` it
+        leads to, the part of it after the channel (:meth:`remaining`), and the channel's
+        number (:attr:`timing`); least first (those nearer ``comp`` first among equals): the
+        order a question asks them in, each only once the search comes to the soonest a
+        send on it now could lead to comp."""
+        remaining = self.remaining(comp)
+        return sorted((floor, remaining[channel], self.timing[channel][5], channel)
+                      for other, _, outs in self.senders(comp) if other._declares_sends for channel, floor in outs)
 
 
 def arrival_in_flight_ps(sim: Simulator, comp: Component) -> int | None:
@@ -298,7 +331,7 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
     # it earlier (delays only add), nor can anything beyond within_ps: they are not explored,
     # nor is an arrival from which nothing can reach comp before them (graph.remaining).
     cap = within_ps if within_ps is not None else _FOREVER
-    remaining, reaching, senders, waking = graph.plan(comp)
+    remaining, reaching, asks, undeclared, waking = graph.plan(comp)
 
     def reach(channel: Channel, send_ps: int, beats: int = 1) -> None:
         # A message sent on channel at send_ps at the soonest arrives at the sender's edge at
@@ -311,24 +344,26 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         send = src_phase + (k if k > 0 else 0) * src_period + (beats - 1) * src_period
         k = -((dst_phase - send - 1) // dst_period)
         time_ps = dst_phase + (k if k > 0 else 0) * dst_period + tail
-        if time_ps + remaining.get(channel, _FOREVER) >= cap:
+        soonest = time_ps + remaining.get(channel, _FOREVER)
+        if soonest >= cap:
             return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
-            heappush(heap, (time_ps, number, channel))
+            heappush(heap, (soonest, number, time_ps, channel))
             if channel.dst_owner is comp:
                 cap = time_ps
 
     def offer(channel: Channel, time_ps: int) -> None:
         # a message already on its way, arriving at time_ps
         nonlocal cap
-        if time_ps + remaining.get(channel, _FOREVER) >= cap:
+        soonest = time_ps + remaining.get(channel, _FOREVER)
+        if soonest >= cap:
             return
         known = best.get(channel)
         if known is None or time_ps < known:
             best[channel] = time_ps
-            heappush(heap, (time_ps, timing[channel][5], channel))
+            heappush(heap, (soonest, timing[channel][5], time_ps, channel))
             if channel.dst_owner is comp:
                 cap = time_ps
 
@@ -356,18 +391,9 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 credit_frees(channel, head)
             else:
                 offer(channel, head)
-    for other, least, outs in senders:
+    for other, least, outs in undeclared:
         if now + least >= cap:
             continue  # nothing it sends can reach comp in time
-        if other._declares_sends:
-            for channel, floor in outs:
-                if now + floor < cap:
-                    send = other.earliest_send_ps(channel.src)
-                    if send is not None:
-                        width = channel.width_bits
-                        bits = other.least_message_bits(channel.src) if width else 0
-                        reach(channel, send if send > now else now, -(-bits // width) if width and bits > width else 1)
-            continue
         if other._awake:
             send = now
         else:
@@ -376,9 +402,10 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
                 # senders that declare their sends, and the table is rebuilt whenever a
                 # wake-up is asked, many times per time point)
                 wake_times = sim._wake_table()
-            send = wake_times.get(other)
-            if send is None or send + least >= cap:
+            wakes = wake_times.get(other)
+            if wakes is None or wakes + least >= cap:
                 continue
+            send = wakes
         for channel, _ in outs:
             reach(channel, send)
     # Credits freed at this time point reach their senders at the senders' next edges (only
@@ -390,20 +417,40 @@ def earliest_arrival_ps(sim: Simulator, comp: Component, within_ps: int | None =
         if channel.returning:
             credit_frees(channel, now)
 
-    # Dijkstra: every delay is non-negative, so an entry whose time is no longer the best
-    # known for its channel is stale, and the first entry popped for a channel settles it.
+    # A* (Dijkstra guided by graph.remaining, a lower bound on the time from each channel to
+    # comp that never shrinks along a path): the heap pops arrivals by the soonest each can
+    # lead to an arrival at comp, so the first of comp's inputs popped is the soonest; an
+    # entry whose time is no longer the best known for its channel is stale, and the first
+    # entry popped for a channel settles it. A declared send is asked before anything that
+    # could lead to comp later than a send on it now could is popped: any arrival it leads
+    # to is then in the heap in time.
     heappop = heapq.heappop
-    while heap:
-        time_ps, _, channel = heappop(heap)
+    asked, unasked = 0, len(asks)
+    while True:
+        if asked < unasked and (not heap or now + asks[asked][0] < heap[0][0]):
+            soonest, _, _, channel = asks[asked]
+            asked += 1
+            if now + soonest >= cap:
+                asked = unasked  # (nor can any later one: a sooner arrival at comp is known)
+            else:
+                sender = channel.src_owner
+                send = sender.earliest_send_ps(channel.src)
+                if send is not None:
+                    width = channel.width_bits
+                    bits = sender.least_message_bits(channel.src) if width else 0
+                    reach(channel, send if send > now else now, -(-bits // width) if width and bits > width else 1)
+            continue
+        if not heap:
+            return None
+        soonest, _, time_ps, channel = heappop(heap)
         if best[channel] != time_ps:
             continue
         best[channel] = -1  # settled
         receiver = channel.dst_owner
         if receiver is comp:
             return time_ps  # the first of comp's inputs to be reached
-        if time_ps + remaining[channel] >= cap:
+        if soonest >= cap:
             continue  # (an arrival at comp offered since is sooner than anything this leads to)
         for out, reaction in receiver.reactions(channel.dst):
             reach(out, time_ps + reaction)
         credit_frees(channel, time_ps)
-    return None

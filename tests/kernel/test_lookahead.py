@@ -357,3 +357,67 @@ def test_a_kept_horizon_holds_until_its_time_comes_or_the_asker_sends():
     kept.keep(timer, 20_000)
     kept.forget()
     assert not kept.holds_through(timer, 9_000)
+
+
+@model(catalogue=False)
+class CountedRelay(Relay):
+    """A declaring Relay that counts the questions about its sends, and tells the lookahead
+    its delay as its least reaction too."""
+
+    def setup(self):
+        super().setup()
+        self.asked = 0
+
+    def earliest_send_ps(self, port):
+        self.asked += 1
+        return super().earliest_send_ps(port)
+
+    def least_reaction_ps(self, inp, out):
+        return self.reaction_ps(inp, out)
+
+
+def test_a_sender_that_cannot_beat_the_horizon_found_is_not_asked():
+    # Two relays take a message each at cycle 1 and send it at 3: the near one's reaches the
+    # probe at 4, the far one's after 20 cycles of link. The search asks the near relay first
+    # and stops at its message, never asking the far one (as a memory's question need not
+    # walk every node of the tree above it); with nothing at the near relay the far one's
+    # answer decides, and it is asked.
+    for near_sends, want, far_asked in ((True, 4_000, 0), (False, 23_000, 1)):
+        top = one_clock()
+        # (the far relay first: the order the models were made in does not matter)
+        far_timer = Timer("tf", top, at=(0,))
+        near_timer = Timer("tn", top, at=(0,) if near_sends else ())
+        far = CountedRelay("far", top, delay_cycles=2, declare=True)
+        near = CountedRelay("near", top, delay_cycles=2, declare=True)
+        probe = Probe("p", top, look_at=(50,))
+        connect(near_timer.out, near.inp)
+        connect(far_timer.out, far.inp)
+        connect(near.out, probe.inp, latency=1)
+        connect(far.out, probe.inp2, latency=20)
+        sim = Simulator(top)
+        sim.run(cycles=2)
+        near.asked = far.asked = 0
+        assert sim.undisturbed_until_ps(probe) == want
+        assert near.asked == 1 and far.asked == far_asked
+
+
+def test_senders_are_asked_in_the_order_of_the_soonest_they_can_reach_the_probe():
+    # The far relay's own link is the shorter (1 cycle, to a middle relay that waits 20 more),
+    # the near relay's 2 cycles straight to the probe: the near one is asked first, and its
+    # message, arriving at 5, leaves nothing the far one could send worth asking about.
+    top = one_clock()
+    far_timer, near_timer = Timer("tf", top, at=(0,)), Timer("tn", top, at=(0,))
+    far = CountedRelay("far", top, delay_cycles=2, declare=True)
+    middle = CountedRelay("middle", top, delay_cycles=20, declare=True)
+    near = CountedRelay("near", top, delay_cycles=2, declare=True)
+    probe = Probe("p", top, look_at=(50,))
+    connect(far_timer.out, far.inp)
+    connect(near_timer.out, near.inp)
+    connect(far.out, middle.inp, latency=1)
+    connect(middle.out, probe.inp2, latency=1)
+    connect(near.out, probe.inp, latency=2)
+    sim = Simulator(top)
+    sim.run(cycles=2)
+    near.asked = far.asked = 0
+    assert sim.undisturbed_until_ps(probe) == 5_000
+    assert near.asked == 1 and far.asked == 0

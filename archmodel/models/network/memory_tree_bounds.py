@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from ..messages import MemRequest
 
+_UNKNOWN = object()  # (a bound not kept: None is a bound)
+
 
 def _transit_ps(channel) -> int:
     """The least time a message spends on ``channel``: ``latency`` of the receiver's cycles in
@@ -42,9 +44,11 @@ class MemoryTreeBounds:
         sim = self.sim
         # One question asks every node about each of its ports, and the nodes below ask again:
         # the bounds hold while nothing is sent or taken anywhere at this time point.
-        self._fresh_bounds()
-        if port in self._bounds:
-            return self._bounds[port]
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._fresh_bounds()
+        bound = self._bounds.get(port, _UNKNOWN)
+        if bound is not _UNKNOWN:
+            return bound
         if self._asking:  # a loop of nodes (die-to-die links both ways): no better bound
             return sim.now
         self._asking = True
@@ -318,12 +322,19 @@ class MemoryTreeBounds:
         i = self._answer_index.get(port)
         if i is None:
             return self.earliest_send_ps(port)
-        self._fresh_bounds()
+        return self._answer_for(i, port, source)
+
+    def _answer_for(self, i: int, port, source) -> int | None:
+        """:meth:`answer_bound_for` on ``answer_ports[i]`` (``port``), kept for the state now."""
+        sim = self.sim
+        if sim.transfers != self._bound_transfers or sim.now != self._bound_now:
+            self._fresh_bounds()
         key = (port, source)
-        if key in self._bounds:
-            return self._bounds[key]
+        bound = self._bounds.get(key, _UNKNOWN)
+        if bound is not _UNKNOWN:
+            return bound
         if self._asking:  # a loop of nodes (die-to-die links both ways): no better bound
-            return self.sim.now
+            return sim.now
         self._asking = True
         try:
             bound = self._source_bound(i, source)
@@ -406,19 +417,41 @@ class MemoryTreeBounds:
         for arrival, message in back.flight:
             if message.tag == tag:
                 return max(arrival, now) + after
-        target = back.src_owner
-        transit = _transit_ps(back)
         # A node above is asked about the request's forwarded source, a memory that bounds
         # its answers per client (earliest_answer_ps: a DRAM controller, an interleaved
         # stack) about that client; any other may answer at once. (Asking the memory buys
         # little while the credits a blocked requester waits for are bounded one send per
         # edge: both horizons must reach further for a batch to.)
-        if isinstance(target, MemoryTreeBounds):
-            sent = target.answer_bound_for(back.src, (i, source))
+        kept = self._answerers
+        if kept[0] is not self.sim:
+            kept = self._answerers = (self.sim, self._answerers_now())
+        above, j, port, per_client, transit = kept[1][t]
+        if above is not None:
+            sent = above._answer_for(j, port, (i, source))
         else:
-            per_client = getattr(target, "earliest_answer_ps", None)
             sent = now if per_client is None else per_client((i, source))
         return None if sent is None else max(sent, now) + transit + after
+
+    _answerers: tuple = (None, [])  # (simulator, _answerers_now()), built at its first question
+
+    def _answerers_now(self) -> list:
+        """Per target (the wiring is fixed once the run starts), whom :meth:`_oldest_answer_ps`
+        asks about a request sent there and no longer on its way back: ``(node, its requester
+        index of our link, its answer port towards us, None, transit back)`` for a node above,
+        ``(None, None, None, the memory's earliest_answer_ps or None, transit back)`` for
+        anything else (None: not connected)."""
+        answerers: list = []
+        for port in self.from_targets:
+            back = port.channel
+            if back is None:
+                answerers.append(None)
+            elif isinstance(back.src_owner, MemoryTreeBounds):
+                target = back.src_owner
+                answerers.append((target, target._answer_index[back.src], back.src, None, _transit_ps(back)))
+            else:
+                answerers.append((None, None, None, getattr(back.src_owner, "earliest_answer_ps", None),
+                                  _transit_ps(back)))
+        return answerers
 
     def _request_bound(self, t: int) -> int | None:
         now = self.sim.now
