@@ -15,6 +15,7 @@ from archmodel.models.memory import PRESETS, AddressMapping, DramController, Dra
 from archmodel.models.memory.timing import dram_clock
 from archmodel.models.messages import MemRequest
 
+from .test_deferred_edges import Prober
 from .test_splitting import client_bound_marks, next_arrival_ps, responses_never_before_their_bounds
 
 CLIENTS = "abcd"
@@ -207,18 +208,12 @@ def test_no_answer_leaves_before_its_bound_through_write_drains_and_lines(seed, 
 
 
 @model(catalogue=False)
-class AnswerProber(Component):
+class AnswerProber(Prober):
     """Asks a controller for its bound on each client's next answer 1 ps before each of its
     edges during a run (in a clock of its period, that phase), as another model's lookahead
     would ask it while the controller schedules ahead: the marks of
     :func:`~.test_splitting.responses_never_before_their_bounds` in ``marks``, the source
-    sending ``requests`` at ``cycles``."""
-
-    def setup(self):
-        self.marks: list = []
-        self.dram = None
-        self.requests: list = []
-        self.cycles: list = []
+    sending ``requests`` at ``cycles`` (set as :class:`~.test_deferred_edges.Prober`'s)."""
 
     def tick(self):
         dram, now = self.dram, self.now
