@@ -70,6 +70,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.port_terminals: list = []
         self.port_polls: list = []
         self.poll_flights: list = []
+        self.polled_ports: list = []  # the ports of port_polls, in the same order
         self.blocked_terminals: set = set()  # interfaces with a message waiting to leave on a served port
         self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self._reaction_table: dict = {}  # input port -> reactions(input port)
@@ -122,12 +123,20 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.port_terminals = [t for t in range(self.memory_terminals) if noc.interfaces[t].memory_ports_in_use()]
         # what _step_terminals polls of them: the messages on their way in on each input
         # channel (a channel keeps one deque of them for its life)
-        self.port_polls = [(t, port.channel.flight) for t in self.port_terminals
-                           for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        polled = [(t, port) for t in self.port_terminals
+                  for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        self.port_polls = [(t, port.channel.flight) for t, port in polled]
+        self.polled_ports = [port for _, port in polled]
         # their deques alone, in the same order: most are empty at most edges, and
         # itertools.compress skips those without a step of Python
         self.poll_flights = [flight for _, flight in self.port_polls]
         self.port_terminal_set = set(self.port_terminals)
+        # What _step_terminals asks of each interface after its step: whether it has work
+        # next edge. A message waiting on a port polled above makes it due then anyway (the
+        # poll finds every message the port's ``valid`` would), so of those interfaces only
+        # the network side is asked.
+        self.busy_checks = [ni.network_busy if t in self.port_terminal_set else ni.busy
+                            for t, ni in enumerate(noc.interfaces)]
         self.port_terminal = {}  # memory port -> its terminal
         for t in range(self.memory_terminals):
             for port in (self.mem_req[t], self.mem_rsp[t], self.to_memory[t], self.from_memory[t]):
@@ -283,6 +292,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         served = self.port_terminal_set
         blocked = self.blocked_terminals
         ni_wakes = self.ni_wakes
+        busy_checks = self.busy_checks
         for t in due:
             ni = interfaces[t]
             word = ni.step(now, words.get(t) if words is not None else None)
@@ -299,7 +309,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     r_wheel[at] = [(r, p, word[0], word[1])]
                 else:
                     queue.append((r, p, word[0], word[1]))
-            if ni.busy():
+            if busy_checks[t]():
                 still.add(t)
             else:
                 # step it again when its next synthetic or trace packet is due
@@ -418,6 +428,12 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         packet is due or the next check."""
         if self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends:
             return
+        # A message waiting on a polled port (one its interface could not take yet) is seen
+        # at the next edge (_step_terminals' poll); the kernel wakes a sleeper only for
+        # messages still to arrive.
+        for port in compress(self.polled_ports, self.poll_flights):
+            if port.valid:
+                return
         soonest = min(self.ni_wakes) if self.ni_wakes else None
         for check in (self.check_ps, self.parent.measurement.next_check_ps if self.measuring else None):
             if check is not None and (soonest is None or check < soonest):

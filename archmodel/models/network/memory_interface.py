@@ -159,10 +159,11 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         return word
 
     def busy(self) -> bool:
-        if NetworkInterface.busy(self):  # (not super(): this runs after every step of the interface)
+        if self.network_busy():
             return True
         mem_req, _, _, from_memory = self.io
-        return (mem_req.channel is not None and mem_req.valid) or (from_memory.channel is not None and from_memory.valid)
+        return ((mem_req.channel is not None and mem_req.valid) or (from_memory.channel is not None and from_memory.valid)
+                or (self.inp.channel is not None and self.inp.valid))
 
     def earliest_send_ps(self, port) -> int | None:
         """Lookahead: on ``mem_rsp`` the next edge while a response in request order waits to
