@@ -93,7 +93,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         for ni in noc.interfaces:
             ni.sim = self.sim  # for the time in its errors; it is never scheduled
             ni.begin(self.now, period, self.domain.phase_ps, component_rng(seed, ni.path))
-        # Where each router port's words go: (is_router, target, target port, delay in ps).
+        # Where each router port's words go (per port of router u, row holds (to a router,
+        # target, target port, delay in ps)).
         self.links = []
         terminal_at = {(pm.terminal_router[t], pm.terminal_port[t]): t for t in range(pm.terminals)}
         for u in pm.routers:
@@ -105,9 +106,12 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     row.append((False, terminal_at[(u, p)], 0, noc.ejection_latency * period))
                 else:
                     row.append(None)
-            self.links.append(row)
             # Deadlock reports name the input each output port feeds, as the channels would.
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
+            # for _send: per port, (to a router, its key on the wheel, delay): a router's
+            # (router, input port), which a link word (flit, credit) extends to a wheel entry
+            self.links.append([None if link is None else
+                               (link[0], (link[1], link[2]) if link[0] else link[1], link[3]) for link in row])
         # per router, the delays after a switch win at which its words are due (flits, credits)
         self.send_delays = [(router.st_total, *router.credit_times) for router in noc.routers]
         # the delays when every router has the same (the routers of a Noc share their
@@ -293,6 +297,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         blocked = self.blocked_terminals
         ni_wakes = self.ni_wakes
         busy_checks = self.busy_checks
+        injection = self.injection  # per terminal, its (router, input port): a word's key on the wheel
         for t in due:
             ni = interfaces[t]
             word = ni.step(now, words.get(t) if words is not None else None)
@@ -303,12 +308,11 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     blocked.discard(t)
             if word is not None:
                 moved = True
-                r, p = self.injection[t]
                 queue = r_wheel.get(at)
                 if queue is None:
-                    r_wheel[at] = [(r, p, word[0], word[1])]
+                    r_wheel[at] = [injection[t] + word]
                 else:
-                    queue.append((r, p, word[0], word[1]))
+                    queue.append(injection[t] + word)
             if busy_checks[t]():
                 still.add(t)
             else:
@@ -407,21 +411,21 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
             if words is None:  # a credit time no winner of that edge used
                 continue
             row = links[r]
-            for p, (flit, credit) in words.items():
-                to_router, target, port, delay = row[p]
+            for p, word in words.items():
+                to_router, key, delay = row[p]
                 at = now + delay
                 if to_router:
                     queue = r_wheel.get(at)
                     if queue is None:
-                        r_wheel[at] = [(target, port, flit, credit)]
+                        r_wheel[at] = [key + word]
                     else:
-                        queue.append((target, port, flit, credit))
+                        queue.append(key + word)
                 else:
                     queue = n_wheel.get(at)
                     if queue is None:
-                        n_wheel[at] = [(target, (flit, credit))]
+                        n_wheel[at] = [(key, word)]
                     else:
-                        queue.append((target, (flit, credit)))
+                        queue.append((key, word))
 
     def _rest(self, now: int) -> None:
         """Tick next edge while anything is in flight or busy, else sleep until the next

@@ -128,7 +128,7 @@ class NocRouter(RouterReports, Component):
         # Output VCs whose owner has a flit but no credit: the owner left sa_active and comes
         # back when the credit does (``take``).
         self.sa_parked = [False] * self.out_vcs
-        # Link words waiting for their edge: time -> {port: [flit or None, credit vc or NO_CREDIT]}.
+        # Link words waiting for their edge: time -> {port: (flit or None, credit vc or NO_CREDIT)}.
         # Each input port frees at most one buffer slot and each output port wins at most one
         # flit per cycle, and both delays are constant, so a port has at most one of each per edge.
         self.outbox: dict = {}
@@ -264,7 +264,7 @@ class NocRouter(RouterReports, Component):
             if words is not None:
                 outs = self.out
                 for p, word in words.items():
-                    outs[p].send(tuple(word))
+                    outs[p].send(word)
             active = True
         if not active:
             self._rest(now)
@@ -331,8 +331,8 @@ class NocRouter(RouterReports, Component):
         return bool(self.va_waiting or self.sa_active)
 
     def words_due(self, now: int) -> dict | None:
-        """The link words to send at ``now`` (output port -> [flit or None, credit vc or
-        NO_CREDIT]), taken out of the router, or None."""
+        """The link words to send at ``now`` (output port -> (flit or None, credit vc or
+        NO_CREDIT)), taken out of the router, or None."""
         return self.outbox.pop(now, None)
 
     def _free_ovc(self, ovc: int) -> None:
@@ -572,26 +572,22 @@ class NocRouter(RouterReports, Component):
         o, flit.vc = self.out_place[ovc]
         outbox = self.outbox
         leave = now + self.st_total
+        # (words are tuples, LinkWords as the links carry them: a flit and a credit due on the
+        # same port at the same edge share one, made anew when the second comes)
         words = outbox.get(leave)
         if words is None:
-            outbox[leave] = {o: [flit, NO_CREDIT]}
+            outbox[leave] = {o: (flit, NO_CREDIT)}
         else:
             word = words.get(o)
-            if word is None:
-                words[o] = [flit, NO_CREDIT]
-            else:
-                word[0] = flit
+            words[o] = (flit, NO_CREDIT) if word is None else (flit, word[1])
         p, after, w = self.credit_word[ivc]
         credit_at = now + after
         words = outbox.get(credit_at)
         if words is None:
-            outbox[credit_at] = {p: [None, w]}
+            outbox[credit_at] = {p: (None, w)}
         else:
             word = words.get(p)
-            if word is None:
-                words[p] = [None, w]
-            else:
-                word[1] = w
+            words[p] = (None, w) if word is None else (word[0], w)
         if flit.tail:
             self.packets.value += 1
             if self.wait_for_tail_credit:
