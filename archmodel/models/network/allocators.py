@@ -15,7 +15,8 @@ a mapping requester -> granted resource with every resource granted at most once
 (every requester asking for the same resources; input ports with VCs, for switch allocation),
 :func:`separable_ports` separable allocation of input ports with VCs, and :func:`grant_lone`
 what every allocator here grants a lone requester; :func:`pick_vc` is an input port's VC
-arbiter and :func:`match_ports` moves the switch pointers for one match. The router calls these
+arbiter and :func:`match_ports` moves the switch pointers for one match (:func:`match_moves`
+tabulates what it writes, for the router's lone switch requester). The router calls these
 for all of its allocation, so each rule is written once.
 """
 
@@ -160,6 +161,16 @@ def match_ports(p: int, o: int, ivc: int, in_ptr: list, out_ptr: list, vc_ptr: l
     out_ptr[o] = (p + 1) % n_in
     in_ptr[p] = (o + 1) % n_out
     vc_ptr[p] = (ivc - p * v + 1) % v
+
+
+def match_moves(n_in: int, n_out: int, v: int) -> tuple[list, list]:
+    """What :func:`match_ports` writes, tabulated once per router rather than worked out at
+    every flit hop: per input VC ``ivc``, ``(p, out_next, vc_next)``, its input port, the value
+    the output pointer takes on a match of ``p`` and the one ``p``'s VC pointer takes when
+    ``ivc`` wins; per output port ``o``, the value the input pointer takes on a match to it."""
+    per_ivc = [(ivc // v, (ivc // v + 1) % n_in, (ivc % v + 1) % v) for ivc in range(n_in * v)]
+    per_out = [(o + 1) % n_out for o in range(n_out)]
+    return per_ivc, per_out
 
 
 def separable_ports(by_port: dict, ivc_out: list, out_port_of: list, in_ptr: list, out_ptr: list, vc_ptr: list,

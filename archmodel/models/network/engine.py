@@ -70,6 +70,7 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.port_terminals: list = []
         self.port_polls: list = []
         self.poll_flights: list = []
+        self.polled_ports: list = []  # the ports of port_polls, in the same order
         self.blocked_terminals: set = set()  # interfaces with a message waiting to leave on a served port
         self._reactions: dict = {}  # (input port, output port) -> reaction_ps
         self._reaction_table: dict = {}  # input port -> reactions(input port)
@@ -92,7 +93,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         for ni in noc.interfaces:
             ni.sim = self.sim  # for the time in its errors; it is never scheduled
             ni.begin(self.now, period, self.domain.phase_ps, component_rng(seed, ni.path))
-        # Where each router port's words go: (is_router, target, target port, delay in ps).
+        # Where each router port's words go (per port of router u, row holds (to a router,
+        # target, target port, delay in ps)).
         self.links = []
         terminal_at = {(pm.terminal_router[t], pm.terminal_port[t]): t for t in range(pm.terminals)}
         for u in pm.routers:
@@ -104,9 +106,12 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     row.append((False, terminal_at[(u, p)], 0, noc.ejection_latency * period))
                 else:
                     row.append(None)
-            self.links.append(row)
             # Deadlock reports name the input each output port feeds, as the channels would.
             noc.routers[u].downstream = [self._fed_port(link) for link in row]
+            # for _send: per port, (to a router, its key on the wheel, delay): a router's
+            # (router, input port), which a link word (flit, credit) extends to a wheel entry
+            self.links.append([None if link is None else
+                               (link[0], (link[1], link[2]) if link[0] else link[1], link[3]) for link in row])
         # per router, the delays after a switch win at which its words are due (flits, credits)
         self.send_delays = [(router.st_total, *router.credit_times) for router in noc.routers]
         # the delays when every router has the same (the routers of a Noc share their
@@ -122,12 +127,20 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         self.port_terminals = [t for t in range(self.memory_terminals) if noc.interfaces[t].memory_ports_in_use()]
         # what _step_terminals polls of them: the messages on their way in on each input
         # channel (a channel keeps one deque of them for its life)
-        self.port_polls = [(t, port.channel.flight) for t in self.port_terminals
-                           for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        polled = [(t, port) for t in self.port_terminals
+                  for port in (self.mem_req[t], self.from_memory[t], noc.interfaces[t].inp) if port.connected]
+        self.port_polls = [(t, port.channel.flight) for t, port in polled]
+        self.polled_ports = [port for _, port in polled]
         # their deques alone, in the same order: most are empty at most edges, and
         # itertools.compress skips those without a step of Python
         self.poll_flights = [flight for _, flight in self.port_polls]
         self.port_terminal_set = set(self.port_terminals)
+        # What _step_terminals asks of each interface after its step: whether it has work
+        # next edge. A message waiting on a port polled above makes it due then anyway (the
+        # poll finds every message the port's ``valid`` would), so of those interfaces only
+        # the network side is asked.
+        self.busy_checks = [ni.network_busy if t in self.port_terminal_set else ni.busy
+                            for t, ni in enumerate(noc.interfaces)]
         self.port_terminal = {}  # memory port -> its terminal
         for t in range(self.memory_terminals):
             for port in (self.mem_req[t], self.mem_rsp[t], self.to_memory[t], self.from_memory[t]):
@@ -283,6 +296,8 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
         served = self.port_terminal_set
         blocked = self.blocked_terminals
         ni_wakes = self.ni_wakes
+        busy_checks = self.busy_checks
+        injection = self.injection  # per terminal, its (router, input port): a word's key on the wheel
         for t in due:
             ni = interfaces[t]
             word = ni.step(now, words.get(t) if words is not None else None)
@@ -293,13 +308,12 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     blocked.discard(t)
             if word is not None:
                 moved = True
-                r, p = self.injection[t]
                 queue = r_wheel.get(at)
                 if queue is None:
-                    r_wheel[at] = [(r, p, word[0], word[1])]
+                    r_wheel[at] = [injection[t] + word]
                 else:
-                    queue.append((r, p, word[0], word[1]))
-            if ni.busy():
+                    queue.append(injection[t] + word)
+            if busy_checks[t]():
                 still.add(t)
             else:
                 # step it again when its next synthetic or trace packet is due
@@ -397,27 +411,33 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
             if words is None:  # a credit time no winner of that edge used
                 continue
             row = links[r]
-            for p, (flit, credit) in words.items():
-                to_router, target, port, delay = row[p]
+            for p, word in words.items():
+                to_router, key, delay = row[p]
                 at = now + delay
                 if to_router:
                     queue = r_wheel.get(at)
                     if queue is None:
-                        r_wheel[at] = [(target, port, flit, credit)]
+                        r_wheel[at] = [key + word]
                     else:
-                        queue.append((target, port, flit, credit))
+                        queue.append(key + word)
                 else:
                     queue = n_wheel.get(at)
                     if queue is None:
-                        n_wheel[at] = [(target, (flit, credit))]
+                        n_wheel[at] = [(key, word)]
                     else:
-                        queue.append((target, (flit, credit)))
+                        queue.append((key, word))
 
     def _rest(self, now: int) -> None:
         """Tick next edge while anything is in flight or busy, else sleep until the next
         packet is due or the next check."""
         if self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends:
             return
+        # A message waiting on a polled port (one its interface could not take yet) is seen
+        # at the next edge (_step_terminals' poll); the kernel wakes a sleeper only for
+        # messages still to arrive.
+        for port in compress(self.polled_ports, self.poll_flights):
+            if port.valid:
+                return
         soonest = min(self.ni_wakes) if self.ni_wakes else None
         for check in (self.check_ps, self.parent.measurement.next_check_ps if self.measuring else None):
             if check is not None and (soonest is None or check < soonest):

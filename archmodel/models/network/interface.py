@@ -243,10 +243,16 @@ class NetworkInterface(Component):
 
     def busy(self) -> bool:
         """Whether the next edge has work even if no word arrives and no packet is due."""
+        return self.network_busy() or (self.inp.channel is not None and self.inp.valid)
+
+    def network_busy(self) -> bool:
+        """:meth:`busy` but for messages waiting on this interface's ports: whether a credit is
+        to go back or a flit can go. For the network engine, which looks at the ports of the
+        interfaces it steps itself (one test of a channel's queue rather than a port's
+        ``valid`` per port and step)."""
         sending = self.sending
         return bool(self.credit_back or (sending is not None and self.credits[self.send_vc] > 0)
-                    or (sending is None and self.queue and self._free_vc() >= 0)
-                    or (self.inp.channel is not None and self.inp.valid))
+                    or (sending is None and self.queue and self._free_vc() >= 0))
 
     def _free_vc(self) -> int:
         first, end = self.routing.injection_vcs(self.queue[0]) if self.routing else (0, self.vcs)

@@ -111,6 +111,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         # The least cycles from taking a request to its response arriving (a lower bound, for
         # the lookahead); Noc sets the network's, standalone it is 0.
         self.round_trip_cycles = 0
+        self.in_flights: tuple = (deque(), deque())  # (begin)
 
     def share_memory_map(self, memory_map: AddressMap) -> None:
         """Route by ``memory_map`` (one map for every interface of a network)."""
@@ -133,13 +134,19 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                 raise ParameterError(f"{given.path} is connected but {needs.path} is not",
                                      hint="a memory port pair carries requests one way and responses the other")
         super().begin(now, period, phase, rng)
+        # The messages on their way in on mem_req and from_memory (a channel keeps one deque
+        # of them for its life; an unconnected port's stays empty): a port with none is not
+        # ``valid``, which step then need not ask (a property of the kernel's, at every edge
+        # of every busy interface, while most of these deques are empty).
+        self.in_flights = tuple(port.channel.flight if port.channel is not None else deque()
+                                for port in (mem_req, from_memory))
 
     def step(self, now: int, word):
         mem_req, mem_rsp, to_memory, from_memory = self.io
-        # (channel tests, not ``connected``: this runs at every edge of every busy interface)
-        if mem_req.channel is not None and len(self.queue) < 2 and mem_req.valid:
+        requests, responses = self.in_flights
+        if requests and len(self.queue) < 2 and mem_req.valid:
             self._send_request(mem_req.recv(), now)
-        if from_memory.channel is not None and from_memory.valid:
+        if responses and from_memory.valid:
             self._send_response(from_memory.recv(), now)
         word = NetworkInterface.step(self, now, word)
         # What arrived this edge leaves this edge.
@@ -159,10 +166,12 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         return word
 
     def busy(self) -> bool:
-        if NetworkInterface.busy(self):  # (not super(): this runs after every step of the interface)
+        if self.network_busy():
             return True
         mem_req, _, _, from_memory = self.io
-        return (mem_req.channel is not None and mem_req.valid) or (from_memory.channel is not None and from_memory.valid)
+        requests, responses = self.in_flights
+        return bool((requests and mem_req.valid) or (responses and from_memory.valid)
+                    or (self.inp.channel is not None and self.inp.valid))
 
     def earliest_send_ps(self, port) -> int | None:
         """Lookahead: on ``mem_rsp`` the next edge while a response in request order waits to

@@ -8,8 +8,8 @@ from collections import deque
 
 from archmodel.kernel import Component, Counter, In, Out, Param, at_least, in_range, model
 
-from .allocators import (ALLOCATORS, grant_lone, islip_ports, islip_shared, match_ports, pick_vc, separable_ports,
-                         set_bits)
+from .allocators import (ALLOCATORS, grant_lone, islip_ports, islip_shared, match_moves, match_ports, pick_vc,
+                         separable_ports, set_bits)
 from .router_reports import RouterReports
 from .routing import tie_coin
 from .routing_functions import ROUTINGS
@@ -128,7 +128,7 @@ class NocRouter(RouterReports, Component):
         # Output VCs whose owner has a flit but no credit: the owner left sa_active and comes
         # back when the credit does (``take``).
         self.sa_parked = [False] * self.out_vcs
-        # Link words waiting for their edge: time -> {port: [flit or None, credit vc or NO_CREDIT]}.
+        # Link words waiting for their edge: time -> {port: (flit or None, credit vc or NO_CREDIT)}.
         # Each input port frees at most one buffer slot and each output port wins at most one
         # flit per cycle, and both delays are constant, so a port has at most one of each per edge.
         self.outbox: dict = {}
@@ -145,6 +145,7 @@ class NocRouter(RouterReports, Component):
         self.downstream = None  # per output port, the input it feeds (set by the network-level engine)
         self.route_masks: dict = {}
         self.port_of = [ivc // v for ivc in range(self.in_vcs)]
+        self.sa_moves, self.sa_in_next = match_moves(self.inputs, self.outputs, v)
         self.out_port_of = [ovc // v for ovc in range(self.out_vcs)]
         if self.node < 0:
             match = _NODE_INDEX.search(self.name)
@@ -263,7 +264,7 @@ class NocRouter(RouterReports, Component):
             if words is not None:
                 outs = self.out
                 for p, word in words.items():
-                    outs[p].send(tuple(word))
+                    outs[p].send(word)
             active = True
         if not active:
             self._rest(now)
@@ -330,8 +331,8 @@ class NocRouter(RouterReports, Component):
         return bool(self.va_waiting or self.sa_active)
 
     def words_due(self, now: int) -> dict | None:
-        """The link words to send at ``now`` (output port -> [flit or None, credit vc or
-        NO_CREDIT]), taken out of the router, or None."""
+        """The link words to send at ``now`` (output port -> (flit or None, credit vc or
+        NO_CREDIT)), taken out of the router, or None."""
         return self.outbox.pop(now, None)
 
     def _free_ovc(self, ovc: int) -> None:
@@ -484,8 +485,12 @@ class NocRouter(RouterReports, Component):
                 return False
             if self.ivc_ready[ivc] > now:
                 return False
-            match_ports(self.port_of[ivc], self.out_port_of[ovc], ivc, self.sa_in_ptr, self.sa_out_ptr,
-                        self.sa_vc_ptr, self.inputs, self.outputs, self.vcs)
+            # (match_ports, looked up: one call fewer per flit hop)
+            p, out_next, vc_next = self.sa_moves[ivc]
+            o = self.out_port_of[ovc]
+            self.sa_out_ptr[o] = out_next
+            self.sa_in_ptr[p] = self.sa_in_next[o]
+            self.sa_vc_ptr[p] = vc_next
             self._traverse_one(ivc, now)
             return True
         v = self.vcs
@@ -567,26 +572,22 @@ class NocRouter(RouterReports, Component):
         o, flit.vc = self.out_place[ovc]
         outbox = self.outbox
         leave = now + self.st_total
+        # (words are tuples, LinkWords as the links carry them: a flit and a credit due on the
+        # same port at the same edge share one, made anew when the second comes)
         words = outbox.get(leave)
         if words is None:
-            outbox[leave] = {o: [flit, NO_CREDIT]}
+            outbox[leave] = {o: (flit, NO_CREDIT)}
         else:
             word = words.get(o)
-            if word is None:
-                words[o] = [flit, NO_CREDIT]
-            else:
-                word[0] = flit
+            words[o] = (flit, NO_CREDIT) if word is None else (flit, word[1])
         p, after, w = self.credit_word[ivc]
         credit_at = now + after
         words = outbox.get(credit_at)
         if words is None:
-            outbox[credit_at] = {p: [None, w]}
+            outbox[credit_at] = {p: (None, w)}
         else:
             word = words.get(p)
-            if word is None:
-                words[p] = [None, w]
-            else:
-                word[1] = w
+            words[p] = (None, w) if word is None else (word[0], w)
         if flit.tail:
             self.packets.value += 1
             if self.wait_for_tail_credit:

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from archmodel.models.network.allocators import (grant_lone, islip, islip_ports, pick_vc, separable_input_first,
-                                                 separable_ports, set_bits)
+from archmodel.models.network.allocators import (grant_lone, islip, islip_ports, match_moves, match_ports, pick_vc,
+                                                 separable_input_first, separable_ports, set_bits)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -72,3 +72,23 @@ def test_switch_allocation_of_ports_with_vcs_is_the_general_allocator(seed):
         got = sorted(shortcut(by_port, ivc_out, out_port_of, *fast, n, n, v))
         assert got == by_general_allocator(allocate, by_port, ivc_out, out_port_of, *slow, n, v)
         assert fast == slow
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_tabulated_match_moves_the_pointers_as_match_ports(seed):
+    rng = random.Random(seed)
+    n_in, n_out, v = rng.randint(1, 7), rng.randint(1, 7), rng.randint(1, 4)
+    per_ivc, per_out = match_moves(n_in, n_out, v)
+    for ivc in range(n_in * v):
+        for o in range(n_out):
+            pointers = [[rng.randrange(n_out) for _ in range(n_in)], [rng.randrange(n_in) for _ in range(n_out)],
+                        [rng.randrange(v) for _ in range(n_in)]]
+            expected = [list(ptr) for ptr in pointers]
+            p = ivc // v
+            match_ports(p, o, ivc, *expected, n_in, n_out, v)
+            in_ptr, out_ptr, vc_ptr = pointers
+            q, out_next, vc_next = per_ivc[ivc]
+            out_ptr[o] = out_next
+            in_ptr[q] = per_out[o]
+            vc_ptr[q] = vc_next
+            assert q == p and pointers == expected

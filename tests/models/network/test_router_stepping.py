@@ -70,7 +70,7 @@ def test_output_load_counts_a_switched_flit_until_its_word_is_sent():
     router.arbitrate(NS)  # the switch: one credit of port 1 in use, the flit leaves at 3
     assert router.output_load(1) == 2  # the downstream slot it will take, and the flit leaving
     assert router.output_load(0) == 0  # the credit going back on port 0 is no load
-    assert router.words_due(2 * NS) == {0: [None, 0]}
+    assert router.words_due(2 * NS) == {0: (None, 0)}
     assert router.output_load(1) == 2
     (port, (flit, credit)), = router.words_due(3 * NS).items()
     assert (port, flit.packet.id, credit) == (1, 7, NO_CREDIT)
