@@ -197,8 +197,9 @@ class CompiledCore:
         self.wsamples = np.zeros(out, dtype=np.float64)
         # (fed through the ports, a buffer holds one request's bursts: feed makes it larger as needed)
         self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
-        # Fed through the ports: bursts left per client request, by job slot (see feed).
-        self.job_left = np.zeros(size + 2, dtype=np.int64)
+        # Fed through the ports, per job slot (see feed): the client request's bursts still to
+        # finish, and the cycle the last finished one did.
+        self.job_left = np.zeros((size + 2, 2), dtype=np.int64)
         self._pack()
         fields = g.address_fields
         (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = fields["Ra"], fields["Bg"], fields["Ba"]
@@ -367,10 +368,13 @@ class CompiledCore:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
         client request's last burst completed, or, with ``head`` the kind of a request
-        waiting on req (0 read, 1 write), after the cycle that leaves room for it. Returns the next cycle with work, the last
-        cycle done, the bursts in the read and in the write queue, the bursts of the last
-        fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
-        client request completed, in the order the Python path completes them."""
+        waiting on req (0 read, 1 write), after the cycle that leaves room for it (with
+        ``head`` CATCHING_UP, at ``last`` whatever completes). Returns the next cycle with
+        work, the last cycle done, the bursts in the read and in the write queue, the bursts
+        of the last fed request still waiting to enter, and ``[job slot, cycle]`` of each
+        client request whose last burst completed (at that cycle, the latest of its
+        bursts'), in the order the Python path completes them (:meth:`job_progress` has the
+        bursts of the others)."""
         # (the call and what it recorded written out: this runs at every edge of a channel fed
         # through its ports, where each Python call counts; the counts and queue-depth levels
         # stay in the arrays until the run returns, see hand_over)
@@ -391,6 +395,12 @@ class CompiledCore:
         if write_samples or (commands and self.dram.command_listeners):
             self._hand_over_records(commands, 0, write_samples)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
+
+    def job_progress(self, slot: int) -> tuple[int, int]:
+        """The bursts of the client request in job ``slot`` still to finish, and the cycle
+        the last of its finished ones did (0: none yet), after the last call."""
+        left, done = self.job_left[slot].tolist()
+        return left, done
 
     @property
     def answer_cycles(self) -> int:

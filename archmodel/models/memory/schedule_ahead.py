@@ -12,6 +12,7 @@ from __future__ import annotations
 from bisect import insort
 from typing import Any
 
+from .compiled_core_layout import CATCHING_UP
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -276,7 +277,8 @@ class SchedulesAhead:
         wake = self._next_work
         span = self.lookahead_cycles
         while wake <= last:
-            wake = self._schedule_compiled(wake, min(last, wake + span))
+            # (no response is sent meanwhile: the core goes on past the requests it completes)
+            wake = self._schedule_compiled(wake, min(last, wake + span), CATCHING_UP)
         self._next_work = wake
         if self._processed < last:
             self._processed = last
@@ -434,6 +436,13 @@ class SchedulesAhead:
         self._left_overs = []
         self._free_slots = list(range(slots - 1, -1, -1))
 
+    def _job_progress(self, job) -> tuple[int, int]:
+        """As :meth:`~.splitting.SplitsRequests._job_progress`: with the compiled core, which
+        reports a request only once its last burst completes, the core's counts."""
+        if job.slot >= 0 and self._core is not None:
+            return self._core.job_progress(job.slot)
+        return job.left, job.done
+
     def _take_into_core(self, c: int) -> bool:
         """As :meth:`~.splitting.SplitsRequests._take` at cycle c: once every burst of the
         previous request has entered, take the request on ``req`` if its first burst has
@@ -446,6 +455,7 @@ class SchedulesAhead:
             return False
         slot = self._free_slots.pop()
         self._slot_jobs[slot] = job
+        job.slot = slot
         pieces = job.pieces
         start = pieces[0][0]
         self._core.feed(c, slot, job.message.is_write, start, pieces[-1][0] + pieces[-1][1] - start, len(pieces))
@@ -454,18 +464,16 @@ class SchedulesAhead:
 
     def _schedule_compiled(self, first: int, last: int, head: int = -1) -> int:
         """The core's scheduling work of cycle ``first`` and of the later cycles with work up
-        to ``last`` (fewer if a request's last burst completes): hand the completed bursts to
-        the response order, follow the queue counts and the entering request; return the
-        next cycle with work."""
+        to ``last`` (fewer if a request's last burst completes, unless ``head`` is
+        CATCHING_UP): hand the completed requests to the response order, follow the queue
+        counts and the entering request; return the next cycle with work."""
         wake, self._processed, self._rq_count, self._wq_count, waiting, done = self._core.schedule(first, last, head)
         if done:
-            order, slots = self._order, self._slot_jobs
+            order, slots, free = self._order, self._slot_jobs, self._free_slots
             for slot, at in done:
-                job = slots[slot]
-                order.piece_done(job, at)
-                if not job.left:
-                    slots[slot] = None
-                    self._free_slots.append(slot)
+                order.job_done(slots[slot], at)
+                slots[slot] = None
+                free.append(slot)
         job = self._job
         if job is not None:
             job.entered = len(job.pieces) - waiting

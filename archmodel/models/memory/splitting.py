@@ -48,9 +48,11 @@ def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
 
 class Job:
     """One client request in service: its pieces, how many of them entered service and how
-    many are still to finish, the cycle the last known piece finishes, and its read data."""
+    many are still to finish, the cycle the last known piece finishes, and its read data.
+    ``slot``: the job slot a compiled scheduling core names it by (-1: none), which then
+    counts its pieces until the last finishes (see :meth:`ResponseOrder.job_done`)."""
 
-    __slots__ = ("message", "pieces", "entered", "left", "done", "data", "seq", "tracked")
+    __slots__ = ("message", "pieces", "entered", "left", "done", "data", "seq", "tracked", "slot")
 
     def __init__(self, message: MemRequest, pieces: list[tuple[int, int]], data, seq: int, tracked: bool):
         self.message = message
@@ -61,6 +63,7 @@ class Job:
         self.data = data
         self.seq = seq
         self.tracked = tracked
+        self.slot = -1
 
     @property
     def write(self) -> bool:
@@ -113,6 +116,16 @@ class ResponseOrder:
             job.done = cycle
         job.left -= 1
         if job.left == 0 and job.tracked and self._clients[job.message.source][0] is job:
+            heapq.heappush(self._ready, (job.done, job.seq, job))
+            self.due = self._ready[0][0]
+
+    def job_done(self, job: Job, cycle: int) -> None:
+        """Every piece of ``job`` has finished, the last at ``cycle`` (as :meth:`piece_done` for
+        each, where whoever finishes the pieces counts them: a compiled core does)."""
+        if cycle > job.done:
+            job.done = cycle
+        job.left = 0
+        if job.tracked and self._clients[job.message.source][0] is job:
             heapq.heappush(self._ready, (job.done, job.seq, job))
             self.due = self._ready[0][0]
 
@@ -431,6 +444,7 @@ class SplitsRequests(KeepsAnswerBounds):
                     continue  # (counted through order.due)
                 pairs.append((0, job.done))  # answered once its turn comes
                 continue
+            left, done = self._job_progress(job)
             message = job.message
             unqueued = len(job.pieces) - job.entered
             if message.is_write:
@@ -445,7 +459,7 @@ class SplitsRequests(KeepsAnswerBounds):
             # data bus, the first CL after an RD issued at c0 at the soonest (or after the
             # cycles already scheduled). Bursts not yet queued might still be answered from
             # the write queue once they enter.
-            queued = job.left - unqueued
+            queued = left - unqueued
             if queued:
                 a = cl + queued * burst_cycles
                 b = issue0 + a
@@ -459,8 +473,8 @@ class SplitsRequests(KeepsAnswerBounds):
                 a, b = early, -1
             if unqueued and read_entry + early > a:
                 a = read_entry + early
-            if job.done > b:
-                b = job.done
+            if done > b:
+                b = done
             pairs.append((a, b))
         # (a client asked about with a request here has no newcomer on the way: skip the walk)
         if (every or not heads) and self.req.connected and self.req.channel.flight:
@@ -474,6 +488,12 @@ class SplitsRequests(KeepsAnswerBounds):
                     pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before, reads_before))
                 # (else answered after its client's earlier requests, or not asked about)
         return pairs
+
+    def _job_progress(self, job: Job) -> tuple[int, int]:
+        """The pieces of ``job`` (not finished) still to finish, and the cycle the last of its
+        finished ones did (0: none yet): its own counts here; a controller whose compiled
+        core counts them reads the core's."""
+        return job.left, job.done
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the ``queued`` read bursts of ``job`` in the read queue are answered no
