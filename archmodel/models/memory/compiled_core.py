@@ -392,7 +392,7 @@ class CompiledCore:
         wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
         if read_samples:  # (nearly every call: each RD is sampled)
             self._read_latency.samples.frombytes(self._rsample_bytes[:read_samples * 8])
-        if write_samples or (commands and self.dram.command_listeners):
+        if write_samples or (commands and self.dram.has_command_listeners):
             self._hand_over_records(commands, 0, write_samples)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
 

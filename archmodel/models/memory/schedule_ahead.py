@@ -13,7 +13,7 @@ from bisect import insort
 from typing import Any
 
 from .compiled_core_layout import CATCHING_UP
-from .splitting import NEVER
+from .splitting import NEVER, Bursts
 
 _NEVER = NEVER
 
@@ -61,6 +61,8 @@ class SchedulesAhead:
         it always did, since the stream's last request ends such a run)."""
         core = self._core
         if core is not None:
+            if self._rq_count or self._wq_count or self._order.jobs:  # (not idle: the common case, told at once)
+                return False
             return self._port_ahead and self.idle and core.only_upkeep_due  # (the core's state read last: it costs most)
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
@@ -93,13 +95,14 @@ class SchedulesAhead:
             self._end_deferral(c)
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
+        # (waiting: a request is valid on req; nothing arrives while the edge works, and a
+        # request taken leaves nothing valid at this edge: one take per edge)
         if c > self._processed:
             if self._core is None:
                 wake = self._schedule(c)
                 self._processed = c
                 waiting = self.req.valid
             else:
-                # (a request taken leaves nothing valid on req at this edge: one take per edge)
                 waiting = self.req.valid
                 taken = waiting and self._job is None and self._take_into_core(c)
                 if taken:
@@ -115,12 +118,14 @@ class SchedulesAhead:
             if wake < _NEVER and (order.jobs or self._job is not None) and not waiting:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
-        elif self.req.valid and self.req.peek() is not self._behind:
-            self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
-                      "(a lookahead bound was not conservative)")
+        else:
+            waiting = self.req.valid
+            if waiting and self.req.peek() is not self._behind:
+                self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
+                          "(a lookahead bound was not conservative)")
         wake = self._next_work
         due = order.due
-        if wake < due and self._answer_cycles and self._job is None and not self.req.valid:
+        if wake < due and self._answer_cycles and self._job is None and not waiting:
             # (see _deferring)
             until = wake + self._answer_cycles
             if due < until:
@@ -450,15 +455,14 @@ class SchedulesAhead:
         allows (from cycle c on, as ``_enter`` does). Whether one was taken."""
         if self._job is not None:
             return False
-        job = self._accept()
+        job = self._accept(Bursts)  # (the core cuts the bursts: Python needs only their count)
         if job is None:
             return False
         slot = self._free_slots.pop()
         self._slot_jobs[slot] = job
         job.slot = slot
-        pieces = job.pieces
-        start = pieces[0][0]
-        self._core.feed(c, slot, job.message.is_write, start, pieces[-1][0] + pieces[-1][1] - start, len(pieces))
+        bursts = job.pieces
+        self._core.feed(c, slot, job.message.is_write, bursts.address, bursts.size, bursts.count)
         self._job = job
         return True
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
@@ -44,6 +45,36 @@ def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
     if last < end:
         pieces.append((last, end - last))
     return pieces
+
+
+class Bursts(Sequence):
+    """The pieces :func:`split` cuts ``size`` bytes from ``address`` into, at multiples of
+    ``piece_bytes`` (a power of two), worked out when asked for: a controller whose compiled
+    core cuts a request into its bursts itself reads only how many there are and, for its
+    answer bounds, an address or two."""
+
+    __slots__ = ("address", "size", "piece_bytes", "count")
+
+    def __init__(self, address: int, size: int, piece_bytes: int):
+        self.address = address
+        self.size = size
+        self.piece_bytes = piece_bytes
+        self.count = (address + size - 1) // piece_bytes - address // piece_bytes + 1 if size > 0 else 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self.count))]
+        if i < 0:
+            i += self.count
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        end = self.address + self.size
+        start = self.address if i == 0 else (self.address & -self.piece_bytes) + i * self.piece_bytes
+        stop = min(end, (start | (self.piece_bytes - 1)) + 1)
+        return start, stop - start
 
 
 class Job:
@@ -286,10 +317,11 @@ class SplitsRequests(KeepsAnswerBounds):
                 return
         self._enter(c, job)
 
-    def _accept(self) -> Job | None:
+    def _accept(self, cut=split) -> Job | None:
         """Take the request on ``req`` into service if its first burst has room: check it,
-        store a write's bytes or read a read's, cut it into bursts (offsets in the store) and
-        open its job in the :class:`ResponseOrder` (None: nothing taken)."""
+        store a write's bytes or read a read's, cut it into bursts (offsets in the store:
+        ``cut(offset, size, burst_bytes)``, :func:`split` or :class:`Bursts`) and open its
+        job in the :class:`ResponseOrder` (None: nothing taken)."""
         port = self.req
         if not port.valid:
             return None
@@ -305,7 +337,7 @@ class SplitsRequests(KeepsAnswerBounds):
         else:
             # Data is functional at arrival: the read sees exactly the writes taken before it.
             data = self.store.read(offset, message.size_bytes)
-        pieces = split(offset, message.size_bytes, self.burst_bytes)
+        pieces = cut(offset, message.size_bytes, self.burst_bytes)
         if len(pieces) > 1:
             self.split_requests.value += 1
         return self._order.open(message, pieces, data, track=self._resp_on)
