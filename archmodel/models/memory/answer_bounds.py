@@ -33,7 +33,7 @@ from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, 
                                      D_RO, D_RO_MASK, DECODE_SIZE)
 from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
                                    C_RA, C_RA_MASK, C_RO, C_RO_MASK, REF_DUE, REF_PENDING, REFPB_SET, WMODE)
-from .splitting import split
+from .response_order import split
 
 
 class BoundsQueuedReads:

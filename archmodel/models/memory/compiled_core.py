@@ -19,10 +19,10 @@ per-bank queues, waveforms, a watched command port) stays on the Python path. It
   run-ahead loop;
 - the *ports* (``ports=True``, :meth:`CompiledCore.feed` and :meth:`CompiledCore.schedule`):
   the controller takes each request from ``req`` and checks, stores or reads its bytes in
-  Python; the core cuts it into bursts (as :func:`~.splitting.split`), queues them as room
+  Python; the core cuts it into bursts (as :func:`~.response_order.split`), queues them as room
   allows, schedules the cycles the controller's lookahead allows
   (:mod:`.schedule_ahead`), and returns each burst's completion (job slot, cycle), which the
-  controller's :class:`~.splitting.ResponseOrder` turns into responses at their own cycles.
+  controller's :class:`~.response_order.ResponseOrder` turns into responses at their own cycles.
 
 It follows the controller's public protocol (see :class:`~.controller.DramController`):
 
@@ -348,7 +348,7 @@ class CompiledCore:
     def feed(self, c: int, slot: int, write: bool, offset: int, size: int, bursts: int) -> None:
         """A client request taken at cycle c, ``size`` bytes from ``offset`` in the store, in
         job slot ``slot``: the next :meth:`schedule` cuts it into its ``bursts`` device
-        bursts as :func:`~.splitting.split` does, which enter the queues from cycle c as
+        bursts as :func:`~.response_order.split` does, which enter the queues from cycle c as
         room allows, as SplitsRequests._enter puts them (feed a request only once every
         burst of the previous one has entered)."""
         if bursts > len(self.buffer[0]):

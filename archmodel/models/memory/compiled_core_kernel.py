@@ -52,7 +52,7 @@ def complete(st, job_left, done_log, j, at):
 
 @jit
 def expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left):
-    """splitting.split and DramController._local_decode: the bursts of the request taken from
+    """response_order.split and DramController._local_decode: the bursts of the request taken from
     req (st[FEED_*]) into the buffer, each with its bank, row, column, burst address and
     bytes, to enter the queues from its cycle on as SplitsRequests._enter puts them."""
     burst = cf[C_BURST]

@@ -4,7 +4,7 @@ state): the port-fed edge, the lookahead that bounds when a request can next arr
 rule that work with nothing outstanding but a refresh is upkeep, and the same edge with the
 compiled scheduling core (:mod:`.compiled_core`) doing the scheduling: requests are taken
 and cut into bursts here, the core queues and schedules the bursts, and the bursts it
-completes are handed to the :class:`~.splitting.ResponseOrder` here, which sends each
+completes are handed to the :class:`~.response_order.ResponseOrder` here, which sends each
 response at its own cycle as on the Python path."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from bisect import insort
 from typing import Any
 
 from .compiled_core_layout import CATCHING_UP
-from .splitting import NEVER, Bursts
+from .response_order import Bursts
+from .splitting import NEVER
 
 _NEVER = NEVER
 

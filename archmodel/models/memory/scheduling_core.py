@@ -20,7 +20,7 @@ from typing import Callable
 
 from archmodel.kernel import ParameterError, Registry
 
-from .splitting import ResponseOrder
+from .response_order import ResponseOrder
 
 
 def _ramulator2(write_high: float, write_low: float, entries: int) -> tuple[int, int]:

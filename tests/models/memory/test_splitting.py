@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from archmodel.kernel import ModelAssertion, Simulator
 from archmodel.models.memory import AddressMapping, PRESETS
-from archmodel.models.memory.splitting import Bursts, ResponseOrder, split
+from archmodel.models.memory.response_order import Bursts, ResponseOrder, split
 from archmodel.models.messages import MemRequest
 
 from .wiring import ported_controller, run
