@@ -195,6 +195,7 @@ class CompiledCore:
         out = g.lookahead_cycles + 2
         self.cmd_log = np.zeros((out, 5), dtype=np.int64)
         self.wsamples = np.zeros(out, dtype=np.float64)
+        self._wsample_bytes = self.wsamples.data.cast("B")  # (as _rsample_bytes: see schedule)
         # (fed through the ports, a buffer holds one request's bursts: feed makes it larger as needed)
         self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
         # Fed through the ports, per job slot (see feed): the client request's bursts still to
@@ -212,6 +213,7 @@ class CompiledCore:
         self._level_list: list = []  # the same, flat (as the state array holds them)
         self._depths = (d.read_queue_depth, d.write_queue_depth)
         self._read_latency = d.read_latency
+        self._write_latency = d.write_latency
         # Whether the arrays' queue-depth levels may not be the statistics' (none loaded yet,
         # or a run returned since the last hand-over: a reset may follow), see _begin.
         self._levels_unsure = True
@@ -392,8 +394,10 @@ class CompiledCore:
         wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
         if read_samples:  # (nearly every call: each RD is sampled)
             self._read_latency.samples.frombytes(self._rsample_bytes[:read_samples * 8])
-        if write_samples or (commands and self.dram.has_command_listeners):
-            self._hand_over_records(commands, 0, write_samples)
+        if write_samples:  # (each write burst's, as it is queued)
+            self._write_latency.samples.frombytes(self._wsample_bytes[:write_samples * 8])
+        if commands and self.dram.has_command_listeners:
+            self._hand_over_records(commands, 0, 0)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
 
     def job_progress(self, slot: int) -> tuple[int, int]:
