@@ -33,7 +33,7 @@ from .compiled_answer_bounds import (D_BA, D_BA_MASK, D_BG, D_BG_MASK, D_BURST, 
                                      D_RO, D_RO_MASK, DECODE_SIZE)
 from .compiled_core_layout import (C_BA, C_BA_MASK, C_BG, C_BG_MASK, C_BURST, C_GROUPS, C_HIGH, C_LOW, C_PER_GROUP,
                                    C_RA, C_RA_MASK, C_RO, C_RO_MASK, REF_DUE, REF_PENDING, REFPB_SET, WMODE)
-from .splitting import split
+from .response_order import split
 
 
 class BoundsQueuedReads:
@@ -44,8 +44,8 @@ class BoundsQueuedReads:
     ``_per_bank``, ``_deferring`` and ``_catch_up_before`` (edges deferred:
     :class:`~.schedule_ahead.SchedulesAhead`), and the bank state: on the Python path
     ``_rq`` (each bank's queued read bursts, oldest first), ``_rows`` and ``_ready(b, k)``;
-    with the compiled core ``_core`` (its arrays and configuration) and ``_slot_jobs`` (the
-    request in each job slot). For the drain, the refresh, the line and the writes pending:
+    with the compiled core ``_core`` (its arrays and configuration; a job's ``slot`` names
+    its request there). For the drain, the refresh, the line and the writes pending:
     ``scheduler``, ``page_policy``, ``read_queue``, the queue counts, ``_job`` (the request
     entering), ``_processed``, and on the Python path ``_write_mode``, ``_high``, ``_low``,
     ``_blocked_writes``, ``_opened`` (each bank's burst its row was activated for),
@@ -86,7 +86,7 @@ class BoundsQueuedReads:
             rq_ids, rq_len = core.queues[0], core.queues[1]
             timing = self.timing
             terms = compiled_answer_bounds.queued_read_terms(
-                rq_ids, rq_len, core.entries[2], core.entries[7], self._slot_jobs.index(job), core.nxt, core.gbase,
+                rq_ids, rq_len, core.entries[2], core.entries[7], job.slot, core.nxt, core.gbase,
                 core.rbase, core.rows, issue0, act_rd, pre_act, rd_rd, queued, timing.CL, timing.tBL,
                 self._drain_floor(), core.opened, *self._hits_first(issue0))
             return None if terms[0] < 0 else terms

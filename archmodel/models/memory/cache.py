@@ -11,7 +11,8 @@ from archmodel.kernel import (Component, Counter, Distribution, Formula, In, Lev
 
 from ..messages import MemRequest, MemResponse
 from .cache_array import POLICIES, CacheArray, MissClassifier
-from .splitting import REQUESTS, RESPONSES, split
+from .response_order import split
+from .splitting import REQUESTS, RESPONSES
 
 
 RECENT_MISSES = 32

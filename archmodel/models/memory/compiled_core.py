@@ -19,10 +19,10 @@ per-bank queues, waveforms, a watched command port) stays on the Python path. It
   run-ahead loop;
 - the *ports* (``ports=True``, :meth:`CompiledCore.feed` and :meth:`CompiledCore.schedule`):
   the controller takes each request from ``req`` and checks, stores or reads its bytes in
-  Python; the core cuts it into bursts (as :func:`~.splitting.split`), queues them as room
+  Python; the core cuts it into bursts (as :func:`~.response_order.split`), queues them as room
   allows, schedules the cycles the controller's lookahead allows
   (:mod:`.schedule_ahead`), and returns each burst's completion (job slot, cycle), which the
-  controller's :class:`~.splitting.ResponseOrder` turns into responses at their own cycles.
+  controller's :class:`~.response_order.ResponseOrder` turns into responses at their own cycles.
 
 It follows the controller's public protocol (see :class:`~.controller.DramController`):
 
@@ -195,10 +195,12 @@ class CompiledCore:
         out = g.lookahead_cycles + 2
         self.cmd_log = np.zeros((out, 5), dtype=np.int64)
         self.wsamples = np.zeros(out, dtype=np.float64)
+        self._wsample_bytes = self.wsamples.data.cast("B")  # (as _rsample_bytes: see schedule)
         # (fed through the ports, a buffer holds one request's bursts: feed makes it larger as needed)
         self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
-        # Fed through the ports: bursts left per client request, by job slot (see feed).
-        self.job_left = np.zeros(size + 2, dtype=np.int64)
+        # Fed through the ports, per job slot (see feed): the client request's bursts still to
+        # finish, and the cycle the last finished one did.
+        self.job_left = np.zeros((size + 2, 2), dtype=np.int64)
         self._pack()
         fields = g.address_fields
         (self._rs, self._rm), (self._gs, self._gm), (self._bs, self._bm) = fields["Ra"], fields["Bg"], fields["Ba"]
@@ -211,6 +213,7 @@ class CompiledCore:
         self._level_list: list = []  # the same, flat (as the state array holds them)
         self._depths = (d.read_queue_depth, d.write_queue_depth)
         self._read_latency = d.read_latency
+        self._write_latency = d.write_latency
         # Whether the arrays' queue-depth levels may not be the statistics' (none loaded yet,
         # or a run returned since the last hand-over: a reset may follow), see _begin.
         self._levels_unsure = True
@@ -347,7 +350,7 @@ class CompiledCore:
     def feed(self, c: int, slot: int, write: bool, offset: int, size: int, bursts: int) -> None:
         """A client request taken at cycle c, ``size`` bytes from ``offset`` in the store, in
         job slot ``slot``: the next :meth:`schedule` cuts it into its ``bursts`` device
-        bursts as :func:`~.splitting.split` does, which enter the queues from cycle c as
+        bursts as :func:`~.response_order.split` does, which enter the queues from cycle c as
         room allows, as SplitsRequests._enter puts them (feed a request only once every
         burst of the previous one has entered)."""
         if bursts > len(self.buffer[0]):
@@ -367,10 +370,13 @@ class CompiledCore:
         """Do the scheduling work of cycle ``first`` and of the later cycles with work up to
         ``last`` (SchedulesAhead._schedule_ahead's loop), stopping after a cycle in which a
         client request's last burst completed, or, with ``head`` the kind of a request
-        waiting on req (0 read, 1 write), after the cycle that leaves room for it. Returns the next cycle with work, the last
-        cycle done, the bursts in the read and in the write queue, the bursts of the last
-        fed request still waiting to enter, and ``[job slot, cycle]`` of each burst of a
-        client request completed, in the order the Python path completes them."""
+        waiting on req (0 read, 1 write), after the cycle that leaves room for it (with
+        ``head`` CATCHING_UP, at ``last`` whatever completes). Returns the next cycle with
+        work, the last cycle done, the bursts in the read and in the write queue, the bursts
+        of the last fed request still waiting to enter, and ``[job slot, cycle]`` of each
+        client request whose last burst completed (at that cycle, the latest of its
+        bursts'), in the order the Python path completes them (:meth:`job_progress` has the
+        bursts of the others)."""
         # (the call and what it recorded written out: this runs at every edge of a channel fed
         # through its ports, where each Python call counts; the counts and queue-depth levels
         # stay in the arrays until the run returns, see hand_over)
@@ -388,9 +394,17 @@ class CompiledCore:
         wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
         if read_samples:  # (nearly every call: each RD is sampled)
             self._read_latency.samples.frombytes(self._rsample_bytes[:read_samples * 8])
-        if write_samples or (commands and self.dram.command_listeners):
-            self._hand_over_records(commands, 0, write_samples)
+        if write_samples:  # (each write burst's, as it is queued)
+            self._write_latency.samples.frombytes(self._wsample_bytes[:write_samples * 8])
+        if commands and self.dram.has_command_listeners:
+            self._hand_over_records(commands, 0, 0)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
+
+    def job_progress(self, slot: int) -> tuple[int, int]:
+        """The bursts of the client request in job ``slot`` still to finish, and the cycle
+        the last of its finished ones did (0: none yet), after the last call."""
+        left, done = self.job_left[slot].tolist()
+        return left, done
 
     @property
     def answer_cycles(self) -> int:

@@ -33,4 +33,5 @@ def run_packed(st, cf, c, first, horizon, phase, ints, buffer, rsamples, wsample
                ints[cf[P_E_KIND]:cf[P_E_SIZE]], ints[cf[P_E_SIZE]:cf[P_E_JOB]], ints[cf[P_E_JOB]:cf[P_FREE]],
                ints[cf[P_FREE]:cf[P_CMD_LOG]], buffer[0], buffer[1], buffer[2], buffer[3], buffer[4], buffer[5],
                buffer[6], buffer[7], ints[cf[P_CMD_LOG]:cf[P_OPENED]].reshape((-1, 5)), rsamples, wsamples,
-               ints[cf[P_OPENED]:cf[P_JOB_LEFT]].reshape((banks, 2)), ints[cf[P_JOB_LEFT]:cf[P_END]], done_log)
+               ints[cf[P_OPENED]:cf[P_JOB_LEFT]].reshape((banks, 2)), ints[cf[P_JOB_LEFT]:cf[P_END]].reshape((-1, 2)),
+               done_log)

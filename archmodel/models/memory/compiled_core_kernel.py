@@ -33,20 +33,26 @@ def level_set(st, base, value, at):
 
 @jit
 def complete(st, job_left, done_log, j, at):
-    """SplitsRequests' ResponseOrder.piece_done, recorded: a burst of the request in job
-    slot j finishes at cycle ``at``; JOB_DONE once the request's last burst has."""
-    n = st[N_DONE]
-    done_log[n, 0] = j
-    done_log[n, 1] = at
-    st[N_DONE] = n + 1
-    job_left[j] -= 1
-    if job_left[j] == 0:
+    """SplitsRequests' ResponseOrder.piece_done, kept in the arrays: a burst of the request
+    in job slot j finishes at cycle ``at`` (job_left[j]: its bursts still to finish and the
+    cycle the last finished one did); once its last burst has, the request is recorded
+    (slot, that cycle) and JOB_DONE is set. One record per request, not per burst: its
+    bursts are the controller's to count only through the arrays (see
+    SchedulesAhead._job_progress)."""
+    job_left[j, 0] -= 1
+    if at > job_left[j, 1]:
+        job_left[j, 1] = at
+    if job_left[j, 0] == 0:
+        n = st[N_DONE]
+        done_log[n, 0] = j
+        done_log[n, 1] = job_left[j, 1]
+        st[N_DONE] = n + 1
         st[JOB_DONE] = 1
 
 
 @jit
 def expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left):
-    """splitting.split and DramController._local_decode: the bursts of the request taken from
+    """response_order.split and DramController._local_decode: the bursts of the request taken from
     req (st[FEED_*]) into the buffer, each with its bank, row, column, burst address and
     bytes, to enter the queues from its cycle on as SplitsRequests._enter puts them."""
     burst = cf[C_BURST]
@@ -68,7 +74,8 @@ def expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_jo
         s_job[i] = st[FEED_SLOT]
         address = stop
         i += 1
-    job_left[st[FEED_SLOT]] = i
+    job_left[st[FEED_SLOT], 0] = i
+    job_left[st[FEED_SLOT], 1] = 0
     st[POS] = 0
     st[BUF_LEN] = i
     st[FEED_N] = 0
@@ -513,9 +520,9 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
     """The cycles of one tick (DramController.tick's run-ahead loop over _cycle); fed
     through the ports (C_PORTS), the cycles with work from c to ``horizon`` as
     SchedulesAhead._schedule_ahead runs them, ending after a cycle in which a client
-    request's last burst completed (its response may bound the horizon), or, with a request
-    waiting on req (HEAD), after the cycle that leaves room for it (it enters at the next
-    cycle the controller works at)."""
+    request's last burst completed (its response may bound the horizon; not while HEAD is
+    CATCHING_UP), or, with a request waiting on req (HEAD), after the cycle that leaves room
+    for it (it enters at the next cycle the controller works at)."""
     # (the counters add up over calls until the caller takes them: see CompiledCore.hand_over)
     st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = st[N_DONE] = st[JOB_DONE] = 0
     if st[FEED_N]:
@@ -570,8 +577,10 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             if wake <= c:
                 wake = c + 1
             head = st[HEAD]
-            if head < 0:
+            if head == -1:
                 stop = st[JOB_DONE] != 0
+            elif head < 0:  # (CATCHING_UP: the cycles up to the horizon are decided whatever completes)
+                stop = False
             elif st[POS] < st[BUF_LEN]:
                 stop = False
             elif head:

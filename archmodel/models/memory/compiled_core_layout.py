@@ -48,11 +48,15 @@ CONFIG_SIZE = P_END + 1
 # round (bit s of REFPB_DONE set once set s was), CommandScheduler._next_refresh_set.
 
 # Fed through the controller's ports, each burst names its client request by a job slot
-# (-1: none, a stream's or a posted write's once queued); N_DONE counts the (slot, cycle)
-# completions of this call and JOB_DONE is set once a request's last burst completed. HEAD is
-# the kind of the request waiting on req that cannot enter yet (0 read, 1 write, -1 none).
+# (-1: none, a stream's or a posted write's once queued); per slot the core keeps the bursts
+# still to finish and the cycle the last finished one did (P_JOB_LEFT, two columns); N_DONE
+# counts the requests whose last burst completed in this call, recorded as (slot, that
+# cycle), and JOB_DONE is set once one did. HEAD is the kind of the request waiting on req
+# that cannot enter yet (0 read, 1 write; -1 none; CATCHING_UP: none, and the call goes on
+# past a request's completion, up to its horizon).
 # FEED_* is a request taken from req that the next call cuts into bursts first (FEED_N of
 # them, from FEED_OFFSET in the store; 0: none).
+CATCHING_UP = -2
 
 # What one call of the core ended with.
 DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)

@@ -142,7 +142,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     per-bank refresh or none, any scheduler, drain rule, address mapping, queue size, rank
     count and timing override; the Python path otherwise (closed or adaptive page, ``queue = "per_bank"``,
     ``lookahead_cycles = 0``, a waveform or a connected ``cmd``). Requests from ``req`` are
-    checked, stored or read in Python and answered by the :class:`~.splitting.ResponseOrder`
+    checked, stored or read in Python and answered by the :class:`~.response_order.ResponseOrder`
     either way; the core queues and schedules their bursts.
 
     The protocol of a compiled engine (:mod:`.compiled_core`, and any other):

@@ -9,7 +9,8 @@ from archmodel.kernel import Component, Counter, In, Out, Param, ParameterError,
 from ..messages import MemRequest
 from .backing_store import FunctionalMemory
 from .controller import DramController
-from .splitting import EVERY_CLIENT, NEVER, REQUESTS, KeepsAnswerBounds, RESPONSES, ResponseOrder, check_request, split
+from .response_order import ResponseOrder, split
+from .splitting import EVERY_CLIENT, NEVER, REQUESTS, KeepsAnswerBounds, RESPONSES, check_request
 from .timing import PRESETS, dram_clock, preset
 
 

@@ -4,7 +4,7 @@ state): the port-fed edge, the lookahead that bounds when a request can next arr
 rule that work with nothing outstanding but a refresh is upkeep, and the same edge with the
 compiled scheduling core (:mod:`.compiled_core`) doing the scheduling: requests are taken
 and cut into bursts here, the core queues and schedules the bursts, and the bursts it
-completes are handed to the :class:`~.splitting.ResponseOrder` here, which sends each
+completes are handed to the :class:`~.response_order.ResponseOrder` here, which sends each
 response at its own cycle as on the Python path."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from bisect import insort
 from typing import Any
 
+from .compiled_core_layout import CATCHING_UP
+from .response_order import Bursts
 from .splitting import NEVER
 
 _NEVER = NEVER
@@ -60,6 +62,8 @@ class SchedulesAhead:
         it always did, since the stream's last request ends such a run)."""
         core = self._core
         if core is not None:
+            if self._rq_count or self._wq_count or self._order.jobs:  # (not idle: the common case, told at once)
+                return False
             return self._port_ahead and self.idle and core.only_upkeep_due  # (the core's state read last: it costs most)
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
@@ -92,13 +96,14 @@ class SchedulesAhead:
             self._end_deferral(c)
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
+        # (waiting: a request is valid on req; nothing arrives while the edge works, and a
+        # request taken leaves nothing valid at this edge: one take per edge)
         if c > self._processed:
             if self._core is None:
                 wake = self._schedule(c)
                 self._processed = c
                 waiting = self.req.valid
             else:
-                # (a request taken leaves nothing valid on req at this edge: one take per edge)
                 waiting = self.req.valid
                 taken = waiting and self._job is None and self._take_into_core(c)
                 if taken:
@@ -114,12 +119,14 @@ class SchedulesAhead:
             if wake < _NEVER and (order.jobs or self._job is not None) and not waiting:
                 wake = self._schedule_ahead(c, wake)
             self._next_work = wake
-        elif self.req.valid and self.req.peek() is not self._behind:
-            self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
-                      "(a lookahead bound was not conservative)")
+        else:
+            waiting = self.req.valid
+            if waiting and self.req.peek() is not self._behind:
+                self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
+                          "(a lookahead bound was not conservative)")
         wake = self._next_work
         due = order.due
-        if wake < due and self._answer_cycles and self._job is None and not self.req.valid:
+        if wake < due and self._answer_cycles and self._job is None and not waiting:
             # (see _deferring)
             until = wake + self._answer_cycles
             if due < until:
@@ -276,7 +283,8 @@ class SchedulesAhead:
         wake = self._next_work
         span = self.lookahead_cycles
         while wake <= last:
-            wake = self._schedule_compiled(wake, min(last, wake + span))
+            # (no response is sent meanwhile: the core goes on past the requests it completes)
+            wake = self._schedule_compiled(wake, min(last, wake + span), CATCHING_UP)
         self._next_work = wake
         if self._processed < last:
             self._processed = last
@@ -434,6 +442,13 @@ class SchedulesAhead:
         self._left_overs = []
         self._free_slots = list(range(slots - 1, -1, -1))
 
+    def _job_progress(self, job) -> tuple[int, int]:
+        """As :meth:`~.splitting.SplitsRequests._job_progress`: with the compiled core, which
+        reports a request only once its last burst completes, the core's counts."""
+        if job.slot >= 0 and self._core is not None:
+            return self._core.job_progress(job.slot)
+        return job.left, job.done
+
     def _take_into_core(self, c: int) -> bool:
         """As :meth:`~.splitting.SplitsRequests._take` at cycle c: once every burst of the
         previous request has entered, take the request on ``req`` if its first burst has
@@ -441,31 +456,29 @@ class SchedulesAhead:
         allows (from cycle c on, as ``_enter`` does). Whether one was taken."""
         if self._job is not None:
             return False
-        job = self._accept()
+        job = self._accept(Bursts)  # (the core cuts the bursts: Python needs only their count)
         if job is None:
             return False
         slot = self._free_slots.pop()
         self._slot_jobs[slot] = job
-        pieces = job.pieces
-        start = pieces[0][0]
-        self._core.feed(c, slot, job.message.is_write, start, pieces[-1][0] + pieces[-1][1] - start, len(pieces))
+        job.slot = slot
+        bursts = job.pieces
+        self._core.feed(c, slot, job.message.is_write, bursts.address, bursts.size, bursts.count)
         self._job = job
         return True
 
     def _schedule_compiled(self, first: int, last: int, head: int = -1) -> int:
         """The core's scheduling work of cycle ``first`` and of the later cycles with work up
-        to ``last`` (fewer if a request's last burst completes): hand the completed bursts to
-        the response order, follow the queue counts and the entering request; return the
-        next cycle with work."""
+        to ``last`` (fewer if a request's last burst completes, unless ``head`` is
+        CATCHING_UP): hand the completed requests to the response order, follow the queue
+        counts and the entering request; return the next cycle with work."""
         wake, self._processed, self._rq_count, self._wq_count, waiting, done = self._core.schedule(first, last, head)
         if done:
-            order, slots = self._order, self._slot_jobs
+            order, slots, free = self._order, self._slot_jobs, self._free_slots
             for slot, at in done:
-                job = slots[slot]
-                order.piece_done(job, at)
-                if not job.left:
-                    slots[slot] = None
-                    self._free_slots.append(slot)
+                order.job_done(slots[slot], at)
+                slots[slot] = None
+                free.append(slot)
         job = self._job
         if job is not None:
             job.entered = len(job.pieces) - waiting

@@ -20,7 +20,7 @@ from typing import Callable
 
 from archmodel.kernel import ParameterError, Registry
 
-from .splitting import ResponseOrder
+from .response_order import ResponseOrder
 
 
 def _ramulator2(write_high: float, write_low: float, entries: int) -> tuple[int, int]:
@@ -236,3 +236,9 @@ class DramSchedulingCore:
     def command_listeners(self) -> tuple:
         """The listeners :meth:`add_command_listener` registered, in order."""
         return tuple(self._listeners)
+
+    @property
+    def has_command_listeners(self) -> bool:
+        """Whether :meth:`add_command_listener` registered any (asked after each call of a
+        compiled core, where building :attr:`command_listeners` would cost more)."""
+        return bool(self._listeners)

@@ -7,157 +7,26 @@ interleaved memory finish independently), and sends one
 :class:`~archmodel.models.messages.MemResponse` per request carrying all its bytes (or one
 write acknowledgement). Responses to one client (one ``source``) leave in the order its
 requests were taken, as AXI requires of one ID and as clients that match responses by order
-(the Snitch cluster DMA) rely on; responses to different clients are independent.
+(the Snitch cluster DMA) rely on; responses to different clients are independent. The
+pieces and the reorder buffer that answers whole requests are :mod:`.response_order`'s;
+here are the checks of a request, a memory's bounds on its answers and a DRAM
+controller's front door.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import deque
-from itertools import repeat
 from typing import Any
 
 from archmodel.kernel import ArchError, Counter, In, Out
 
-from ..messages import CONTROL_BITS, MemRequest, MemResponse
-
-NEVER = 1 << 62
-"""A cycle later than any simulation reaches (no response is due)."""
+from ..messages import CONTROL_BITS, MemRequest
+from .response_order import NEVER, Job, split
 
 EVERY_CLIENT = object()
 """The client argument of a bound on the next response to any client (not one client's)."""
 
 REQUESTS = "memory requests (MemRequest, any size and alignment inside the memory)"
 RESPONSES = "read data and write acknowledgements (MemResponse), one per request, in request order per source"
-
-
-def split(address: int, size: int, piece_bytes: int) -> list[tuple[int, int]]:
-    """``(address, size)`` pieces of a request, cut at multiples of ``piece_bytes`` (a power
-    of two), in address order."""
-    end = address + size
-    first = (address | (piece_bytes - 1)) + 1  # the first cut after address
-    if first >= end:
-        return [(address, size)] if size > 0 else []
-    last = end & -piece_bytes  # the last cut before end
-    # the whole pieces between the cuts, made in C (a request of a DMA burst has dozens)
-    pieces = [(address, first - address), *zip(range(first, last, piece_bytes), repeat(piece_bytes))]
-    if last < end:
-        pieces.append((last, end - last))
-    return pieces
-
-
-class Job:
-    """One client request in service: its pieces, how many of them entered service and how
-    many are still to finish, the cycle the last known piece finishes, and its read data."""
-
-    __slots__ = ("message", "pieces", "entered", "left", "done", "data", "seq", "tracked")
-
-    def __init__(self, message: MemRequest, pieces: list[tuple[int, int]], data, seq: int, tracked: bool):
-        self.message = message
-        self.pieces = pieces
-        self.entered = 0
-        self.left = len(pieces)
-        self.done = 0
-        self.data = data
-        self.seq = seq
-        self.tracked = tracked
-
-    @property
-    def write(self) -> bool:
-        return self.message.is_write
-
-    @property
-    def waiting(self) -> bool:
-        """Some pieces have not entered service yet."""
-        return self.entered < len(self.pieces)
-
-    def response(self) -> MemResponse:
-        """The one response to the whole request."""
-        m = self.message
-        data = None if m.is_write else bytes(self.data)
-        return MemResponse(tag=m.tag, data=data, source=m.source, created_ps=m.created_ps)
-
-
-class ResponseOrder:
-    """The reorder buffer of a memory: jobs by client in arrival order, and a heap of the
-    responses that may leave (``(due cycle, seq, job)``, each the oldest unanswered job of its
-    client with every piece finished)."""
-
-    def __init__(self) -> None:
-        self._clients: dict[Any, deque[Job]] = {}
-        self._ready: list[tuple[int, int, Job]] = []
-        self._seq = 0
-        self.jobs = 0
-        # An attribute kept with the heap, not a property: a controller reads it a few times
-        # per DRAM cycle.
-        self.due = NEVER
-        """The cycle the next response may leave (:data:`NEVER` if none may)."""
-
-    def open(self, message: MemRequest, pieces: list[tuple[int, int]], data=None, track: bool = True) -> Job:
-        """Start serving ``message`` as ``pieces``; ``data`` is its read data if known now (a
-        controller reads its store at arrival) or a buffer the pieces fill. With ``track``
-        false (no response port) nothing is remembered."""
-        self._seq += 1
-        job = Job(message, pieces, data, self._seq, track)
-        if track:
-            self._clients.setdefault(message.source, deque()).append(job)
-            self.jobs += 1
-        return job
-
-    def piece_done(self, job: Job, cycle: int, offset: int = -1, data: bytes | None = None) -> None:
-        """One piece of ``job`` finishes at ``cycle``; ``data`` (read bytes at ``offset`` of the
-        request) fills the buffer when the data comes with the piece."""
-        if data is not None:
-            job.data[offset:offset + len(data)] = data
-        if cycle > job.done:
-            job.done = cycle
-        job.left -= 1
-        if job.left == 0 and job.tracked and self._clients[job.message.source][0] is job:
-            heapq.heappush(self._ready, (job.done, job.seq, job))
-            self.due = self._ready[0][0]
-
-    def head(self) -> MemResponse:
-        """The response that may leave first (call only when ``due`` has come)."""
-        return self._ready[0][2].response()
-
-    def pop(self) -> None:
-        """The head response left: its client's next job may follow once it is finished."""
-        _, _, job = heapq.heappop(self._ready)
-        self.jobs -= 1
-        queue = self._clients[job.message.source]
-        queue.popleft()
-        if not queue:
-            del self._clients[job.message.source]
-        elif queue[0].left == 0:
-            nxt = queue[0]
-            heapq.heappush(self._ready, (nxt.done, nxt.seq, nxt))
-        self.due = self._ready[0][0] if self._ready else NEVER
-
-    def unfinished(self):
-        """The jobs with pieces still to finish, every client's, oldest first per client."""
-        for queue in self._clients.values():
-            for job in queue:
-                if job.left:
-                    yield job
-
-    def heads(self):
-        """Each client's oldest unanswered job: the only one of its jobs whose response can
-        leave next."""
-        for queue in self._clients.values():
-            yield queue[0]
-
-    def head_of(self, source) -> Job | None:
-        """The oldest unanswered job of client ``source`` (None: it has none here): the only
-        one of its jobs whose response can leave next."""
-        queue = self._clients.get(source)
-        return queue[0] if queue else None
-
-    def has_client(self, source) -> bool:
-        """Whether ``source`` has a request here still to be answered."""
-        return source in self._clients
-
-    def __len__(self) -> int:
-        return self.jobs
 
 
 def check_request(owner, message: MemRequest) -> int:
@@ -240,7 +109,7 @@ class KeepsAnswerBounds:
 class SplitsRequests(KeepsAnswerBounds):
     """The front door of a DRAM controller (a mixin): takes requests from ``req``, cuts them
     into bursts that enter the read and write queues as room allows, and keeps the
-    :class:`ResponseOrder` that answers them on ``resp``.
+    :class:`~.response_order.ResponseOrder` that answers them on ``resp``.
 
     The controller provides ``store`` (its :class:`~.backing_store.BackingStore`),
     ``burst_bytes``, ``timing`` (CL, tBL), ``forward_cycles``, the queue counts and
@@ -273,15 +142,16 @@ class SplitsRequests(KeepsAnswerBounds):
                 return
         self._enter(c, job)
 
-    def _accept(self) -> Job | None:
+    def _accept(self, cut=split) -> Job | None:
         """Take the request on ``req`` into service if its first burst has room: check it,
-        store a write's bytes or read a read's, cut it into bursts (offsets in the store) and
-        open its job in the :class:`ResponseOrder` (None: nothing taken)."""
+        store a write's bytes or read a read's, cut it into bursts (offsets in the store:
+        ``cut(offset, size, burst_bytes)``, :func:`~.response_order.split` or
+        :class:`~.response_order.Bursts`) and open its job in the
+        :class:`~.response_order.ResponseOrder` (None: nothing taken)."""
         port = self.req
-        if not port.valid:
-            return None
-        message = port.peek()
-        if not self._room(message.is_write):
+        message = port.peek()  # (None: nothing valid on req)
+        if message is None or not (self._wq_count < self.write_queue if message.is_write
+                                   else self._rq_count < self.read_queue):  # (_room, written out)
             return None
         port.recv()
         offset = check_request(self, message)
@@ -292,10 +162,10 @@ class SplitsRequests(KeepsAnswerBounds):
         else:
             # Data is functional at arrival: the read sees exactly the writes taken before it.
             data = self.store.read(offset, message.size_bytes)
-        pieces = split(offset, message.size_bytes, self.burst_bytes)
+        pieces = cut(offset, message.size_bytes, self.burst_bytes)
         if len(pieces) > 1:
             self.split_requests.value += 1
-        return self._order.open(message, pieces, data, track=self._resp_on)
+        return self._order.open(message, pieces, data, self._resp_on)
 
     def _enter(self, c: int, job: Job) -> None:
         """Put the bursts of ``job`` that find room into the queues at cycle c."""
@@ -315,7 +185,7 @@ class SplitsRequests(KeepsAnswerBounds):
     a reaction for them."""
 
     answers_in_order_per_client = True
-    """Responses leave through the :class:`ResponseOrder` only, each client's in the order
+    """Responses leave through the :class:`~.response_order.ResponseOrder` only, each client's in the order
     its requests were taken (a posted write's acknowledgement waits for the responses to
     the client's earlier requests too): see :attr:`Component.answers_in_order_per_client`."""
 
@@ -431,6 +301,7 @@ class SplitsRequests(KeepsAnswerBounds):
                     continue  # (counted through order.due)
                 pairs.append((0, job.done))  # answered once its turn comes
                 continue
+            left, done = self._job_progress(job)
             message = job.message
             unqueued = len(job.pieces) - job.entered
             if message.is_write:
@@ -445,7 +316,7 @@ class SplitsRequests(KeepsAnswerBounds):
             # data bus, the first CL after an RD issued at c0 at the soonest (or after the
             # cycles already scheduled). Bursts not yet queued might still be answered from
             # the write queue once they enter.
-            queued = job.left - unqueued
+            queued = left - unqueued
             if queued:
                 a = cl + queued * burst_cycles
                 b = issue0 + a
@@ -459,8 +330,8 @@ class SplitsRequests(KeepsAnswerBounds):
                 a, b = early, -1
             if unqueued and read_entry + early > a:
                 a = read_entry + early
-            if job.done > b:
-                b = job.done
+            if done > b:
+                b = done
             pairs.append((a, b))
         # (a client asked about with a request here has no newcomer on the way: skip the walk)
         if (every or not heads) and self.req.connected and self.req.channel.flight:
@@ -474,6 +345,12 @@ class SplitsRequests(KeepsAnswerBounds):
                     pairs.append(self._newcomer_terms(free, ahead, message, arrival, writes_before, reads_before))
                 # (else answered after its client's earlier requests, or not asked about)
         return pairs
+
+    def _job_progress(self, job: Job) -> tuple[int, int]:
+        """The pieces of ``job`` (not finished) still to finish, and the cycle the last of its
+        finished ones did (0: none yet): its own counts here; a controller whose compiled
+        core counts them reads the core's."""
+        return job.left, job.done
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the ``queued`` read bursts of ``job`` in the read queue are answered no
@@ -542,7 +419,7 @@ class SplitsRequests(KeepsAnswerBounds):
             yield None, None, writes, reads
 
     def _burst_count(self, message: MemRequest) -> int:
-        """The bursts ``message`` is cut into (as many pieces as :func:`split` makes)."""
+        """The bursts ``message`` is cut into (as many pieces as :func:`~.response_order.split` makes)."""
         burst = self.burst_bytes
         size = message.size_bytes
         return (message.address + size - 1) // burst - message.address // burst + 1 if size > 0 else 0

@@ -200,6 +200,38 @@ def test_cycles_with_work_more_than_an_answer_before_the_next_answer_are_deferre
     assert len(short_of_the_answer) > 20 and deferring["ticks"] < edge_by_edge["ticks"]
 
 
+@pytest.mark.parametrize("seed", [1, 9])
+def test_a_catch_up_decides_its_cycles_past_the_requests_that_complete_in_them(seed, monkeypatch):
+    """The cycles a deferral passed over are decided with no response sent among them, so a
+    call of the core catching them up goes on past a request's completion (CATCHING_UP)
+    rather than stopping after it: each ends with no work left up to its last cycle, and
+    some complete requests; the results are the reference's."""
+    requests, cycles = _workload(seed)
+    calls = []  # (the call's last cycle, its next cycle with work, requests completed) while catching up
+    catching_up = []
+    original_catch_up, original_schedule = SchedulesAhead._catch_up, compiled_core.CompiledCore.schedule
+
+    def catch_up(self, last):
+        catching_up.append(True)
+        original_catch_up(self, last)
+        catching_up.pop()
+
+    def schedule(self, first, last, head=-1):
+        result = original_schedule(self, first, last, head)
+        if catching_up:
+            calls.append((last, result[0], len(result[5])))
+        return result
+
+    reference = _run("python", requests, cycles)
+    monkeypatch.setattr(SchedulesAhead, "_catch_up", catch_up)
+    monkeypatch.setattr(compiled_core.CompiledCore, "schedule", schedule)
+    deferring = _run("compiled", requests, cycles)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert deferring[key] == reference[key], key
+    assert all(wake > last for last, wake, _ in calls)
+    assert sum(done for *_, done in calls) > 3
+
+
 def _left_over_edges(monkeypatch) -> list:
     """Count the controller's ticks at wake-ups left over from deferrals that edge-by-edge
     work would not have had (each an entry)."""

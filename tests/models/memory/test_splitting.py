@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from archmodel.kernel import ModelAssertion, Simulator
 from archmodel.models.memory import AddressMapping, PRESETS
-from archmodel.models.memory.splitting import ResponseOrder, split
+from archmodel.models.memory.response_order import Bursts, ResponseOrder, split
 from archmodel.models.messages import MemRequest
 
 from .wiring import ported_controller, run
@@ -31,6 +31,37 @@ def test_split_gives_the_pieces_a_walk_from_cut_to_cut_gives(address, size, log_
         pieces.append((at, stop - at))
         at = stop
     assert split(address, size, piece) == pieces
+
+
+@given(address=st.integers(0, 1 << 40), size=st.integers(0, 10_000), log_piece=st.integers(0, 12))
+def test_bursts_are_the_pieces_split_cuts(address, size, log_piece):
+    """A compiled core's controller keeps a request's bursts as Bursts, worked out when
+    asked: the same pieces as split's list, by index from either end and by slice."""
+    piece = 1 << log_piece
+    pieces = split(address, size, piece)
+    bursts = Bursts(address, size, piece)
+    assert len(bursts) == len(pieces) and list(bursts) == pieces and bursts[1:-1] == pieces[1:-1]
+    assert [bursts[-k] for k in range(1, len(pieces) + 1)] == [pieces[-k] for k in range(1, len(pieces) + 1)]
+    with pytest.raises(IndexError):
+        bursts[len(pieces)]
+
+
+def test_a_request_reported_done_at_once_leaves_as_if_its_pieces_were():
+    """ResponseOrder.job_done (a compiled core counts the pieces and reports the request
+    once, at its last piece's cycle) orders the responses as piece_done for each piece."""
+    for whole in (False, True):
+        order = ResponseOrder()
+        old = order.open(MemRequest(address=0, size_bytes=64, source="a", tag=1), [(0, 32), (32, 32)], b"o" * 64)
+        young = order.open(MemRequest(address=64, size_bytes=64, source="a", tag=2), [(64, 32), (96, 32)], b"y" * 64)
+        for job, cycles in ((young, (9, 7)), (old, (20, 25))):
+            if whole:
+                order.job_done(job, max(cycles))
+            else:
+                for cycle in cycles:
+                    order.piece_done(job, cycle)
+        assert (order.due, order.head().tag, old.left, old.done) == (25, 1, 0, 25)
+        order.pop()
+        assert (order.due, order.head().tag) == (9, 2)
 
 
 def test_the_response_order_holds_a_younger_finished_request_behind_an_older_one_of_its_client():
