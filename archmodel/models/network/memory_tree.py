@@ -211,6 +211,10 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         # the wiring is fixed once the run starts: the ticks look at the connected ports only
         self._live_targets = [(t, port) for t, port in enumerate(self.from_targets) if port.connected]
         self._live_requesters = [(i, port) for i, port in enumerate(self.requesters) if port.connected]
+        # the same with their channels: a tick looks at a channel's messages on their way before
+        # asking the port whether one has arrived (most edges, none is on its way)
+        self._target_links = [(t, port, port.channel) for t, port in self._live_targets]
+        self._requester_links = [(i, port, port.channel) for i, port in self._live_requesters]
         # per target, each way: the bytes and busy-cycle counters and the link's width (None:
         # a message a cycle), so counting a message looks nothing else up
         self._tally_out = [(moved, busy, _width(port)) for (moved, busy, _, _), port in
@@ -290,8 +294,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         puts it to sleep (:meth:`_sleep_until_due`)."""
         now = self.sim.now
         moved = False
-        for t, port in self._live_targets:
-            if port.valid:
+        for t, port, channel in self._target_links:
+            if channel.flight and port.valid:
                 self._answered(t, port.recv(), now)
                 moved = True
         # A message whose link is still busy is not offered (it could not go), so no credit
@@ -310,17 +314,21 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         if not self._all_up_only or len(to_send[self.up]) < depth:
             routed = self._routed
             wanted = None
-            for i, port in self._live_requesters:
+            # (a node sending all up sends every request from below there: no need to route it)
+            up, below = self.up, (self.radix if self._all_up else 0)
+            for i, port, channel in self._requester_links:
                 route = routed[i]
                 if route is None:
                     # Only this node takes from its requesters, so a head routed at an earlier
                     # edge is still there and still valid: just a new head is looked at (and
                     # routed at the edge it is first seen, where a request this node refuses
                     # stops the run).
+                    if not channel.flight:
+                        continue
                     request = port.peek()  # (None when nothing is valid)
                     if request is None:
                         continue
-                    route = routed[i] = (request, self.target_of(i, request))
+                    route = routed[i] = (request, up if i < below else self.target_of(i, request))
                 t = route[1]
                 if len(to_send[t]) >= depth:
                     continue  # (no grant for a full queue: the requester waits at its head)
@@ -348,10 +356,13 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                     self._take(winner, t, self.requesters[winner].recv(), now)
                 moved = True
         for t, queue, port, channel in self._target_outputs:
-            if queue and queue[0][0] <= now and channel.busy_until <= now and port.try_send(queue[0][1]):
-                _, request, _ = queue.popleft()
-                self._count(t, request, True)
-                moved = True
+            if queue and queue[0][0] <= now and channel.busy_until <= now:
+                request = queue[0][1]
+                bits = request.size_bits  # (worked out once for the link and the tally)
+                if port.try_send(request, bits):
+                    queue.popleft()
+                    self._count(t, bits, True)
+                    moved = True
         if not moved:
             self._sleep_until_due(now)
 
@@ -396,9 +407,8 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         order.append(tag)
         self.to_send[target].append((now + self.delay, _retagged(request, tag, key), requester))
 
-    def _count(self, target: int, message, outward: bool) -> None:
+    def _count(self, target: int, bits: int, outward: bool) -> None:
         moved, busy, width = self._tally_out[target] if outward else self._tally_in[target]
-        bits = message.size_bits
         moved.value += bits // 8
         busy.value += -(-bits // width) if width else 1
 
@@ -407,7 +417,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
         if entry is None:
             self.fail(f"MemResponse with tag {response.tag} on {self.from_targets[target].name} answers no request "
                       "this node sent")
-        self._count(target, response, False)
+        self._count(target, response.size_bits, False)
         requester, key, request, _ = entry
         restored = _restored(response, request.tag, request.source)
         order = self.in_order[key]

@@ -392,7 +392,10 @@ class MemoryTreeBounds:
         now = self.sim.now
         after = self.delay
         tag = self.in_order[(i, source)][0]
-        t = self.outstanding[tag][3]
+        # (key: the pair (i, source) this node forwarded the request with, the very object:
+        # the nodes above and the memory look it up among the keys they made of it, and a
+        # key compares equal at once where its parts are the same objects, not part by part)
+        _, key, _, t = self.outstanding[tag]
         queue = self.to_send[t]
         back = self.from_targets[t].channel
         if queue and queue[0][1].tag <= tag:  # not sent yet: the queue sends in tag order
@@ -427,9 +430,9 @@ class MemoryTreeBounds:
             kept = self._answerers = (self.sim, self._answerers_now())
         above, j, port, per_client, transit = kept[1][t]
         if above is not None:
-            sent = above._answer_for(j, port, (i, source))
+            sent = above._answer_for(j, port, key)
         else:
-            sent = now if per_client is None else per_client((i, source))
+            sent = now if per_client is None else per_client(key)
         return None if sent is None else max(sent, now) + transit + after
 
     _answerers: tuple = (None, [])  # (simulator, _answerers_now()), built at its first question

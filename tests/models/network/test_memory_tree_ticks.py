@@ -3,8 +3,9 @@ one that moved nothing it sleeps until a message arrives, a credit returns to a 
 refused on, or a queued message may go (its ready time, or its link's free time: a message
 whose link is busy is not offered, so credits returning meanwhile wake nothing); a node whose
 requesters all send up lets their arrivals not wake it while the uplink's queue is full.
-Checked on a narrow uplink edge by edge, and by random traffic through random trees against
-nodes that never sleep: every message moves at the same edge."""
+Checked on a narrow uplink edge by edge, and by random traffic through random trees (and
+through a root routing by address to two memories) against nodes that never sleep: every
+message moves at the same edge."""
 
 import random
 
@@ -16,7 +17,7 @@ from archmodel.models.messages import MemRequest
 from archmodel.models.network import MemoryTreeNode
 
 from .test_memory_traffic import ScriptedRequester
-from .test_memory_tree_bounds import _take_checked_memory, scripted_requesters, tree
+from .test_memory_tree_bounds import _link, _take_checked_memory, scripted_requesters, tree
 
 MIB = 1 << 20
 
@@ -93,3 +94,44 @@ def test_sleeping_nodes_move_every_message_at_the_edge_of_nodes_ticking_at_every
     for seed in range(12):
         end, moved, stats = _run(seed, interleaved, monkeypatch)
         assert _run(seed, interleaved, monkeypatch, until_ps=end) == (end, moved, stats), seed
+
+
+def _run_mapped(seed: int, monkeypatch, until_ps: int | None = None) -> tuple:
+    """As :func:`_run`, through a root that routes by address to two memories (it sends
+    nothing up, so it grants its requesters whatever its other queue holds), below it
+    random lower nodes or requesters directly."""
+    rng = random.Random(seed)
+    top = Component("top")
+    root = MemoryTreeNode("root", top, radix=rng.randint(2, 4), outputs=2, queue_depth=rng.choice([1, 2, 4]),
+                          latency_cycles=rng.choice([0, 1, 2]),
+                          address_map=[(0, MIB, [0, 1])] if rng.random() < 0.5 else
+                          [(0, MIB // 2, 0), (MIB // 2, MIB, 1)], interleave_bytes=256)
+    for k in range(2):
+        memory = FixedLatencyMemory(f"memory{k}", top, base_address=0, size_bytes=MIB,
+                                    latency_cycles=rng.randint(1, 20), bytes_per_cycle=rng.choice([8, 32]))
+        _link(rng, root.out_req[k], memory.req)
+        _link(rng, memory.rsp, root.out_rsp[k])
+    slots = []
+    for i in range(root.radix):
+        if rng.random() < 0.5:
+            slots.append((root, i))
+            continue
+        node = MemoryTreeNode(f"l1_{i}", top, radix=rng.randint(1, 3), queue_depth=rng.choice([1, 2, 4]),
+                              latency_cycles=rng.choice([0, 1, 2]))
+        _link(rng, node.up_req, root.down_req[i])
+        _link(rng, root.down_rsp[i], node.up_rsp)
+        slots += [(node, j) for j in range(node.radix)]
+    cpus = scripted_requesters(rng, top, slots, write_share=0.4, sources=rng.choice([None, ["a", "b"]]))
+    with monkeypatch.context() as patch:
+        if until_ps is not None:
+            patch.setattr(MemoryTreeNode, "sleep", lambda node: None)
+        sim = Simulator(top, seed=seed)
+        sim.run(until_ps=until_ps)
+    assert all(not cpu.script for cpu in cpus) and all(len(cpu.received) == len(cpu.sent) for cpu in cpus)
+    return sim.now, [(cpu.sent, cpu.received) for cpu in cpus], [(s.path, s.summary()) for s in sim.all_stats()]
+
+
+def test_sleeping_nodes_routing_by_address_move_every_message_at_the_edge_of_nodes_ticking_at_every_edge(monkeypatch):
+    for seed in range(16):
+        end, moved, stats = _run_mapped(seed, monkeypatch)
+        assert _run_mapped(seed, monkeypatch, until_ps=end) == (end, moved, stats), seed
