@@ -178,13 +178,15 @@ FP subsystem or an integer pipeline needs Python for."""
 # -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
 (D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
  D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_SUBMITTED, D_EXT,
- D_SEND_FROM, D_WIDTH) = range(24)
+ D_SEND_FROM, D_RSP_LOCAL, D_RSP_WORDS, D_WIDTH) = range(26)
 # (D_SEND_FROM: the first cycle at which the outside port can take the burst the DMA waits to
-# send, when it found the port not ready at the batch's start; 0 otherwise)
+# send, when it found the port not ready at the batch's start; 0 otherwise. D_RSP_WORDS: the
+# words of a read response Python took at the batch's start, in the loop's ``staged`` array,
+# which the loop queues for the lanes from TCDM address D_RSP_LOCAL before its first cycle)
 # transfers the DMA core queued in a batch (Python makes them SnitchDma transfers): the
 # configuration registers and size read by dmcpy, the instruction and the id it returned
 (Q_SRC, Q_DST, Q_SIZE, Q_REPS, Q_SSTR, Q_DSTR, Q_INS, Q_ID, Q_WIDTH) = range(9)
 # lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
-R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
+R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED, R_WIDTH = range(6)

@@ -21,6 +21,7 @@ calling ``stop()``, an error elsewhere) shows the cluster at the end of its last
 from __future__ import annotations
 
 from collections import OrderedDict
+from itertools import chain
 from operator import attrgetter
 
 import numpy as np
@@ -31,11 +32,11 @@ from archmodel.models.messages import MemRequest
 
 from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
                                D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
-                               D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
+                               D_RSP_LOCAL, D_RSP_WORDS, D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
                                D_WIF, D_WW_COUNT, D_WW_HEAD, G_CHECKED, G_CHECKED_EXIT, G_CONFLICTS, G_EXIT,
                                G_DMA_COMPLETED, G_DMA_REPS,
                                G_DMA_SRC, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
-                               R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
+                               R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE, R_SIZE, R_WIDTH, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
                                S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
                               S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
                               S_IBASE, S_IBASE_CFG, S_ICFG, S_ICOUNT, S_ILAST, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT,
@@ -265,7 +266,7 @@ class Resident:
     def _load_dma(self, dma) -> None:
         self.transfer = transfer = dma.current
         self.lanes = lanes = np.zeros((len(dma.lane_objs), 4), np.int64)
-        self.rb = rb = np.zeros((2, 5), np.int64)
+        self.rb = rb = np.zeros((2, R_WIDTH), np.int64)
         self.rbuf = rbuf = np.zeros((2, dma.burst_bytes // 8), np.int64)
         words = dma.write_words
         self.ww = ww = np.zeros((len(words) + (dma.outstanding + 1) * dma.burst_bytes // 8, 2), np.int64)
@@ -273,11 +274,12 @@ class Resident:
             ww[:len(words), 0] = [entry[2] for entry in words]
             ww[:len(words), 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
         self.pend = pend = np.zeros((dma.outstanding, 2), np.int64)
-        self.offsets = 8 * np.arange(dma.burst_bytes // 8, dtype=np.int64)  # a read burst's words' byte offsets
         for k, (local, size) in enumerate(dma.pending_reads):
             pend[k] = (local, size)
-        self.bursts = np.array(list(transfer.bursts) if transfer is not None and transfer.bursts else [(0, 0, 0)],
-                               np.int64)
+        # a read response's words, which the loop queues for the lanes (_stage_response)
+        self.staged = np.zeros(max(1, dma.burst_bytes // 8), np.int64)
+        self._hold_bursts(np.array(list(transfer.bursts) if transfer is not None and transfer.bursts else [(0, 0, 0)],
+                                   np.int64))
         for slot, burst in enumerate(dma.read_bursts):
             rb[slot] = (burst[0], burst[1], burst[2], burst[4], burst[5])
             rbuf[slot, :burst[2] // 8] = np.frombuffer(bytes(burst[3]), np.int64)
@@ -298,6 +300,16 @@ class Resident:
                                dma.n_out, dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0,
                                len(dma.read_bursts)]
         dm[D_EXT] = self.cluster.ext_req.channel is not None
+        # (the port's part of a cycle reads and writes these items through memoryviews: an item
+        # costs a fraction of a numpy row's)
+        self.pend_ints, self.rb_ints = memoryview(pend.reshape(-1)), memoryview(rb.reshape(-1))
+        self.staged_bytes = memoryview(self.staged).cast("B")
+
+    def _hold_bursts(self, bursts: np.ndarray) -> None:
+        """Give the loop ``bursts`` (rows: outside address, TCDM address, bytes), the running
+        transfer's from row ``D_BHEAD`` on."""
+        self.bursts = bursts
+        self.bursts_ints = memoryview(bursts.reshape(-1))
 
     def _queue_submitted(self) -> None:
         """Make the transfers the DMA core started in the loop SnitchDma transfers, with the
@@ -333,14 +345,16 @@ class Resident:
                 check = None
             self.transfer = transfer = dma.current = dma.queue.popleft()
             dm[D_CUR], dm[D_INBOUND], dm[D_ID], dm[D_QLEN] = 1, transfer.inbound, transfer.id, len(dma.queue)
-            bursts = list(transfer.bursts)
-            if len(bursts) > len(self.bursts):
-                self.bursts = np.array(bursts, np.int64)
-            elif bursts:
-                # (into the buffer the loop holds, whose arguments stay as they are; the loop reads
-                # the rows from D_BHEAD, D_NB of them)
-                self.bursts[:len(bursts)] = bursts
-            dm[D_BHEAD], dm[D_NB] = 0, len(bursts)
+            n = len(transfer.bursts)
+            if n:
+                rows = np.fromiter(chain.from_iterable(transfer.bursts), np.int64, 3 * n).reshape(n, 3)
+                if n > len(self.bursts):
+                    self._hold_bursts(rows)
+                else:
+                    # (into the buffer the loop holds, whose arguments stay as they are; the loop reads
+                    # the rows from D_BHEAD, D_NB of them)
+                    self.bursts[:n] = rows
+            dm[D_BHEAD], dm[D_NB] = 0, n
         if inside:
             return False
         moved = False
@@ -350,15 +364,16 @@ class Resident:
                 if not self.can_run(check):
                     return None
                 check = None
-            response = rsp.recv()
+            data = rsp.recv().data
             moved = True
-            if response.data is None:
+            if data is None:
                 dm[D_WIF] -= 1
             else:
-                local, size = self.pend[dm[D_P_HEAD]].tolist()
-                dm[D_P_HEAD] = (dm[D_P_HEAD] + 1) % len(self.pend)
+                head, pend = dm[D_P_HEAD], self.pend_ints
+                local, size = pend[2 * head], pend[2 * head + 1]
+                dm[D_P_HEAD] = head + 1 if 2 * head + 2 < len(pend) else 0
                 dm[D_PENDING] -= 1
-                self._take_words(local, np.frombuffer(response.data, np.int64, count=size // 8))
+                self._stage_response(local, size, data)
         req = cluster.ext_req
         dm[D_SEND_FROM] = 0
         if dm[D_INBOUND]:
@@ -371,25 +386,27 @@ class Resident:
                 self.send_read(req)
                 return True
             return moved
-        rb = self.rb
+        rb = self.rb_ints
         while dm[D_NB] and dm[D_RB_COUNT] < 2:
             slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
-            outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
-            rb[slot] = (outside, local, size, size // 8, 0)
+            row, at, bursts = 3 * dm[D_BHEAD], R_WIDTH * slot, self.bursts_ints
+            size = bursts[row + 2]
+            rb[at + R_OUTSIDE], rb[at + R_LOCAL], rb[at + R_SIZE] = bursts[row], bursts[row + 1], size
+            rb[at + R_LEFT], rb[at + R_ISSUED] = size >> 3, 0
             self.rbuf[slot] = 0
             dm[D_BHEAD] += 1
             dm[D_NB] -= 1
             dm[D_RB_COUNT] += 1
         head = dm[D_RB_HEAD]
-        if dm[D_RB_COUNT] and rb[head, R_LEFT] == 0:
+        if dm[D_RB_COUNT] and rb[R_WIDTH * head + R_LEFT] == 0:
             if not req.ready:
                 self._blocked(req)
                 return moved
             if check is not None and not self.can_run(check):
                 return None
-            size = int(rb[head, R_SIZE])
-            req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
-                                data=self.rbuf[head, :size // 8].tobytes(), source="dma",
+            size = rb[R_WIDTH * head + R_SIZE]
+            req.send(MemRequest(address=rb[R_WIDTH * head + R_OUTSIDE], size_bytes=size, is_write=True,
+                                data=self.rbuf[head, :size >> 3].tobytes(), source="dma",
                                 created_ps=cluster.sim.now))
             dm[D_WIF] += 1
             dm[D_N_OUT] += size
@@ -401,11 +418,15 @@ class Resident:
     def send_read(self, req) -> None:
         """Send the running inbound transfer's next read burst on ``req`` (ready), as
         ``SnitchDma.step`` does, and count it outstanding."""
-        dm = self.dm_ints
-        outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
-        req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
+        dm, bursts, pend = self.dm_ints, self.bursts_ints, self.pend_ints
+        row = 3 * dm[D_BHEAD]
+        local, size = bursts[row + 1], bursts[row + 2]
+        req.send(MemRequest(address=bursts[row], size_bytes=size, source="dma", tag=local,
                             created_ps=self.cluster.sim.now))
-        self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
+        slot = 2 * (dm[D_P_HEAD] + dm[D_PENDING])
+        if slot >= len(pend):
+            slot -= len(pend)  # (head + count of a ring lies less than twice its length on)
+        pend[slot], pend[slot + 1] = local, size
         dm[D_PENDING] += 1
         dm[D_BHEAD] += 1
         dm[D_NB] -= 1
@@ -431,29 +452,23 @@ class Resident:
         domain = self.cluster.domain
         dm[D_SEND_FROM] = -((domain.phase_ps - req.unblocks_from_ps()) // domain.period_ps)
 
-    def _take_words(self, local: int, data: np.ndarray) -> None:
-        """Queue a read burst's words for the lanes (``write_words``)."""
+    def _stage_response(self, local: int, size: int, data: bytes) -> None:
+        """Hand the loop a read burst's ``size`` bytes for the TCDM from ``local``: it queues
+        their words for the lanes (``write_words``) before its first cycle
+        (:func:`~.compiled_dma._take_staged`), in numba rather than in numpy's calls here."""
         dm, ww = self.dm_ints, self.ww
-        count, cap, n = int(dm[D_WW_COUNT]), len(ww), len(data)
+        count, cap, n = dm[D_WW_COUNT], len(ww), size >> 3
         if count + n > cap:  # more came back than the lanes took: grow the ring
             order = (dm[D_WW_HEAD] + np.arange(count)) % cap
             grown = np.zeros((2 * (count + n), 2), np.int64)
             grown[:count] = ww[order]
-            self.ww = ww = grown
+            self.ww = grown
             dm[D_WW_HEAD] = 0
-            cap = len(ww)
-        offsets = self.offsets
-        if n > len(offsets):
-            offsets = self.offsets = 8 * np.arange(n, dtype=np.int64)
-        # (the words go in at the ring's tail, in two slices when they wrap)
-        tail = (int(dm[D_WW_HEAD]) + count) % cap
-        first = min(n, cap - tail)
-        ww[tail:tail + first, 0] = offsets[:first] + local
-        ww[tail:tail + first, 1] = data[:first]
-        if first < n:
-            ww[:n - first, 0] = offsets[first:n] + local
-            ww[:n - first, 1] = data[first:]
-        dm[D_WW_COUNT] = count + n
+        if n > len(self.staged) or dm[D_RSP_WORDS]:
+            raise ModelAssertion(f"{self.cluster.path}: a read response of {size} bytes for a burst buffer of "
+                                 f"{8 * len(self.staged)}, {dm[D_RSP_WORDS]} words staged before")
+        self.staged_bytes[:8 * n] = data if len(data) == 8 * n else data[:8 * n]
+        dm[D_RSP_LOCAL], dm[D_RSP_WORDS] = local, n
 
     # -- the batches ---------------------------------------------------------------------------------
     def can_run(self, cycle: int) -> bool:
@@ -510,7 +525,7 @@ class Resident:
                  self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val, self.fq_uses, self.ic,
                  self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr, self.per_bank,
                  self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf, self.submitted,
-                 self.pend, *self.memory))
+                 self.pend, self.staged, *self.memory))
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:
@@ -591,6 +606,8 @@ class Resident:
     def _store_dma(self, dma) -> None:
         self._queue_submitted()
         dm = self.dm
+        if dm[D_RSP_WORDS]:  # (every batch's call of the loop takes them first)
+            raise ModelAssertion(f"{self.cluster.path}: a read response's words were never handed to the loop")
         dma.n_in, dma.n_out, dma.n_done, dma.n_busy = dm[D_N_IN:D_N_BUSY + 1].tolist()
         transfer = self.transfer
         dma.current = transfer if dm[D_CUR] else None
