@@ -317,7 +317,7 @@ class Resident:
         dma, dm = self.cluster.dma, self.dm_ints
         objects = self.programs.objects
         for src, dst, size, reps, sstr, dstr, ins, ident in self.submitted[:dm[D_SUBMITTED]].tolist():
-            queued = dma.queue_transfer(src, dst, size, reps, sstr, dstr, objects[ins].where())
+            queued = dma.queue_transfer(src, dst, size, reps, sstr, dstr, objects[ins])
             if queued != ident:  # the loop checked the transfer and counted the ids as the engine does
                 raise ModelAssertion(f"{self.cluster.path}: transfer {ident} from the compiled loop became {queued!r}")
         dm[D_SUBMITTED] = 0
