@@ -65,7 +65,16 @@ class _Programs:
         self.key = tuple(id(c.instrs) for c in cores)
         self.table, self.objects, bases = encode_programs(cores)
         self.base_of = {id(c): b for c, b in zip(cores, bases)}
-        self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
+        self._index_of: dict | None = None
+
+    @property
+    def index_of(self) -> dict:
+        """The table row of each instruction object, by id: made when a state that holds
+        instructions (an FREP body, an offload queue) is first loaded, not at a first load,
+        which holds none."""
+        if self._index_of is None:
+            self._index_of = {id(ins): k for k, ins in enumerate(self.objects)}
+        return self._index_of
 
 
 def _programs(cluster) -> _Programs:
@@ -190,7 +199,6 @@ class Resident:
         # the cores ran ahead of the DMA's read requests, which are sent at the kernel's edges
         # (compiled_batches.send_lagging_reads); see _blocked
         self.sends_lag = False
-        index_of = programs.index_of
         ncores = len(running)
         dma_core = cluster.dma_core
         self.cs = np.array([[*_CORE_FIELDS(core), len(core.l0), *_CORE_COUNTERS(core), len(core.seq_body), 0,
@@ -208,10 +216,10 @@ class Resident:
         self.lq_fval = lq_fval = np.zeros((ncores, lq.shape[1]), np.float64)
         for c, core in enumerate(running):
             for k, copies in enumerate(core.seq_body):
-                body[c, k] = index_of[id(copies[0])]
+                body[c, k] = programs.index_of[id(copies[0])]
             l0[c, :len(core.l0)] = list(core.l0)
             for k, (ins, operand) in enumerate(core.queue):
-                oq[c, k] = (index_of[id(ins)], operand)
+                oq[c, k] = (programs.index_of[id(ins)], operand)
             for k, (addr, kind, reg, value, size, signed) in enumerate(core.lsu.queue):
                 lq[c, k] = (addr, kind, reg, value if kind == LSU_STORE else 0, size, signed)
                 lq_fval[c, k] = value if kind == LSU_FP_STORE else 0.0
