@@ -418,7 +418,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     elif cycle + ran >= run_end:
         if not resident.sends_lag:
             release(cluster)
-    elif not inside and waits_only_for_the_port(cluster):
+    elif not inside and g[G_WAIT_ON_DMA] and waits_only_for_the_port(cluster):
         # Nothing but a response or the port taking its burst (or its own next event: the
         # run's limit, a progress report, the watchdog) can change what it does: sleep until
         # one, not a batch at a time.
