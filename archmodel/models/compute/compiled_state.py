@@ -173,7 +173,7 @@ def _entry_of(loop, arrays: tuple):
     """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop) for
     ``arrays`` after run()'s four scalars
     (:func:`~archmodel.kernel.compiled.compiled_entry`); None until the dispatcher holds it.
-    Calling it skips the typing of 45 arguments at every batch, about half of a short
+    Calling it skips the typing of 46 arguments at every batch, about half of a short
     batch's call."""
     return compiled_entry(loop, _SCALARS + arrays)
 
