@@ -449,9 +449,7 @@ def _cluster_cycles(start, end, check_only, port_done, cluster, dma):
     inline (see :func:`_keyed_entry`)."""
     g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready, fq_val, fq_uses, ic, ic_line, \
         words, singles, mbytes, words_i64, rr, per_bank, reqs, owner = cluster
-    dm, bursts, ww, lanes, rb, rbuf, submitted, pend, staged, mg, mm, mq, mqd, mr, mrd, mem = dma
-    if dm[D_RSP_WORDS] and not check_only:
-        _take_staged(dm, ww, staged)
+    dm, bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem = dma
     ncores = cs.shape[0]
     depth_cap = fq_ready.shape[1]
     base = g[G_TCDM_BASE]
@@ -622,11 +620,13 @@ def _keyed_entry(digest: str):
                        mqd, mr, mrd, mem):
         if digest == "":
             return 0
+        if dm[D_RSP_WORDS] and not check_only:
+            # (here, not in the loop: the loop's code stays as it was, and its cost per cycle)
+            _take_staged(dm, ww, staged)
         ran = _cluster_cycles(start, end, check_only, port_done,
                               (g, cs, code, x, x_ready, f, f_ready, body, l0, oq, lq, lq_fval, ss, fq_ready, fq_val,
                                fq_uses, ic, ic_line, words, singles, mbytes, words_i64, rr, per_bank, reqs, owner),
-                              (dm, bursts, ww, lanes, rb, rbuf, submitted, pend, staged, mg, mm, mq, mqd, mr, mrd,
-                               mem))
+                              (dm, bursts, ww, lanes, rb, rbuf, submitted, pend, mg, mm, mq, mqd, mr, mrd, mem))
         if not check_only:
             # (what Python asks at the batch's end, and before it moves anything at the next:
             # answered here, with no call of the loop that only checks)
