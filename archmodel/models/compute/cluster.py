@@ -287,7 +287,7 @@ class SnitchCluster(Component):
             if (cfg["src"] >= self.tcdm_base + self.tcdm_bytes or cfg["dst"] >= self.tcdm_base + self.tcdm_bytes) \
                     and self.ext_req.channel is None:
                 core.fault(ins, "the transfer leaves the cluster but ext_req is not connected to a memory")
-            ident = dma.submit(x[ins.rs1], bool(config & 2), ins.where())
+            ident = dma.submit(x[ins.rs1], bool(config & 2), ins)
             if isinstance(ident, str):
                 core.fault(ins, ident)
             if ins.rd:

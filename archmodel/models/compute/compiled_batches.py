@@ -28,7 +28,8 @@ from .compiled_cluster_memory import InnerMemory
 from .compiled_layout import (C_AT_BAR, C_N_FPU, D_CUR, D_INBOUND, D_N_DONE, D_N_IN, D_NB, D_OUTSTANDING, D_PENDING,
                               D_QLEN, D_RB_COUNT, D_RB_HEAD, D_SEND_FROM, D_SUBMITTED, D_WIF, R_LEFT, EXIT_REASONS,
                               G_EXIT, G_FINISHED, G_N_HALTED, G_WAIT_ON_DMA)
-from .compiled_state import NEVER_SEND, Resident
+from .compiled_dma_state import NEVER_SEND
+from .compiled_state import Resident
 
 
 def dma_waits_on_responses(cluster) -> bool:
@@ -135,7 +136,7 @@ def release(cluster) -> None:
 def send_lagging_reads(cluster, resident, cycle: int, served: bool) -> None:
     """The DMA port's part of ``cycle`` for a cluster whose cores' arrays are already at a
     later cycle, its DMA's read bursts lagging (``Resident.sends_lag``, see
-    :meth:`~.compiled_state.Resident._blocked`): at this edge ``SnitchDma.step`` would take
+    :meth:`~.compiled_dma_state.ResidentDma._blocked`): at this edge ``SnitchDma.step`` would take
     no response (none can come before the arrays' cycle) and send the next read burst if
     the port is ready, nothing else it does depending on that. The cluster stays awake for
     the next edge while the port might take another, else sleeps until the arrays' cycle
@@ -268,7 +269,7 @@ def _send_stop(dm, rb, cycle: int) -> int:
     ``ext_req`` stays waiting in the loop (only Python sends, and while one waits the
     transfer cannot finish), so the batch stops for it at the next cycle, or at the first
     one the port can take it (``D_SEND_FROM``); NEVER_SEND when no burst waits, or a read
-    burst lags (:meth:`~.compiled_state.Resident._blocked`). A batch
+    burst lags (:meth:`~.compiled_dma_state.ResidentDma._blocked`). A batch
     ending there needs no horizon past it, and one ending at the next cycle no question."""
     if not dm[D_CUR]:
         return cycle + 1 if dm[D_QLEN] else NEVER_SEND
@@ -291,7 +292,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
 
     Whether the cores can run ``cycle`` in the loop is asked (a call of the loop that only
     checks) before the DMA port's part of the cycle moves a message or starts a transfer
-    (:meth:`~.compiled_state.Resident.port_step`), which the Python model stepping the cycle
+    (:meth:`~.compiled_dma_state.ResidentDma.port_step`), which the Python model stepping the cycle
     would do again. When that part moves nothing (the port not ready, nothing to do) the
     batch runs without that call: if the cores cannot run ``cycle`` it runs none, and the
     Python model steps the cycle, finding the port as it was found here."""
@@ -417,7 +418,7 @@ def run_compiled(cluster, cycle: int, served: bool = False) -> bool:
     elif cycle + ran >= run_end:
         if not resident.sends_lag:
             release(cluster)
-    elif not inside and waits_only_for_the_port(cluster):
+    elif not inside and g[G_WAIT_ON_DMA] and waits_only_for_the_port(cluster):
         # Nothing but a response or the port taking its burst (or its own next event: the
         # run's limit, a progress report, the watchdog) can change what it does: sleep until
         # one, not a batch at a time.

@@ -7,7 +7,8 @@ from __future__ import annotations
 from .compiled_cluster_memory import MG_ON, _memory_would_exit, _port_ready, _port_send, _port_take
 from .compiled_layout import (_DMCPY, _DMSTAT, C_AT_BAR, C_CBASE, C_DONE, C_IP, C_NINS, D_BHEAD, D_CUR, D_EXT,
                               D_INBOUND, D_NB, D_N_BUSY, D_N_DONE, D_N_IN, D_N_OUT, D_OUTSTANDING, D_P_HEAD, D_PENDING,
-                              D_QDEPTH, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_SEND_FROM, D_WIF, D_WW_COUNT, D_WW_HEAD,
+                              D_QDEPTH, D_QLEN, D_RB_COUNT, D_RB_HEAD, D_RID, D_RSP_LOCAL, D_RSP_WORDS, D_SEND_FROM, D_WIF,
+                              D_WW_COUNT, D_WW_HEAD,
                               G_DMA_DST, G_DMA_DSTR, G_DMA_REPS, G_DMA_SRC, G_DMA_SSTR, G_TCDM_BASE, G_TCDM_END,
                               I_IMM, I_KIND, I_OP, I_RD, I_RS1, I_RS2, I_TARGET, I_USES_IMM, L_ADDR, L_AT, L_BITS,
                               L_BUSY, R_ISSUED, R_LEFT, R_LOCAL, R_OUTSIDE, R_SIZE)
@@ -56,6 +57,24 @@ def _dma_would_exit(c, dm, rb, ww, mg, mm, mq, mr):
     if dm[D_INBOUND]:
         return dm[D_NB] > 0 and dm[D_PENDING] < dm[D_OUTSTANDING] and c >= dm[D_SEND_FROM]
     return dm[D_RB_COUNT] > 0 and rb[dm[D_RB_HEAD], R_LEFT] == 0 and c >= dm[D_SEND_FROM]
+
+
+def _take_staged(dm, ww, staged):
+    """Queue for the lanes the words of the read response Python took at the batch's start
+    (``D_RSP_WORDS`` of them in ``staged``, for the TCDM from ``D_RSP_LOCAL``: ``SnitchDma.step``'s
+    ``write_words``) at the ring's tail; Python made the room."""
+    cap = ww.shape[0]
+    tail = _mod(dm[D_WW_HEAD] + dm[D_WW_COUNT], cap)
+    local = dm[D_RSP_LOCAL]
+    words = dm[D_RSP_WORDS]
+    for j in range(words):
+        ww[tail, 0] = local + 8 * j
+        ww[tail, 1] = staged[j]
+        tail += 1
+        if tail == cap:
+            tail = 0
+    dm[D_WW_COUNT] += words
+    dm[D_RSP_WORDS] = 0
 
 
 def _dma_step(c, dm, bursts, ww, lanes, rb, rbuf, reqs, nr, port_done, pend, mg, mm, mq, mqd, mr, mrd):
@@ -190,6 +209,6 @@ def _cores_wait_on_the_dma(cs, code, x, dm):
     return spinning
 
 
-COMPILED = ("_dmcpy_operands", "_in_tcdm", "_dmcpy_illegal", "_dma_would_exit", "_dma_step", "_lane_grant",
+COMPILED = ("_dmcpy_operands", "_in_tcdm", "_dmcpy_illegal", "_dma_would_exit", "_take_staged", "_dma_step", "_lane_grant",
             "_polls_busy", "_cores_wait_on_the_dma")
 """The functions of this module numba compiles with the loop (see compiled_cluster)."""

@@ -6,7 +6,8 @@ arrays, the codes it gives instructions, and the encoding of loaded programs. Pl
 from __future__ import annotations
 
 import functools
-from itertools import chain
+import struct
+from itertools import starmap
 from operator import attrgetter
 
 import numpy as np
@@ -49,14 +50,16 @@ _FIELDS = attrgetter("kind", "fkind", "rd", "rs1", "rs2", "rs3", "xs1", "xs2", "
 _FIELD_COLUMNS = [I_KIND, I_FKIND, I_RD, I_RS1, I_RS2, I_RS3, I_XS1, I_XS2, I_IMM, I_USES_IMM, I_TARGET, I_LAT,
                   I_FLOPS, I_SIZE, I_SIGNED, I_FP32, I_INNER, I_SMAX, I_SMASK]
 """The instruction's attributes the table holds as they are (booleans as 0/1), and their columns."""
-_OPERATION = attrgetter("op", "kind", "fkind", "csr")
-_OPERATION_COLUMNS = [I_OP, I_CSR_OP, I_CSR, I_SSR_N, I_SSR_FIELD, I_SSR_DIM]
+_FIELD_ROW = struct.Struct(f"{len(_FIELD_COLUMNS)}q")
+_OPERATION = attrgetter("op", "kind", "fkind", "csr", "fsrc")
+_OPERATION_COLUMNS = [I_OP, I_CSR_OP, I_CSR, I_SSR_N, I_SSR_FIELD, I_SSR_DIM, I_NSRC]
+_OPERATION_ROW = struct.Struct(f"{len(_OPERATION_COLUMNS)}q")
 
 
 @functools.cache  # (a program repeats a few operations: the cache turns each into one look-up)
-def _operation(op: str, kind: int, fkind: int, csr: str) -> tuple:
-    """The :data:`_OPERATION_COLUMNS` of an instruction (``I_OP`` is UNSUPPORTED where the loop
-    leaves the instruction to Python)."""
+def _operation(op: str, kind: int, fkind: int, csr: str, fsrc: tuple) -> bytes:
+    """The :data:`_OPERATION_COLUMNS` of an instruction, packed as int64s (``I_OP`` is
+    UNSUPPORTED where the loop leaves the instruction to Python)."""
     code = csr_op = which = ssr_n = ssr_field = ssr_dim = 0
     if op in OPS:  # the ALU, multiply, branch and FP computations and conversions: the table's opcode
         code = OPS[op].code  # UNSUPPORTED for the rows the table leaves to Python
@@ -72,24 +75,24 @@ def _operation(op: str, kind: int, fkind: int, csr: str) -> tuple:
             which = _SSR_CONFIG
             ssr_n, reg, ssr_dim = SSR_CSRS[csr]
             ssr_field = reg.code
-    return code, csr_op, which, ssr_n, ssr_field, ssr_dim
+    return _OPERATION_ROW.pack(code, csr_op, which, ssr_n, ssr_field, ssr_dim, len(fsrc))
 
 
-def _rows(tuples: list, width: int) -> np.ndarray:
-    """``tuples`` of ``width`` integers (booleans as 0/1) as an int64 array, one row each
-    (numpy reads a flat iterator of ints at half the cost of a list of tuples)."""
-    return np.fromiter(chain.from_iterable(tuples), np.int64, count=len(tuples) * width).reshape(len(tuples), width)
+def _packed(rows, count: int, width: int) -> np.ndarray:
+    """``count`` rows of ``width`` int64s, each packed as bytes (``rows``), as an array."""
+    return np.frombuffer(b"".join(rows), np.int64, count * width).reshape(count, width)
 
 
 def _encode(instructions: list) -> np.ndarray:
     """The table rows of ``instructions``, the :func:`_quiet` columns left at 0. (Column by
-    column: a cluster's programs are encoded at its first batch, inside the run, a thousand
-    instructions and more, and a row at a time costs twice as much.)"""
-    table = np.zeros((len(instructions), I_WIDTH), np.int64)
-    table[:, _FIELD_COLUMNS] = _rows(list(map(_FIELDS, instructions)), len(_FIELD_COLUMNS))
-    table[:, I_NSRC] = [len(ins.fsrc) for ins in instructions]
-    table[:, _OPERATION_COLUMNS] = _rows([_operation(*_OPERATION(ins)) for ins in instructions],
-                                         len(_OPERATION_COLUMNS))
+    column, each instruction's fields packed by ``struct``: a cluster's programs are encoded at
+    its first batch, inside the run, a thousand instructions and more; a row at a time costs
+    four times as much, and numpy reading the fields one by one twice as much.)"""
+    n = len(instructions)
+    table = np.zeros((n, I_WIDTH), np.int64)
+    table[:, _FIELD_COLUMNS] = _packed(starmap(_FIELD_ROW.pack, map(_FIELDS, instructions)), n, len(_FIELD_COLUMNS))
+    table[:, _OPERATION_COLUMNS] = _packed(starmap(_operation, map(_OPERATION, instructions)), n,
+                                           len(_OPERATION_COLUMNS))
     return table
 
 
@@ -178,13 +181,15 @@ FP subsystem or an integer pipeline needs Python for."""
 # -- the DMA engine (SnitchDma): the running transfer, its lanes and buffers ------------------------------
 (D_CUR, D_INBOUND, D_ID, D_BHEAD, D_NB, D_PENDING, D_WIF, D_OUTSTANDING, D_QLEN, D_QDEPTH, D_N_IN, D_N_OUT,
  D_N_DONE, D_N_BUSY, D_RID, D_WW_HEAD, D_WW_COUNT, D_RB_HEAD, D_RB_COUNT, D_P_HEAD, D_SUBMITTED, D_EXT,
- D_SEND_FROM, D_WIDTH) = range(24)
+ D_SEND_FROM, D_RSP_LOCAL, D_RSP_WORDS, D_WIDTH) = range(26)
 # (D_SEND_FROM: the first cycle at which the outside port can take the burst the DMA waits to
-# send, when it found the port not ready at the batch's start; 0 otherwise)
+# send, when it found the port not ready at the batch's start; 0 otherwise. D_RSP_WORDS: the
+# words of a read response Python took at the batch's start, in the loop's ``staged`` array,
+# which the loop queues for the lanes from TCDM address D_RSP_LOCAL before its first cycle)
 # transfers the DMA core queued in a batch (Python makes them SnitchDma transfers): the
 # configuration registers and size read by dmcpy, the instruction and the id it returned
 (Q_SRC, Q_DST, Q_SIZE, Q_REPS, Q_SSTR, Q_DSTR, Q_INS, Q_ID, Q_WIDTH) = range(9)
 # lane rows: busy, TCDM address, 8 data bytes as int64 (inbound) or read-burst slot (outbound), byte offset
 L_BUSY, L_ADDR, L_BITS, L_AT = range(4)
 # read-burst rows (outbound): outside address, TCDM address, bytes, words not yet read, words issued
-R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED = range(5)
+R_OUTSIDE, R_LOCAL, R_SIZE, R_LEFT, R_ISSUED, R_WIDTH = range(6)

@@ -6,7 +6,8 @@
 until the batch's end. The state stays in the arrays between batches while only the
 outside world set the batch's end (a response on its way, the memory's next tick, a burst
 to send): at the next tick Python does the DMA port's part of that cycle (receive a
-response, start a queued transfer, send a burst) on the arrays and the loop goes on. It
+response, start a queued transfer, send a burst) on the arrays (the DMA engine's part of the
+state, :mod:`.compiled_dma_state`) and the loop goes on. It
 is copied back into the Python objects, and the Python model steps the next cycle itself,
 whenever a core needs Python there (a fault, an instruction the loop leaves out), and
 before anything could read it: at a progress report, the watchdog's deadline, the run's
@@ -25,25 +26,20 @@ from operator import attrgetter
 
 import numpy as np
 
-from archmodel.kernel import ModelAssertion
 from archmodel.kernel.compiled import argument_layout, compiled_entry
-from archmodel.models.messages import MemRequest
 
-from .compiled_layout import (C_CBASE, C_SEQ_GEN, D_BHEAD, D_CUR, D_EXT, D_ID, D_INBOUND, D_N_BUSY, D_N_IN,
-                               D_N_OUT, D_NB, D_OUTSTANDING, D_P_HEAD, D_PENDING, D_QLEN, D_RB_COUNT, D_RB_HEAD,
-                               D_SEND_FROM, D_SUBMITTED, D_WIDTH, Q_WIDTH,
-                               D_WIF, D_WW_COUNT, D_WW_HEAD, G_CHECKED, G_CHECKED_EXIT, G_CONFLICTS, G_EXIT,
-                               G_DMA_COMPLETED, G_DMA_REPS,
-                               G_DMA_SRC, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED,
-                               R_LEFT, R_OUTSIDE, R_SIZE, S_ACTIVE, S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT,
-                               S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS, S_JN, S_JOB_WRITES, S_JREPEAT, S_JS,
-                              S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN, S_RUN_LEN, S_USES, S_WRITES, S_ADDR,
-                              S_IBASE, S_IBASE_CFG, S_ICFG, S_ICOUNT, S_ILAST, S_IND, S_INEXT, S_IOFF, S_IQ_COUNT,
-                              S_IQ_DEPTH, S_IQ_HEAD, S_IQ_READY, S_IQ_WORD, S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS,
-                              S_JICFG, S_JIBASE, S_JIND, S_WIDTH, encode_programs)
+from .compiled_layout import (C_CBASE, C_SEQ_GEN, G_CHECKED, G_CHECKED_EXIT, G_CONFLICTS, G_EXIT, G_DMA_COMPLETED,
+                              G_DMA_REPS, G_DMA_SRC, G_GRANTS, G_IC_HITS, G_IC_MISSES, G_IC_N, G_N_HALTED, S_ACTIVE,
+                              S_ADJ, S_BOUNDS, S_CFGB, S_CFGS, S_COUNT, S_DIMS, S_HEAD, S_IDX, S_JB, S_JBASE, S_JDIMS,
+                              S_JN, S_JOB_WRITES, S_JREPEAT, S_JS, S_JWRITES, S_LAUNCHED, S_LEFT, S_REPEAT, S_RUN,
+                              S_RUN_LEN, S_USES, S_WRITES, S_ADDR, S_IBASE, S_IBASE_CFG, S_ICFG, S_ICOUNT, S_ILAST,
+                              S_IND, S_INEXT, S_IOFF, S_IQ_COUNT, S_IQ_DEPTH, S_IQ_HEAD, S_IQ_READY, S_IQ_WORD,
+                              S_ISERVE, S_ISHIFT, S_ISIZE, S_IWORDS, S_JICFG, S_JIBASE, S_JIND, S_WIDTH,
+                              encode_programs)
 from .isa import SSR_INDEX_CREDITS
 from .compiled_cluster import _compiled_cluster_cycles
 from .compiled_cluster_memory import OFF as MEMORY_OUTSIDE
+from .compiled_dma_state import ResidentDma
 from .isa import LSU_FP_STORE, LSU_STORE
 
 _STREAM_HEAD = attrgetter("writes", "active", "job_writes", "addr", "left")
@@ -64,7 +60,16 @@ class _Programs:
         self.key = tuple(id(c.instrs) for c in cores)
         self.table, self.objects, bases = encode_programs(cores)
         self.base_of = {id(c): b for c, b in zip(cores, bases)}
-        self.index_of = {id(ins): k for k, ins in enumerate(self.objects)}
+        self._index_of: dict | None = None
+
+    @property
+    def index_of(self) -> dict:
+        """The table row of each instruction object, by id: made when a state that holds
+        instructions (an FREP body, an offload queue) is first loaded, not at a first load,
+        which holds none."""
+        if self._index_of is None:
+            self._index_of = {id(ins): k for k, ins in enumerate(self.objects)}
+        return self._index_of
 
 
 def _programs(cluster) -> _Programs:
@@ -161,9 +166,6 @@ def _restore_sequencer(core, recorded: list) -> None:
     core.seq_issue = [_Replays(core, copies) for copies in body]
 
 
-NEVER_SEND = 1 << 62
-"""A ``D_SEND_FROM`` no cycle reaches: the loop never stops for the burst waiting to go."""
-
 _SCALARS = (0, 0, False, False)  # what run() passes before the arrays: start, end, check_only, port_done
 
 
@@ -171,12 +173,12 @@ def _entry_of(loop, arrays: tuple):
     """The compiled entry of ``loop`` (the numba dispatcher of the cluster loop) for
     ``arrays`` after run()'s four scalars
     (:func:`~archmodel.kernel.compiled.compiled_entry`); None until the dispatcher holds it.
-    Calling it skips the typing of 45 arguments at every batch, about half of a short
+    Calling it skips the typing of 46 arguments at every batch, about half of a short
     batch's call."""
     return compiled_entry(loop, _SCALARS + arrays)
 
 
-class Resident:
+class Resident(ResidentDma):
     """The state of one cluster in the compiled loop's arrays (see the module docstring)."""
 
     def __init__(self, cluster):
@@ -189,7 +191,6 @@ class Resident:
         # the cores ran ahead of the DMA's read requests, which are sent at the kernel's edges
         # (compiled_batches.send_lagging_reads); see _blocked
         self.sends_lag = False
-        index_of = programs.index_of
         ncores = len(running)
         dma_core = cluster.dma_core
         self.cs = np.array([[*_CORE_FIELDS(core), len(core.l0), *_CORE_COUNTERS(core), len(core.seq_body), 0,
@@ -207,10 +208,10 @@ class Resident:
         self.lq_fval = lq_fval = np.zeros((ncores, lq.shape[1]), np.float64)
         for c, core in enumerate(running):
             for k, copies in enumerate(core.seq_body):
-                body[c, k] = index_of[id(copies[0])]
+                body[c, k] = programs.index_of[id(copies[0])]
             l0[c, :len(core.l0)] = list(core.l0)
             for k, (ins, operand) in enumerate(core.queue):
-                oq[c, k] = (index_of[id(ins)], operand)
+                oq[c, k] = (programs.index_of[id(ins)], operand)
             for k, (addr, kind, reg, value, size, signed) in enumerate(core.lsu.queue):
                 lq[c, k] = (addr, kind, reg, value if kind == LSU_STORE else 0, size, signed)
                 lq_fval[c, k] = value if kind == LSU_FP_STORE else 0.0
@@ -260,200 +261,6 @@ class Resident:
         # (Python's looks between batches read these through memoryviews: an item costs half a numpy scalar's)
         self.table_ints, self.cs_ints, self.g_ints, self.dm_ints = map(memoryview,
                                                                        (programs.table, self.cs, self.g, self.dm))
-
-    # -- the DMA engine ------------------------------------------------------------------------------
-    def _load_dma(self, dma) -> None:
-        self.transfer = transfer = dma.current
-        self.lanes = lanes = np.zeros((len(dma.lane_objs), 4), np.int64)
-        self.rb = rb = np.zeros((2, 5), np.int64)
-        self.rbuf = rbuf = np.zeros((2, dma.burst_bytes // 8), np.int64)
-        words = dma.write_words
-        self.ww = ww = np.zeros((len(words) + (dma.outstanding + 1) * dma.burst_bytes // 8, 2), np.int64)
-        if words:
-            ww[:len(words), 0] = [entry[2] for entry in words]
-            ww[:len(words), 1] = np.frombuffer(b"".join(entry[1] for entry in words), np.int64)
-        self.pend = pend = np.zeros((dma.outstanding, 2), np.int64)
-        self.offsets = 8 * np.arange(dma.burst_bytes // 8, dtype=np.int64)  # a read burst's words' byte offsets
-        for k, (local, size) in enumerate(dma.pending_reads):
-            pend[k] = (local, size)
-        self.bursts = np.array(list(transfer.bursts) if transfer is not None and transfer.bursts else [(0, 0, 0)],
-                               np.int64)
-        for slot, burst in enumerate(dma.read_bursts):
-            rb[slot] = (burst[0], burst[1], burst[2], burst[4], burst[5])
-            rbuf[slot, :burst[2] // 8] = np.frombuffer(bytes(burst[3]), np.int64)
-        slots = {id(burst): slot for slot, burst in enumerate(dma.read_bursts)}
-        for k, lane in enumerate(dma.lane_objs):
-            entry = lane.entry
-            if entry is not None:
-                if entry[0] is None:
-                    lanes[k] = (1, lane.addr, int.from_bytes(entry[1], "little", signed=True), 0)
-                else:
-                    lanes[k] = (1, lane.addr, slots[id(entry[0])], entry[1])
-        self.submitted = np.zeros((dma.queue_depth, Q_WIDTH), np.int64)
-        dm = self.dm = np.zeros(D_WIDTH, np.int64)
-        dm[:D_RB_COUNT + 1] = [transfer is not None, transfer is not None and transfer.inbound,
-                               transfer.id if transfer is not None else 0, 0,
-                               len(transfer.bursts) if transfer is not None else 0, len(dma.pending_reads),
-                               dma.writes_in_flight, dma.outstanding, len(dma.queue), dma.queue_depth, dma.n_in,
-                               dma.n_out, dma.n_done, dma.n_busy, dma.lane_objs[0].rid, 0, len(words), 0,
-                               len(dma.read_bursts)]
-        dm[D_EXT] = self.cluster.ext_req.channel is not None
-
-    def _queue_submitted(self) -> None:
-        """Make the transfers the DMA core started in the loop SnitchDma transfers, with the
-        ids the loop gave them."""
-        dma, dm = self.cluster.dma, self.dm_ints
-        objects = self.programs.objects
-        for src, dst, size, reps, sstr, dstr, ins, ident in self.submitted[:dm[D_SUBMITTED]].tolist():
-            queued = dma.queue_transfer(src, dst, size, reps, sstr, dstr, objects[ins].where())
-            if queued != ident:  # the loop checked the transfer and counted the ids as the engine does
-                raise ModelAssertion(f"{self.cluster.path}: transfer {ident} from the compiled loop became {queued!r}")
-        dm[D_SUBMITTED] = 0
-
-    def port_step(self, inside: bool = False, check: int | None = None) -> bool | None:
-        """The DMA port's part of this cycle, as ``SnitchDma.step`` does it, on the arrays:
-        start a queued transfer, take a response, send a burst (the loop does the rest, the
-        responses and bursts too when it plays the memory: ``inside``). Whether a response
-        was taken or a burst sent; None when ``check`` (the cycle) is given and, before the
-        first of those or a transfer's start, the cores cannot run it in the loop (a call of
-        the loop that only checks): nothing then moved that the Python model's step of the
-        cycle would do again (what did happen, it does alike: find the port not ready, move
-        a transfer's bursts into the read buffers, queue the transfers the loop started)."""
-        cluster = self.cluster
-        dm = self.dm_ints
-        if dm[D_SUBMITTED]:
-            self._queue_submitted()
-        if not dm[D_CUR]:
-            dma = cluster.dma
-            if not dma.queue:
-                return False
-            if check is not None:
-                if not self.can_run(check):
-                    return None
-                check = None
-            self.transfer = transfer = dma.current = dma.queue.popleft()
-            dm[D_CUR], dm[D_INBOUND], dm[D_ID], dm[D_QLEN] = 1, transfer.inbound, transfer.id, len(dma.queue)
-            bursts = list(transfer.bursts)
-            if len(bursts) > len(self.bursts):
-                self.bursts = np.array(bursts, np.int64)
-            elif bursts:
-                # (into the buffer the loop holds, whose arguments stay as they are; the loop reads
-                # the rows from D_BHEAD, D_NB of them)
-                self.bursts[:len(bursts)] = bursts
-            dm[D_BHEAD], dm[D_NB] = 0, len(bursts)
-        if inside:
-            return False
-        moved = False
-        rsp = cluster.ext_rsp
-        if rsp.channel is not None and rsp.valid:
-            if check is not None:
-                if not self.can_run(check):
-                    return None
-                check = None
-            response = rsp.recv()
-            moved = True
-            if response.data is None:
-                dm[D_WIF] -= 1
-            else:
-                local, size = self.pend[dm[D_P_HEAD]].tolist()
-                dm[D_P_HEAD] = (dm[D_P_HEAD] + 1) % len(self.pend)
-                dm[D_PENDING] -= 1
-                self._take_words(local, np.frombuffer(response.data, np.int64, count=size // 8))
-        req = cluster.ext_req
-        dm[D_SEND_FROM] = 0
-        if dm[D_INBOUND]:
-            if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING]:
-                if not req.ready:
-                    self._blocked(req)
-                    return moved
-                if check is not None and not self.can_run(check):
-                    return None
-                self.send_read(req)
-                return True
-            return moved
-        rb = self.rb
-        while dm[D_NB] and dm[D_RB_COUNT] < 2:
-            slot = (dm[D_RB_HEAD] + dm[D_RB_COUNT]) % 2
-            outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
-            rb[slot] = (outside, local, size, size // 8, 0)
-            self.rbuf[slot] = 0
-            dm[D_BHEAD] += 1
-            dm[D_NB] -= 1
-            dm[D_RB_COUNT] += 1
-        head = dm[D_RB_HEAD]
-        if dm[D_RB_COUNT] and rb[head, R_LEFT] == 0:
-            if not req.ready:
-                self._blocked(req)
-                return moved
-            if check is not None and not self.can_run(check):
-                return None
-            size = int(rb[head, R_SIZE])
-            req.send(MemRequest(address=int(rb[head, R_OUTSIDE]), size_bytes=size, is_write=True,
-                                data=self.rbuf[head, :size // 8].tobytes(), source="dma",
-                                created_ps=cluster.sim.now))
-            dm[D_WIF] += 1
-            dm[D_N_OUT] += size
-            dm[D_RB_HEAD] = (head + 1) % 2
-            dm[D_RB_COUNT] -= 1
-            return True
-        return moved
-
-    def send_read(self, req) -> None:
-        """Send the running inbound transfer's next read burst on ``req`` (ready), as
-        ``SnitchDma.step`` does, and count it outstanding."""
-        dm = self.dm_ints
-        outside, local, size = self.bursts[dm[D_BHEAD]].tolist()
-        req.send(MemRequest(address=outside, size_bytes=size, source="dma", tag=local,
-                            created_ps=self.cluster.sim.now))
-        self.pend[(dm[D_P_HEAD] + dm[D_PENDING]) % len(self.pend)] = (local, size)
-        dm[D_PENDING] += 1
-        dm[D_BHEAD] += 1
-        dm[D_NB] -= 1
-
-    def _blocked(self, req) -> None:
-        """The DMA engine waits to send a burst on ``req``, which is not ready.
-
-        A read burst (reads are outstanding then: only one of ours holds the credit or the
-        link): sending it changes nothing the cores can see before its response, which comes
-        after the oldest outstanding one's (a memory answers a source in request order, as
-        the engine's ``pending_reads`` expects), itself no sooner than the lookahead horizon.
-        So the loop need not stop for it (``sends_lag``): it goes when the kernel wakes the
-        cluster for the returning credit, the cores' arrays ahead
-        (:func:`~.compiled_batches.send_lagging_reads`). A write, whose data the lanes read
-        from the TCDM: the loop need not stop for it before the first cycle at which the
-        port can change (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), which wakes
-        the cluster, so no batch may run past it either."""
-        dm = self.dm_ints
-        if dm[D_INBOUND] and dm[D_PENDING]:
-            dm[D_SEND_FROM] = NEVER_SEND
-            self.sends_lag = True
-            return
-        domain = self.cluster.domain
-        dm[D_SEND_FROM] = -((domain.phase_ps - req.unblocks_from_ps()) // domain.period_ps)
-
-    def _take_words(self, local: int, data: np.ndarray) -> None:
-        """Queue a read burst's words for the lanes (``write_words``)."""
-        dm, ww = self.dm_ints, self.ww
-        count, cap, n = int(dm[D_WW_COUNT]), len(ww), len(data)
-        if count + n > cap:  # more came back than the lanes took: grow the ring
-            order = (dm[D_WW_HEAD] + np.arange(count)) % cap
-            grown = np.zeros((2 * (count + n), 2), np.int64)
-            grown[:count] = ww[order]
-            self.ww = ww = grown
-            dm[D_WW_HEAD] = 0
-            cap = len(ww)
-        offsets = self.offsets
-        if n > len(offsets):
-            offsets = self.offsets = 8 * np.arange(n, dtype=np.int64)
-        # (the words go in at the ring's tail, in two slices when they wrap)
-        tail = (int(dm[D_WW_HEAD]) + count) % cap
-        first = min(n, cap - tail)
-        ww[tail:tail + first, 0] = offsets[:first] + local
-        ww[tail:tail + first, 1] = data[:first]
-        if first < n:
-            ww[:n - first, 0] = offsets[first:n] + local
-            ww[:n - first, 1] = data[first:]
-        dm[D_WW_COUNT] = count + n
 
     # -- the batches ---------------------------------------------------------------------------------
     def can_run(self, cycle: int) -> bool:
@@ -510,7 +317,7 @@ class Resident:
                  self.oq, self.lq, self.lq_fval, self.ss, self.fq_ready, self.fq_val, self.fq_uses, self.ic,
                  self.ic_line, self.words, self.singles, self.mbytes, self.words_i64, self.rr, self.per_bank,
                  self.reqs, self.owner, self.dm, self.bursts, self.ww, self.lanes, self.rb, self.rbuf, self.submitted,
-                 self.pend, *self.memory))
+                 self.pend, self.staged, *self.memory))
 
     # -- back into the Python objects ------------------------------------------------------------------
     def store(self) -> None:
@@ -587,43 +394,3 @@ class Resident:
         if any(core.done for core in self.running):
             cluster.running = [c for c in cluster.running if not c.done]
         self._store_dma(dma)
-
-    def _store_dma(self, dma) -> None:
-        self._queue_submitted()
-        dm = self.dm
-        dma.n_in, dma.n_out, dma.n_done, dma.n_busy = dm[D_N_IN:D_N_BUSY + 1].tolist()
-        transfer = self.transfer
-        dma.current = transfer if dm[D_CUR] else None
-        if transfer is not None:
-            transfer.bursts.clear()
-            transfer.bursts.extend(tuple(b) for b in self.bursts[dm[D_BHEAD]:dm[D_BHEAD] + dm[D_NB]].tolist())
-        dma.writes_in_flight = int(dm[D_WIF])
-        dma.pending_reads.clear()
-        for k in range(dm[D_PENDING]):
-            dma.pending_reads.append(tuple(self.pend[(dm[D_P_HEAD] + k) % len(self.pend)].tolist()))
-        words = dma.write_words
-        words.clear()
-        ww = self.ww
-        cap = len(ww)
-        order = (dm[D_WW_HEAD] + np.arange(dm[D_WW_COUNT])) % cap
-        data = ww[order, 1].tobytes()
-        for k, addr in enumerate(ww[order, 0].tolist()):
-            words.append((None, data[8 * k:8 * k + 8], addr))
-        dma.read_bursts.clear()
-        by_slot = {}
-        for j in range(dm[D_RB_COUNT]):
-            slot = (dm[D_RB_HEAD] + j) % 2
-            outside, local, size, left, issued = self.rb[slot].tolist()
-            burst = by_slot[slot] = [outside, local, size, bytearray(self.rbuf[slot, :size // 8].tobytes()), left,
-                                     issued]
-            dma.read_bursts.append(burst)
-        for k, lane in enumerate(dma.lane_objs):
-            busy, addr, bits, at = self.lanes[k].tolist()
-            if not busy:
-                lane.entry = None
-                continue
-            lane.addr = addr
-            if dm[D_INBOUND]:
-                lane.entry = (None, bits.to_bytes(8, "little", signed=True), addr)
-            else:
-                lane.entry = (by_slot[bits], at)

@@ -7,6 +7,7 @@ from collections import deque
 from archmodel.kernel import Component, Formula, Param, at_least, model
 from archmodel.models.messages import MemRequest
 
+from .program import Instruction
 from .tcdm import WordLane
 
 
@@ -29,14 +30,19 @@ class _Lane(WordLane):
 
 
 class _Transfer:
-    __slots__ = ("id", "inbound", "bursts", "size", "where")
+    __slots__ = ("id", "inbound", "bursts", "size", "instruction")
 
-    def __init__(self, ident: int, inbound: bool, bursts: deque, size: int, where: str):
+    def __init__(self, ident: int, inbound: bool, bursts: deque, size: int, instruction: Instruction):
         self.id = ident
         self.inbound = inbound
         self.bursts = bursts  # (outside address, tcdm address, bytes)
         self.size = size
-        self.where = where
+        self.instruction = instruction  # the dmcpy that started it
+
+    @property
+    def where(self) -> str:
+        """The ``dmcpy``'s ``file:line: source text``, for messages (made only for one)."""
+        return self.instruction.where()
 
 
 @model
@@ -120,17 +126,19 @@ class SnitchDma(Component):
     def start(self) -> None:
         pass
 
-    def submit(self, size: int, two_d: bool, where: str) -> int | str:
-        """Queue a transfer from the configuration registers; its id, or a reason it is illegal."""
+    def submit(self, size: int, two_d: bool, instruction: Instruction) -> int | str:
+        """Queue a transfer from the configuration registers for the ``dmcpy`` ``instruction``;
+        its id, or a reason it is illegal."""
         cfg = self.cfg
         if two_d:
-            return self.queue_transfer(cfg["src"], cfg["dst"], size, cfg["reps"], cfg["sstr"], cfg["dstr"], where)
-        return self.queue_transfer(cfg["src"], cfg["dst"], size, 1, 0, 0, where)
+            return self.queue_transfer(cfg["src"], cfg["dst"], size, cfg["reps"], cfg["sstr"], cfg["dstr"],
+                                       instruction)
+        return self.queue_transfer(cfg["src"], cfg["dst"], size, 1, 0, 0, instruction)
 
     def queue_transfer(self, src: int, dst: int, size: int, reps: int, sstr: int, dstr: int,
-                       where: str) -> int | str:
-        """Queue a transfer of ``reps`` rows of ``size`` bytes; its id, or a reason it is
-        illegal (``submit`` with the configuration registers read)."""
+                       instruction: Instruction) -> int | str:
+        """Queue a transfer of ``reps`` rows of ``size`` bytes for the ``dmcpy`` ``instruction``;
+        its id, or a reason it is illegal (``submit`` with the configuration registers read)."""
         if size <= 0 or reps <= 0:
             return f"transfer of {size} bytes x {reps} rows is empty"
         if size % 8 or src % 8 or dst % 8 or sstr % 8 or dstr % 8:
@@ -151,7 +159,7 @@ class SnitchDma(Component):
                 done += chunk
         ident = self.next_id
         self.next_id += 1
-        self.queue.append(_Transfer(ident, dst_local, bursts, size * reps, where))
+        self.queue.append(_Transfer(ident, dst_local, bursts, size * reps, instruction))
         return ident
 
     def step(self, cycle: int, requests: list, req_port, rsp_port) -> bool:
