@@ -71,6 +71,19 @@ def test_nodes_on_narrow_uplinks_tick_only_at_edges_that_move_and_the_edge_after
         assert not idle, idle
 
 
+def _run_to_end(top, cpus, seed: int, monkeypatch, until_ps: int | None) -> tuple:
+    """Run ``top`` to the end, or with nodes that never sleep to ``until_ps``, every requester
+    having sent its script and had every answer: the time it ended, what each requester sent
+    and received when, and every statistic."""
+    with monkeypatch.context() as patch:
+        if until_ps is not None:
+            patch.setattr(MemoryTreeNode, "sleep", lambda node: None)
+        sim = Simulator(top, seed=seed)
+        sim.run(until_ps=until_ps)
+    assert all(not cpu.script for cpu in cpus) and all(len(cpu.received) == len(cpu.sent) for cpu in cpus)
+    return sim.now, [(cpu.sent, cpu.received) for cpu in cpus], [(s.path, s.summary()) for s in sim.all_stats()]
+
+
 def _run(seed: int, interleaved: bool, monkeypatch, until_ps: int | None = None) -> tuple:
     """Random traffic through a random tree to the end, or with nodes that never sleep to
     ``until_ps``: the time it ended, and what every requester sent and received when, and
@@ -80,13 +93,7 @@ def _run(seed: int, interleaved: bool, monkeypatch, until_ps: int | None = None)
     memory, rsp = _take_checked_memory(rng, top, interleaved)
     slots = tree(rng, top, rng.randint(2, 6), memory.req, rsp)
     cpus = scripted_requesters(rng, top, slots, write_share=0.4, sources=rng.choice([None, ["a", "b"]]))
-    with monkeypatch.context() as patch:
-        if until_ps is not None:
-            patch.setattr(MemoryTreeNode, "sleep", lambda node: None)
-        sim = Simulator(top, seed=seed)
-        sim.run(until_ps=until_ps)
-    assert all(not cpu.script for cpu in cpus) and all(len(cpu.received) == len(cpu.sent) for cpu in cpus)
-    return sim.now, [(cpu.sent, cpu.received) for cpu in cpus], [(s.path, s.summary()) for s in sim.all_stats()]
+    return _run_to_end(top, cpus, seed, monkeypatch, until_ps)
 
 
 @pytest.mark.parametrize("interleaved", [False, True])
@@ -122,13 +129,7 @@ def _run_mapped(seed: int, monkeypatch, until_ps: int | None = None) -> tuple:
         _link(rng, root.down_rsp[i], node.up_rsp)
         slots += [(node, j) for j in range(node.radix)]
     cpus = scripted_requesters(rng, top, slots, write_share=0.4, sources=rng.choice([None, ["a", "b"]]))
-    with monkeypatch.context() as patch:
-        if until_ps is not None:
-            patch.setattr(MemoryTreeNode, "sleep", lambda node: None)
-        sim = Simulator(top, seed=seed)
-        sim.run(until_ps=until_ps)
-    assert all(not cpu.script for cpu in cpus) and all(len(cpu.received) == len(cpu.sent) for cpu in cpus)
-    return sim.now, [(cpu.sent, cpu.received) for cpu in cpus], [(s.path, s.summary()) for s in sim.all_stats()]
+    return _run_to_end(top, cpus, seed, monkeypatch, until_ps)
 
 
 def test_sleeping_nodes_routing_by_address_move_every_message_at_the_edge_of_nodes_ticking_at_every_edge(monkeypatch):
