@@ -111,7 +111,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         # The least cycles from taking a request to its response arriving (a lower bound, for
         # the lookahead); Noc sets the network's, standalone it is 0.
         self.round_trip_cycles = 0
-        self.in_flights: tuple = (deque(), deque())  # (begin)
+        self.in_flights: tuple = (deque(), deque())  # mem_req's and from_memory's messages on their way in (set by begin)
 
     def share_memory_map(self, memory_map: AddressMap) -> None:
         """Route by ``memory_map`` (one map for every interface of a network)."""
