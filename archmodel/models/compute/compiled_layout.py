@@ -127,9 +127,10 @@ def _quiet(table: np.ndarray) -> None:
 
 _ENCODED: OrderedDict = OrderedDict()
 """The encoded instruction lists (:func:`encoded`), the most recently used last: id -> (list, table)."""
-ENCODED_KEPT = 64
-"""How many instruction lists :func:`encoded` keeps encoded (a system's clusters load a few
-distinct programs each, most of them the same ones)."""
+ENCODED_KEPT = 32
+"""How many instruction lists :func:`encoded` keeps encoded, with their instructions (a
+system's clusters load a few distinct programs each, most of them the same ones, and a list
+every cluster loads stays among the most recently used)."""
 
 
 def encoded(instructions: list) -> np.ndarray:
@@ -139,8 +140,7 @@ def encoded(instructions: list) -> np.ndarray:
     and each would otherwise encode it inside the run. The list is kept with its rows, so its
     id names it while they are kept; a loaded program's instructions do not change (as the
     cluster's own cache of its encoded programs, compiled_state._programs, also takes for
-    granted).
-    The rows are shared: the loop only reads the table."""
+    granted). The rows are shared: the loop only reads the table."""
     key = id(instructions)
     kept = _ENCODED.get(key)
     if kept is not None:

@@ -87,3 +87,14 @@ def test_the_compiled_loop_leaves_a_shared_encoding_as_it_was():
         fresh = compiled_layout._encode(core.instrs)
         compiled_layout._quiet(fresh)
         assert (compiled_layout.encoded(core.instrs) == fresh).all()
+
+
+def test_the_shared_encodings_kept_are_bounded_the_least_recently_used_going_first():
+    lists = [assemble(f"li a0, {k}\necall\n", "t.S").instructions for k in range(compiled_layout.ENCODED_KEPT + 1)]
+    first = compiled_layout.encoded(lists[0])
+    for instructions in lists[1:]:
+        compiled_layout.encoded(lists[0])  # (used again: it stays)
+        compiled_layout.encoded(instructions)
+    assert len(compiled_layout._ENCODED) == compiled_layout.ENCODED_KEPT
+    assert compiled_layout.encoded(lists[0]) is first
+    assert id(lists[1]) not in compiled_layout._ENCODED
