@@ -257,7 +257,6 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     want = a @ b
-    programs: dict = {}  # the cores' programs differ only in their number of steps: assembled once each
     sa, sb, sc = (padded_row(8 * k, row_block), padded_row(8 * n, row_block), padded_row(8 * n, row_block))
     # A's bands of tile_m rows one tile row (8 tile_k bytes) further apart each: the clusters
     # fetch their k step's rows in lockstep, and row r of every band would otherwise sit in
@@ -280,8 +279,7 @@ def setup_gemm_clusters(clusters: list, memory=None, *, m: int = 64, n: int = 64
             mine = tiles[c::len(members)]
             if not mine:
                 continue
-            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (sa, ba, sb, sc, k), (tm, tn, tk, c_bufs),
-                                programs)
+            _gemm_tile_programs(cluster, mine, (ext_a, ext_b, ext_c), (sa, ba, sb, sc, k), (tm, tn, tk, c_bufs))
             cluster.on_finish(lambda cl, mine=mine, home=home, ext_c=ext_c, first=first: [check_result(
                 cl, "gemm", get_array(home, ext_c + i * tm * sc, (tm, sc // 8))[:, j * tn:(j + 1) * tn],
                 want[(first + i) * tm:(first + i + 1) * tm, j * tn:(j + 1) * tn]) for i, j in mine])
@@ -295,8 +293,8 @@ def _padded(rows: np.ndarray, stride: int) -> np.ndarray:
     return out
 
 
-def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, strides: tuple, tile: tuple,
-                        programs: dict) -> None:
+def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, strides: tuple,
+                        tile: tuple) -> None:
     ext_a, ext_b, ext_c = operands
     sa, ba, sb, sc, k = strides  # bytes between rows of A, A's bands of tile rows, rows of B and C; A's row length
     tm, tn, tk, c_bufs = tile
@@ -326,10 +324,8 @@ def _gemm_tile_programs(cluster: SnitchCluster, tiles: list, operands: tuple, st
         lines += [f"li t0, {8 * cores * lda}", "add s6, s6, t0", f"li t0, {8 * cores * tn}", "add s9, s9, t0",
                   "addi s11, s11, -1", "bnez s11, 4b", "fence"] + BARRIER
     lines += ["csrwi ssr, 0", "ecall"]
-    text = "\n".join(lines)
-    if text not in programs:
-        programs[text] = assemble_lines("gemm_tiles.S", lines)
-    cluster.load_programs([programs[text]] * cores + [dma])
+    # (the cores' programs differ only in their number of steps: clusters with as many share one)
+    cluster.load_programs([assemble_lines("gemm_tiles.S", lines)] * cores + [dma])
 
 
 def setup_gemm_shared(clusters: list, memory=None, *, m: int = 64, n: int = 32, k: int = 32, seed: int = 0) -> Callable:

@@ -5,6 +5,8 @@ DMA schedule, SSR job configuration, and assembly of a list of lines."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from archmodel.models.compute import SnitchCluster, assemble
@@ -116,5 +118,16 @@ def ssr_job(stream: int, bounds: list, strides: list, base_reg: str, write: bool
 
 
 def assemble_lines(name: str, lines: list[str]):
-    """One program from assembly lines (``name`` names it in errors)."""
-    return assemble("\n".join(lines) + "\n", name)
+    """One program from assembly lines (``name`` names it in errors). The same lines under
+    the same name give the same Program object (:func:`_assembled`)."""
+    return _assembled("\n".join(lines) + "\n", name)
+
+
+@functools.lru_cache(maxsize=32)
+def _assembled(text: str, name: str):
+    """``text`` assembled once: the clusters of a system that run one kernel load identical
+    programs (their compute cores' lines name only TCDM addresses, the same in every
+    cluster), which then share their instructions, as the cores of one cluster do, and the
+    compiled loop's encoding of them (compiled_layout.encoded). A program's instructions do
+    not change once assembled."""
+    return assemble(text, name)

@@ -156,3 +156,17 @@ def test_a_kernel_that_streams_from_outside_names_what_its_port_reaches():
         setup_axpy(SnitchCluster("lonely"), n=256, tile=64)
     assert str(info.value).startswith("lonely: this kernel streams data from outside, but nothing is connected: "
                                       "connect ext_req/ext_rsp to a memory")
+
+
+def test_clusters_running_one_kernel_share_their_identical_programs():
+    # (the compute cores' lines name only TCDM addresses: every cluster's are the same text,
+    # assembled once; the DMA programs name each cluster's own outside addresses)
+    from archmodel.workloads.snitch import setup_gemm
+
+    clusters = [build_system().child("cluster") for _ in range(2)]
+    for c, cluster in enumerate(clusters):
+        base = cluster.outside_memory().base_address
+        setup_gemm(cluster, None, m=16, n=16, k=8, streamed=True, region=(base + c * (1 << 20), 1 << 20))
+    first, second = ([core.program for core in cluster.core_list] for cluster in clusters)
+    assert first[0] is first[7] is second[0] and first[8] is not second[8]
+    assert first[0].lines == second[0].lines and first[8].lines != second[8].lines

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import struct
+from collections import OrderedDict
 from itertools import starmap
 from operator import attrgetter
 
@@ -124,21 +125,52 @@ def _quiet(table: np.ndarray) -> None:
         (op >= 0) & (op != _FDIV) & (table[:, I_RD] >= 3) & ~twice
 
 
+_ENCODED: OrderedDict = OrderedDict()
+"""The encoded instruction lists (:func:`encoded`), the most recently used last: id -> (list, table)."""
+ENCODED_KEPT = 32
+"""How many instruction lists :func:`encoded` keeps encoded, with their instructions (a
+system's clusters load a few distinct programs each, most of them the same ones, and a list
+every cluster loads stays among the most recently used)."""
+
+
+def encoded(instructions: list) -> np.ndarray:
+    """The table rows of the instruction list ``instructions`` (a loaded program's, ``core.
+    instrs``), encoded once for every cluster that loads that list: the clusters of a system
+    running one workload load the same Program (the workloads assemble identical text once),
+    and each would otherwise encode it inside the run. The list is kept with its rows, so its
+    id names it while they are kept; a loaded program's instructions do not change (as the
+    cluster's own cache of its encoded programs, compiled_state._programs, also takes for
+    granted). The rows are shared: the loop only reads the table."""
+    key = id(instructions)
+    kept = _ENCODED.get(key)
+    if kept is not None:
+        _ENCODED.move_to_end(key)
+        return kept[1]
+    table = _encode(instructions)
+    _quiet(table)
+    _ENCODED[key] = (instructions, table)
+    if len(_ENCODED) > ENCODED_KEPT:
+        _ENCODED.popitem(last=False)
+    return table
+
+
 def encode_programs(cores) -> tuple:
     """(table, instruction objects, first row of each core) for ``cores``' programs; each
-    distinct instruction list is encoded once."""
+    distinct instruction list is encoded once (:func:`encoded`)."""
     objects: list = []
     bases: list[int] = []
     seen: dict[int, int] = {}
+    tables = []
     for core in cores:
         key = id(core.instrs)
         if key not in seen:
             seen[key] = len(objects)
             objects.extend(core.instrs)
+            tables.append(encoded(core.instrs))
         bases.append(seen[key])
-    table = _encode(objects)
-    _quiet(table)
-    return table, objects, bases
+    if len(tables) == 1:
+        return tables[0], objects, bases
+    return np.concatenate(tables) if tables else np.zeros((0, I_WIDTH), np.int64), objects, bases
 
 
 # -- per-core state ----------------------------------------------------------------------------------

@@ -56,3 +56,45 @@ def test_a_programs_rows_hold_its_instructions_fields_in_their_columns():
     assert [csr_op[k] for k in (8, 9, 10)] == [compiled_layout._CSR_SET, compiled_layout._CSR_WRITE,
                                                compiled_layout._CSR_SET]
     assert [which[k] for k in (8, 10)] == [compiled_layout._MHARTID, compiled_layout._MCYCLE]
+
+
+def test_clusters_loading_the_same_program_encode_it_once(monkeypatch):
+    # (the clusters of a system running one kernel load the same compute program and each
+    # its own DMA program: the shared one is encoded for the first cluster only)
+    encodings = []
+    encode = compiled_layout._encode
+    monkeypatch.setattr(compiled_layout, "_encode", lambda instructions: encodings.append(len(instructions)) or
+                        encode(instructions))
+    compute = assemble("1:\n" + "\n".join(LINES), "t.S").instructions
+    dma_a, dma_b = (assemble(f"li a0, {address}\ndmsrc a0, zero\necall\n", "dma.S").instructions
+                    for address in (64, 128))
+    first = compiled_layout.encode_programs([type("Core", (), {"instrs": ins}) for ins in (compute, compute, dma_a)])
+    second = compiled_layout.encode_programs([type("Core", (), {"instrs": ins}) for ins in (compute, compute, dma_b)])
+    assert encodings == [len(compute), len(dma_a), len(dma_b)]
+    assert first[2] == second[2] == [0, 0, len(compute)]
+    assert (first[0][:len(compute)] == second[0][:len(compute)]).all()
+    assert (first[0][len(compute):] != second[0][len(compute):]).any()  # (the DMA programs' addresses differ)
+    assert compiled_layout.encoded(compute) is compiled_layout.encoded(compute)
+
+
+def test_the_compiled_loop_leaves_a_shared_encoding_as_it_was():
+    # (the rows of a program are shared by every cluster that loads it: no batch may write them)
+    from archmodel.workloads.snitch import run_kernel
+
+    _, cluster = run_kernel("gemm", m=16, n=16, k=8, streamed=True, cluster_params={"engine": "compiled"})
+    assert cluster.n_compiled_cycles > 0
+    for core in cluster.core_list:
+        fresh = compiled_layout._encode(core.instrs)
+        compiled_layout._quiet(fresh)
+        assert (compiled_layout.encoded(core.instrs) == fresh).all()
+
+
+def test_the_shared_encodings_kept_are_bounded_the_least_recently_used_going_first():
+    lists = [assemble(f"li a0, {k}\necall\n", "t.S").instructions for k in range(compiled_layout.ENCODED_KEPT + 1)]
+    first = compiled_layout.encoded(lists[0])
+    for instructions in lists[1:]:
+        compiled_layout.encoded(lists[0])  # (used again: it stays)
+        compiled_layout.encoded(instructions)
+    assert len(compiled_layout._ENCODED) == compiled_layout.ENCODED_KEPT
+    assert compiled_layout.encoded(lists[0]) is first
+    assert id(lists[1]) not in compiled_layout._ENCODED
