@@ -64,7 +64,10 @@ class SchedulesAhead:
         if core is not None:
             if self._rq_count or self._wq_count or self._order.jobs:  # (not idle: the common case, told at once)
                 return False
-            return self._port_ahead and self.idle and core.only_upkeep_due  # (the core's state read last: it costs most)
+            # (the rest of idle, written out: fed through the ports, the counts are the core's;
+            # the core's state read last: it costs most)
+            return (self._port_ahead and not self._cq_count and self._job is None and self._stream_head is None
+                    and core.only_upkeep_due)
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
     def _tick_ports(self, c: int) -> None:
