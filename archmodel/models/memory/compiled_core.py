@@ -181,6 +181,7 @@ class CompiledCore:
         st[OPEN_BANKS] = state.open_banks
         st[ACTIVE_SINCE] = state.active_since
         self.st = st
+        self._outputs = st[:CALL_OUTPUTS]  # (what a call fed through the ports returns: a view made once)
         self.nxt = np.array(state.next_allowed, dtype=np.int64)
         self.upd = _update_tables(g.updates)
         self.gbase = np.array(g.group_base, dtype=np.int64)
@@ -404,7 +405,7 @@ class CompiledCore:
         else:
             self.run(st, self.cf, first, first, last, 0, *self._arrays)
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
-        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
+        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = self._outputs.tolist()
         if read_samples > self._rsample_room or write_samples > self._wsample_room:
             # (the samples add up in the arrays over calls until one more call might not fit)
             self._hand_over_samples()
