@@ -238,10 +238,10 @@ class SchedulesAhead:
 
         Whether cycle c's own work was decided here too: at the deferral's own wake-up with
         nothing arrived, nothing enters at c, so the same call of the core that catches up
-        goes on to c (one call fewer than catching up, then working at c). Its requests
-        completing at c do so after c (a read's data, a forwarded read: posted writes
-        complete as they enter), so handing them to the response order before this edge's
-        response leaves changes nothing."""
+        goes on to c (one call fewer than catching up, then working at c). A request the
+        work of c completes is answered after c (by an RD's data, CL + tBL later: no burst
+        enters at c, so none is posted or forwarded then), so handing it to the response
+        order before this edge's response leaves changes nothing."""
         own = c == self._deferred_until and not self.req.valid
         if c < self._deferred_until:
             insort(self._left_overs, self._deferred_until)
