@@ -56,6 +56,8 @@ class BoundsQueuedReads:
     _write_gaps = None  # (WR->WR, WR->RD on any two banks), found at the first question
     _hits_gaps = None  # (ACT->RD, RD->PRE on a bank, a refresh to its banks' ACT), found at the first question
     _core_decode: tuple = (None, None)  # (core, its decode fields) for _decode_fields
+    _hit_terms: tuple | None = None  # _fixed_hit_terms, found at the first question
+    _drain_terms: tuple | None = None  # (the low watermark, WR->WR, WR->RD gaps) for _drain_floor, found at the first
 
     def _queued_read_terms(self, job, queued: int, issue0: int) -> tuple[int, int] | None:
         """``(a, b)``: the last of the ``queued`` read bursts of ``job`` still in the read
@@ -225,23 +227,37 @@ class BoundsQueuedReads:
         once it holds the low one's, so its RDs come after that many WRs and the WR-to-RD
         gap, or by a refresh, from its due cycle on, whose ACTs wait tRFC (tRFCpb) and an
         RD tRCD more."""
-        core = self._core
-        if self._per_bank or self.scheduler != "frfcfs" or self.page_policy != "open":
+        terms = self._hit_terms
+        if terms is None:
+            terms = self._hit_terms = self._fixed_hit_terms()
+        rd_pre, drain, refresh = terms
+        if rd_pre < 0:
             return -1, 0, 0
+        core = self._core
         if core is None:
             if self._write_mode or self._refresh_pending or self._refpb_banks:
                 return -1, 0, 0
-            high, low, due = self._high, self._low, self._refresh_due
+            due = self._refresh_due
         else:
             st = core.st
             if st[WMODE] or st[REF_PENDING] or st[REFPB_SET] >= 0:
                 return -1, 0, 0
-            high, low, due = int(core.cf[C_HIGH]), int(core.cf[C_LOW]), int(st[REF_DUE])
+            due = int(st[REF_DUE])
+        return rd_pre, drain if drain < refresh else refresh, min(undecided + drain, max(undecided, due) + refresh)
+
+    def _fixed_hit_terms(self) -> tuple[int, int, int]:
+        """``(rd_pre, drain, refresh)`` for :meth:`_hits_first`, which hold for the whole run:
+        the least RD-to-PRE gap of a bank (-1: never counted, for the scheduler, the page
+        policy or per-bank command queues), the cycles a drain takes from its start to its
+        first RD, and from a refresh's command to an RD of a bank it refreshes."""
+        if self._per_bank or self.scheduler != "frfcfs" or self.page_policy != "open":
+            return -1, 0, 0
+        core = self._core  # (the core's watermarks are the controller's)
+        high, low = (int(core.cf[C_HIGH]), int(core.cf[C_LOW])) if core is not None else (self._high, self._low)
         act_rd, rd_pre, refresh_act = self._hit_gaps()
         wr_wr, wr_rd = self._drain_gaps()
         drain = (high - low - 1) * wr_wr + max(1, wr_rd) if high > low else 0
-        refresh = refresh_act + act_rd
-        return rd_pre, min(drain, refresh), min(undecided + drain, max(undecided, due) + refresh)
+        return rd_pre, drain, refresh_act + act_rd
 
     def _hit_gaps(self) -> tuple[int, int, int]:
         """ACT->RD on a bank, RD->PRE on a bank, and a refresh's command to the next ACT of a
@@ -267,16 +283,16 @@ class BoundsQueuedReads:
         if core is None:
             if not self._write_mode or self._blocked_writes:  # (a blocked write may end a drain)
                 return -1
-            low = self._low
-        else:
-            if not core.st[WMODE]:
-                return -1
-            low = int(core.cf[C_LOW])
+        elif not core.st[WMODE]:
+            return -1
+        terms = self._drain_terms
+        if terms is None:  # (the core's low watermark is the controller's)
+            terms = self._drain_terms = (int(core.cf[C_LOW]) if core is not None else self._low, *self._drain_gaps())
+        low, wr_wr, wr_rd = terms
         writes = self._wq_count - low
         if writes <= 0:
             return -1  # (it may end at the next choice)
-        wr_wr, wr_rd = self._drain_gaps()
-        return (writes - 1) * wr_wr + max(1, wr_rd)
+        return (writes - 1) * wr_wr + (wr_rd if wr_rd > 1 else 1)
 
     def _drain_gaps(self) -> tuple[int, int]:
         """The least cycles from a WR to the next WR, and to the next RD, on any two banks of

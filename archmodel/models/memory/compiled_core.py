@@ -64,7 +64,8 @@ from .compiled_core_layout import (ACTIVE_SINCE, BUF_LEN, C_BA, C_BANKS, C_BANKS
                                    REFPB_RANKS, REFPB_SET,
                                    C_WATCH_DONE, C_WQ_CAP, CALL_OUTPUTS, CONFIG_SIZE, COUNTER_END, COUNTER_FIRST,
                                    COUNTER_SLOTS, DIRTY, EXHAUSTED,
-                                   FEED_CYCLE, FEED_N, FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_WSAMPLE,
+                                   FEED_CYCLE, FEED_N, FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE, FREE_TOP, HAS_BEST, HEAD, N_CMD, N_RSAMPLE,
+                                   N_WSAMPLE,
                                    OPEN_BANKS, OUT_C, OUT_PHASE, OUT_WAKE, POS, REF_DUE, REF_PENDING,
                                    RL_SINCE, RL_VALUE, RQC, SEQ, STATE_SIZE, UNDERRUN, WL_SINCE, WL_VALUE, WMODE, WQC,
                                    _NEVER)
@@ -97,6 +98,11 @@ that refilling in the middle of a cycle changes nothing)."""
 PORT_BUFFER = 64
 """Bursts the buffer of a core fed through the ports holds at first (a request of more makes
 it larger): a stream's chunk would cost every channel of a system its allocation."""
+
+SAMPLE_CALLS = 16
+"""Fed through the ports, the calls whose latency samples the arrays hold at the least before
+the core hands them to the statistics (nearly every call records a read's: handing them over
+at each call cost more than its other outputs together; a test makes it tiny)."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -175,6 +181,7 @@ class CompiledCore:
         st[OPEN_BANKS] = state.open_banks
         st[ACTIVE_SINCE] = state.active_since
         self.st = st
+        self._outputs = st[:CALL_OUTPUTS]  # (what a call fed through the ports returns: a view made once)
         self.nxt = np.array(state.next_allowed, dtype=np.int64)
         self.upd = _update_tables(g.updates)
         self.gbase = np.array(g.group_base, dtype=np.int64)
@@ -194,8 +201,12 @@ class CompiledCore:
         self._load_queues(state)
         out = g.lookahead_cycles + 2
         self.cmd_log = np.zeros((out, 5), dtype=np.int64)
-        self.wsamples = np.zeros(out, dtype=np.float64)
-        self._wsample_bytes = self.wsamples.data.cast("B")  # (as _rsample_bytes: see schedule)
+        # (a call records a write's sample at each WR, one a cycle at most; fed through the
+        # ports the samples of several calls, see SAMPLE_CALLS)
+        self._sample_calls = SAMPLE_CALLS if ports else 1
+        self.wsamples = np.zeros(out * self._sample_calls, dtype=np.float64)
+        self._wsample_room = len(self.wsamples) - out  # (more than this many kept: hand them over)
+        self._wsample_bytes = self.wsamples.data.cast("B")  # (as _rsample_bytes: see _hand_over_samples)
         # (fed through the ports, a buffer holds one request's bursts: feed makes it larger as needed)
         self._size_buffer(min(self.chunk, PORT_BUFFER) if ports else self.chunk)
         # Fed through the ports, per job slot (see feed): the client request's bursts still to
@@ -241,8 +252,10 @@ class CompiledCore:
         self.buffer_rows = np.zeros((8, length), dtype=np.int64)
         self.buffer = tuple(self.buffer_rows)
         out = self.config.lookahead_cycles + 2
-        self.rsamples = np.zeros(out + length, dtype=np.float64)
-        # (its bytes, which the read latency's samples take without a copy: see schedule)
+        # (a read's sample at each RD, one a cycle at most, and at each forwarded burst)
+        self.rsamples = np.zeros((out + length) * self._sample_calls, dtype=np.float64)
+        self._rsample_room = len(self.rsamples) - (out + length)  # (more than this many kept: hand them over)
+        # (its bytes, which the read latency's samples take without a copy: see _hand_over_samples)
         self._rsample_bytes = self.rsamples.data.cast("B")
         self.done_log = np.zeros((out + length, 2), dtype=np.int64)
 
@@ -354,6 +367,7 @@ class CompiledCore:
         room allows, as SplitsRequests._enter puts them (feed a request only once every
         burst of the previous one has entered)."""
         if bursts > len(self.buffer[0]):
+            self._hand_over_samples()  # (those kept over calls: their array is replaced)
             self._size_buffer(bursts)
             self._bind()
         st = self.st  # (one slot at a time: assigning a tuple to a slice costs twice as much)
@@ -391,11 +405,10 @@ class CompiledCore:
         else:
             self.run(st, self.cf, first, first, last, 0, *self._arrays)
             self._entry = compiled.compiled_entry(self.run, (st, self.cf, first, first, last, 0, *self._arrays))
-        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = st[:CALL_OUTPUTS].tolist()
-        if read_samples:  # (nearly every call: each RD is sampled)
-            self._read_latency.samples.frombytes(self._rsample_bytes[:read_samples * 8])
-        if write_samples:  # (each write burst's, as it is queued)
-            self._write_latency.samples.frombytes(self._wsample_bytes[:write_samples * 8])
+        wake, c, reads, writes, length, pos, n, commands, read_samples, write_samples = self._outputs.tolist()
+        if read_samples > self._rsample_room or write_samples > self._wsample_room:
+            # (the samples add up in the arrays over calls until one more call might not fit)
+            self._hand_over_samples()
         if commands and self.dram.has_command_listeners:
             self._hand_over_records(commands, 0, 0)
         return wake, c, reads, writes, length - pos, self.done_log[:n].tolist() if n else ()
@@ -464,6 +477,21 @@ class CompiledCore:
         (they may not even have been loaded)."""
         self._take_counts(levels=not self._levels_unsure)
         self._levels_unsure = True
+        if self.ports:
+            self._hand_over_samples()
+
+    def _hand_over_samples(self) -> None:
+        """Fed through the ports, hand the latency samples the calls since the last hand-over
+        kept in the arrays to the controller's statistics, in the order they were recorded
+        (the calls add to them: the compiled function sets their counts to zero only on a
+        stream, where :meth:`flush` hands them over after each call)."""
+        st = self.st
+        reads, writes = st[N_RSAMPLE:N_WSAMPLE + 1].tolist()
+        if reads:
+            self._read_latency.samples.frombytes(self._rsample_bytes[:reads * 8])
+        if writes:
+            self._write_latency.samples.frombytes(self._wsample_bytes[:writes * 8])
+        st[N_RSAMPLE] = st[N_WSAMPLE] = 0
 
     def _take_counts(self, levels: bool) -> None:
         """Hand the counts in the arrays to the controller's statistics (and set them to zero),

@@ -524,7 +524,9 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
     CATCHING_UP), or, with a request waiting on req (HEAD), after the cycle that leaves room
     for it (it enters at the next cycle the controller works at)."""
     # (the counters add up over calls until the caller takes them: see CompiledCore.hand_over)
-    st[N_CMD] = st[N_RSAMPLE] = st[N_WSAMPLE] = st[N_DONE] = st[JOB_DONE] = 0
+    st[N_CMD] = st[N_DONE] = st[JOB_DONE] = 0
+    if not cf[C_PORTS]:  # (fed through the ports, the samples add up over calls: see CompiledCore.schedule)
+        st[N_RSAMPLE] = st[N_WSAMPLE] = 0
     if st[FEED_N]:
         expand(st, cf, s_cycle, s_bank, s_row, s_col, s_burst, s_write, s_size, s_job, job_left)
     while True:

@@ -326,6 +326,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         capacity = self.address_map.capacity_bytes // channels
         self.store = BackingStore(capacity)
         self._channel_bits = channels.bit_length() - 1
+        # (store_offset's numbers, worked out once: it runs for every request and question)
+        self._span_bytes = capacity << self._channel_bits
+        self._channel_mask = channels - 1
         if channels == 1:
             self._channel_shift = 0
             self._local_decode = self._decode
@@ -339,6 +342,7 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                                  f"({t.burst_bytes} bytes) to the channel capacity ({capacity} bytes)")
         self.interleave_bytes = block
         self._channel_shift = block.bit_length() - 1
+        self._block_mask = block - 1
         self._local_map = AddressMapping(t, self.mapping, 1)  # (of offsets in this channel's store)
         self._local_decode = self._local_map.bank_decoder()
 
@@ -346,15 +350,16 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         """The store offset of ``size`` bytes at ``address``, or None if they are not all this
         channel's (outside the range, or in another channel's block)."""
         offset = address - self.base_address
-        if offset < 0 or size < 0 or offset + size > (self.store.size_bytes << self._channel_bits):
+        if offset < 0 or size < 0 or offset + size > self._span_bytes:
             return None
-        if self._channel_bits == 0:
+        bits = self._channel_bits
+        if bits == 0:
             return offset
         shift = self._channel_shift
-        mask = (1 << self._channel_bits) - 1
-        if (offset >> shift) != ((offset + max(size, 1) - 1) >> shift) or (offset >> shift) & mask != self.channel:
+        block = offset >> shift
+        if block != ((offset + (size or 1) - 1) >> shift) or block & self._channel_mask != self.channel:
             return None
-        return ((offset >> (shift + self._channel_bits)) << shift) | (offset & ((1 << shift) - 1))
+        return ((block >> bits) << shift) | (offset & self._block_mask)
 
     def address_range(self) -> str:
         """The addresses this controller answers to, as errors print them."""
@@ -429,7 +434,13 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         self._bounds_changes += 1
         if watch is not None:
             watch[0] += 1
-        self._edge()
+        sim = self.sim
+        if self._port_ahead and self._held is None and not sim.observers:
+            # (the edge of a channel fed through its ports, as _edge would dispatch it: told
+            # at once, since a busy channel ticks at tens of thousands of edges a run)
+            self._tick_ports((sim.now - self._phase) // self._period)
+        else:
+            self._edge()
         self._bounds_changes += 1
         if watch is not None:
             watch[0] += 1

@@ -69,9 +69,11 @@ class Job:
     """One client request in service: its pieces, how many of them entered service and how
     many are still to finish, the cycle the last known piece finishes, and its read data.
     ``slot``: the job slot a compiled scheduling core names it by (-1: none), which then
-    counts its pieces until the last finishes (see :meth:`ResponseOrder.job_done`)."""
+    counts its pieces until the last finishes (see :meth:`ResponseOrder.job_done`).
+    ``client_jobs``: its client's jobs in the :class:`ResponseOrder` while it is one of them
+    (None: not tracked)."""
 
-    __slots__ = ("message", "pieces", "entered", "left", "done", "data", "seq", "tracked", "slot")
+    __slots__ = ("message", "pieces", "entered", "left", "done", "data", "seq", "tracked", "slot", "client_jobs")
 
     def __init__(self, message: MemRequest, pieces: list[tuple[int, int]], data, seq: int, tracked: bool):
         self.message = message
@@ -83,6 +85,7 @@ class Job:
         self.seq = seq
         self.tracked = tracked
         self.slot = -1
+        self.client_jobs: deque | None = None
 
     @property
     def write(self) -> bool:
@@ -126,6 +129,9 @@ class ResponseOrder:
             if queue is None:
                 queue = self._clients[message.source] = deque()
             queue.append(job)
+            # (kept on the job: its client's queue is looked up again as it finishes and is
+            # answered, and a client's key may be a nested tuple, hashed anew at each look-up)
+            job.client_jobs = queue
             self.jobs += 1
         return job
 
@@ -137,7 +143,7 @@ class ResponseOrder:
         if cycle > job.done:
             job.done = cycle
         job.left -= 1
-        if job.left == 0 and job.tracked and self._clients[job.message.source][0] is job:
+        if job.left == 0 and job.tracked and job.client_jobs[0] is job:
             heapq.heappush(self._ready, (job.done, job.seq, job))
             self.due = self._ready[0][0]
 
@@ -147,7 +153,7 @@ class ResponseOrder:
         if cycle > job.done:
             job.done = cycle
         job.left = 0
-        if job.tracked and self._clients[job.message.source][0] is job:
+        if job.tracked and job.client_jobs[0] is job:
             heapq.heappush(self._ready, (job.done, job.seq, job))
             self.due = self._ready[0][0]
 
@@ -159,7 +165,7 @@ class ResponseOrder:
         """The head response left: its client's next job may follow once it is finished."""
         _, _, job = heapq.heappop(self._ready)
         self.jobs -= 1
-        queue = self._clients[job.message.source]
+        queue = job.client_jobs
         queue.popleft()
         if not queue:
             del self._clients[job.message.source]

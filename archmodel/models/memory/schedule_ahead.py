@@ -64,7 +64,10 @@ class SchedulesAhead:
         if core is not None:
             if self._rq_count or self._wq_count or self._order.jobs:  # (not idle: the common case, told at once)
                 return False
-            return self._port_ahead and self.idle and core.only_upkeep_due  # (the core's state read last: it costs most)
+            # (the rest of idle, written out: fed through the ports, the counts are the core's;
+            # the core's state read last: it costs most)
+            return (self._port_ahead and not self._cq_count and self._job is None and self._stream_head is None
+                    and core.only_upkeep_due)
         return self.idle and (self._best is None or self._refresh_pending or bool(self._refpb_banks))
 
     def _tick_ports(self, c: int) -> None:
@@ -92,13 +95,19 @@ class SchedulesAhead:
         if self._left_overs and self._left_over_only(c):
             self.sleep()  # (as if it had not ticked: every wake-up it asked for is still due)
             return
-        if self._deferring:
-            self._end_deferral(c)
+        caught_up = self._deferring and self._end_deferral(c)
         if order.due <= c and self.resp.try_send(order.head()):
             order.pop()
         # (waiting: a request is valid on req; nothing arrives while the edge works, and a
         # request taken leaves nothing valid at this edge: one take per edge)
-        if c > self._processed:
+        if caught_up:
+            # cycle c's work done with the deferred cycles' (see _end_deferral): what is left
+            # of the edge's scheduling is the lookahead's
+            waiting = False
+            wake = self._next_work
+            if wake < _NEVER and (order.jobs or self._job is not None):
+                wake = self._next_work = self._schedule_ahead(c, wake)
+        elif c > self._processed:
             if self._core is None:
                 wake = self._schedule(c)
                 self._processed = c
@@ -217,7 +226,7 @@ class SchedulesAhead:
                 asks = self._asks = {at for at in asks if at > c}
             asks.add(cycle)
 
-    def _end_deferral(self, c: int) -> None:
+    def _end_deferral(self, c: int) -> bool:
         """At an edge at cycle c while deferring: decide the cycles passed over before it,
         and look at the edge the controller would have slept until after them (it takes a
         request waiting on ``req`` at the first edge it works at, so the edges it works at
@@ -225,18 +234,28 @@ class SchedulesAhead:
         c (or the edge that began to defer) asked to wake at the next cycle with work or the
         answer's due cycle, whichever comes first, for upkeep only if holding nothing (see
         :meth:`_sleep_until`); at the deferral's own wake-up with nothing arrived, the edge
-        asks that itself or defers again."""
+        asks that itself or defers again.
+
+        Whether cycle c's own work was decided here too: at the deferral's own wake-up with
+        nothing arrived, nothing enters at c, so the same call of the core that catches up
+        goes on to c (one call fewer than catching up, then working at c). A request the
+        work of c completes is answered after c (by an RD's data, CL + tBL later: no burst
+        enters at c, so none is posted or forwarded then), so handing it to the response
+        order before this edge's response leaves changes nothing."""
+        own = c == self._deferred_until and not self.req.valid
         if c < self._deferred_until:
             insort(self._left_overs, self._deferred_until)
+        caught_up = False
         if self._next_work < c:
-            self._catch_up(c - 1)
-        if c == self._deferred_until and not self.req.valid:
+            caught_up = own
+            self._catch_up(c if own else c - 1)
+        if own:
             # Ended by its own wake-up, with nothing arrived: this edge asks for that wake-up
             # itself (nothing changed the work after it), or defers again, and then an
             # arrival before it asks for it (below). (A request arriving now may change the
             # work, and the wake-up still counts then: one waiting for room enters at the
             # first edge the controller works at.)
-            return
+            return caught_up
         wake = self._next_work
         due = self._order.due
         if due < wake:
@@ -248,6 +267,7 @@ class SchedulesAhead:
             else:
                 self.wake_at(at)
             self._asked(wake, c)
+        return False
 
     def _left_over_only(self, c: int) -> bool:
         """Whether the controller ticks at cycle c only for the wake-up a deferral left over

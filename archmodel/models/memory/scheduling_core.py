@@ -103,6 +103,10 @@ class DramSchedulingCore:
         self._open_banks = 0
         self._active_since = 0
         self._listeners: list = []
+        self.has_command_listeners = False
+        """Whether :meth:`add_command_listener` registered any (asked after each call of a
+        compiled core, where building :attr:`command_listeners` would cost more: an attribute,
+        not worked out at each call)."""
 
     # -- the queues ---------------------------------------------------------------------
     def _queue_burst(self, entry, key, c: int) -> None:
@@ -231,14 +235,9 @@ class DramSchedulingCore:
         every command issued (the fields of :class:`~.commands.DramCommand`), as it is issued:
         how a :class:`~.checker.DramTimingChecker` watches without a channel."""
         self._listeners.append(listener)
+        self.has_command_listeners = True
 
     @property
     def command_listeners(self) -> tuple:
         """The listeners :meth:`add_command_listener` registered, in order."""
         return tuple(self._listeners)
-
-    @property
-    def has_command_listeners(self) -> bool:
-        """Whether :meth:`add_command_listener` registered any (asked after each call of a
-        compiled core, where building :attr:`command_listeners` would cost more)."""
-        return bool(self._listeners)

@@ -300,3 +300,23 @@ def test_statistics_reset_between_runs_count_from_the_reset_on_the_compiled_core
     compiled, stats = _sliced_with_a_reset("compiled", requests, cycles, 150_000)
     _, reference = _sliced_with_a_reset("reference", requests, cycles, 150_000)
     assert compiled.engine_in_use == "compiled" and stats == reference
+
+
+@pytest.mark.parametrize("calls", [2, 3])
+def test_latency_samples_kept_over_calls_reach_the_statistics_alike(calls, monkeypatch):
+    """Fed through the ports, the core keeps its calls' latency samples in its arrays and hands
+    them over once one more call might not fit (and when the run returns, and before a larger
+    buffer replaces them): with room for a few calls only, the samples are handed over many
+    times in a run, in their order, as the reference records them."""
+    monkeypatch.setattr(compiled_core, "SAMPLE_CALLS", calls)
+    base, span = 0, 1 << 22
+    requests = _requests(11, 300, span, base, (32, 64, 512, 4096), 0.4, ("a", "b"))
+    requests += [MemRequest(address=r.address, size_bytes=r.size_bytes, source="a", tag=1000 + r.tag)
+                 for r in requests[-30:] if r.is_write]  # reads of writes still queued: forwarded
+    cycles = [i // 4 * 40 for i in range(len(requests))]
+    compiled = _all_alike("HBM2E", requests, cycles, lookahead_cycles=16)
+    reference = _run("reference", "HBM2E", requests, cycles, lookahead_cycles=16)["dram"]
+    dram = compiled["dram"]
+    assert dram.forwarded_reads.value > 0 and len(dram.write_latency.samples) > 100
+    for name in ("read_latency", "write_latency"):
+        assert list(getattr(dram, name).samples) == list(getattr(reference, name).samples), name

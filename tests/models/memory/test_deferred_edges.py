@@ -403,3 +403,42 @@ def test_no_question_is_asked_when_no_answer_could_reach_the_short_horizon(monke
         assert short[key] == reference[key], key
     dram = short["dram"]
     assert dram.short_horizon_cycles == 4 and not [comp for comp in questions if comp is dram]
+
+
+@pytest.mark.parametrize("seed", [1, 9])
+def test_a_deferral_ending_at_its_own_wake_up_decides_the_edges_cycle_in_the_same_call(seed, monkeypatch):
+    """A deferral that ends at its own wake-up with nothing arrived has nothing enter at that
+    edge's cycle, so the call of the core catching up the cycles passed over goes on to the
+    edge's own cycle: no such edge calls the core twice, some catch-up calls end at their
+    edge's cycle, and the results are the reference's."""
+    requests, cycles = _workload(seed)
+    calls: list = []  # (the edge's cycle, the call's last cycle, head, whether ending a deferral) of each call
+    own_ends: list = []  # the cycles of edges ending a deferral at its own wake-up with nothing arrived
+    ending: list = []
+    original_schedule, original_end = compiled_core.CompiledCore.schedule, SchedulesAhead._end_deferral
+
+    def schedule(self, first, last, head=-1):
+        dram = self.dram
+        calls.append(((dram.sim.now - dram.domain.phase_ps) // dram.domain.period_ps, last, head, bool(ending)))
+        return original_schedule(self, first, last, head)
+
+    def end_deferral(self, c):
+        if c == self._deferred_until and not self.req.valid:
+            own_ends.append(c)
+        ending.append(c)
+        try:
+            return original_end(self, c)
+        finally:
+            ending.pop()
+
+    reference = _run("python", requests, cycles)
+    monkeypatch.setattr(compiled_core.CompiledCore, "schedule", schedule)
+    monkeypatch.setattr(SchedulesAhead, "_end_deferral", end_deferral)
+    deferring = _run("compiled", requests, cycles)
+    for key in ("end", "commands", "arrivals", "stats"):
+        assert deferring[key] == reference[key], key
+    through_the_edge = [c for c, last, head, catching_up in calls if catching_up and last == c]
+    assert len(through_the_edge) > 3 and set(through_the_edge) <= set(own_ends)
+    for c in own_ends:  # (an edge catching up calls the core for its own cycle in that call only)
+        at_c = [(last, head, catching_up) for edge, last, head, catching_up in calls if edge == c]
+        assert not (any(catching_up for *_, catching_up in at_c) and (c, -1, False) in at_c)
