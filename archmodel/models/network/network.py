@@ -8,6 +8,7 @@ from archmodel.kernel import (ENGINES, Component, DeadlockError, Distribution, F
                               ParamGroup, Registry, connect, in_range, model)
 
 from .compiled_engine import CompiledNocEngine, refusal
+from .compiled_memory_engine import CompiledMemoryEngine
 from .engine import NocEngine
 from .address_map import AddressMap
 from .interface import NetworkInterface
@@ -276,11 +277,12 @@ class Noc(Component):
         if fast:
             compiled = self.engine == "compiled" or (self.engine == "auto" and refusal(self) is None)
             self.stepping = "compiled" if compiled else "fast"
-            if compiled:
+            if compiled and self.memory_map is None:
                 self.monitor = CompiledNocEngine("engine", self)
             else:
                 memory_terminals = 0 if self.memory_map is None else pm.terminals
-                self.monitor = NocEngine("engine", self, memory_terminals=memory_terminals)
+                kind = CompiledMemoryEngine if compiled else NocEngine
+                self.monitor = kind("engine", self, memory_terminals=memory_terminals)
             for ni in self.interfaces:
                 ni.engine = self.monitor
             self._expose_memory_ports()
@@ -339,6 +341,8 @@ class Noc(Component):
         own = super().stats
         if self.stepping == "components":
             return own
+        if isinstance(self.monitor, NocEngine):
+            self.monitor.write_back_statistics()
         return own + [stat for part in (*self.routers, *self.interfaces) for stat in part.stats]
 
     def _wake_monitor(self) -> None:
