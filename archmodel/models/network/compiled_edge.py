@@ -23,20 +23,22 @@ from __future__ import annotations
 from archmodel.kernel.compiled import dispatcher
 
 from .compiled_loop import (C_CR, C_DEPTH, C_INJ, C_P, C_PERIOD, C_PHASE, C_R, C_RC, C_ST, C_T, C_V, C_VA,
-                            C_WAIT, CREDIT_TO_ROUTER, CREDIT_TO_TERMINAL, FLIT_SHIFT, FLIT_TO_ROUTER, FLIT_TO_TERMINAL,
-                            INDEX_MASK,
-                            PACKET_MASK, TAIL, router_kernel)
+                            CREDIT_TO_ROUTER, FLIT_SHIFT, FLIT_TO_ROUTER, FLIT_TO_TERMINAL, INDEX_MASK, PACKET_MASK,
+                            TAIL, router_kernel)
 
 # What an edge reports (its return value's bits).
 MOVED = 1  # a link word moved (arrived, or an interface sent one)
 WORKING = 2  # the next edge has work: words on the wheel, flits buffered, packets queued or being sent
 FAILED = 4  # a model check failed (see the engine's message)
+EVENTS_SHIFT = 3  # and above these bits, how many events it reports
 # Events for Python: (kind, terminal, packet slot).
 STARTED, TAIL_SENT, DELIVERED = range(3)
 
 
 def _kernel():
-    schedule, router_arrival, step_routers, _ = router_kernel()
+    shared = router_kernel()
+    schedule, arrivals, step_routers = shared.schedule, shared.arrivals, shared.step_routers
+    start_packet, inject_flit = shared.start_packet, shared.inject_flit
 
     @dispatcher
     def edge(cfg, c, events, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key, term_router,
@@ -45,115 +47,79 @@ def _kernel():
              buffered, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send, ni_send_vc,
              ni_send_slot, ni_flits, ni_ejected, queue, q_head, q_count, arr_slot, arr_next, pk_dest, pk_id, pk_size,
              ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
-             out_taken):
-        """Cycle c of the network (see the module docstring). ``events[0, 0]`` gets how many
-        events follow in ``events[1:]``. Returns MOVED | WORKING | FAILED bits."""
+             out_taken, ejected):
+        """Cycle c of the network (see the module docstring), its events in ``events[1:]``.
+        Returns MOVED | WORKING | FAILED bits and the number of events << EVENTS_SHIFT."""
         P = cfg[C_P]
         V = cfg[C_V]
         T = cfg[C_T]
-        depth = cfg[C_DEPTH]
-        wait_tail = cfg[C_WAIT] == 1
         W = ev_n.shape[0]
         Q = queue.shape[1]
-        slot = c % W
         n_events = 0
-        flags = 0
-        n = ev_n[slot]
-        if n:
-            flags = MOVED
-        for e in range(n):
-            kind = ev_kind[slot, e]
-            a = ev_a[slot, e]
-            b = ev_b[slot, e]
-            if kind == CREDIT_TO_ROUTER or kind == FLIT_TO_ROUTER:
-                if not router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out,
-                                      ivc_ready, ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits,
-                                      buffered, pk_dest, pk_id, route, vc_class, route_key):
+        flags = MOVED if ev_n[c % W] else 0
+        m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
+                     ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, pk_dest, pk_id, route, vc_class, route_key,
+                     ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+        if m < 0:
+            return FAILED
+        for e in range(m):
+            a = ejected[e, 0]
+            b = ejected[e, 1]
+            t = a // V
+            w = a - t * V
+            s = b & PACKET_MASK
+            index = (b >> FLIT_SHIFT) & INDEX_MASK
+            ni_ejected[t] += 1
+            # The credit goes back with the interface's word credit_delay edges on.
+            schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
+                     (term_router[t] * P + term_port[t]) * V + w, 0)
+            if pk_dest[0, s] != t:
+                return FAILED
+            if index == 0:
+                if arr_slot[t, w] >= 0:
                     return FAILED
-            elif kind == CREDIT_TO_TERMINAL:
-                ni_credits[a, b] += 1
-                if ni_wait[a, b] and ni_credits[a, b] == depth:
-                    ni_wait[a, b] = False
-                    ni_busy[a, b] = False
-            else:
-                t = a // V
-                w = a - t * V
-                s = b & PACKET_MASK
-                index = (b >> FLIT_SHIFT) & INDEX_MASK
-                ni_ejected[t] += 1
-                # The credit goes back with the interface's word credit_delay edges on.
-                schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
-                         (term_router[t] * P + term_port[t]) * V + w, 0)
-                if pk_dest[0, s] != t:
-                    return FAILED
-                if index == 0:
-                    if arr_slot[t, w] >= 0:
-                        return FAILED
-                elif arr_slot[t, w] != s or arr_next[t, w] != index:
-                    return FAILED
-                if not b & TAIL:
-                    arr_slot[t, w] = s
-                    arr_next[t, w] = index + 1
-                    continue
-                arr_slot[t, w] = -1
-                n_events += 1
-                events[n_events, 0] = DELIVERED
-                events[n_events, 1] = t
-                events[n_events, 2] = s
-        ev_n[slot] = 0
+            elif arr_slot[t, w] != s or arr_next[t, w] != index:
+                return FAILED
+            if not b & TAIL:
+                arr_slot[t, w] = s
+                arr_next[t, w] = index + 1
+                continue
+            arr_slot[t, w] = -1
+            n_events += 1
+            events[n_events, 0] = DELIVERED
+            events[n_events, 1] = t
+            events[n_events, 2] = s
         # Interfaces: start the oldest queued packet on a free VC with a credit, then send its
         # next flit while that VC has a credit.
         for t in range(T):
-            if ni_send[t] < 0 and q_count[t] > 0:
-                ptr = ni_vc_ptr[t]
-                for j in range(V):
-                    w = (ptr + j) % V
-                    if ni_credits[t, w] > 0 and not ni_busy[t, w]:
-                        ni_busy[t, w] = True
-                        ni_vc_ptr[t] = w + 1
-                        ni_send[t] = 0
-                        ni_send_vc[t] = w
-                        s = queue[t, q_head[t]]
-                        q_head[t] = (q_head[t] + 1) % Q
-                        q_count[t] -= 1
-                        ni_send_slot[t] = s
-                        n_events += 1
-                        events[n_events, 0] = STARTED
-                        events[n_events, 1] = t
-                        events[n_events, 2] = s
-                        break
+            if ni_send[t] < 0 and q_count[t] > 0 and start_packet(t, V, ni_credits, ni_busy, ni_vc_ptr, ni_send,
+                                                                   ni_send_vc):
+                s = queue[t, q_head[t]]
+                q_head[t] = (q_head[t] + 1) % Q
+                q_count[t] -= 1
+                ni_send_slot[t] = s
+                n_events += 1
+                events[n_events, 0] = STARTED
+                events[n_events, 1] = t
+                events[n_events, 2] = s
             i = ni_send[t]
             if i >= 0 and ni_credits[t, ni_send_vc[t]] > 0:
-                w = ni_send_vc[t]
                 s = ni_send_slot[t]
-                ni_credits[t, w] -= 1
-                ni_flits[t] += 1
-                flit = (i << FLIT_SHIFT) | s
                 tail = i == pk_size[s] - 1
-                if tail:
-                    flit |= TAIL
-                schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_INJ]) % W, FLIT_TO_ROUTER,
-                         (term_router[t] * P + term_port[t]) * V + w, flit)
+                inject_flit(cfg, c, t, (i << FLIT_SHIFT) | s, tail, ni_credits, ni_busy, ni_wait, ni_send, ni_send_vc,
+                            ni_flits, term_router, term_port, ev_kind, ev_a, ev_b, ev_n)
                 flags |= MOVED
                 if tail:
-                    # the VC is free for the next packet, or once its credits are back
-                    if wait_tail:
-                        ni_wait[t, w] = True
-                    else:
-                        ni_busy[t, w] = False
-                    ni_send[t] = -1
                     n_events += 1
                     events[n_events, 0] = TAIL_SENT
                     events[n_events, 1] = t
                     events[n_events, 2] = s
-                else:
-                    ni_send[t] = i + 1
         step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                      buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
                      ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
                      sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a, ev_b,
                      ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match, out_taken)
-        events[0, 0] = n_events
+        flags |= n_events << EVENTS_SHIFT
         for x in range(W):
             if ev_n[x]:
                 return flags | WORKING

@@ -17,8 +17,13 @@ loop looks the route up in :meth:`.routing.Routing.table` and tosses the router'
 packet as :meth:`NocRouter.route_coin` does, with :func:`.routing.tie_coin` compiled), injection
 on every VC, Bernoulli injection of a synthetic pattern, ``stop_when_measured``, both stability
 rules. The loop itself is in :mod:`.compiled_loop`. Anything else raises ParameterError naming
-why; use ``engine="fast"``. Leaves out: deadlock reports naming the wait cycle (a stall is reported without it), packets
-sent with ``send_packet``, traces, continuing a run after it stopped.
+why; use ``engine="fast"``. Leaves out: deadlock reports naming the wait cycle (a stall is
+reported without it), packets sent with ``send_packet``, traces, continuing a run after it
+stopped.
+
+Memory traffic (a Noc with an ``address_map``) runs on
+:class:`~.compiled_memory_engine.CompiledMemoryEngine` instead, the fast engine with its flit
+level in numba, under the same routing, router and delay limits (:func:`refusal`).
 """
 
 from __future__ import annotations
@@ -195,7 +200,8 @@ def router_state(run, shape: tuple, depth: int):
     run.scratch = (np.zeros(P * V, np.int64), np.zeros(P, np.int64), np.zeros((P, P * V), np.int64),
                    np.zeros(P * V, np.int64), np.zeros((P, P), np.int64), np.zeros(P, np.int64),
                    np.zeros(P, np.int64), np.zeros(P * V, np.int64), np.zeros(P * V, np.int64),
-                   np.zeros(P, np.int64), np.zeros(P, np.int64))
+                   np.zeros(P, np.int64), np.zeros(P, np.int64),
+                   np.zeros((T, 2), np.int64))  # (the last: the flits reaching interfaces at a cycle)
     return run
 
 

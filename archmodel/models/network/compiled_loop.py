@@ -16,6 +16,7 @@ for the packet (:func:`.routing.tie_coin`, the Python function compiled as it is
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
 from archmodel.kernel.compiled import dispatcher
 
@@ -223,6 +224,52 @@ def _kernel():
         return unstable
 
     @functools.partial(dispatcher, inline=True)
+    def terminal_credit(ni_credits, ni_busy, ni_wait, t, w, depth):
+        """A credit for VC w reaches interface t; a VC whose tail left under
+        ``wait_for_tail_credit`` frees once all its credits are back."""
+        ni_credits[t, w] += 1
+        if ni_wait[t, w] and ni_credits[t, w] == depth:
+            ni_wait[t, w] = False
+            ni_busy[t, w] = False
+
+    @functools.partial(dispatcher, inline=True)
+    def start_packet(t, V, ni_credits, ni_busy, ni_vc_ptr, ni_send, ni_send_vc):
+        """Interface t starts its oldest packet on the first VC from its round-robin pointer
+        that is free and holds a credit; returns whether one was."""
+        ptr = ni_vc_ptr[t]
+        for j in range(V):
+            w = (ptr + j) % V
+            if ni_credits[t, w] > 0 and not ni_busy[t, w]:
+                ni_busy[t, w] = True
+                ni_vc_ptr[t] = w + 1
+                ni_send[t] = 0
+                ni_send_vc[t] = w
+                return True
+        return False
+
+    @functools.partial(dispatcher, inline=True)
+    def inject_flit(cfg, c, t, flit, tail, ni_credits, ni_busy, ni_wait, ni_send, ni_send_vc, ni_flits, term_router,
+                    term_port, ev_kind, ev_a, ev_b, ev_n):
+        """Interface t sends ``flit`` of the packet it is sending (its last if ``tail``) on the
+        packet's VC, spending a credit; after the tail the VC is free for the next packet, or
+        once its credits are back under ``wait_for_tail_credit``."""
+        P = cfg[C_P]
+        V = cfg[C_V]
+        w = ni_send_vc[t]
+        ni_credits[t, w] -= 1
+        ni_flits[t] += 1
+        schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_INJ]) % ev_n.shape[0], FLIT_TO_ROUTER,
+                 (term_router[t] * P + term_port[t]) * V + w, flit | TAIL if tail else flit)
+        if tail:
+            if cfg[C_WAIT] == 1:
+                ni_wait[t, w] = True
+            else:
+                ni_busy[t, w] = False
+            ni_send[t] = -1
+        else:
+            ni_send[t] += 1
+
+    @functools.partial(dispatcher, inline=True)
     def router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready,
                        ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, dests, coin_ids,
                        route, vc_class, route_key):
@@ -258,6 +305,34 @@ def _kernel():
             route_head(r, a, b & PACKET_MASK, P, V, dests, coin_ids, route, vc_class, route_key, ivc_dest_port,
                        ivc_lo, ivc_hi)
         return True
+
+    @dispatcher
+    def arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
+                 ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, dests, coin_ids, route, vc_class, route_key,
+                 ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected):
+        """The words due at cycle c, in the order they were sent: credits and flits reach the
+        routers (``router_arrival``), credits the interfaces; the flits reaching interfaces
+        are listed in ``ejected`` (interface VC ``t * V + w``, flit) for the caller, which
+        ejects them. Returns how many, or -1 when a router's model check failed."""
+        slot = c % ev_n.shape[0]
+        m = 0
+        for e in range(ev_n[slot]):
+            kind = ev_kind[slot, e]
+            a = ev_a[slot, e]
+            b = ev_b[slot, e]
+            if kind == CREDIT_TO_ROUTER or kind == FLIT_TO_ROUTER:
+                if not router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out,
+                                      ivc_ready, ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits,
+                                      buffered, dests, coin_ids, route, vc_class, route_key):
+                    return -1
+            elif kind == CREDIT_TO_TERMINAL:
+                terminal_credit(ni_credits, ni_busy, ni_wait, a, b, cfg[C_DEPTH])
+            else:
+                ejected[m, 0] = a
+                ejected[m, 1] = b
+                m += 1
+        ev_n[slot] = 0
+        return m
 
     @dispatcher
     def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
@@ -373,17 +448,15 @@ def _kernel():
             r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_next, ni_send,
             ni_send_vc, ni_flits, ni_created, gen_created, gen_dest, n_gen, injected, arrived, ni_ejected,
             ni_delivered, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
-            granted, winners, got, vtaken, in_match, out_taken, until):
+            granted, winners, got, vtaken, in_match, out_taken, ejected, until):
         R = cfg[C_R]
         P = cfg[C_P]
         V = cfg[C_V]
-        depth = cfg[C_DEPTH]
         T = cfg[C_T]
         period = cfg[C_PERIOD]
         phase = cfg[C_PHASE]
         start_ps = cfg[C_START]
         end_ps = cfg[C_END]
-        wait_tail = cfg[C_WAIT] == 1
         last_flit = cfg[C_SIZE] - 1
         W = ev_n.shape[0]
         ids = ev_n[:0]  # no coin ids: a synthetic packet's key is its id
@@ -395,56 +468,45 @@ def _kernel():
             stop_unstable = False
             if c == st[S_NEXT_STABLE]:
                 stop_unstable = stability_check(cfg, st, c)
-            moved = False
-            n = ev_n[slot]
-            if n:
-                moved = True
-            for e in range(n):
-                kind = ev_kind[slot, e]
-                a = ev_a[slot, e]
-                b = ev_b[slot, e]
-                if kind == CREDIT_TO_ROUTER or kind == FLIT_TO_ROUTER:
-                    if not router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc_state,
-                                          ivc_out, ivc_ready, ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait,
-                                          ovc_credits, buffered, gen_dest, ids, route, vc_class, route_key):
-                        st[S_CYCLE] = c
-                        return FAILED
-                elif kind == CREDIT_TO_TERMINAL:
-                    ni_credits[a, b] += 1
-                    if ni_wait[a, b] and ni_credits[a, b] == depth:
-                        ni_wait[a, b] = False
-                        ni_busy[a, b] = False
-                else:
-                    t = a // V
-                    pid = b & PACKET_MASK
-                    src = pid >> 32
-                    idx = pid & 0xFFFFFFFF
-                    if gen_dest[src, idx] != t:
-                        st[S_CYCLE] = c
-                        return FAILED
-                    ni_ejected[t] += 1
-                    if start_ps <= now < end_ps:
-                        st[S_ACCEPTED] += 1
-                    # The credit goes back with the interface's word credit_delay edges on.
-                    schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
-                             (term_router[t] * P + term_port[t]) * V + a % V, 0)
-                    if not b & TAIL:
-                        continue
-                    # the tail: the packet is delivered
-                    ni_delivered[t] += 1
-                    arrived[src, idx] = now
-                    created = gen_created[src, idx]
-                    st[S_FLIGHT] -= 1
-                    st[S_FLIGHT_CREATED] -= created
-                    measured = start_ps <= created < end_ps
-                    if measured or now < start_ps:
-                        st[S_DONE_LAT] += now - created
-                        st[S_DONE_N] += 1
-                    if measured:
-                        st[S_OUTSTANDING] -= 1
-                        if st[S_OUTSTANDING] == 0 and now >= end_ps:
-                            stop_measured = True
-            ev_n[slot] = 0
+            moved = ev_n[slot] > 0
+            m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+                         ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, gen_dest, ids, route, vc_class,
+                         route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+            if m < 0:
+                st[S_CYCLE] = c
+                return FAILED
+            for e in range(m):
+                a = ejected[e, 0]
+                b = ejected[e, 1]
+                t = a // V
+                pid = b & PACKET_MASK
+                src = pid >> 32
+                idx = pid & 0xFFFFFFFF
+                if gen_dest[src, idx] != t:
+                    st[S_CYCLE] = c
+                    return FAILED
+                ni_ejected[t] += 1
+                if start_ps <= now < end_ps:
+                    st[S_ACCEPTED] += 1
+                # The credit goes back with the interface's word credit_delay edges on.
+                schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
+                         (term_router[t] * P + term_port[t]) * V + a % V, 0)
+                if not b & TAIL:
+                    continue
+                # the tail: the packet is delivered
+                ni_delivered[t] += 1
+                arrived[src, idx] = now
+                created = gen_created[src, idx]
+                st[S_FLIGHT] -= 1
+                st[S_FLIGHT_CREATED] -= created
+                measured = start_ps <= created < end_ps
+                if measured or now < start_ps:
+                    st[S_DONE_LAT] += now - created
+                    st[S_DONE_N] += 1
+                if measured:
+                    st[S_OUTSTANDING] -= 1
+                    if st[S_OUTSTANDING] == 0 and now >= end_ps:
+                        stop_measured = True
             # Interfaces: create the packets due; start the oldest on a free VC with a credit,
             # then send its next flit while that VC has a credit.
             for t in range(T):
@@ -463,38 +525,17 @@ def _kernel():
                 ni_created[t] = k
                 q = ni_next[t]
                 if ni_send[t] < 0 and q < k:
-                    ptr = ni_vc_ptr[t]
-                    for j in range(V):
-                        w = (ptr + j) % V
-                        if ni_credits[t, w] > 0 and not ni_busy[t, w]:
-                            ni_busy[t, w] = True
-                            ni_vc_ptr[t] = w + 1
-                            ni_send[t] = 0
-                            ni_send_vc[t] = w
-                            break
+                    start_packet(t, V, ni_credits, ni_busy, ni_vc_ptr, ni_send, ni_send_vc)
                 i = ni_send[t]
                 if i >= 0 and ni_credits[t, ni_send_vc[t]] > 0:
-                    w = ni_send_vc[t]
-                    ni_credits[t, w] -= 1
-                    ni_flits[t] += 1
                     if i == 0:
                         injected[t, q] = now
-                    flit = (i << FLIT_SHIFT) | (t << 32) | q
-                    if i == last_flit:
-                        flit |= TAIL
-                    schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_INJ]) % W, FLIT_TO_ROUTER,
-                             (term_router[t] * P + term_port[t]) * V + w, flit)
+                    inject_flit(cfg, c, t, (i << FLIT_SHIFT) | (t << 32) | q, i == last_flit, ni_credits, ni_busy,
+                                ni_wait, ni_send, ni_send_vc, ni_flits, term_router, term_port, ev_kind, ev_a, ev_b,
+                                ev_n)
                     moved = True
                     if i == last_flit:
-                        # the tail: the VC is free for the next packet, or once its credits are back
-                        if wait_tail:
-                            ni_wait[t, w] = True
-                        else:
-                            ni_busy[t, w] = False
-                        ni_send[t] = -1
                         ni_next[t] = q + 1
-                    else:
-                        ni_send[t] = i + 1
             step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                          buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
                          ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
@@ -531,16 +572,18 @@ def _kernel():
         st[S_CYCLE] = c
         return RUNNING
 
-    return schedule, router_arrival, step_routers, run
+    return SimpleNamespace(schedule=schedule, router_arrival=router_arrival, step_routers=step_routers,
+                           terminal_credit=terminal_credit, start_packet=start_packet, inject_flit=inject_flit,
+                           arrivals=arrivals, run=run)
 
 
 _KERNEL = None
 
 
 def router_kernel():
-    """The loop's shared functions, compiled or loaded from numba's cache on the first call:
-    ``schedule``, ``router_arrival``, ``step_routers`` (which :mod:`.compiled_edge` calls
-    too) and the synthetic loop, ``run``."""
+    """The loop's functions, compiled or loaded from numba's cache on the first call: those
+    :mod:`.compiled_edge` shares (``schedule``, ``router_arrival``, ``step_routers``,
+    ``terminal_credit``, ``start_packet``, ``inject_flit``) and the synthetic loop, ``run``."""
     global _KERNEL
     if _KERNEL is None:
         _KERNEL = _kernel()
@@ -549,4 +592,4 @@ def router_kernel():
 
 def compiled_run():
     """The compiled loop (compiled, or loaded from numba's cache, on the first call)."""
-    return router_kernel()[3]
+    return router_kernel().run

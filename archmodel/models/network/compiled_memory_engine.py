@@ -36,7 +36,7 @@ import numpy as np
 from archmodel.kernel import ModelAssertion, ParameterError, model
 from archmodel.kernel.compiled import compiled_entry
 
-from .compiled_edge import DELIVERED, FAILED, MOVED, STARTED, WORKING, edge_kernel
+from .compiled_edge import DELIVERED, EVENTS_SHIFT, FAILED, MOVED, STARTED, WORKING, edge_kernel
 from .compiled_engine import network_tables, refusal, router_config, router_state, write_back_routers
 from .compiled_loop import MAX_PACKET_FLITS
 from .engine import NocEngine
@@ -62,6 +62,7 @@ class CompiledMemoryEngine(NocEngine):
         self.last = None  # the cycle of the last edge
         self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
+        self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
         self.slots: list = []  # packet slot -> its NetPacket (None while free)
         self.free: list = []
         self.entry = None
@@ -92,6 +93,7 @@ class CompiledMemoryEngine(NocEngine):
         run.reach = np.array([[[self.reach[head, r][pm.terminal_router[t]] for t in range(T)] for r in pm.routers]
                               for head in (False, True)], np.int64)
         self.tables, self.arrays = tables, run
+        self.served = [(ni, ni.io[1], ni.io[2]) for ni in noc.interfaces]  # (interface, mem_rsp, to_memory)
         self._grow_slots(_SLOTS)
         self.fresh = set(range(T))  # packets sent before the run are queued already
         self.edge, self.packet_tails = edge_kernel()
@@ -171,11 +173,11 @@ class CompiledMemoryEngine(NocEngine):
         if flags & FAILED:
             raise ModelAssertion(f"{self.parent.path}: a flit overflowed a buffer, reached the wrong terminal or "
                                  f"arrived out of order at {now} ps (engine='compiled')")
-        events = self.arrays.events
-        if events[0, 0]:
-            self._take_events(events[1:events[0, 0] + 1].tolist(), now)
+        n_events = flags >> EVENTS_SHIFT
+        if n_events:
+            self._take_events(self.arrays.events[1:n_events + 1].tolist(), now)
         if self.out_pending:
-            self._pass_messages()
+            self._pass_messages(now)
         self.flags = flags
         if flags & MOVED:
             self.moved = True
@@ -221,26 +223,41 @@ class CompiledMemoryEngine(NocEngine):
                 ni.packet_arrived(packet, now)
                 if ni.to_requester or ni.for_memory:
                     self.out_pending.add(t)
+                    self.retry_at.pop(t, None)
             elif kind == STARTED:
                 packet = ni.sending = ni.queue.popleft()
                 packet.injected_ps = now
             else:
                 ni.sending = None
 
-    def _pass_messages(self) -> None:
-        """Each interface with messages waiting sends them on its ports while they take them
-        (an interface whose ports refuse is not asked: ``ready`` marks a refusing port blocked
-        as a refused try would, and a traced port is tried, since the try shows)."""
-        interfaces = self.parent.interfaces
+    def _pass_messages(self, now: int) -> None:
+        """Each interface with messages waiting sends them on its ports while they take them.
+        One whose ports refuse is not asked again before either may take
+        (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`, after ``ready`` marked the port
+        blocked as a refused try would; a packet delivered to it asks at once): with 16
+        clusters on 4 DRAM channels the channels' request queues are full at most edges. A
+        traced port is tried at every edge, since the try shows."""
+        retry_at = self.retry_at
         done = []
         for t in self.out_pending:
-            ni = interfaces[t]
-            _, mem_rsp, to_memory, _ = ni.io
-            if ((ni.to_requester and (mem_rsp.channel.traced or mem_rsp.ready))
-                    or (ni.for_memory and (to_memory.channel.traced or to_memory.ready))):
-                ni.pass_messages()
-                if not (ni.to_requester or ni.for_memory):
-                    done.append(t)
+            if retry_at.get(t, now) > now:
+                continue
+            ni, mem_rsp, to_memory = self.served[t]
+            retry = None
+            for waiting, port in ((ni.to_requester, mem_rsp), (ni.for_memory, to_memory)):
+                if waiting:
+                    if port.channel.traced or port.ready:
+                        retry = None
+                        break
+                    unblocks = port.unblocks_from_ps()
+                    retry = unblocks if retry is None or unblocks < retry else retry
+            if retry is not None:
+                retry_at[t] = retry
+                continue
+            retry_at.pop(t, None)
+            ni.pass_messages()
+            if not (ni.to_requester or ni.for_memory):
+                done.append(t)
         self.out_pending.difference_update(done)
 
     def working(self) -> bool:

@@ -152,8 +152,9 @@ class Noc(Component):
     arrays ``mem_req``/``mem_rsp`` (a requester's MemRequests in, its MemResponses out) and
     ``to_memory``/``from_memory`` (to the memory owning that terminal's ranges), in ``.arch`` as
     ``net.mem_req[0]``, in Python as :meth:`memory_port`. The ports are the interfaces' own
-    under ``engine="components"`` and the engine's under ``engine="fast"``; both give the same
-    responses at the same times. ``engine="compiled"`` refuses memory traffic.
+    under ``engine="components"`` and the engine's under ``engine="fast"`` and
+    ``engine="compiled"`` (:mod:`.compiled_memory_engine`: the fast engine with the routers, links
+    and interfaces' flit level in numba); all give the same responses at the same times.
     """
 
     topology = Param(str, "mesh(4, 4)", "topology generator call")
@@ -197,7 +198,8 @@ class Noc(Component):
                         "each owned by the memory at that terminal's to_memory port")
     engine = Param(str, "components", "'components' (or 'python', the reference): every router and interface a "
                    "kernel component (waveforms); 'fast': one engine steps them all, same results; 'compiled': one "
-                   "numba loop (reference configurations only, others refused with the reason); 'auto': compiled "
+                   "numba loop, or for memory traffic the fast engine's flit level in numba (reference "
+                   "configurations only, others refused with the reason); 'auto': compiled "
                    "where the configuration allows, else fast", check=NOC_ENGINES.check)
 
     packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
