@@ -22,6 +22,17 @@ does these per interface in turn; here each phase runs for every interface befor
 which changes nothing: an interface takes from and sends on its own ports only, the network
 side of an edge reads only the packets queued before it, and handing on only queues messages.
 
+Quiet edges. After each edge the numba side bounds the first cycle at which an edge can have
+anything for Python (a packet started, a tail sent, a packet delivered:
+:func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and each
+sending interface's flits to go). Until then an edge with no message arrived on a port, none
+to retry on one and no check due is ticked without a call: the engine stays awake (the kernel
+ticks it at the same edges, in the same order, as the fast engine, since flits are in the
+network throughout) and the edges are simulated in one call with the next edge that needs
+Python, or as soon as anything reads the network (the lookahead, the deadlock checks, the
+statistics), so every reader sees what the fast engine would hold then. With 16 clusters on 4
+DRAM channels two edges in three are quiet.
+
 A deadlock is reported with the cycle and the flits buffered, but not the cycle of waiting
 VCs the fast engine names.
 """
@@ -59,13 +70,16 @@ class CompiledMemoryEngine(NocEngine):
                                  hint="engine='fast' runs every configuration with the same results")
         self.arrays = None  # the edge's arrays (from the start on)
         self.flags = 0  # what the last edge reported (compiled_edge's MOVED, WORKING)
-        self.last = None  # the cycle of the last edge
+        self.last = None  # the last cycle simulated
+        self.ticked = None  # the cycle of the last edge ticked (simulated, or to catch up)
+        self.quiet = 0  # until this cycle no edge has an event for Python (quiet_until)
+        self.entries: dict = {}  # compiled function's name -> its entry (see _call)
         self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
         self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
+        self.next_retry = 0  # the soonest of those, or of an interface to try at the next edge
         self.slots: list = []  # packet slot -> its NetPacket (None while free)
         self.free: list = []
-        self.entry = None
 
     def start(self) -> None:
         super().start()
@@ -96,17 +110,18 @@ class CompiledMemoryEngine(NocEngine):
         self.served = [(ni, ni.io[1], ni.io[2]) for ni in noc.interfaces]  # (interface, mem_rsp, to_memory)
         self._grow_slots(_SLOTS)
         self.fresh = set(range(T))  # packets sent before the run are queued already
-        self.edge, self.packet_tails = edge_kernel()
+        self.edge, self.packet_tails, self.quiet_until = edge_kernel()
 
     def _grow_slots(self, count: int) -> None:
         """``count`` packet slots more (the arrays keep their contents)."""
         run = self.arrays
         old = len(self.slots)
         new = old + count
-        pk_dest, pk_id, pk_size = np.zeros((1, new), np.int64), np.zeros(new, np.int64), np.zeros(new, np.int64)
+        pk_dest = np.zeros((1, new), np.int64)
+        pk_id, pk_size, pk_from = (np.zeros(new, np.int64) for _ in range(3))
         if old:
-            pk_dest[:, :old], pk_id[:old], pk_size[:old] = run.pk_dest, run.pk_id, run.pk_size
-        run.pk_dest, run.pk_id, run.pk_size = pk_dest, pk_id, pk_size
+            pk_dest[:, :old], pk_id[:old], pk_size[:old], pk_from[:old] = run.pk_dest, run.pk_id, run.pk_size, run.pk_from
+        run.pk_dest, run.pk_id, run.pk_size, run.pk_from = pk_dest, pk_id, pk_size, pk_from
         run.soonest = np.zeros(new, np.int64)
         self.slots.extend([None] * count)
         self.free.extend(range(new - 1, old - 1, -1))  # the lowest slots first
@@ -134,7 +149,7 @@ class CompiledMemoryEngine(NocEngine):
                      run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits, run.r_packets,
                      run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_wait, run.ni_vc_ptr, run.ni_send,
                      run.ni_send_vc, run.ni_send_slot, run.ni_flits, run.ni_ejected, run.queue, run.q_head,
-                     run.q_count, run.arr_slot, run.arr_next, run.pk_dest, run.pk_id, run.pk_size, run.ev_kind,
+                     run.q_count, run.arr_slot, run.arr_next, run.pk_dest, run.pk_id, run.pk_size, run.pk_from, run.ev_kind,
                      run.ev_a, run.ev_b, run.ev_n, *run.scratch)
 
     def send_packet(self, ni, dest: int, size: int, payload):
@@ -146,6 +161,20 @@ class CompiledMemoryEngine(NocEngine):
     def tick(self) -> None:
         self.steps += 1
         now = self.sim.now
+        c = (now - self.domain.phase_ps) // self.period
+        if (c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes
+                and (not self.out_pending or now < self.next_retry)):
+            for _, flight in compress(self.port_polls, self.poll_flights):
+                if flight[0][0] <= now:
+                    break
+            else:
+                # Nothing here for Python: the edge is simulated with the next that is (or
+                # when something asks about the network), in one call (_catch_up).
+                self.ticked = c
+                self.progress()  # (flits are in the network: see quiet_until)
+                return
+        if self.last is None or not self.flags & WORKING:
+            self.last = c - 1  # (an idle network: the edges slept through change nothing)
         interfaces = self.parent.interfaces
         fresh = self.fresh
         woken = self.ni_wakes.pop(now, None)  # (send_packet's, between edges)
@@ -159,24 +188,19 @@ class CompiledMemoryEngine(NocEngine):
                 ni = interfaces[t]
                 if t in self.port_terminal_set:
                     ni.take_messages(now)
-                self._enqueue(t, ni)
+                self._enqueue(t, ni, c)
             fresh.clear()
-        c = (now - self.domain.phase_ps) // self.period
-        args = (self.arrays.cfg, c) + self.args
-        entry = self.entry
-        if entry is None:
-            flags = self.edge(*args)
-            self.entry = compiled_entry(self.edge, args)
-        else:
-            flags = entry(*args)
-        self.last = c
+        # the edges ticked without a call, then this one
+        flags = self._call("edge", (self.arrays.cfg, self.last + 1, c, c - 1) + self.args)
+        self.ticked = self.last = c
         if flags & FAILED:
             raise ModelAssertion(f"{self.parent.path}: a flit overflowed a buffer, reached the wrong terminal or "
-                                 f"arrived out of order at {now} ps (engine='compiled')")
+                                 f"arrived out of order, or an edge thought quiet was not, by {now} ps "
+                                 "(engine='compiled')")
         n_events = flags >> EVENTS_SHIFT
         if n_events:
             self._take_events(self.arrays.events[1:n_events + 1].tolist(), now)
-        if self.out_pending:
+        if self.out_pending and now >= self.next_retry:
             self._pass_messages(now)
         self.flags = flags
         if flags & MOVED:
@@ -184,12 +208,48 @@ class CompiledMemoryEngine(NocEngine):
             # Flits move inside this one component, on no kernel channel: tell the kernel's
             # watchdog, or a busy network looks stuck to it after one window.
             self.progress()
+        if flags & WORKING:
+            self.quiet = self._call("quiet_until", self.quiet_args(c))
+        else:
+            self.quiet = c + 1
         if now == self.check_ps and self._check(now):
             return
-        self._rest(now)
+        if not flags & WORKING:
+            self._rest(now)
 
-    def _enqueue(self, t: int, ni) -> None:
-        """The packets of interface t's queue not yet in the arrays join its queue there."""
+    def _call(self, name: str, args: tuple) -> int:
+        """The compiled function ``name`` on ``args``: through its entry for them once known
+        (the dispatcher's typing of some 60 arrays costs more than an edge's work)."""
+        entry = self.entries.get(name)
+        if entry is None:
+            function = getattr(self, name)
+            result = function(*args)
+            self.entries[name] = compiled_entry(function, args)
+            return result
+        return entry(*args)
+
+    def quiet_args(self, c: int) -> tuple:
+        """:func:`~.compiled_edge.quiet_until`'s arguments after cycle c."""
+        run, tb = self.arrays, self.tables
+        return (run.cfg, c, run.soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target, run.buf_id, run.buf_arr,
+                run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest, run.pk_size,
+                run.ev_kind, run.ev_a, run.ev_b, run.ev_n, run.ni_send, run.ni_send_slot, run.q_count)
+
+    def _catch_up(self) -> None:
+        """Simulate the edges ticked without a call (see :meth:`tick`), up to the last
+        ticked: what the network holds is then what the fast engine's routers and wheels hold."""
+        if self.ticked > self.last:
+            flags = self._call("edge", (self.arrays.cfg, self.last + 1, self.ticked, self.ticked) + self.args)
+            if flags & FAILED:
+                raise ModelAssertion(f"{self.parent.path}: a model check failed or an edge thought quiet was not "
+                                     f"in cycles {self.last + 1} to {self.ticked} (engine='compiled')")
+            if flags & MOVED:
+                self.moved = True
+            self.last = self.ticked
+
+    def _enqueue(self, t: int, ni, c: int) -> None:
+        """The packets of interface t's queue not yet in the arrays join its queue there, to
+        start no sooner than cycle c."""
         run = self.arrays
         known = int(run.q_count[t])
         queue = ni.queue
@@ -202,7 +262,7 @@ class CompiledMemoryEngine(NocEngine):
                 self._grow_slots(len(self.slots))
             s = self.free.pop()
             self.slots[s] = packet
-            run.pk_dest[0, s], run.pk_id[s], run.pk_size[s] = packet.dest, packet.id, packet.size
+            run.pk_dest[0, s], run.pk_id[s], run.pk_size[s], run.pk_from[s] = packet.dest, packet.id, packet.size, c
             if run.q_count[t] == run.queue.shape[1]:
                 self._grow_queues()
             Q = run.queue.shape[1]
@@ -224,6 +284,7 @@ class CompiledMemoryEngine(NocEngine):
                 if ni.to_requester or ni.for_memory:
                     self.out_pending.add(t)
                     self.retry_at.pop(t, None)
+                    self.next_retry = now
             elif kind == STARTED:
                 packet = ni.sending = ni.queue.popleft()
                 packet.injected_ps = now
@@ -239,8 +300,11 @@ class CompiledMemoryEngine(NocEngine):
         traced port is tried at every edge, since the try shows."""
         retry_at = self.retry_at
         done = []
+        soonest = None  # the soonest retry of those still refused
         for t in self.out_pending:
-            if retry_at.get(t, now) > now:
+            at = retry_at.get(t, now)
+            if at > now:
+                soonest = at if soonest is None or at < soonest else soonest
                 continue
             ni, mem_rsp, to_memory = self.served[t]
             retry = None
@@ -253,12 +317,16 @@ class CompiledMemoryEngine(NocEngine):
                     retry = unblocks if retry is None or unblocks < retry else retry
             if retry is not None:
                 retry_at[t] = retry
+                soonest = retry if soonest is None or retry < soonest else soonest
                 continue
             retry_at.pop(t, None)
             ni.pass_messages()
-            if not (ni.to_requester or ni.for_memory):
+            if ni.to_requester or ni.for_memory:
+                soonest = now  # (tried again at the next edge)
+            else:
                 done.append(t)
         self.out_pending.difference_update(done)
+        self.next_retry = now if soonest is None else soonest
 
     def working(self) -> bool:
         """Whether the last edge left work for the next (words on the wheel, flits buffered,
@@ -267,7 +335,10 @@ class CompiledMemoryEngine(NocEngine):
 
     def buffered_flits(self) -> int:
         """The flits buffered in the routers."""
-        return 0 if self.arrays is None else int(self.arrays.buffered.sum())
+        if self.arrays is None:
+            return 0
+        self._catch_up()
+        return int(self.arrays.buffered.sum())
 
     def deadlock_report(self, now: int) -> str:
         """The cycle and the flits buffered (without the cycle of waiting VCs)."""
@@ -280,6 +351,7 @@ class CompiledMemoryEngine(NocEngine):
         run = self.arrays
         if run is None:
             return
+        self._catch_up()
         noc = self.parent
         write_back_routers(noc, run)
         for t, ni in enumerate(noc.interfaces):
@@ -291,6 +363,7 @@ class CompiledMemoryEngine(NocEngine):
         (:func:`~.compiled_edge.packet_tails`)."""
         if self.last is None:
             return ()
+        self._catch_up()
         run, tb = self.arrays, self.tables
         soonest = run.soonest
         self.packet_tails(run.cfg, now, self.last, soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target,
