@@ -14,6 +14,7 @@ from archmodel.kernel.stats import stats_dict
 from archmodel.models.compute import FixedLatencyMemory
 from archmodel.models.messages import MemRequest
 from archmodel.models.network import Noc
+from archmodel.models.network import compiled_memory_engine
 from archmodel.models.network.compiled_engine import refusal
 
 MIB = 1 << 20
@@ -98,6 +99,18 @@ def test_the_compiled_engine_matches_the_fast_engine_on_random_memory_systems(se
     assert (fast_noc.stepping, noc.stepping) == ("fast", "compiled")
     assert compiled == fast
     assert all(len(received) == len(sent) and sent for sent, received in fast[1])  # every request answered
+
+
+@pytest.mark.parametrize("seed", range(8, 11))
+def test_the_packet_slots_and_source_queues_grow_as_they_fill(seed, monkeypatch):
+    """With room for one packet and one queued per interface at first, the arrays grow as
+    packets come (the slots of the packets in flight and every queue keep their order)."""
+    fast, _ = run_system(seed, "fast")
+    monkeypatch.setattr(compiled_memory_engine, "_SLOTS", 1)
+    monkeypatch.setattr(compiled_memory_engine, "_QUEUED", 1)
+    compiled, noc = run_system(seed, "compiled")
+    assert compiled == fast
+    assert len(noc.monitor.slots) >= 8 and noc.monitor.arrays.queue.shape[1] >= 4
 
 
 @pytest.mark.parametrize("seed", range(3))
