@@ -140,7 +140,8 @@ class CompiledMemoryEngine(NocEngine):
         self._arguments()
 
     def _arguments(self) -> None:
-        """The edge's arguments after the cycle (the arrays, which stay until one grows)."""
+        """The edge's and quiet_until's arguments after the cycles (the arrays, which stay
+        until one grows)."""
         run, tb = self.arrays, self.tables
         self.args = (run.events, tb.nports, tb.out_kind, tb.out_target, tb.out_tport, tb.out_lat, tb.route,
                      tb.vc_class, run.route_key, tb.term_router, tb.term_port, run.buf_id, run.buf_arr, run.buf_head,
@@ -151,6 +152,11 @@ class CompiledMemoryEngine(NocEngine):
                      run.ni_send_vc, run.ni_send_slot, run.ni_flits, run.ni_ejected, run.queue, run.q_head,
                      run.q_count, run.arr_slot, run.arr_next, run.pk_dest, run.pk_id, run.pk_size, run.pk_from, run.ev_kind,
                      run.ev_a, run.ev_b, run.ev_n, *run.scratch)
+        # quiet_until's after the cycle
+        self.quiet_args = (run.soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target, run.buf_id, run.buf_arr,
+                           run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest,
+                           run.pk_size, run.ev_kind, run.ev_a, run.ev_b, run.ev_n, run.ni_send, run.ni_send_slot,
+                           run.q_count)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NocEngine.send_packet`; the packet joins the arrays at the next edge."""
@@ -209,7 +215,7 @@ class CompiledMemoryEngine(NocEngine):
             # watchdog, or a busy network looks stuck to it after one window.
             self.progress()
         if flags & WORKING:
-            self.quiet = self._call("quiet_until", self.quiet_args(c))
+            self.quiet = self._call("quiet_until", (self.arrays.cfg, c) + self.quiet_args)
         else:
             self.quiet = c + 1
         if now == self.check_ps and self._check(now):
@@ -227,13 +233,6 @@ class CompiledMemoryEngine(NocEngine):
             self.entries[name] = compiled_entry(function, args)
             return result
         return entry(*args)
-
-    def quiet_args(self, c: int) -> tuple:
-        """:func:`~.compiled_edge.quiet_until`'s arguments after cycle c."""
-        run, tb = self.arrays, self.tables
-        return (run.cfg, c, run.soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target, run.buf_id, run.buf_arr,
-                run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest, run.pk_size,
-                run.ev_kind, run.ev_a, run.ev_b, run.ev_n, run.ni_send, run.ni_send_slot, run.q_count)
 
     def _catch_up(self) -> None:
         """Simulate the edges ticked without a call (see :meth:`tick`), up to the last
