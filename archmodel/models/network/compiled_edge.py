@@ -1,5 +1,6 @@
-"""The numba edge of :class:`~.compiled_memory_engine.CompiledMemoryEngine`: one edge of a
-network carrying memory traffic, below the message level, in one ``@njit`` call.
+"""The numba edges of :class:`~.compiled_memory_engine.CompiledMemoryEngine`: a network carrying
+memory traffic, below the message level, an edge (or a run of quiet edges and the next) per
+``@njit`` call.
 
 Per edge, in the order :meth:`NocEngine.tick <.engine.NocEngine.tick>` keeps: the words on
 the wheel reach the routers (credits, flits: :func:`~.compiled_loop` ``router_arrival``) and

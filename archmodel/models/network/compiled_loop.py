@@ -11,6 +11,11 @@ interfaces (packets due, injection), then per router VC allocation, switch alloc
 traversal, then the watchdog's and the drain limit's check. A head is routed when it reaches the
 front of its buffer, from the routing's table and, where the route tosses it, the router's coin
 for the packet (:func:`.routing.tie_coin`, the Python function compiled as it is).
+
+Its per-cycle parts (the words arriving, an interface starting a packet and sending a flit,
+the routers' allocation and traversal) are functions :mod:`.compiled_edge` calls too, with what
+differs passed in: a flit carries its packet's key and a tail bit, and the packet's destination
+and routing coin are looked up by the key (``route_head``).
 """
 
 from __future__ import annotations
