@@ -33,8 +33,8 @@ def test_the_catalogue_and_its_parts_print_without_markup():
     assert lines[split - 1] == ""
     assert [line.split()[0] for line in lines[:split - 1]] == sorted(line.split()[0] for line in lines[:split - 1])
     assert [line.split()[0] for line in lines[split + 1:]] == [
-        "CompiledNocEngine", "ConvLayerSizes", "ConvReport", "NocEngine", "NocMonitor", "StepReport",
-        "StreamSink", "StreamSource"]
+        "CompiledMemoryEngine", "CompiledNocEngine", "ConvLayerSizes", "ConvReport", "NocEngine", "NocMonitor",
+        "StepReport", "StreamSink", "StreamSource"]
 
 
 def test_a_part_is_documented_as_one_and_a_misspelled_name_gets_a_hint(capsys):

@@ -17,13 +17,19 @@ loop looks the route up in :meth:`.routing.Routing.table` and tosses the router'
 packet as :meth:`NocRouter.route_coin` does, with :func:`.routing.tie_coin` compiled), injection
 on every VC, Bernoulli injection of a synthetic pattern, ``stop_when_measured``, both stability
 rules. The loop itself is in :mod:`.compiled_loop`. Anything else raises ParameterError naming
-why; use ``engine="fast"``. Leaves out: deadlock reports naming the wait cycle (a stall is reported without it), packets
-sent with ``send_packet``, traces, continuing a run after it stopped.
+why; use ``engine="fast"``. Leaves out: deadlock reports naming the wait cycle (a stall is
+reported without it), packets sent with ``send_packet``, traces, continuing a run after it
+stopped.
+
+Memory traffic (a Noc with an ``address_map``) runs on
+:class:`~.compiled_memory_engine.CompiledMemoryEngine` instead, the fast engine with its flit
+level in numba, under the same routing, router and delay limits (:func:`refusal`).
 """
 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -75,23 +81,135 @@ def refusal(noc) -> str | None:
 
 
 def unsupported_reason(noc) -> str | None:
-    """Why ``noc`` cannot run on the compiled engine, or None when it can."""
+    """Why ``noc`` cannot run on the compiled engine, or None when it can (with an address map,
+    on :class:`~.compiled_memory_engine.CompiledMemoryEngine`)."""
+    if noc.address_map:
+        checks: tuple = (
+            (noc.traffic == "none", "synthetic traffic beside memory traffic"),
+            (not noc.trace_file, "trace_file beside memory traffic"),
+        )
+    else:
+        checks = (
+            (noc.packet_size < MAX_PACKET_FLITS, f"packet_size {noc.packet_size} (only below {MAX_PACKET_FLITS} flits)"),
+            (noc.traffic != "none", "no synthetic traffic (traces and driven interfaces are not supported)"),
+            (noc.injection == "bernoulli", f"injection {noc.injection!r} (only bernoulli)"),
+            (not noc.trace_file, "trace_file (traces are not supported)"),
+            (noc.stop_when_measured, "stop_when_measured=False (the run must end with its measurement)"),
+            (noc.sample_periods >= 1, "no sample period"),
+        )
     checks = (
-        (not noc.address_map, "memory traffic (address_map): the loop carries only synthetic packets"),
         (noc.router == "NocRouter", f"router {noc.router!r} (only NocRouter)"),
-        (noc.packet_size < MAX_PACKET_FLITS, f"packet_size {noc.packet_size} (only below {MAX_PACKET_FLITS} flits)"),
         (noc.port_map.terminals <= 1 << 16, f"{noc.port_map.terminals} terminals (only up to {1 << 16})"),
         (noc.allocator == "islip", f"allocator {noc.allocator!r} (only islip)"),
-        (noc.traffic != "none", "no synthetic traffic (traces and driven interfaces are not supported)"),
-        (noc.injection == "bernoulli", f"injection {noc.injection!r} (only bernoulli)"),
-        (not noc.trace_file, "trace_file (traces are not supported)"),
-        (noc.stop_when_measured, "stop_when_measured=False (the run must end with its measurement)"),
-        (noc.sample_periods >= 1, "no sample period"),
-    )
+    ) + checks
     for ok, why in checks:
         if not ok:
             return why
     return None
+
+
+def network_tables(noc) -> SimpleNamespace:
+    """The wiring and the routing of ``noc`` as the compiled loops read them: ``shape`` (routers,
+    ports, VCs, terminals), per router port where its words go (``out_kind`` 1 a router, 2 a
+    terminal; ``out_target``, ``out_tport``, ``out_lat``), the routing table ``route`` and
+    whether it is ``ranged``, ``vc_class``, and each terminal's router and port."""
+    tables = SimpleNamespace()
+    pm = noc.port_map
+    R, T, V = len(pm.routers), pm.terminals, noc.vcs
+    P = max(pm.ports(r) for r in pm.routers)
+    tables.shape = (R, P, V, T)
+    tables.nports = np.array([pm.ports(r) for r in pm.routers], np.int64)
+    tables.out_kind = np.zeros((R, P), np.int64)
+    tables.out_target = np.zeros((R, P), np.int64)
+    tables.out_tport = np.zeros((R, P), np.int64)
+    tables.out_lat = np.zeros((R, P), np.int64)
+    terminal_at = {(pm.terminal_router[t], pm.terminal_port[t]): t for t in range(T)}
+    for u in pm.routers:
+        for p, v in enumerate(pm.neighbour[u]):
+            if v is not None:
+                tables.out_kind[u, p] = 1
+                tables.out_target[u, p] = v
+                tables.out_tport[u, p] = pm.in_port_from[v][u]
+                tables.out_lat[u, p] = pm.latency(u, v)
+            elif (u, p) in terminal_at:
+                tables.out_kind[u, p] = 2
+                tables.out_target[u, p] = terminal_at[(u, p)]
+                tables.out_lat[u, p] = noc.ejection_latency
+    # The routing as a table (Routing.table), one row of 7 per (router, input port, input
+    # VC class, destination): output port, first and end VC at coin 0, the same at coin 1,
+    # and whether the coin counts; one input port and class where the routing reads neither
+    # (a small table stays in cache).
+    route = noc.route
+    inputs, classes = (P, route.classes) if route.reads_input else (1, 1)
+    tables.route = np.zeros((R, inputs, classes, T, 7), np.int64)
+    tables.ranged = False  # some head may take only part of its output port's VCs
+    for r in pm.routers:
+        for (p, c), sets in route.table(r).items():
+            if p < inputs and c < classes:
+                rows = [(*h[0], *(h[0] if t is None else t[0]), t is not None) for h, t in sets]
+                tables.route[r, p, c] = rows
+                tables.ranged = tables.ranged or any(row[1:3] != (0, V) or row[4:6] != (0, V) for row in rows)
+    tables.vc_class = np.zeros(V, np.int64)
+    for c in range(route.classes):
+        first, end = vc_class_range(c, route.classes, V)
+        tables.vc_class[first:end] = c
+    tables.term_router = np.array(pm.terminal_router[:T], np.int64)
+    tables.term_port = np.array(pm.terminal_port[:T], np.int64)
+    return tables
+
+
+def router_config(noc, shape: tuple, ranged: bool, period: int, phase: int) -> np.ndarray:
+    """The loops' configuration array with the routers' and interfaces' part filled in."""
+    R, P, V, T = shape
+    cfg = np.zeros(CONFIG_SIZE, np.int64)
+    cfg[[C_R, C_P, C_V, C_DEPTH, C_T]] = R, P, V, noc.buffer_depth, T
+    cfg[C_VA], cfg[C_ST], cfg[C_CR], cfg[C_RC] = (noc.vc_alloc_delay, noc.sw_alloc_delay + noc.st_delay,
+                                                  noc.credit_delay, noc.routing_delay)
+    cfg[C_INJ], cfg[C_PERIOD], cfg[C_PHASE], cfg[C_SW] = noc.injection_cycles, period, phase, noc.sw_alloc_delay
+    cfg[C_ITERS], cfg[C_WAIT] = noc.alloc_iterations, noc.wait_for_tail_credit
+    cfg[C_RANGED] = ranged
+    return cfg
+
+
+def router_state(run, shape: tuple, depth: int):
+    """``run`` with the arrays of the routers (buffers, VC and allocator state, statistics),
+    of the interfaces' flow control and of the event wheel, as at the start of a run."""
+    R, P, V, T = shape
+    n = R * P * V
+
+    def ivc(init: int) -> np.ndarray:
+        return np.full(n, init, np.int64)
+
+    run.buf_id, run.buf_arr = np.zeros((n, depth), np.int64), np.zeros((n, depth), np.int64)
+    (run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
+     run.ivc_dest_port, run.ivc_lo, run.ivc_hi) = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0), ivc(0), ivc(0)
+    run.ovc_free = np.ones(n, np.bool_)
+    run.ovc_wait = np.zeros(n, np.bool_)  # the tail left; the VC frees when its credit is back
+    run.ovc_credits = ivc(depth)
+    run.va_in_ptr, run.va_out_ptr = ivc(0), ivc(0)
+    run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))
+    run.buffered, run.r_flits, run.r_packets, run.r_va_stalls = (np.zeros(R, np.int64) for _ in range(4))
+    run.ni_credits = np.full((T, V), depth, np.int64)
+    run.ni_busy = np.zeros((T, V), np.bool_)  # a packet is being sent on the VC, or its tail's credit awaited
+    run.ni_wait = np.zeros((T, V), np.bool_)  # the tail left; the VC frees when its credits are back
+    run.ni_vc_ptr, run.ni_ejected, run.ni_flits, run.ni_send_vc = (np.zeros(T, np.int64) for _ in range(4))
+    run.ni_send = np.full(T, -1, np.int64)  # the index of the next flit of the packet being sent, or -1
+    cap = 2 * R * P + 2 * T + 8
+    run.ev_kind, run.ev_a, run.ev_b = (np.zeros((_WHEEL, cap), np.int64) for _ in range(3))
+    run.ev_n = np.zeros(_WHEEL, np.int64)
+    run.scratch = (np.zeros(P * V, np.int64), np.zeros(P, np.int64), np.zeros((P, P * V), np.int64),
+                   np.zeros(P * V, np.int64), np.zeros((P, P), np.int64), np.zeros(P, np.int64),
+                   np.zeros(P, np.int64), np.zeros(P * V, np.int64), np.zeros(P * V, np.int64),
+                   np.zeros(P, np.int64), np.zeros(P, np.int64),
+                   np.zeros((T, 2), np.int64))  # (the last: the flits reaching interfaces at a cycle)
+    return run
+
+
+def write_back_routers(noc, run) -> None:
+    """The routers' statistics from the loops' arrays."""
+    for r, router in enumerate(noc.routers):
+        router.flits.value, router.packets.value = int(run.r_flits[r]), int(run.r_packets[r])
+        router.va_stalls.value = int(run.r_va_stalls[r])
 
 
 class _LoopState:
@@ -111,9 +229,6 @@ class CompiledNocEngine(Component):
         self.unstable = False
         self.done = None  # (stop time in ps, reason) once the compiled loop has run
         self._run = None  # the loop's arrays (_LoopState), from the first edge on
-        if self.parent.address_map:
-            # Refused at once: the memory ports would belong to interfaces no kernel schedules.
-            self._refuse_unsupported()
 
     def start(self) -> None:
         self._refuse_unsupported()
@@ -137,48 +252,8 @@ class CompiledNocEngine(Component):
             raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}", hint=_USE_FAST)
 
     def _tables(self) -> None:
-        noc = self.parent
-        pm = noc.port_map
-        R, T, V = len(pm.routers), pm.terminals, noc.vcs
-        P = max(pm.ports(r) for r in pm.routers)
-        self.shape = (R, P, V, T)
-        self.nports = np.array([pm.ports(r) for r in pm.routers], np.int64)
-        self.out_kind = np.zeros((R, P), np.int64)
-        self.out_target = np.zeros((R, P), np.int64)
-        self.out_tport = np.zeros((R, P), np.int64)
-        self.out_lat = np.zeros((R, P), np.int64)
-        terminal_at = {(pm.terminal_router[t], pm.terminal_port[t]): t for t in range(T)}
-        for u in pm.routers:
-            for p, v in enumerate(pm.neighbour[u]):
-                if v is not None:
-                    self.out_kind[u, p] = 1
-                    self.out_target[u, p] = v
-                    self.out_tport[u, p] = pm.in_port_from[v][u]
-                    self.out_lat[u, p] = pm.latency(u, v)
-                elif (u, p) in terminal_at:
-                    self.out_kind[u, p] = 2
-                    self.out_target[u, p] = terminal_at[(u, p)]
-                    self.out_lat[u, p] = noc.ejection_latency
-        # The routing as a table (Routing.table), one row of 7 per (router, input port, input
-        # VC class, destination): output port, first and end VC at coin 0, the same at coin 1,
-        # and whether the coin counts; one input port and class where the routing reads neither
-        # (a small table stays in cache).
-        route = noc.route
-        inputs, classes = (P, route.classes) if route.reads_input else (1, 1)
-        self.route = np.zeros((R, inputs, classes, T, 7), np.int64)
-        self.ranged = False  # some head may take only part of its output port's VCs
-        for r in pm.routers:
-            for (p, c), sets in route.table(r).items():
-                if p < inputs and c < classes:
-                    rows = [(*h[0], *(h[0] if t is None else t[0]), t is not None) for h, t in sets]
-                    self.route[r, p, c] = rows
-                    self.ranged = self.ranged or any(row[1:3] != (0, V) or row[4:6] != (0, V) for row in rows)
-        self.vc_class = np.zeros(V, np.int64)
-        for c in range(route.classes):
-            first, end = vc_class_range(c, route.classes, V)
-            self.vc_class[first:end] = c
-        self.term_router = np.array(pm.terminal_router[:T], np.int64)
-        self.term_port = np.array(pm.terminal_port[:T], np.int64)
+        # (the engine's attributes: the loop's arguments are looked up on it)
+        vars(self).update(vars(network_tables(self.parent)))
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """Not supported: the compiled engine draws only synthetic traffic."""
@@ -215,19 +290,12 @@ class CompiledNocEngine(Component):
         """The compiled loop's arrays, at the state of this first edge."""
         noc = self.parent
         meas = noc.measurement
-        R, P, V, T = self.shape
-        D = noc.buffer_depth
+        T = self.shape[3]
         period, phase = self.domain.period_ps, self.domain.phase_ps
-        cfg = np.zeros(CONFIG_SIZE, np.int64)
-        cfg[[C_R, C_P, C_V, C_DEPTH, C_T]] = R, P, V, D, T
-        cfg[C_VA], cfg[C_ST], cfg[C_CR], cfg[C_RC] = (noc.vc_alloc_delay, noc.sw_alloc_delay + noc.st_delay,
-                                                      noc.credit_delay, noc.routing_delay)
-        cfg[C_INJ], cfg[C_PERIOD], cfg[C_PHASE], cfg[C_SW] = noc.injection_cycles, period, phase, noc.sw_alloc_delay
+        cfg = router_config(noc, self.shape, self.ranged, period, phase)
         cfg[C_START], cfg[C_END], cfg[C_DRAIN], cfg[C_WATCHDOG] = meas.start_ps, meas.end_ps, noc.drain_limit, noc.watchdog
-        cfg[C_ITERS], cfg[C_WAIT] = noc.alloc_iterations, noc.wait_for_tail_credit
         cfg[C_SAMPLE], cfg[C_WARMUP], cfg[C_THRESHOLD] = meas.sample_cycles, meas.warmup_periods, meas.threshold_cycles
         cfg[C_LATENCY_RULE] = meas.rule == "latency"
-        cfg[C_RANGED] = self.ranged
         cfg[C_SIZE] = noc.packet_size
         st = np.zeros(STATE_SIZE, np.int64)
         st[S_CYCLE] = self.domain.cycle_of(self.sim.now)
@@ -235,39 +303,13 @@ class CompiledNocEngine(Component):
         st[S_MOVED] = 1
         st[S_NEXT_STABLE] = self.domain.cycle_of(meas.next_check_ps)
         st[S_EXCEEDED] = -1
-        n = R * P * V
-
-        def ivc(init: int) -> np.ndarray:
-            return np.full(n, init, np.int64)
-
-        run = _LoopState()
+        run = router_state(_LoopState(), self.shape, noc.buffer_depth)
         run.cfg, run.st, run.period, run.phase, run.K = cfg, st, period, phase, 256
-        run.buf_id, run.buf_arr = np.zeros((n, D), np.int64), np.zeros((n, D), np.int64)
-        (run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
-         run.ivc_dest_port, run.ivc_lo, run.ivc_hi) = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0), ivc(0), ivc(0)
-        run.ovc_free = np.ones(n, np.bool_)
-        run.ovc_wait = np.zeros(n, np.bool_)  # the tail left; the VC frees when its credit is back
-        run.ovc_credits = ivc(D)
-        run.va_in_ptr, run.va_out_ptr = ivc(0), ivc(0)
-        run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))
-        run.buffered, run.r_flits, run.r_packets, run.r_va_stalls = (np.zeros(R, np.int64) for _ in range(4))
-        run.ni_credits = np.full((T, V), D, np.int64)
-        run.ni_busy = np.zeros((T, V), np.bool_)  # a packet is being sent on the VC, or its tail's credit awaited
-        run.ni_wait = np.zeros((T, V), np.bool_)  # the tail left; the VC frees when its credits are back
-        (run.ni_vc_ptr, run.ni_next, run.ni_created, run.n_gen, run.ni_ejected, run.ni_delivered, run.ni_flits,
-         run.ni_send_vc) = (np.zeros(T, np.int64) for _ in range(8))
-        run.ni_send = np.full(T, -1, np.int64)  # the index of the next flit of the packet being sent, or -1
+        (run.ni_next, run.ni_created, run.n_gen, run.ni_delivered) = (np.zeros(T, np.int64) for _ in range(4))
         run.gen_created = np.zeros((T, run.K), np.int64)
         run.gen_dest = np.zeros((T, run.K), np.int64)
         run.injected = np.full((T, run.K), -1, np.int64)
         run.arrived = np.full((T, run.K), -1, np.int64)
-        cap = 2 * R * P + 2 * T + 8
-        run.ev_kind, run.ev_a, run.ev_b = (np.zeros((_WHEEL, cap), np.int64) for _ in range(3))
-        run.ev_n = np.zeros(_WHEEL, np.int64)
-        run.scratch = (np.zeros(P * V, np.int64), np.zeros(P, np.int64), np.zeros((P, P * V), np.int64),
-                       np.zeros(P * V, np.int64), np.zeros((P, P), np.int64), np.zeros(P, np.int64),
-                       np.zeros(P, np.int64), np.zeros(P * V, np.int64), np.zeros(P * V, np.int64),
-                       np.zeros(P, np.int64), np.zeros(P, np.int64))
         run.next_ps = [ni.next_packet_ps for ni in noc.interfaces]
         # What the Noc's latency distributions and the interfaces' logs held before this run:
         # each write-back replaces what this run added, so it can be repeated after every batch.
@@ -363,9 +405,7 @@ class CompiledNocEngine(Component):
         if st[S_EXCEEDED] >= 0:
             meas.exceeded_ps = run.phase + int(st[S_EXCEEDED]) * period
         meas.latency_unstable = status == UNSTABLE and meas.rule == "latency" and meas.exceeded_ps == stop_ps
-        for r, router in enumerate(noc.routers):
-            router.flits.value, router.packets.value = int(run.r_flits[r]), int(run.r_packets[r])
-            router.va_stalls.value = int(run.r_va_stalls[r])
+        write_back_routers(noc, run)
         for t, ni in enumerate(interfaces):
             ni.created.value = ni.packet_ids = int(run.ni_created[t])
             ni.injected_flits.value = int(run.ni_flits[t])

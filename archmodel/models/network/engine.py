@@ -180,8 +180,21 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
 
     def holding(self) -> str | None:
         """Flits buffered in the routers (for the kernel's deadlock check when all sleep)."""
-        buffered = sum(r.buffered for r in self.parent.routers)
+        buffered = self.buffered_flits()
         return f"{buffered} flits" if buffered else None
+
+    def buffered_flits(self) -> int:
+        """The flits buffered in the routers."""
+        return sum(r.buffered for r in self.parent.routers)
+
+    def deadlock_report(self, now: int) -> str:
+        """What the DeadlockError of a stalled network says (:meth:`Noc.deadlock_report`)."""
+        return self.parent.deadlock_report(now)
+
+    def write_back_statistics(self) -> None:
+        """Bring the statistics of the routers and interfaces up to date for a report: they
+        are, here, where the engine steps the objects that keep them (an engine keeping them
+        elsewhere writes them back)."""
 
     def tick(self) -> None:
         self.steps += 1
@@ -237,9 +250,9 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                 self.unstable = True
                 self.sim.stop("unstable")
                 return True
-        buffered = any(r.buffered for r in noc.routers)
+        buffered = self.buffered_flits() > 0
         if buffered and not self.moved:
-            raise DeadlockError(noc.deadlock_report(now))
+            raise DeadlockError(self.deadlock_report(now))
         self.moved = False
         window_open = self.measuring and now < meas.end_ps
         if not (buffered or window_open or (self.measuring and meas.outstanding)
@@ -427,10 +440,15 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
                     else:
                         queue.append((key, word))
 
+    def working(self) -> bool:
+        """Whether the next edge has work in the network (words on their way, routers with
+        requests, interfaces with something to send or a credit to return)."""
+        return bool(self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends)
+
     def _rest(self, now: int) -> None:
         """Tick next edge while anything is in flight or busy, else sleep until the next
         packet is due or the next check."""
-        if self.busy_routers or self.busy_terminals or self.r_wheel or self.n_wheel or self.sends:
+        if self.working():
             return
         # A message waiting on a polled port (one its interface could not take yet) is seen
         # at the next edge (_step_terminals' poll); the kernel wakes a sleeper only for

@@ -62,7 +62,6 @@ class MemoryPortBounds:
         if self.bounds_at == key:
             return self.bounds
         noc = self.parent
-        pm = noc.port_map
         period = self.period
         bounds: dict = {}
         heading: dict = {}  # requester -> [(tail's arrival at the memory's terminal, that terminal, then to its answer)]
@@ -91,9 +90,36 @@ class MemoryPortBounds:
             if port not in bounds or at < bounds[port]:
                 bounds[port] = at
 
-        # Each flit offers its packet's tail at its least arrival plus one cycle per flit
-        # behind it; the soonest of a packet's flits is offered once (per flit, the packet's
-        # ports and answers would be looked up again and again).
+        for packet, at in self.network_tails(now):
+            offer(packet, at)
+        interfaces = noc.interfaces
+        # (only an interface with memory ports in use makes packets that carry memory traffic)
+        for u in self.port_terminals:
+            ni = interfaces[u]
+            least = self.least_cycles[u]
+            for packet in ni.queue:
+                offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
+            packet = ni.sending
+            if packet is not None:
+                offer(packet, max(now, packet.injected_ps + (least[packet.dest] + packet.size - 1) * period))
+            _, mem_rsp, to_memory, _ = ni.io
+            if ni.to_requester:
+                bounds[mem_rsp] = now
+            if ni.for_memory:
+                bounds[to_memory] = now
+        self.bounds_at, self.bounds, self.heading, self.on_its_way = key, bounds, heading, on_its_way
+        self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
+        return bounds
+
+    def network_tails(self, now: int):
+        """Per packet with flits in the routers or on the links, the soonest its tail can
+        arrive at its destination terminal, as ``(packet, time in ps)`` pairs: each flit
+        offers its packet's tail at its least arrival plus one cycle per flit behind it."""
+        noc = self.parent
+        pm = noc.port_map
+        period = self.period
+        # (the soonest of a packet's flits is offered once: per flit, the packet's ports and
+        # answers would be looked up again and again)
         soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits
         reach = self.reach
         terminal_router = pm.terminal_router
@@ -121,26 +147,7 @@ class MemoryPortBounds:
                     at = arrival + (packet.size - 1 - flit.index) * period
                     if soonest.get(packet, at) >= at:
                         soonest[packet] = at
-        for packet, at in soonest.items():
-            offer(packet, at)
-        interfaces = noc.interfaces
-        # (only an interface with memory ports in use makes packets that carry memory traffic)
-        for u in self.port_terminals:
-            ni = interfaces[u]
-            least = self.least_cycles[u]
-            for packet in ni.queue:
-                offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
-            packet = ni.sending
-            if packet is not None:
-                offer(packet, max(now, packet.injected_ps + (least[packet.dest] + packet.size - 1) * period))
-            _, mem_rsp, to_memory, _ = ni.io
-            if ni.to_requester:
-                bounds[mem_rsp] = now
-            if ni.for_memory:
-                bounds[to_memory] = now
-        self.bounds_at, self.bounds, self.heading, self.on_its_way = key, bounds, heading, on_its_way
-        self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
-        return bounds
+        return soonest.items()
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see

@@ -312,7 +312,14 @@ class NetworkInterface(Component):
             self.arriving[flit.vc] = (packet, flit.index + 1)
             return
         self.arriving.pop(flit.vc, None)
+        self.packet_arrived(packet, now)
+
+    def packet_arrived(self, packet: NetPacket, now: int) -> None:
+        """The tail of ``packet`` arrived here at ``now``: count it, measure it, log it and hand
+        it on. What ejecting its tail does, and what an engine that ejects flits itself
+        (:mod:`.compiled_memory_engine`) calls."""
         self.delivered.value += 1
+        meas = self.measurement
         if meas is not None:
             meas.delivered(packet, now, self.period)
         if self.log is not None:

@@ -142,14 +142,27 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                                 for port in (mem_req, from_memory))
 
     def step(self, now: int, word):
-        mem_req, mem_rsp, to_memory, from_memory = self.io
+        self.take_messages(now)
+        word = NetworkInterface.step(self, now, word)
+        self.pass_messages()
+        return word
+
+    def take_messages(self, now: int) -> None:
+        """What :meth:`step` does before the network side: a request taken from ``mem_req``
+        while the source queue holds fewer than two packets, and a response from
+        ``from_memory``, become packets (queued at ``now``)."""
+        mem_req, _, _, from_memory = self.io
         requests, responses = self.in_flights
         if requests and len(self.queue) < 2 and mem_req.valid:
             self._send_request(mem_req.recv(), now)
         if responses and from_memory.valid:
             self._send_response(from_memory.recv(), now)
-        word = NetworkInterface.step(self, now, word)
-        # What arrived this edge leaves this edge.
+
+    def pass_messages(self) -> None:
+        """What :meth:`step` does after the network side: what arrived leaves, responses on
+        ``mem_rsp`` in the order of the requests and requests on ``to_memory``, while the
+        ports take them."""
+        _, mem_rsp, to_memory, _ = self.io
         to_requester = self.to_requester
         while to_requester and mem_rsp.try_send(to_requester[0]):
             to_requester.popleft()
@@ -163,7 +176,6 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
                 del waiting[source]
             else:
                 del self.waiting[requester]
-        return word
 
     def busy(self) -> bool:
         if self.network_busy():

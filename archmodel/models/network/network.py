@@ -8,6 +8,7 @@ from archmodel.kernel import (ENGINES, Component, DeadlockError, Distribution, F
                               ParamGroup, Registry, connect, in_range, model)
 
 from .compiled_engine import CompiledNocEngine, refusal
+from .compiled_memory_engine import CompiledMemoryEngine
 from .engine import NocEngine
 from .address_map import AddressMap
 from .interface import NetworkInterface
@@ -151,8 +152,9 @@ class Noc(Component):
     arrays ``mem_req``/``mem_rsp`` (a requester's MemRequests in, its MemResponses out) and
     ``to_memory``/``from_memory`` (to the memory owning that terminal's ranges), in ``.arch`` as
     ``net.mem_req[0]``, in Python as :meth:`memory_port`. The ports are the interfaces' own
-    under ``engine="components"`` and the engine's under ``engine="fast"``; both give the same
-    responses at the same times. ``engine="compiled"`` refuses memory traffic.
+    under ``engine="components"`` and the engine's under ``engine="fast"`` and
+    ``engine="compiled"`` (:mod:`.compiled_memory_engine`: the fast engine with the routers, links
+    and interfaces' flit level in numba); all give the same responses at the same times.
     """
 
     topology = Param(str, "mesh(4, 4)", "topology generator call")
@@ -196,7 +198,8 @@ class Noc(Component):
                         "each owned by the memory at that terminal's to_memory port")
     engine = Param(str, "components", "'components' (or 'python', the reference): every router and interface a "
                    "kernel component (waveforms); 'fast': one engine steps them all, same results; 'compiled': one "
-                   "numba loop (reference configurations only, others refused with the reason); 'auto': compiled "
+                   "numba loop, or for memory traffic the fast engine's flit level in numba (reference "
+                   "configurations only, others refused with the reason); 'auto': compiled "
                    "where the configuration allows, else fast", check=NOC_ENGINES.check)
 
     packet_latency = Distribution("cycles", "measured packets: creation to tail arrival")
@@ -276,11 +279,12 @@ class Noc(Component):
         if fast:
             compiled = self.engine == "compiled" or (self.engine == "auto" and refusal(self) is None)
             self.stepping = "compiled" if compiled else "fast"
-            if compiled:
+            if compiled and self.memory_map is None:
                 self.monitor = CompiledNocEngine("engine", self)
             else:
                 memory_terminals = 0 if self.memory_map is None else pm.terminals
-                self.monitor = NocEngine("engine", self, memory_terminals=memory_terminals)
+                kind = CompiledMemoryEngine if compiled else NocEngine
+                self.monitor = kind("engine", self, memory_terminals=memory_terminals)
             for ni in self.interfaces:
                 ni.engine = self.monitor
             self._expose_memory_ports()
@@ -339,6 +343,8 @@ class Noc(Component):
         own = super().stats
         if self.stepping == "components":
             return own
+        if isinstance(self.monitor, NocEngine):
+            self.monitor.write_back_statistics()
         return own + [stat for part in (*self.routers, *self.interfaces) for stat in part.stats]
 
     def _wake_monitor(self) -> None:

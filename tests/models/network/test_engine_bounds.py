@@ -1,8 +1,8 @@
 """The fast engine's cached lookahead answers on its memory ports (engine_bounds.py) are the
 ones worked out from scratch (seed 3298, once, found one kept past a memory's work), and random composed systems (Snitch clusters and random
 requesters on meshes of random sizes, link latencies, VC counts and memory latencies) run
-the same with the compiled cluster loop and in Python, on the fast engine and on the
-per-component network; a router's reactions listed at once are its reactions port by port."""
+the same with the compiled cluster loop and in Python, on the fast engine, the compiled one and
+the per-component network; a router's reactions listed at once are its reactions port by port."""
 
 import random
 from collections import deque
@@ -199,13 +199,15 @@ def test_a_memory_side_holding_nothing_of_a_requester_bounds_none_of_its_answers
 
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 100_000))
-def test_random_composed_systems_run_the_same_compiled_and_in_python_on_both_network_engines(seed):
+def test_random_composed_systems_run_the_same_compiled_and_in_python_on_every_network_engine(seed):
     """The same random system with the clusters compiled on the fast engine, in Python on
     the fast engine and in Python on the per-component network: the same end, cluster and
     memory statistics, responses (time, tag, data) and memory contents; compiled and Python
-    on the fast engine give every statistic the same."""
+    on the fast engine give every statistic the same, and so do the compiled clusters on the
+    compiled network."""
     runs = {}
-    for network, cluster_engine in (("fast", "compiled"), ("fast", "python"), ("components", "python")):
+    for network, cluster_engine in (("fast", "compiled"), ("fast", "python"), ("components", "python"),
+                                    ("compiled", "compiled")):
         top, noc, clusters, requesters = composed(seed, network, cluster_engine)
         sim = run(Simulator(top), clusters, requesters)
         stats = stats_dict(sim.all_stats())
@@ -214,6 +216,7 @@ def test_random_composed_systems_run_the_same_compiled_and_in_python_on_both_net
     compiled, python, components = runs["fast", "compiled"], runs["fast", "python"], runs["components", "python"]
     assert compiled == python
     assert compiled[:4] == components[:4]
+    assert runs["compiled", "compiled"] == compiled  # the compiled network: every statistic too
 
 
 def in_progress(router, p: int, o) -> bool:

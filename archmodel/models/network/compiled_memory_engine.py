@@ -1,0 +1,373 @@
+"""Memory traffic on the compiled network: the fast engine with its flit level in numba.
+
+``Noc(engine="compiled")`` with an ``address_map`` runs :class:`CompiledMemoryEngine`, a
+:class:`~.engine.NocEngine`: it owns the memory ports and keeps the message level in Python as
+the fast engine does (each :class:`~.memory_interface.MemoryMappedInterface` makes packets of
+the requests and responses it takes, and hands on the packets delivered: the address map, the
+trips, the orders), while the routers, the links and the interfaces' flit layer run in one
+numba call per edge (:mod:`.compiled_edge`) over arrays, with the decisions and timing of the
+routers and interfaces the fast engine steps. So a run gives the same messages at the same
+edges and the same statistics (the routers' and the interfaces' flit counts written back
+from the arrays for a report), and the lookahead the same answers
+(:func:`~.compiled_edge.packet_tails` for the flits in the network, the rest as the fast engine).
+
+Per edge, in the fast engine's order: the interfaces with a message arrived on a port take it
+(:meth:`~.memory_interface.MemoryMappedInterface.take_messages`; its packets queue in the
+arrays as slots); the numba edge (arrivals, ejection, injection, routers); then each
+interface's ``queue`` and ``sending`` follow the arrays (the message level and the lookahead
+read them), the packets delivered are handed on
+(:meth:`~.interface.NetworkInterface.packet_arrived`) and what waits to leave goes on the ports
+that take it (:meth:`~.memory_interface.MemoryMappedInterface.pass_messages`). The fast engine
+does these per interface in turn; here each phase runs for every interface before the next,
+which changes nothing: an interface takes from and sends on its own ports only, the network
+side of an edge reads only the packets queued before it, and handing on only queues messages.
+
+Quiet edges. After each edge the numba side bounds the first cycle at which an edge can have
+anything for Python (a packet started, a tail sent, a packet delivered:
+:func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and each
+sending interface's flits to go). Until then an edge with no message arrived on a port, none
+to retry on one and no check due is ticked without a call: the engine stays awake (the kernel
+ticks it at the same edges, in the same order, as the fast engine, since flits are in the
+network throughout) and the edges are simulated in one call with the next edge that needs
+Python, or as soon as anything reads the network (the lookahead, the deadlock checks, the
+statistics), so every reader sees what the fast engine would hold then. With 16 clusters on 4
+DRAM channels two edges in three are quiet.
+
+A deadlock is reported with the cycle and the flits buffered, but not the cycle of waiting
+VCs the fast engine names.
+"""
+
+from __future__ import annotations
+
+from itertools import compress
+from types import SimpleNamespace
+
+import numpy as np
+
+from archmodel.kernel import ModelAssertion, ParameterError, model
+from archmodel.kernel.compiled import compiled_entry
+
+from .compiled_edge import DELIVERED, EVENTS_SHIFT, FAILED, MOVED, STARTED, WORKING, edge_kernel
+from .compiled_engine import network_tables, refusal, router_config, router_state, write_back_routers
+from .compiled_loop import MAX_PACKET_FLITS
+from .engine import NocEngine
+
+_SLOTS = 256  # packet slots at first (doubled when all are in use)
+_QUEUED = 16  # packets per interface's source queue at first (doubled when one is full)
+
+
+@model(catalogue=False)
+class CompiledMemoryEngine(NocEngine):
+    """The fast network engine with the flit level of its routers and interfaces in one numba
+    call per edge (see the module docstring)."""
+
+    def setup(self) -> None:
+        super().setup()
+        noc = self.parent
+        why = refusal(noc)
+        if why is not None:
+            raise ParameterError(f"{noc.path}: engine='compiled' does not support {why}",
+                                 hint="engine='fast' runs every configuration with the same results")
+        self.arrays = None  # the edge's arrays (from the start on)
+        self.flags = 0  # what the last edge reported (compiled_edge's MOVED, WORKING)
+        self.last = None  # the last cycle simulated
+        self.ticked = None  # the cycle of the last edge ticked (simulated, or to catch up)
+        self.quiet = 0  # until this cycle no edge has an event for Python (quiet_until)
+        self.entries: dict = {}  # compiled function's name -> its entry (see _call)
+        self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
+        self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
+        self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
+        self.next_retry = 0  # the soonest of those, or of an interface to try at the next edge
+        self.slots: list = []  # packet slot -> its NetPacket (None while free)
+        self.free: list = []
+
+    def start(self) -> None:
+        super().start()
+        noc = self.parent
+        pm = noc.port_map
+        tables = network_tables(noc)
+        R, P, V, T = tables.shape
+        run = router_state(SimpleNamespace(), tables.shape, noc.buffer_depth)
+        run.cfg = router_config(noc, tables.shape, tables.ranged, self.period, self.domain.phase_ps)
+        run.route_key = np.array([router.route_key for router in noc.routers], np.int64)
+        run.ni_send_slot = np.zeros(T, np.int64)
+        run.queue = np.zeros((T, _QUEUED), np.int64)
+        run.q_head, run.q_count = np.zeros(T, np.int64), np.zeros(T, np.int64)
+        run.arr_slot = np.full((T, V), -1, np.int64)  # per interface VC, the packet arriving on it, or -1
+        run.arr_next = np.zeros((T, V), np.int64)  # and the index of its next flit
+        run.events = np.zeros((3 * T + 1, 3), np.int64)
+        # For packet_tails: the latency of the link into each router port, and per (head or
+        # not, router, terminal) the fast engine's least cycles from leaving the router to the
+        # terminal (MemoryPortBounds.reach).
+        run.in_lat = np.zeros((R, P), np.int64)
+        for v in pm.routers:
+            for p, u in enumerate(pm.neighbour[v]):
+                if u is not None:
+                    run.in_lat[v, p] = pm.latency(u, v)
+        run.reach = np.array([[[self.reach[head, r][pm.terminal_router[t]] for t in range(T)] for r in pm.routers]
+                              for head in (False, True)], np.int64)
+        self.tables, self.arrays = tables, run
+        self.served = [(ni, ni.io[1], ni.io[2]) for ni in noc.interfaces]  # (interface, mem_rsp, to_memory)
+        self._grow_slots(_SLOTS)
+        self.fresh = set(range(T))  # packets sent before the run are queued already
+        self.edge, self.packet_tails, self.quiet_until = edge_kernel()
+
+    def _grow_slots(self, count: int) -> None:
+        """``count`` packet slots more (the arrays keep their contents)."""
+        run = self.arrays
+        old = len(self.slots)
+        new = old + count
+        pk_dest = np.zeros((1, new), np.int64)
+        pk_id, pk_size, pk_from = (np.zeros(new, np.int64) for _ in range(3))
+        if old:
+            pk_dest[:, :old], pk_id[:old], pk_size[:old], pk_from[:old] = run.pk_dest, run.pk_id, run.pk_size, run.pk_from
+        run.pk_dest, run.pk_id, run.pk_size, run.pk_from = pk_dest, pk_id, pk_size, pk_from
+        run.soonest = np.zeros(new, np.int64)
+        self.slots.extend([None] * count)
+        self.free.extend(range(new - 1, old - 1, -1))  # the lowest slots first
+        self._arguments()
+
+    def _grow_queues(self) -> None:
+        """Twice the room in every interface's source queue (each kept in order from 0)."""
+        run = self.arrays
+        T, Q = run.queue.shape
+        queue = np.zeros((T, 2 * Q), np.int64)
+        for t in range(T):
+            n = int(run.q_count[t])
+            queue[t, :n] = np.roll(run.queue[t], -int(run.q_head[t]))[:n]
+        run.queue = queue
+        run.q_head[:] = 0
+        self._arguments()
+
+    def _arguments(self) -> None:
+        """The edge's and quiet_until's arguments after the cycles (the arrays, which stay
+        until one grows)."""
+        run, tb = self.arrays, self.tables
+        self.args = (run.events, tb.nports, tb.out_kind, tb.out_target, tb.out_tport, tb.out_lat, tb.route,
+                     tb.vc_class, run.route_key, tb.term_router, tb.term_port, run.buf_id, run.buf_arr, run.buf_head,
+                     run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready, run.ivc_dest_port, run.ivc_lo,
+                     run.ivc_hi, run.ovc_free, run.ovc_wait, run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
+                     run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits, run.r_packets,
+                     run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_wait, run.ni_vc_ptr, run.ni_send,
+                     run.ni_send_vc, run.ni_send_slot, run.ni_flits, run.ni_ejected, run.queue, run.q_head,
+                     run.q_count, run.arr_slot, run.arr_next, run.pk_dest, run.pk_id, run.pk_size, run.pk_from, run.ev_kind,
+                     run.ev_a, run.ev_b, run.ev_n, *run.scratch)
+        # quiet_until's after the cycle
+        self.quiet_args = (run.soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target, run.buf_id, run.buf_arr,
+                           run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest,
+                           run.pk_size, run.ev_kind, run.ev_a, run.ev_b, run.ev_n, run.ni_send, run.ni_send_slot,
+                           run.q_count)
+
+    def send_packet(self, ni, dest: int, size: int, payload):
+        """:meth:`NocEngine.send_packet`; the packet joins the arrays at the next edge."""
+        packet = super().send_packet(ni, dest, size, payload)
+        self.fresh.add(ni.terminal)
+        return packet
+
+    def tick(self) -> None:
+        self.steps += 1
+        now = self.sim.now
+        c = (now - self.domain.phase_ps) // self.period
+        if (c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes
+                and (not self.out_pending or now < self.next_retry)):
+            for _, flight in compress(self.port_polls, self.poll_flights):
+                if flight[0][0] <= now:
+                    break
+            else:
+                # Nothing here for Python: the edge is simulated with the next that is (or
+                # when something asks about the network), in one call (_catch_up).
+                self.ticked = c
+                self.progress()  # (flits are in the network: see quiet_until)
+                return
+        if self.last is None or not self.flags & WORKING:
+            self.last = c - 1  # (an idle network: the edges slept through change nothing)
+        interfaces = self.parent.interfaces
+        fresh = self.fresh
+        woken = self.ni_wakes.pop(now, None)  # (send_packet's, between edges)
+        if woken is not None:
+            fresh |= woken
+        for t, flight in compress(self.port_polls, self.poll_flights):
+            if flight[0][0] <= now:
+                fresh.add(t)
+        if fresh:
+            for t in fresh:
+                ni = interfaces[t]
+                if t in self.port_terminal_set:
+                    ni.take_messages(now)
+                self._enqueue(t, ni, c)
+            fresh.clear()
+        # the edges ticked without a call, then this one
+        flags = self._call("edge", (self.arrays.cfg, self.last + 1, c, c - 1) + self.args)
+        self.ticked = self.last = c
+        if flags & FAILED:
+            raise ModelAssertion(f"{self.parent.path}: a flit overflowed a buffer, reached the wrong terminal or "
+                                 f"arrived out of order, or an edge thought quiet was not, by {now} ps "
+                                 "(engine='compiled')")
+        n_events = flags >> EVENTS_SHIFT
+        if n_events:
+            self._take_events(self.arrays.events[1:n_events + 1].tolist(), now)
+        if self.out_pending and now >= self.next_retry:
+            self._pass_messages(now)
+        self.flags = flags
+        if flags & MOVED:
+            self.moved = True
+            # Flits move inside this one component, on no kernel channel: tell the kernel's
+            # watchdog, or a busy network looks stuck to it after one window.
+            self.progress()
+        if flags & WORKING:
+            self.quiet = self._call("quiet_until", (self.arrays.cfg, c) + self.quiet_args)
+        else:
+            self.quiet = c + 1
+        if now == self.check_ps and self._check(now):
+            return
+        if not flags & WORKING:
+            self._rest(now)
+
+    def _call(self, name: str, args: tuple) -> int:
+        """The compiled function ``name`` on ``args``: through its entry for them once known
+        (the dispatcher's typing of some 60 arrays costs more than an edge's work)."""
+        entry = self.entries.get(name)
+        if entry is None:
+            function = getattr(self, name)
+            result = function(*args)
+            self.entries[name] = compiled_entry(function, args)
+            return result
+        return entry(*args)
+
+    def _catch_up(self) -> None:
+        """Simulate the edges ticked without a call (see :meth:`tick`), up to the last
+        ticked: what the network holds is then what the fast engine's routers and wheels hold."""
+        if self.ticked > self.last:
+            flags = self._call("edge", (self.arrays.cfg, self.last + 1, self.ticked, self.ticked) + self.args)
+            if flags & FAILED:
+                raise ModelAssertion(f"{self.parent.path}: a model check failed or an edge thought quiet was not "
+                                     f"in cycles {self.last + 1} to {self.ticked} (engine='compiled')")
+            if flags & MOVED:
+                self.moved = True
+            self.last = self.ticked
+
+    def _enqueue(self, t: int, ni, c: int) -> None:
+        """The packets of interface t's queue not yet in the arrays join its queue there, to
+        start no sooner than cycle c."""
+        run = self.arrays
+        known = int(run.q_count[t])
+        queue = ni.queue
+        for k in range(known, len(queue)):
+            packet = queue[k]
+            if packet.size >= MAX_PACKET_FLITS:
+                raise ModelAssertion(f"{ni.path}: a packet of {packet.size} flits (engine='compiled' carries "
+                                     f"fewer than {MAX_PACKET_FLITS})")
+            if not self.free:
+                self._grow_slots(len(self.slots))
+            s = self.free.pop()
+            self.slots[s] = packet
+            run.pk_dest[0, s], run.pk_id[s], run.pk_size[s], run.pk_from[s] = packet.dest, packet.id, packet.size, c
+            if run.q_count[t] == run.queue.shape[1]:
+                self._grow_queues()
+            Q = run.queue.shape[1]
+            run.queue[t, (run.q_head[t] + run.q_count[t]) % Q] = s
+            run.q_count[t] += 1
+
+    def _take_events(self, events: list, now: int) -> None:
+        """What the edge reported, in its order: packets started (their interface's ``sending``,
+        their injection time), tails sent, packets delivered (handed on)."""
+        interfaces = self.parent.interfaces
+        slots = self.slots
+        for kind, t, s in events:
+            ni = interfaces[t]
+            if kind == DELIVERED:
+                packet = slots[s]
+                slots[s] = None
+                self.free.append(s)
+                ni.packet_arrived(packet, now)
+                if ni.to_requester or ni.for_memory:
+                    self.out_pending.add(t)
+                    self.retry_at.pop(t, None)
+                    self.next_retry = now
+            elif kind == STARTED:
+                packet = ni.sending = ni.queue.popleft()
+                packet.injected_ps = now
+            else:
+                ni.sending = None
+
+    def _pass_messages(self, now: int) -> None:
+        """Each interface with messages waiting sends them on its ports while they take them.
+        One whose ports refuse is not asked again before either may take
+        (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`, after ``ready`` marked the port
+        blocked as a refused try would; a packet delivered to it asks at once): with 16
+        clusters on 4 DRAM channels the channels' request queues are full at most edges. A
+        traced port is tried at every edge, since the try shows."""
+        retry_at = self.retry_at
+        done = []
+        soonest = None  # the soonest retry of those still refused
+        for t in self.out_pending:
+            at = retry_at.get(t, now)
+            if at > now:
+                soonest = at if soonest is None or at < soonest else soonest
+                continue
+            ni, mem_rsp, to_memory = self.served[t]
+            retry = None
+            for waiting, port in ((ni.to_requester, mem_rsp), (ni.for_memory, to_memory)):
+                if waiting:
+                    if port.channel.traced or port.ready:
+                        retry = None
+                        break
+                    unblocks = port.unblocks_from_ps()
+                    retry = unblocks if retry is None or unblocks < retry else retry
+            if retry is not None:
+                retry_at[t] = retry
+                soonest = retry if soonest is None or retry < soonest else soonest
+                continue
+            retry_at.pop(t, None)
+            ni.pass_messages()
+            if ni.to_requester or ni.for_memory:
+                soonest = now  # (tried again at the next edge)
+            else:
+                done.append(t)
+        self.out_pending.difference_update(done)
+        self.next_retry = now if soonest is None else soonest
+
+    def working(self) -> bool:
+        """Whether the last edge left work for the next (words on the wheel, flits buffered,
+        packets queued or being sent)."""
+        return bool(self.flags & WORKING)
+
+    def buffered_flits(self) -> int:
+        """The flits buffered in the routers."""
+        if self.arrays is None:
+            return 0
+        self._catch_up()
+        return int(self.arrays.buffered.sum())
+
+    def deadlock_report(self, now: int) -> str:
+        """The cycle and the flits buffered (without the cycle of waiting VCs)."""
+        noc = self.parent
+        return (f"deadlock at {now} ps: {self.buffered_flits()} flits buffered in {noc.path} and none moved for "
+                f"{noc.watchdog} cycles (engine='compiled' does not name the wait cycle)")
+
+    def write_back_statistics(self) -> None:
+        """The routers' statistics and the interfaces' flit counts from the arrays."""
+        run = self.arrays
+        if run is None:
+            return
+        self._catch_up()
+        noc = self.parent
+        write_back_routers(noc, run)
+        for t, ni in enumerate(noc.interfaces):
+            ni.injected_flits.value = int(run.ni_flits[t])
+            ni.ejected_flits.value = int(run.ni_ejected[t])
+
+    def network_tails(self, now: int):
+        """:meth:`~.engine_bounds.MemoryPortBounds.network_tails` from the arrays
+        (:func:`~.compiled_edge.packet_tails`)."""
+        if self.last is None:
+            return ()
+        self._catch_up()
+        run, tb = self.arrays, self.tables
+        soonest = run.soonest
+        self.packet_tails(run.cfg, now, self.last, soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target,
+                          run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready,
+                          run.buffered, run.pk_dest, run.pk_size, run.ev_kind, run.ev_a, run.ev_b, run.ev_n)
+        found = np.flatnonzero(soonest >= 0)
+        slots = self.slots
+        return [(slots[s], at) for s, at in zip(found.tolist(), soonest[found].tolist())]

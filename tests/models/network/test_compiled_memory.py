@@ -1,0 +1,160 @@
+"""Memory traffic on the compiled network (``Noc(engine="compiled")`` with an address map) is held
+to the fast engine: random composed systems (requesters and memories on random terminals of
+the topologies the compiled edge takes, random flit widths, delays and buffers) give the same
+responses at the same cycles, the same bytes in the memories and every statistic alike, and the
+lookahead the same answers at every edge."""
+
+import random
+from collections import deque
+
+import pytest
+
+from archmodel.kernel import Component, DeadlockError, In, Out, ParameterError, Simulator, connect, model
+from archmodel.kernel.stats import stats_dict
+from archmodel.models.compute import FixedLatencyMemory
+from archmodel.models.messages import MemRequest
+from archmodel.models.network import Noc
+from archmodel.models.network import compiled_memory_engine
+from archmodel.models.network.compiled_engine import refusal
+
+MIB = 1 << 20
+TOPOLOGIES = [("mesh(2, 2)", "dor"), ("mesh(3, 2, 2)", "dor"), ("torus(3)", "dateline"), ("ring(5)", "dateline")]
+
+
+@model(catalogue=False)
+class Requester(Component):
+    """Sends its script of MemRequests (each at its cycle at the soonest, while the network takes
+    them) and logs (cycle, message) of what it sent and received."""
+
+    req = Out("MemRequests")
+    rsp = In("MemResponses", required=False)
+
+    def setup(self) -> None:
+        self.script: deque = deque()  # (cycle, request)
+        self.sent: list = []
+        self.received: list = []
+
+    def tick(self) -> None:
+        if self.rsp.valid:
+            self.received.append((self.cycle, self.rsp.recv()))
+        if self.script and self.script[0][0] <= self.cycle and self.req.try_send(self.script[0][1]):
+            self.sent.append((self.cycle, self.script.popleft()[1]))
+        if not self.script and not len(self.rsp):
+            self.sleep()
+
+
+def random_system(seed: int, engine: str):
+    """A Noc of random shape and timing with two or three requesters and two memories on random
+    terminals, each requester with a random script of reads and writes."""
+    rng = random.Random(seed)
+    topology, routing = rng.choice(TOPOLOGIES)
+    params = dict(topology=topology, routing=routing, vcs=rng.choice([1, 2, 3]) if routing == "dor" else rng.choice([2, 4]),
+                  buffer_depth=rng.randint(1, 4), flit_bits=rng.choice([32, 64, 128, 512]),
+                  link_latency=rng.randint(1, 3), credit_delay=rng.randint(0, 2),
+                  wait_for_tail_credit=rng.random() < 0.3, alloc_iterations=rng.randint(1, 2),
+                  routing_delay=rng.randint(0, 1), vc_alloc_delay=rng.randint(0, 1), st_delay=rng.randint(1, 2),
+                  injection_latency=rng.randint(1, 2), ejection_latency=rng.randint(1, 2))
+    top = Component("top")
+    terminals = Noc("probe", **params).port_map.terminals
+    places = rng.sample(range(terminals), 4 + (terminals > 4))
+    memory_at, requester_at = places[:2], places[2:]
+    ranges = [(m * MIB, (m + 1) * MIB, t) for m, t in enumerate(memory_at)]
+    noc = Noc("net", top, address_map=ranges, engine=engine, **params)
+    memories = []
+    for m, t in enumerate(memory_at):
+        memory = FixedLatencyMemory(f"mem{m}", top, base_address=m * MIB, size_bytes=MIB,
+                                    latency_cycles=rng.randint(1, 30), bytes_per_cycle=rng.choice([8, 64]))
+        connect(noc.memory_port("to_memory", t), memory.req, latency=rng.randint(1, 2))
+        connect(memory.rsp, noc.memory_port("from_memory", t), latency=rng.randint(1, 2))
+        memories.append(memory)
+    requesters = []
+    for k, t in enumerate(requester_at):
+        cpu = Requester(f"cpu{k}", top)
+        connect(cpu.req, noc.memory_port("mem_req", t), latency=rng.randint(1, 2))
+        connect(noc.memory_port("mem_rsp", t), cpu.rsp, latency=rng.randint(1, 2))
+        cycle = 0
+        for tag in range(rng.randint(20, 60)):
+            cycle += rng.choice([0, 0, 1, 5, 40])
+            size = rng.choice([8, 16, 64, 256])
+            address = rng.randrange(2) * MIB + size * rng.randrange(64)
+            write = rng.random() < 0.4
+            data = bytes(rng.randrange(256) for _ in range(size)) if write else None
+            cpu.script.append((cycle, MemRequest(address, size, write, data, source=f"cpu{k}", tag=tag)))
+        requesters.append(cpu)
+    return top, noc, requesters, memories
+
+
+def run_system(seed: int, engine: str):
+    top, noc, requesters, memories = random_system(seed, engine)
+    sim = Simulator(top, seed=seed)
+    sim.run(cycles=30_000)
+    return (sim.now, [(cpu.sent, cpu.received) for cpu in requesters],
+            [memory.backdoor_read(m * MIB, 64 * 256) for m, memory in enumerate(memories)],
+            stats_dict(sim.all_stats())), noc
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_compiled_engine_matches_the_fast_engine_on_random_memory_systems(seed):
+    (fast, fast_noc), (compiled, noc) = (run_system(seed, engine) for engine in ("fast", "compiled"))
+    assert (fast_noc.stepping, noc.stepping) == ("fast", "compiled")
+    assert compiled == fast
+    assert all(len(received) == len(sent) and sent for sent, received in fast[1])  # every request answered
+
+
+@pytest.mark.parametrize("seed", range(8, 11))
+def test_the_packet_slots_and_source_queues_grow_as_they_fill(seed, monkeypatch):
+    """With room for one packet and one queued per interface at first, the arrays grow as
+    packets come (the slots of the packets in flight and every queue keep their order)."""
+    fast, _ = run_system(seed, "fast")
+    monkeypatch.setattr(compiled_memory_engine, "_SLOTS", 1)
+    monkeypatch.setattr(compiled_memory_engine, "_QUEUED", 1)
+    compiled, noc = run_system(seed, "compiled")
+    assert compiled == fast
+    assert len(noc.monitor.slots) >= 8 and noc.monitor.arrays.queue.shape[1] >= 4
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_engine_answers_the_lookahead_as_the_fast_engine_at_every_edge(seed):
+    systems = [random_system(seed, engine) for engine in ("fast", "compiled")]
+    sims = [Simulator(top, seed=seed) for top, *_ in systems]
+    ports = [[port for name in Noc.MEMORY_PORTS for port in noc.exposed[name] if port.connected]
+             for _, noc, _, _ in systems]
+    for _ in range(600):
+        answers = []
+        for sim, (_, noc, _, _), own in zip(sims, systems, ports):
+            sim.run(cycles=1)
+            engine = noc.monitor
+            engine.forget_bounds()
+            answers.append(([engine.earliest_send_ps(port) for port in own],
+                            sorted((packet.id, at) for packet, at in engine.network_tails(sim.now))))
+        assert answers[0] == answers[1]
+
+
+def test_auto_takes_the_compiled_edge_for_memory_traffic_where_the_configuration_allows():
+    ranges = [(0, MIB, 1)]
+    assert Noc("net", topology="mesh(2, 2)", address_map=ranges, engine="auto").stepping == (
+        "compiled" if refusal(Noc("probe", topology="mesh(2, 2)", address_map=ranges)) is None else "fast")
+    assert Noc("net", topology="mesh(2, 2)", routing="west_first", address_map=ranges, engine="auto").stepping == "fast"
+    with pytest.raises(ParameterError) as caught:
+        Noc("net", topology="mesh(2, 2)", routing="west_first", vcs=2, address_map=ranges, engine="compiled")
+    assert caught.value.message.startswith("net: engine='compiled' does not support routing 'west_first'")
+
+
+def test_a_stalled_network_is_reported_naming_the_noc_and_the_cycle():
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine="compiled", watchdog=50)
+    cpu = Requester("cpu", top)
+    connect(cpu.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), cpu.rsp)
+    memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=MIB, latency_cycles=5)
+    connect(noc.memory_port("to_memory", 1), memory.req)
+    connect(memory.rsp, noc.memory_port("from_memory", 1))
+    cpu.script.extend((0, MemRequest(0, 64, tag=tag)) for tag in range(4))
+    sim = Simulator(top)
+    sim.run(cycles=8)  # the first request's flit is in the network
+    noc.monitor.arrays.ovc_credits[:] = 0  # no router may send on
+    noc.monitor.arrays.ni_credits[:] = 0
+    with pytest.raises(DeadlockError) as caught:
+        sim.run(cycles=500)
+    assert "flits buffered in top.net and none moved for 50 cycles" in str(caught.value)
+    assert str(caught.value).startswith("deadlock at ")
