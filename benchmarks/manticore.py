@@ -44,6 +44,7 @@ time and ratios within one run are what to compare.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import subprocess
@@ -59,6 +60,9 @@ TARGET = 5e6  # core-cycles per CPU second, issue 14
 
 def run(path: str, params: dict, engine: str) -> dict:
     """Elaborate ``path`` with ``params``, run it with every cluster on ``engine``, and measure."""
+    # the runs before this one left their systems behind in reference cycles: collected now,
+    # or a full collection of them may fall inside this run's time
+    gc.collect()
     done = run_clusters(path, params, engine)  # each cluster checked against numpy
     clusters = done.clusters
     cycles = max(c.run_cycles() for c in clusters)
