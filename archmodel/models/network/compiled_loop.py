@@ -460,6 +460,8 @@ def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_cla
         ni_send_vc, ni_flits, ni_created, gen_created, gen_dest, n_gen, injected, arrived, ni_ejected,
         ni_delivered, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
         granted, winners, got, vtaken, in_match, out_taken, ejected, until):
+    """The synthetic loop: cycles ``[st[S_CYCLE], until)`` of the whole network, or fewer (see the
+    module docstring); returns RUNNING, MEASURED, UNSTABLE, STALLED or FAILED."""
     R = cfg[C_R]
     P = cfg[C_P]
     V = cfg[C_V]
