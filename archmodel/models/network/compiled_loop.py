@@ -16,6 +16,11 @@ Its per-cycle parts (the words arriving, an interface starting a packet and send
 the routers' allocation and traversal) are functions :mod:`.compiled_edge` calls too, with what
 differs passed in: a flit carries its packet's key and a tail bit, and the packet's destination
 and routing coin are looked up by the key (``route_head``).
+
+Every function is a module-level :func:`~archmodel.kernel.compiled.jit` function calling the
+others by name (as :mod:`.compiled_edge`'s do), so numba keeps them in its on-disk cache and
+a process after the first loads them compiled; the engines take the entries they call with
+``bind()``.
 """
 
 from __future__ import annotations
