@@ -258,10 +258,10 @@ class Loop:
     Python function.
     """
 
-    def __init__(self, function: Callable[..., Any], allocates: bool, cache: bool):
+    def __init__(self, function: Callable[..., Any], allocates: bool, cache: bool, inline: bool = False):
         functools.update_wrapper(self, function)
         self.py_func = function
-        self._options = dict(allocates=allocates, cache=cache)
+        self._options = dict(allocates=allocates, cache=cache, inline=inline)
         self._dispatcher: Any = None
 
     def __call__(self, *args: Any) -> Any:
@@ -298,11 +298,11 @@ def _bind(module_name: str) -> None:
                     todo.append(home)
 
 
-def jit(function: Optional[Callable[..., Any]] = None, *, allocates: bool = False,
+def jit(function: Optional[Callable[..., Any]] = None, *, allocates: bool = False, inline: bool = False,
         cache: bool = True) -> Any:
     """Mark ``function`` as part of a compiled loop: a :class:`Loop` that numba compiles on
-    its first call, with the options of :func:`dispatcher`. Use as ``@jit`` or
-    ``@jit(allocates=True)``."""
+    its first call, with the options of :func:`dispatcher` (``inline``: inlined into the
+    compiled functions that call it). Use as ``@jit`` or ``@jit(allocates=True)``."""
     if function is None:
-        return lambda f: Loop(f, allocates, cache)
-    return Loop(function, allocates, cache)
+        return lambda f: Loop(f, allocates, cache, inline)
+    return Loop(function, allocates, cache, inline)

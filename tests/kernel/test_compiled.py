@@ -123,6 +123,26 @@ def test_a_loop_binds_its_module_and_the_modules_of_its_callees(tmp_path, monkey
     assert entry.total.targetoptions["nogil"] and entry.total.targetoptions["_nrt"] is False
 
 
+def test_a_loop_marked_inline_is_inlined_into_its_callers(tmp_path, monkeypatch):
+    loops = _module(tmp_path, monkeypatch, "loop_inlined", """
+        from archmodel.kernel.compiled import jit
+
+        @jit(inline=True)
+        def thrice(x):
+            return 3 * x
+
+        @jit
+        def total(n):
+            s = 0
+            for v in range(n):
+                s += thrice(v)
+            return s
+        """)
+    assert loops.total(4) == 18
+    assert loops.thrice.targetoptions["inline"] == "always" and "inline" not in loops.total.targetoptions
+    assert loops.thrice.targetoptions["_nrt"] is False and type(loops.thrice._cache).__name__ != "NullCache"
+
+
 def test_a_loop_allocates_only_when_it_says_so(tmp_path, monkeypatch):
     loops = _module(tmp_path, monkeypatch, "loop_allocating", """
         import numpy as np

@@ -21,11 +21,11 @@ wheels gives (:meth:`~.engine_bounds.MemoryPortBounds._port_bounds`).
 
 from __future__ import annotations
 
-from archmodel.kernel.compiled import dispatcher
+from archmodel.kernel.compiled import jit
 
 from .compiled_loop import (C_CR, C_DEPTH, C_INJ, C_P, C_PERIOD, C_PHASE, C_R, C_RC, C_ST, C_T, C_V, C_VA,
                             CREDIT_TO_ROUTER, FLIT_SHIFT, FLIT_TO_ROUTER, FLIT_TO_TERMINAL, INDEX_MASK, PACKET_MASK,
-                            TAIL, router_kernel)
+                            TAIL, arrivals, inject_flit, schedule, start_packet, step_routers)
 
 # What an edge reports (its return value's bits).
 MOVED = 1  # a link word moved (arrived, or an interface sent one)
@@ -36,238 +36,221 @@ EVENTS_SHIFT = 3  # and above these bits, how many events it reports
 STARTED, TAIL_SENT, DELIVERED = range(3)
 
 
-def _kernel():
-    shared = router_kernel()
-    schedule, arrivals, step_routers = shared.schedule, shared.arrivals, shared.step_routers
-    start_packet, inject_flit = shared.start_packet, shared.inject_flit
-
-    @dispatcher
-    def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
-             route_key, term_router, term_port, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
-             ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr,
-             buffered, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send, ni_send_vc,
-             ni_send_slot, ni_flits, ni_ejected, queue, q_head, q_count, arr_slot, arr_next, pk_dest, pk_id, pk_size,
-             pk_from, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
-             out_taken, ejected):
-        """Cycles ``first`` to ``last`` of the network (see the module docstring), their events
-        in ``events[1:]``; those to ``quiet_to`` may have none (:func:`quiet_until` said so: an
-        event there is FAILED), and a queued packet starts no sooner than its ``pk_from``
-        cycle. Returns MOVED | WORKING | FAILED bits and the number of events <<
-        EVENTS_SHIFT."""
-        P = cfg[C_P]
-        V = cfg[C_V]
-        T = cfg[C_T]
-        W = ev_n.shape[0]
-        Q = queue.shape[1]
-        n_events = 0
-        flags = 0
-        for c in range(first, last + 1):
-            if ev_n[c % W]:
-                flags |= MOVED
-            m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
-                         ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, pk_dest, pk_id, route, vc_class,
-                         route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
-            if m < 0:
+@jit
+def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
+         route_key, term_router, term_port, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
+         ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr,
+         buffered, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send, ni_send_vc,
+         ni_send_slot, ni_flits, ni_ejected, queue, q_head, q_count, arr_slot, arr_next, pk_dest, pk_id, pk_size,
+         pk_from, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
+         out_taken, ejected):
+    """Cycles ``first`` to ``last`` of the network (see the module docstring), their events
+    in ``events[1:]``; those to ``quiet_to`` may have none (:func:`quiet_until` said so: an
+    event there is FAILED), and a queued packet starts no sooner than its ``pk_from``
+    cycle. Returns MOVED | WORKING | FAILED bits and the number of events <<
+    EVENTS_SHIFT."""
+    P = cfg[C_P]
+    V = cfg[C_V]
+    T = cfg[C_T]
+    W = ev_n.shape[0]
+    Q = queue.shape[1]
+    n_events = 0
+    flags = 0
+    for c in range(first, last + 1):
+        if ev_n[c % W]:
+            flags |= MOVED
+        m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, pk_dest, pk_id, route, vc_class,
+                     route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+        if m < 0:
+            return FAILED
+        for e in range(m):
+            a = ejected[e, 0]
+            b = ejected[e, 1]
+            t = a // V
+            w = a - t * V
+            s = b & PACKET_MASK
+            index = (b >> FLIT_SHIFT) & INDEX_MASK
+            ni_ejected[t] += 1
+            # The credit goes back with the interface's word credit_delay edges on.
+            schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
+                     (term_router[t] * P + term_port[t]) * V + w, 0)
+            if pk_dest[0, s] != t:
                 return FAILED
-            for e in range(m):
-                a = ejected[e, 0]
-                b = ejected[e, 1]
-                t = a // V
-                w = a - t * V
-                s = b & PACKET_MASK
-                index = (b >> FLIT_SHIFT) & INDEX_MASK
-                ni_ejected[t] += 1
-                # The credit goes back with the interface's word credit_delay edges on.
-                schedule(ev_kind, ev_a, ev_b, ev_n, (c + cfg[C_CR] + cfg[C_INJ]) % W, CREDIT_TO_ROUTER,
-                         (term_router[t] * P + term_port[t]) * V + w, 0)
-                if pk_dest[0, s] != t:
+            if index == 0:
+                if arr_slot[t, w] >= 0:
                     return FAILED
-                if index == 0:
-                    if arr_slot[t, w] >= 0:
-                        return FAILED
-                elif arr_slot[t, w] != s or arr_next[t, w] != index:
-                    return FAILED
-                if not b & TAIL:
-                    arr_slot[t, w] = s
-                    arr_next[t, w] = index + 1
-                    continue
-                arr_slot[t, w] = -1
+            elif arr_slot[t, w] != s or arr_next[t, w] != index:
+                return FAILED
+            if not b & TAIL:
+                arr_slot[t, w] = s
+                arr_next[t, w] = index + 1
+                continue
+            arr_slot[t, w] = -1
+            n_events += 1
+            events[n_events, 0] = DELIVERED
+            events[n_events, 1] = t
+            events[n_events, 2] = s
+        # Interfaces: start the oldest queued packet on a free VC with a credit, then send its
+        # next flit while that VC has a credit.
+        for t in range(T):
+            if (ni_send[t] < 0 and q_count[t] > 0 and pk_from[queue[t, q_head[t]]] <= c
+                    and start_packet(t, V, ni_credits, ni_busy, ni_vc_ptr, ni_send, ni_send_vc)):
+                s = queue[t, q_head[t]]
+                q_head[t] = (q_head[t] + 1) % Q
+                q_count[t] -= 1
+                ni_send_slot[t] = s
                 n_events += 1
-                events[n_events, 0] = DELIVERED
+                events[n_events, 0] = STARTED
                 events[n_events, 1] = t
                 events[n_events, 2] = s
-            # Interfaces: start the oldest queued packet on a free VC with a credit, then send its
-            # next flit while that VC has a credit.
-            for t in range(T):
-                if (ni_send[t] < 0 and q_count[t] > 0 and pk_from[queue[t, q_head[t]]] <= c
-                        and start_packet(t, V, ni_credits, ni_busy, ni_vc_ptr, ni_send, ni_send_vc)):
-                    s = queue[t, q_head[t]]
-                    q_head[t] = (q_head[t] + 1) % Q
-                    q_count[t] -= 1
-                    ni_send_slot[t] = s
+            i = ni_send[t]
+            if i >= 0 and ni_credits[t, ni_send_vc[t]] > 0:
+                s = ni_send_slot[t]
+                tail = i == pk_size[s] - 1
+                inject_flit(cfg, c, t, (i << FLIT_SHIFT) | s, tail, ni_credits, ni_busy, ni_wait, ni_send,
+                            ni_send_vc, ni_flits, term_router, term_port, ev_kind, ev_a, ev_b, ev_n)
+                flags |= MOVED
+                if tail:
                     n_events += 1
-                    events[n_events, 0] = STARTED
+                    events[n_events, 0] = TAIL_SENT
                     events[n_events, 1] = t
                     events[n_events, 2] = s
-                i = ni_send[t]
-                if i >= 0 and ni_credits[t, ni_send_vc[t]] > 0:
-                    s = ni_send_slot[t]
-                    tail = i == pk_size[s] - 1
-                    inject_flit(cfg, c, t, (i << FLIT_SHIFT) | s, tail, ni_credits, ni_busy, ni_wait, ni_send,
-                                ni_send_vc, ni_flits, term_router, term_port, ev_kind, ev_a, ev_b, ev_n)
-                    flags |= MOVED
-                    if tail:
-                        n_events += 1
-                        events[n_events, 0] = TAIL_SENT
-                        events[n_events, 1] = t
-                        events[n_events, 2] = s
-            step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
-                         buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
-                         ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
-                         sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a, ev_b,
-                         ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
-                         out_taken)
-            if n_events and c <= quiet_to:
-                return FAILED
-        flags |= n_events << EVENTS_SHIFT
-        for x in range(W):
-            if ev_n[x]:
-                return flags | WORKING
-        for r in range(cfg[C_R]):
-            if buffered[r]:
-                return flags | WORKING
-        for t in range(T):
-            if q_count[t] or ni_send[t] >= 0:
-                return flags | WORKING
-        return flags
+        step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
+                     buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
+                     ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
+                     sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a, ev_b,
+                     ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
+                     out_taken)
+        if n_events and c <= quiet_to:
+            return FAILED
+    flags |= n_events << EVENTS_SHIFT
+    for x in range(W):
+        if ev_n[x]:
+            return flags | WORKING
+    for r in range(cfg[C_R]):
+        if buffered[r]:
+            return flags | WORKING
+    for t in range(T):
+        if q_count[t] or ni_send[t] >= 0:
+            return flags | WORKING
+    return flags
 
-    @dispatcher
-    def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, buf_id, buf_arr, buf_head,
-                     buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b, ev_n):
-        """Per packet slot, the soonest (ps) its tail can reach its destination terminal from
-        where its flits are (-1: none in the network) at time ``now``, the engine's last edge
-        being cycle ``last``: each flit at its least time, ``reach[head, router, terminal]``
-        cycles from leaving a router (every stage at every router for a head, switch
-        allocation and traversal for the others), one cycle per flit behind it. A flit on the
-        wheel whose link is not entered yet (``leave`` after the last edge) is where the fast
-        engine keeps it, in the outbox of the router it leaves; a flit in a buffer leaves as
-        :meth:`~.router_reports.RouterReports.packet_leads` says."""
-        P = cfg[C_P]
-        V = cfg[C_V]
-        depth = cfg[C_DEPTH]
-        period = cfg[C_PERIOD]
-        phase = cfg[C_PHASE]
-        st_total = cfg[C_ST] * period
-        head_wait = cfg[C_VA] * period
-        rc = cfg[C_RC] * period
-        body_ps = st_total
-        head_ps = rc + head_wait + st_total
-        last_ps = phase + last * period
-        W = ev_n.shape[0]
-        for s in range(soonest.shape[0]):
-            soonest[s] = -1
-        for x in range(W):
-            d = (x - last) % W
-            arrival = last_ps + d * period
-            for e in range(ev_n[x]):
-                kind = ev_kind[x, e]
-                if kind == FLIT_TO_ROUTER:
-                    a = ev_a[x, e]
-                    b = ev_b[x, e]
-                    s = b & PACKET_MASK
-                    index = (b >> FLIT_SHIFT) & INDEX_MASK
-                    head = 1 if index == 0 else 0
-                    dest = pk_dest[0, s]
-                    v = a // (P * V)
-                    p = (a // V) % P
-                    at = -1
-                    if out_kind[v, p] == 1:
-                        leave = arrival - in_lat[v, p] * period
-                        if leave > last_ps:
-                            at = leave - index * period + (reach[head, out_target[v, p], dest] + pk_size[s] - 1) * period
-                    if at < 0:
-                        at = (arrival + (head_ps if head else body_ps)
-                              + (reach[head, v, dest] + pk_size[s] - 1 - index) * period)
-                elif kind == FLIT_TO_TERMINAL:
-                    b = ev_b[x, e]
-                    s = b & PACKET_MASK
-                    at = arrival + (pk_size[s] - 1 - ((b >> FLIT_SHIFT) & INDEX_MASK)) * period
-                else:
-                    continue
+
+@jit
+def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, buf_id, buf_arr, buf_head,
+                 buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b, ev_n):
+    """Per packet slot, the soonest (ps) its tail can reach its destination terminal from
+    where its flits are (-1: none in the network) at time ``now``, the engine's last edge
+    being cycle ``last``: each flit at its least time, ``reach[head, router, terminal]``
+    cycles from leaving a router (every stage at every router for a head, switch
+    allocation and traversal for the others), one cycle per flit behind it. A flit on the
+    wheel whose link is not entered yet (``leave`` after the last edge) is where the fast
+    engine keeps it, in the outbox of the router it leaves; a flit in a buffer leaves as
+    :meth:`~.router_reports.RouterReports.packet_leads` says."""
+    P = cfg[C_P]
+    V = cfg[C_V]
+    depth = cfg[C_DEPTH]
+    period = cfg[C_PERIOD]
+    phase = cfg[C_PHASE]
+    st_total = cfg[C_ST] * period
+    head_wait = cfg[C_VA] * period
+    rc = cfg[C_RC] * period
+    body_ps = st_total
+    head_ps = rc + head_wait + st_total
+    last_ps = phase + last * period
+    W = ev_n.shape[0]
+    for s in range(soonest.shape[0]):
+        soonest[s] = -1
+    for x in range(W):
+        d = (x - last) % W
+        arrival = last_ps + d * period
+        for e in range(ev_n[x]):
+            kind = ev_kind[x, e]
+            if kind == FLIT_TO_ROUTER:
+                a = ev_a[x, e]
+                b = ev_b[x, e]
+                s = b & PACKET_MASK
+                index = (b >> FLIT_SHIFT) & INDEX_MASK
+                head = 1 if index == 0 else 0
+                dest = pk_dest[0, s]
+                v = a // (P * V)
+                p = (a // V) % P
+                at = -1
+                if out_kind[v, p] == 1:
+                    leave = arrival - in_lat[v, p] * period
+                    if leave > last_ps:
+                        at = leave - index * period + (reach[head, out_target[v, p], dest] + pk_size[s] - 1) * period
+                if at < 0:
+                    at = (arrival + (head_ps if head else body_ps)
+                          + (reach[head, v, dest] + pk_size[s] - 1 - index) * period)
+            elif kind == FLIT_TO_TERMINAL:
+                b = ev_b[x, e]
+                s = b & PACKET_MASK
+                at = arrival + (pk_size[s] - 1 - ((b >> FLIT_SHIFT) & INDEX_MASK)) * period
+            else:
+                continue
+            if soonest[s] < 0 or at < soonest[s]:
+                soonest[s] = at
+    for r in range(buffered.shape[0]):
+        if buffered[r] == 0:
+            continue
+        for g in range(r * P * V, (r + 1) * P * V):
+            k = buf_count[g]
+            if k == 0:
+                continue
+            ready = phase + ivc_ready[g] * period
+            if ready < now:
+                ready = now
+            switch = ready if ivc_state[g] == 2 else ready + head_wait
+            h = buf_head[g]
+            for j in range(k):
+                pos = (h + j) % depth
+                b = buf_id[g, pos]
+                index = (b >> FLIT_SHIFT) & INDEX_MASK
+                if j:
+                    switch += period  # one flit per VC per cycle
+                    if index == 0:  # routed when it reaches the front, the cycle after the tail left
+                        routed = phase + buf_arr[g, pos] * period + rc
+                        switch = (switch if switch > routed else routed) + head_wait
+                s = b & PACKET_MASK
+                head = 1 if index == 0 else 0
+                at = (switch + st_total - index * period
+                      + (reach[head, r, pk_dest[0, s]] + pk_size[s] - 1) * period)
                 if soonest[s] < 0 or at < soonest[s]:
                     soonest[s] = at
-        for r in range(buffered.shape[0]):
-            if buffered[r] == 0:
-                continue
-            for g in range(r * P * V, (r + 1) * P * V):
-                k = buf_count[g]
-                if k == 0:
-                    continue
-                ready = phase + ivc_ready[g] * period
-                if ready < now:
-                    ready = now
-                switch = ready if ivc_state[g] == 2 else ready + head_wait
-                h = buf_head[g]
-                for j in range(k):
-                    pos = (h + j) % depth
-                    b = buf_id[g, pos]
-                    index = (b >> FLIT_SHIFT) & INDEX_MASK
-                    if j:
-                        switch += period  # one flit per VC per cycle
-                        if index == 0:  # routed when it reaches the front, the cycle after the tail left
-                            routed = phase + buf_arr[g, pos] * period + rc
-                            switch = (switch if switch > routed else routed) + head_wait
-                    s = b & PACKET_MASK
-                    head = 1 if index == 0 else 0
-                    at = (switch + st_total - index * period
-                          + (reach[head, r, pk_dest[0, s]] + pk_size[s] - 1) * period)
-                    if soonest[s] < 0 or at < soonest[s]:
-                        soonest[s] = at
-
-    @dispatcher
-    def quiet_until(cfg, last, soonest, reach, in_lat, out_kind, out_target, buf_id, buf_arr, buf_head, buf_count,
-                    ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b, ev_n, ni_send,
-                    ni_send_slot, q_count):
-        """The first cycle after ``last`` at which the edge may report an event (a packet
-        started, a tail sent, a packet delivered): a lower bound, from each packet's soonest
-        tail arrival (:func:`packet_tails`) and each sending interface's flits to go; the next
-        cycle while an interface waits to start a packet or no flit is in the network (the
-        network may then fall idle)."""
-        period = cfg[C_PERIOD]
-        phase = cfg[C_PHASE]
-        soon = last + 1
-        for t in range(q_count.shape[0]):
-            if ni_send[t] < 0 and q_count[t] > 0:
-                return soon
-        packet_tails(cfg, phase + last * period, last, soonest, reach, in_lat, out_kind, out_target, buf_id,
-                     buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a,
-                     ev_b, ev_n)
-        quiet = -1
-        for s in range(soonest.shape[0]):
-            if soonest[s] >= 0:
-                at = (soonest[s] - phase) // period
-                if quiet < 0 or at < quiet:
-                    quiet = at
-        if quiet < 0:
-            return soon  # no flit in the network
-        for t in range(q_count.shape[0]):
-            i = ni_send[t]
-            if i >= 0:
-                at = soon + pk_size[ni_send_slot[t]] - 1 - i
-                if at < quiet:
-                    quiet = at
-        return quiet if quiet > soon else soon
-
-    return edge, packet_tails, quiet_until
 
 
-_KERNEL = None
-
-
-def edge_kernel():
-    """``(edge, packet_tails, quiet_until)``, compiled or loaded from numba's cache on the first
-    call."""
-    global _KERNEL
-    if _KERNEL is None:
-        _KERNEL = _kernel()
-    return _KERNEL
+@jit
+def quiet_until(cfg, last, soonest, reach, in_lat, out_kind, out_target, buf_id, buf_arr, buf_head, buf_count,
+                ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b, ev_n, ni_send,
+                ni_send_slot, q_count):
+    """The first cycle after ``last`` at which the edge may report an event (a packet
+    started, a tail sent, a packet delivered): a lower bound, from each packet's soonest
+    tail arrival (:func:`packet_tails`) and each sending interface's flits to go; the next
+    cycle while an interface waits to start a packet or no flit is in the network (the
+    network may then fall idle)."""
+    period = cfg[C_PERIOD]
+    phase = cfg[C_PHASE]
+    soon = last + 1
+    for t in range(q_count.shape[0]):
+        if ni_send[t] < 0 and q_count[t] > 0:
+            return soon
+    packet_tails(cfg, phase + last * period, last, soonest, reach, in_lat, out_kind, out_target, buf_id,
+                 buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a,
+                 ev_b, ev_n)
+    quiet = -1
+    for s in range(soonest.shape[0]):
+        if soonest[s] >= 0:
+            at = (soonest[s] - phase) // period
+            if quiet < 0 or at < quiet:
+                quiet = at
+    if quiet < 0:
+        return soon  # no flit in the network
+    for t in range(q_count.shape[0]):
+        i = ni_send[t]
+        if i >= 0:
+            at = soon + pk_size[ni_send_slot[t]] - 1 - i
+            if at < quiet:
+                quiet = at
+    return quiet if quiet > soon else soon

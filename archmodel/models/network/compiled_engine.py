@@ -40,7 +40,8 @@ from .compiled_loop import (C_CR, C_DEPTH, C_DRAIN, C_END, C_INJ, C_ITERS, C_LAT
                             C_V, C_VA, C_WAIT, C_WARMUP, C_WATCHDOG, CONFIG_SIZE, FAILED, MAX_PACKET_FLITS, RUNNING, S_ACCEPTED, S_CHECK,
                             S_CYCLE, S_DONE_LAT, S_DONE_N, S_EXCEEDED, S_FLIGHT, S_FLIGHT_CREATED, S_MEASURED,
                             S_MOVED, S_NEXT_STABLE, S_OFFERED, S_OUTSTANDING, S_UNMEASURED, STALLED, STATE_SIZE,
-                            UNSTABLE, compiled_run)
+                            UNSTABLE)
+from .compiled_loop import run as synthetic_loop
 from .flit import NetPacket
 from .routing import vc_class_range
 
@@ -315,7 +316,7 @@ class CompiledNocEngine(Component):
         # each write-back replaces what this run added, so it can be repeated after every batch.
         run.latency_base = (len(noc.packet_latency.samples), len(noc.network_latency.samples))
         run.log_base = [None if ni.log is None else len(ni.log) for ni in noc.interfaces]
-        run.loop = compiled_run()
+        run.loop = synthetic_loop.bind()  # compiled, or loaded from numba's cache, at the first run
         self._run = run
 
     def _advance(self) -> int:

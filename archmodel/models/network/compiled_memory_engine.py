@@ -47,7 +47,7 @@ import numpy as np
 from archmodel.kernel import ModelAssertion, ParameterError, model
 from archmodel.kernel.compiled import compiled_entry
 
-from .compiled_edge import DELIVERED, EVENTS_SHIFT, FAILED, MOVED, STARTED, WORKING, edge_kernel
+from .compiled_edge import DELIVERED, EVENTS_SHIFT, FAILED, MOVED, STARTED, WORKING, edge, packet_tails, quiet_until
 from .compiled_engine import network_tables, refusal, router_config, router_state, write_back_routers
 from .compiled_loop import MAX_PACKET_FLITS
 from .engine import NocEngine
@@ -110,7 +110,8 @@ class CompiledMemoryEngine(NocEngine):
         self.served = [(ni, ni.io[1], ni.io[2]) for ni in noc.interfaces]  # (interface, mem_rsp, to_memory)
         self._grow_slots(_SLOTS)
         self.fresh = set(range(T))  # packets sent before the run are queued already
-        self.edge, self.packet_tails, self.quiet_until = edge_kernel()
+        # compiled, or loaded from numba's cache, at the first engine
+        self.edge, self.packet_tails, self.quiet_until = edge.bind(), packet_tails.bind(), quiet_until.bind()
 
     def _grow_slots(self, count: int) -> None:
         """``count`` packet slots more (the arrays keep their contents)."""

@@ -103,13 +103,11 @@ def test_the_reference_torus_runs_compiled_with_ties_both_ways(vcs, depth):
 
 
 def test_the_compiled_coin_is_the_python_coin():
-    from archmodel.models.network.compiled_loop import compiled_run
+    from archmodel.models.network import compiled_loop
     from archmodel.models.network.routing import tie_coin
-    from numba import njit
     import random
 
-    compiled_run()  # loads numba as the engine does
-    jitted = njit(tie_coin)
+    jitted = compiled_loop.tie_coin  # the coin as the loops call it
     rng = random.Random(18)
     for _ in range(2000):
         key, pid = rng.getrandbits(32), (rng.getrandbits(20) << 32) | rng.getrandbits(32)
