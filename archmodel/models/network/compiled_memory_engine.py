@@ -74,6 +74,7 @@ class CompiledMemoryEngine(NocEngine):
         self.ticked = None  # the cycle of the last edge ticked (simulated, or to catch up)
         self.quiet = 0  # until this cycle no edge has an event for Python (quiet_until)
         self.entries: dict = {}  # compiled function's name -> its entry (see _call)
+        self.edge_entry = None  # entries["edge"] once known (the call at every edge that needs Python)
         self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
         self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
@@ -107,7 +108,9 @@ class CompiledMemoryEngine(NocEngine):
         run.reach = np.array([[[self.reach[head, r][pm.terminal_router[t]] for t in range(T)] for r in pm.routers]
                               for head in (False, True)], np.int64)
         self.tables, self.arrays = tables, run
-        self.served = [(ni, ni.io[1], ni.io[2]) for ni in noc.interfaces]  # (interface, mem_rsp, to_memory)
+        # per terminal, its interface and each queue of messages waiting to leave with the port
+        # it leaves on (responses on mem_rsp, requests on to_memory)
+        self.served = [(ni, ((ni.to_requester, ni.io[1]), (ni.for_memory, ni.io[2]))) for ni in noc.interfaces]
         self._grow_slots(_SLOTS)
         self.fresh = set(range(T))  # packets sent before the run are queued already
         # compiled, or loaded from numba's cache, at the first engine
@@ -198,7 +201,8 @@ class CompiledMemoryEngine(NocEngine):
                 self._enqueue(t, ni, c)
             fresh.clear()
         # the edges ticked without a call, then this one
-        flags = self._call("edge", (self.arrays.cfg, self.last + 1, c, c - 1) + self.args)
+        args = (self.arrays.cfg, self.last + 1, c, c - 1) + self.args
+        flags = self.edge_entry(*args) if self.edge_entry is not None else self._call("edge", args)
         self.ticked = self.last = c
         if flags & FAILED:
             raise ModelAssertion(f"{self.parent.path}: a flit overflowed a buffer, reached the wrong terminal or "
@@ -232,6 +236,8 @@ class CompiledMemoryEngine(NocEngine):
             function = getattr(self, name)
             result = function(*args)
             self.entries[name] = compiled_entry(function, args)
+            if name == "edge":
+                self.edge_entry = self.entries[name]
             return result
         return entry(*args)
 
@@ -306,9 +312,9 @@ class CompiledMemoryEngine(NocEngine):
             if at > now:
                 soonest = at if soonest is None or at < soonest else soonest
                 continue
-            ni, mem_rsp, to_memory = self.served[t]
+            ni, outs = self.served[t]
             retry = None
-            for waiting, port in ((ni.to_requester, mem_rsp), (ni.for_memory, to_memory)):
+            for waiting, port in outs:
                 if waiting:
                     if port.channel.traced or port.ready:
                         retry = None
