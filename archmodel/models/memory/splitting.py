@@ -15,6 +15,7 @@ controller's front door.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from archmodel.kernel import ArchError, Counter, In, Out
@@ -335,10 +336,20 @@ class SplitsRequests(KeepsAnswerBounds):
             pairs.append((a, b))
         # (a client asked about with a request here has no newcomer on the way: skip the walk)
         if (every or not heads) and self.req.connected and self.req.channel.flight:
+            flight = self.req.channel.flight
+            if not every:
+                # Only the client's first request on the way counts (it has none here), so
+                # the walk stops there, and is spared when the client sends none: most
+                # questions ask about one client, and each request walked costs a look at
+                # the writes ahead of it (_may_forward).
+                first = next((i for i, (_, message) in enumerate(flight) if message.source == client), None)
+                if first is None:
+                    return pairs
+                flight = itertools.islice(flight, first + 1)
             free = {False: free_reads, True: free_writes}
             ahead = self._entering_bursts()
             newcomers = set()
-            for arrival, message, writes_before, reads_before in self._line(self.req.channel.flight):
+            for arrival, message, writes_before, reads_before in self._line(flight):
                 source = message.source
                 if not (order.has_client(source) or source in newcomers or not (every or source == client)):
                     newcomers.add(source)
