@@ -74,7 +74,6 @@ class CompiledMemoryEngine(NocEngine):
         self.ticked = None  # the cycle of the last edge ticked (simulated, or to catch up)
         self.quiet = 0  # until this cycle no edge has an event for Python (quiet_until)
         self.entries: dict = {}  # compiled function's name -> its entry (see _call)
-        self.edge_entry = None  # entries["edge"] once known (the call at every edge that needs Python)
         self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
         self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
@@ -202,7 +201,7 @@ class CompiledMemoryEngine(NocEngine):
             fresh.clear()
         # the edges ticked without a call, then this one
         args = (self.arrays.cfg, self.last + 1, c, c - 1) + self.args
-        flags = self.edge_entry(*args) if self.edge_entry is not None else self._call("edge", args)
+        flags = self._call("edge", args)
         self.ticked = self.last = c
         if flags & FAILED:
             raise ModelAssertion(f"{self.parent.path}: a flit overflowed a buffer, reached the wrong terminal or "
@@ -236,8 +235,6 @@ class CompiledMemoryEngine(NocEngine):
             function = getattr(self, name)
             result = function(*args)
             self.entries[name] = compiled_entry(function, args)
-            if name == "edge":
-                self.edge_entry = self.entries[name]
             return result
         return entry(*args)
 
