@@ -17,10 +17,16 @@ reaches its memory only over the link from the memory's terminal, which the inte
 on when it is ready, in order: while the link refuses (a DRAM channel with full queues has
 scheduled its cycles ahead and takes nothing before them), no request on its way there or
 waiting is passed on before the link may take again
-(:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), worked out at each question.
+(:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), worked out at each question. A
+request of t's on its way (in the network, or into ``mem_req[t]``), or waiting there, is
+answered no sooner than a memory that can bound a newcomer says it answers one arriving
+then behind the requests on the link and those waiting to be passed on
+(``newcomer_answer_ps``: a DRAM channel with full queues takes their read bursts first).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import networkx as nx
 
@@ -82,7 +88,7 @@ class MemoryPortBounds:
                 # may change between edges
                 after = (self._answer_after_ps(packet.dest, payload.requester)
                          + (answer_flits(payload.request, flit_bits) - 1) * period)
-                entry = (at, packet.dest, after)
+                entry = (at, packet.dest, after, payload.request)
                 heading.setdefault(payload.requester, []).append(entry)
                 on_its_way[payload.requester, payload.order] = entry
             else:
@@ -202,6 +208,7 @@ class MemoryPortBounds:
         least cycles (in ps) from the terminal to every requester. Worked out at the first
         question, when every memory has started."""
         sides = []
+        self.side_at = {}
         period = self.period
         terminals = self.parent.port_map.terminals
         for u in self.port_terminals:
@@ -215,6 +222,7 @@ class MemoryPortBounds:
                           self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
                           [self.least_cycles[u][r] * period for r in range(terminals)],
                           getattr(memory, "newcomer_answer_ps", None)))
+            self.side_at[u] = sides[-1]
         return sides
 
     @staticmethod
@@ -295,7 +303,12 @@ class MemoryPortBounds:
                 if source in answered:
                     continue
                 first = firsts.get(source)
-                leaves = None if first is None else newcomer(first[0], passed + forward_ps, first[1])
+                if first is None:
+                    leaves = None
+                else:  # (behind the requests passed on before it, whose writes it sees)
+                    request = first[0]
+                    ahead = list(itertools.takewhile(lambda queued: queued is not request, ni.for_memory))
+                    leaves = newcomer(request, passed + forward_ps, False, ahead)
                 # passed on at the soonest, over the link to the memory
                 if leaves is None:
                     at = passed + forward_ps + react + back_ps
@@ -362,7 +375,8 @@ class MemoryPortBounds:
     def _arriving_requests_bound(self, t: int, to_memory: bool, bound: int | None) -> int | None:
         """``bound`` lowered to the soonest a request on its way into ``mem_req`` (sent since
         the bounds were cached, too) reaches ``to_memory[t]`` (any requester's, for the
-        memory at t), or is answered on ``mem_rsp[t]`` (t's own)."""
+        memory at t), or is answered on ``mem_rsp[t]`` (t's own: no sooner than its memory
+        bounds it, :meth:`_newcomer_on_its_way`)."""
         now = self.sim.now
         for u in (self.port_terminals if to_memory else (t,)):
             channel = self.mem_req[u].channel
@@ -377,8 +391,10 @@ class MemoryPortBounds:
                 else:
                     # at the memory's terminal, passed on to the memory, answered
                     at = max(arrival, now) + self.parent.min_latency(u, dest) * self.period
-                    at = (max(at, self._passed_on_from_ps(dest)) + self._answer_after_ps(dest, u)
-                          + (answer_flits(request, self.parent.flit_bits) - 1) * self.period)
+                    passed = max(at, self._passed_on_from_ps(dest))
+                    at = max(passed + self._answer_after_ps(dest, u)
+                             + (answer_flits(request, self.parent.flit_bits) - 1) * self.period,
+                             self._newcomer_on_its_way(u, dest, request, passed))
                 if bound is None or at < bound:
                     bound = at
         return bound
@@ -419,8 +435,10 @@ class MemoryPortBounds:
         waits to be injected: the interface at t sends its responses in the order of t's
         requests, so none leaves before that response's tail arrives, or that request is
         answered (:meth:`_heading_answer`'s term for it alone), whatever t's later requests
-        or their responses do. None when that packet is elsewhere (at a memory's terminal:
-        :meth:`_oldest_answer_bound`): the caller works out the bound from everything."""
+        or their responses do, nor before its memory can answer it
+        (:meth:`_newcomer_on_its_way`). None when that packet is elsewhere (at a memory's
+        terminal: :meth:`_oldest_answer_bound`): the caller works out the bound from
+        everything."""
         order = self.parent.interfaces[t].next_answer_order()
         if order is None:
             return None
@@ -428,9 +446,35 @@ class MemoryPortBounds:
         found = self.on_its_way.get((t, order))
         if found is None or isinstance(found, int):
             return found
-        arrival, dest, after = found
+        arrival, dest, after, request = found
         passed = self._passed_on_from_ps(dest)
-        return (arrival if arrival > passed else passed) + after
+        reached = arrival if arrival > passed else passed
+        return max(reached + after, self._newcomer_on_its_way(t, dest, request, reached))
+
+    def _newcomer_on_its_way(self, t: int, dest: int, request, passed: int) -> int:
+        """The soonest the answer to ``request`` of terminal t's, on its way to the memory at
+        terminal ``dest`` and passed on to it no sooner than ``passed``, can leave on
+        ``mem_rsp[t]`` as that memory bounds a newcomer (``newcomer_answer_ps``; 0 where it
+        cannot say). It arrives over the link behind the requests on it now and those
+        waiting there to be passed on (with 16 clusters on 4 DRAM channels, whose queues are
+        full, their read bursts need read-queue slots first), and a write unseen yet may
+        come first. For t's next answered request (every request of t's before it answered,
+        its later ones held back at that terminal until it arrives, in the order they were
+        sent) t holds nothing there before it; for a later one, what t holds there is
+        answered first, which only delays it (that memory answers a client in order)."""
+        sides = self.memory_sides
+        if sides is None:
+            sides = self.memory_sides = self._plan_memory_sides()
+        side = self.side_at.get(dest)
+        if side is None or side[9] is None:
+            return 0
+        ni, _, _, forward_ps, back_ps, _, _, _, to_requester, newcomer = side
+        leaves = newcomer(request, passed + forward_ps, True, ni.for_memory)
+        if leaves is None:
+            return 0
+        now = self.sim.now
+        return ((leaves if leaves > now else now) + back_ps + to_requester[t]
+                + (answer_flits(request, ni.flit_bits) - 1) * ni.period)
 
     def _heading_answer(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's on its way to a memory (queued at
@@ -440,7 +484,7 @@ class MemoryPortBounds:
         the least time from there (:meth:`_answer_after_ps`, its response's flits behind
         the head). None: no request of t's is on its way."""
         soonest = None
-        for arrival, dest, after in self.heading.get(t, ()):
+        for arrival, dest, after, _ in self.heading.get(t, ()):
             passed = self._passed_on_from_ps(dest)
             at = (arrival if arrival > passed else passed) + after
             if soonest is None or at < soonest:
