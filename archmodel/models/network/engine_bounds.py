@@ -12,7 +12,9 @@ t's interface sends them in the order of t's requests, while a memory holds the 
 answered next only that memory's bound on t's requests counts. An answer
 leaves only when the tail of its packet arrives, a cycle per flit behind the head, and its
 flits follow from the request (the bytes read, or one word for a write's acknowledgement:
-:func:`~.memory_interface.answer_flits`), so every answer's bound counts them. A request
+:func:`~.memory_interface.answer_flits`), so every answer's bound counts them: between
+routers no faster than a buffer's depth of flits per credit round trip (:meth:`_tail_ps`;
+with links of 8 cycles a 1 KiB response takes 51 cycles, not 16, to cross one). A request
 reaches its memory only over the link from the memory's terminal, which the interface sends
 on when it is ready, in order: while the link refuses (a DRAM channel with full queues has
 scheduled its cycles ahead and takes nothing before them), no request on its way there or
@@ -26,6 +28,7 @@ then behind the requests on the link and those waiting to be passed on
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import networkx as nx
@@ -59,6 +62,14 @@ class MemoryPortBounds:
         terminals = range(pm.terminals)
         self.least_cycles = [[noc.min_latency(u, t) for t in terminals] for u in terminals]
         self.memory_sides = None  # see _plan_memory_sides
+        # (see _tail_ps) a flit reaches a router's input buffer over a link no sooner than a
+        # credit of the flit depth ahead of it there (on its VC, which the packet holds on
+        # that link) came back over the link the other way: the flit ahead won the switch,
+        # and the router upstream took credit_delay to process it
+        links = [pm.latency(a, b) for a, b in noc.graph.edges]
+        self.credit_depth = model.buffer_depth
+        self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
+        self.terminal_router = pm.terminal_router
 
     def _port_bounds(self) -> dict:
         """Per memory port in use, the soonest time (ps) a message can leave on it from what
@@ -87,7 +98,7 @@ class MemoryPortBounds:
                 # out at each question (see _heading_answer), since the link to the memory
                 # may change between edges
                 after = (self._answer_after_ps(packet.dest, payload.requester)
-                         + (answer_flits(payload.request, flit_bits) - 1) * period)
+                         + self._tail_ps(packet.dest, payload.requester, answer_flits(payload.request, flit_bits)))
                 entry = (at, packet.dest, after, payload.request)
                 heading.setdefault(payload.requester, []).append(entry)
                 on_its_way[payload.requester, payload.order] = entry
@@ -155,6 +166,25 @@ class MemoryPortBounds:
                         soonest[packet] = at
         return soonest.items()
 
+    def _tail_ps(self, u: int, t: int, flits: int) -> int:
+        """The least time from the soonest arrival at terminal t of the head of a packet of
+        ``flits`` flits from terminal u (as one flit: :meth:`Noc.min_latency`) to its tail's.
+        The flits follow one a cycle at the most; and between routers, on the last link of
+        any route (into t's router), a flit reaches the input buffer there no sooner than
+        the credit of the flit ``buffer_depth`` ahead of it came back (the link's latency
+        both ways and the upstream router's credit_delay, the least of any link), so every
+        ``buffer_depth`` flits take that round trip at the least; the tail then needs
+        switch allocation and traversal only, not the head's routing and VC allocation.
+        With links of 8 cycles and buffers of 4 flits a 1 KiB response (16 flits of 512
+        bits) crosses a link in 51 cycles at the least, not 16."""
+        period = self.period
+        behind = flits - 1
+        if behind < self.credit_depth or self.terminal_router[u] == self.terminal_router[t]:
+            return behind * period
+        credited = ((behind // self.credit_depth) * self.credit_cycles + behind % self.credit_depth
+                    - (self.head_stages - self.body_stages))
+        return (credited if credited > behind else behind) * period
+
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
         :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the
@@ -221,7 +251,7 @@ class MemoryPortBounds:
                           back.delay if back.same_domain else back.tail_delay,
                           self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
                           [self.least_cycles[u][r] * period for r in range(terminals)],
-                          getattr(memory, "newcomer_answer_ps", None)))
+                          getattr(memory, "newcomer_answer_ps", None), functools.partial(self._tail_ps, u)))
             self.side_at[u] = sides[-1]
         return sides
 
@@ -251,9 +281,8 @@ class MemoryPortBounds:
         (from the memory, or for its first request waiting here) counts the flits of that
         answer (:meth:`~.memory_interface.MemoryMappedInterface.next_answer_flits`): the
         client's later answers come after its tail."""
-        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester, newcomer = side
+        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester, newcomer, tail = side
         network_ps = to_requester[only]
-        period = ni.period
         best = None
         returning: set | tuple = ()  # the tags of the responses on their way back
         if back.flight:
@@ -264,7 +293,7 @@ class MemoryPortBounds:
                 trip = held.get(response.tag)
                 if trip is not None and trip.requester == only:
                     # (its packet's tail a cycle per flit behind the head)
-                    at = (arrival if arrival > now else now) + network_ps + (ni.flits_for(response) - 1) * period
+                    at = (arrival if arrival > now else now) + network_ps + tail(only, ni.flits_for(response))
                     if best is None or at < best:
                         best = at
         # a response leaving the memory at `leaves` reaches mem_rsp[only] back_ps + network_ps later
@@ -285,7 +314,7 @@ class MemoryPortBounds:
                 if leaves is not None:
                     answered.add(source)
                     at = ((leaves if leaves > now else now) + back_ps
-                          + (ni.next_answer_flits(only, source, returning) - 1) * period)
+                          + tail(only, ni.next_answer_flits(only, source, returning)))
                     if best is None or at < best:
                         best = at
         waiting = ni.sources_waiting(only)
@@ -313,14 +342,14 @@ class MemoryPortBounds:
                 if leaves is None:
                     at = passed + forward_ps + react + back_ps
                 else:  # (that request is its client's next answered)
-                    at = max(leaves, now) + back_ps + (answer_flits(first[0], ni.flit_bits) - 1) * period
+                    at = max(leaves, now) + back_ps + tail(only, answer_flits(first[0], ni.flit_bits))
                 if best is None or at < best:
                     best = at
         for arrival, request in forward.flight:
             requester, source = request.source
             if requester == only and source not in answered:
                 at = ((arrival if arrival > now else now) + react + back_ps
-                      + (answer_flits(request, ni.flit_bits) - 1) * period)
+                      + tail(only, answer_flits(request, ni.flit_bits)))
                 if best is None or at < best:
                     best = at
         return best
@@ -393,7 +422,7 @@ class MemoryPortBounds:
                     at = max(arrival, now) + self.parent.min_latency(u, dest) * self.period
                     passed = max(at, self._passed_on_from_ps(dest))
                     at = max(passed + self._answer_after_ps(dest, u)
-                             + (answer_flits(request, self.parent.flit_bits) - 1) * self.period,
+                             + self._tail_ps(dest, u, answer_flits(request, self.parent.flit_bits)),
                              self._newcomer_on_its_way(u, dest, request, passed))
                 if bound is None or at < bound:
                     bound = at
@@ -468,13 +497,13 @@ class MemoryPortBounds:
         side = self.side_at.get(dest)
         if side is None or side[9] is None:
             return 0
-        ni, _, _, forward_ps, back_ps, _, _, _, to_requester, newcomer = side
+        ni, _, _, forward_ps, back_ps, _, _, _, to_requester, newcomer, _ = side
         leaves = newcomer(request, passed + forward_ps, True, ni.for_memory)
         if leaves is None:
             return 0
         now = self.sim.now
         return ((leaves if leaves > now else now) + back_ps + to_requester[t]
-                + (answer_flits(request, ni.flit_bits) - 1) * ni.period)
+                + self._tail_ps(dest, t, answer_flits(request, ni.flit_bits)))
 
     def _heading_answer(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's on its way to a memory (queued at

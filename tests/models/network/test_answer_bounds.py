@@ -405,3 +405,50 @@ def test_a_read_behind_others_for_a_crowded_channel_is_bounded_behind_their_burs
     for now, horizon, ahead, on_link in here:
         assert horizon is not None and horizon <= received
         assert horizon >= now + ((ahead + on_link + 1) * 16 - 8) * burst_ps, (now, horizon, ahead, on_link)
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_while_a_long_read_is_at_its_channel_the_horizon_counts_the_credits_of_its_response(depth):
+    """A requester's 1 KiB read of a DDR4 channel two routers away over links of 8 cycles
+    (512-bit flits, buffers of ``depth`` flits): the response's 16 flits reach the requester's
+    router no faster than ``depth`` flits per credit round trip over the last link (16 cycles
+    at the least), so the horizons given while the read is at its channel reach within 25
+    cycles of the response (one flit a cycle behind the head fell 45 cycles short with
+    buffers of 4, 119 with buffers of 2), and none lies past it."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
+              flit_bits=512, buffer_depth=depth)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    connect(noc.memory_port("to_memory", 7), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 7))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
+    channel_side = noc.interfaces[7]
+    sim = Simulator(top)
+    asked = []  # (horizon, whether the read was at its channel)
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and probe.sent and not probe.received:
+            asked.append((horizon, channel_side.holds_order(0, 0)))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    (received,) = probe.received
+    assert all(horizon is not None and horizon <= received for horizon, _ in asked)
+    assert received - max(horizon for horizon, held in asked if held) <= 25_000
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_response_to_long_reads_over_slow_links_beats_a_horizon(seed):
+    """As the crowded channels above, over links of 8 cycles, where the credits of 4-flit
+    buffers hold a long packet to 4 flits per 16 cycles between routers (the bounds count
+    it), with 1 KiB reads and writes among short ones."""
+    top, probes = crowded(seed, "fast", 4, 4, 8, 6, sizes=(8, 64, 1024, 1024))
+    sim = Simulator(top)
+    sim.run(until_ps=500_000_000)
+    _answered_after_every_horizon(probes)
