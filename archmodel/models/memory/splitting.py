@@ -382,15 +382,19 @@ class SplitsRequests(KeepsAnswerBounds):
         """Bring the state the bounds read up to what the edges before ``now`` would have
         left (nothing to do here; a controller that defers edges decides them first)."""
 
-    def newcomer_answer_ps(self, message: MemRequest, arrival_ps: int, writes_ahead: bool = True) -> int | None:
+    def newcomer_answer_ps(self, message: MemRequest, arrival_ps: int, writes_ahead: bool = True,
+                           queued=()) -> int | None:
         """The soonest the response to ``message`` can leave on ``resp`` if the request
-        arrives on ``req`` at ``arrival_ps`` or later, behind every request on its way now,
-        and its client holds nothing here before it: the bound :meth:`earliest_send_ps`
-        gives a client's first request on its way, worked out from the state now (None
-        without a response path). ``writes_ahead``: whether a write this memory does not see
-        yet may arrive before it (then a read may be answered from the write queue). A
-        network whose memory-side interface holds such a request, not yet passed on, asks it
-        with the soonest the request can arrive over the link."""
+        arrives on ``req`` at ``arrival_ps`` or later, behind every request on its way now
+        and then the requests ``queued`` (in that order), and its client holds nothing here
+        before it: the bound :meth:`earliest_send_ps` gives a client's first request on its
+        way, worked out from the state now (None without a response path). ``writes_ahead``:
+        whether a write this memory does not see yet, nor in ``queued``, may arrive before
+        it (then a read may be answered from the write queue). A network whose memory-side
+        interface holds such a request, not yet passed on, asks it with the soonest the
+        request can arrive over the link and the requests it passes on first: their read
+        bursts need read-queue slots before it (:meth:`_read_line_terms`), as those on
+        their way do."""
         if not self._resp_on:
             return None
         period, phase = self._period, self._phase
@@ -399,9 +403,11 @@ class SplitsRequests(KeepsAnswerBounds):
         c0 = max(0, -(-(now - phase) // period))
         writes: bool | list = []
         reads = 0
-        if self.req.connected:
-            for _, _, writes, reads in self._line(self.req.channel.flight, True):
-                pass  # (what is ahead of a request behind them all)
+        line = self.req.channel.flight if self.req.connected else ()
+        if queued:
+            line = itertools.chain(line, ((None, request) for request in queued))
+        for _, _, writes, reads in self._line(line, True):
+            pass  # (what is ahead of a request behind them all)
         if writes_ahead:
             writes = True  # (unknown writes may come first)
         at = self._newcomer_cycle(c0, self._queue_room(), self._entering_bursts(), message, arrival_ps, writes, reads)

@@ -12,15 +12,24 @@ t's interface sends them in the order of t's requests, while a memory holds the 
 answered next only that memory's bound on t's requests counts. An answer
 leaves only when the tail of its packet arrives, a cycle per flit behind the head, and its
 flits follow from the request (the bytes read, or one word for a write's acknowledgement:
-:func:`~.memory_interface.answer_flits`), so every answer's bound counts them. A request
+:func:`~.memory_interface.answer_flits`), so every answer's bound counts them: between
+routers no faster than a buffer's depth of flits per credit round trip (:meth:`_tail_ps`;
+with links of 8 cycles a 1 KiB response takes 51 cycles, not 16, to cross one). A request
 reaches its memory only over the link from the memory's terminal, which the interface sends
 on when it is ready, in order: while the link refuses (a DRAM channel with full queues has
 scheduled its cycles ahead and takes nothing before them), no request on its way there or
 waiting is passed on before the link may take again
-(:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), worked out at each question.
+(:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`), worked out at each question. A
+request of t's on its way (in the network, or into ``mem_req[t]``), or waiting there, is
+answered no sooner than a memory that can bound a newcomer says it answers one arriving
+then behind the requests on the link and those waiting to be passed on
+(``newcomer_answer_ps``: a DRAM channel with full queues takes their read bursts first).
 """
 
 from __future__ import annotations
+
+import functools
+import itertools
 
 import networkx as nx
 
@@ -53,6 +62,14 @@ class MemoryPortBounds:
         terminals = range(pm.terminals)
         self.least_cycles = [[noc.min_latency(u, t) for t in terminals] for u in terminals]
         self.memory_sides = None  # see _plan_memory_sides
+        # (see _tail_ps) a flit reaches a router's input buffer over a link no sooner than a
+        # credit of the flit depth ahead of it there (on its VC, which the packet holds on
+        # that link) came back over the link the other way: the flit ahead won the switch,
+        # and the router upstream took credit_delay to process it
+        links = [pm.latency(a, b) for a, b in noc.graph.edges]
+        self.credit_depth = model.buffer_depth
+        self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
+        self.terminal_router = pm.terminal_router
 
     def _port_bounds(self) -> dict:
         """Per memory port in use, the soonest time (ps) a message can leave on it from what
@@ -81,8 +98,8 @@ class MemoryPortBounds:
                 # out at each question (see _heading_answer), since the link to the memory
                 # may change between edges
                 after = (self._answer_after_ps(packet.dest, payload.requester)
-                         + (answer_flits(payload.request, flit_bits) - 1) * period)
-                entry = (at, packet.dest, after)
+                         + self._tail_ps(packet.dest, payload.requester, answer_flits(payload.request, flit_bits)))
+                entry = (at, packet.dest, after, payload.request)
                 heading.setdefault(payload.requester, []).append(entry)
                 on_its_way[payload.requester, payload.order] = entry
             else:
@@ -149,6 +166,25 @@ class MemoryPortBounds:
                         soonest[packet] = at
         return soonest.items()
 
+    def _tail_ps(self, u: int, t: int, flits: int) -> int:
+        """The least time from the soonest arrival at terminal t of the head of a packet of
+        ``flits`` flits from terminal u (as one flit: :meth:`Noc.min_latency`) to its tail's.
+        The flits follow one a cycle at the most; and between routers, on the last link of
+        any route (into t's router), a flit reaches the input buffer there no sooner than
+        the credit of the flit ``buffer_depth`` ahead of it came back (the link's latency
+        both ways and the upstream router's credit_delay, the least of any link), so every
+        ``buffer_depth`` flits take that round trip at the least; the tail then needs
+        switch allocation and traversal only, not the head's routing and VC allocation.
+        With links of 8 cycles and buffers of 4 flits a 1 KiB response (16 flits of 512
+        bits) crosses a link in 51 cycles at the least, not 16."""
+        period = self.period
+        behind = flits - 1
+        if behind < self.credit_depth or self.terminal_router[u] == self.terminal_router[t]:
+            return behind * period
+        credited = ((behind // self.credit_depth) * self.credit_cycles + behind % self.credit_depth
+                    - (self.head_stages - self.body_stages))
+        return (credited if credited > behind else behind) * period
+
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
         :meth:`_memory_side_bound`), kept with :meth:`_port_bounds` while the
@@ -202,6 +238,7 @@ class MemoryPortBounds:
         least cycles (in ps) from the terminal to every requester. Worked out at the first
         question, when every memory has started."""
         sides = []
+        self.side_at = {}
         period = self.period
         terminals = self.parent.port_map.terminals
         for u in self.port_terminals:
@@ -214,7 +251,8 @@ class MemoryPortBounds:
                           back.delay if back.same_domain else back.tail_delay,
                           self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
                           [self.least_cycles[u][r] * period for r in range(terminals)],
-                          getattr(memory, "newcomer_answer_ps", None)))
+                          getattr(memory, "newcomer_answer_ps", None), functools.partial(self._tail_ps, u)))
+            self.side_at[u] = sides[-1]
         return sides
 
     @staticmethod
@@ -243,9 +281,8 @@ class MemoryPortBounds:
         (from the memory, or for its first request waiting here) counts the flits of that
         answer (:meth:`~.memory_interface.MemoryMappedInterface.next_answer_flits`): the
         client's later answers come after its tail."""
-        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester, newcomer = side
+        ni, forward, back, forward_ps, back_ps, react, memory, per_client, to_requester, newcomer, tail = side
         network_ps = to_requester[only]
-        period = ni.period
         best = None
         returning: set | tuple = ()  # the tags of the responses on their way back
         if back.flight:
@@ -256,7 +293,7 @@ class MemoryPortBounds:
                 trip = held.get(response.tag)
                 if trip is not None and trip.requester == only:
                     # (its packet's tail a cycle per flit behind the head)
-                    at = (arrival if arrival > now else now) + network_ps + (ni.flits_for(response) - 1) * period
+                    at = (arrival if arrival > now else now) + network_ps + tail(only, ni.flits_for(response))
                     if best is None or at < best:
                         best = at
         # a response leaving the memory at `leaves` reaches mem_rsp[only] back_ps + network_ps later
@@ -277,7 +314,7 @@ class MemoryPortBounds:
                 if leaves is not None:
                     answered.add(source)
                     at = ((leaves if leaves > now else now) + back_ps
-                          + (ni.next_answer_flits(only, source, returning) - 1) * period)
+                          + tail(only, ni.next_answer_flits(only, source, returning)))
                     if best is None or at < best:
                         best = at
         waiting = ni.sources_waiting(only)
@@ -295,19 +332,24 @@ class MemoryPortBounds:
                 if source in answered:
                     continue
                 first = firsts.get(source)
-                leaves = None if first is None else newcomer(first[0], passed + forward_ps, first[1])
+                if first is None:
+                    leaves = None
+                else:  # (behind the requests passed on before it, whose writes it sees)
+                    request = first[0]
+                    ahead = list(itertools.takewhile(lambda queued: queued is not request, ni.for_memory))
+                    leaves = newcomer(request, passed + forward_ps, False, ahead)
                 # passed on at the soonest, over the link to the memory
                 if leaves is None:
                     at = passed + forward_ps + react + back_ps
                 else:  # (that request is its client's next answered)
-                    at = max(leaves, now) + back_ps + (answer_flits(first[0], ni.flit_bits) - 1) * period
+                    at = max(leaves, now) + back_ps + tail(only, answer_flits(first[0], ni.flit_bits))
                 if best is None or at < best:
                     best = at
         for arrival, request in forward.flight:
             requester, source = request.source
             if requester == only and source not in answered:
                 at = ((arrival if arrival > now else now) + react + back_ps
-                      + (answer_flits(request, ni.flit_bits) - 1) * period)
+                      + tail(only, answer_flits(request, ni.flit_bits)))
                 if best is None or at < best:
                     best = at
         return best
@@ -362,7 +404,8 @@ class MemoryPortBounds:
     def _arriving_requests_bound(self, t: int, to_memory: bool, bound: int | None) -> int | None:
         """``bound`` lowered to the soonest a request on its way into ``mem_req`` (sent since
         the bounds were cached, too) reaches ``to_memory[t]`` (any requester's, for the
-        memory at t), or is answered on ``mem_rsp[t]`` (t's own)."""
+        memory at t), or is answered on ``mem_rsp[t]`` (t's own: no sooner than its memory
+        bounds it, :meth:`_newcomer_on_its_way`)."""
         now = self.sim.now
         for u in (self.port_terminals if to_memory else (t,)):
             channel = self.mem_req[u].channel
@@ -377,8 +420,10 @@ class MemoryPortBounds:
                 else:
                     # at the memory's terminal, passed on to the memory, answered
                     at = max(arrival, now) + self.parent.min_latency(u, dest) * self.period
-                    at = (max(at, self._passed_on_from_ps(dest)) + self._answer_after_ps(dest, u)
-                          + (answer_flits(request, self.parent.flit_bits) - 1) * self.period)
+                    passed = max(at, self._passed_on_from_ps(dest))
+                    at = max(passed + self._answer_after_ps(dest, u)
+                             + self._tail_ps(dest, u, answer_flits(request, self.parent.flit_bits)),
+                             self._newcomer_on_its_way(u, dest, request, passed))
                 if bound is None or at < bound:
                     bound = at
         return bound
@@ -419,8 +464,10 @@ class MemoryPortBounds:
         waits to be injected: the interface at t sends its responses in the order of t's
         requests, so none leaves before that response's tail arrives, or that request is
         answered (:meth:`_heading_answer`'s term for it alone), whatever t's later requests
-        or their responses do. None when that packet is elsewhere (at a memory's terminal:
-        :meth:`_oldest_answer_bound`): the caller works out the bound from everything."""
+        or their responses do, nor before its memory can answer it
+        (:meth:`_newcomer_on_its_way`). None when that packet is elsewhere (at a memory's
+        terminal: :meth:`_oldest_answer_bound`): the caller works out the bound from
+        everything."""
         order = self.parent.interfaces[t].next_answer_order()
         if order is None:
             return None
@@ -428,9 +475,35 @@ class MemoryPortBounds:
         found = self.on_its_way.get((t, order))
         if found is None or isinstance(found, int):
             return found
-        arrival, dest, after = found
+        arrival, dest, after, request = found
         passed = self._passed_on_from_ps(dest)
-        return (arrival if arrival > passed else passed) + after
+        reached = arrival if arrival > passed else passed
+        return max(reached + after, self._newcomer_on_its_way(t, dest, request, reached))
+
+    def _newcomer_on_its_way(self, t: int, dest: int, request, passed: int) -> int:
+        """The soonest the answer to ``request`` of terminal t's, on its way to the memory at
+        terminal ``dest`` and passed on to it no sooner than ``passed``, can leave on
+        ``mem_rsp[t]`` as that memory bounds a newcomer (``newcomer_answer_ps``; 0 where it
+        cannot say). It arrives over the link behind the requests on it now and those
+        waiting there to be passed on (with 16 clusters on 4 DRAM channels, whose queues are
+        full, their read bursts need read-queue slots first), and a write unseen yet may
+        come first. For t's next answered request (every request of t's before it answered,
+        its later ones held back at that terminal until it arrives, in the order they were
+        sent) t holds nothing there before it; for a later one, what t holds there is
+        answered first, which only delays it (that memory answers a client in order)."""
+        sides = self.memory_sides
+        if sides is None:
+            sides = self.memory_sides = self._plan_memory_sides()
+        side = self.side_at.get(dest)
+        if side is None or side[9] is None:
+            return 0
+        ni, _, _, forward_ps, back_ps, _, _, _, to_requester, newcomer, _ = side
+        leaves = newcomer(request, passed + forward_ps, True, ni.for_memory)
+        if leaves is None:
+            return 0
+        now = self.sim.now
+        return ((leaves if leaves > now else now) + back_ps + to_requester[t]
+                + self._tail_ps(dest, t, answer_flits(request, ni.flit_bits)))
 
     def _heading_answer(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's on its way to a memory (queued at
@@ -440,7 +513,7 @@ class MemoryPortBounds:
         the least time from there (:meth:`_answer_after_ps`, its response's flits behind
         the head). None: no request of t's is on its way."""
         soonest = None
-        for arrival, dest, after in self.heading.get(t, ()):
+        for arrival, dest, after, _ in self.heading.get(t, ()):
             passed = self._passed_on_from_ps(dest)
             at = (arrival if arrival > passed else passed) + after
             if soonest is None or at < soonest:

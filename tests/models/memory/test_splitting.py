@@ -374,6 +374,28 @@ def test_a_newcomer_read_is_bounded_by_its_reads_unless_a_write_may_answer_it():
     assert dram.newcomer_answer_ps(after, sim.now) == 9 * period
 
 
+def test_a_newcomer_read_behind_requests_still_to_be_passed_on_waits_for_their_slots():
+    """A client's first 1 KiB read, asked with four 1 KiB reads still to be passed on before
+    it (``queued``: a network interface holds them) to an idle channel whose read queue holds
+    8 bursts: the 64 bursts ahead and 16 of its own each need a slot, which frees only at an
+    RD (one per tBL at the most), so its last burst is read no sooner than the 73rd RD from
+    the next edge, answered CL + tBL after it (alone, its 16 RDs to one bank bound it); a
+    write of one of its bursts among those ahead may answer it from the write queue, which
+    the write seen ahead says."""
+    later = MemRequest(address=0x80000, size_bytes=64, source="l", tag=0)  # (long after the questions)
+    top, _, dram, _, _ = ported_controller("DDR4-2400R", [later], cycles=[5000], read_queue=8)
+    sim = Simulator(top)
+    sim.run(until_ps=1)
+    period, cl, tbl = dram.domain.period_ps, dram.timing.CL, dram.timing.tBL
+    read = MemRequest(address=0, size_bytes=1024, source="r", tag=1)
+    ahead = [MemRequest(address=0x10000 * n, size_bytes=1024, source="a", tag=n) for n in range(1, 5)]
+    alone = dram.newcomer_answer_ps(read, sim.now, writes_ahead=False)
+    behind = dram.newcomer_answer_ps(read, sim.now, False, ahead)
+    assert behind >= sim.now + (72 * tbl + cl + tbl) * period > alone
+    write = MemRequest(address=0x40, size_bytes=64, is_write=True, data=bytes(64), source="w", tag=3)
+    assert dram.newcomer_answer_ps(read, sim.now, False, [write]) == dram.newcomer_answer_ps(read, sim.now)
+
+
 def bounds_kept_against_fresh(build, memories_of, period, seed, slices=400):
     """Run two identical systems (``build()``: top, memories...) in lockstep slices that end
     at edges and between them. In the first every bound is asked as the lookahead asks it

@@ -344,3 +344,111 @@ def test_while_the_oldest_request_is_on_its_way_a_later_quicker_read_leaves_the_
         return comp is probe and len(probe.sent) == 2 and requester_side.requests_issued == 2 and not arrived
 
     _horizons_past_their_questions(top, probe, first_read_on_its_way)
+
+
+def _behind_crowding_reads(link_latency: int) -> tuple:
+    """A probe at terminal 6 reads 1 KiB of a DDR4 channel at terminal 1 (whose read queue
+    holds 8 bursts) at cycle 20, behind eight 1 KiB reads another requester at terminal 0
+    sent at cycle 0. Returns, per question the probe is asked until its response comes, the
+    time, the horizon, where its read is ("on its way" to the channel's interface, "waiting"
+    there, or "held" past it), the reads waiting at the interface ahead of it and those on
+    the link to the channel; the channel; and the time of the response."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 1)], engine="fast",
+              link_latency=link_latency)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0, read_queue=8)
+    connect(noc.memory_port("to_memory", 1), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 1))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 6))
+    connect(noc.memory_port("mem_rsp", 6), probe.rsp)
+    other = BackgroundRequester("other", top)
+    connect(other.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), other.rsp)
+    other.script.extend(MemRequest(0x1000 * n, 1024, tag=n) for n in range(8))
+    probe.script.append((20, MemRequest(0x40000, 1024, tag=0)))
+    sim = Simulator(top)
+    side = noc.interfaces[1]
+    asked = []
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and probe.sent and not probe.received:
+            waiting = list(side.for_memory)
+            ahead = next((i for i, request in enumerate(waiting) if request.source[0] == 6), len(waiting))
+            where = ("waiting" if ahead < len(waiting) else "on its way" if 6 not in side.expected_from
+                     else "held")
+            asked.append((sim.now, horizon, where, ahead, len(memory.req.channel.flight)))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=50_000_000)
+    (received,) = probe.received
+    return asked, memory, received
+
+
+@pytest.mark.parametrize("link_latency", [1, 8])
+@pytest.mark.parametrize("where", ["on its way", "waiting"])
+def test_a_read_behind_others_for_a_crowded_channel_is_bounded_behind_their_bursts(where, link_latency):
+    """The probe's read, on its way to the channel's interface (in the network) or waiting
+    there, reaches the channel behind the reads on the link and those waiting ahead of it,
+    each of whose 16 bursts needs a read-queue slot, as do the read's own: a slot frees only
+    at an RD, one per tBL at the most, so the read's last burst enters no sooner than that
+    many RDs less the queue's 8 slots, and no horizon it is given falls sooner (nor after its
+    response). Without the reads waiting ahead, the horizons on its way start from the
+    channel's least reaction, and those waiting count the reads on the link only."""
+    asked, memory, received = _behind_crowding_reads(link_latency)
+    burst_ps = memory.timing.tBL * memory.domain.period_ps
+    here = [(now, horizon, ahead, on_link) for now, horizon, at, ahead, on_link in asked if at == where]
+    assert len(here) >= 8
+    for now, horizon, ahead, on_link in here:
+        assert horizon is not None and horizon <= received
+        assert horizon >= now + ((ahead + on_link + 1) * 16 - 8) * burst_ps, (now, horizon, ahead, on_link)
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_while_a_long_read_is_at_its_channel_the_horizon_counts_the_credits_of_its_response(depth):
+    """A requester's 1 KiB read of a DDR4 channel two routers away over links of 8 cycles
+    (512-bit flits, buffers of ``depth`` flits): the response's 16 flits reach the requester's
+    router no faster than ``depth`` flits per credit round trip over the last link (16 cycles
+    at the least), so the horizons given while the read is at its channel reach within 25
+    cycles of the response (one flit a cycle behind the head fell 45 cycles short with
+    buffers of 4, 119 with buffers of 2), and none lies past it."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
+              flit_bits=512, buffer_depth=depth)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    connect(noc.memory_port("to_memory", 7), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 7))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
+    channel_side = noc.interfaces[7]
+    sim = Simulator(top)
+    asked = []  # (horizon, whether the read was at its channel)
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and probe.sent and not probe.received:
+            asked.append((horizon, channel_side.holds_order(0, 0)))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    (received,) = probe.received
+    assert all(horizon is not None and horizon <= received for horizon, _ in asked)
+    assert received - max(horizon for horizon, held in asked if held) <= 25_000
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_response_to_long_reads_over_slow_links_beats_a_horizon(seed):
+    """As the crowded channels above, over links of 8 cycles, where the credits of 4-flit
+    buffers hold a long packet to 4 flits per 16 cycles between routers (the bounds count
+    it), with 1 KiB reads and writes among short ones."""
+    top, probes = crowded(seed, "fast", 4, 4, 8, 6, sizes=(8, 64, 1024, 1024))
+    sim = Simulator(top)
+    sim.run(until_ps=500_000_000)
+    _answered_after_every_horizon(probes)
