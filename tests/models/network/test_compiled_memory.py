@@ -122,7 +122,7 @@ def test_the_compiled_engine_answers_the_lookahead_as_the_fast_engine_at_every_e
     for _ in range(600):
         answers = []
         for sim, (_, noc, _, _), own in zip(sims, systems, ports):
-            sim.run(cycles=1)
+            sim.run(until_ps=sim.now + noc.domain.period_ps)  # (cycles= counts from time 0)
             engine = noc.monitor
             engine.forget_bounds()
             answers.append(([engine.earliest_send_ps(port) for port in own],
