@@ -111,14 +111,19 @@ class MemoryPortBounds:
             offer(packet, at)
         interfaces = noc.interfaces
         # (only an interface with memory ports in use makes packets that carry memory traffic)
+        # a packet waiting at its interface, or being sent, is bounded as an answer to come:
+        # its head at the network's least latency, its tail behind it crossing into the
+        # destination's router no faster than the credits come back (_tail_ps)
+        tail = self._tail_ps
         for u in self.port_terminals:
             ni = interfaces[u]
             least = self.least_cycles[u]
             for packet in ni.queue:
-                offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
+                offer(packet, now + least[packet.dest] * period + tail(u, packet.dest, packet.size))
             packet = ni.sending
             if packet is not None:
-                offer(packet, max(now, packet.injected_ps + (least[packet.dest] + packet.size - 1) * period))
+                offer(packet, max(now, packet.injected_ps + least[packet.dest] * period
+                                  + tail(u, packet.dest, packet.size)))
             _, mem_rsp, to_memory, _ = ni.io
             if ni.to_requester:
                 bounds[mem_rsp] = now
