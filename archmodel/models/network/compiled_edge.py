@@ -138,8 +138,23 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
 
 
 @jit
-def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, buf_id, buf_arr, buf_head,
-                 buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b, ev_n):
+def _offer(soonest, ahead, s, at, index, crossing):
+    """Offer slot ``s``'s tail at ``at`` (ps) from its flit ``index``: in ``ahead`` (the
+    least such time, the greatest index) when the flit is yet to cross the last link into
+    its destination's router, else in ``soonest``."""
+    if crossing:
+        if ahead[0, s] < 0 or at < ahead[0, s]:
+            ahead[0, s] = at
+        if index > ahead[1, s]:
+            ahead[1, s] = index
+    elif soonest[s] < 0 or at < soonest[s]:
+        soonest[s] = at
+
+
+@jit
+def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target, term_router, buf_id,
+                 buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b,
+                 ev_n):
     """Per packet slot, the soonest (ps) its tail can reach its destination terminal from
     where its flits are (-1: none in the network) at time ``now``, the engine's last edge
     being cycle ``last``: each flit at its least time, ``reach[head, router, terminal]``
@@ -147,7 +162,12 @@ def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, b
     allocation and traversal for the others), one cycle per flit behind it. A flit on the
     wheel whose link is not entered yet (``leave`` after the last edge) is where the fast
     engine keeps it, in the outbox of the router it leaves; a flit in a buffer leaves as
-    :meth:`~.router_reports.RouterReports.packet_leads` says."""
+    :meth:`~.router_reports.RouterReports.packet_leads` says. The flits yet to cross a link
+    into the destination's router (in another router, or on a link from a router) add the
+    credits' excess for the flits behind the rearmost of them (``ahead``, a scratch array of
+    2 x slots; ``credit``: buffer depth, credit round trip and the head's extra stages in
+    cycles), and the later of the least over those and over the others counts, as
+    :meth:`~.engine_bounds.MemoryPortBounds.network_tails` does."""
     P = cfg[C_P]
     V = cfg[C_V]
     depth = cfg[C_DEPTH]
@@ -162,6 +182,8 @@ def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, b
     W = ev_n.shape[0]
     for s in range(soonest.shape[0]):
         soonest[s] = -1
+        ahead[0, s] = -1
+        ahead[1, s] = -1
     for x in range(W):
         d = (x - last) % W
         arrival = last_ps + d * period
@@ -177,21 +199,23 @@ def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, b
                 v = a // (P * V)
                 p = (a // V) % P
                 at = -1
+                g = term_router[dest]
                 if out_kind[v, p] == 1:
                     leave = arrival - in_lat[v, p] * period
                     if leave > last_ps:
-                        at = leave - index * period + (reach[head, out_target[v, p], dest] + pk_size[s] - 1) * period
+                        u = out_target[v, p]
+                        at = leave - index * period + (reach[head, u, dest] + pk_size[s] - 1) * period
+                        _offer(soonest, ahead, s, at, index, u != g)
                 if at < 0:
                     at = (arrival + (head_ps if head else body_ps)
                           + (reach[head, v, dest] + pk_size[s] - 1 - index) * period)
+                    _offer(soonest, ahead, s, at, index, v != g or out_kind[v, p] == 1)
             elif kind == FLIT_TO_TERMINAL:
                 b = ev_b[x, e]
                 s = b & PACKET_MASK
                 at = arrival + (pk_size[s] - 1 - ((b >> FLIT_SHIFT) & INDEX_MASK)) * period
-            else:
-                continue
-            if soonest[s] < 0 or at < soonest[s]:
-                soonest[s] = at
+                if soonest[s] < 0 or at < soonest[s]:
+                    soonest[s] = at
     for r in range(buffered.shape[0]):
         if buffered[r] == 0:
             continue
@@ -215,16 +239,25 @@ def packet_tails(cfg, now, last, soonest, reach, in_lat, out_kind, out_target, b
                         switch = (switch if switch > routed else routed) + head_wait
                 s = b & PACKET_MASK
                 head = 1 if index == 0 else 0
+                dest = pk_dest[0, s]
                 at = (switch + st_total - index * period
-                      + (reach[head, r, pk_dest[0, s]] + pk_size[s] - 1) * period)
-                if soonest[s] < 0 or at < soonest[s]:
-                    soonest[s] = at
+                      + (reach[head, r, dest] + pk_size[s] - 1) * period)
+                _offer(soonest, ahead, s, at, index, r != term_router[dest])
+    # per credit_depth flits behind, the cycles beyond one a flit; less the head's stages
+    credit_depth, excess_per, extra_stages = credit[0], credit[1] - credit[0], credit[2]
+    for s in range(soonest.shape[0]):
+        if ahead[0, s] < 0:
+            continue
+        excess = ((pk_size[s] - 1 - ahead[1, s]) // credit_depth) * excess_per - extra_stages
+        at = ahead[0, s] + (excess if excess > 0 else 0) * period
+        if at > soonest[s]:  # (-1: no flit past the last link)
+            soonest[s] = at
 
 
 @jit
-def quiet_until(cfg, last, soonest, reach, in_lat, out_kind, out_target, buf_id, buf_arr, buf_head, buf_count,
-                ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b, ev_n, ni_send,
-                ni_send_slot, q_count):
+def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target, term_router, buf_id,
+                buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b,
+                ev_n, ni_send, ni_send_slot, q_count):
     """The first cycle after ``last`` at which the edge may report an event (a packet
     started, a tail sent, a packet delivered): a lower bound, from each packet's soonest
     tail arrival (:func:`packet_tails`) and each sending interface's flits to go; the next
@@ -236,9 +269,9 @@ def quiet_until(cfg, last, soonest, reach, in_lat, out_kind, out_target, buf_id,
     for t in range(q_count.shape[0]):
         if ni_send[t] < 0 and q_count[t] > 0:
             return soon
-    packet_tails(cfg, phase + last * period, last, soonest, reach, in_lat, out_kind, out_target, buf_id,
-                 buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a,
-                 ev_b, ev_n)
+    packet_tails(cfg, phase + last * period, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target,
+                 term_router, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size,
+                 ev_kind, ev_a, ev_b, ev_n)
     quiet = -1
     for s in range(soonest.shape[0]):
         if soonest[s] >= 0:

@@ -106,6 +106,9 @@ class CompiledMemoryEngine(NocEngine):
                     run.in_lat[v, p] = pm.latency(u, v)
         run.reach = np.array([[[self.reach[head, r][pm.terminal_router[t]] for t in range(T)] for r in pm.routers]
                               for head in (False, True)], np.int64)
+        # and what the credits add to a tail behind flits yet to cross into its destination's router
+        # (MemoryPortBounds._credit_excess)
+        run.credit = np.array([self.credit_depth, self.credit_cycles, self.head_stages - self.body_stages], np.int64)
         self.tables, self.arrays = tables, run
         # per terminal, its interface and each queue of messages waiting to leave with the port
         # it leaves on (responses on mem_rsp, requests on to_memory)
@@ -126,6 +129,7 @@ class CompiledMemoryEngine(NocEngine):
             pk_dest[:, :old], pk_id[:old], pk_size[:old], pk_from[:old] = run.pk_dest, run.pk_id, run.pk_size, run.pk_from
         run.pk_dest, run.pk_id, run.pk_size, run.pk_from = pk_dest, pk_id, pk_size, pk_from
         run.soonest = np.zeros(new, np.int64)
+        run.ahead = np.zeros((2, new), np.int64)  # packet_tails' scratch
         self.slots.extend([None] * count)
         self.free.extend(range(new - 1, old - 1, -1))  # the lowest slots first
         self._arguments()
@@ -156,8 +160,8 @@ class CompiledMemoryEngine(NocEngine):
                      run.q_count, run.arr_slot, run.arr_next, run.pk_dest, run.pk_id, run.pk_size, run.pk_from, run.ev_kind,
                      run.ev_a, run.ev_b, run.ev_n, *run.scratch)
         # quiet_until's after the cycle
-        self.quiet_args = (run.soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target, run.buf_id, run.buf_arr,
-                           run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest,
+        self.quiet_args = (run.soonest, run.ahead, run.credit, run.reach, run.in_lat, tb.out_kind, tb.out_target,
+                           tb.term_router, run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest,
                            run.pk_size, run.ev_kind, run.ev_a, run.ev_b, run.ev_n, run.ni_send, run.ni_send_slot,
                            run.q_count)
 
@@ -369,9 +373,10 @@ class CompiledMemoryEngine(NocEngine):
         self._catch_up()
         run, tb = self.arrays, self.tables
         soonest = run.soonest
-        self.packet_tails(run.cfg, now, self.last, soonest, run.reach, run.in_lat, tb.out_kind, tb.out_target,
-                          run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready,
-                          run.buffered, run.pk_dest, run.pk_size, run.ev_kind, run.ev_a, run.ev_b, run.ev_n)
+        self.packet_tails(run.cfg, now, self.last, soonest, run.ahead, run.credit, run.reach, run.in_lat,
+                          tb.out_kind, tb.out_target, tb.term_router, run.buf_id, run.buf_arr, run.buf_head,
+                          run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest, run.pk_size,
+                          run.ev_kind, run.ev_a, run.ev_b, run.ev_n)
         found = np.flatnonzero(soonest >= 0)
         slots = self.slots
         return [(slots[s], at) for s, at in zip(found.tolist(), soonest[found].tolist())]

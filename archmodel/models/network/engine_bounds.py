@@ -70,6 +70,8 @@ class MemoryPortBounds:
         self.credit_depth = model.buffer_depth
         self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
         self.terminal_router = pm.terminal_router
+        # per router and input port, whether a router's link comes in there (network_tails)
+        self.router_inputs = [[u is not None for u in pm.neighbour[v]] for v in pm.routers]
 
     def _port_bounds(self) -> dict:
         """Per memory port in use, the soonest time (ps) a message can leave on it from what
@@ -111,14 +113,19 @@ class MemoryPortBounds:
             offer(packet, at)
         interfaces = noc.interfaces
         # (only an interface with memory ports in use makes packets that carry memory traffic)
+        # a packet waiting at its interface, or being sent, is bounded as an answer to come:
+        # its head at the network's least latency, its tail behind it crossing into the
+        # destination's router no faster than the credits come back (_tail_ps)
+        tail = self._tail_ps
         for u in self.port_terminals:
             ni = interfaces[u]
             least = self.least_cycles[u]
             for packet in ni.queue:
-                offer(packet, now + (least[packet.dest] + packet.size - 1) * period)
+                offer(packet, now + least[packet.dest] * period + tail(u, packet.dest, packet.size))
             packet = ni.sending
             if packet is not None:
-                offer(packet, max(now, packet.injected_ps + (least[packet.dest] + packet.size - 1) * period))
+                offer(packet, max(now, packet.injected_ps + least[packet.dest] * period
+                                  + tail(u, packet.dest, packet.size)))
             _, mem_rsp, to_memory, _ = ni.io
             if ni.to_requester:
                 bounds[mem_rsp] = now
@@ -131,31 +138,51 @@ class MemoryPortBounds:
     def network_tails(self, now: int):
         """Per packet with flits in the routers or on the links, the soonest its tail can
         arrive at its destination terminal, as ``(packet, time in ps)`` pairs: each flit
-        offers its packet's tail at its least arrival plus one cycle per flit behind it."""
+        offers its packet's tail at its least arrival plus one cycle per flit behind it; the
+        flits yet to cross a link into the destination's router (in another router, or on a
+        link from a router) also count the credits of those behind over it
+        (:meth:`_credit_excess`, for the rearmost of them, the fewest behind). Each flit
+        bounds the tail: the later of the least over those and over the others counts."""
         noc = self.parent
         pm = noc.port_map
         period = self.period
         # (the soonest of a packet's flits is offered once: per flit, the packet's ports and
         # answers would be looked up again and again)
-        soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits
+        soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits past the last link
+        ahead: dict = {}  # packet -> (the same over its flits yet to cross it, their greatest index)
         reach = self.reach
         terminal_router = pm.terminal_router
+
+        def offer_ahead(packet, at: int, index: int) -> None:
+            known = ahead.get(packet)
+            if known is None:
+                ahead[packet] = (at, index)
+            elif at < known[0] or index > known[1]:
+                ahead[packet] = (at if at < known[0] else known[0], index if index > known[1] else known[1])
+
         for r, router in enumerate(noc.routers):
             if router.outbox or router.buffered:  # else it holds no flit to report
                 # a flit leaves router r at `leave`; the tail follows one cycle per flit
                 # behind it: leave - index * period is the flit's lead (per packet, the least)
-                for (packet, head), lead in router.packet_leads(now).items():
-                    at = lead + (reach[head, r][terminal_router[packet.dest]] + packet.size - 1) * period
-                    if soonest.get(packet, at) >= at:
+                for (packet, head), (lead, index) in router.packet_leads(now).items():
+                    g = terminal_router[packet.dest]
+                    at = lead + (reach[head, r][g] + packet.size - 1) * period
+                    if g != r:
+                        offer_ahead(packet, at, index)
+                    elif soonest.get(packet, at) >= at:
                         soonest[packet] = at
         head_ps, body_ps = self.head_stages * period, self.body_stages * period
+        router_inputs = self.router_inputs
         for arrival, words in self.r_wheel.items():
-            for r, _, flit, _ in words:
+            for r, p, flit, _ in words:
                 if flit is not None:
                     packet = flit.packet
+                    g = terminal_router[packet.dest]
                     at = (arrival + (head_ps if flit.head else body_ps)
-                          + (reach[flit.head, r][terminal_router[packet.dest]] + packet.size - 1 - flit.index) * period)
-                    if soonest.get(packet, at) >= at:
+                          + (reach[flit.head, r][g] + packet.size - 1 - flit.index) * period)
+                    if g != r or router_inputs[r][p]:
+                        offer_ahead(packet, at, flit.index)
+                    elif soonest.get(packet, at) >= at:
                         soonest[packet] = at
         for arrival, words in self.n_wheel.items():
             for _, (flit, _) in words:
@@ -164,7 +191,22 @@ class MemoryPortBounds:
                     at = arrival + (packet.size - 1 - flit.index) * period
                     if soonest.get(packet, at) >= at:
                         soonest[packet] = at
+        excess = self._credit_excess
+        for packet, (at, index) in ahead.items():
+            at += excess(packet.size - 1 - index) * period
+            if soonest.get(packet, at) <= at:
+                soonest[packet] = at
         return soonest.items()
+
+    def _credit_excess(self, behind: int) -> int:
+        """The cycles more than one a flit that the ``behind`` flits following a flit yet to
+        cross the last link into its destination's router take to cross it: every
+        ``buffer_depth`` of them wait a credit round trip (see :meth:`_tail_ps`), less the
+        head's routing and VC allocation (the flit ahead may be the head); 0 when the
+        credits keep up (a round trip of no more than ``buffer_depth`` cycles)."""
+        extra = (behind // self.credit_depth) * (self.credit_cycles - self.credit_depth) - (
+            self.head_stages - self.body_stages)
+        return extra if extra > 0 else 0
 
     def _tail_ps(self, u: int, t: int, flits: int) -> int:
         """The least time from the soonest arrival at terminal t of the head of a packet of
@@ -177,13 +219,10 @@ class MemoryPortBounds:
         switch allocation and traversal only, not the head's routing and VC allocation.
         With links of 8 cycles and buffers of 4 flits a 1 KiB response (16 flits of 512
         bits) crosses a link in 51 cycles at the least, not 16."""
-        period = self.period
         behind = flits - 1
-        if behind < self.credit_depth or self.terminal_router[u] == self.terminal_router[t]:
-            return behind * period
-        credited = ((behind // self.credit_depth) * self.credit_cycles + behind % self.credit_depth
-                    - (self.head_stages - self.body_stages))
-        return (credited if credited > behind else behind) * period
+        if self.terminal_router[u] == self.terminal_router[t]:
+            return behind * self.period
+        return (behind + self._credit_excess(behind)) * self.period
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see

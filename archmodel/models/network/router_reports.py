@@ -56,23 +56,20 @@ class RouterReports:
         return held
 
     def packet_leads(self, now: int) -> dict:
-        """Per ``(packet, head)`` of the flits this router holds, the least ``leave_ps - index *
-        period`` over those flits (``leave_ps`` as :meth:`departures` gives it, ``index`` the
-        flit's place in its packet): what the network engine's lookahead needs to bound each
-        packet's tail, ``leave_ps + (cycles to go + flits behind) * period``, worked out per
-        packet instead of per flit. A packet's body flits following each other in a buffer
-        share one lead (each leaves a cycle after the one before), so a run of them is
-        compared once, at its end."""
+        """Per ``(packet, head)`` of the flits this router holds, ``(lead, index)``: the least
+        ``leave_ps - index * period`` over those flits (``leave_ps`` as :meth:`departures`
+        gives it, ``index`` the flit's place in its packet) and the greatest index: what the
+        network engine's lookahead needs to bound each packet's tail, ``leave_ps + (cycles to
+        go + flits behind) * period`` (and the credits the flits behind the rearmost still
+        need), worked out per packet instead of per flit. A packet's body flits following
+        each other in a buffer share one lead (each leaves a cycle after the one before), so
+        a run of them is compared once, at its end (its greatest index)."""
         leads: dict = {}
         period = self.period
         for when, words in self.outbox.items():
             for flit, _ in words.values():
                 if flit is not None:
-                    key = (flit.packet, flit.head)
-                    lead = when - flit.index * period
-                    known = leads.get(key)
-                    if known is None or lead < known:
-                        leads[key] = lead
+                    self._merge_lead(leads, (flit.packet, flit.head), when - flit.index * period, flit.index)
         if not self.buffered:
             return leads
         head_wait = self.va_ready_delay
@@ -86,8 +83,8 @@ class RouterReports:
             if ready < now:
                 ready = now
             switch = ready if ivc_out[ivc] >= 0 else ready + head_wait
-            # the run being compared: its key and least lead so far
-            key, least = None, 0
+            # the run being compared: its key, least lead and greatest index so far
+            key, least, last = None, 0, 0
             first = True
             for flit in q:
                 if first:
@@ -97,21 +94,28 @@ class RouterReports:
                     if flit.head:  # routed when it reaches the front, the cycle after the tail left
                         routed = flit.arrived_ps + rc_delay
                         switch = (switch if switch > routed else routed) + head_wait
-                lead = switch + st_total - flit.index * period
+                index = flit.index
+                lead = switch + st_total - index * period
                 packet, head = flit.packet, flit.head
                 if key is not None and key[0] is packet and key[1] == head:
                     if lead < least:
                         least = lead
+                    last = index
                     continue
                 if key is not None:
-                    known = leads.get(key)
-                    if known is None or least < known:
-                        leads[key] = least
-                key, least = (packet, head), lead
-            known = leads.get(key)
-            if known is None or least < known:
-                leads[key] = least
+                    self._merge_lead(leads, key, least, last)
+                key, least, last = (packet, head), lead, index
+            self._merge_lead(leads, key, least, last)
         return leads
+
+    @staticmethod
+    def _merge_lead(leads: dict, key, lead: int, index: int) -> None:
+        """Fold a run's least lead and greatest index into ``leads[key]``."""
+        known = leads.get(key)
+        if known is None:
+            leads[key] = (lead, index)
+        elif lead < known[0] or index > known[1]:
+            leads[key] = (lead if lead < known[0] else known[0], index if index > known[1] else known[1])
 
     def earliest_send_ps(self, port) -> int | None:
         """The soonest link word on output ``port``: a flit held for it (or not routed yet),

@@ -452,3 +452,73 @@ def test_no_response_to_long_reads_over_slow_links_beats_a_horizon(seed):
     sim = Simulator(top)
     sim.run(until_ps=500_000_000)
     _answered_after_every_horizon(probes)
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_while_a_long_response_waits_to_be_sent_the_horizon_counts_its_credits(depth):
+    """As above, while the 1 KiB read's response waits at the channel's interface or is being
+    sent (its head on its way, its tail still to leave): the horizons given then count the
+    credits of its flits over the last link too, reaching within 25 cycles of the response
+    (10 with buffers of 4, 22 with buffers of 2; one flit a cycle behind the head fell 40
+    cycles short with either), and none lies past it."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
+              flit_bits=512, buffer_depth=depth)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    connect(noc.memory_port("to_memory", 7), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 7))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
+    channel_side = noc.interfaces[7]
+    sim = Simulator(top)
+    asked = []  # (horizon, whether the response waited at the channel's interface or was being sent)
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        if comp is probe and probe.sent and not probe.received:
+            asked.append((horizon, channel_side.sending is not None or bool(channel_side.queue)))
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    (received,) = probe.received
+    assert all(horizon is not None and horizon <= received for horizon, _ in asked)
+    waiting = [horizon for horizon, sending in asked if sending]
+    assert waiting
+    assert received - max(waiting) <= 25_000
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_a_long_responses_tail_in_the_network_counts_the_credits_over_the_last_link(depth):
+    """As above, while the 1 KiB read's response has flits in the network: the soonest its
+    tail can arrive (``network_tails``) counts the credits its flits yet to cross into the
+    requester's router still need, whatever flits are past it: every bound given reaches
+    within 40 cycles of the response (36 with buffers of 4, 39 with buffers of 2; one flit a
+    cycle behind the flits, the least over them, fell 49 and 123 cycles short), and none
+    lies past it."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
+              flit_bits=512, buffer_depth=depth)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    connect(noc.memory_port("to_memory", 7), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 7))
+    probe = AskingRequester("probe", top)
+    connect(probe.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
+    probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
+    sim = Simulator(top)
+    tails = []
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        tails.extend(at for packet, at in noc.monitor.network_tails(sim.now) if packet.dest == 0)
+        return ask(comp, *args, **kwargs)
+
+    sim.undisturbed_until_ps = asking
+    sim.run(until_ps=5_000_000)
+    (received,) = probe.received
+    assert tails and max(tails) <= received
+    assert received - min(tails) <= 40_000

@@ -282,13 +282,13 @@ def test_a_routers_reactions_at_once_are_its_reactions_port_by_port(seed, vcs, r
 
 def leads_from_departures(router, now: int) -> dict:
     """The reference for ``packet_leads``: per (packet, head), the least ``leave - index *
-    period`` over every flit ``departures`` lists."""
+    period`` and the greatest index over every flit ``departures`` lists."""
     leads: dict = {}
     for flit, _, leave, _, _ in router.departures(now):
         key = (flit.packet, flit.head)
         lead = leave - flit.index * router.period
-        if key not in leads or lead < leads[key]:
-            leads[key] = lead
+        known = leads.get(key, (lead, flit.index))
+        leads[key] = (min(known[0], lead), max(known[1], flit.index))
     return leads
 
 
@@ -300,8 +300,9 @@ def test_a_routers_packet_leads_are_the_least_over_its_departures(seed, vcs, dep
                                                                   packet_size, rate):
     """Synthetic traffic of multi-flit packets on a per-component 3 x 3 mesh, up to
     saturation (heads queued behind tails, flits waiting for credits): at every edge of every
-    router, ``packet_leads`` (a run of a packet's flits compared once) is the least lead
-    per packet and head flag over the flits ``departures`` lists one by one."""
+    router, ``packet_leads`` (a run of a packet's flits compared once) is the least lead and
+    the greatest index per packet and head flag over the flits ``departures`` lists one by
+    one."""
     top = Component("top")
     noc = Noc("net", top, topology="mesh(3, 3)", vcs=vcs, buffer_depth=depth, routing_delay=routing_delay,
               vc_alloc_delay=vc_alloc_delay, traffic="uniform", rate=rate, packet_size=packet_size,
