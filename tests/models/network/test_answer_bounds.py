@@ -60,6 +60,19 @@ def crowded(seed: int, engine: str, read_queue: int, write_queue: int, link_late
     return top, probes
 
 
+def _watch_questions(sim: Simulator, observe) -> None:
+    """Call ``observe(comp, horizon)`` after each of the lookahead's questions in ``sim``
+    (``comp`` the component asking, ``horizon`` the answer)."""
+    ask = sim.undisturbed_until_ps
+
+    def asking(comp, *args, **kwargs):
+        horizon = ask(comp, *args, **kwargs)
+        observe(comp, horizon)
+        return horizon
+
+    sim.undisturbed_until_ps = asking
+
+
 def _answered_after_every_horizon(probes) -> None:
     """Every request of every probe is answered, and the first response after each question
     (before the probe's next send) comes at or after the horizon it was given."""
@@ -127,15 +140,12 @@ def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_
     engine = noc.monitor
     sim = Simulator(top)
     gaps = []
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
+    def observe(comp, horizon):
         if comp is probe and engine.parent.interfaces[1].holds_for_memory(0) and probe.received:
             gaps.append(horizon - sim.now)
-        return horizon
 
-    sim.undisturbed_until_ps = asking
+    _watch_questions(sim, observe)
     sim.run(until_ps=5_000_000)
     assert len(probe.received) == 6
     # a read waiting at the interface alone would bound the horizon by the links (1 cycle
@@ -176,15 +186,12 @@ def _long_read(flit_bits: int, memory_kind: str):
     sim = Simulator(top)
     memory_side = noc.interfaces[1]
     asked = []
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
+    def observe(comp, horizon):
         if comp is probe and (memory_side.holds_requests_of(0) or 0 not in memory_side.expected_from):
             asked.append((sim.now, horizon, bool(memory.req.channel.flight)))
-        return horizon
 
-    sim.undisturbed_until_ps = asking
+    _watch_questions(sim, observe)
     sim.run(until_ps=5_000_000)
     (received,) = probe.received
     return asked, received
@@ -235,18 +242,15 @@ def _behind_a_refusing_link():
     to_memory = noc.monitor.to_memory[1]
     link = to_memory.channel
     asked = []
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
+    def observe(comp, horizon):
         if comp is probe and probe.sent:
             if any(request.source[0] == 0 for request in memory_side.for_memory):
                 asked.append((sim.now, horizon, to_memory.unblocks_from_ps(), "waiting"))
             elif 0 not in memory_side.expected_from:
                 asked.append((sim.now, horizon, to_memory.unblocks_from_ps(), "on its way"))
-        return horizon
 
-    sim.undisturbed_until_ps = asking
+    _watch_questions(sim, observe)
     sim.run(until_ps=50_000_000)
     (received,) = probe.received
     return asked, link.delay if link.same_domain else link.tail_delay, received
@@ -294,15 +298,12 @@ def _horizons_past_their_questions(top, probe, watched) -> None:
     least one) lies past every such question."""
     sim = Simulator(top)
     asked = []  # (time, horizon) of the questions watched
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
+    def observe(comp, horizon):
         if watched(comp):
             asked.append((sim.now, horizon))
-        return horizon
 
-    sim.undisturbed_until_ps = asking
+    _watch_questions(sim, observe)
     sim.run(until_ps=5_000_000)
     assert len(probe.received) == 2
     _answered_after_every_horizon([probe])
@@ -370,19 +371,16 @@ def _behind_crowding_reads(link_latency: int) -> tuple:
     sim = Simulator(top)
     side = noc.interfaces[1]
     asked = []
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
+    def observe(comp, horizon):
         if comp is probe and probe.sent and not probe.received:
             waiting = list(side.for_memory)
             ahead = next((i for i, request in enumerate(waiting) if request.source[0] == 6), len(waiting))
             where = ("waiting" if ahead < len(waiting) else "on its way" if 6 not in side.expected_from
                      else "held")
             asked.append((sim.now, horizon, where, ahead, len(memory.req.channel.flight)))
-        return horizon
 
-    sim.undisturbed_until_ps = asking
+    _watch_questions(sim, observe)
     sim.run(until_ps=50_000_000)
     (received,) = probe.received
     return asked, memory, received
@@ -407,14 +405,12 @@ def test_a_read_behind_others_for_a_crowded_channel_is_bounded_behind_their_burs
         assert horizon >= now + ((ahead + on_link + 1) * 16 - 8) * burst_ps, (now, horizon, ahead, on_link)
 
 
-@pytest.mark.parametrize("depth", [2, 4])
-def test_while_a_long_read_is_at_its_channel_the_horizon_counts_the_credits_of_its_response(depth):
+def _long_read_over_slow_links(depth: int, observe) -> int:
     """A requester's 1 KiB read of a DDR4 channel two routers away over links of 8 cycles
-    (512-bit flits, buffers of ``depth`` flits): the response's 16 flits reach the requester's
-    router no faster than ``depth`` flits per credit round trip over the last link (16 cycles
-    at the least), so the horizons given while the read is at its channel reach within 25
-    cycles of the response (one flit a cycle behind the head fell 45 cycles short with
-    buffers of 4, 119 with buffers of 2), and none lies past it."""
+    (512-bit flits, buffers of ``depth`` flits) on the fast network: ``observe(noc, waiting,
+    now, horizon)`` is called at each of the lookahead's questions, after its answer
+    (``waiting``: the question is the requester's, its read sent and not yet answered);
+    returns the response's arrival."""
     top = Component("top")
     noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
               flit_bits=512, buffer_depth=depth)
@@ -425,20 +421,28 @@ def test_while_a_long_read_is_at_its_channel_the_horizon_counts_the_credits_of_i
     connect(probe.req, noc.memory_port("mem_req", 0))
     connect(noc.memory_port("mem_rsp", 0), probe.rsp)
     probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
-    channel_side = noc.interfaces[7]
     sim = Simulator(top)
-    asked = []  # (horizon, whether the read was at its channel)
-    ask = sim.undisturbed_until_ps
-
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
-        if comp is probe and probe.sent and not probe.received:
-            asked.append((horizon, channel_side.holds_order(0, 0)))
-        return horizon
-
-    sim.undisturbed_until_ps = asking
+    _watch_questions(sim, lambda comp, horizon: observe(noc, comp is probe and probe.sent and not probe.received,
+                                                        sim.now, horizon))
     sim.run(until_ps=5_000_000)
     (received,) = probe.received
+    return received
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_while_a_long_read_is_at_its_channel_the_horizon_counts_the_credits_of_its_response(depth):
+    """The long read over slow links (:func:`_long_read_over_slow_links`): the response's 16
+    flits reach the requester's router no faster than ``depth`` flits per credit round trip
+    over the last link (16 cycles at the least), so the horizons given while the read is at
+    its channel reach within 25 cycles of the response (one flit a cycle behind the head fell
+    45 cycles short with buffers of 4, 119 with buffers of 2), and none lies past it."""
+    asked = []  # (horizon, whether the read was at its channel)
+
+    def observe(noc, waiting, now, horizon):
+        if waiting:
+            asked.append((horizon, noc.interfaces[7].holds_order(0, 0)))
+
+    received = _long_read_over_slow_links(depth, observe)
     assert all(horizon is not None and horizon <= received for horizon, _ in asked)
     assert received - max(horizon for horizon, held in asked if held) <= 25_000
 
@@ -461,30 +465,14 @@ def test_while_a_long_response_waits_to_be_sent_the_horizon_counts_its_credits(d
     credits of its flits over the last link too, reaching within 25 cycles of the response
     (10 with buffers of 4, 22 with buffers of 2; one flit a cycle behind the head fell 40
     cycles short with either), and none lies past it."""
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
-              flit_bits=512, buffer_depth=depth)
-    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
-    connect(noc.memory_port("to_memory", 7), memory.req)
-    connect(memory.resp, noc.memory_port("from_memory", 7))
-    probe = AskingRequester("probe", top)
-    connect(probe.req, noc.memory_port("mem_req", 0))
-    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
-    probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
-    channel_side = noc.interfaces[7]
-    sim = Simulator(top)
     asked = []  # (horizon, whether the response waited at the channel's interface or was being sent)
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        horizon = ask(comp, *args, **kwargs)
-        if comp is probe and probe.sent and not probe.received:
+    def observe(noc, waiting, now, horizon):
+        if waiting:
+            channel_side = noc.interfaces[7]
             asked.append((horizon, channel_side.sending is not None or bool(channel_side.queue)))
-        return horizon
 
-    sim.undisturbed_until_ps = asking
-    sim.run(until_ps=5_000_000)
-    (received,) = probe.received
+    received = _long_read_over_slow_links(depth, observe)
     assert all(horizon is not None and horizon <= received for horizon, _ in asked)
     waiting = [horizon for horizon, sending in asked if sending]
     assert waiting
@@ -499,26 +487,11 @@ def test_a_long_responses_tail_in_the_network_counts_the_credits_over_the_last_l
     within 40 cycles of the response (36 with buffers of 4, 39 with buffers of 2; one flit a
     cycle behind the flits, the least over them, fell 49 and 123 cycles short), and none
     lies past it."""
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine="fast", link_latency=8,
-              flit_bits=512, buffer_depth=depth)
-    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
-    connect(noc.memory_port("to_memory", 7), memory.req)
-    connect(memory.resp, noc.memory_port("from_memory", 7))
-    probe = AskingRequester("probe", top)
-    connect(probe.req, noc.memory_port("mem_req", 0))
-    connect(noc.memory_port("mem_rsp", 0), probe.rsp)
-    probe.script.append((0, MemRequest(0x400, 1024, tag=0)))
-    sim = Simulator(top)
     tails = []
-    ask = sim.undisturbed_until_ps
 
-    def asking(comp, *args, **kwargs):
-        tails.extend(at for packet, at in noc.monitor.network_tails(sim.now) if packet.dest == 0)
-        return ask(comp, *args, **kwargs)
+    def observe(noc, waiting, now, horizon):
+        tails.extend(at for packet, at in noc.monitor.network_tails(now) if packet.dest == 0)
 
-    sim.undisturbed_until_ps = asking
-    sim.run(until_ps=5_000_000)
-    (received,) = probe.received
+    received = _long_read_over_slow_links(depth, observe)
     assert tails and max(tails) <= received
     assert received - min(tails) <= 40_000
