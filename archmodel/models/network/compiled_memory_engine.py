@@ -161,9 +161,9 @@ class CompiledMemoryEngine(NocEngine):
                      run.ev_a, run.ev_b, run.ev_n, *run.scratch)
         # quiet_until's after the cycle
         self.quiet_args = (run.soonest, run.ahead, run.credit, run.reach, run.in_lat, tb.out_kind, tb.out_target,
-                           tb.term_router, run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest,
-                           run.pk_size, run.ev_kind, run.ev_a, run.ev_b, run.ev_n, run.ni_send, run.ni_send_slot,
-                           run.q_count)
+                           tb.term_router, run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state,
+                           run.ivc_ready, run.buffered, run.pk_dest, run.pk_size, run.ev_kind, run.ev_a, run.ev_b,
+                           run.ev_n, run.ni_send, run.ni_send_slot, run.q_count)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NocEngine.send_packet`; the packet joins the arrays at the next edge."""
