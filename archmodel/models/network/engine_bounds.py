@@ -61,7 +61,7 @@ class MemoryPortBounds:
         # asked for every queued packet at every edge a question comes at
         terminals = range(pm.terminals)
         self.least_cycles = [[noc.min_latency(u, t) for t in terminals] for u in terminals]
-        self.memory_sides = None  # see _plan_memory_sides
+        self.memory_sides = None  # see _memory_sides
         # (see _tail_ps) a flit reaches a router's input buffer over a link no sooner than a
         # credit of the flit depth ahead of it there (on its VC, which the packet holds on
         # that link) came back over the link the other way: the flit ahead won the switch,
@@ -234,9 +234,7 @@ class MemoryPortBounds:
         memories whose interfaces hold their requests (:meth:`holds_requests_of`; what the
         interfaces hold changes only at the engine's edges, which drop every answer kept)."""
         self._port_bounds()
-        sides = self.memory_sides
-        if sides is None:
-            sides = self.memory_sides = self._plan_memory_sides()
+        sides = self._memory_sides().values()
         kept = self.answers.get(t)
         if kept is not None:
             known, versions = kept
@@ -270,14 +268,17 @@ class MemoryPortBounds:
         a test compares them with ones worked out again); the answers go with them."""
         self.bounds_at = None
 
-    def _plan_memory_sides(self) -> list:
-        """Per terminal with a memory connected both ways, what :meth:`_memory_side_bound`
-        reads of the wiring, which does not change: the interface, the two links and their
-        least delays, the memory's least reaction, whether it answers per client, and the
-        least cycles (in ps) from the terminal to every requester. Worked out at the first
-        question, when every memory has started."""
-        sides = []
-        self.side_at = {}
+    def _memory_sides(self) -> dict:
+        """Per terminal with a memory connected both ways (in the order of
+        ``port_terminals``), what :meth:`_memory_side_bound` reads of the wiring, which does
+        not change: the interface, the two links and their least delays, the memory's least
+        reaction, whether it answers per client, the least cycles (in ps) from the terminal
+        to every requester, whether it bounds a newcomer, and the tails of packets from the
+        terminal (:meth:`_tail_ps`). Worked out at the first question, when every memory has
+        started, and kept."""
+        if self.memory_sides is not None:
+            return self.memory_sides
+        sides = self.memory_sides = {}
         period = self.period
         terminals = self.parent.port_map.terminals
         for u in self.port_terminals:
@@ -285,13 +286,12 @@ class MemoryPortBounds:
             if forward is None or back is None:
                 continue
             memory = forward.dst_owner
-            sides.append((self.parent.interfaces[u], forward, back,
-                          forward.delay if forward.same_domain else forward.tail_delay,
-                          back.delay if back.same_domain else back.tail_delay,
-                          self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
-                          [self.least_cycles[u][r] * period for r in range(terminals)],
-                          getattr(memory, "newcomer_answer_ps", None), functools.partial(self._tail_ps, u)))
-            self.side_at[u] = sides[-1]
+            sides[u] = (self.parent.interfaces[u], forward, back,
+                        forward.delay if forward.same_domain else forward.tail_delay,
+                        back.delay if back.same_domain else back.tail_delay,
+                        self._memory_reaction_ps(u), memory, getattr(memory, "earliest_answer_ps", None),
+                        [self.least_cycles[u][r] * period for r in range(terminals)],
+                        getattr(memory, "newcomer_answer_ps", None), functools.partial(self._tail_ps, u))
         return sides
 
     @staticmethod
@@ -489,10 +489,7 @@ class MemoryPortBounds:
         order = ni.next_answer_order()
         if order is None:
             return None
-        sides = self.memory_sides
-        if sides is None:
-            sides = self.memory_sides = self._plan_memory_sides()
-        for side in sides:
+        for side in self._memory_sides().values():
             if side[0].holds_order(t, order):
                 return self._memory_side_bound(side, self.sim.now, t)
         return None
@@ -530,13 +527,12 @@ class MemoryPortBounds:
         its later ones held back at that terminal until it arrives, in the order they were
         sent) t holds nothing there before it; for a later one, what t holds there is
         answered first, which only delays it (that memory answers a client in order)."""
-        sides = self.memory_sides
-        if sides is None:
-            sides = self.memory_sides = self._plan_memory_sides()
-        side = self.side_at.get(dest)
-        if side is None or side[9] is None:
+        side = self._memory_sides().get(dest)
+        if side is None:
             return 0
         ni, _, _, forward_ps, back_ps, _, _, _, to_requester, newcomer, _ = side
+        if newcomer is None:
+            return 0
         leaves = newcomer(request, passed + forward_ps, True, ni.for_memory)
         if leaves is None:
             return 0

@@ -182,7 +182,7 @@ def test_a_memory_side_holding_nothing_of_a_requester_bounds_none_of_its_answers
     seen = {True: 0, False: 0}
 
     def asking(comp, *args, **kwargs):
-        sides = engine._plan_memory_sides()
+        sides = engine._memory_sides().values()
         for side in sides:
             for t in range(noc.port_map.terminals):
                 held = side[0].holds_requests_of(t)
