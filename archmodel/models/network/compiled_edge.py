@@ -24,8 +24,8 @@ from __future__ import annotations
 from archmodel.kernel.compiled import jit
 
 from .compiled_loop import (C_CR, C_DEPTH, C_INJ, C_P, C_PERIOD, C_PHASE, C_R, C_RC, C_ST, C_T, C_V, C_VA,
-                            CREDIT_TO_ROUTER, FLIT_SHIFT, FLIT_TO_ROUTER, FLIT_TO_TERMINAL, INDEX_MASK, PACKET_MASK,
-                            TAIL, arrivals, inject_flit, schedule, start_packet, step_routers)
+                            CREDIT_TO_ROUTER, CREDIT_TO_TERMINAL, FLIT_SHIFT, FLIT_TO_ROUTER, FLIT_TO_TERMINAL,
+                            INDEX_MASK, PACKET_MASK, TAIL, arrivals, inject_flit, schedule, start_packet, step_routers)
 
 # What an edge reports (its return value's bits).
 MOVED = 1  # a link word moved (arrived, or an interface sent one)
@@ -255,14 +255,65 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
 
 
 @jit
+def interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits, pk_size, ev_kind,
+                    ev_a, ev_b, ev_n):
+    """The soonest cycle interface ``t`` can send the tail of the packet it is sending, one
+    flit a cycle from cycle ``soon``, each on a credit of its VC: those it holds, then those
+    on the wheel (all sooner than any other), then one per flit now between it and its
+    router's buffer (that flit leaving at ``soon`` at the soonest), then one per flit it sends
+    itself, back a round trip after it (``credit[3]``: switch allocation and the link back;
+    ``credit[4]``: the link in). Every credit's time is a lower bound, so the k-th to come
+    back is no sooner than the k-th least of them. ``sent``: a scratch of ``credit[0]`` (the
+    buffer depth) cycles."""
+    depth = credit[0]
+    back = credit[3]
+    trip = credit[4] + back
+    w = ni_send_vc[t]
+    held = ni_credits[t, w]
+    left = pk_size[ni_send_slot[t]] - ni_send[t]  # flits to send, the tail last
+    if left <= held:
+        return soon + left - 1
+    W = ev_n.shape[0]
+    # sent[j % depth]: the cycle of the j-th flit sent, for the last depth of them
+    at = soon - 1
+    j = 0
+    while j < held:
+        at += 1
+        sent[j % depth] = at
+        j += 1
+    for d in range(1, W + 1):  # the credits on the wheel, soonest first
+        x = (last + d) % W
+        for e in range(ev_n[x]):
+            if ev_kind[x, e] == CREDIT_TO_TERMINAL and ev_a[x, e] == t and ev_b[x, e] == w:
+                at = at + 1 if at + 1 > last + d else last + d
+                sent[j % depth] = at
+                j += 1
+                if j == left:
+                    return at
+    while j < depth:  # the flits on their way to the router's buffer, or in it
+        at = at + 1 if at + 1 > soon + back else soon + back
+        sent[j % depth] = at
+        j += 1
+        if j == left:
+            return at
+    while j < left:  # its own, each back a round trip after it went
+        free = sent[j % depth] + trip
+        at = at + 1 if at + 1 > free else free
+        sent[j % depth] = at
+        j += 1
+    return at
+
+
+@jit
 def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target, term_router, buf_id,
                 buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b,
-                ev_n, ni_send, ni_send_slot, q_count):
+                ev_n, ni_send, ni_send_vc, ni_send_slot, ni_credits, q_count, sent):
     """The first cycle after ``last`` at which the edge may report an event (a packet
     started, a tail sent, a packet delivered): a lower bound, from each packet's soonest
-    tail arrival (:func:`packet_tails`) and each sending interface's flits to go; the next
-    cycle while an interface waits to start a packet or no flit is in the network (the
-    network may then fall idle)."""
+    tail arrival (:func:`packet_tails`) and each sending interface's flits to go on the
+    credits it can have (:func:`interface_tail`); the next cycle while an interface waits
+    to start a packet; with no flit in the network, the last cycle a credit is on the wheel
+    (the network may then fall idle)."""
     period = cfg[C_PERIOD]
     phase = cfg[C_PHASE]
     soon = last + 1
@@ -278,12 +329,18 @@ def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_
             at = (soonest[s] - phase) // period
             if quiet < 0 or at < quiet:
                 quiet = at
-    if quiet < 0:
-        return soon  # no flit in the network
     for t in range(q_count.shape[0]):
-        i = ni_send[t]
-        if i >= 0:
-            at = soon + pk_size[ni_send_slot[t]] - 1 - i
-            if at < quiet:
+        if ni_send[t] >= 0:
+            at = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
+                                 pk_size, ev_kind, ev_a, ev_b, ev_n)
+            if quiet < 0 or at < quiet:
                 quiet = at
+    if quiet < 0:
+        # No flit in the network, none queued or being sent: words on the wheel are credits,
+        # and no event can come before Python queues a packet (a tick of its own).
+        W = ev_n.shape[0]
+        for d in range(W, 0, -1):
+            if ev_n[(last + d) % W]:
+                return last + d
+        return soon
     return quiet if quiet > soon else soon

@@ -25,13 +25,14 @@ side of an edge reads only the packets queued before it, and handing on only que
 Quiet edges. After each edge the numba side bounds the first cycle at which an edge can have
 anything for Python (a packet started, a tail sent, a packet delivered:
 :func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and each
-sending interface's flits to go). Until then an edge with no message arrived on a port, none
-to retry on one and no check due is ticked without a call: the engine stays awake (the kernel
-ticks it at the same edges, in the same order, as the fast engine, since flits are in the
-network throughout) and the edges are simulated in one call with the next edge that needs
-Python, or as soon as anything reads the network (the lookahead, the deadlock checks, the
-statistics), so every reader sees what the fast engine would hold then. With 16 clusters on 4
-DRAM channels two edges in three are quiet.
+sending interface's flits to go on the credits it can have). Until then an edge with no
+message arrived on a port and no check due is ticked without a call (what waits to leave
+still goes on the ports): the engine stays awake (the kernel ticks it at the same edges, in
+the same order, as the fast engine, since flits are in the network throughout) and the edges
+are simulated in one call with the next edge that needs Python, or as soon as anything reads
+the network (the lookahead, the deadlock checks, the statistics), so every reader sees what
+the fast engine would hold then. With 16 clusters on 4 DRAM channels two edges in three are
+quiet.
 
 A deadlock is reported with the cycle and the flits buffered, but not the cycle of waiting
 VCs the fast engine names.
@@ -107,8 +108,11 @@ class CompiledMemoryEngine(NocEngine):
         run.reach = np.array([[[self.reach[head, r][pm.terminal_router[t]] for t in range(T)] for r in pm.routers]
                               for head in (False, True)], np.int64)
         # and what the credits add to a tail behind flits yet to cross into its destination's router
-        # (MemoryPortBounds._credit_excess)
-        run.credit = np.array([self.credit_depth, self.credit_cycles, self.head_stages - self.body_stages], np.int64)
+        # (MemoryPortBounds._credit_excess), and for quiet_until an interface's credits: the
+        # cycles from its router taking a flit to the flit's credit reaching it, and the link in
+        run.credit = np.array([self.credit_depth, self.credit_cycles, self.head_stages - self.body_stages,
+                               noc.sw_alloc_delay + noc.ejection_latency, noc.injection_cycles], np.int64)
+        run.sent = np.zeros(self.credit_depth, np.int64)  # quiet_until's scratch
         self.tables, self.arrays = tables, run
         # per terminal, its interface and each queue of messages waiting to leave with the port
         # it leaves on (responses on mem_rsp, requests on to_memory)
@@ -163,7 +167,8 @@ class CompiledMemoryEngine(NocEngine):
         self.quiet_args = (run.soonest, run.ahead, run.credit, run.reach, run.in_lat, tb.out_kind, tb.out_target,
                            tb.term_router, run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state,
                            run.ivc_ready, run.buffered, run.pk_dest, run.pk_size, run.ev_kind, run.ev_a, run.ev_b,
-                           run.ev_n, run.ni_send, run.ni_send_slot, run.q_count)
+                           run.ev_n, run.ni_send, run.ni_send_vc, run.ni_send_slot, run.ni_credits, run.q_count,
+                           run.sent)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NocEngine.send_packet`; the packet joins the arrays at the next edge."""
@@ -175,16 +180,19 @@ class CompiledMemoryEngine(NocEngine):
         self.steps += 1
         now = self.sim.now
         c = (now - self.domain.phase_ps) // self.period
-        if (c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes
-                and (not self.out_pending or now < self.next_retry)):
+        if c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes:
             for _, flight in compress(self.port_polls, self.poll_flights):
                 if flight[0][0] <= now:
                     break
             else:
-                # Nothing here for Python: the edge is simulated with the next that is (or
-                # when something asks about the network), in one call (_catch_up).
+                # Nothing here for the network: the edge is simulated with the next that needs
+                # it (or when something asks about the network), in one call (_catch_up).
+                # Messages waiting to leave go on their ports as after a simulated edge: the
+                # edge could deliver none, and passing them reads nothing of the network.
                 self.ticked = c
                 self.progress()  # (flits are in the network: see quiet_until)
+                if self.out_pending and now >= self.next_retry:
+                    self._pass_messages(now)
                 return
         if self.last is None or not self.flags & WORKING:
             self.last = c - 1  # (an idle network: the edges slept through change nothing)

@@ -7,6 +7,7 @@ lookahead the same answers at every edge."""
 import random
 from collections import deque
 
+import numpy as np
 import pytest
 
 from archmodel.kernel import Component, DeadlockError, In, Out, ParameterError, Simulator, connect, model
@@ -15,6 +16,8 @@ from archmodel.models.compute import FixedLatencyMemory
 from archmodel.models.messages import MemRequest
 from archmodel.models.network import Noc
 from archmodel.models.network import compiled_memory_engine
+from archmodel.models.network.compiled_edge import interface_tail
+from archmodel.models.network.compiled_loop import CREDIT_TO_TERMINAL
 from archmodel.models.network.compiled_engine import refusal
 
 MIB = 1 << 20
@@ -158,3 +161,36 @@ def test_a_stalled_network_is_reported_naming_the_noc_and_the_cycle():
         sim.run(cycles=500)
     assert "flits buffered in top.net and none moved for 50 cycles" in str(caught.value)
     assert str(caught.value).startswith("deadlock at ")
+
+
+def _interface_sending(held: int, wheel: list, flits: int, depth: int = 4):
+    """The arrays of one interface (terminal 0) sending the first of ``flits`` flits on VC 0,
+    holding ``held`` credits, with credits for it on the wheel at the cycles of ``wheel``
+    (the last edge being cycle 99), and the cycles a credit takes: switch allocation 1 and an
+    ejection link of 8 back, an injection of 9 in."""
+    W = 32
+    ev_kind, ev_a, ev_b = (np.zeros((W, 4), np.int64) for _ in range(3))
+    ev_n = np.zeros(W, np.int64)
+    for cycle in wheel:
+        x = cycle % W
+        ev_kind[x, ev_n[x]] = CREDIT_TO_TERMINAL
+        ev_n[x] += 1
+    credit = np.array([depth, 0, 0, 1 + 8, 9], np.int64)
+    sent = np.zeros(depth, np.int64)
+    ni_send, ni_send_vc, ni_send_slot = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
+    ni_credits = np.array([[held]], np.int64)
+    pk_size = np.array([flits], np.int64)
+    return (0, 100, 99, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits, pk_size, ev_kind, ev_a, ev_b,
+            ev_n)
+
+
+def test_an_interface_sends_its_tail_no_sooner_than_its_credits_come_back():
+    """quiet_until's bound on a sending interface's tail counts credits: with all 4 held, 16
+    flits go 4 a round trip of 18 cycles (100-103, 118-121, 136-139, 154-157); with 1 held, 1
+    on the wheel at 102 and 2 flits in or on the way to the router (back at 109 at the
+    soonest), the flits after them wait for their own credits."""
+    assert interface_tail(*_interface_sending(held=4, wheel=[], flits=16)) == 157
+    assert interface_tail(*_interface_sending(held=4, wheel=[], flits=3)) == 102
+    # 100, 102, 109, 110, then 100+18, 102+18, 109+18, 110+18
+    assert interface_tail(*_interface_sending(held=1, wheel=[102], flits=8)) == 128
+    assert interface_tail(*_interface_sending(held=1, wheel=[102], flits=6)) == 120
