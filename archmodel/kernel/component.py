@@ -48,7 +48,8 @@ _RESERVED = frozenset({
     "name", "parent", "path", "children", "clock", "domain", "sim", "registers", "ports", "stats",
     "add_stat",
     "params", "now", "cycle", "rng", "elapsed_cycles", "elapsed_ps", "tick", "setup", "start",
-    "sleep", "wake_at", "wake_in", "sleep_for", "progress", "fail", "register", "child", "walk", "add",
+    "sleep", "wake_at", "wake_in", "sleep_for", "doze_until", "doze_end_ps", "progress", "fail", "register",
+    "child", "walk", "add",
     "holding", "waiting_for", "find_child", "check_params", "param_declaration", "param_declarations",
     "port_declarations", "stat_declarations",
 })
@@ -182,6 +183,7 @@ class Component:
         self._sched = None  # type: ignore[assignment]  # the simulator's schedule of this component's clock domain
         self.registers: list[Register] = []
         self._awake = False
+        self.doze_end_ps = 0  # while awake, its ticks before this time may return at once (doze_until)
         self.progress_count = 0  # progress() calls, for the per-part watchdog
         self._rng: np.random.Generator | None = None
         self._set_params(params)
@@ -359,8 +361,22 @@ class Component:
         """Stop ticking until a message arrives, a credit returns or a requested time comes."""
         if self._awake:
             self._awake = False
+            self.doze_end_ps = 0
             self._sched.slept = True
             self.sim._fell_asleep(self)
+
+    def doze_until(self, time_ps: int) -> None:
+        """Stay awake, with nothing to do before ``time_ps`` unless something comes: the
+        kernel still ticks the component at every edge, and it returns at once from a tick
+        before :attr:`doze_end_ps` (one comparison, where its full look at its inputs may
+        cost far more). The kernel brings :attr:`doze_end_ps` forward to a message's arrival
+        on one of its inputs (one its port lets wake it), to the next edge when a credit
+        returns to a port it was refused on, and to a wake-up it asked for. Cheaper than
+        :meth:`sleep` with a wake-up for a component awake most edges: it keeps its place in
+        the tick order, and nothing is worked out as it dozes off. Messages already on their
+        way do not end the doze: it says until when it can wait for them."""
+        if self._awake:
+            self.doze_end_ps = time_ps
 
     def wake_at(self, time_ps: int) -> None:
         """Make sure this component ticks at its first edge at or after ``time_ps``."""

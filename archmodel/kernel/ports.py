@@ -283,8 +283,11 @@ def _put_in_flight(ch: Channel, sim: Any, arrival: int, msg: Any) -> None:
     ch.sent += 1
     sim.transfers += 1
     receiver = ch.dst_owner
-    if not receiver._awake and arrival > ch.quiet_until:
-        sim._wake_later(receiver, arrival)
+    if not receiver._awake:
+        if arrival > ch.quiet_until:
+            sim._wake_later(receiver, arrival)
+    elif receiver.doze_end_ps > arrival and arrival > ch.quiet_until:
+        receiver.doze_end_ps = arrival  # (Component.doze_until: its doze ends at the arrival)
 
 
 def unpaired_port(port: Port) -> tuple[str, str] | None:

@@ -367,6 +367,8 @@ class Simulator:
                         d = comp._sched
                         d.awake.append(comp)
                         d.next_edge = t
+                    else:
+                        comp.doze_end_ps = 0  # (a wake-up ends a doze: Component.doze_until)
                 soon.clear()
             while wakes and wakes[0][0] == t:
                 comp = heappop(wakes)[2]
@@ -375,6 +377,8 @@ class Simulator:
                     d = comp._sched
                     d.awake.append(comp)
                     d.next_edge = t
+                else:
+                    comp.doze_end_ps = 0
             # (as for the wake-ups above, written out: a call per wake-up costs in this loop)
             while upkeep and upkeep[0][0] == t:
                 comp = heappop(upkeep)[2]
@@ -383,6 +387,8 @@ class Simulator:
                     d = comp._sched
                     d.awake.append(comp)
                     d.next_edge = t
+                else:
+                    comp.doze_end_ps = 0
             for d in domains:
                 if d.next_edge != t:
                     continue
@@ -416,6 +422,8 @@ class Simulator:
                     ch.credits += ch.returning
                     ch.returning = 0
                     sender = ch.src_owner
+                    if ch.blocked and sender.doze_end_ps > t:
+                        sender.doze_end_ps = t + 1  # (its next edge: Component.doze_until)
                     if ch.blocked and not sender._awake:
                         # With one domain every time point is one of its edges.
                         edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)

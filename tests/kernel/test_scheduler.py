@@ -98,6 +98,8 @@ class Picky(Component):
         self.log = []
 
     def tick(self):
+        if self.now < self.doze_end_ps:
+            return
         c = self.cycle
         self.ticked.append(c)
         if self.inp.valid and c % self.every == 0:
@@ -356,3 +358,118 @@ def test_started_says_whether_the_first_run_has_begun():
     assert not sim.started
     sim.run(cycles=2)
     assert sim.started
+
+
+@model(catalogue=False)
+class Dozer(Component):
+    """Stays awake but dozes ``span`` cycles after each tick (Component.doze_until), taking
+    what arrives; asks for a wake-up at cycle ``alarm`` (if >= 0) at its first tick, and
+    falls asleep for good at cycle ``until``. Logs its ticks and what it took."""
+
+    span = Param(int, 10, "cycles it dozes after a tick")
+    alarm = Param(int, -1, "a cycle it asks to be woken at (-1: none)")
+    until = Param(int, 60, "the cycle it falls asleep at")
+    inp = In("integers", required=False)
+
+    def setup(self):
+        self.ticked = []
+        self.log = []
+
+    def tick(self):
+        if self.now < self.doze_end_ps:
+            return
+        c = self.cycle
+        self.ticked.append(c)
+        if self.inp.connected and self.inp.valid:
+            self.log.append((c, self.inp.recv()))
+        if c == 0 and self.alarm >= 0:
+            self.wake_at(self.alarm * self.domain.period_ps)
+        if c >= self.until:
+            self.sleep()
+        else:
+            self.doze_until(self.now + self.span * self.domain.period_ps)
+
+
+@model(catalogue=False)
+class LateProducer(Component):
+    """Sends 0..count-1 from cycle ``first``, one each ``every`` cycles, sleeping between."""
+
+    first = Param(int, 3, "the first send's cycle")
+    every = Param(int, 7, "cycles between sends")
+    count = Param(int, 2, "messages")
+    out = Out("integers")
+
+    def setup(self):
+        self.sent = 0
+
+    def tick(self):
+        if self.cycle < self.first:
+            self.sleep_for(self.first - self.cycle)
+        elif self.sent < self.count and self.out.try_send(self.sent):
+            self.sent += 1
+            self.sleep_for(self.every)
+        else:
+            self.sleep()
+
+
+def test_a_dozing_component_works_at_the_end_of_each_doze_and_stops_when_it_sleeps():
+    """Dozing 10 cycles after each tick, it works at 0, 10, 20... (the kernel ticks it at
+    every edge, as any awake component), and falling asleep ends it for good."""
+    top = Component("top")
+    dozer = Dozer("d", top, span=10, until=30)
+    sim = Simulator(top)
+    sim.run(cycles=25)
+    assert dozer.ticked == [0, 10, 20]
+    assert sim.ticks == 25
+    sim.run()
+    assert dozer.ticked == [0, 10, 20, 30]
+    assert sim.now == 30_000
+
+
+def test_a_message_or_a_wake_up_ends_a_doze_at_its_edge():
+    """A message sent at cycle 3 arrives at 5 (latency 2) and one sent at 10 at 12: each
+    ends the doze at its arrival; a wake-up asked for cycle 7 ends the doze then."""
+    top = Component("top")
+    producer = LateProducer("p", top, first=3, every=7, count=2)
+    dozer = Dozer("d", top, span=10, until=30)
+    connect(producer.out, dozer.inp, latency=2)
+    Simulator(top).run()
+    assert dozer.log == [(5, 0), (12, 1)]
+    assert dozer.ticked == [0, 5, 12, 22, 32]
+    top = Component("top")
+    alarmed = Dozer("d", top, span=10, alarm=7, until=30)
+    Simulator(top).run()
+    assert alarmed.ticked == [0, 7, 17, 27, 37]
+
+
+@model(catalogue=False)
+class DozingSender(Component):
+    """Sends 0..count-1 while the channel takes them, dozing 50 cycles when it refuses one."""
+
+    count = Param(int, 3, "messages")
+    out = Out("integers")
+
+    def setup(self):
+        self.sent_at = []
+
+    def tick(self):
+        if self.now < self.doze_end_ps:
+            return
+        if len(self.sent_at) == self.count:
+            self.sleep()
+        elif self.out.try_send(len(self.sent_at)):
+            self.sent_at.append(self.cycle)
+        else:
+            self.doze_until(self.now + 50 * self.domain.period_ps)
+
+
+def test_a_credit_returning_to_a_refused_port_ends_a_doze():
+    """One credit: the second message is refused at cycle 1, its credit back after the
+    receiver takes the first there; the sender's doze ends at the next edge, 2, not 51."""
+    top = Component("top")
+    sender = DozingSender("s", top, count=3)
+    consumer = Consumer("c", top)
+    connect(sender.out, consumer.inp, latency=1, capacity=1)
+    Simulator(top).run()
+    assert sender.sent_at == [0, 2, 4]
+    assert [t // 1000 for t, _ in consumer.log] == [1, 3, 5]

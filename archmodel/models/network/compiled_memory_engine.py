@@ -55,6 +55,7 @@ from .engine import NocEngine
 
 _SLOTS = 256  # packet slots at first (doubled when all are in use)
 _QUEUED = 16  # packets per interface's source queue at first (doubled when one is full)
+_DOZE_CYCLES = 64  # the longest doze (_doze): the watchdogs hear of the network at least this often
 
 
 @model(catalogue=False)
@@ -79,6 +80,7 @@ class CompiledMemoryEngine(NocEngine):
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
         self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
         self.next_retry = 0  # the soonest of those, or of an interface to try at the next edge
+        self.dozed_edge_ps = -1  # the last edge it dozed through (_doze)
         self.slots: list = []  # packet slot -> its NetPacket (None while free)
         self.free: list = []
 
@@ -177,8 +179,11 @@ class CompiledMemoryEngine(NocEngine):
         return packet
 
     def tick(self) -> None:
-        self.steps += 1
         now = self.sim.now
+        self.steps += 1
+        if now < self.doze_end_ps:
+            self.dozed_edge_ps = now  # (see _doze)
+            return
         c = (now - self.domain.phase_ps) // self.period
         if c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes:
             for _, flight in compress(self.port_polls, self.poll_flights):
@@ -193,6 +198,7 @@ class CompiledMemoryEngine(NocEngine):
                 self.progress()  # (flits are in the network: see quiet_until)
                 if self.out_pending and now >= self.next_retry:
                     self._pass_messages(now)
+                self._doze(now)
                 return
         if self.last is None or not self.flags & WORKING:
             self.last = c - 1  # (an idle network: the edges slept through change nothing)
@@ -238,6 +244,32 @@ class CompiledMemoryEngine(NocEngine):
             return
         if not flags & WORKING:
             self._rest(now)
+        elif self.quiet > c + 1:
+            self.progress()  # (flits move in the network as it dozes)
+            self._doze(now)
+
+    def _doze(self, now: int) -> None:
+        """Doze (:meth:`Component.doze_until <archmodel.kernel.Component.doze_until>`) through
+        the quiet edges to come, those the cheap path of :meth:`tick` would take: until the
+        first that is not quiet, the next check, the next retry on a port, a wake-up asked for
+        an interface, or the arrival of a message already on its way to a port (a message
+        sent later ends the doze by itself); for at most ``_DOZE_CYCLES``, so the watchdogs
+        hear of the flits moving. An edge dozed through counts as ticked (``dozed_edge_ps``:
+        a question asked after it sees the network after that edge, as after a cheap tick)."""
+        until = self.domain.phase_ps + min(self.quiet, self.ticked + _DOZE_CYCLES) * self.period
+        if self.check_ps is not None and self.check_ps < until:
+            until = self.check_ps
+        if self.out_pending and self.next_retry < until:
+            until = self.next_retry
+        if self.ni_wakes:
+            soonest = min(self.ni_wakes)
+            if soonest < until:
+                until = soonest
+        for flight in compress(self.poll_flights, self.poll_flights):
+            if flight[0][0] < until:
+                until = flight[0][0]
+        if until > now + self.period:
+            self.doze_until(until)
 
     def _call(self, name: str, args: tuple) -> int:
         """The compiled function ``name`` on ``args``: through its entry for them once known
@@ -251,8 +283,12 @@ class CompiledMemoryEngine(NocEngine):
         return entry(*args)
 
     def _catch_up(self) -> None:
-        """Simulate the edges ticked without a call (see :meth:`tick`), up to the last
-        ticked: what the network holds is then what the fast engine's routers and wheels hold."""
+        """Simulate the edges ticked without a call (see :meth:`tick`), or passed over dozing,
+        up to the last of them: what the network holds is then what the fast engine's routers
+        and wheels hold."""
+        dozed = (self.dozed_edge_ps - self.domain.phase_ps) // self.period
+        if dozed > self.ticked:
+            self.ticked = dozed
         if self.ticked > self.last:
             flags = self._call("edge", (self.arrays.cfg, self.last + 1, self.ticked, self.ticked) + self.args)
             if flags & FAILED:
