@@ -27,12 +27,13 @@ anything for Python (a packet started, a tail sent, a packet delivered:
 :func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and each
 sending interface's flits to go on the credits it can have). Until then an edge with no
 message arrived on a port and no check due is ticked without a call (what waits to leave
-still goes on the ports): the engine stays awake (the kernel ticks it at the same edges, in
-the same order, as the fast engine, since flits are in the network throughout) and the edges
-are simulated in one call with the next edge that needs Python, or as soon as anything reads
-the network (the lookahead, the deadlock checks, the statistics), so every reader sees what
-the fast engine would hold then. With 16 clusters on 4 DRAM channels two edges in three are
-quiet.
+still goes on the ports), and the engine dozes through the stretch where it can
+(:meth:`~archmodel.kernel.Component.doze_until`: a message sent to a port ends the doze). It
+stays awake (the kernel ticks it at the same edges, in the same order, as the fast engine,
+since flits are in the network throughout) and the edges are simulated in one call with the
+next edge that needs Python, or as soon as anything reads the network (the lookahead, the
+deadlock checks, the statistics), so every reader sees what the fast engine would hold then.
+With 16 clusters on 4 DRAM channels two edges in three are quiet.
 
 A deadlock is reported with the cycle and the flits buffered, but not the cycle of waiting
 VCs the fast engine names.
