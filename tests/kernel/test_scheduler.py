@@ -98,8 +98,6 @@ class Picky(Component):
         self.log = []
 
     def tick(self):
-        if self.now < self.doze_end_ps:
-            return
         c = self.cycle
         self.ticked.append(c)
         if self.inp.valid and c % self.every == 0:
