@@ -167,7 +167,7 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
     credits' excess for the flits behind the rearmost of them (``ahead``, a scratch array of
     2 x slots; ``credit``: buffer depth, credit round trip and the head's extra stages in
     cycles), and the later of the least over those and over the others counts, as
-    :meth:`~.engine_bounds.MemoryPortBounds.network_tails` does."""
+    :meth:`~.tail_bounds.PacketTailBounds.network_tails` does."""
     P = cfg[C_P]
     V = cfg[C_V]
     depth = cfg[C_DEPTH]

@@ -1,0 +1,132 @@
+"""The tails of the packets a network engine carries (a mixin of
+:class:`~.engine.NocEngine`, under :class:`~.engine_bounds.MemoryPortBounds`): the soonest a
+packet's tail can reach its destination terminal from where its flits are, each flit at its
+least time with one cycle per flit behind it, and between routers the credits of a link's
+buffer: a buffer's depth of flits per credit round trip at the most.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+
+class PacketTailBounds:
+    """The tail terms of the lookahead on the memory ports (see the module docstring): the
+    engine provides ``parent`` (the Noc), ``period``, its routers' reports and the timing
+    wheels; :meth:`_plan_tails` runs at its start."""
+
+    def _plan_tails(self) -> None:
+        """The least cycles from a flit leaving each router to its arrival at each router's
+        terminals, for heads (every stage at every router) and other flits (switch
+        allocation and traversal only, their head having routed and allocated), and the
+        credits' terms of :meth:`_tail_ps`."""
+        noc = self.parent
+        pm = noc.port_map
+        model = noc.routers[0]
+        self.body_stages = model.sw_alloc_delay + model.st_delay
+        self.head_stages = model.routing_delay + model.vc_alloc_delay + self.body_stages
+        self.reach = {}
+        for head, stages in ((True, self.head_stages), (False, self.body_stages)):
+            for r in pm.routers:
+                lengths = nx.single_source_dijkstra_path_length(
+                    noc.graph, r, weight=lambda u, v, _, st=stages: pm.latency(u, v) + st)
+                self.reach[head, r] = {g: cycles + noc.ejection_latency for g, cycles in lengths.items()}
+        # (see _tail_ps) a flit reaches a router's input buffer over a link no sooner than a
+        # credit of the flit depth ahead of it there (on its VC, which the packet holds on
+        # that link) came back over the link the other way: the flit ahead won the switch,
+        # and the router upstream took credit_delay to process it
+        links = [pm.latency(a, b) for a, b in noc.graph.edges]
+        self.credit_depth = model.buffer_depth
+        self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
+        self.terminal_router = pm.terminal_router
+        # per router and input port, whether a router's link comes in there (network_tails)
+        self.router_inputs = [[u is not None for u in pm.neighbour[v]] for v in pm.routers]
+
+    def network_tails(self, now: int):
+        """Per packet with flits in the routers or on the links, the soonest its tail can
+        arrive at its destination terminal, as ``(packet, time in ps)`` pairs: each flit
+        offers its packet's tail at its least arrival plus one cycle per flit behind it; the
+        flits yet to cross a link into the destination's router (in another router, or on a
+        link from a router) also count the credits of those behind over it
+        (:meth:`_credit_excess`, for the rearmost of them, the fewest behind). Each flit
+        bounds the tail: the later of the least over those and over the others counts."""
+        noc = self.parent
+        pm = noc.port_map
+        period = self.period
+        # (the soonest of a packet's flits is offered once: per flit, the packet's ports and
+        # answers would be looked up again and again)
+        soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits past the last link
+        ahead: dict = {}  # packet -> (the same over its flits yet to cross it, their greatest index)
+        reach = self.reach
+        terminal_router = pm.terminal_router
+
+        def offer_ahead(packet, at: int, index: int) -> None:
+            known = ahead.get(packet)
+            if known is None:
+                ahead[packet] = (at, index)
+            elif at < known[0] or index > known[1]:
+                ahead[packet] = (at if at < known[0] else known[0], index if index > known[1] else known[1])
+
+        for r, router in enumerate(noc.routers):
+            if router.outbox or router.buffered:  # else it holds no flit to report
+                # a flit leaves router r at `leave`; the tail follows one cycle per flit
+                # behind it: leave - index * period is the flit's lead (per packet, the least)
+                for (packet, head), (lead, index) in router.packet_leads(now).items():
+                    g = terminal_router[packet.dest]
+                    at = lead + (reach[head, r][g] + packet.size - 1) * period
+                    if g != r:
+                        offer_ahead(packet, at, index)
+                    elif soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        head_ps, body_ps = self.head_stages * period, self.body_stages * period
+        router_inputs = self.router_inputs
+        for arrival, words in self.r_wheel.items():
+            for r, p, flit, _ in words:
+                if flit is not None:
+                    packet = flit.packet
+                    g = terminal_router[packet.dest]
+                    at = (arrival + (head_ps if flit.head else body_ps)
+                          + (reach[flit.head, r][g] + packet.size - 1 - flit.index) * period)
+                    if g != r or router_inputs[r][p]:
+                        offer_ahead(packet, at, flit.index)
+                    elif soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        for arrival, words in self.n_wheel.items():
+            for _, (flit, _) in words:
+                if flit is not None:
+                    packet = flit.packet
+                    at = arrival + (packet.size - 1 - flit.index) * period
+                    if soonest.get(packet, at) >= at:
+                        soonest[packet] = at
+        excess = self._credit_excess
+        for packet, (at, index) in ahead.items():
+            at += excess(packet.size - 1 - index) * period
+            if soonest.get(packet, at) <= at:
+                soonest[packet] = at
+        return soonest.items()
+
+    def _credit_excess(self, behind: int) -> int:
+        """The cycles more than one a flit that the ``behind`` flits following a flit yet to
+        cross the last link into its destination's router take to cross it: every
+        ``buffer_depth`` of them wait a credit round trip (see :meth:`_tail_ps`), less the
+        head's routing and VC allocation (the flit ahead may be the head); 0 when the
+        credits keep up (a round trip of no more than ``buffer_depth`` cycles)."""
+        extra = (behind // self.credit_depth) * (self.credit_cycles - self.credit_depth) - (
+            self.head_stages - self.body_stages)
+        return extra if extra > 0 else 0
+
+    def _tail_ps(self, u: int, t: int, flits: int) -> int:
+        """The least time from the soonest arrival at terminal t of the head of a packet of
+        ``flits`` flits from terminal u (as one flit: :meth:`Noc.min_latency`) to its tail's.
+        The flits follow one a cycle at the most; and between routers, on the last link of
+        any route (into t's router), a flit reaches the input buffer there no sooner than
+        the credit of the flit ``buffer_depth`` ahead of it came back (the link's latency
+        both ways and the upstream router's credit_delay, the least of any link), so every
+        ``buffer_depth`` flits take that round trip at the least; the tail then needs
+        switch allocation and traversal only, not the head's routing and VC allocation.
+        With links of 8 cycles and buffers of 4 flits a 1 KiB response (16 flits of 512
+        bits) crosses a link in 51 cycles at the least, not 16."""
+        behind = flits - 1
+        if self.terminal_router[u] == self.terminal_router[t]:
+            return behind * self.period
+        return (behind + self._credit_excess(behind)) * self.period
