@@ -410,6 +410,14 @@ class CompiledMemoryEngine(NocEngine):
             ni.injected_flits.value = int(run.ni_flits[t])
             ni.ejected_flits.value = int(run.ni_ejected[t])
 
+    def _flits_to_send(self, ni) -> int:
+        """:meth:`~.tail_bounds.PacketTailBounds._flits_to_send` from the arrays."""
+        if ni.sending is None:
+            return 0
+        self._catch_up()
+        run, t = self.arrays, ni.terminal
+        return int(run.pk_size[run.ni_send_slot[t]] - run.ni_send[t])
+
     def network_tails(self, now: int):
         """:meth:`~.engine_bounds.MemoryPortBounds.network_tails` from the arrays
         (:func:`~.compiled_edge.packet_tails`)."""

@@ -95,13 +95,14 @@ class MemoryPortBounds(PacketTailBounds):
         # (only an interface with memory ports in use makes packets that carry memory traffic)
         # a packet waiting at its interface, or being sent, is bounded as an answer to come:
         # its head at the network's least latency, its tail behind it crossing into the
-        # destination's router no faster than the credits come back (_tail_ps)
+        # destination's router no faster than the credits come back (_tail_ps); a packet
+        # waiting starts no sooner than the flits ahead of it are sent (_queue_starts)
         tail = self._tail_ps
         for u in self.port_terminals:
             ni = interfaces[u]
             least = self.least_cycles[u]
-            for packet in ni.queue:
-                offer(packet, now + least[packet.dest] * period + tail(u, packet.dest, packet.size))
+            for packet, start in self._queue_starts(ni, now):
+                offer(packet, start + least[packet.dest] * period + tail(u, packet.dest, packet.size))
             packet = ni.sending
             if packet is not None:
                 offer(packet, max(now, packet.injected_ps + least[packet.dest] * period

@@ -130,3 +130,25 @@ class PacketTailBounds:
         if self.terminal_router[u] == self.terminal_router[t]:
             return behind * self.period
         return (behind + self._credit_excess(behind)) * self.period
+
+    def _queue_starts(self, ni, now: int):
+        """Per packet waiting at interface ``ni``, in its queue's order, the soonest (ps) its
+        head can be sent: the interface sends one packet at a time, one flit an edge at the
+        most, so not before the flits ahead of it (the rest of the packet being sent, then
+        those waiting before it) have gone, one an edge from ``now`` on. A DRAM channel's
+        interface sending a 1 KiB response over links of 8 cycles waits for credits, and
+        the response queued behind it starts that many edges later at the least."""
+        if not ni.queue:
+            return ()
+        period = self.period
+        start = now + self._flits_to_send(ni) * period
+        starts = []
+        for packet in ni.queue:
+            starts.append((packet, start))
+            start += packet.size * period
+        return starts
+
+    def _flits_to_send(self, ni) -> int:
+        """The flits of the packet interface ``ni`` is sending not sent yet (0: none)."""
+        packet = ni.sending
+        return 0 if packet is None else packet.size - ni.send_index

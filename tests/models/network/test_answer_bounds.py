@@ -495,3 +495,43 @@ def test_a_long_responses_tail_in_the_network_counts_the_credits_over_the_last_l
     received = _long_read_over_slow_links(depth, observe)
     assert tails and max(tails) <= received
     assert received - min(tails) <= 40_000
+
+
+@pytest.mark.parametrize("engine", ["fast", "compiled"])
+@pytest.mark.parametrize("depth", [2, 4])
+def test_a_response_waiting_behind_one_being_sent_starts_after_its_flits(engine, depth):
+    """Four requesters each read 1 KiB of a DDR4 channel over links of 8 cycles (512-bit
+    flits, buffers of ``depth`` flits), so responses wait at the channel's interface while
+    another is being sent, its credits holding it to ``depth`` flits per round trip: the
+    horizon of a requester whose response waits there counts the flits ahead of it (the rest
+    of the one being sent, those waiting before it), one an edge at the most, and reaches
+    within 32 cycles of the response with buffers of 4 (40 from its head sent at once), 233
+    with buffers of 2 (263); none lies past it."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine=engine, link_latency=8,
+              flit_bits=512, buffer_depth=depth)
+    memory = DramController("ddr", top, standard="DDR4-2400R", base_address=0)
+    connect(noc.memory_port("to_memory", 7), memory.req)
+    connect(memory.resp, noc.memory_port("from_memory", 7))
+    probes = []
+    for t in range(4):
+        probe = AskingRequester(f"probe{t}", top)
+        connect(probe.req, noc.memory_port("mem_req", t))
+        connect(noc.memory_port("mem_rsp", t), probe.rsp)
+        probe.script.append((0, MemRequest(0x400 + 0x1000 * t, 1024, tag=0)))
+        probes.append(probe)
+    sim = Simulator(top)
+    behind = []  # (requester, horizon) while its response waits behind one being sent
+
+    def observe(comp, horizon):
+        channel_side = noc.interfaces[7]
+        if (comp in probes and comp.sent and not comp.received and channel_side.sending is not None
+                and any(packet.dest == probes.index(comp) for packet in channel_side.queue)):
+            behind.append((comp, horizon))
+
+    _watch_questions(sim, observe)
+    sim.run(until_ps=5_000_000)
+    assert len(behind) >= 50
+    gaps = [probe.received[0] - horizon for probe, horizon in behind]
+    assert min(gaps) >= 0
+    assert max(gaps) <= (32_000 if depth == 4 else 233_000)
