@@ -39,6 +39,10 @@ class PacketTailBounds:
         self.credit_depth = model.buffer_depth
         self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
         self.terminal_router = pm.terminal_router
+        # (see _queue_starts) from a flit winning the switch of its source router to its
+        # credit reaching the interface that sent it: the credit leaves with switch
+        # allocation, over the link out to the terminal
+        self.credit_back = model.sw_alloc_delay + noc.ejection_latency
         # per router and input port, whether a router's link comes in there (network_tails)
         self.router_inputs = [[u is not None for u in pm.neighbour[v]] for v in pm.routers]
 
@@ -135,20 +139,66 @@ class PacketTailBounds:
         """Per packet waiting at interface ``ni``, in its queue's order, the soonest (ps) its
         head can be sent: the interface sends one packet at a time, one flit an edge at the
         most, so not before the flits ahead of it (the rest of the packet being sent, then
-        those waiting before it) have gone, one an edge from ``now`` on. A DRAM channel's
-        interface sending a 1 KiB response over links of 8 cycles waits for credits, and
-        the response queued behind it starts that many edges later at the least."""
+        those waiting before it) have gone, one an edge from ``now`` on, nor before the
+        edge after the tail of the one being sent (:meth:`_sending_tail_ps`). A DRAM
+        channel's interface sending a 1 KiB response over links of 8 cycles waits for
+        credits, and the response queued behind it starts that much later at the least."""
         if not ni.queue:
             return ()
         period = self.period
         start = now + self._flits_to_send(ni) * period
+        if ni.sending is not None:
+            sent = self._sending_tail_ps(ni, now)
+            if sent + period > start:
+                start = sent + period
         starts = []
         for packet in ni.queue:
             starts.append((packet, start))
             start += packet.size * period
         return starts
 
+    def _sending_tail_ps(self, ni, now: int) -> int:
+        """The soonest (ps) interface ``ni`` can send the tail of the packet it is sending,
+        from the credits of its flits not yet through the switch of its router (in the
+        router's input buffer, on the link there, or still to send: the i0-th on). With
+        ``D`` the buffers' depth, flit i goes through the switch at y_i, no sooner than the
+        credit of flit i - D over the link out came back (those D flits hold the buffer
+        downstream on the packet's VC, whose credits come back in order): y_i >= y_(i-D) +
+        the credit round trip (:meth:`_credit_excess`'s), and one a cycle, from ``now``
+        on; and the interface sends flit i on the credit of flit i - D in the router's
+        input buffer, back ``credit_back`` cycles after y_(i-D). A packet for a terminal of
+        the same router crosses no link between routers: its tail one a cycle. With links
+        of 8 cycles and buffers of 4 flits, a 1 KiB response with 6 flits to send and 4 in
+        its router's buffer sends its tail 21 cycles on at the soonest, not 5."""
+        packet = ni.sending
+        period = self.period
+        left = self._flits_to_send(ni)
+        soonest = now + (left - 1) * period
+        if self.terminal_router[ni.terminal] == self.terminal_router[packet.dest]:
+            return soonest
+        depth, trip = self.credit_depth, self.credit_cycles
+        first = packet.size - left - self._flits_entering(ni)  # i0
+        k = packet.size - 1 - depth - first  # the tail goes on the credit of flit i0 + k
+        if k < 0:
+            return soonest
+        through = k if trip < depth else (k // depth) * trip + k % depth
+        at = now + (through + self.credit_back) * period
+        return at if at > soonest else soonest
+
     def _flits_to_send(self, ni) -> int:
         """The flits of the packet interface ``ni`` is sending not sent yet (0: none)."""
         packet = ni.sending
         return 0 if packet is None else packet.size - ni.send_index
+
+    def _flits_entering(self, ni) -> int:
+        """The flits of the packet interface ``ni`` is sending on the link into its router
+        or in the router's input buffer (not through its switch yet)."""
+        packet = ni.sending
+        r, p = self.injection[ni.terminal]
+        router = self.parent.routers[r]
+        entering = sum(1 for flit in router.buf[p * router.vcs + ni.send_vc] if flit.packet is packet)
+        for words in self.r_wheel.values():
+            for at_router, port, flit, _ in words:
+                if flit is not None and flit.packet is packet and at_router == r and port == p:
+                    entering += 1
+        return entering

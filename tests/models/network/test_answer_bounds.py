@@ -6,6 +6,7 @@ that already bounds an earlier one of its client, and start the reads still to i
 the cycles the channel has scheduled for good)."""
 
 import random
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ from archmodel.models.compute import FixedLatencyMemory
 from archmodel.models.memory import DramController
 from archmodel.models.messages import MemRequest
 from archmodel.models.network import Noc
+from archmodel.models.network.tail_bounds import PacketTailBounds
 
 from .test_lookahead_bounds import AskingRequester, BackgroundRequester
 
@@ -504,9 +506,11 @@ def test_a_response_waiting_behind_one_being_sent_starts_after_its_flits(engine,
     flits, buffers of ``depth`` flits), so responses wait at the channel's interface while
     another is being sent, its credits holding it to ``depth`` flits per round trip: the
     horizon of a requester whose response waits there counts the flits ahead of it (the rest
-    of the one being sent, those waiting before it), one an edge at the most, and reaches
-    within 32 cycles of the response with buffers of 4 (40 from its head sent at once), 233
-    with buffers of 2 (263); none lies past it."""
+    of the one being sent, those waiting before it), one an edge at the most and on the
+    credits of the one being sent (:meth:`~.tail_bounds.PacketTailBounds._sending_tail_ps`),
+    and reaches within 28 cycles of the response with buffers of 4 (32 with the flits one an
+    edge only, 40 from its head sent at once), 162 with buffers of 2 (233, 263); none lies
+    past it."""
     top = Component("top")
     noc = Noc("net", top, topology="mesh(2, 2, 2)", address_map=[(0, MIB, 7)], engine=engine, link_latency=8,
               flit_bits=512, buffer_depth=depth)
@@ -534,4 +538,44 @@ def test_a_response_waiting_behind_one_being_sent_starts_after_its_flits(engine,
     assert len(behind) >= 50
     gaps = [probe.received[0] - horizon for probe, horizon in behind]
     assert min(gaps) >= 0
-    assert max(gaps) <= (32_000 if depth == 4 else 233_000)
+    assert max(gaps) <= (28_000 if depth == 4 else 162_000)
+
+
+class _Sending(PacketTailBounds):
+    """The tail terms of an engine over links of 8 cycles (a credit round trip of 18) and
+    buffers of 4 flits, at 1 ns a cycle, whose interface at terminal 0 (router 0) sends a
+    packet with ``left`` flits to send and ``entering`` in its router's input buffer."""
+
+    def __init__(self, left: int, entering: int):
+        self.period, self.terminal_router = 1000, [0, 0, 1]
+        self.credit_depth, self.credit_cycles, self.credit_back = 4, 18, 2
+        self.left, self.entering = left, entering
+
+    def _flits_to_send(self, ni) -> int:
+        return self.left
+
+    def _flits_entering(self, ni) -> int:
+        return self.entering
+
+
+def _interface(dest: int, queued=()):
+    """An interface at terminal 0 sending a 16-flit packet to ``dest``, ``queued`` waiting."""
+    return SimpleNamespace(terminal=0, sending=SimpleNamespace(size=16, dest=dest), queue=list(queued))
+
+
+def test_an_interface_sends_its_tail_no_sooner_than_the_credits_over_its_routers_link_allow():
+    """Flit i of a 16-flit packet goes through its router's switch no sooner than a credit
+    round trip after flit i - 4 (the link's buffer holds 4), and the interface sends it on the
+    credit of flit i - 4, back 2 cycles after that flit went through; the packets waiting
+    start the cycle after the tail."""
+    # 6 to send, 4 in the router's buffer: flits 6..9 through at 0..3 at the soonest, 10 at
+    # 18, 11 at 19; the tail (15) on flit 11's credit at 21
+    assert _Sending(6, 4)._sending_tail_ps(_interface(2), 0) == 21_000
+    # all 16 to send: flit 11 through at 2 * 18 + 3, the tail on its credit at 41
+    assert _Sending(16, 0)._sending_tail_ps(_interface(2), 5_000) == 46_000
+    # 6 to send, none in the buffer: flit 11 at 1, its credit at 3, sooner than the tail's
+    # own turn, one a cycle (5); and for a terminal of the same router, one a cycle
+    assert _Sending(6, 0)._sending_tail_ps(_interface(2), 0) == 5_000
+    assert _Sending(6, 4)._sending_tail_ps(_interface(1), 0) == 5_000
+    first, second = SimpleNamespace(size=16), SimpleNamespace(size=1)
+    assert _Sending(6, 4)._queue_starts(_interface(2, (first, second)), 0) == [(first, 22_000), (second, 38_000)]
