@@ -31,13 +31,16 @@ class PacketTailBounds:
                 lengths = nx.single_source_dijkstra_path_length(
                     noc.graph, r, weight=lambda u, v, _, st=stages: pm.latency(u, v) + st)
                 self.reach[head, r] = {g: cycles + noc.ejection_latency for g, cycles in lengths.items()}
-        # (see _tail_ps) a flit reaches a router's input buffer over a link no sooner than a
-        # credit of the flit depth ahead of it there (on its VC, which the packet holds on
-        # that link) came back over the link the other way: the flit ahead won the switch,
-        # and the router upstream took credit_delay to process it
+        # (see _tail_ps) a flit wins the switch into a link no sooner than the credit of the
+        # flit a buffer's depth ahead of it there (on its VC, which the packet holds on that
+        # link) came back: that flit went through switch allocation and traversal, crossed
+        # the link, won the switch downstream no sooner than it arrived, and its credit left
+        # with that switch allocation, crossed the link back and was processed credit_delay
+        # later: the round trip, the least link's latency both ways and those stages
         links = [pm.latency(a, b) for a, b in noc.graph.edges]
         self.credit_depth = model.buffer_depth
-        self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
+        self.credit_cycles = (2 * min(links) + model.credit_delay + self.body_stages + model.sw_alloc_delay
+                              if links else 0)
         self.terminal_router = pm.terminal_router
         # (see _queue_starts) from a flit winning the switch of its source router to its
         # credit reaching the interface that sent it: the credit leaves with switch
@@ -125,11 +128,13 @@ class PacketTailBounds:
         The flits follow one a cycle at the most; and between routers, on the last link of
         any route (into t's router), a flit reaches the input buffer there no sooner than
         the credit of the flit ``buffer_depth`` ahead of it came back (the link's latency
-        both ways and the upstream router's credit_delay, the least of any link), so every
+        both ways, the least of any link, switch allocation and traversal upstream, switch
+        allocation downstream and the upstream router's credit_delay), so every
         ``buffer_depth`` flits take that round trip at the least; the tail then needs
         switch allocation and traversal only, not the head's routing and VC allocation.
-        With links of 8 cycles and buffers of 4 flits a 1 KiB response (16 flits of 512
-        bits) crosses a link in 51 cycles at the least, not 16."""
+        With links of 8 cycles and buffers of 4 flits (a round trip of 19 cycles) a 1 KiB
+        response (16 flits of 512 bits) has its tail 59 cycles behind its head at the least
+        over a link, not 15 (50 with the round trip as the links both ways alone)."""
         behind = flits - 1
         if self.terminal_router[u] == self.terminal_router[t]:
             return behind * self.period
@@ -169,7 +174,7 @@ class PacketTailBounds:
         input buffer, back ``credit_back`` cycles after y_(i-D). A packet for a terminal of
         the same router crosses no link between routers: its tail one a cycle. With links
         of 8 cycles and buffers of 4 flits, a 1 KiB response with 6 flits to send and 4 in
-        its router's buffer sends its tail 21 cycles on at the soonest, not 5."""
+        its router's buffer sends its tail 22 cycles on at the soonest, not 5."""
         packet = ni.sending
         period = self.period
         left = self._flits_to_send(ni)
