@@ -167,7 +167,9 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
     credits' excess for the flits behind the rearmost of them (``ahead``, a scratch array of
     2 x slots; ``credit``: buffer depth, credit round trip and the head's extra stages in
     cycles), and the later of the least over those and over the others counts, as
-    :meth:`~.engine_bounds.MemoryPortBounds.network_tails` does."""
+    :meth:`~.tail_bounds.PacketTailBounds.network_tails` does. ``ahead[2]``: per slot, its
+    flits on the link from their interface or in their router's input buffer from it
+    (:meth:`~.tail_bounds.PacketTailBounds._flits_entering`)."""
     P = cfg[C_P]
     V = cfg[C_V]
     depth = cfg[C_DEPTH]
@@ -184,6 +186,7 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
         soonest[s] = -1
         ahead[0, s] = -1
         ahead[1, s] = -1
+        ahead[2, s] = 0
     for x in range(W):
         d = (x - last) % W
         arrival = last_ps + d * period
@@ -198,6 +201,8 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
                 dest = pk_dest[0, s]
                 v = a // (P * V)
                 p = (a // V) % P
+                if in_lat[v, p] == 0:  # on the link from its interface
+                    ahead[2, s] += 1
                 at = -1
                 g = term_router[dest]
                 if out_kind[v, p] == 1:
@@ -228,9 +233,12 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
                 ready = now
             switch = ready if ivc_state[g] == 2 else ready + head_wait
             h = buf_head[g]
+            entering = in_lat[r, (g // V) % P] == 0  # (a buffer of the input from a terminal)
             for j in range(k):
                 pos = (h + j) % depth
                 b = buf_id[g, pos]
+                if entering:
+                    ahead[2, b & PACKET_MASK] += 1
                 index = (b >> FLIT_SHIFT) & INDEX_MASK
                 if j:
                     switch += period  # one flit per VC per cycle

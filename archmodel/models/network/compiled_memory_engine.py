@@ -136,7 +136,7 @@ class CompiledMemoryEngine(NocEngine):
             pk_dest[:, :old], pk_id[:old], pk_size[:old], pk_from[:old] = run.pk_dest, run.pk_id, run.pk_size, run.pk_from
         run.pk_dest, run.pk_id, run.pk_size, run.pk_from = pk_dest, pk_id, pk_size, pk_from
         run.soonest = np.zeros(new, np.int64)
-        run.ahead = np.zeros((2, new), np.int64)  # packet_tails' scratch
+        run.ahead = np.zeros((3, new), np.int64)  # packet_tails' scratch (and flits entering: _flits_entering)
         self.slots.extend([None] * count)
         self.free.extend(range(new - 1, old - 1, -1))  # the lowest slots first
         self._arguments()
@@ -409,6 +409,20 @@ class CompiledMemoryEngine(NocEngine):
         for t, ni in enumerate(noc.interfaces):
             ni.injected_flits.value = int(run.ni_flits[t])
             ni.ejected_flits.value = int(run.ni_ejected[t])
+
+    def _flits_to_send(self, ni) -> int:
+        """:meth:`~.tail_bounds.PacketTailBounds._flits_to_send` from the arrays."""
+        if ni.sending is None:
+            return 0
+        self._catch_up()
+        run, t = self.arrays, ni.terminal
+        return int(run.pk_size[run.ni_send_slot[t]] - run.ni_send[t])
+
+    def _flits_entering(self, ni) -> int:
+        """:meth:`~.tail_bounds.PacketTailBounds._flits_entering`, as the last
+        :meth:`network_tails` counted them (at the same question: _port_bounds asks it first)."""
+        run = self.arrays
+        return int(run.ahead[2, run.ni_send_slot[ni.terminal]])
 
     def network_tails(self, now: int):
         """:meth:`~.engine_bounds.MemoryPortBounds.network_tails` from the arrays

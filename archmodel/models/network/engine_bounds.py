@@ -14,7 +14,8 @@ leaves only when the tail of its packet arrives, a cycle per flit behind the hea
 flits follow from the request (the bytes read, or one word for a write's acknowledgement:
 :func:`~.memory_interface.answer_flits`), so every answer's bound counts them: between
 routers no faster than a buffer's depth of flits per credit round trip (:meth:`_tail_ps`;
-with links of 8 cycles a 1 KiB response takes 51 cycles, not 16, to cross one). A request
+with links of 8 cycles a 1 KiB response's tail is 59 cycles behind its head, not 15, over
+one). A request
 reaches its memory only over the link from the memory's terminal, which the interface sends
 on when it is ready, in order: while the link refuses (a DRAM channel with full queues has
 scheduled its cycles ahead and takes nothing before them), no request on its way there or
@@ -31,47 +32,27 @@ from __future__ import annotations
 import functools
 import itertools
 
-import networkx as nx
-
 from .memory_interface import RequestTrip, ResponseTrip, answer_flits
+from .tail_bounds import PacketTailBounds
 
 
-class MemoryPortBounds:
+class MemoryPortBounds(PacketTailBounds):
     """The lookahead protocol of :class:`~.engine.NocEngine` (``earliest_send_ps``,
     ``reaction_ps``, ``least_reaction_ps``, ``reactions``): the engine provides ``parent`` (the
     Noc), its memory ports, ``period``, ``port_terminals``, ``port_terminal``, ``steps``,
     the timing wheels and ``sim``; :meth:`_plan_bounds` runs at its start."""
 
     def _plan_bounds(self) -> None:
-        """The least cycles from a flit leaving each router to its arrival at each router's
-        terminals, for heads (every stage at every router) and other flits (switch
-        allocation and traversal only, their head having routed and allocated)."""
+        """The least cycles from a terminal to each terminal for one flit (the packets waiting
+        at their interfaces), and the tail terms (:meth:`_plan_tails`)."""
+        self._plan_tails()
         noc = self.parent
         pm = noc.port_map
-        model = noc.routers[0]
-        self.body_stages = model.sw_alloc_delay + model.st_delay
-        self.head_stages = model.routing_delay + model.vc_alloc_delay + self.body_stages
-        self.reach = {}
-        for head, stages in ((True, self.head_stages), (False, self.body_stages)):
-            for r in pm.routers:
-                lengths = nx.single_source_dijkstra_path_length(
-                    noc.graph, r, weight=lambda u, v, _, st=stages: pm.latency(u, v) + st)
-                self.reach[head, r] = {g: cycles + noc.ejection_latency for g, cycles in lengths.items()}
         # Noc.min_latency(u, t) for one flit (a packet of n flits takes n - 1 cycles more),
         # asked for every queued packet at every edge a question comes at
         terminals = range(pm.terminals)
         self.least_cycles = [[noc.min_latency(u, t) for t in terminals] for u in terminals]
         self.memory_sides = None  # see _memory_sides
-        # (see _tail_ps) a flit reaches a router's input buffer over a link no sooner than a
-        # credit of the flit depth ahead of it there (on its VC, which the packet holds on
-        # that link) came back over the link the other way: the flit ahead won the switch,
-        # and the router upstream took credit_delay to process it
-        links = [pm.latency(a, b) for a, b in noc.graph.edges]
-        self.credit_depth = model.buffer_depth
-        self.credit_cycles = 2 * min(links) + model.credit_delay if links else 0
-        self.terminal_router = pm.terminal_router
-        # per router and input port, whether a router's link comes in there (network_tails)
-        self.router_inputs = [[u is not None for u in pm.neighbour[v]] for v in pm.routers]
 
     def _port_bounds(self) -> dict:
         """Per memory port in use, the soonest time (ps) a message can leave on it from what
@@ -115,13 +96,14 @@ class MemoryPortBounds:
         # (only an interface with memory ports in use makes packets that carry memory traffic)
         # a packet waiting at its interface, or being sent, is bounded as an answer to come:
         # its head at the network's least latency, its tail behind it crossing into the
-        # destination's router no faster than the credits come back (_tail_ps)
+        # destination's router no faster than the credits come back (_tail_ps); a packet
+        # waiting starts no sooner than the flits ahead of it are sent (_queue_starts)
         tail = self._tail_ps
         for u in self.port_terminals:
             ni = interfaces[u]
             least = self.least_cycles[u]
-            for packet in ni.queue:
-                offer(packet, now + least[packet.dest] * period + tail(u, packet.dest, packet.size))
+            for packet, start in self._queue_starts(ni, now):
+                offer(packet, start + least[packet.dest] * period + tail(u, packet.dest, packet.size))
             packet = ni.sending
             if packet is not None:
                 offer(packet, max(now, packet.injected_ps + least[packet.dest] * period
@@ -134,95 +116,6 @@ class MemoryPortBounds:
         self.bounds_at, self.bounds, self.heading, self.on_its_way = key, bounds, heading, on_its_way
         self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
         return bounds
-
-    def network_tails(self, now: int):
-        """Per packet with flits in the routers or on the links, the soonest its tail can
-        arrive at its destination terminal, as ``(packet, time in ps)`` pairs: each flit
-        offers its packet's tail at its least arrival plus one cycle per flit behind it; the
-        flits yet to cross a link into the destination's router (in another router, or on a
-        link from a router) also count the credits of those behind over it
-        (:meth:`_credit_excess`, for the rearmost of them, the fewest behind). Each flit
-        bounds the tail: the later of the least over those and over the others counts."""
-        noc = self.parent
-        pm = noc.port_map
-        period = self.period
-        # (the soonest of a packet's flits is offered once: per flit, the packet's ports and
-        # answers would be looked up again and again)
-        soonest: dict = {}  # packet -> the soonest its tail can arrive, over its flits past the last link
-        ahead: dict = {}  # packet -> (the same over its flits yet to cross it, their greatest index)
-        reach = self.reach
-        terminal_router = pm.terminal_router
-
-        def offer_ahead(packet, at: int, index: int) -> None:
-            known = ahead.get(packet)
-            if known is None:
-                ahead[packet] = (at, index)
-            elif at < known[0] or index > known[1]:
-                ahead[packet] = (at if at < known[0] else known[0], index if index > known[1] else known[1])
-
-        for r, router in enumerate(noc.routers):
-            if router.outbox or router.buffered:  # else it holds no flit to report
-                # a flit leaves router r at `leave`; the tail follows one cycle per flit
-                # behind it: leave - index * period is the flit's lead (per packet, the least)
-                for (packet, head), (lead, index) in router.packet_leads(now).items():
-                    g = terminal_router[packet.dest]
-                    at = lead + (reach[head, r][g] + packet.size - 1) * period
-                    if g != r:
-                        offer_ahead(packet, at, index)
-                    elif soonest.get(packet, at) >= at:
-                        soonest[packet] = at
-        head_ps, body_ps = self.head_stages * period, self.body_stages * period
-        router_inputs = self.router_inputs
-        for arrival, words in self.r_wheel.items():
-            for r, p, flit, _ in words:
-                if flit is not None:
-                    packet = flit.packet
-                    g = terminal_router[packet.dest]
-                    at = (arrival + (head_ps if flit.head else body_ps)
-                          + (reach[flit.head, r][g] + packet.size - 1 - flit.index) * period)
-                    if g != r or router_inputs[r][p]:
-                        offer_ahead(packet, at, flit.index)
-                    elif soonest.get(packet, at) >= at:
-                        soonest[packet] = at
-        for arrival, words in self.n_wheel.items():
-            for _, (flit, _) in words:
-                if flit is not None:
-                    packet = flit.packet
-                    at = arrival + (packet.size - 1 - flit.index) * period
-                    if soonest.get(packet, at) >= at:
-                        soonest[packet] = at
-        excess = self._credit_excess
-        for packet, (at, index) in ahead.items():
-            at += excess(packet.size - 1 - index) * period
-            if soonest.get(packet, at) <= at:
-                soonest[packet] = at
-        return soonest.items()
-
-    def _credit_excess(self, behind: int) -> int:
-        """The cycles more than one a flit that the ``behind`` flits following a flit yet to
-        cross the last link into its destination's router take to cross it: every
-        ``buffer_depth`` of them wait a credit round trip (see :meth:`_tail_ps`), less the
-        head's routing and VC allocation (the flit ahead may be the head); 0 when the
-        credits keep up (a round trip of no more than ``buffer_depth`` cycles)."""
-        extra = (behind // self.credit_depth) * (self.credit_cycles - self.credit_depth) - (
-            self.head_stages - self.body_stages)
-        return extra if extra > 0 else 0
-
-    def _tail_ps(self, u: int, t: int, flits: int) -> int:
-        """The least time from the soonest arrival at terminal t of the head of a packet of
-        ``flits`` flits from terminal u (as one flit: :meth:`Noc.min_latency`) to its tail's.
-        The flits follow one a cycle at the most; and between routers, on the last link of
-        any route (into t's router), a flit reaches the input buffer there no sooner than
-        the credit of the flit ``buffer_depth`` ahead of it came back (the link's latency
-        both ways and the upstream router's credit_delay, the least of any link), so every
-        ``buffer_depth`` flits take that round trip at the least; the tail then needs
-        switch allocation and traversal only, not the head's routing and VC allocation.
-        With links of 8 cycles and buffers of 4 flits a 1 KiB response (16 flits of 512
-        bits) crosses a link in 51 cycles at the least, not 16."""
-        behind = flits - 1
-        if self.terminal_router[u] == self.terminal_router[t]:
-            return behind * self.period
-        return (behind + self._credit_excess(behind)) * self.period
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
