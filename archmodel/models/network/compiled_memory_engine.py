@@ -102,7 +102,7 @@ class CompiledMemoryEngine(NocEngine):
         run.events = np.zeros((3 * T + 1, 3), np.int64)
         # For packet_tails: the latency of the link into each router port, and per (head or
         # not, router, terminal) the fast engine's least cycles from leaving the router to the
-        # terminal (MemoryPortBounds.reach).
+        # terminal (PacketTailBounds.reach).
         run.in_lat = np.zeros((R, P), np.int64)
         for v in pm.routers:
             for p, u in enumerate(pm.neighbour[v]):
@@ -111,7 +111,7 @@ class CompiledMemoryEngine(NocEngine):
         run.reach = np.array([[[self.reach[head, r][pm.terminal_router[t]] for t in range(T)] for r in pm.routers]
                               for head in (False, True)], np.int64)
         # and what the credits add to a tail behind flits yet to cross into its destination's router
-        # (MemoryPortBounds._credit_excess), and for quiet_until an interface's credits: the
+        # (PacketTailBounds._credit_excess), and for quiet_until an interface's credits: the
         # cycles from its router taking a flit to the flit's credit reaching it, and the link in
         run.credit = np.array([self.credit_depth, self.credit_cycles, self.head_stages - self.body_stages,
                                noc.sw_alloc_delay + noc.ejection_latency, noc.injection_cycles], np.int64)
@@ -425,7 +425,7 @@ class CompiledMemoryEngine(NocEngine):
         return int(run.ahead[2, run.ni_send_slot[ni.terminal]])
 
     def network_tails(self, now: int):
-        """:meth:`~.engine_bounds.MemoryPortBounds.network_tails` from the arrays
+        """:meth:`~.tail_bounds.PacketTailBounds.network_tails` from the arrays
         (:func:`~.compiled_edge.packet_tails`)."""
         if self.last is None:
             return ()
