@@ -112,9 +112,10 @@ class CompiledMemoryEngine(NocEngine):
                               for head in (False, True)], np.int64)
         # and what the credits add to a tail behind flits yet to cross into its destination's router
         # (PacketTailBounds._credit_excess), and for quiet_until an interface's credits: the
-        # cycles from its router taking a flit to the flit's credit reaching it, and the link in
+        # cycles from its router taking a flit to the flit's credit reaching it
+        # (PacketTailBounds.credit_back), and the link in
         run.credit = np.array([self.credit_depth, self.credit_cycles, self.head_stages - self.body_stages,
-                               noc.sw_alloc_delay + noc.ejection_latency, noc.injection_cycles], np.int64)
+                               self.credit_back, noc.injection_cycles], np.int64)
         run.sent = np.zeros(self.credit_depth, np.int64)  # quiet_until's scratch
         self.tables, self.arrays = tables, run
         # per terminal, its interface and each queue of messages waiting to leave with the port
