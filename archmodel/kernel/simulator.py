@@ -422,9 +422,12 @@ class Simulator:
                     ch.credits += ch.returning
                     ch.returning = 0
                     sender = ch.src_owner
-                    if ch.blocked and sender.doze_end_ps > t:
-                        sender.doze_end_ps = t + 1  # (its next edge: Component.doze_until)
-                    if ch.blocked and not sender._awake:
+                    if not ch.blocked:
+                        continue
+                    if sender._awake:
+                        if sender.doze_end_ps > t:
+                            sender.doze_end_ps = t + 1  # (its next edge: Component.doze_until)
+                    else:
                         # With one domain every time point is one of its edges.
                         edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
                         if ch.busy_until > edge:
