@@ -62,13 +62,11 @@ class MemoryPortBounds(PacketTailBounds):
         if self.bounds_at == key:
             return self.bounds
         noc = self.parent
-        period = self.period
         bounds: dict = {}
         heading: dict = {}  # requester -> [(tail's arrival at the memory's terminal, that terminal, then to its answer)]
         # (requester, order) -> the soonest the tail of its response arrives there, or its
         # request's entry in heading (see _next_answer_on_its_way)
         on_its_way: dict = {}
-        flit_bits = noc.flit_bits
 
         def offer(packet, at: int) -> None:
             payload = packet.payload
@@ -77,12 +75,7 @@ class MemoryPortBounds(PacketTailBounds):
                 on_its_way[packet.dest, payload.order] = at
             elif isinstance(payload, RequestTrip):
                 port = self.to_memory[packet.dest]
-                # and its answer, through the memory there, back to the requester: worked
-                # out at each question (see _heading_answer), since the link to the memory
-                # may change between edges
-                after = (self._answer_after_ps(packet.dest, payload.requester)
-                         + self._tail_ps(packet.dest, payload.requester, answer_flits(payload.request, flit_bits)))
-                entry = (at, packet.dest, after, payload.request)
+                entry = self._heading_entry(packet, at)
                 heading.setdefault(payload.requester, []).append(entry)
                 on_its_way[payload.requester, payload.order] = entry
             else:
@@ -98,16 +91,10 @@ class MemoryPortBounds(PacketTailBounds):
         # its head at the network's least latency, its tail behind it crossing into the
         # destination's router no faster than the credits come back (_tail_ps); a packet
         # waiting starts no sooner than the flits ahead of it are sent (_queue_starts)
-        tail = self._tail_ps
         for u in self.port_terminals:
             ni = interfaces[u]
-            least = self.least_cycles[u]
-            for packet, start in self._queue_starts(ni, now):
-                offer(packet, start + least[packet.dest] * period + tail(u, packet.dest, packet.size))
-            packet = ni.sending
-            if packet is not None:
-                offer(packet, max(now, packet.injected_ps + least[packet.dest] * period
-                                  + tail(u, packet.dest, packet.size)))
+            for packet, at in self._waiting_tails(u, ni, now):
+                offer(packet, at)
             _, mem_rsp, to_memory, _ = ni.io
             if ni.to_requester:
                 bounds[mem_rsp] = now
@@ -116,6 +103,60 @@ class MemoryPortBounds(PacketTailBounds):
         self.bounds_at, self.bounds, self.heading, self.on_its_way = key, bounds, heading, on_its_way
         self.answers = {}  # requester -> (_answer_bound, [(memory, its bounds_version)]), for this edge
         return bounds
+
+    def _waiting_tails(self, u: int, ni, now: int):
+        """The packets waiting at interface ``ni`` (terminal u) and the one it is sending, in
+        that order, each with the soonest its tail can arrive (see :meth:`_port_bounds`)."""
+        period = self.period
+        least = self.least_cycles[u]
+        tail = self._tail_ps
+        for packet, start in self._queue_starts(ni, now):
+            yield packet, start + least[packet.dest] * period + tail(u, packet.dest, packet.size)
+        packet = ni.sending
+        if packet is not None:
+            yield packet, max(now, packet.injected_ps + least[packet.dest] * period + tail(u, packet.dest, packet.size))
+
+    def _heading_entry(self, packet, at: int) -> tuple:
+        """A request packet whose tail arrives at its memory's terminal at ``at`` at the
+        soonest, as :meth:`_port_bounds` keeps it: ``(at, that terminal, the least time from
+        there to its answer's tail at the requester, the request)``; the answer is worked out
+        at each question (see :meth:`_heading_answer`), since the link to the memory may
+        change between edges."""
+        trip = packet.payload
+        after = (self._answer_after_ps(packet.dest, trip.requester)
+                 + self._tail_ps(packet.dest, trip.requester, answer_flits(trip.request, self.parent.flit_bits)))
+        return (at, packet.dest, after, trip.request)
+
+    def _on_its_way(self, t: int, order: int):
+        """What :meth:`_port_bounds` keeps in ``on_its_way`` for request ``order`` of terminal
+        t's (the soonest its response's tail arrives at t, or its request's
+        :meth:`_heading_entry`; None: neither packet is in the network or at an interface),
+        worked out for that one packet when the bounds of this edge are not kept yet: most
+        questions at an edge ask about one cluster's next answer, and the bounds of every
+        packet cost several times as much. The same terms in the same order (a packet being
+        sent is also in the network: its sending bound is the one kept)."""
+        if self.bounds_at == (self.sim.now, self.steps):
+            return self.on_its_way.get((t, order))
+        now = self.sim.now
+        found = None
+        for packet, at in self.network_tails(now):  # (first: _queue_starts reads its counts)
+            if _trip_of(packet) == (t, order):
+                found = (packet, at)
+                break  # (a packet is offered once there)
+        interfaces = self.parent.interfaces
+        for u in self.port_terminals:
+            ni = interfaces[u]
+            sending = ni.sending
+            if (sending is None or _trip_of(sending) != (t, order)) and not any(
+                    _trip_of(packet) == (t, order) for packet in ni.queue):
+                continue
+            for packet, at in self._waiting_tails(u, ni, now):
+                if _trip_of(packet) == (t, order):
+                    found = (packet, at)
+        if found is None:
+            return None
+        packet, at = found
+        return at if isinstance(packet.payload, ResponseTrip) else self._heading_entry(packet, at)
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
@@ -400,8 +441,7 @@ class MemoryPortBounds(PacketTailBounds):
         order = self.parent.interfaces[t].next_answer_order()
         if order is None:
             return None
-        self._port_bounds()
-        found = self.on_its_way.get((t, order))
+        found = self._on_its_way(t, order)
         if found is None or isinstance(found, int):
             return found
         arrival, dest, after, request = found
@@ -536,3 +576,14 @@ class MemoryPortBounds(PacketTailBounds):
         without one)."""
         trips = [self._trip_ps(t, u) for u in self.port_terminals if self.to_memory[u].connected]
         return min(trips) if trips else self.parent.interfaces[t].round_trip_cycles * self.period
+
+
+def _trip_of(packet) -> tuple | None:
+    """``(requester, order)`` of the request a memory packet carries, or answers (None: not
+    memory traffic)."""
+    payload = packet.payload
+    if isinstance(payload, ResponseTrip):
+        return (packet.dest, payload.order)
+    if isinstance(payload, RequestTrip):
+        return (payload.requester, payload.order)
+    return None

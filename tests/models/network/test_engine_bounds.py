@@ -167,6 +167,38 @@ def test_the_cached_answers_are_the_ones_worked_out_from_scratch(seed):
     assert checked
 
 
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 100_000), network=st.sampled_from(["fast", "compiled"]))
+@example(seed=3298, network="compiled")
+def test_a_requesters_next_answer_is_bounded_alike_alone_and_with_every_packets_bounds(seed, network):
+    """The bound on a requester's ``mem_rsp`` while its next answer's packet (request or
+    response) is in the network or at an interface is worked out for that packet alone when
+    the engine keeps no bounds for the edge yet; at every question of a random composed
+    system it is the one read from the bounds of every packet, which a request port's bound
+    makes the engine work out and keep first."""
+    top, noc, clusters, requesters = composed(seed, network, "compiled")
+    sim = Simulator(top)
+    engine = noc.monitor
+    answer_ports = [port for port in noc.exposed["mem_rsp"] if port.connected]
+    request_port = next(port for port in noc.exposed["to_memory"] if port.connected)
+    ask = sim.undisturbed_until_ps
+    compared = []
+
+    def asking(comp, *args, **kwargs):
+        for port in answer_ports:
+            engine.forget_bounds()
+            alone = engine.earliest_send_ps(port)
+            engine.forget_bounds()
+            engine.earliest_send_ps(request_port)  # (keeps the bounds of every packet for this edge)
+            assert engine.earliest_send_ps(port) == alone
+            compared.append(alone)
+        return ask(comp, *args, **kwargs)
+
+    sim.undisturbed_until_ps = asking
+    run(sim, clusters, requesters)
+    assert any(bound is not None for bound in compared)
+
+
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 100_000))
 @example(seed=3298)  # questions asked while the memories hold requests
