@@ -135,23 +135,25 @@ class MemoryPortBounds(PacketTailBounds):
         questions at an edge ask about one cluster's next answer, and the bounds of every
         packet cost several times as much. The same terms in the same order (a packet being
         sent is also in the network: its sending bound is the one kept)."""
+        key = (t, order)
         if self.bounds_at == (self.sim.now, self.steps):
-            return self.on_its_way.get((t, order))
+            return self.on_its_way.get(key)
         now = self.sim.now
         found = None
         for packet, at in self.network_tails(now):  # (first: _queue_starts reads its counts)
-            if _trip_of(packet) == (t, order):
+            if _trip_of(packet) == key:
                 found = (packet, at)
                 break  # (a packet is offered once there)
         interfaces = self.parent.interfaces
         for u in self.port_terminals:
             ni = interfaces[u]
             sending = ni.sending
-            if (sending is None or _trip_of(sending) != (t, order)) and not any(
-                    _trip_of(packet) == (t, order) for packet in ni.queue):
+            # (most interfaces hold nothing: told without a look at their queues)
+            if not ((sending is not None and _trip_of(sending) == key)
+                    or (ni.queue and any(_trip_of(packet) == key for packet in ni.queue))):
                 continue
             for packet, at in self._waiting_tails(u, ni, now):
-                if _trip_of(packet) == (t, order):
+                if _trip_of(packet) == key:
                     found = (packet, at)
         if found is None:
             return None
