@@ -8,7 +8,7 @@ from archmodel.kernel.compiled import jit
 from .commands import ACT, COMMAND_COUNT, PRE, PREA, RD, REF, REFPB, WR
 from .compiled_core_refresh import start_refresh
 from .compiled_core_layout import (C_REFPB_SETS, C_TREFIPB, REFPB_RANKS, REFPB_SET, REFPBS, C_BA, C_BA_MASK, C_BURST, C_BG, C_BG_MASK, C_CO, C_CO_MASK, C_GROUPS,
-                                   C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, FEED_CYCLE, FEED_N,
+                                   C_PER_GROUP, C_RA, C_RA_MASK, C_RO, C_RO_MASK, ENTERING, FEED_CYCLE, FEED_N,
                                    FEED_OFFSET, FEED_SIZE, FEED_SLOT, FEED_WRITE,
                                    ACTIVE_CYCLES, ACTIVE_SINCE, ACTS, BEST_B, BEST_E, BEST_K, BEST_SEQ, BEST_T,
                                    BUF_LEN, BYTES_READ, BYTES_WRITTEN, C_BANKS, C_BANKS_PER_RANK, C_CAP,
@@ -522,7 +522,8 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
     SchedulesAhead._schedule_ahead runs them, ending after a cycle in which a client
     request's last burst completed (its response may bound the horizon; not while HEAD is
     CATCHING_UP), or, with a request waiting on req (HEAD), after the cycle that leaves room
-    for it (it enters at the next cycle the controller works at)."""
+    for it (it enters at the next cycle the controller works at), or, with HEAD ENTERING,
+    after the cycle the last burst of the request being fed enters in."""
     # (the counters add up over calls until the caller takes them: see CompiledCore.hand_over)
     st[N_CMD] = st[N_DONE] = st[JOB_DONE] = 0
     if not cf[C_PORTS]:  # (fed through the ports, the samples add up over calls: see CompiledCore.schedule)
@@ -581,6 +582,8 @@ def run(st, cf, c, first, horizon, phase, nxt, upd_ptr, upd_idx, upd_cyc, gbase,
             head = st[HEAD]
             if head == -1:
                 stop = st[JOB_DONE] != 0
+            elif head == ENTERING:  # (until the last burst of the request being fed has entered)
+                stop = st[POS] >= st[BUF_LEN]
             elif head < 0:  # (CATCHING_UP: the cycles up to the horizon are decided whatever completes)
                 stop = False
             elif st[POS] < st[BUF_LEN]:

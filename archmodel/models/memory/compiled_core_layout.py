@@ -53,10 +53,12 @@ CONFIG_SIZE = P_END + 1
 # counts the requests whose last burst completed in this call, recorded as (slot, that
 # cycle), and JOB_DONE is set once one did. HEAD is the kind of the request waiting on req
 # that cannot enter yet (0 read, 1 write; -1 none; CATCHING_UP: none, and the call goes on
-# past a request's completion, up to its horizon).
+# past a request's completion, up to its horizon; ENTERING: none, and the call goes on past a
+# completion until the last burst of the request being fed has entered).
 # FEED_* is a request taken from req that the next call cuts into bursts first (FEED_N of
 # them, from FEED_OFFSET in the store; 0: none).
 CATCHING_UP = -2
+ENTERING = -3
 
 # What one call of the core ended with.
 DONE, STOP_NOW, HELD_STOP, HELD_GO, UNDERRUN = range(5)

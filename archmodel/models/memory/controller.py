@@ -132,7 +132,9 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
     cannot enter yet (the queue full, or the previous request's bursts still entering):
     whatever arrives meanwhile waits behind it, so the cycles up to the one that leaves room
     for it are scheduled in one call, and it enters at the next cycle the controller works
-    at, as cycle by cycle. Commands, responses and statistics are those of
+    at, as cycle by cycle; and, with nothing waiting on ``req``, while the request taken last
+    still has bursts to enter, up to the cycle its last one enters (no request is taken
+    before then, whatever arrives). Commands, responses and statistics are those of
     ``lookahead_cycles = 0`` (tests compare them); a run stopped by another component while a
     request is in service may count the work scheduled up to that request's next response.
 
@@ -152,7 +154,8 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
       through its ports, the batch ends at the kernel's
       :meth:`~archmodel.kernel.Simulator.undisturbed_until_ps` (the connection graph's
       lookahead), the run's ``limit_ps`` and :meth:`~archmodel.kernel.Simulator.watchdog_deadline_ps`,
-      or where a waiting request finds room (see "Scheduling ahead").
+      or where a waiting request finds room, or the entering one's last burst enters (see
+      "Scheduling ahead").
     - *Settle*: :meth:`~archmodel.kernel.Component.settle` runs whenever a run returns; a
       model keeping state aside copies it back there. This controller decides the cycles it
       deferred up to then (see :attr:`~.schedule_ahead.SchedulesAhead._deferring`), and its
