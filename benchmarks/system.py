@@ -23,15 +23,14 @@ Rates are compute-core cycles (cores x cycles) per second of process CPU time (t
 seconds of the compiled and the Python run are printed beside them), the best of
 ``--repeats`` runs (the machine is shared: CPU time and ratios within one run are what to
 compare); on the mesh, where a Python run takes several seconds, the Python column is one
-run and the compiled one the best of ``--repeats`` (one for the per-component network,
-whose compiled run takes seconds too), each run in turn with a sample of the ideal cluster
-doing the same GEMM work (half as many of its GEMMs, each of twice the rows, in a row as the
-mesh has clusters), whose best that row is compared with (printed as ``ideal``): the shared
+run and the compiled one the best of ``--repeats`` (one for the per-component network, whose
+compiled run takes seconds too), each run in turn with a sample of the ideal cluster doing
+the same GEMM work (half as many of its GEMMs, each of twice the rows, in a row as the mesh
+has clusters), whose best that row is compared with (printed as ``ideal``): the shared
 machine's speed drifts over the minutes the table takes, by 10% and more, and a reference
 measured rows before would carry the drift into the ratio, as the best of much shorter
-samples would the noise. Every run
-checks its GEMM against numpy in the modelled memory, and the compiled and Python runs
-must end in the same cycle.
+samples would the noise. Every run checks its GEMM against numpy in the modelled memory, and
+the compiled and Python runs must end in the same cycle.
 """
 
 from __future__ import annotations
@@ -219,8 +218,8 @@ def mesh(quick: bool, repeats: int, results: dict) -> None:
     # the compiled network's functions are loaded from numba's cache (or compiled) before any timing
     measure(lambda: _mesh(1, "compiled", 4, network="compiled"), dict(m=32, n=32, k=32), 1)
     for network, latency in points:
-        # the compiled row as the ideal's (best of the repeats); the Python run takes
-        # seconds, and only sets the speed-up column: one
+        # the compiled row in turn with samples of the ideal cluster (the best of the repeats of
+        # each); the Python run takes seconds, and only sets the speed-up column: one
         fast, alone = measure_in_turn(lambda: _mesh(latency, "compiled", clusters, network=network), mesh_gemm,
                                       lambda: _cluster_and("ideal", "compiled"), ideal_gemm,
                                       1 if network == "components" else repeats, reference_runs=ideal_runs)
