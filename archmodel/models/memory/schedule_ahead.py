@@ -130,15 +130,15 @@ class SchedulesAhead:
             self._next_work = wake
         else:
             waiting = self.req.valid
-            # (a request arriving while another's bursts entered waits: _schedule_entering)
-            if waiting and self.req.peek() is not self._behind and c > self._entering_until:
+            # (a request arriving while none could be taken waits: _schedule_held)
+            if waiting and c > self._held_until:
                 self.fail(f"req: a request arrived at cycle {c}, which the controller had already scheduled "
                           "(a lookahead bound was not conservative)")
         wake = self._next_work
         due = order.due
-        # (not while requests arriving up to _entering_until may wait unseen: a deferral
+        # (not while requests arriving up to _held_until may wait unseen: a deferral
         # assumes none waits)
-        if wake < due and self._answer_cycles and self._job is None and not waiting and c > self._entering_until:
+        if wake < due and self._answer_cycles and self._job is None and not waiting and c > self._held_until:
             # (see _deferring)
             until = wake + self._answer_cycles
             if due < until:
@@ -400,10 +400,10 @@ class SchedulesAhead:
                 end = due + 1
         return wake
 
-    _entering_until = -1
-    """The last cycle scheduled while a request's bursts were still entering
-    (:meth:`_schedule_entering`): a request arriving up to then waits on ``req`` without
-    waking the controller, as one arriving behind a request waiting for room does."""
+    _held_until = -1
+    """The last cycle scheduled while no request could be taken (:meth:`_schedule_held`:
+    one waiting for room, or one still entering): a request arriving up to then waits on
+    ``req`` without waking the controller."""
 
     def _schedule_entering(self, c: int, wake: int) -> int:
         """Schedule the cycles with work from ``wake`` on while the request taken last still
@@ -421,10 +421,7 @@ class SchedulesAhead:
         end = self._run_bound(c + self.lookahead_cycles + 1)
         if wake >= end:
             return wake
-        wake = self._schedule_compiled(wake, end - 1, ENTERING)
-        self._entering_until = self._processed
-        self.req.wake_on_arrivals_after(self._phase + self._processed * self._period)
-        return wake
+        return self._schedule_held(wake, end - 1, ENTERING)
 
     _short = (None, 0)  # (simulator, short horizon) for short_horizon_cycles
 
@@ -476,13 +473,20 @@ class SchedulesAhead:
         nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
         bounds), and the request enters at the next cycle the controller works at, as on the
         Python path. Return the next cycle with work."""
-        req = self.req
-        message = req.peek()
+        message = self.req.peek()
         self._behind = message
         end = self._run_bound(c + self.lookahead_cycles + 1)
-        wake = self._schedule_compiled(c, max(c, end - 1), int(message.is_write))
-        # (the requests arriving behind it until then would wake it for nothing)
-        req.wake_on_arrivals_after(self._phase + self._processed * self._period)
+        return self._schedule_held(c, max(c, end - 1), int(message.is_write))
+
+    def _schedule_held(self, first: int, last: int, head: int) -> int:
+        """The core's work from cycle ``first`` to ``last`` (where ``head`` lets it stop:
+        :meth:`~.compiled_core.CompiledCore.schedule`) while no request can be taken, so the
+        requests arriving in the cycles it decides wait on ``req`` without waking the
+        controller (they would wake it for nothing) and are no lookahead error there
+        (``_held_until``). Return the next cycle with work."""
+        wake = self._schedule_compiled(first, last, head)
+        self._held_until = self._processed
+        self.req.wake_on_arrivals_after(self._phase + self._processed * self._period)
         return wake
 
     def _start_core_jobs(self, slots: int) -> None:
