@@ -12,7 +12,9 @@ credit and sends one flit while that VC has credits; then the routers allocate a
 destination, id (the routing's coin) and size in arrays, their flits ``slot | index <<
 FLIT_SHIFT | TAIL`` on the last. What Python needs of the edge comes back as events (a packet
 started, its tail sent, a packet delivered); the message level (making packets of requests and
-responses, handing on the delivered) stays in Python.
+responses, handing on the delivered) stays in Python. A packet started or delivered changes
+what Python does at its edge; a tail sent only what the lookahead reads, which catches up
+first, so it may be reported with later edges (:func:`quiet_until` bounds the others).
 
 :func:`packet_tails` answers the lookahead from the same arrays: per packet slot the soonest
 its tail can reach its destination, the value the fast engine's walk over its routers and
@@ -45,16 +47,18 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
          pk_from, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
          out_taken, ejected):
     """Cycles ``first`` to ``last`` of the network (see the module docstring), their events
-    in ``events[1:]``; those to ``quiet_to`` may have none (:func:`quiet_until` said so: an
-    event there is FAILED), and a queued packet starts no sooner than its ``pk_from``
-    cycle. Returns MOVED | WORKING | FAILED bits and the number of events <<
-    EVENTS_SHIFT."""
+    in ``events[1:]`` in their order; those to ``quiet_to`` may have no packet started or
+    delivered (:func:`quiet_until` said so: one there is FAILED, as is an event past the
+    room of ``events``), and a queued packet starts no sooner than its ``pk_from`` cycle.
+    Returns MOVED | WORKING | FAILED bits and the number of events << EVENTS_SHIFT."""
     P = cfg[C_P]
     V = cfg[C_V]
     T = cfg[C_T]
     W = ev_n.shape[0]
     Q = queue.shape[1]
     n_events = 0
+    prompt = 0  # events Python must see at their edge: packets started or delivered
+    room = events.shape[0] - 1
     flags = 0
     for c in range(first, last + 1):
         if ev_n[c % W]:
@@ -87,7 +91,10 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                 arr_next[t, w] = index + 1
                 continue
             arr_slot[t, w] = -1
+            if n_events == room:
+                return FAILED
             n_events += 1
+            prompt += 1
             events[n_events, 0] = DELIVERED
             events[n_events, 1] = t
             events[n_events, 2] = s
@@ -100,7 +107,10 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                 q_head[t] = (q_head[t] + 1) % Q
                 q_count[t] -= 1
                 ni_send_slot[t] = s
+                if n_events == room:
+                    return FAILED
                 n_events += 1
+                prompt += 1
                 events[n_events, 0] = STARTED
                 events[n_events, 1] = t
                 events[n_events, 2] = s
@@ -112,6 +122,8 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                             ni_send_vc, ni_flits, term_router, term_port, ev_kind, ev_a, ev_b, ev_n)
                 flags |= MOVED
                 if tail:
+                    if n_events == room:
+                        return FAILED
                     n_events += 1
                     events[n_events, 0] = TAIL_SENT
                     events[n_events, 1] = t
@@ -122,7 +134,7 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                      sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a, ev_b,
                      ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
                      out_taken)
-        if n_events and c <= quiet_to:
+        if prompt and c <= quiet_to:
             return FAILED
     flags |= n_events << EVENTS_SHIFT
     for x in range(W):
@@ -316,12 +328,13 @@ def interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slo
 def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target, term_router, buf_id,
                 buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b,
                 ev_n, ni_send, ni_send_vc, ni_send_slot, ni_credits, q_count, sent):
-    """The first cycle after ``last`` at which the edge may report an event (a packet
-    started, a tail sent, a packet delivered): a lower bound, from each packet's soonest
-    tail arrival (:func:`packet_tails`) and each sending interface's flits to go on the
-    credits it can have (:func:`interface_tail`); the next cycle while an interface waits
-    to start a packet; with no flit in the network, the last cycle a credit is on the wheel
-    (the network may then fall idle)."""
+    """The first cycle after ``last`` at which the edge may report a packet started or
+    delivered: a lower bound, from each packet's soonest tail arrival (:func:`packet_tails`)
+    and, for each interface sending a packet with another queued behind it, the cycle after
+    the soonest it can send that tail on the credits it can have (:func:`interface_tail`);
+    the next cycle while an interface waits to start a packet; with no flit in the network,
+    the last cycle a credit is on the wheel (the network may then fall idle). A tail sent
+    is no such event (see the module docstring)."""
     period = cfg[C_PERIOD]
     phase = cfg[C_PHASE]
     soon = last + 1
@@ -338,14 +351,15 @@ def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_
             if quiet < 0 or at < quiet:
                 quiet = at
     for t in range(q_count.shape[0]):
-        if ni_send[t] >= 0:
+        if ni_send[t] >= 0 and q_count[t] > 0:  # (the next starts the cycle after the tail at the soonest)
             at = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
-                                 pk_size, ev_kind, ev_a, ev_b, ev_n)
+                                pk_size, ev_kind, ev_a, ev_b, ev_n) + 1
             if quiet < 0 or at < quiet:
                 quiet = at
     if quiet < 0:
-        # No flit in the network, none queued or being sent: words on the wheel are credits,
-        # and no event can come before Python queues a packet (a tick of its own).
+        # No flit in the network and none queued (a packet being sent has none in yet, or
+        # none at all): words on the wheel are credits, and an event can come no sooner than
+        # the last of them (or the next cycle while a packet is being sent).
         W = ev_n.shape[0]
         for d in range(W, 0, -1):
             if ev_n[(last + d) % W]:

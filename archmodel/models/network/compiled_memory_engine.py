@@ -23,9 +23,13 @@ which changes nothing: an interface takes from and sends on its own ports only, 
 side of an edge reads only the packets queued before it, and handing on only queues messages.
 
 Quiet edges. After each edge the numba side bounds the first cycle at which an edge can have
-anything for Python (a packet started, a tail sent, a packet delivered:
-:func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and each
-sending interface's flits to go on the credits it can have). Until then an edge with no
+anything for Python to do then (a packet started or delivered:
+:func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and, for an
+interface with a packet queued behind the one it sends, that one's flits to go on the credits
+it can have). A tail sent changes only what the lookahead reads (the interface's ``sending``),
+and comes back with the edges simulated at the next call: one that catches up first (with 16
+clusters on 4 DRAM channels, waking for each tail a channel sends woke the engine twice as
+often, since credits come back later than their least round trip). Until then an edge with no
 message arrived on a port and no check due is ticked without a call (what waits to leave
 still goes on the ports), and the engine dozes through the stretch where it can
 (:meth:`~archmodel.kernel.Component.doze_until`: a message sent to a port ends the doze). It
@@ -99,7 +103,9 @@ class CompiledMemoryEngine(NocEngine):
         run.q_head, run.q_count = np.zeros(T, np.int64), np.zeros(T, np.int64)
         run.arr_slot = np.full((T, V), -1, np.int64)  # per interface VC, the packet arriving on it, or -1
         run.arr_next = np.zeros((T, V), np.int64)  # and the index of its next flit
-        run.events = np.zeros((3 * T + 1, 3), np.int64)
+        # (at most, per call: per interface a tail sent in the quiet edges, and at the last edge
+        # a packet started, its tail sent and one delivered)
+        run.events = np.zeros((4 * T + 1, 3), np.int64)
         # For packet_tails: the latency of the link into each router port, and per (head or
         # not, router, terminal) the fast engine's least cycles from leaving the router to the
         # terminal (PacketTailBounds.reach).
@@ -298,6 +304,9 @@ class CompiledMemoryEngine(NocEngine):
                                      f"in cycles {self.last + 1} to {self.ticked} (engine='compiled')")
             if flags & MOVED:
                 self.moved = True
+            n_events = flags >> EVENTS_SHIFT
+            if n_events:  # (tails sent: the edges' only events while quiet)
+                self._take_events(self.arrays.events[1:n_events + 1].tolist(), self.sim.now)
             self.last = self.ticked
 
     def _enqueue(self, t: int, ni, c: int) -> None:
@@ -413,9 +422,9 @@ class CompiledMemoryEngine(NocEngine):
 
     def _flits_to_send(self, ni) -> int:
         """:meth:`~.tail_bounds.PacketTailBounds._flits_to_send` from the arrays."""
+        self._catch_up()  # (first: it may find the tail sent)
         if ni.sending is None:
             return 0
-        self._catch_up()
         run, t = self.arrays, ni.terminal
         return int(run.pk_size[run.ni_send_slot[t]] - run.ni_send[t])
 
