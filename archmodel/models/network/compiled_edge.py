@@ -12,9 +12,12 @@ credit and sends one flit while that VC has credits; then the routers allocate a
 destination, id (the routing's coin) and size in arrays, their flits ``slot | index <<
 FLIT_SHIFT | TAIL`` on the last. What Python needs of the edge comes back as events (a packet
 started, its tail sent, a packet delivered); the message level (making packets of requests and
-responses, handing on the delivered) stays in Python. A packet started or delivered changes
-what Python does at its edge; a tail sent only what the lookahead reads, which catches up
-first, so it may be reported with later edges (:func:`quiet_until` bounds the others).
+responses, handing on the delivered) stays in Python. A packet delivered changes what Python
+does at its edge, and so does one started at an interface that takes requests (``prompt_start``:
+it takes the next while fewer than two wait); a tail sent, or a packet started at a memory's
+interface, changes only what the lookahead reads, which catches up first, so those may be
+reported with later edges, each with its cycle (:func:`quiet_until` bounds the others, and
+no call spans more than ``QUIET_SPAN`` edges, so the events fit).
 
 :func:`packet_tails` answers the lookahead from the same arrays: per packet slot the soonest
 its tail can reach its destination, the value the fast engine's walk over its routers and
@@ -34,12 +37,13 @@ MOVED = 1  # a link word moved (arrived, or an interface sent one)
 WORKING = 2  # the next edge has work: words on the wheel, flits buffered, packets queued or being sent
 FAILED = 4  # a model check failed (see the engine's message)
 EVENTS_SHIFT = 3  # and above these bits, how many events it reports
-# Events for Python: (kind, terminal, packet slot).
+# Events for Python: (kind, terminal, packet slot, cycle).
 STARTED, TAIL_SENT, DELIVERED = range(3)
+QUIET_SPAN = 64  # the most edges quiet_until lets pass without a call (their events fill the room)
 
 
 @jit
-def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
+def edge(cfg, first, last, quiet_to, events, prompt_start, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
          route_key, term_router, term_port, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
          ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr,
          buffered, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send, ni_send_vc,
@@ -47,17 +51,19 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
          pk_from, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
          out_taken, ejected):
     """Cycles ``first`` to ``last`` of the network (see the module docstring), their events
-    in ``events[1:]`` in their order; those to ``quiet_to`` may have no packet started or
-    delivered (:func:`quiet_until` said so: one there is FAILED, as is an event past the
-    room of ``events``), and a queued packet starts no sooner than its ``pk_from`` cycle.
-    Returns MOVED | WORKING | FAILED bits and the number of events << EVENTS_SHIFT."""
+    in ``events[1:]`` in their order (kind, terminal, packet slot, cycle); those to
+    ``quiet_to`` may have no packet delivered, nor started at an interface whose
+    ``prompt_start`` is 1 (:func:`quiet_until` said so: one there is FAILED, as is an event
+    past the room of ``events``), and a queued packet starts no sooner than its ``pk_from``
+    cycle. Returns MOVED | WORKING | FAILED bits and the number of events <<
+    EVENTS_SHIFT."""
     P = cfg[C_P]
     V = cfg[C_V]
     T = cfg[C_T]
     W = ev_n.shape[0]
     Q = queue.shape[1]
     n_events = 0
-    prompt = 0  # events Python must see at their edge: packets started or delivered
+    prompt = 0  # events Python must see at their edge (see prompt_start)
     room = events.shape[0] - 1
     flags = 0
     for c in range(first, last + 1):
@@ -98,6 +104,7 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
             events[n_events, 0] = DELIVERED
             events[n_events, 1] = t
             events[n_events, 2] = s
+            events[n_events, 3] = c
         # Interfaces: start the oldest queued packet on a free VC with a credit, then send its
         # next flit while that VC has a credit.
         for t in range(T):
@@ -110,10 +117,11 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                 if n_events == room:
                     return FAILED
                 n_events += 1
-                prompt += 1
+                prompt += prompt_start[t]
                 events[n_events, 0] = STARTED
                 events[n_events, 1] = t
                 events[n_events, 2] = s
+                events[n_events, 3] = c
             i = ni_send[t]
             if i >= 0 and ni_credits[t, ni_send_vc[t]] > 0:
                 s = ni_send_slot[t]
@@ -128,6 +136,7 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                     events[n_events, 0] = TAIL_SENT
                     events[n_events, 1] = t
                     events[n_events, 2] = s
+                    events[n_events, 3] = c
         step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                      buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
                      ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
@@ -325,41 +334,82 @@ def interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slo
 
 
 @jit
+def _behind(size, u, t, credit, term_router):
+    """The least cycles from the head of a packet of ``size`` flits from terminal u reaching
+    terminal t to its tail's (:meth:`~.tail_bounds.PacketTailBounds._tail_ps`): one a flit,
+    and where the route crosses into t's router the credits' round trips for every buffer's
+    depth of flits (``credit``: depth, round trip, the head's extra stages)."""
+    behind = size - 1
+    if term_router[u] == term_router[t]:
+        return behind
+    extra = (behind // credit[0]) * (credit[1] - credit[0]) - credit[2]
+    return behind + extra if extra > 0 else behind
+
+
+@jit
 def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target, term_router, buf_id,
-                buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, ev_kind, ev_a, ev_b,
-                ev_n, ni_send, ni_send_vc, ni_send_slot, ni_credits, q_count, sent):
-    """The first cycle after ``last`` at which the edge may report a packet started or
-    delivered: a lower bound, from each packet's soonest tail arrival (:func:`packet_tails`)
-    and, for each interface sending a packet with another queued behind it, the cycle after
-    the soonest it can send that tail on the credits it can have (:func:`interface_tail`);
-    the next cycle while an interface waits to start a packet; with no flit in the network,
-    the last cycle a credit is on the wheel (the network may then fall idle). A tail sent
-    is no such event (see the module docstring)."""
+                buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, pk_from, ev_kind, ev_a,
+                ev_b, ev_n, ni_send, ni_send_vc, ni_send_slot, ni_credits, queue, q_head, q_count, prompt_start, least,
+                sent):
+    """The first cycle after ``last`` at which the edge may report a packet delivered, or
+    started at an interface whose ``prompt_start`` is 1; no later than ``QUIET_SPAN`` cycles
+    on. A lower bound, from each packet's soonest tail arrival (:func:`packet_tails`); at
+    such an interface, the next cycle while it waits to start a packet, and while it sends
+    one with another queued behind, the cycle after the soonest it can send that tail on
+    the credits it can have (:func:`interface_tail`); at another, each packet queued,
+    delivered no sooner than it can start (one flit a cycle, behind the tail being sent)
+    and cross to its destination (``least``: the
+    least cycles of a head, per pair of terminals, then :func:`_behind`); with no flit in
+    the network and none to come, the last cycle a credit is on the wheel (the network may
+    then fall idle). A tail sent is no such event (see the module docstring)."""
     period = cfg[C_PERIOD]
     phase = cfg[C_PHASE]
     soon = last + 1
-    for t in range(q_count.shape[0]):
-        if ni_send[t] < 0 and q_count[t] > 0:
+    cap = last + QUIET_SPAN
+    T = q_count.shape[0]
+    Q = queue.shape[1]
+    for t in range(T):
+        if prompt_start[t] and ni_send[t] < 0 and q_count[t] > 0:
             return soon
     packet_tails(cfg, phase + last * period, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target,
                  term_router, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size,
                  ev_kind, ev_a, ev_b, ev_n)
-    quiet = -1
+    quiet = cap
+    idle = True
     for s in range(soonest.shape[0]):
         if soonest[s] >= 0:
+            idle = False
             at = (soonest[s] - phase) // period
-            if quiet < 0 or at < quiet:
+            if at < quiet:
                 quiet = at
-    for t in range(q_count.shape[0]):
-        if ni_send[t] >= 0 and q_count[t] > 0:  # (the next starts the cycle after the tail at the soonest)
-            at = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
-                                pk_size, ev_kind, ev_a, ev_b, ev_n) + 1
-            if quiet < 0 or at < quiet:
+    for t in range(T):
+        if prompt_start[t]:
+            if ni_send[t] >= 0 and q_count[t] > 0:  # (the next starts the cycle after the tail at the soonest)
+                idle = False
+                at = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
+                                    pk_size, ev_kind, ev_a, ev_b, ev_n) + 1
+                if at < quiet:
+                    quiet = at
+            continue
+        # (a packet being sent has a flit in the network from its first edge, which starts it
+        # only with a credit for its head: packet_tails bounds it)
+        start = soon
+        if ni_send[t] >= 0 and q_count[t] > 0:
+            start = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
+                                   pk_size, ev_kind, ev_a, ev_b, ev_n) + 1
+        for k in range(q_count[t]):
+            idle = False
+            s = queue[t, (q_head[t] + k) % Q]
+            if pk_from[s] > start:
+                start = pk_from[s]
+            dest = pk_dest[0, s]
+            at = start + least[t, dest] + _behind(pk_size[s], t, dest, credit, term_router)
+            if at < quiet:
                 quiet = at
-    if quiet < 0:
-        # No flit in the network and none queued (a packet being sent has none in yet, or
-        # none at all): words on the wheel are credits, and an event can come no sooner than
-        # the last of them (or the next cycle while a packet is being sent).
+            start += pk_size[s]
+    if idle:
+        # No flit in the network and none to come from the interfaces: words on the wheel are
+        # credits, and an event can come no sooner than the last of them.
         W = ev_n.shape[0]
         for d in range(W, 0, -1):
             if ev_n[(last + d) % W]:

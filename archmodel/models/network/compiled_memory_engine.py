@@ -53,7 +53,8 @@ import numpy as np
 from archmodel.kernel import ModelAssertion, ParameterError, model
 from archmodel.kernel.compiled import compiled_entry
 
-from .compiled_edge import DELIVERED, EVENTS_SHIFT, FAILED, MOVED, STARTED, WORKING, edge, packet_tails, quiet_until
+from .compiled_edge import (DELIVERED, EVENTS_SHIFT, FAILED, MOVED, QUIET_SPAN, STARTED, WORKING, edge, packet_tails,
+                            quiet_until)
 from .compiled_engine import network_tables, refusal, router_config, router_state, write_back_routers
 from .compiled_loop import MAX_PACKET_FLITS
 from .engine import NocEngine
@@ -103,9 +104,14 @@ class CompiledMemoryEngine(NocEngine):
         run.q_head, run.q_count = np.zeros(T, np.int64), np.zeros(T, np.int64)
         run.arr_slot = np.full((T, V), -1, np.int64)  # per interface VC, the packet arriving on it, or -1
         run.arr_next = np.zeros((T, V), np.int64)  # and the index of its next flit
-        # (at most, per call: per interface a tail sent in the quiet edges, and at the last edge
-        # a packet started, its tail sent and one delivered)
-        run.events = np.zeros((4 * T + 1, 3), np.int64)
+        # Per call, at most: per interface and quiet edge (QUIET_SPAN of them at the most) a
+        # packet started and a tail sent, and at the last edge a packet started, a tail sent
+        # (another before it at an interface whose starts are prompt) and one delivered.
+        run.events = np.zeros((2 * T * (QUIET_SPAN + 1) + 4 * T + 1, 4), np.int64)
+        # the interfaces whose starts Python sees at their edge: those taking requests, while
+        # fewer than two packets wait (MemoryMappedInterface.take_messages)
+        run.prompt_start = np.array([ni.io[0].channel is not None for ni in noc.interfaces], np.int64)
+        run.least = np.array(self.least_cycles, np.int64)  # for quiet_until: a head's least cycles
         # For packet_tails: the latency of the link into each router port, and per (head or
         # not, router, terminal) the fast engine's least cycles from leaving the router to the
         # terminal (PacketTailBounds.reach).
@@ -164,7 +170,7 @@ class CompiledMemoryEngine(NocEngine):
         """The edge's and quiet_until's arguments after the cycles (the arrays, which stay
         until one grows)."""
         run, tb = self.arrays, self.tables
-        self.args = (run.events, tb.nports, tb.out_kind, tb.out_target, tb.out_tport, tb.out_lat, tb.route,
+        self.args = (run.events, run.prompt_start, tb.nports, tb.out_kind, tb.out_target, tb.out_tport, tb.out_lat, tb.route,
                      tb.vc_class, run.route_key, tb.term_router, tb.term_port, run.buf_id, run.buf_arr, run.buf_head,
                      run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready, run.ivc_dest_port, run.ivc_lo,
                      run.ivc_hi, run.ovc_free, run.ovc_wait, run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
@@ -176,9 +182,9 @@ class CompiledMemoryEngine(NocEngine):
         # quiet_until's after the cycle
         self.quiet_args = (run.soonest, run.ahead, run.credit, run.reach, run.in_lat, tb.out_kind, tb.out_target,
                            tb.term_router, run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state,
-                           run.ivc_ready, run.buffered, run.pk_dest, run.pk_size, run.ev_kind, run.ev_a, run.ev_b,
-                           run.ev_n, run.ni_send, run.ni_send_vc, run.ni_send_slot, run.ni_credits, run.q_count,
-                           run.sent)
+                           run.ivc_ready, run.buffered, run.pk_dest, run.pk_size, run.pk_from, run.ev_kind, run.ev_a,
+                           run.ev_b, run.ev_n, run.ni_send, run.ni_send_vc, run.ni_send_slot, run.ni_credits,
+                           run.queue, run.q_head, run.q_count, run.prompt_start, run.least, run.sent)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NocEngine.send_packet`; the packet joins the arrays at the next edge."""
@@ -305,7 +311,7 @@ class CompiledMemoryEngine(NocEngine):
             if flags & MOVED:
                 self.moved = True
             n_events = flags >> EVENTS_SHIFT
-            if n_events:  # (tails sent: the edges' only events while quiet)
+            if n_events:  # (tails sent, and packets started at memories: the only events while quiet)
                 self._take_events(self.arrays.events[1:n_events + 1].tolist(), self.sim.now)
             self.last = self.ticked
 
@@ -336,7 +342,8 @@ class CompiledMemoryEngine(NocEngine):
         their injection time), tails sent, packets delivered (handed on)."""
         interfaces = self.parent.interfaces
         slots = self.slots
-        for kind, t, s in events:
+        phase, period = self.domain.phase_ps, self.period
+        for kind, t, s, cycle in events:
             ni = interfaces[t]
             if kind == DELIVERED:
                 packet = slots[s]
@@ -349,7 +356,7 @@ class CompiledMemoryEngine(NocEngine):
                     self.next_retry = now
             elif kind == STARTED:
                 packet = ni.sending = ni.queue.popleft()
-                packet.injected_ps = now
+                packet.injected_ps = phase + cycle * period
             else:
                 ni.sending = None
 
