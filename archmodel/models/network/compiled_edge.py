@@ -12,12 +12,12 @@ credit and sends one flit while that VC has credits; then the routers allocate a
 destination, id (the routing's coin) and size in arrays, their flits ``slot | index <<
 FLIT_SHIFT | TAIL`` on the last. What Python needs of the edge comes back as events (a packet
 started, its tail sent, a packet delivered); the message level (making packets of requests and
-responses, handing on the delivered) stays in Python. A packet delivered changes what Python
-does at its edge, and so does one started at an interface that takes requests (``prompt_start``:
-it takes the next while fewer than two wait); a tail sent, or a packet started at a memory's
-interface, changes only what the lookahead reads, which catches up first, so those may be
-reported with later edges, each with its cycle (:func:`quiet_until` bounds the others, and
-no call spans more than ``QUIET_SPAN`` edges, so the events fit).
+responses, handing on the delivered) stays in Python. Only a packet delivered changes what
+Python does at its edge; a packet started and a tail sent change what the lookahead reads,
+which catches up first, and how many packets wait at an interface, which the engine brings up
+to date before the interface takes a request (while fewer than two wait), so those come back
+with later edges, each with its cycle (:func:`quiet_until` bounds the deliveries, and no call
+spans more than ``QUIET_SPAN`` edges, so the events fit).
 
 :func:`packet_tails` answers the lookahead from the same arrays: per packet slot the soonest
 its tail can reach its destination, the value the fast engine's walk over its routers and
@@ -43,7 +43,7 @@ QUIET_SPAN = 64  # the most edges quiet_until lets pass without a call (their ev
 
 
 @jit
-def edge(cfg, first, last, quiet_to, events, prompt_start, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
+def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
          route_key, term_router, term_port, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
          ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr,
          buffered, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send, ni_send_vc,
@@ -52,18 +52,17 @@ def edge(cfg, first, last, quiet_to, events, prompt_start, nports, out_kind, out
          out_taken, ejected):
     """Cycles ``first`` to ``last`` of the network (see the module docstring), their events
     in ``events[1:]`` in their order (kind, terminal, packet slot, cycle); those to
-    ``quiet_to`` may have no packet delivered, nor started at an interface whose
-    ``prompt_start`` is 1 (:func:`quiet_until` said so: one there is FAILED, as is an event
-    past the room of ``events``), and a queued packet starts no sooner than its ``pk_from``
-    cycle. Returns MOVED | WORKING | FAILED bits and the number of events <<
-    EVENTS_SHIFT."""
+    ``quiet_to`` may have no packet delivered (:func:`quiet_until` said so: one there is
+    FAILED, as is an event past the room of ``events``), and a queued packet starts no
+    sooner than its ``pk_from`` cycle. Returns MOVED | WORKING | FAILED bits and the number
+    of events << EVENTS_SHIFT."""
     P = cfg[C_P]
     V = cfg[C_V]
     T = cfg[C_T]
     W = ev_n.shape[0]
     Q = queue.shape[1]
     n_events = 0
-    prompt = 0  # events Python must see at their edge (see prompt_start)
+    delivered = 0  # the events Python must see at their edge (see the module docstring)
     room = events.shape[0] - 1
     flags = 0
     for c in range(first, last + 1):
@@ -100,7 +99,7 @@ def edge(cfg, first, last, quiet_to, events, prompt_start, nports, out_kind, out
             if n_events == room:
                 return FAILED
             n_events += 1
-            prompt += 1
+            delivered += 1
             events[n_events, 0] = DELIVERED
             events[n_events, 1] = t
             events[n_events, 2] = s
@@ -117,7 +116,6 @@ def edge(cfg, first, last, quiet_to, events, prompt_start, nports, out_kind, out
                 if n_events == room:
                     return FAILED
                 n_events += 1
-                prompt += prompt_start[t]
                 events[n_events, 0] = STARTED
                 events[n_events, 1] = t
                 events[n_events, 2] = s
@@ -143,7 +141,7 @@ def edge(cfg, first, last, quiet_to, events, prompt_start, nports, out_kind, out
                      sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a, ev_b,
                      ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
                      out_taken)
-        if prompt and c <= quiet_to:
+        if delivered and c <= quiet_to:
             return FAILED
     flags |= n_events << EVENTS_SHIFT
     for x in range(W):
@@ -349,32 +347,23 @@ def _behind(size, u, t, credit, term_router):
 @jit
 def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target, term_router, buf_id,
                 buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size, pk_from, ev_kind, ev_a,
-                ev_b, ev_n, ni_send, ni_send_vc, ni_send_slot, ni_credits, queue, q_head, q_count, prompt_start, least,
-                sent):
-    """The first cycle after ``last`` at which the edge may report a packet delivered, or
-    started at an interface whose ``prompt_start`` is 1; no later than ``QUIET_SPAN`` cycles
-    on. A lower bound, from each packet's soonest tail arrival (:func:`packet_tails`); at
-    such an interface, the next cycle while it waits to start a packet, and while it sends
-    one with another queued behind, the cycle after the soonest it can send that tail on
-    the credits it can have (:func:`interface_tail`); at another, each packet queued,
-    delivered no sooner than it can start (one flit a cycle, behind the tail being sent)
-    and cross to its destination (``least``: the
-    least cycles of a head, per pair of terminals, then :func:`_behind`); with no flit in
-    the network and none to come, the last cycle a credit is on the wheel (the network may
-    then fall idle). A tail sent is no such event (see the module docstring)."""
+                ev_b, ev_n, ni_send, ni_send_vc, ni_send_slot, ni_credits, queue, q_head, q_count, least, sent):
+    """The first cycle after ``last`` at which the edge may report a packet delivered, no
+    later than ``QUIET_SPAN`` cycles on: a lower bound, from each packet's soonest tail
+    arrival (:func:`packet_tails`), and for each packet queued at an interface, the soonest
+    it can start (one flit a cycle, the first the cycle after the soonest the interface can
+    send the tail of the packet it sends on the credits it can have: :func:`interface_tail`),
+    then cross to its destination (``least``: the least cycles of a head, per pair of
+    terminals, then :func:`_behind`); with no flit in the network and none queued, the last
+    cycle a credit is on the wheel (the network may then fall idle). A packet started or a
+    tail sent is no such event (see the module docstring)."""
     period = cfg[C_PERIOD]
     phase = cfg[C_PHASE]
     soon = last + 1
-    cap = last + QUIET_SPAN
-    T = q_count.shape[0]
-    Q = queue.shape[1]
-    for t in range(T):
-        if prompt_start[t] and ni_send[t] < 0 and q_count[t] > 0:
-            return soon
+    quiet = last + QUIET_SPAN
     packet_tails(cfg, phase + last * period, last, soonest, ahead, credit, reach, in_lat, out_kind, out_target,
                  term_router, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_ready, buffered, pk_dest, pk_size,
                  ev_kind, ev_a, ev_b, ev_n)
-    quiet = cap
     idle = True
     for s in range(soonest.shape[0]):
         if soonest[s] >= 0:
@@ -382,23 +371,16 @@ def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_
             at = (soonest[s] - phase) // period
             if at < quiet:
                 quiet = at
-    for t in range(T):
-        if prompt_start[t]:
-            if ni_send[t] >= 0 and q_count[t] > 0:  # (the next starts the cycle after the tail at the soonest)
-                idle = False
-                at = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
-                                    pk_size, ev_kind, ev_a, ev_b, ev_n) + 1
-                if at < quiet:
-                    quiet = at
-            continue
-        # (a packet being sent has a flit in the network from its first edge, which starts it
-        # only with a credit for its head: packet_tails bounds it)
+    Q = queue.shape[1]
+    for t in range(q_count.shape[0]):
+        if q_count[t] == 0:
+            continue  # (a packet being sent has a flit in the network from its first edge: bounded above)
+        idle = False
         start = soon
-        if ni_send[t] >= 0 and q_count[t] > 0:
+        if ni_send[t] >= 0:
             start = interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slot, ni_credits,
                                    pk_size, ev_kind, ev_a, ev_b, ev_n) + 1
         for k in range(q_count[t]):
-            idle = False
             s = queue[t, (q_head[t] + k) % Q]
             if pk_from[s] > start:
                 start = pk_from[s]
@@ -408,8 +390,8 @@ def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_
                 quiet = at
             start += pk_size[s]
     if idle:
-        # No flit in the network and none to come from the interfaces: words on the wheel are
-        # credits, and an event can come no sooner than the last of them.
+        # No flit in the network and none queued: words on the wheel are credits, and an
+        # event can come no sooner than the last of them.
         W = ev_n.shape[0]
         for d in range(W, 0, -1):
             if ev_n[(last + d) % W]:

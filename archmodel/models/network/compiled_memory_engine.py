@@ -23,21 +23,23 @@ which changes nothing: an interface takes from and sends on its own ports only, 
 side of an edge reads only the packets queued before it, and handing on only queues messages.
 
 Quiet edges. After each edge the numba side bounds the first cycle at which an edge can have
-anything for Python to do then (a packet started or delivered:
-:func:`~.compiled_edge.quiet_until`, from the soonest each packet's tail can arrive and, for an
-interface with a packet queued behind the one it sends, that one's flits to go on the credits
-it can have). A tail sent changes only what the lookahead reads (the interface's ``sending``),
-and comes back with the edges simulated at the next call: one that catches up first (with 16
-clusters on 4 DRAM channels, waking for each tail a channel sends woke the engine twice as
-often, since credits come back later than their least round trip). Until then an edge with no
-message arrived on a port and no check due is ticked without a call (what waits to leave
-still goes on the ports), and the engine dozes through the stretch where it can
+anything for Python to do then, a packet delivered (:func:`~.compiled_edge.quiet_until`, from
+the soonest each packet's tail can arrive, and each queued packet's soonest start and trip).
+Until then an edge with no check due is ticked without a call (what waits to leave still goes
+on the ports; a message arrived on a memory port joins the arrays, :meth:`_queue_arrivals`),
+and the engine dozes through the stretch where it can
 (:meth:`~archmodel.kernel.Component.doze_until`: a message sent to a port ends the doze). It
 stays awake (the kernel ticks it at the same edges, in the same order, as the fast engine,
 since flits are in the network throughout) and the edges are simulated in one call with the
 next edge that needs Python, or as soon as anything reads the network (the lookahead, the
 deadlock checks, the statistics), so every reader sees what the fast engine would hold then.
-With 16 clusters on 4 DRAM channels two edges in three are quiet.
+A packet started or a tail sent changes only what such readers see (an interface's ``queue``
+and ``sending``) and how many packets wait at an interface that takes a request while fewer
+than two do: they come back with the edges of that call, each with its cycle, and the engine
+simulates the edges before a message arrives at such an interface with two waiting. With 16
+clusters on 4 DRAM channels two edges in three are quiet; waking for each packet started and
+tail sent as well woke the engine twice as often (a channel's credits come back later than
+their least round trip).
 
 A deadlock is reported with the cycle and the flits buffered, but not the cycle of waiting
 VCs the fast engine names.
@@ -104,17 +106,15 @@ class CompiledMemoryEngine(NocEngine):
         run.q_head, run.q_count = np.zeros(T, np.int64), np.zeros(T, np.int64)
         run.arr_slot = np.full((T, V), -1, np.int64)  # per interface VC, the packet arriving on it, or -1
         run.arr_next = np.zeros((T, V), np.int64)  # and the index of its next flit
-        # Per call, at most: per interface and quiet edge (QUIET_SPAN of them at the most) a
-        # packet started and a tail sent, and at the last edge a packet started, a tail sent
-        # (another before it at an interface whose starts are prompt) and one delivered.
-        run.events = np.zeros((2 * T * (QUIET_SPAN + 1) + 4 * T + 1, 4), np.int64)
-        # the interfaces whose starts Python sees at their edge: those taking requests, while
-        # fewer than two packets wait (MemoryMappedInterface.take_messages)
-        run.prompt_start = np.array([ni.io[0].channel is not None for ni in noc.interfaces], np.int64)
+        # Per call, at most: per interface and edge (QUIET_SPAN and one of them at the most) a
+        # packet started and a tail sent, and at the last edge one delivered.
+        run.events = np.zeros((2 * T * (QUIET_SPAN + 1) + T + 1, 4), np.int64)
         run.least = np.array(self.least_cycles, np.int64)  # for quiet_until: a head's least cycles
-        # the terminals whose only messages in are responses from a memory (_queue_responses)
-        self.responses_only = [not (takes or ni.inp.connected)
-                               for takes, ni in zip(run.prompt_start.tolist(), noc.interfaces)]
+        # per terminal, whether its interface takes requests (while fewer than two packets
+        # wait: MemoryMappedInterface.take_messages), and whether messages come in on its
+        # memory ports only (_queue_arrivals)
+        self.takes_requests = [ni.io[0].channel is not None for ni in noc.interfaces]
+        self.memory_ports_only = [not ni.inp.connected for ni in noc.interfaces]
         # For packet_tails: the latency of the link into each router port, and per (head or
         # not, router, terminal) the fast engine's least cycles from leaving the router to the
         # terminal (PacketTailBounds.reach).
@@ -173,7 +173,7 @@ class CompiledMemoryEngine(NocEngine):
         """The edge's and quiet_until's arguments after the cycles (the arrays, which stay
         until one grows)."""
         run, tb = self.arrays, self.tables
-        self.args = (run.events, run.prompt_start, tb.nports, tb.out_kind, tb.out_target, tb.out_tport, tb.out_lat, tb.route,
+        self.args = (run.events, tb.nports, tb.out_kind, tb.out_target, tb.out_tport, tb.out_lat, tb.route,
                      tb.vc_class, run.route_key, tb.term_router, tb.term_port, run.buf_id, run.buf_arr, run.buf_head,
                      run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready, run.ivc_dest_port, run.ivc_lo,
                      run.ivc_hi, run.ovc_free, run.ovc_wait, run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
@@ -187,7 +187,7 @@ class CompiledMemoryEngine(NocEngine):
                            tb.term_router, run.buf_id, run.buf_arr, run.buf_head, run.buf_count, run.ivc_state,
                            run.ivc_ready, run.buffered, run.pk_dest, run.pk_size, run.pk_from, run.ev_kind, run.ev_a,
                            run.ev_b, run.ev_n, run.ni_send, run.ni_send_vc, run.ni_send_slot, run.ni_credits,
-                           run.queue, run.q_head, run.q_count, run.prompt_start, run.least, run.sent)
+                           run.queue, run.q_head, run.q_count, run.least, run.sent)
 
     def send_packet(self, ni, dest: int, size: int, payload):
         """:meth:`NocEngine.send_packet`; the packet joins the arrays at the next edge."""
@@ -203,20 +203,21 @@ class CompiledMemoryEngine(NocEngine):
             return
         c = (now - self.domain.phase_ps) // self.period
         if c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes:
-            responses = None  # the memories' terminals with a response arrived
+            arrived = None  # the terminals with a message arrived on a memory port
+            interfaces = self.parent.interfaces
             for t, flight in compress(self.port_polls, self.poll_flights):
                 if flight[0][0] <= now:
-                    if not self.responses_only[t]:
-                        break  # (a request's packet may start at this edge, which Python sees)
-                    responses = [t] if responses is None else responses + [t]
+                    if not self.memory_ports_only[t] or (self.takes_requests[t] and len(interfaces[t].queue) > 1):
+                        break  # (whether it takes a request depends on the packets started since)
+                    arrived = [t] if arrived is None else arrived + [t]
             else:
-                # Nothing here for the network (but responses to queue: _queue_responses): the
+                # Nothing here for the network (but messages to queue: _queue_arrivals): the
                 # edge is simulated with the next that needs it (or when something asks about
                 # the network), in one call (_catch_up). Messages waiting to leave go on their
                 # ports as after a simulated edge: the edge could deliver none, and passing
                 # them reads nothing of the network.
-                if responses is not None:
-                    self._queue_responses(responses, now, c)
+                if arrived is not None:
+                    self._queue_arrivals(arrived, now, c)
                 self.ticked = c
                 self.progress()  # (flits are in the network: see quiet_until)
                 if self.out_pending and now >= self.next_retry:
@@ -234,6 +235,11 @@ class CompiledMemoryEngine(NocEngine):
             if flight[0][0] <= now:
                 fresh.add(t)
         if fresh:
+            if self.last < c - 1 and any(self.takes_requests[t] and len(interfaces[t].queue) > 1 for t in fresh):
+                # (as the edges before this one go, packets start and leave fewer waiting: a
+                # request is taken while fewer than two do)
+                self.ticked = c - 1
+                self._catch_up()
             for t in fresh:
                 ni = interfaces[t]
                 if t in self.port_terminal_set:
@@ -271,16 +277,17 @@ class CompiledMemoryEngine(NocEngine):
             self.progress()  # (flits move in the network as it dozes)
             self._doze(now)
 
-    def _queue_responses(self, terminals: list, now: int, c: int) -> None:
-        """Take the responses arrived from the memories at ``terminals`` at edge c, otherwise
+    def _queue_arrivals(self, terminals: list, now: int, c: int) -> None:
+        """Take the messages arrived on the memory ports of ``terminals`` at edge c, otherwise
         quiet, without simulating it: their packets join the queues in the arrays, to start
         no sooner than c (the edges before it are simulated later, with the next that needs
         a call), and the quiet edges end no later than the soonest each can be delivered (it
         starts at c at the soonest, its head takes the least cycles to its destination, its
-        tail follows as :meth:`_tail_ps` says). A packet started at a memory's interface is
-        no event for Python, and a packet joining the network makes no other sooner: every
-        bound counts the least times. With 16 clusters on 4 DRAM channels about one edge in
-        six with a call was only this."""
+        tail follows as :meth:`_tail_ps` says). A packet started is no event for Python (an
+        interface takes a request while fewer than two packets wait, and those counted now,
+        as at the last edge simulated, are no fewer: packets only start since), and a packet
+        joining the network makes no other sooner: every bound counts the least times. With
+        16 clusters on 4 DRAM channels about one edge in four with a call was only this."""
         interfaces = self.parent.interfaces
         least, period = self.least_cycles, self.period
         for t in terminals:
@@ -344,7 +351,7 @@ class CompiledMemoryEngine(NocEngine):
             if flags & MOVED:
                 self.moved = True
             n_events = flags >> EVENTS_SHIFT
-            if n_events:  # (tails sent, and packets started at memories: the only events while quiet)
+            if n_events:  # (packets started and tails sent: the only events while quiet)
                 self._take_events(self.arrays.events[1:n_events + 1].tolist(), self.sim.now)
             self.last = self.ticked
 
