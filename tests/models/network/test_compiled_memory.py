@@ -137,20 +137,27 @@ def test_the_compiled_engine_answers_the_lookahead_as_the_fast_engine_at_every_e
         assert answers[0] == answers[1]
 
 
+def _requester_and_memory(memory_at: int, engine: str = "compiled", **network) -> tuple:
+    """(top, noc, requester): a Noc on a 2x2 mesh (``network``: its other parameters) with a
+    Requester at terminal 0 and a FixedLatencyMemory of 5 cycles holding the first MiB at
+    terminal ``memory_at``."""
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, memory_at)], engine=engine, **network)
+    cpu = Requester("cpu", top)
+    connect(cpu.req, noc.memory_port("mem_req", 0))
+    connect(noc.memory_port("mem_rsp", 0), cpu.rsp)
+    memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=MIB, latency_cycles=5)
+    connect(noc.memory_port("to_memory", memory_at), memory.req)
+    connect(memory.rsp, noc.memory_port("from_memory", memory_at))
+    return top, noc, cpu
+
+
 def _long_responses(engine: str):
     """One requester reading 128 B four times, two at once and two 100 cycles on, from a
     memory two hops away over 32-bit flits and buffers of one: each response is a 33-flit
     packet whose interface sends a flit per credit round trip, the second of each pair
     queued behind the first."""
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 3)], engine=engine, flit_bits=32,
-              buffer_depth=1, link_latency=3)
-    cpu = Requester("cpu", top)
-    connect(cpu.req, noc.memory_port("mem_req", 0))
-    connect(noc.memory_port("mem_rsp", 0), cpu.rsp)
-    memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=MIB, latency_cycles=5)
-    connect(noc.memory_port("to_memory", 3), memory.req)
-    connect(memory.rsp, noc.memory_port("from_memory", 3))
+    top, noc, cpu = _requester_and_memory(3, engine, flit_bits=32, buffer_depth=1, link_latency=3)
     cpu.script.extend((100 * (k // 2), MemRequest(128 * k, 128, tag=k)) for k in range(4))
     return top, noc, cpu
 
@@ -190,14 +197,7 @@ def test_auto_takes_the_compiled_edge_for_memory_traffic_where_the_configuration
 
 
 def test_a_stalled_network_is_reported_naming_the_noc_and_the_cycle():
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine="compiled", watchdog=50)
-    cpu = Requester("cpu", top)
-    connect(cpu.req, noc.memory_port("mem_req", 0))
-    connect(noc.memory_port("mem_rsp", 0), cpu.rsp)
-    memory = FixedLatencyMemory("mem", top, base_address=0, size_bytes=MIB, latency_cycles=5)
-    connect(noc.memory_port("to_memory", 1), memory.req)
-    connect(memory.rsp, noc.memory_port("from_memory", 1))
+    top, noc, cpu = _requester_and_memory(1, watchdog=50)
     cpu.script.extend((0, MemRequest(0, 64, tag=tag)) for tag in range(4))
     sim = Simulator(top)
     sim.run(cycles=8)  # the first request's flit is in the network
