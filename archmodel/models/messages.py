@@ -63,6 +63,31 @@ class MemResponse:
         return 8 * len(self.data) if self.data else CONTROL_BITS
 
 
+_REQUEST_FIELDS = ("address", "size_bytes", "is_write", "data", "source", "tag", "created_ps", "origin")
+_RESPONSE_FIELDS = ("tag", "data", "source", "created_ps")
+if tuple(f.name for f in attrs.fields(MemRequest)) != _REQUEST_FIELDS or \
+        tuple(f.name for f in attrs.fields(MemResponse)) != _RESPONSE_FIELDS:
+    raise AssertionError("MemRequest or MemResponse changed its fields: update retagged and restored")
+
+
+def retagged(request: MemRequest, tag: int, source: Any) -> MemRequest:
+    """``attrs.evolve(request, tag=tag, source=source)``, built field by field: evolve looks
+    the fields up at every call, and a network node or interface forwards every request once
+    (a subclass, with fields of its own, goes through evolve)."""
+    if type(request) is not MemRequest:
+        return attrs.evolve(request, tag=tag, source=source)
+    return MemRequest(request.address, request.size_bytes, request.is_write, request.data, source, tag,
+                      request.created_ps, request.origin)
+
+
+def restored(response: MemResponse, tag: int, source: Any) -> MemResponse:
+    """``attrs.evolve(response, tag=tag, source=source)``, as :func:`retagged`: the response
+    with the tag and source of the request it answers, as that request's sender knows them."""
+    if type(response) is not MemResponse:
+        return attrs.evolve(response, tag=tag, source=source)
+    return MemResponse(tag, response.data, source, response.created_ps)
+
+
 @attrs.frozen
 class Packet:
     """A unit of traffic from ``source`` to ``dest`` carrying any ``payload``.

@@ -8,7 +8,7 @@ import attrs
 
 from archmodel.kernel import In, Out, Param, ParameterError, model
 
-from ..messages import CONTROL_BITS, MemRequest, MemResponse
+from ..messages import CONTROL_BITS, MemRequest, MemResponse, restored, retagged
 from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 from .interface import NetworkInterface
 
@@ -351,7 +351,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
         else:
             del self.held_sources[trip.requester]
         request = trip.request
-        back = attrs.evolve(response, tag=request.tag, source=request.source)
+        back = restored(response, request.tag, request.source)
         flits = self.flits_for(back)
         if flits < answer_flits(request, self.flit_bits):
             # (the lookahead counts the flits of the answer from the request)
@@ -393,8 +393,7 @@ class MemoryMappedInterface(ForwardsFunctionalAccess, NetworkInterface):
             # the requester's terminal joins the source, as an AXI interconnect widens the ID
             # with the master's index: requests of different requesters are different clients
             # to the memory, answered in order per requester only
-            self.for_memory.append(attrs.evolve(trip.request, tag=tag,
-                                                source=(trip.requester, trip.request.source)))
+            self.for_memory.append(retagged(trip.request, tag, (trip.requester, trip.request.source)))
             expected += 1
             trip = self.early_requests.pop((requester, expected), None)
         self.expected_from[requester] = expected

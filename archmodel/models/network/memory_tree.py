@@ -6,11 +6,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 
-import attrs
 
 from archmodel.kernel import Component, Counter, Formula, In, Out, Param, ParameterError, at_least, model
 
-from ..messages import MemRequest, MemResponse
+from ..messages import MemRequest, MemResponse, restored, retagged
 from .address_map import AddressMap, ForwardsFunctionalAccess, hex_address
 from .memory_tree_bounds import MemoryTreeBounds
 
@@ -47,29 +46,6 @@ class _TreeMap(AddressMap):
                 step = min(end, item.piece_end(address)) - address
                 yield node.memory_at(node.out_req[item.owner(address)]), address, step
             address += step
-
-
-_REQUEST_FIELDS = ("address", "size_bytes", "is_write", "data", "source", "tag", "created_ps", "origin")
-_RESPONSE_FIELDS = ("tag", "data", "source", "created_ps")
-if tuple(f.name for f in attrs.fields(MemRequest)) != _REQUEST_FIELDS or \
-        tuple(f.name for f in attrs.fields(MemResponse)) != _RESPONSE_FIELDS:
-    raise AssertionError("MemRequest or MemResponse changed its fields: update _retagged and _restored")
-
-
-def _retagged(request: MemRequest, tag: int, source) -> MemRequest:
-    """``attrs.evolve(request, tag=tag, source=source)``, built field by field (evolve looks
-    the fields up at every call, and a node forwards every request once)."""
-    if type(request) is not MemRequest:
-        return attrs.evolve(request, tag=tag, source=source)
-    return MemRequest(request.address, request.size_bytes, request.is_write, request.data, source, tag,
-                      request.created_ps, request.origin)
-
-
-def _restored(response: MemResponse, tag: int, source) -> MemResponse:
-    """``attrs.evolve(response, tag=tag, source=source)``, as :func:`_retagged`."""
-    if type(response) is not MemResponse:
-        return attrs.evolve(response, tag=tag, source=source)
-    return MemResponse(tag, response.data, source, response.created_ps)
 
 
 def _link_utilisation(node, beats_name: str) -> float:
@@ -405,7 +381,7 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
             order = self.in_order[key] = deque()
             self.sources[requester][source] = None
         order.append(tag)
-        self.to_send[target].append((now + self.delay, _retagged(request, tag, key), requester))
+        self.to_send[target].append((now + self.delay, retagged(request, tag, key), requester))
 
     def _count(self, target: int, bits: int, outward: bool) -> None:
         moved, busy, width = self._tally_out[target] if outward else self._tally_in[target]
@@ -419,14 +395,14 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                       "this node sent")
         self._count(target, response.size_bits, False)
         requester, key, request, _ = entry
-        restored = _restored(response, request.tag, request.source)
+        answer = restored(response, request.tag, request.source)
         order = self.in_order[key]
         queue = self.answers[requester]
         if order[0] != response.tag:  # it overtook an earlier request of its requester and source
-            self.early.setdefault(key, {})[response.tag] = restored
+            self.early.setdefault(key, {})[response.tag] = answer
             return
         order.popleft()
-        queue.append((now + self.delay, restored))
+        queue.append((now + self.delay, answer))
         self._answers_queued += 1
         early = self.early.get(key)
         if early:  # the answers it held up

@@ -9,9 +9,8 @@ import pytest
 
 from archmodel.kernel import Component, ModelAssertion, Simulator, connect
 from archmodel.models.compute import FixedLatencyMemory
-from archmodel.models.messages import MemRequest, MemResponse
+from archmodel.models.messages import MemRequest, MemResponse, restored, retagged
 from archmodel.models.network import MemoryTreeNode
-from archmodel.models.network import memory_tree
 from archmodel.models.network.memory_tree import MemoryTreeNode as Node
 
 from .test_memory_traffic import ScriptedRequester
@@ -119,15 +118,15 @@ def test_a_request_waiting_for_room_is_routed_once():
 
 def test_forwarded_and_returned_messages_are_those_attrs_evolve_makes():
     request = MemRequest(0x40, 8, is_write=True, data=bytes(8), source="dma", tag=3, created_ps=7)
-    assert memory_tree._retagged(request, 9, (1, "dma")) == attrs.evolve(request, tag=9, source=(1, "dma"))
+    assert retagged(request, 9, (1, "dma")) == attrs.evolve(request, tag=9, source=(1, "dma"))
     response = MemResponse(9, data=b"x" * 8, source=(1, "dma"), created_ps=7)
-    assert memory_tree._restored(response, 3, "dma") == attrs.evolve(response, tag=3, source="dma")
+    assert restored(response, 3, "dma") == attrs.evolve(response, tag=3, source="dma")
 
     @attrs.frozen
     class Marked(MemRequest):
         mark: int = 5
 
-    marked = memory_tree._retagged(Marked(0x40, 8, mark=6), 2, (0, None))
+    marked = retagged(Marked(0x40, 8, mark=6), 2, (0, None))
     assert type(marked) is Marked and marked.mark == 6 and (marked.tag, marked.source) == (2, (0, None))
 
 
