@@ -60,6 +60,7 @@ from .compiled_edge import (DELIVERED, EVENTS_SHIFT, FAILED, MOVED, QUIET_SPAN, 
 from .compiled_engine import network_tables, refusal, router_config, router_state, write_back_routers
 from .compiled_loop import MAX_PACKET_FLITS
 from .engine import NocEngine
+from .engine_bounds import trip_of
 
 _SLOTS = 256  # packet slots at first (doubled when all are in use)
 _QUEUED = 16  # packets per interface's source queue at first (doubled when one is full)
@@ -90,6 +91,7 @@ class CompiledMemoryEngine(NocEngine):
         self.next_retry = 0  # the soonest of those, or of an interface to try at the next edge
         self.dozed_edge_ps = -1  # the last edge it dozed through (_doze)
         self.slots: list = []  # packet slot -> its NetPacket (None while free)
+        self.trip_slots: dict = {}  # (requester, order) -> the slot of the memory packet that carries it
         self.free: list = []
 
     def start(self) -> None:
@@ -370,6 +372,9 @@ class CompiledMemoryEngine(NocEngine):
                 self._grow_slots(len(self.slots))
             s = self.free.pop()
             self.slots[s] = packet
+            trip = trip_of(packet)
+            if trip is not None:
+                self.trip_slots[trip] = s
             run.pk_dest[0, s], run.pk_id[s], run.pk_size[s], run.pk_from[s] = packet.dest, packet.id, packet.size, c
             if run.q_count[t] == run.queue.shape[1]:
                 self._grow_queues()
@@ -389,6 +394,9 @@ class CompiledMemoryEngine(NocEngine):
                 packet = slots[s]
                 slots[s] = None
                 self.free.append(s)
+                trip = trip_of(packet)
+                if trip is not None and self.trip_slots.get(trip) == s:
+                    del self.trip_slots[trip]
                 ni.packet_arrived(packet, now)
                 if ni.to_requester or ni.for_memory:
                     self.out_pending.add(t)
@@ -484,8 +492,28 @@ class CompiledMemoryEngine(NocEngine):
     def network_tails(self, now: int):
         """:meth:`~.tail_bounds.PacketTailBounds.network_tails` from the arrays
         (:func:`~.compiled_edge.packet_tails`)."""
-        if self.last is None:
+        soonest = self._packet_tails(now)
+        if soonest is None:
             return ()
+        found = np.flatnonzero(soonest >= 0)
+        slots = self.slots
+        return [(slots[s], at) for s, at in zip(found.tolist(), soonest[found].tolist())]
+
+    def network_tail_of(self, now: int, key: tuple) -> tuple | None:
+        """:meth:`~.engine_bounds.MemoryPortBounds.network_tail_of`, the packet found by its
+        trip (``trip_slots``) instead of among all those in the network."""
+        soonest = self._packet_tails(now)  # (also when none carries it: _flits_entering reads its counts)
+        s = self.trip_slots.get(key)
+        if soonest is None or s is None:
+            return None
+        at = int(soonest[s])
+        return (self.slots[s], at) if at >= 0 else None
+
+    def _packet_tails(self, now: int):
+        """Per packet slot, the soonest its tail can arrive (-1: none of its flits in the
+        network), from the network caught up to the edges ticked; None before the first."""
+        if self.last is None:
+            return None
         self._catch_up()
         run, tb = self.arrays, self.tables
         soonest = run.soonest
@@ -493,6 +521,4 @@ class CompiledMemoryEngine(NocEngine):
                           tb.out_kind, tb.out_target, tb.term_router, run.buf_id, run.buf_arr, run.buf_head,
                           run.buf_count, run.ivc_state, run.ivc_ready, run.buffered, run.pk_dest, run.pk_size,
                           run.ev_kind, run.ev_a, run.ev_b, run.ev_n)
-        found = np.flatnonzero(soonest >= 0)
-        slots = self.slots
-        return [(slots[s], at) for s, at in zip(found.tolist(), soonest[found].tolist())]
+        return soonest

@@ -139,26 +139,32 @@ class MemoryPortBounds(PacketTailBounds):
         if self.bounds_at == (self.sim.now, self.steps):
             return self.on_its_way.get(key)
         now = self.sim.now
-        found = None
-        for packet, at in self.network_tails(now):  # (first: _queue_starts reads its counts)
-            if _trip_of(packet) == key:
-                found = (packet, at)
-                break  # (a packet is offered once there)
+        found = self.network_tail_of(now, key)  # (first: _queue_starts reads its counts)
         interfaces = self.parent.interfaces
         for u in self.port_terminals:
             ni = interfaces[u]
             sending = ni.sending
             # (most interfaces hold nothing: told without a look at their queues)
-            if not ((sending is not None and _trip_of(sending) == key)
-                    or (ni.queue and any(_trip_of(packet) == key for packet in ni.queue))):
+            if not ((sending is not None and trip_of(sending) == key)
+                    or (ni.queue and any(trip_of(packet) == key for packet in ni.queue))):
                 continue
             for packet, at in self._waiting_tails(u, ni, now):
-                if _trip_of(packet) == key:
+                if trip_of(packet) == key:
                     found = (packet, at)
         if found is None:
             return None
         packet, at = found
         return at if isinstance(packet.payload, ResponseTrip) else self._heading_entry(packet, at)
+
+    def network_tail_of(self, now: int, key: tuple) -> tuple | None:
+        """``(packet, soonest its tail arrives)`` for the packet in the network that carries
+        request ``key`` (``(requester, order)``: :func:`trip_of`) or its response, as
+        :meth:`network_tails` offers it (one packet at the most: the response is made once
+        the request has arrived); None when neither is in the network."""
+        for packet, at in self.network_tails(now):
+            if trip_of(packet) == key:
+                return packet, at
+        return None
 
     def _answer_bound(self, t: int) -> int | None:
         """The soonest answer to a request of terminal t's at a memory (see
@@ -580,7 +586,7 @@ class MemoryPortBounds(PacketTailBounds):
         return min(trips) if trips else self.parent.interfaces[t].round_trip_cycles * self.period
 
 
-def _trip_of(packet) -> tuple | None:
+def trip_of(packet) -> tuple | None:
     """``(requester, order)`` of the request a memory packet carries, or answers (None: not
     memory traffic)."""
     payload = packet.payload
