@@ -509,6 +509,22 @@ class CompiledMemoryEngine(NocEngine):
         at = int(soonest[s])
         return (self.slots[s], at) if at >= 0 else None
 
+    def _holding_interfaces(self, key: tuple):
+        """:meth:`~.engine_bounds.MemoryPortBounds._holding_interfaces`: the interface of the
+        packet kept by its trip (``trip_slots``), when the packet waits there (the lookahead
+        caught up first, so its ``queue`` and ``sending`` are those of the last edge ticked;
+        packets queued since, not in the arrays yet, are looked for as the fast engine does)."""
+        if self.fresh:
+            return super()._holding_interfaces(key)
+        s = self.trip_slots.get(key)
+        if s is None:
+            return ()
+        packet = self.slots[s]
+        ni = self.parent.interfaces[packet.source]
+        if ni.sending is packet or any(waiting is packet for waiting in ni.queue):
+            return (packet.source,)
+        return ()
+
     def _packet_tails(self, now: int):
         """Per packet slot, the soonest its tail can arrive (-1: none of its flits in the
         network), from the network caught up to the edges ticked; None before the first."""

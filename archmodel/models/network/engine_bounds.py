@@ -141,13 +141,8 @@ class MemoryPortBounds(PacketTailBounds):
         now = self.sim.now
         found = self.network_tail_of(now, key)  # (first: _queue_starts reads its counts)
         interfaces = self.parent.interfaces
-        for u in self.port_terminals:
+        for u in self._holding_interfaces(key):
             ni = interfaces[u]
-            sending = ni.sending
-            # (most interfaces hold nothing: told without a look at their queues)
-            if not ((sending is not None and trip_of(sending) == key)
-                    or (ni.queue and any(trip_of(packet) == key for packet in ni.queue))):
-                continue
             for packet, at in self._waiting_tails(u, ni, now):
                 if trip_of(packet) == key:
                     found = (packet, at)
@@ -155,6 +150,18 @@ class MemoryPortBounds(PacketTailBounds):
             return None
         packet, at = found
         return at if isinstance(packet.payload, ResponseTrip) else self._heading_entry(packet, at)
+
+    def _holding_interfaces(self, key: tuple):
+        """The terminals whose interfaces hold the packet carrying request ``key`` or its
+        response, queued or being sent (one at the most)."""
+        interfaces = self.parent.interfaces
+        for u in self.port_terminals:
+            ni = interfaces[u]
+            sending = ni.sending
+            # (most interfaces hold nothing: told without a look at their queues)
+            if ((sending is not None and trip_of(sending) == key)
+                    or (ni.queue and any(trip_of(packet) == key for packet in ni.queue))):
+                yield u
 
     def network_tail_of(self, now: int, key: tuple) -> tuple | None:
         """``(packet, soonest its tail arrives)`` for the packet in the network that carries
