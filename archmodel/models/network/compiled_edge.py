@@ -390,8 +390,9 @@ def quiet_until(cfg, last, soonest, ahead, credit, reach, in_lat, out_kind, out_
                 quiet = at
             start += pk_size[s]
     if idle:
-        # No flit in the network and none queued: words on the wheel are credits, and an
-        # event can come no sooner than the last of them.
+        # No flit in the network and none queued: no packet can be delivered before Python
+        # queues one (a tick of its own); words on the wheel are credits, and after the last
+        # of them the network falls idle.
         W = ev_n.shape[0]
         for d in range(W, 0, -1):
             if ev_n[(last + d) % W]:

@@ -254,8 +254,8 @@ class CompiledMemoryEngine(NocEngine):
         self.ticked = self.last = c
         if flags & FAILED:
             raise ModelAssertion(f"{self.parent.path}: a flit overflowed a buffer, reached the wrong terminal or "
-                                 f"arrived out of order, or an edge thought quiet was not, by {now} ps "
-                                 "(engine='compiled')")
+                                 f"arrived out of order, an edge thought quiet was not, or more events came than "
+                                 f"a call has room for, by {now} ps (engine='compiled')")
         n_events = flags >> EVENTS_SHIFT
         if n_events:
             self._take_events(self.arrays.events[1:n_events + 1].tolist(), now)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 
-
 from archmodel.kernel import Component, Counter, Formula, In, Out, Param, ParameterError, at_least, model
 
 from ..messages import MemRequest, MemResponse, restored, retagged
