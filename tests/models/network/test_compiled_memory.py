@@ -163,10 +163,10 @@ def _long_responses(engine: str):
 
 
 def test_tails_sent_and_responses_started_in_edges_simulated_later_are_seen_as_the_lookahead_reads():
-    """The compiled engine wakes for no tail sent, nor for a packet started at a memory's
-    interface: a response starts, and its tail goes out, in edges simulated later, when the
-    lookahead reads the network, and every interface shows the packet it sends, and when it
-    was injected, as the fast engine's does at that edge (and the same bounds)."""
+    """The compiled engine wakes for no packet started nor tail sent: a response starts, and
+    its tail goes out, in edges simulated later, when the lookahead reads the network, and
+    every interface shows the packet it sends, and when it was injected, as the fast engine's
+    does at that edge (and the same bounds)."""
     systems = [_long_responses(engine) for engine in ("fast", "compiled")]
     sims = [Simulator(top) for top, _, _ in systems]
     sent_seen = 0
