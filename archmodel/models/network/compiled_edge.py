@@ -270,13 +270,10 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
                 at = (switch + st_total - index * period
                       + (reach[head, r, dest] + pk_size[s] - 1) * period)
                 _offer(soonest, ahead, s, at, index, r != term_router[dest])
-    # per credit_depth flits behind, the cycles beyond one a flit; less the head's stages
-    credit_depth, excess_per, extra_stages = credit[0], credit[1] - credit[0], credit[2]
     for s in range(soonest.shape[0]):
         if ahead[0, s] < 0:
             continue
-        excess = ((pk_size[s] - 1 - ahead[1, s]) // credit_depth) * excess_per - extra_stages
-        at = ahead[0, s] + (excess if excess > 0 else 0) * period
+        at = ahead[0, s] + _credit_excess(pk_size[s] - 1 - ahead[1, s], credit) * period
         if at > soonest[s]:  # (-1: no flit past the last link)
             soonest[s] = at
 
@@ -331,17 +328,25 @@ def interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slo
     return at
 
 
+@jit(inline=True)
+def _credit_excess(behind, credit):
+    """The cycles beyond one a flit that ``behind`` flits following one yet to cross into its
+    destination's router take to cross (:meth:`~.tail_bounds.PacketTailBounds._credit_excess`):
+    a credit round trip per buffer's depth of them, less the head's extra stages
+    (``credit``: depth, round trip, those stages); 0 when the credits keep up."""
+    extra = (behind // credit[0]) * (credit[1] - credit[0]) - credit[2]
+    return extra if extra > 0 else 0
+
+
 @jit
 def _behind(size, u, t, credit, term_router):
     """The least cycles from the head of a packet of ``size`` flits from terminal u reaching
     terminal t to its tail's (:meth:`~.tail_bounds.PacketTailBounds._tail_ps`): one a flit,
-    and where the route crosses into t's router the credits' round trips for every buffer's
-    depth of flits (``credit``: depth, round trip, the head's extra stages)."""
+    and where the route crosses into t's router the credits' excess (:func:`_credit_excess`)."""
     behind = size - 1
     if term_router[u] == term_router[t]:
         return behind
-    extra = (behind // credit[0]) * (credit[1] - credit[0]) - credit[2]
-    return behind + extra if extra > 0 else behind
+    return behind + _credit_excess(behind, credit)
 
 
 @jit

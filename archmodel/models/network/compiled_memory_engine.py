@@ -206,10 +206,10 @@ class CompiledMemoryEngine(NocEngine):
         c = (now - self.domain.phase_ps) // self.period
         if c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes:
             arrived = None  # the terminals with a message arrived on a memory port
-            interfaces = self.parent.interfaces
             for t, flight in compress(self.port_polls, self.poll_flights):
                 if flight[0][0] <= now:
-                    if not self.memory_ports_only[t] or (self.takes_requests[t] and len(interfaces[t].queue) > 1):
+                    if not self.memory_ports_only[t] or (self.takes_requests[t]
+                                                         and len(self.parent.interfaces[t].queue) > 1):
                         break  # (whether it takes a request depends on the packets started since)
                     arrived = [t] if arrived is None else arrived + [t]
             else:
