@@ -126,6 +126,10 @@ class SnitchCluster(Component):
         self.n_compiled_loads = 0  # times the model's state was copied into the loop's arrays
         self.compiled_exits: dict = {}  # why batches ended (compiled_layout.EXIT_REASONS), for tuning
         self.resident = None  # the state while the compiled loop holds it (compiled_state.Resident)
+        # what the loop's state keeps between loads (compiled_state): the cores' programs
+        # encoded, while the same are loaded, and the views of the TCDM and scratch arrays
+        self.compiled_programs = None
+        self.compiled_work: tuple | None = None
         # (simulation, the memory the loop may play or None), found at a simulation's first batch
         self.inner_memory_found: tuple | None = None
         self.python_cycle = -1  # a cycle the compiled loop found a core needs Python for

@@ -237,7 +237,7 @@ def _issr_grant(s, ready, ss, words, words_i64, fq_ready, fq_val, fq_uses, base,
 
 
 def _advance(s, ss):
-    """``SsrStreamer.grant``'s address step (with ``_advance`` when the run is used up)."""
+    """``SsrStreamer.grant``'s address step (with ``step_address`` when the run is used up)."""
     if ss[s, S_RUN] > 0:
         ss[s, S_RUN] -= 1
         ss[s, S_ADDR] += ss[s, S_ADJ]

@@ -74,9 +74,9 @@ class _Programs:
 
 def _programs(cluster) -> _Programs:
     cores = cluster.core_list
-    programs = cluster.__dict__.get("_compiled_programs")
+    programs = cluster.compiled_programs
     if programs is None or programs.key != tuple(id(c.instrs) for c in cores):
-        programs = cluster._compiled_programs = _Programs(cores)
+        programs = cluster.compiled_programs = _Programs(cores)
     return programs
 
 
@@ -155,7 +155,7 @@ class _Replays:
     def __getitem__(self, k: int):
         issue = self.made[k]
         if issue is None:
-            issue = self.made[k] = self.core._compiled(self.copies[k])
+            issue = self.made[k] = self.core.replay_function(self.copies[k])
         return issue
 
 
@@ -244,11 +244,11 @@ class Resident(ResidentDma):
                            0, 0, -1, 0], np.int64)
         self.rr = np.array(tcdm.rr, np.int64)
         self.per_bank = np.array(tcdm.conflicts_per_bank, np.int64)
-        work = cluster.__dict__.get("_compiled_work")
+        work = cluster.compiled_work
         if work is None:
             data = tcdm.data
             nreq = 4 * len(cluster.core_list) + cluster.dma_lanes
-            work = cluster._compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
+            work = cluster.compiled_work = (np.frombuffer(data, np.float64), np.frombuffer(data, np.float32),
                                              np.frombuffer(data, np.uint8), np.frombuffer(data, np.int64),
                                              np.zeros((nreq, 4), np.int64), np.full(tcdm.banks, -1, np.int64))
         self.words, self.singles, self.mbytes, self.words_i64, self.reqs, self.owner = work

@@ -47,7 +47,7 @@ class FpSubsystem:
             queue.popleft()
             copies = [ins.stagger_copy(k, self.seq_mask) for k in range(self.seq_smax + 1)]
             self.seq_body.append(copies)
-            self.seq_issue.append([self._compiled(copy) for copy in copies])
+            self.seq_issue.append([self.replay_function(copy) for copy in copies])
             self._seq_advance()
             return computed
         if not queue:
@@ -164,7 +164,7 @@ class FpSubsystem:
             computed = False
         return computed
 
-    def _compiled(self, ins: Instruction):
+    def replay_function(self, ins: Instruction):
         """The replay function of FREP body instruction ``ins`` for this core (cached): it
         issues the instruction and moves the sequencer on, or counts a stall."""
         streams = self.ssr_on and ins.ssr_path

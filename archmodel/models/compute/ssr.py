@@ -156,13 +156,14 @@ class SsrStreamer:
 
     def _refill(self) -> None:
         # The next ``run`` steps stay inside dimension 0 and leave at least one element: each
-        # is idx[0] += 1, left -= 1, addr += adj[0], exactly what _advance would do.
+        # is idx[0] += 1, left -= 1, addr += adj[0], exactly what step_address would do.
         self.run = self.run_len = max(0, min(self.left - 1, self.bounds[0] - self.idx[0]))
 
-    def _advance(self) -> None:
+    def step_address(self) -> None:
         """One address step after the run of unchecked steps is used up (the run's steps
         are counted here, and the next run is worked out as _refill does, inlined: this
-        runs once per dimension-0 row of every stream)."""
+        runs once per dimension-0 row of every stream; the TCDM's grant of a read stream,
+        inlined there, calls it too)."""
         idx = self.idx
         run_len = self.run_len
         idx[0] += run_len
@@ -202,7 +203,7 @@ class SsrStreamer:
             self.run -= 1
             self.addr += self.adj0
         else:
-            self._advance()
+            self.step_address()
 
     @property
     def busy(self) -> bool:

@@ -123,7 +123,7 @@ class SnitchTcdm(Component):
                     r.run -= 1
                     r.addr += r.adj0
                 else:
-                    r._advance()
+                    r.step_address()
             else:
                 r.grant(cycle)
         if self.traced:
