@@ -23,12 +23,17 @@ class PortDecl:
     direction = ""
 
     def __init__(self, doc: str = "", *, width: int | None = None, required: bool = True,
-                 count: str | int | None = None, pair: str | None = None):
+                 count: str | int | None = None, pair: str | None = None, carries: str | None = None):
+        if carries not in (None, "requests", "answers"):
+            raise ValueError(f"carries={carries!r}: 'requests', 'answers' or None")
         self.doc = doc
         self.width = width
         self.required = required
         self.count = count
         self.pair = pair  # the port that must be connected whenever this one is (requests and their answers)
+        # what this port of a pair carries: a requester's output carries requests and its input
+        # their answers (the default); a memory's input carries requests, its output the answers
+        self.carries = carries or ("requests" if self.direction == "out" else "answers")
         self.name = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -292,18 +297,45 @@ def _put_in_flight(ch: Channel, sim: Any, arrival: int, msg: Any) -> None:
 
 def unpaired_port(port: Port) -> tuple[str, str] | None:
     """(message, hint) when ``port`` is connected and the port its declaration pairs it with
-    is not (a request port whose answers could never come back), else None."""
+    is not (a request port whose answers could never come back, or an answer port with no
+    requests), else None. In a port array the partner is the pair array's port of the same
+    index."""
     name = port.decl.pair
     if name is None or port.channel is None:
         return None
     partner = getattr(port.owner, name)
+    if isinstance(partner, list):
+        partner = partner[int(port.name[port.name.rindex("[") + 1:-1])]
     if partner.channel is not None:
         return None
-    if port.decl.direction == "out":
-        hint = f"connect the answers back: ... -> {port.owner.name}.{name}"
-        why = "requests sent there would never be answered"
+    port_path, _ = _wired_name(port)
+    partner_path, other = _wired_name(partner)
+    out = port.decl.direction == "out"
+    if port.decl.carries == "requests":
+        hint = f"connect the answers back: {'... -> ' + other if out else other + ' -> ...'}"
+        why = "requests sent there would never be answered" if out else "requests taken there could never be answered"
     else:
-        hint = f"connect the requests: {port.owner.name}.{name} -> ..."
-        why = "answers would come to a port that sends no requests"
-    return f"{port.path} is connected but {partner.path} is not: {why}", hint
+        hint = f"connect the requests: {other + ' -> ...' if not out else '... -> ' + other}"
+        why = "answers would go out of a port that takes no requests" if out else \
+            "answers would come to a port that sends no requests"
+    return f"{port_path} is connected but {partner_path} is not: {why}", hint
+
+
+def _wired_name(port: Port) -> tuple[str, str]:
+    """``port``'s path and its name beside its component's (``cl.ext_rsp``) as a system
+    wires it: a component that offers its parts' ports as its own (``exposed``: a Noc's
+    ``to_memory[1]`` is its interface's port) names them so."""
+    owner: Component | None = port.owner
+    while owner is not None:
+        for name, offered in (getattr(owner, "exposed", None) or {}).items():
+            label = None
+            if isinstance(offered, list):
+                if any(candidate is port for candidate in offered):
+                    label = f"{name}[{offered.index(port)}]"
+            elif offered is port:
+                label = name
+            if label is not None:
+                return f"{owner.path}.{label}", f"{owner.name}.{label}"
+        owner = owner.parent
+    return port.path, f"{port.owner.name}.{port.name}"
 

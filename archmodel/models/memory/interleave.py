@@ -73,8 +73,8 @@ class InterleavedMemory(KeepsAnswerBounds, FunctionalMemory, Component):
     pending_pieces = Param(int, 32, "pieces held waiting for their channel's link before a new request is "
                            "taken", check=at_least(1))
 
-    req = In(REQUESTS, required=False)
-    resp = Out(RESPONSES, required=False)
+    req = In(REQUESTS, required=False, pair="resp", carries="requests")
+    resp = Out(RESPONSES, required=False, pair="req", carries="answers")
     to_channel = Out("pieces to the channels", count="channels")
     from_channel = In("answers from the channels", count="channels")
 

@@ -119,8 +119,8 @@ class SplitsRequests(KeepsAnswerBounds):
     which queues one burst (and reports a finished piece to ``_order``).
     """
 
-    req = In(REQUESTS, required=False)
-    resp = Out(RESPONSES, required=False)
+    req = In(REQUESTS, required=False, pair="resp", carries="requests")
+    resp = Out(RESPONSES, required=False, pair="req", carries="answers")
     _processed = -1
     """The last cycle whose command issue is decided for good (ahead of now while the
     controller schedules ahead; -1 for one that never does): the response bounds start the

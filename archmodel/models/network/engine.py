@@ -52,10 +52,14 @@ class NocEngine(ForwardsFunctionalAccess, MemoryPortBounds, Component):
 
     memory_terminals = Param(int, 0, "terminals with memory ports (0 unless the Noc has an address map)",
                              check=at_least(0))
-    mem_req = In("per terminal: a requester's MemRequests", count="memory_terminals", required=False)
-    mem_rsp = Out("per terminal: MemResponses to the requester", count="memory_terminals", required=False)
-    to_memory = Out("per terminal: MemRequests to the memory there", count="memory_terminals", required=False)
-    from_memory = In("per terminal: that memory's MemResponses", count="memory_terminals", required=False)
+    mem_req = In("per terminal: a requester's MemRequests", count="memory_terminals", required=False,
+                 pair="mem_rsp", carries="requests")
+    mem_rsp = Out("per terminal: MemResponses to the requester", count="memory_terminals", required=False,
+                  pair="mem_req", carries="answers")
+    to_memory = Out("per terminal: MemRequests to the memory there", count="memory_terminals", required=False,
+                    pair="from_memory")
+    from_memory = In("per terminal: that memory's MemResponses", count="memory_terminals", required=False,
+                     pair="to_memory")
 
     def setup(self) -> None:
         self.unstable = False

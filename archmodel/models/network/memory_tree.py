@@ -108,14 +108,16 @@ class MemoryTreeNode(MemoryTreeBounds, ForwardsFunctionalAccess, Component):
                            unit="cycles", check=at_least(0))
     queue_depth = Param(int, 4, "requests each target queue holds", check=at_least(1))
 
-    down_req = In("MemRequests of the children", count="radix", required=False)
-    down_rsp = Out("MemResponses to the children, in the order of their requests", count="radix", required=False)
-    peer_req = In("MemRequests from above or beside, for this subtree", count="peers", required=False)
-    peer_rsp = Out("MemResponses to them", count="peers", required=False)
-    out_req = Out("MemRequests to the targets of the address map", count="outputs", required=False)
-    out_rsp = In("MemResponses of those targets", count="outputs", required=False)
-    up_req = Out("MemRequests the map does not hold, towards the parent", required=False)
-    up_rsp = In("MemResponses from the parent", required=False)
+    down_req = In("MemRequests of the children", count="radix", required=False, pair="down_rsp", carries="requests")
+    down_rsp = Out("MemResponses to the children, in the order of their requests", count="radix", required=False,
+                   pair="down_req", carries="answers")
+    peer_req = In("MemRequests from above or beside, for this subtree", count="peers", required=False,
+                  pair="peer_rsp", carries="requests")
+    peer_rsp = Out("MemResponses to them", count="peers", required=False, pair="peer_req", carries="answers")
+    out_req = Out("MemRequests to the targets of the address map", count="outputs", required=False, pair="out_rsp")
+    out_rsp = In("MemResponses of those targets", count="outputs", required=False, pair="out_req")
+    up_req = Out("MemRequests the map does not hold, towards the parent", required=False, pair="up_rsp")
+    up_rsp = In("MemResponses from the parent", required=False, pair="up_req")
 
     requests = Counter("requests", "requests taken from every requester")
     # the uplink, each way: bytes, busy cycles of its link (ceil(bits / width) per message), and

@@ -8,8 +8,9 @@ from collections import deque
 import pytest
 
 from archmodel.cli import main
-from archmodel.kernel import Component, In, ModelAssertion, Out, ParameterError, Simulator, connect, model
+from archmodel.kernel import Component, In, ModelAssertion, Out, ParameterError, PortError, Simulator, connect, model
 from archmodel.models.compute import FixedLatencyMemory
+from archmodel.models.memory import DramController
 from archmodel.models.messages import MemRequest, MemResponse
 from archmodel.models.network import DieToDieLink, MemoryMappedInterface, Noc, NocRouter
 from archmodel.paths import data_path
@@ -251,17 +252,31 @@ def test_the_compiled_engine_refuses_synthetic_traffic_beside_memory_traffic_by_
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_half_a_port_pair_is_an_error(engine):
+def test_half_a_port_pair_is_an_error_naming_the_ports_as_wired(engine):
+    """Refused as the simulator is built, before anything runs, the ports named as a system
+    wires them (the Noc's, whichever of its parts owns them under each engine)."""
     top = Component("top")
     noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine=engine)
     cpu = ScriptedRequester("cpu", top)
     connect(cpu.req, noc.memory_port("mem_req", 0))
-    with pytest.raises(ParameterError) as caught:
-        Simulator(top).run(cycles=10)
-    ports = "ni[0].mem_req", "ni[0].mem_rsp"
-    if engine != "components":
-        ports = "engine.mem_req[0]", "engine.mem_rsp[0]"
-    assert caught.value.message == f"top.net.{ports[0]} is connected but top.net.{ports[1]} is not"
+    with pytest.raises(PortError) as caught:
+        Simulator(top)
+    assert caught.value.message == ("top.net.mem_req[0] is connected but top.net.mem_rsp[0] is not: requests taken "
+                                    "there could never be answered")
+    assert caught.value.hint == "connect the answers back: net.mem_rsp[0] -> ..."
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_memory_port_without_its_answers_is_an_error(engine):
+    top = Component("top")
+    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine=engine)
+    memory = DramController("ddr", top, standard="DDR4-2400R")
+    connect(memory.resp, noc.memory_port("from_memory", 1))
+    with pytest.raises(PortError) as caught:
+        Simulator(top)
+    assert caught.value.message == ("top.net.from_memory[1] is connected but top.net.to_memory[1] is not: answers "
+                                    "would come to a port that sends no requests")
+    assert caught.value.hint == "connect the requests: net.to_memory[1] -> ..."
 
 
 def two_dies(die_to_die: bool):
