@@ -251,32 +251,30 @@ def test_the_compiled_engine_refuses_synthetic_traffic_beside_memory_traffic_by_
     assert caught.value.message == "net: engine='compiled' does not support synthetic traffic beside memory traffic"
 
 
+HALF_PAIRS = {
+    # a requester's requests with no way back to it
+    "mem_req": ("top.net.mem_req[0] is connected but top.net.mem_rsp[0] is not: requests taken there could never "
+                "be answered", "connect the answers back: net.mem_rsp[0] -> ..."),
+    # a memory's answers with no requests going to it
+    "from_memory": ("top.net.from_memory[1] is connected but top.net.to_memory[1] is not: answers would come to a "
+                    "port that sends no requests", "connect the requests: net.to_memory[1] -> ..."),
+}
+
+
+@pytest.mark.parametrize("side", sorted(HALF_PAIRS))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_half_a_port_pair_is_an_error_naming_the_ports_as_wired(engine):
+def test_half_a_port_pair_is_an_error_naming_the_ports_as_wired(engine, side):
     """Refused as the simulator is built, before anything runs, the ports named as a system
     wires them (the Noc's, whichever of its parts owns them under each engine)."""
     top = Component("top")
     noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine=engine)
-    cpu = ScriptedRequester("cpu", top)
-    connect(cpu.req, noc.memory_port("mem_req", 0))
+    if side == "mem_req":
+        connect(ScriptedRequester("cpu", top).req, noc.memory_port("mem_req", 0))
+    else:
+        connect(DramController("ddr", top, standard="DDR4-2400R").resp, noc.memory_port("from_memory", 1))
     with pytest.raises(PortError) as caught:
         Simulator(top)
-    assert caught.value.message == ("top.net.mem_req[0] is connected but top.net.mem_rsp[0] is not: requests taken "
-                                    "there could never be answered")
-    assert caught.value.hint == "connect the answers back: net.mem_rsp[0] -> ..."
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_memory_port_without_its_answers_is_an_error(engine):
-    top = Component("top")
-    noc = Noc("net", top, topology="mesh(2, 2)", address_map=[(0, MIB, 1)], engine=engine)
-    memory = DramController("ddr", top, standard="DDR4-2400R")
-    connect(memory.resp, noc.memory_port("from_memory", 1))
-    with pytest.raises(PortError) as caught:
-        Simulator(top)
-    assert caught.value.message == ("top.net.from_memory[1] is connected but top.net.to_memory[1] is not: answers "
-                                    "would come to a port that sends no requests")
-    assert caught.value.hint == "connect the requests: net.to_memory[1] -> ..."
+    assert (caught.value.message, caught.value.hint) == HALF_PAIRS[side]
 
 
 def two_dies(die_to_die: bool):
