@@ -310,13 +310,15 @@ def unpaired_port(port: Port) -> tuple[str, str] | None:
         return None
     port_path, _ = _wired_name(port)
     partner_path, other = _wired_name(partner)
-    out = port.decl.direction == "out"
+    # the partner's end of the missing connection: an output's partner is an input, and the other way
+    wiring = f"{other} -> ..." if port.decl.direction == "in" else f"... -> {other}"
     if port.decl.carries == "requests":
-        hint = f"connect the answers back: {'... -> ' + other if out else other + ' -> ...'}"
-        why = "requests sent there would never be answered" if out else "requests taken there could never be answered"
+        hint = f"connect the answers back: {wiring}"
+        why = "requests sent there would never be answered" if port.decl.direction == "out" else \
+            "requests taken there could never be answered"
     else:
-        hint = f"connect the requests: {other + ' -> ...' if not out else '... -> ' + other}"
-        why = "answers would go out of a port that takes no requests" if out else \
+        hint = f"connect the requests: {wiring}"
+        why = "answers would go out of a port that takes no requests" if port.decl.direction == "out" else \
             "answers would come to a port that sends no requests"
     return f"{port_path} is connected but {partner_path} is not: {why}", hint
 
