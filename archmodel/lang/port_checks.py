@@ -34,7 +34,8 @@ def exposed_ports(comp: Component) -> set:
 
 def check_required_ports(elab: Elaborator, top: Component, interface=()) -> None:
     """Report every required port left unconnected, one error per instance statement and port,
-    and every request port connected without the port its answers come back on. Ports in
+    and every port of a request and answer pair connected without the other (an input only
+    where its sender is wired whole: else the sender's error says it). Ports in
     ``interface`` (ids of the top's exposed ports, for a module checked on its own) may stay
     unconnected."""
     groups: dict = {}
@@ -43,7 +44,8 @@ def check_required_ports(elab: Elaborator, top: Component, interface=()) -> None
             if id(port) in interface:
                 continue
             unpaired = unpaired_port(port)
-            if unpaired is not None and port.decl.direction == "out":
+            # (one omission, one error: an input whose sender is half wired too is that sender's)
+            if unpaired is not None and (port.decl.direction == "out" or unpaired_port(port.channel.src) is None):
                 elab.error(ArchError(unpaired[0], hint=unpaired[1], span=origin_span(elab, comp)))
             if port.channel is None and port.decl.required:
                 span = origin_span(elab, comp)
