@@ -458,10 +458,43 @@ class CompiledMemoryEngine(NocEngine):
         return int(self.arrays.buffered.sum())
 
     def deadlock_report(self, now: int) -> str:
-        """The cycle and the flits buffered (without the cycle of waiting VCs)."""
-        noc = self.parent
-        return (f"deadlock at {now} ps: {self.buffered_flits()} flits buffered in {noc.path} and none moved for "
-                f"{noc.watchdog} cycles (engine='compiled' does not name the wait cycle)")
+        """:meth:`Noc.deadlock_report` from the arrays: the flits buffered, and who waits on
+        whom as :meth:`NocRouter.waits` says it of the routers' objects."""
+        buffered = self.buffered_flits()  # (caught up)
+        return self.parent.deadlock_report(now, self._waits(), buffered)
+
+    def _waits(self) -> list:
+        """:meth:`NocRouter.waits` of every router, in their order, read from the arrays: an
+        input VC holding an output VC without credits waits on the VC it feeds; a head routed
+        and waiting for an output VC waits on each input VC holding one of those it may take.
+        (With ``wait_for_tail_credit`` an output VC whose tail left keeps no holder here,
+        where the router object names the VC that sent it.)"""
+        if self.arrays is None:
+            return []
+        run = self.arrays
+        _, P, V, _ = self.tables.shape
+        count, state, out = run.buf_count.tolist(), run.ivc_state.tolist(), run.ivc_out.tolist()
+        credits, port, lo, hi = (run.ovc_credits.tolist(), run.ivc_dest_port.tolist(), run.ivc_lo.tolist(),
+                                 run.ivc_hi.tolist())
+        waits = []
+        for r, router in enumerate(self.parent.routers):
+            base = r * P * V
+            holders = {out[base + i]: i for i in range(P * V) if out[base + i] >= 0}
+            for i in range(len(router.inp) * V):
+                g = base + i
+                if not count[g]:
+                    continue
+                me = f"{router.inp[i // V].path}.vc{i % V}"
+                ovc = out[g]
+                if ovc >= 0:
+                    if credits[base + ovc] == 0:
+                        waits.append((me, f"{router.downstream[ovc // V]}.vc{ovc % V}"))
+                elif state[g] == 1:
+                    for w in range(lo[g], hi[g]):
+                        holder = holders.get(port[g] * V + w)
+                        if holder is not None and holder != i:
+                            waits.append((me, f"{router.inp[holder // V].path}.vc{holder % V}"))
+        return waits
 
     def write_back_statistics(self) -> None:
         """The routers' statistics and the interfaces' flit counts from the arrays."""

@@ -410,18 +410,23 @@ class Noc(Component):
         model = self.routers[0]
         return model.routing_delay + model.vc_alloc_delay + model.sw_alloc_delay + model.st_delay
 
-    def deadlock_report(self, now: int) -> str:
-        """Buffered flits, and the cycle of input VCs waiting on each other if there is one."""
-        waits = nx.DiGraph()
-        for router in self.routers:
-            waits.add_edges_from(router.waits())
-        buffered = sum(r.buffered for r in self.routers)
+    def deadlock_report(self, now: int, waits: list | None = None, buffered: int | None = None) -> str:
+        """Buffered flits, and the cycle of input VCs waiting on each other if there is one:
+        who waits on whom as the routers say (:meth:`NocRouter.waits`), or as an engine that
+        holds their state elsewhere gives it (``waits``, the pairs in the routers' order, and
+        the flits ``buffered``)."""
+        if waits is None:
+            waits = [pair for router in self.routers for pair in router.waits()]
+        if buffered is None:
+            buffered = sum(r.buffered for r in self.routers)
+        graph = nx.DiGraph()
+        graph.add_edges_from(waits)
         lines = [f"deadlock at {now} ps: {buffered} flits buffered in {self.path} and none moved for "
                  f"{self.watchdog} cycles"]
         try:
-            cycle = nx.find_cycle(waits)
+            cycle = nx.find_cycle(graph)
             names = [u for u, _ in cycle]
             lines.append("  wait cycle: " + " -> ".join(names + names[:1]))
         except nx.NetworkXNoCycle:
-            lines.append(f"  no wait cycle among {waits.number_of_nodes()} waiting VCs")
+            lines.append(f"  no wait cycle among {graph.number_of_nodes()} waiting VCs")
         return "\n".join(lines)

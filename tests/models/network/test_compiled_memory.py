@@ -196,17 +196,33 @@ def test_auto_takes_the_compiled_edge_for_memory_traffic_where_the_configuration
     assert caught.value.message.startswith("net: engine='compiled' does not support routing 'west_first'")
 
 
-def test_a_stalled_network_is_reported_naming_the_noc_and_the_cycle():
-    top, noc, cpu = _requester_and_memory(1, watchdog=50)
-    cpu.script.extend((0, MemRequest(0, 64, tag=tag)) for tag in range(4))
-    sim = Simulator(top)
-    sim.run(cycles=8)  # the first request's flit is in the network
-    noc.monitor.arrays.ovc_credits[:] = 0  # no router may send on
-    noc.monitor.arrays.ni_credits[:] = 0
-    with pytest.raises(DeadlockError) as caught:
-        sim.run(cycles=500)
-    assert "flits buffered in top.net and none moved for 50 cycles" in str(caught.value)
-    assert str(caught.value).startswith("deadlock at ")
+@pytest.mark.parametrize("cycles", [8, 30, 61])
+def test_a_stalled_network_is_reported_as_the_fast_engine_reports_it(cycles):
+    """Every credit taken away at the same edge of the same system on both engines (no router
+    nor interface may send on): the same report, the flits buffered and who waits on whom
+    read from the arrays as from the routers' objects."""
+    reports = []
+    for engine in ("fast", "compiled"):
+        top, noc, cpu = _requester_and_memory(3, engine, watchdog=50, buffer_depth=2)
+        cpu.script.extend((2 * tag, MemRequest(64 * tag, 64 * (1 + tag % 3), tag=tag)) for tag in range(12))
+        sim = Simulator(top)
+        sim.run(cycles=cycles)
+        if engine == "fast":
+            for router in noc.routers:
+                router.ovc_credits[:] = [0] * len(router.ovc_credits)
+            for ni in noc.interfaces:
+                ni.credits[:] = [0] * len(ni.credits)
+        else:
+            noc.monitor.buffered_flits()  # (a look at the arrays simulates the edges ticked without a call)
+            noc.monitor.arrays.ovc_credits[:] = 0
+            noc.monitor.arrays.ni_credits[:] = 0
+        with pytest.raises(DeadlockError) as caught:
+            sim.run(cycles=500)
+        reports.append(str(caught.value))
+    assert reports[0] == reports[1]
+    assert reports[1].startswith("deadlock at ")
+    assert "flits buffered in top.net and none moved for 50 cycles" in reports[1]
+    assert "waiting VCs" in reports[1] or "wait cycle" in reports[1]
 
 
 def _interface_sending(held: int, wheel: list, flits: int, depth: int = 4):
