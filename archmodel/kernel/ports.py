@@ -330,14 +330,11 @@ def _wired_name(port: Port) -> tuple[str, str]:
     owner: Component | None = port.owner
     while owner is not None:
         for name, offered in (getattr(owner, "exposed", None) or {}).items():
-            label = None
-            if isinstance(offered, list):
-                if any(candidate is port for candidate in offered):
-                    label = f"{name}[{offered.index(port)}]"
-            elif offered is port:
-                label = name
-            if label is not None:
-                return f"{owner.path}.{label}", f"{owner.name}.{label}"
+            labels = enumerate(offered) if isinstance(offered, list) else ((None, offered),)
+            for i, candidate in labels:
+                if candidate is port:
+                    label = name if i is None else f"{name}[{i}]"
+                    return f"{owner.path}.{label}", f"{owner.name}.{label}"
         owner = owner.parent
     return port.path, f"{port.owner.name}.{port.name}"
 
