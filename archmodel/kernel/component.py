@@ -367,14 +367,17 @@ class Component:
 
     def doze_until(self, time_ps: int) -> None:
         """Stay awake, with nothing to do before ``time_ps`` unless something comes: the
-        kernel still ticks the component at every edge, and it returns at once from a tick
-        before :attr:`doze_end_ps` (one comparison, where its full look at its inputs may
-        cost far more). The kernel brings :attr:`doze_end_ps` forward to a message's arrival
-        on one of its inputs (one its port lets wake it), to the next edge when a credit
-        returns to a port it was refused on, and to a wake-up it asked for. Cheaper than
-        :meth:`sleep` with a wake-up for a component awake most edges: it keeps its place in
-        the tick order, and nothing is worked out as it dozes off. Messages already on their
-        way do not end the doze: it says until when it can wait for them."""
+        kernel still ticks the component at the edges where another component of its clock
+        domain ticks, and it returns at once from a tick before :attr:`doze_end_ps` (one
+        comparison, where its full look at its inputs may cost far more); the edges where
+        every awake component of the domain dozes are skipped. The kernel brings
+        :attr:`doze_end_ps` forward to a message's arrival on one of its inputs (one its
+        port lets wake it), to the next edge when a credit returns to a port it was refused
+        on, and to a wake-up it asked for; the edges before :attr:`doze_end_ps` since the
+        doze began were dozed through. Cheaper than :meth:`sleep` with a wake-up for a
+        component awake most edges: it keeps its place in the tick order, and nothing is
+        worked out as it dozes off. Messages already on their way do not end the doze: it
+        says until when it can wait for them."""
         if self._awake:
             self.doze_end_ps = time_ps
 

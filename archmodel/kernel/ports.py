@@ -293,6 +293,9 @@ def _put_in_flight(ch: Channel, sim: Any, arrival: int, msg: Any) -> None:
             sim._wake_later(receiver, arrival)
     elif receiver.doze_end_ps > arrival and arrival > ch.quiet_until:
         receiver.doze_end_ps = arrival  # (Component.doze_until: its doze ends at the arrival)
+        d = receiver._sched  # (its clock domain's next edge, later while all of it dozes)
+        if d.next_edge is not None and d.next_edge > arrival:
+            d.next_edge = receiver.domain.edge_at_or_after(arrival)
 
 
 def unpaired_port(port: Port) -> tuple[str, str] | None:

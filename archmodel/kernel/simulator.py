@@ -368,7 +368,8 @@ class Simulator:
                         d.awake.append(comp)
                         d.next_edge = t
                     else:
-                        comp.doze_end_ps = 0  # (a wake-up ends a doze: Component.doze_until)
+                        comp.doze_end_ps = t  # (a wake-up ends a doze: Component.doze_until)
+                        comp._sched.next_edge = t
                 soon.clear()
             while wakes and wakes[0][0] == t:
                 comp = heappop(wakes)[2]
@@ -378,7 +379,8 @@ class Simulator:
                     d.awake.append(comp)
                     d.next_edge = t
                 else:
-                    comp.doze_end_ps = 0
+                    comp.doze_end_ps = t
+                    comp._sched.next_edge = t
             # (as for the wake-ups above, written out: a call per wake-up costs in this loop)
             while upkeep and upkeep[0][0] == t:
                 comp = heappop(upkeep)[2]
@@ -388,7 +390,8 @@ class Simulator:
                     d.awake.append(comp)
                     d.next_edge = t
                 else:
-                    comp.doze_end_ps = 0
+                    comp.doze_end_ps = t
+                    comp._sched.next_edge = t
             for d in domains:
                 if d.next_edge != t:
                     continue
@@ -401,7 +404,18 @@ class Simulator:
                 if d.slept:
                     d.slept = False
                     d.awake = awake = [c for c in awake if c._awake]
-                d.next_edge = t + d.period_ps if awake else None
+                if awake:
+                    following = t + d.period_ps
+                    for comp in awake:
+                        if comp.doze_end_ps <= following:
+                            break
+                    else:
+                        # Every awake component dozes past the next edge: skip to the
+                        # soonest doze end (an arrival or a wake-up brings it forward).
+                        following = d.domain.edge_at_or_after(min(comp.doze_end_ps for comp in awake))
+                    d.next_edge = following
+                else:
+                    d.next_edge = None
             # Commit phase.
             if dirty:
                 if observers:
@@ -424,12 +438,15 @@ class Simulator:
                     sender = ch.src_owner
                     if not ch.blocked:
                         continue
+                    # With one domain every time point is one of its edges.
+                    edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
                     if sender._awake:
-                        if sender.doze_end_ps > t:
-                            sender.doze_end_ps = t + 1  # (its next edge: Component.doze_until)
+                        if sender.doze_end_ps > edge:
+                            sender.doze_end_ps = edge  # (Component.doze_until: its doze ends then)
+                            d = sender._sched
+                            if d.next_edge > edge:
+                                d.next_edge = edge
                     else:
-                        # With one domain every time point is one of its edges.
-                        edge = t + single.period_ps if single is not None else sender.domain.edge_after(t)
                         if ch.busy_until > edge:
                             # A wide message still holds the link then: the sender can send
                             # once it frees, where it asked to be woken as it fell asleep
@@ -495,6 +512,15 @@ class Simulator:
         if self._soon:
             times.append(self._soon_at)
         return min(times, default=None)
+
+    def edge_pending(self, comp: Component) -> bool:
+        """Whether the current time point is an edge of ``comp``'s clock domain whose ticks
+        are not over: True while the domain's components tick there, and before (asked from
+        a domain ticked first); False between time points, once they have ticked, and where
+        the domain skips the time point (every awake component of it dozing), so a dozing
+        component asked then has that edge behind it (with its own record of the ticks it
+        had, it tells whether it was ticked at this one yet)."""
+        return comp._sched.next_edge == self.now
 
     def next_tick_ps(self, comp: Component) -> int | None:
         """When ``comp`` next ticks as things stand: now while it is awake, its earliest

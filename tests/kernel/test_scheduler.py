@@ -411,17 +411,39 @@ class LateProducer(Component):
 
 
 def test_a_dozing_component_works_at_the_end_of_each_doze_and_stops_when_it_sleeps():
-    """Dozing 10 cycles after each tick, it works at 0, 10, 20... (the kernel ticks it at
-    every edge, as any awake component), and falling asleep ends it for good."""
+    """Dozing 10 cycles after each tick, it works at 0, 10, 20..., and falling asleep ends
+    it for good. Alone in its clock domain, it is ticked only where its dozes end: the
+    kernel skips the edges where every awake component of a domain dozes."""
     top = Component("top")
     dozer = Dozer("d", top, span=10, until=30)
     sim = Simulator(top)
     sim.run(cycles=25)
     assert dozer.ticked == [0, 10, 20]
-    assert sim.ticks == 25
+    assert sim.ticks == 3
+    assert sim.now == 24_000  # (time reaches the limit though nothing happens there)
     sim.run()
     assert dozer.ticked == [0, 10, 20, 30]
     assert sim.now == 30_000
+
+
+@pytest.mark.parametrize("same_clock", [True, False])
+def test_a_doze_is_skipped_only_where_its_whole_clock_domain_dozes(same_clock):
+    """A chain of stages awake at every edge of the dozer's clock keeps it ticked there
+    (returning at once): 25 + 4 x 25 ticks in 25 cycles. On a clock of its own (3 ns, the
+    dozer's 1 ns), the chain ticks at its 9 edges up to 24 ns and the dozer only where its
+    dozes end; the chain's values are the same either way."""
+    top = Component("top")
+    dozer = Dozer("d", top, span=10, until=30)
+    clock = top.domain if same_clock else ClockDomain("slow", 3000)
+    stages = [Stage(f"s{i}", top, clock=clock) for i in range(4)]
+    for before, after in zip(stages, stages[1:]):
+        after.upstream = before.r
+    sim = Simulator(top)
+    sim.run(cycles=25)
+    assert dozer.ticked == [0, 10, 20]
+    edges = 25 if same_clock else 9
+    assert sim.ticks == (25 if same_clock else 3) + 4 * edges
+    assert [s.r.value for s in stages] == [edges] * 4
 
 
 def test_a_message_or_a_wake_up_ends_a_doze_at_its_edge():
@@ -438,6 +460,54 @@ def test_a_message_or_a_wake_up_ends_a_doze_at_its_edge():
     alarmed = Dozer("d", top, span=10, alarm=7, until=30)
     Simulator(top).run()
     assert alarmed.ticked == [0, 7, 17, 27, 37]
+
+
+def test_a_message_from_another_clock_ends_a_doze_at_its_arrival():
+    """The producer on a 2 ns clock sends at 6 and 20 ns; with a latency of 2 of the
+    dozer's 1 ns cycles after its next edge, they arrive at 8 and 22 ns, where the dozer
+    (dozing 10 cycles after each tick, alone on its clock) is ticked, and only there and at
+    its dozes' ends: 5 ticks, and the producer's 4."""
+    top = Component("top")
+    producer = LateProducer("p", top, first=3, every=7, count=2, clock=ClockDomain("slow", 2000))
+    dozer = Dozer("d", top, span=10, until=30)
+    connect(producer.out, dozer.inp, latency=2)
+    sim = Simulator(top)
+    sim.run()
+    assert dozer.log == [(8, 0), (22, 1)]
+    assert dozer.ticked == [0, 8, 18, 22, 32]
+    assert sim.ticks == 5 + 4
+
+
+@model(catalogue=False)
+class Asker(Component):
+    """Records at each tick whether the edge of ``of``'s clock domain at this time point is
+    still being ticked (Simulator.edge_pending)."""
+
+    def setup(self):
+        self.of = None
+        self.seen = []
+
+    def tick(self):
+        self.seen.append((self.now // 1000, self.sim.edge_pending(self.of)))
+
+
+@pytest.mark.parametrize("same_clock", [True, False])
+def test_an_edge_is_pending_while_its_domain_ticks_and_not_where_the_domain_skips_it(same_clock):
+    """On the dozer's clock the asker sees the edge pending at each of its ticks (the
+    domain's ticks are not over while it ticks). On a 3 ns clock of its own it never does:
+    where the dozer's 1 ns domain ticks too (0 and 30 ns) that domain, the top's, ticks
+    first; elsewhere the dozer dozes alone and its domain skips the time point. Between
+    runs no edge is pending."""
+    top = Component("top")
+    dozer = Dozer("d", top, span=10, until=30)
+    asker = Asker("a", top, clock=None if same_clock else ClockDomain("slow", 3000))
+    asker.of = dozer
+    sim = Simulator(top)
+    sim.run(until_ps=31_000)
+    assert dozer.ticked == [0, 10, 20, 30]
+    every = 1 if same_clock else 3
+    assert asker.seen == [(t, same_clock) for t in range(0, 32, every)]
+    assert not sim.edge_pending(dozer)
 
 
 @model(catalogue=False)
@@ -461,12 +531,31 @@ class DozingSender(Component):
             self.doze_until(self.now + 50 * self.domain.period_ps)
 
 
-def test_a_credit_returning_to_a_refused_port_ends_a_doze():
+@model(catalogue=False)
+class TakeAndSleep(Component):
+    """Takes a message where one has arrived, and falls asleep at every edge (an arrival
+    wakes it); logs (time, message)."""
+
+    inp = In("integers")
+
+    def setup(self):
+        self.log: list[tuple[int, int]] = []
+
+    def tick(self):
+        if self.inp.valid:
+            self.log.append((self.now, self.inp.recv()))
+        self.sleep()
+
+
+@pytest.mark.parametrize("receiver", [Consumer, TakeAndSleep])
+def test_a_credit_returning_to_a_refused_port_ends_a_doze(receiver):
     """One credit: the second message is refused at cycle 1, its credit back after the
-    receiver takes the first there; the sender's doze ends at the next edge, 2, not 51."""
+    receiver takes the first there; the sender's doze ends at the next edge, 2, not 51,
+    also where the receiver falls asleep as it takes and so leaves the sender dozing
+    alone on the clock (the kernel skips the edges where every awake component dozes)."""
     top = Component("top")
     sender = DozingSender("s", top, count=3)
-    consumer = Consumer("c", top)
+    consumer = receiver("c", top)
     connect(sender.out, consumer.inp, latency=1, capacity=1)
     Simulator(top).run()
     assert sender.sent_at == [0, 2, 4]

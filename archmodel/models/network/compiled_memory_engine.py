@@ -83,13 +83,13 @@ class CompiledMemoryEngine(NocEngine):
         self.flags = 0  # what the last edge reported (compiled_edge's MOVED, WORKING)
         self.last = None  # the last cycle simulated
         self.ticked = None  # the cycle of the last edge ticked (simulated, or to catch up)
+        self.dozed_edge_ps = -1  # the last edge it was ticked at dozing (_catch_up)
         self.quiet = 0  # until this cycle no edge has an event for Python (quiet_until)
         self.entries: dict = {}  # compiled function's name -> its entry (see _call)
         self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
         self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
         self.next_retry = 0  # the soonest of those, or of an interface to try at the next edge
-        self.dozed_edge_ps = -1  # the last edge it dozed through (_doze)
         self.slots: list = []  # packet slot -> its NetPacket (None while free)
         self.trip_slots: dict = {}  # (requester, order) -> the slot of the memory packet that carries it
         self.free: list = []
@@ -201,7 +201,7 @@ class CompiledMemoryEngine(NocEngine):
         now = self.sim.now
         self.steps += 1
         if now < self.doze_end_ps:
-            self.dozed_edge_ps = now  # (see _doze)
+            self.dozed_edge_ps = now  # (see _catch_up)
             return
         c = (now - self.domain.phase_ps) // self.period
         if c < self.quiet and now != self.check_ps and not self.fresh and not self.ni_wakes:
@@ -310,8 +310,9 @@ class CompiledMemoryEngine(NocEngine):
         first that is not quiet, the next check, the next retry on a port, a wake-up asked for
         an interface, or the arrival of a message already on its way to a port (a message
         sent later ends the doze by itself); for at most ``_DOZE_CYCLES``, so the watchdogs
-        hear of the flits moving. An edge dozed through counts as ticked (``dozed_edge_ps``:
-        a question asked after it sees the network after that edge, as after a cheap tick)."""
+        hear of the flits moving. An edge dozed through counts as ticked, whether the kernel
+        ticked the engine there or skipped it (:meth:`_catch_up`: a question asked after it
+        sees the network after that edge, as after a cheap tick)."""
         until = self.domain.phase_ps + min(self.quiet, self.ticked + _DOZE_CYCLES) * self.period
         if self.check_ps is not None and self.check_ps < until:
             until = self.check_ps
@@ -342,7 +343,12 @@ class CompiledMemoryEngine(NocEngine):
         """Simulate the edges ticked without a call (see :meth:`tick`), or passed over dozing,
         up to the last of them: what the network holds is then what the fast engine's routers
         and wheels hold."""
-        dozed = (self.dozed_edge_ps - self.domain.phase_ps) // self.period
+        now = self.sim.now
+        if now < self.doze_end_ps and self.dozed_edge_ps != now and self.sim.edge_pending(self):
+            dozed_edge_ps = now - self.period  # (its edge now is to come: a question asked before it)
+        else:  # (the edges before the doze's end, this one at the latest, were dozed through)
+            dozed_edge_ps = min(now, self.doze_end_ps - self.period)
+        dozed = (dozed_edge_ps - self.domain.phase_ps) // self.period
         if dozed > self.ticked:
             self.ticked = dozed
         if self.ticked > self.last:
