@@ -411,7 +411,8 @@ class Simulator:
                             break
                     else:
                         # Every awake component dozes past the next edge: skip to the
-                        # soonest doze end (an arrival or a wake-up brings it forward).
+                        # soonest doze end (an arrival, a returning credit or a wake-up
+                        # brings it forward, and this edge with it).
                         following = d.domain.edge_at_or_after(min(comp.doze_end_ps for comp in awake))
                     d.next_edge = following
                 else:
