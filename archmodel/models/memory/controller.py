@@ -587,7 +587,20 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
                 self._take_next_cycle(c)
         if self._dirty:
             choose(c + 1)
-        return self._next_work_cycle()
+        wake = self._next_work_cycle()
+        # (the queue counts first: a busy controller, the common case, is told at once)
+        if wake > c + 1 and not self._rq_count and not self._wq_count and self._intake_waits():
+            wake = c + 1
+        return wake
+
+    def _intake_waits(self) -> bool:
+        """Whether a request waits on ``req`` while the (shared) queues are empty: their last
+        burst issued after the request was refused room, and only its intake is left to do,
+        at the next cycle. A request is taken only at a cycle with scheduling work, so
+        without it a write queue of one entry held the next write until the next refresh,
+        or for ever with none (a read queue of one, until the read's answer was due)."""
+        return (self._req_on and not self._rq_count and not self._wq_count and self._job is None
+                and not self._per_bank and self.req.valid)
 
     def _next_work_cycle(self) -> int:
         """The next cycle with scheduling work as things stand: a command may issue, a

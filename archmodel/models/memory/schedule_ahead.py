@@ -34,7 +34,7 @@ class SchedulesAhead:
     ``_schedule(c)``, ``_order``, ``_job``, ``_processed``, ``_next_work``, ``_lookahead``
     (a QuestionBackoff), ``lookahead_cycles``, ``idle``, ``_core``, ``_port_ahead``,
     ``_best``, the refresh state, ``_phase`` and ``_period``; with a compiled core also
-    ``_accept()``, ``_room``, ``_local_decode``, ``_burst_mask`` and the queue counts, which
+    ``_accept()``, ``_room``, ``_intake_waits()``, ``_local_decode``, ``_burst_mask`` and the queue counts, which
     this class keeps equal to the core's after each of its calls (the lookahead bounds of
     :class:`~.splitting.SplitsRequests` read them)."""
 
@@ -472,11 +472,16 @@ class SchedulesAhead:
         waits behind it, so the work up to the cycle that leaves room for it depends on
         nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
         bounds), and the request enters at the next cycle the controller works at, as on the
-        Python path. Return the next cycle with work."""
+        Python path. Return the next cycle with work: the one after the cycle that left room,
+        when that left the queues empty (as the Python path's ``_schedule``)."""
         message = self.req.peek()
         self._behind = message
         end = self._run_bound(c + self.lookahead_cycles + 1)
-        return self._schedule_held(c, max(c, end - 1), int(message.is_write))
+        wake = self._schedule_held(c, max(c, end - 1), int(message.is_write))
+        done = self._processed  # (the cycle that left room for it, if one did)
+        if wake > done + 1 and self._intake_waits():
+            wake = done + 1
+        return wake
 
     def _schedule_held(self, first: int, last: int, head: int) -> int:
         """The core's work from cycle ``first`` to ``last`` (where ``head`` lets it stop:

@@ -15,7 +15,7 @@ from archmodel.lang.elaborate import load
 from archmodel.models.basic import Sink, Source
 from archmodel.models.compute import SnitchCluster
 from archmodel.models.memory import DramController, DramTimingChecker, compiled_core
-from archmodel.models.memory.commands import REFPB
+from archmodel.models.memory.commands import ACT, REFPB, WR
 from archmodel.models.memory.timing import dram_clock, preset
 from archmodel.models.messages import MemRequest
 from archmodel.paths import data_path
@@ -166,6 +166,23 @@ def test_requests_arriving_behind_one_waiting_for_room_do_not_wake_the_controlle
         for key in ("end", "commands", "arrivals", "stats"):
             assert run[key] == reference[key], key
     assert quiet["ticks"] < woken["ticks"] - 20
+
+
+@pytest.mark.parametrize("refresh", ["all_bank", "none"])
+def test_a_write_queue_of_one_entry_takes_the_next_write_at_the_cycle_after_its_write(refresh):
+    """Two 64 B writes at cycle 0 (arriving at 2) into a write queue of one entry: the first
+    enters at 2, its ACT issues then and its WR tRCDWR (16) later, at 18, which leaves room;
+    the second waits on req until then and enters at 19, its ACT issuing there, and each is
+    acknowledged the cycle after it enters, 3 cycles over the link: at cycles 6 and 23, on
+    every engine alike, where the sink, which has both, stops the run. (A request was taken only at a cycle with other work, and with the
+    one queued write gone there was none: the second waited for the next refresh, 7.8 us,
+    or for ever without refresh.)"""
+    requests = [MemRequest(address=64 * 1024 * k, size_bytes=64, is_write=True, data=bytes(64), source="a", tag=k)
+                for k in range(2)]
+    run = _all_alike("DDR4-2400R", requests, [0, 0], write_queue=1, refresh=refresh)
+    period = run["dram"].domain.period_ps
+    assert [(cycle, command) for cycle, command, *_ in run["commands"]] == [(2, ACT), (18, WR), (19, ACT)]
+    assert [(arrival.time_ps // period, arrival.message.tag) for arrival in run["sink"].arrivals] == [(6, 0), (23, 1)]
 
 
 @pytest.mark.parametrize("standard", ["HBM2E", "DDR4-2400R"])
