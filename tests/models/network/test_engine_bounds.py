@@ -84,23 +84,30 @@ def composed(seed: int, network: str, cluster_engine: str):
         setup_gemm(cluster, None, m=8, n=8, k=rng.choice([4, 8]), streamed=True,
                    region=(home * SPAN + (i // n_memories) * (SPAN // 4), SPAN // 4))
         clusters.append(cluster)
-    requesters = []
-    for j, t in enumerate(requester_terminals):
-        requester = ScriptedRequester(f"requester{j}", top)
-        connect(requester.req, noc.memory_port("mem_req", t))
-        connect(noc.memory_port("mem_rsp", t), requester.rsp)
-        cycle = 0
-        for _ in range(rng.randint(1, 12)):
-            cycle += rng.randrange(0, 60)
-            # the top quarter of a memory, which no cluster uses
-            address = rng.randrange(n_memories) * SPAN + 3 * (SPAN // 4) + 64 * rng.randrange(256)
-            size = rng.choice([8, 64, 256])
-            write = rng.random() < 0.4
-            requester.script.append((cycle, MemRequest(address, size, write, bytes(rng.randrange(256)
-                                                                                   for _ in range(size)) if write
-                                                       else None, tag=j * 100 + len(requester.script))))
-        requesters.append(requester)
+    requesters = [scripted_requester(top, noc, j, t, rng, rng.randint(1, 12), 60, [8, 64, 256], 0.4, n_memories)
+                  for j, t in enumerate(requester_terminals)]
     return top, noc, clusters, requesters
+
+
+def scripted_requester(top, noc, j: int, terminal: int, rng, count: int, gap: int, sizes: list, write_fraction: float,
+                       memories: int | None = None) -> ScriptedRequester:
+    """Requester ``j`` at ``terminal``, scripted with ``count`` random requests, each up to
+    ``gap`` cycles after the one before, of ``sizes`` bytes, writes at ``write_fraction``, to
+    the top quarter (which no cluster uses) of one of ``memories`` memories of SPAN bytes
+    (None: of the first, drawing none)."""
+    requester = ScriptedRequester(f"requester{j}", top)
+    connect(requester.req, noc.memory_port("mem_req", terminal))
+    connect(noc.memory_port("mem_rsp", terminal), requester.rsp)
+    cycle = 0
+    for _ in range(count):
+        cycle += rng.randrange(0, gap)
+        memory = 0 if memories is None else rng.randrange(memories)
+        address = memory * SPAN + 3 * (SPAN // 4) + 64 * rng.randrange(256)
+        size = rng.choice(sizes)
+        write = rng.random() < write_fraction
+        data = bytes(rng.randrange(256) for _ in range(size)) if write else None
+        requester.script.append((cycle, MemRequest(address, size, write, data, tag=j * 100 + len(requester.script))))
+    return requester
 
 
 def run(sim, clusters, requesters):
@@ -274,21 +281,7 @@ def small_queues(seed: int, network: str, cluster_engine: str):
         connect(noc.memory_port("mem_rsp", 1 + i), cluster.ext_rsp)
         setup_gemm(cluster, None, m=8, n=8, k=rng.choice([4, 8]), streamed=True, region=(i * (SPAN // 8), SPAN // 8))
         clusters.append(cluster)
-    requesters = []
-    for j in range(2):
-        requester = ScriptedRequester(f"requester{j}", top)
-        connect(requester.req, noc.memory_port("mem_req", 5 + j))
-        connect(noc.memory_port("mem_rsp", 5 + j), requester.rsp)
-        cycle = 0
-        for _ in range(rng.randint(4, 16)):
-            cycle += rng.randrange(0, 30)
-            address = 3 * (SPAN // 4) + 64 * rng.randrange(256)  # (the top quarter, which no cluster uses)
-            size = rng.choice([8, 64])
-            write = rng.random() < 0.5
-            requester.script.append((cycle, MemRequest(address, size, write, bytes(rng.randrange(256)
-                                                                                   for _ in range(size)) if write
-                                                       else None, tag=j * 100 + len(requester.script))))
-        requesters.append(requester)
+    requesters = [scripted_requester(top, noc, j, 5 + j, rng, rng.randint(4, 16), 30, [8, 64], 0.5) for j in range(2)]
     return top, noc, clusters, requesters
 
 
