@@ -594,18 +594,14 @@ class DramController(CommandScheduler, PerBankQueues, SchedulesAhead, TakesStrea
         return wake
 
     def _intake_waits(self) -> bool:
-        """Whether a write waits on ``req`` while the (shared) queues are empty: their last
-        burst issued after the write was refused room, and only its intake is left to do,
+        """Whether a request waits on ``req`` while the (shared) queues are empty: their last
+        burst issued after the request was refused room, and only its intake is left to do,
         at the next cycle. A request is taken only at a cycle with scheduling work, so
         without it a write queue of one entry held the next write until the next refresh,
-        or for ever with none. (A read waiting so, with a read queue of one entry, is taken
-        when the answer to the read before it is due: taken sooner, the lookahead's bounds
-        on its answer fall a cycle short in a random crowded system, not yet understood.)"""
-        if not (self._req_on and not self._rq_count and not self._wq_count and self._job is None
-                and not self._per_bank):
-            return False
-        message = self.req.peek()
-        return message is not None and message.is_write
+        or for ever with none, and a read queue of one entry the next read until the answer
+        to the one before it was due."""
+        return (self._req_on and not self._rq_count and not self._wq_count and self._job is None
+                and not self._per_bank and self.req.valid)
 
     def _next_work_cycle(self) -> int:
         """The next cycle with scheduling work as things stand: a command may issue, a

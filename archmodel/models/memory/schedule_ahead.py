@@ -472,8 +472,8 @@ class SchedulesAhead:
         waits behind it, so the work up to the cycle that leaves room for it depends on
         nothing outside; it is scheduled now too (within ``lookahead_cycles`` and the run's
         bounds), and the request enters at the next cycle the controller works at, as on the
-        Python path. Return the next cycle with work: the one after the cycle that left room
-        for a write, when that left the queues empty (as the Python path's ``_schedule``)."""
+        Python path. Return the next cycle with work: the one after the cycle that left room,
+        when that left the queues empty (as the Python path's ``_schedule``)."""
         message = self.req.peek()
         self._behind = message
         end = self._run_bound(c + self.lookahead_cycles + 1)

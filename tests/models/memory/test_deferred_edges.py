@@ -248,7 +248,7 @@ def _left_over_edges(monkeypatch) -> list:
     return seen
 
 
-@pytest.mark.parametrize("seed", [12, 15, 18, 27, 31, 35])
+@pytest.mark.parametrize("seed", [5, 15, 18, 27, 31, 35])
 def test_a_wake_up_left_over_from_a_deferral_an_arrival_ended_takes_no_request(seed, monkeypatch):
     """Requests in bursts onto small queues: arrivals end deferrals early, and the wake-ups
     those deferrals asked for still come (a wake-up is never taken back). At such an edge

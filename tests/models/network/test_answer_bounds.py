@@ -137,7 +137,7 @@ def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_
     wait at the channel's interface, and the horizon the requester is given reaches past the
     one DRAM cycle such a read would take alone (the channel bounds the earlier one)."""
     top, noc, memory, probe = _probe_of_a_ddr4_channel({}, read_queue=1)
-    for n in range(6):
+    for n in range(12):
         probe.script.append((0, MemRequest(4096 * n, 64, tag=n)))
     engine = noc.monitor
     sim = Simulator(top)
@@ -149,7 +149,7 @@ def test_a_request_waiting_behind_its_clients_earlier_one_leaves_the_horizon_at_
 
     _watch_questions(sim, observe)
     sim.run(until_ps=5_000_000)
-    assert len(probe.received) == 6
+    assert len(probe.received) == 12
     # a read waiting at the interface alone would bound the horizon by the links (1 cycle
     # each way), one DRAM cycle and the network: the channel's own bound reaches further
     least = noc.min_latency(1, 0) * 1000 + 2 * 1000 + memory.domain.period_ps
