@@ -34,9 +34,9 @@ class SchedulesAhead:
     ``_schedule(c)``, ``_order``, ``_job``, ``_processed``, ``_next_work``, ``_lookahead``
     (a QuestionBackoff), ``lookahead_cycles``, ``idle``, ``_core``, ``_port_ahead``,
     ``_best``, the refresh state, ``_phase`` and ``_period``; with a compiled core also
-    ``_accept()``, ``_room``, ``_intake_waits()``, ``_local_decode``, ``_burst_mask`` and the queue counts, which
-    this class keeps equal to the core's after each of its calls (the lookahead bounds of
-    :class:`~.splitting.SplitsRequests` read them)."""
+    ``_accept()``, ``_room``, ``_intake_waits()``, ``_local_decode``, ``_burst_mask`` and the
+    queue counts, which this class keeps equal to the core's after each of its calls (the
+    lookahead bounds of :class:`~.splitting.SplitsRequests` read them)."""
 
     _core: Any  # the controller's compiled core (None: the Python path)
 

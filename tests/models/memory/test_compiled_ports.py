@@ -174,9 +174,9 @@ def test_a_write_queue_of_one_entry_takes_the_next_write_at_the_cycle_after_its_
     enters at 2, its ACT issues then and its WR tRCDWR (16) later, at 18, which leaves room;
     the second waits on req until then and enters at 19, its ACT issuing there, and each is
     acknowledged the cycle after it enters, 3 cycles over the link: at cycles 6 and 23, on
-    every engine alike, where the sink, which has both, stops the run. (A request was taken only at a cycle with other work, and with the
-    one queued write gone there was none: the second waited for the next refresh, 7.8 us,
-    or for ever without refresh.)"""
+    every engine alike, where the sink, which has both, stops the run. (A request was taken
+    only at a cycle with other work, and with the one queued write gone there was none: the
+    second waited for the next refresh, 7.8 us, or for ever without refresh.)"""
     requests = [MemRequest(address=64 * 1024 * k, size_bytes=64, is_write=True, data=bytes(64), source="a", tag=k)
                 for k in range(2)]
     run = _all_alike("DDR4-2400R", requests, [0, 0], write_queue=1, refresh=refresh)
