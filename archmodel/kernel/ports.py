@@ -176,21 +176,17 @@ class OutPort(Port):
         return False
 
     def unblocks_from_ps(self) -> int:
-        """A lower bound on the time this port next changes for a sender that sends nothing
-        meanwhile: while it holds a credit, the time its busy link frees (now if free: it is
-        ready, or once the link frees, whatever the receiver does); without one, the time
-        its busy link frees, or just after the receiver can first take the message at the
-        head of the channel (its credit returns at that edge's commit, so a sender edge at
-        that same time still finds none), the sooner of the two, now if neither applies.
-        :attr:`ready` cannot hold before it, nor is a sleeping blocked sender woken for the
-        port before it. The receiver bounds its takes (:meth:`Component.earliest_take_ps`),
-        so a model computing ahead while blocked on this port need not stop at every edge
-        to look."""
+        """A lower bound on the time this port next changes for a sender that found it not
+        ready and sends nothing meanwhile: the time its busy link frees, or just after the
+        receiver can first take the message at the head of the channel (its credit returns
+        at that edge's commit, so a sender edge at that same time still finds none); the
+        sooner of the two, now if neither applies. :attr:`ready` cannot hold before it, nor
+        is a sleeping blocked sender woken for the port before it. The receiver bounds its
+        takes (:meth:`Component.earliest_take_ps`), so a model computing ahead while blocked
+        on this port need not stop at every edge to look."""
         ch = self.channel
         now = ch.sim.now
         soonest = ch.busy_until if ch.busy_until > now else None
-        if ch.credits > 0:
-            return now if soonest is None else soonest
         # (any credit returning wakes a blocked sender, whether or not it holds others)
         taken = ch.next_take_ps()
         if taken is not None and (soonest is None or taken + 1 < soonest):

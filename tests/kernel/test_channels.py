@@ -2,7 +2,7 @@
 
 import pytest
 
-from archmodel.kernel import ClockDomain, Component, In, Simulator, connect, model
+from archmodel.kernel import ClockDomain, Component, Simulator, connect
 
 from .components import Consumer, Producer
 
@@ -143,29 +143,3 @@ def test_a_request_port_connected_without_its_answer_port_is_an_error_naming_bot
     assert info.value.message == ("top.cl.ext_req is connected but top.cl.ext_rsp is not: requests sent there "
                                "would never be answered")
     assert info.value.hint == "connect the answers back: ... -> cl.ext_rsp"
-
-
-@model(catalogue=False)
-class Hoarder(Component):
-    """Takes nothing: the messages sent to it stay on its channel."""
-
-    inp = In("integers")
-
-
-@pytest.mark.parametrize("count, width_bits, at, unblocks", [(1, None, 1000, 1000), (2, None, 2000, 3001),
-                                                          (1, 50, 1000, 2000)])
-def test_a_port_holding_a_credit_unblocks_once_its_link_frees_whatever_the_receiver_takes(count, width_bits, at,
-                                                                                            unblocks):
-    """Two credits, a latency of 3 and a receiver that takes nothing. At 1 ns, after one
-    message, the port still holds a credit and may send at once (1000), however late the
-    head is taken; at 2 ns, after two (sent at 0 and 1 ns), it holds none, and may send
-    only just after the receiver can take the head, which arrives at 3 ns (3001); one
-    100-bit message on a 50-bit link holds the link until 2 ns, so at 1 ns the port, with
-    its credit, may send then (2000)."""
-    top = Component("top", clock=ClockDomain("clk", 1000))
-    producer = Producer("p", top, count=count)
-    producer.make = Sized
-    connect(producer.out, Hoarder("h", top).inp, latency=3, capacity=2, width_bits=width_bits)
-    sim = Simulator(top)
-    sim.run(until_ps=at)
-    assert producer.out.unblocks_from_ps() == unblocks

@@ -505,13 +505,22 @@ class MemoryPortBounds(PacketTailBounds):
 
     def _passed_on_from_ps(self, u: int) -> int:
         """The soonest a request arriving at terminal u can be passed on to the memory there:
-        not before the link to it may take a message (:meth:`OutPort.unblocks_from_ps`: now,
-        or once the link frees, while it holds a credit; the interface sends on it only when
-        it is ready, and a request goes behind those waiting, which the link refuses until
-        then; a DRAM channel scheduling ahead takes none before the cycles it has
+        not before the link to it may take a message: now (or once the link frees) while it
+        holds a credit, else :meth:`OutPort.unblocks_from_ps` (the interface sends on it only
+        when it is ready, and a request goes behind those waiting, which the link refuses
+        until then; a DRAM channel scheduling ahead takes none before the cycles it has
         scheduled); now without a memory connected."""
         port = self.to_memory[u]
-        return port.unblocks_from_ps() if port.connected else self.sim.now
+        now = self.sim.now
+        if not port.connected:
+            return now
+        channel = port.channel
+        if channel.credits > 0:
+            # A credit is free: a request arriving is passed on as soon as the link frees
+            # (unblocks_from_ps is for a port found not ready: its next take by the memory
+            # would be up to a link's latency late for a request already passed on).
+            return channel.busy_until if channel.busy_until > now else now
+        return port.unblocks_from_ps()
 
     def _destination(self, t: int, request) -> int | None:
         """The terminal whose memory holds ``request``'s address (None: unmapped, which the
