@@ -46,8 +46,8 @@ QUIET_SPAN = 64  # the most edges quiet_until lets pass without a call (their ev
 def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_tport, out_lat, route, vc_class,
          route_key, term_router, term_port, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
          ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr,
-         buffered, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send, ni_send_vc,
-         ni_send_slot, ni_flits, ni_ejected, queue, q_head, q_count, arr_slot, arr_next, pk_dest, pk_id, pk_size,
+         buffered, r_next, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_send,
+         ni_send_vc, ni_send_slot, ni_flits, ni_ejected, queue, q_head, q_count, arr_slot, arr_next, pk_dest, pk_id, pk_size,
          pk_from, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
          out_taken, ejected):
     """Cycles ``first`` to ``last`` of the network (see the module docstring), their events
@@ -69,8 +69,8 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
         if ev_n[c % W]:
             flags |= MOVED
         m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
-                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, pk_dest, pk_id, route, vc_class,
-                     route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, pk_dest, pk_id, route,
+                     vc_class, route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
         if m < 0:
             return FAILED
         for e in range(m):
@@ -138,8 +138,8 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
         step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                      buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
                      ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
-                     sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a, ev_b,
-                     ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
+                     sa_vc_ptr, buffered, r_next, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a,
+                     ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
                      out_taken)
         if delivered and c <= quiet_to:
             return FAILED

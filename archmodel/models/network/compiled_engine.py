@@ -190,6 +190,7 @@ def router_state(run, shape: tuple, depth: int):
     run.va_in_ptr, run.va_out_ptr = ivc(0), ivc(0)
     run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))
     run.buffered, run.r_flits, run.r_packets, run.r_va_stalls = (np.zeros(R, np.int64) for _ in range(4))
+    run.r_next = np.zeros(R, np.int64)  # the first cycle to step each router at (see compiled_loop.step_routers)
     run.ni_credits = np.full((T, V), depth, np.int64)
     run.ni_busy = np.zeros((T, V), np.bool_)  # a packet is being sent on the VC, or its tail's credit awaited
     run.ni_wait = np.zeros((T, V), np.bool_)  # the tail left; the VC frees when its credits are back
@@ -368,7 +369,7 @@ class CompiledNocEngine(Component):
                               run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
                               run.ivc_dest_port, run.ivc_lo, run.ivc_hi, run.ovc_free, run.ovc_wait,
                               run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
-                              run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_flits,
+                              run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_next, run.r_flits,
                               run.r_packets, run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_wait,
                               run.ni_vc_ptr, run.ni_next, run.ni_send, run.ni_send_vc, run.ni_flits, run.ni_created,
                               run.gen_created, run.gen_dest, run.n_gen, run.injected, run.arrived, run.ni_ejected,

@@ -52,6 +52,7 @@ PACKET_MASK = (1 << FLIT_SHIFT) - 1
 MAX_PACKET_FLITS = 1 << 14
 INDEX_MASK = MAX_PACKET_FLITS - 1
 TAIL = 1 << 62
+NEVER_CYCLE = 1 << 62  # (r_next of a router only a word reaching it can wake)
 
 tie_coin = jit(routing.tie_coin)
 """The routers' coin for a packet (:func:`.routing.tie_coin`), compiled as it is for the loops."""
@@ -284,13 +285,15 @@ def inject_flit(cfg, c, t, flit, tail, ni_credits, ni_busy, ni_wait, ni_send, ni
 
 @jit(inline=True)
 def router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready,
-                   ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, dests, coin_ids,
+                   ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, dests, coin_ids,
                    route, vc_class, route_key):
     """A word reaching a router at cycle c: a credit (CREDIT_TO_ROUTER) for output VC ``a``,
     or flit ``b`` (FLIT_TO_ROUTER) into input VC ``a``'s buffer, a head reaching the front
-    routed at once. Returns False when the flit overflows the buffer or reaches an idle VC
-    without being a head (a model check)."""
+    routed at once; the router is stepped at c (``r_next``, see :func:`step_routers`).
+    Returns False when the flit overflows the buffer or reaches an idle VC without being a
+    head (a model check)."""
     depth = cfg[C_DEPTH]
+    r_next[a // (cfg[C_P] * cfg[C_V])] = c  # (the VC's router, for a credit as for a flit)
     if kind == CREDIT_TO_ROUTER:
         ovc_credits[a] += 1
         if ovc_wait[a] and ovc_credits[a] == depth:
@@ -322,7 +325,7 @@ def router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc
 
 @jit
 def arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
-             ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, dests, coin_ids, route, vc_class, route_key,
+             ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, dests, coin_ids, route, vc_class, route_key,
              ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected):
     """The words due at cycle c, in the order they were sent: credits and flits reach the
     routers (``router_arrival``), credits the interfaces; the flits reaching interfaces
@@ -337,7 +340,7 @@ def arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, i
         if kind == CREDIT_TO_ROUTER or kind == FLIT_TO_ROUTER:
             if not router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out,
                                   ivc_ready, ivc_dest_port, ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits,
-                                  buffered, dests, coin_ids, route, vc_class, route_key):
+                                  buffered, r_next, dests, coin_ids, route, vc_class, route_key):
                 return -1
         elif kind == CREDIT_TO_TERMINAL:
             terminal_credit(ni_credits, ni_busy, ni_wait, a, b, cfg[C_DEPTH])
@@ -353,11 +356,18 @@ def arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, i
 def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                  buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
                  ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr,
-                 buffered, r_flits, r_packets, r_va_stalls, dests, coin_ids, ev_kind, ev_a, ev_b, ev_n, req, nreq,
-                 reqs, offer_to, wants, granted, winners, got, vtaken, in_match, out_taken):
+                 buffered, r_next, r_flits, r_packets, r_va_stalls, dests, coin_ids, ev_kind, ev_a, ev_b, ev_n, req,
+                 nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match, out_taken):
     """Cycle c of every router holding flits: VC allocation, then switch allocation and
     traversal; the flits won and their credits go on the wheel (``schedule``) with their
-    delays. A packet's destination and coin are looked up as :func:`route_head` says."""
+    delays. A packet's destination and coin are looked up as :func:`route_head` says.
+
+    A router with no head ready for an output port that has a free VC and no flit ready to
+    go (a VC, a buffered flit and a credit) changes nothing at a cycle, and the same holds at
+    every later cycle until a word reaches it (``router_arrival``) or one of its input VCs
+    becomes ready (``ivc_ready``): what it reads changes only so, and a VC's stall is counted
+    when it is granted. It is not stepped before then (``r_next[r]``, the first cycle to
+    step it at): with links of 8 cycles most routers holding flits wait for credits."""
     R = cfg[C_R]
     P = cfg[C_P]
     V = cfg[C_V]
@@ -365,12 +375,13 @@ def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route
     wait_tail = cfg[C_WAIT] == 1
     W = ev_n.shape[0]
     for r in range(R):
-        if buffered[r] == 0:
+        if buffered[r] == 0 or r_next[r] > c:
             continue
         np_ = nports[r]
         n_in = np_ * V
         base = r * P * V
         stalled = 0
+        allocating = False  # (a call of allocate_vcs may change its pointers: a step at the next cycle)
         for o in range(np_):
             nreq[o] = 0
         for i in range(n_in):
@@ -389,6 +400,7 @@ def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route
                     req[nfree] = o * V + w
                     nfree += 1
             if nfree > 0:
+                allocating = True
                 stalled += allocate_vcs(cfg, c, base, o, cnt, nfree, n_in, reqs, req, va_in_ptr, va_out_ptr,
                                         ovc_free, ivc_out, ivc_ready, ivc_state, ivc_lo, ivc_hi, offer_to,
                                         got, vtaken)
@@ -404,6 +416,14 @@ def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route
                 wants[i // V, ivc_out[g] // V] = 1
                 any_ready = True
         if not any_ready:
+            if not allocating:
+                # nothing changed: step it next when one of its VCs becomes ready, or a word comes
+                soonest = NEVER_CYCLE
+                for i in range(n_in):
+                    g = base + i
+                    if ivc_state[g] != 0 and c < ivc_ready[g] < soonest:
+                        soonest = ivc_ready[g]
+                r_next[r] = soonest
             continue
         allocate_switch(cfg, c, r, base, np_, ivc_state, ivc_ready, ivc_out, ovc_credits, buf_count, sa_in_ptr,
                         sa_out_ptr, sa_vc_ptr, wants, granted, winners, in_match, out_taken)
@@ -461,7 +481,7 @@ def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_cla
         term_port,
         buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo, ivc_hi,
         ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr, sa_vc_ptr, buffered,
-        r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_next, ni_send,
+        r_next, r_flits, r_packets, r_va_stalls, ni_credits, ni_busy, ni_wait, ni_vc_ptr, ni_next, ni_send,
         ni_send_vc, ni_flits, ni_created, gen_created, gen_dest, n_gen, injected, arrived, ni_ejected,
         ni_delivered, ev_kind, ev_a, ev_b, ev_n, req, nreq, reqs, offer_to, wants,
         granted, winners, got, vtaken, in_match, out_taken, ejected, until):
@@ -488,8 +508,8 @@ def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_cla
             stop_unstable = stability_check(cfg, st, c)
         moved = ev_n[slot] > 0
         m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
-                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, gen_dest, ids, route, vc_class,
-                     route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, gen_dest, ids, route,
+                     vc_class, route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
         if m < 0:
             st[S_CYCLE] = c
             return FAILED
@@ -557,8 +577,9 @@ def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_cla
         step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                      buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
                      ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
-                     sa_vc_ptr, buffered, r_flits, r_packets, r_va_stalls, gen_dest, ids, ev_kind, ev_a, ev_b,
-                     ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match, out_taken)
+                     sa_vc_ptr, buffered, r_next, r_flits, r_packets, r_va_stalls, gen_dest, ids, ev_kind, ev_a,
+                     ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
+                     out_taken)
         if moved:
             st[S_MOVED] = 1
         if stop_unstable:
