@@ -185,7 +185,9 @@ def router_state(run, shape: tuple, depth: int):
     (run.buf_head, run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready,
      run.ivc_dest_port, run.ivc_lo, run.ivc_hi) = ivc(0), ivc(0), ivc(0), ivc(-1), ivc(0), ivc(0), ivc(0), ivc(0)
     run.ovc_free = np.ones(n, np.bool_)
-    run.ovc_wait = np.zeros(n, np.bool_)  # the tail left; the VC frees when its credit is back
+    # the tail left (wait_for_tail_credit): the input VC that sent it, until the VC frees when
+    # its credits are back (-1: not waiting); a deadlock report names it as the VC's holder
+    run.ovc_wait = ivc(-1)
     run.ovc_credits = ivc(depth)
     run.va_in_ptr, run.va_out_ptr = ivc(0), ivc(0)
     run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr = (np.zeros(R * P, np.int64) for _ in range(3))

@@ -296,8 +296,8 @@ def router_arrival(cfg, c, kind, a, b, buf_id, buf_arr, buf_head, buf_count, ivc
     r_next[a // (cfg[C_P] * cfg[C_V])] = c  # (the VC's router, for a credit as for a flit)
     if kind == CREDIT_TO_ROUTER:
         ovc_credits[a] += 1
-        if ovc_wait[a] and ovc_credits[a] == depth:
-            ovc_wait[a] = False
+        if ovc_wait[a] >= 0 and ovc_credits[a] == depth:
+            ovc_wait[a] = -1
             ovc_free[a] = True
         return True
     P = cfg[C_P]
@@ -447,7 +447,7 @@ def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route
             if flit & TAIL:
                 r_packets[r] += 1
                 if wait_tail:
-                    ovc_wait[base + ovc] = True
+                    ovc_wait[base + ovc] = g - base  # (its last holder, until its credits are back)
                 else:
                     ovc_free[base + ovc] = True
                 ivc_out[g] = -1

@@ -475,9 +475,9 @@ class CompiledMemoryEngine(NocEngine):
     def _waits(self) -> list:
         """:meth:`NocRouter.waits` of every router, in their order, read from the arrays: an
         input VC holding an output VC without credits waits on the VC it feeds; a head routed
-        and waiting for an output VC waits on each input VC holding one of those it may take.
-        (With ``wait_for_tail_credit`` an output VC whose tail left keeps no holder here,
-        where the router object names the VC that sent it.)"""
+        and waiting for an output VC waits on each input VC holding one of those it may take
+        (with ``wait_for_tail_credit`` also the one whose tail left it, until its credits are
+        back, as the router object keeps it as the VC's owner)."""
         if self.arrays is None:
             return []
         run = self.arrays
@@ -485,10 +485,12 @@ class CompiledMemoryEngine(NocEngine):
         count, state, out = run.buf_count.tolist(), run.ivc_state.tolist(), run.ivc_out.tolist()
         credits, port, lo, hi = (run.ovc_credits.tolist(), run.ivc_dest_port.tolist(), run.ivc_lo.tolist(),
                                  run.ivc_hi.tolist())
+        tail_left = run.ovc_wait.tolist()
         waits = []
         for r, router in enumerate(self.parent.routers):
             base = r * P * V
             holders = {out[base + i]: i for i in range(P * V) if out[base + i] >= 0}
+            holders.update((o, tail_left[base + o]) for o in range(P * V) if tail_left[base + o] >= 0)
             for i in range(len(router.inp) * V):
                 g = base + i
                 if not count[g]:

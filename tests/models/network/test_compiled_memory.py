@@ -196,14 +196,17 @@ def test_auto_takes_the_compiled_edge_for_memory_traffic_where_the_configuration
     assert caught.value.message.startswith("net: engine='compiled' does not support routing 'west_first'")
 
 
+@pytest.mark.parametrize("wait_for_tail_credit", [False, True])
 @pytest.mark.parametrize("cycles", [8, 30, 61])
-def test_a_stalled_network_is_reported_as_the_fast_engine_reports_it(cycles):
+def test_a_stalled_network_is_reported_as_the_fast_engine_reports_it(cycles, wait_for_tail_credit):
     """Every credit taken away at the same edge of the same system on both engines (no router
     nor interface may send on): the same report, the flits buffered and who waits on whom
-    read from the arrays as from the routers' objects."""
+    read from the arrays as from the routers' objects (with ``wait_for_tail_credit`` a head
+    waits also on the VC whose tail left an output VC it may take, until its credits are back)."""
     reports = []
     for engine in ("fast", "compiled"):
-        top, noc, cpu = _requester_and_memory(3, engine, watchdog=50, buffer_depth=2)
+        top, noc, cpu = _requester_and_memory(3, engine, watchdog=50, buffer_depth=2,
+                                              wait_for_tail_credit=wait_for_tail_credit)
         cpu.script.extend((2 * tag, MemRequest(64 * tag, 64 * (1 + tag % 3), tag=tag)) for tag in range(12))
         sim = Simulator(top)
         sim.run(cycles=cycles)
