@@ -30,7 +30,8 @@ from archmodel.kernel.compiled import jit
 
 from .compiled_loop import (C_CR, C_DEPTH, C_INJ, C_P, C_PERIOD, C_PHASE, C_R, C_RC, C_ST, C_T, C_V, C_VA,
                             CREDIT_TO_ROUTER, CREDIT_TO_TERMINAL, FLIT_SHIFT, FLIT_TO_ROUTER, FLIT_TO_TERMINAL,
-                            INDEX_MASK, PACKET_MASK, TAIL, arrivals, inject_flit, schedule, start_packet, step_routers)
+                            INDEX_MASK, PACKET_MASK, TAIL, arrivals, inject_flit, routers_due, schedule, start_packet,
+                            step_routers)
 
 # What an edge reports (its return value's bits).
 MOVED = 1  # a link word moved (arrived, or an interface sent one)
@@ -65,14 +66,16 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
     delivered = 0  # the events Python must see at their edge (see the module docstring)
     room = events.shape[0] - 1
     flags = 0
+    R = cfg[C_R]
     for c in range(first, last + 1):
-        if ev_n[c % W]:
+        m = 0
+        if ev_n[c % W]:  # (a slot without words spares the call)
             flags |= MOVED
-        m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
-                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, pk_dest, pk_id, route,
-                     vc_class, route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
-        if m < 0:
-            return FAILED
+            m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+                         ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, pk_dest, pk_id, route,
+                         vc_class, route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+            if m < 0:
+                return FAILED
         for e in range(m):
             a = ejected[e, 0]
             b = ejected[e, 1]
@@ -135,12 +138,13 @@ def edge(cfg, first, last, quiet_to, events, nports, out_kind, out_target, out_t
                     events[n_events, 1] = t
                     events[n_events, 2] = s
                     events[n_events, 3] = c
-        step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
-                     buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
-                     ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
-                     sa_vc_ptr, buffered, r_next, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a,
-                     ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
-                     out_taken)
+        if routers_due(R, buffered, r_next, c):
+            step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
+                         buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
+                         ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
+                         sa_vc_ptr, buffered, r_next, r_flits, r_packets, r_va_stalls, pk_dest, pk_id, ev_kind, ev_a,
+                         ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
+                         out_taken)
         if delivered and c <= quiet_to:
             return FAILED
     flags |= n_events << EVENTS_SHIFT

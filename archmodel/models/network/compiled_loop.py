@@ -352,6 +352,17 @@ def arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, i
     return m
 
 
+@jit(inline=True)
+def routers_due(R, buffered, r_next, c):
+    """Whether :func:`step_routers` has a router to step at cycle c (one holding flits whose
+    ``r_next`` has come): a cycle with none spares the call, whose arguments cost more than
+    a glance at the routers."""
+    for r in range(R):
+        if buffered[r] and r_next[r] <= c:
+            return True
+    return False
+
+
 @jit
 def step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
                  buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
@@ -507,12 +518,14 @@ def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_cla
         if c == st[S_NEXT_STABLE]:
             stop_unstable = stability_check(cfg, st, c)
         moved = ev_n[slot] > 0
-        m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
-                     ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, gen_dest, ids, route,
-                     vc_class, route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
-        if m < 0:
-            st[S_CYCLE] = c
-            return FAILED
+        m = 0
+        if moved:  # (a slot without words spares the call)
+            m = arrivals(cfg, c, buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port,
+                         ivc_lo, ivc_hi, ovc_free, ovc_wait, ovc_credits, buffered, r_next, gen_dest, ids, route,
+                         vc_class, route_key, ni_credits, ni_busy, ni_wait, ev_kind, ev_a, ev_b, ev_n, ejected)
+            if m < 0:
+                st[S_CYCLE] = c
+                return FAILED
         for e in range(m):
             a = ejected[e, 0]
             b = ejected[e, 1]
@@ -574,12 +587,13 @@ def run(cfg, st, nports, out_kind, out_target, out_tport, out_lat, route, vc_cla
                 moved = True
                 if i == last_flit:
                     ni_next[t] = q + 1
-        step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
-                     buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
-                     ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
-                     sa_vc_ptr, buffered, r_next, r_flits, r_packets, r_va_stalls, gen_dest, ids, ev_kind, ev_a,
-                     ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
-                     out_taken)
+        if routers_due(R, buffered, r_next, c):
+            step_routers(cfg, c, nports, out_kind, out_target, out_tport, out_lat, route, vc_class, route_key,
+                         buf_id, buf_arr, buf_head, buf_count, ivc_state, ivc_out, ivc_ready, ivc_dest_port, ivc_lo,
+                         ivc_hi, ovc_free, ovc_wait, ovc_credits, va_in_ptr, va_out_ptr, sa_in_ptr, sa_out_ptr,
+                         sa_vc_ptr, buffered, r_next, r_flits, r_packets, r_va_stalls, gen_dest, ids, ev_kind, ev_a,
+                         ev_b, ev_n, req, nreq, reqs, offer_to, wants, granted, winners, got, vtaken, in_match,
+                         out_taken)
         if moved:
             st[S_MOVED] = 1
         if stop_unstable:
