@@ -569,6 +569,12 @@ class CompiledMemoryEngine(NocEngine):
             return (packet.source,)
         return ()
 
+    def forget_bounds(self) -> None:
+        """As :meth:`NocEngine.forget_bounds`, and the packet tails kept for this time point
+        with them (a test compares what is kept with what is worked out again)."""
+        super().forget_bounds()
+        self.tails_kept = None
+
     def _packet_tails(self, now: int):
         """Per packet slot, the soonest its tail can arrive (-1: none of its flits in the
         network), from the network caught up to the edges ticked; None before the first. Kept
