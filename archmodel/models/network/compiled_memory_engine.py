@@ -182,8 +182,7 @@ class CompiledMemoryEngine(NocEngine):
                      run.buf_count, run.ivc_state, run.ivc_out, run.ivc_ready, run.ivc_dest_port, run.ivc_lo,
                      run.ivc_hi, run.ovc_free, run.ovc_wait, run.ovc_credits, run.va_in_ptr, run.va_out_ptr,
                      run.sa_in_ptr, run.sa_out_ptr, run.sa_vc_ptr, run.buffered, run.r_next, run.r_flits,
-                     run.r_packets,
-                     run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_wait, run.ni_vc_ptr, run.ni_send,
+                     run.r_packets, run.r_va_stalls, run.ni_credits, run.ni_busy, run.ni_wait, run.ni_vc_ptr, run.ni_send,
                      run.ni_send_vc, run.ni_send_slot, run.ni_flits, run.ni_ejected, run.queue, run.q_head,
                      run.q_count, run.arr_slot, run.arr_next, run.pk_dest, run.pk_id, run.pk_size, run.pk_from, run.ev_kind,
                      run.ev_a, run.ev_b, run.ev_n, *run.scratch)
