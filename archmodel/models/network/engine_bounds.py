@@ -308,12 +308,12 @@ class MemoryPortBounds(PacketTailBounds):
         waiting = ni.sources_waiting(only)
         if waiting:
             firsts = ni.first_for_memory(only) if newcomer is not None else {}
-            # A request waits here only while the link to the memory refuses (the engine
-            # passes them on at every step until it does), and every waiting request goes
-            # over that link: none is passed on before the link may take again.
+            # A request waits here while the link to the memory refuses (the engine passes
+            # them on at every step until it does), and every waiting request goes over that
+            # link: none is passed on before the link may take again.
             passed = now
             if ni.for_memory:
-                unblocked = forward.src.unblocks_from_ps()
+                unblocked = link_takes_from_ps(forward.src, now)
                 if unblocked > passed:
                     passed = unblocked
             for source in waiting:
@@ -514,13 +514,7 @@ class MemoryPortBounds(PacketTailBounds):
         now = self.sim.now
         if not port.connected:
             return now
-        channel = port.channel
-        if channel.credits > 0:
-            # A credit is free: a request arriving is passed on as soon as the link frees
-            # (unblocks_from_ps is for a port found not ready: its next take by the memory
-            # would be up to a link's latency late for a request already passed on).
-            return channel.busy_until if channel.busy_until > now else now
-        return port.unblocks_from_ps()
+        return link_takes_from_ps(port, now)
 
     def _destination(self, t: int, request) -> int | None:
         """The terminal whose memory holds ``request``'s address (None: unmapped, which the
@@ -601,6 +595,17 @@ class MemoryPortBounds(PacketTailBounds):
         without one)."""
         trips = [self._trip_ps(t, u) for u in self.port_terminals if self.to_memory[u].connected]
         return min(trips) if trips else self.parent.interfaces[t].round_trip_cycles * self.period
+
+
+def link_takes_from_ps(port, now: int) -> int:
+    """The soonest the link behind a memory's connected ``to_memory`` port may take a request
+    from the interface: now (or once the link frees) while it holds a credit, else
+    :meth:`~archmodel.kernel.OutPort.unblocks_from_ps` (meant for a port found not ready: for
+    one holding a credit, the memory's next take would come up to a link's latency late)."""
+    channel = port.channel
+    if channel.credits > 0:
+        return channel.busy_until if channel.busy_until > now else now
+    return port.unblocks_from_ps()
 
 
 def trip_of(packet) -> tuple | None:
