@@ -160,6 +160,10 @@ class ResidentDma:
                 if check is not None and not self.can_run(check):
                     return None
                 self.send_read(req)
+                if dm[D_NB] and dm[D_PENDING] < dm[D_OUTSTANDING] and not req.ready:
+                    # the next burst waits for the link this one holds: it lags (see _blocked),
+                    # rather than stop the batch at the next cycle to find the port not ready
+                    self._blocked(req)
                 return True
             return moved
         rb = self.rb_ints
