@@ -62,6 +62,9 @@ from .compiled_loop import MAX_PACKET_FLITS
 from .engine import NocEngine
 from .engine_bounds import trip_of
 
+_AWAIT_CREDIT = 1 << 62
+"""A retry time no edge reaches: the port waits for a credit, not for a time (_pass_messages)."""
+
 _SLOTS = 256  # packet slots at first (doubled when all are in use)
 _QUEUED = 16  # packets per interface's source queue at first (doubled when one is full)
 _DOZE_CYCLES = 64  # the longest doze (_doze): the watchdogs hear of the network at least this often
@@ -88,8 +91,11 @@ class CompiledMemoryEngine(NocEngine):
         self.entries: dict = {}  # compiled function's name -> its entry (see _call)
         self.fresh: set = set()  # terminals whose queue holds packets not yet in the arrays
         self.out_pending: set = set()  # terminals with messages waiting to leave on their ports
-        self.retry_at: dict = {}  # terminal -> the soonest its refusing ports may take (_pass_messages)
-        self.next_retry = 0  # the soonest of those, or of an interface to try at the next edge
+        # terminal -> (the soonest its refusing ports with a credit may take, as their links free,
+        # or _AWAIT_CREDIT; the channels of those refusing for want of a credit) (_pass_messages)
+        self.retry_at: dict = {}
+        self.next_retry = 0  # the soonest of those times, or of an interface to try at the next edge
+        self.awaited: list = []  # the channels of those ports refusing for want of a credit
         self.slots: list = []  # packet slot -> its NetPacket (None while free)
         self.trip_slots: dict = {}  # (requester, order) -> the slot of the memory packet that carries it
         self.free: list = []
@@ -224,7 +230,7 @@ class CompiledMemoryEngine(NocEngine):
                     self._queue_arrivals(arrived, now, c)
                 self.ticked = c
                 self.progress()  # (flits are in the network: see quiet_until)
-                if self.out_pending and now >= self.next_retry:
+                if self.out_pending and (now >= self.next_retry or self._credit_back()):
                     self._pass_messages(now)
                 self._doze(now)
                 return
@@ -261,7 +267,7 @@ class CompiledMemoryEngine(NocEngine):
         n_events = flags >> EVENTS_SHIFT
         if n_events:
             self._take_events(self.arrays.events[1:n_events + 1].tolist(), now)
-        if self.out_pending and now >= self.next_retry:
+        if self.out_pending and (now >= self.next_retry or self._credit_back()):
             self._pass_messages(now)
         self.flags = flags
         if flags & MOVED:
@@ -418,31 +424,47 @@ class CompiledMemoryEngine(NocEngine):
 
     def _pass_messages(self, now: int) -> None:
         """Each interface with messages waiting sends them on its ports while they take them.
-        One whose ports refuse is not asked again before either may take
-        (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`, after ``ready`` marked the port
-        blocked as a refused try would; a packet delivered to it asks at once): with 16
-        clusters on 4 DRAM channels the channels' request queues are full at most edges. A
-        traced port is tried at every edge, since the try shows."""
+        One whose ports refuse is not asked again before either may take: a port whose link
+        is busy while it holds a credit once the link frees, one without a credit once a
+        credit has come back (the kernel ends the engine's doze, or its sleep, at the edge
+        after the receiver takes, ``ready`` having marked the port blocked as a refused try
+        would: :meth:`_credit_back`); a packet delivered to it asks at once. With 16 clusters
+        on 4 DRAM channels the channels' request queues are full at most edges, and a
+        channel takes a request later than the soonest it could
+        (:meth:`~archmodel.kernel.OutPort.unblocks_from_ps`): tried then, three tries in four
+        were refused. A traced port is tried at every edge, since the try shows."""
         retry_at = self.retry_at
         done = []
-        soonest = None  # the soonest retry of those still refused
+        soonest = None  # the soonest timed retry of those still refused
+        awaited = []  # the channels refused for want of a credit, still without one
         for t in self.out_pending:
-            at = retry_at.get(t, now)
-            if at > now:
-                soonest = at if soonest is None or at < soonest else soonest
-                continue
+            waits = retry_at.get(t)
+            if waits is not None:
+                at, short = waits
+                if at > now and not any(channel.credits > 0 for channel in short):
+                    if at != _AWAIT_CREDIT:
+                        soonest = at if soonest is None or at < soonest else soonest
+                    awaited.extend(short)
+                    continue
             ni, outs = self.served[t]
-            retry = None
+            refused = False
+            at, short = _AWAIT_CREDIT, ()
             for waiting, port in outs:
                 if waiting:
-                    if port.channel.traced or port.ready:
-                        retry = None
+                    channel = port.channel
+                    if channel.traced or port.ready:
+                        refused = False
                         break
-                    unblocks = port.unblocks_from_ps()
-                    retry = unblocks if retry is None or unblocks < retry else retry
-            if retry is not None:
-                retry_at[t] = retry
-                soonest = retry if soonest is None or retry < soonest else soonest
+                    refused = True
+                    if channel.credits > 0:  # (its link is busy: it takes once that frees)
+                        at = channel.busy_until if channel.busy_until < at else at
+                    else:
+                        short += (channel,)
+            if refused:
+                retry_at[t] = (at, short)
+                if at != _AWAIT_CREDIT:
+                    soonest = at if soonest is None or at < soonest else soonest
+                awaited.extend(short)
                 continue
             retry_at.pop(t, None)
             ni.pass_messages()
@@ -451,7 +473,16 @@ class CompiledMemoryEngine(NocEngine):
             else:
                 done.append(t)
         self.out_pending.difference_update(done)
-        self.next_retry = now if soonest is None else soonest
+        self.awaited = awaited
+        self.next_retry = soonest if soonest is not None else _AWAIT_CREDIT if awaited else now
+
+    def _credit_back(self) -> bool:
+        """Whether a port refused for want of a credit holds one again (see
+        :meth:`_pass_messages`)."""
+        for channel in self.awaited:
+            if channel.credits > 0:
+                return True
+        return False
 
     def working(self) -> bool:
         """Whether the last edge left work for the next (words on the wheel, flits buffered,
