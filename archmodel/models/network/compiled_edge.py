@@ -188,8 +188,8 @@ def packet_tails(cfg, now, last, soonest, ahead, credit, reach, in_lat, out_kind
     :meth:`~.router_reports.RouterReports.packet_leads` says. The flits yet to cross a link
     into the destination's router (in another router, or on a link from a router) add the
     credits' excess for the flits behind the rearmost of them (``ahead``, a scratch array of
-    2 x slots; ``credit``: buffer depth, credit round trip and the head's extra stages in
-    cycles), and the later of the least over those and over the others counts, as
+    2 x slots; ``credit``: buffer depth and credit round trip in cycles first), and the later
+    of the least over those and over the others counts, as
     :meth:`~.tail_bounds.PacketTailBounds.network_tails` does. ``ahead[2]``: per slot, its
     flits on the link from their interface or in their router's input buffer from it
     (:meth:`~.tail_bounds.PacketTailBounds._flits_entering`)."""
@@ -289,13 +289,13 @@ def interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slo
     flit a cycle from cycle ``soon``, each on a credit of its VC: those it holds, then those
     on the wheel (all sooner than any other), then one per flit now between it and its
     router's buffer (that flit leaving at ``soon`` at the soonest), then one per flit it sends
-    itself, back a round trip after it (``credit[3]``: switch allocation and the link back;
-    ``credit[4]``: the link in). Every credit's time is a lower bound, so the k-th to come
+    itself, back a round trip after it (``credit[2]``: switch allocation and the link back;
+    ``credit[3]``: the link in). Every credit's time is a lower bound, so the k-th to come
     back is no sooner than the k-th least of them. ``sent``: a scratch of ``credit[0]`` (the
     buffer depth) cycles."""
     depth = credit[0]
-    back = credit[3]
-    trip = credit[4] + back
+    back = credit[2]
+    trip = credit[3] + back
     w = ni_send_vc[t]
     held = ni_credits[t, w]
     left = pk_size[ni_send_slot[t]] - ni_send[t]  # flits to send, the tail last
@@ -336,9 +336,9 @@ def interface_tail(t, soon, last, credit, sent, ni_send, ni_send_vc, ni_send_slo
 def _credit_excess(behind, credit):
     """The cycles beyond one a flit that ``behind`` flits following one yet to cross into its
     destination's router take to cross (:meth:`~.tail_bounds.PacketTailBounds._credit_excess`):
-    a credit round trip per buffer's depth of them, less the head's extra stages
-    (``credit``: depth, round trip, those stages); 0 when the credits keep up."""
-    extra = (behind // credit[0]) * (credit[1] - credit[0]) - credit[2]
+    a credit round trip per buffer's depth of them (``credit``: depth, round trip); 0 when
+    the credits keep up."""
+    extra = (behind // credit[0]) * (credit[1] - credit[0])
     return extra if extra > 0 else 0
 
 

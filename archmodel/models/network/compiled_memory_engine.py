@@ -138,8 +138,8 @@ class CompiledMemoryEngine(NocEngine):
         # (PacketTailBounds._credit_excess), and for quiet_until an interface's credits: the
         # cycles from its router taking a flit to the flit's credit reaching it
         # (PacketTailBounds.credit_back), and the link in
-        run.credit = np.array([self.credit_depth, self.credit_cycles, self.head_stages - self.body_stages,
-                               self.credit_back, noc.injection_cycles], np.int64)
+        run.credit = np.array([self.credit_depth, self.credit_cycles, self.credit_back, noc.injection_cycles],
+                              np.int64)
         run.sent = np.zeros(self.credit_depth, np.int64)  # quiet_until's scratch
         self.tables, self.arrays = tables, run
         # per terminal, its interface and each queue of messages waiting to leave with the port

@@ -14,7 +14,7 @@ leaves only when the tail of its packet arrives, a cycle per flit behind the hea
 flits follow from the request (the bytes read, or one word for a write's acknowledgement:
 :func:`~.memory_interface.answer_flits`), so every answer's bound counts them: between
 routers no faster than a buffer's depth of flits per credit round trip (:meth:`_tail_ps`;
-with links of 8 cycles a 1 KiB response's tail is 59 cycles behind its head, not 15, over
+with links of 8 cycles a 1 KiB response's tail is 60 cycles behind its head, not 15, over
 one). A request
 reaches its memory only over the link from the memory's terminal, which the interface sends
 on when it is ready, in order: while the link refuses (a DRAM channel with full queues has

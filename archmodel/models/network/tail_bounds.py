@@ -115,11 +115,12 @@ class PacketTailBounds:
     def _credit_excess(self, behind: int) -> int:
         """The cycles more than one a flit that the ``behind`` flits following a flit yet to
         cross the last link into its destination's router take to cross it: every
-        ``buffer_depth`` of them wait a credit round trip (see :meth:`_tail_ps`), less the
-        head's routing and VC allocation (the flit ahead may be the head); 0 when the
-        credits keep up (a round trip of no more than ``buffer_depth`` cycles)."""
-        extra = (behind // self.credit_depth) * (self.credit_cycles - self.credit_depth) - (
-            self.head_stages - self.body_stages)
+        ``buffer_depth`` of them wait a credit round trip (see :meth:`_tail_ps`); 0 when the
+        credits keep up (a round trip of no more than ``buffer_depth`` cycles). Where that
+        flit is the head, its routing and VC allocation in the destination's router, which
+        its tail skips, come back as much later on its credit, the first the flits behind
+        wait for: the difference is the crossing's, whichever the flit."""
+        extra = (behind // self.credit_depth) * (self.credit_cycles - self.credit_depth)
         return extra if extra > 0 else 0
 
     def _tail_ps(self, u: int, t: int, flits: int) -> int:
@@ -133,8 +134,8 @@ class PacketTailBounds:
         ``buffer_depth`` flits take that round trip at the least; the tail then needs
         switch allocation and traversal only, not the head's routing and VC allocation.
         With links of 8 cycles and buffers of 4 flits (a round trip of 19 cycles) a 1 KiB
-        response (16 flits of 512 bits) has its tail 59 cycles behind its head at the least
-        over a link, not 15 (50 with the round trip as the links both ways alone)."""
+        response (16 flits of 512 bits) has its tail 60 cycles behind its head at the least
+        over a link, not 15 (51 with the round trip as the links both ways alone)."""
         behind = flits - 1
         if self.terminal_router[u] == self.terminal_router[t]:
             return behind * self.period
