@@ -116,10 +116,10 @@ class PacketTailBounds:
         """The cycles more than one a flit that the ``behind`` flits following a flit yet to
         cross the last link into its destination's router take to cross it: every
         ``buffer_depth`` of them wait a credit round trip (see :meth:`_tail_ps`); 0 when the
-        credits keep up (a round trip of no more than ``buffer_depth`` cycles). Where that
-        flit is the head, its routing and VC allocation in the destination's router, which
-        its tail skips, come back as much later on its credit, the first the flits behind
-        wait for: the difference is the crossing's, whichever the flit."""
+        credits keep up (a round trip of no more than ``buffer_depth`` cycles). The same
+        behind the head as behind any other flit: the routing and VC allocation the head
+        takes in the destination's router and its tail skips delay the head's credit, the
+        first the flits a buffer's depth behind it wait for, by as much as its arrival."""
         extra = (behind // self.credit_depth) * (self.credit_cycles - self.credit_depth)
         return extra if extra > 0 else 0
 
@@ -132,8 +132,9 @@ class PacketTailBounds:
         both ways, the least of any link, switch allocation and traversal upstream, switch
         allocation downstream and the upstream router's credit_delay), so every
         ``buffer_depth`` flits take that round trip at the least; the tail then needs
-        switch allocation and traversal only, not the head's routing and VC allocation.
-        With links of 8 cycles and buffers of 4 flits (a round trip of 19 cycles) a 1 KiB
+        switch allocation and traversal only, not the head's routing and VC allocation,
+        but those delay the head's credit, the first the flits behind it wait for, as much
+        (:meth:`_credit_excess`). With links of 8 cycles and buffers of 4 flits (a round trip of 19 cycles) a 1 KiB
         response (16 flits of 512 bits) has its tail 60 cycles behind its head at the least
         over a link, not 15 (51 with the round trip as the links both ways alone)."""
         behind = flits - 1
